@@ -1,0 +1,1 @@
+//! Intra-node limits: bare shared-memory flag ping-pong, memcpy and process_vm_readv bandwidth.

@@ -1,0 +1,1 @@
+//! Network limits: bare UDP and TCP ping-pong between two processes on loopback.

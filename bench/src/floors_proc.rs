@@ -1,0 +1,1 @@
+//! Process limits: fork+exec+exit of a trivial program.

@@ -1,0 +1,41 @@
+//! `ibdyn-bench`: one binary, one subcommand per benchmark. Each prints, in the same run,
+//! the physical limit it is measured against (rows marked `floor`).
+
+mod floors;
+mod floors_net;
+mod floors_proc;
+mod launch;
+mod pmi;
+mod report;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "ibdyn-bench", about = "ibdyn benchmarks (OSU-style tables; --json for JSON Lines)")]
+struct Cli {
+    /// Print JSON Lines (one object per measured row) instead of a table.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// PMI put+fence+get, allgather, iallgather+wait, and overlap.
+    Pmi(pmi::Args),
+    /// Wall time of `ibdyn run -n N` of a program that only initialises and finalises.
+    Launch(launch::Args),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Pmi(a) => pmi::run(a, cli.json),
+        Cmd::Launch(a) => launch::run(a, cli.json),
+    };
+    if let Err(e) = result {
+        eprintln!("ibdyn-bench: {e}");
+        std::process::exit(1);
+    }
+}
