@@ -1,4 +1,37 @@
 //! ibdyn: an InfiniBand-native communication runtime for parallel jobs whose processes
 //! come and go while they run. This crate is the one a user adds; it re-exports the layers.
+//!
+//! ```no_run
+//! use ibdyn::traits::*;
+//! let universe = ibdyn::initialize()?;
+//! let world = universe.world();
+//! if world.rank() == 0 {
+//!     world.process_at_rank(1).send(&[1.0f64, 2.0, 3.0][..])?;
+//! } else if world.rank() == 1 {
+//!     let (v, _status) = world.process_at_rank(0).receive_vec::<f64>()?;
+//!     assert_eq!(v, vec![1.0, 2.0, 3.0]);
+//! }
+//! # Ok::<(), ibdyn::CommError>(())
+//! ```
 
+mod datatype;
+mod point_to_point;
+
+pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
+pub use ibdyn_intercomm::{
+    wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result, Status, Universe,
+    ANY_SOURCE, ANY_TAG, PROC_NULL,
+};
 pub use ibdyn_pmi as pmi;
+pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
+
+/// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.
+pub fn initialize() -> Result<Universe> {
+    Universe::init()
+}
+
+/// The traits a program imports: `use ibdyn::traits::*;`.
+pub mod traits {
+    pub use crate::datatype::{Buffer, BufferMut, Equivalence};
+    pub use crate::point_to_point::{CommunicatorExt, Source};
+}

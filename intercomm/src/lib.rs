@@ -1,1 +1,30 @@
-//! placeholder
+//! Processes, groups and communicators, intra and inter; context ids; the matching engine and
+//! the progress loop that drives the shared-memory and fabric routes; point-to-point.
+
+mod backoff;
+mod comm;
+pub mod context;
+mod engine;
+mod error;
+mod gpid;
+mod group;
+mod packet;
+mod peers;
+mod reqs;
+mod request;
+mod universe;
+
+pub use comm::Communicator;
+pub use engine::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+pub use error::{CommError, Result};
+pub use gpid::{Gpid, ProcCard};
+pub use group::{Group, GroupRelation};
+pub use reqs::Status;
+pub use request::{wait_all, wait_any, Request};
+pub use universe::{init_logging, Universe, DEFAULT_EAGER_LIMIT};
+
+/// Whether a CMA failure means the kernel refuses it (so the copy fallback applies) rather
+/// than the peer being gone.
+pub(crate) fn cma_refused(e: &ibdyn_shm::ShmError) -> bool {
+    e.is_permission_denied()
+}

@@ -1,0 +1,47 @@
+//! Idle waiting: spin briefly, then yield, then block with a growing timeout, so that
+//! oversubscribed ranks (8 on 2 cores) leave the cores to the ranks that have work.
+
+use std::time::Duration;
+
+pub(crate) enum Step {
+    Spin,
+    Yield,
+    Block(Duration),
+}
+
+pub(crate) struct Backoff {
+    idle: u32,
+    blocks: u64,
+}
+
+const SPINS: u32 = 256;
+const YIELDS: u32 = 64;
+const MAX_BLOCK: Duration = Duration::from_millis(1);
+
+impl Backoff {
+    pub fn new() -> Backoff {
+        Backoff { idle: 0, blocks: 0 }
+    }
+
+    pub fn reset(&mut self) {
+        self.idle = 0;
+    }
+
+    pub fn step(&mut self) -> Step {
+        self.idle = self.idle.saturating_add(1);
+        if self.idle <= SPINS {
+            Step::Spin
+        } else if self.idle <= SPINS + YIELDS {
+            Step::Yield
+        } else {
+            self.blocks += 1;
+            let n = (self.idle - SPINS - YIELDS).min(10);
+            Step::Block((Duration::from_micros(1) * (1 << n)).min(MAX_BLOCK))
+        }
+    }
+
+    /// How many times this wait has blocked (drives periodic liveness checks).
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+}

@@ -1,0 +1,287 @@
+//! Communicators, intra and inter: a context id, the local group, the remote group for an
+//! intercommunicator, and point-to-point on them.
+
+use crate::context;
+use crate::engine::{Engine, ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::error::{CommError, Result};
+use crate::gpid::Gpid;
+use crate::group::Group;
+use crate::reqs::{PostedRecv, Status};
+use crate::request::Request;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// Tag of the internal exchange that communicator management (split) uses on the
+/// collective context.
+const TAG_SPLIT: i32 = 0x7ff0_0001;
+
+struct CommInner {
+    eng: Rc<RefCell<Engine>>,
+    ctx: u64,
+    local: Group,
+    remote: Option<Group>,
+    rank: u32,
+    freed: Cell<bool>,
+    /// Communicators derived from this one so far (drives their context ids).
+    derived: Cell<u64>,
+}
+
+/// A communicator. Cloning gives another handle to the same communicator.
+#[derive(Clone)]
+pub struct Communicator {
+    inner: Rc<CommInner>,
+    /// `ctx` or `ctx | 1`: a collective view shares everything but the context.
+    ctx: u64,
+}
+
+impl Communicator {
+    pub(crate) fn new(eng: Rc<RefCell<Engine>>, ctx: u64, local: Group, remote: Option<Group>, me: Gpid) -> Result<Communicator> {
+        let rank = local
+            .rank_of(me)
+            .ok_or_else(|| CommError::InvalidArgument(format!("{me} is not a member of the group")))? as u32;
+        let inner = CommInner { eng, ctx, local, remote, rank, freed: Cell::new(false), derived: Cell::new(0) };
+        Ok(Communicator { inner: Rc::new(inner), ctx })
+    }
+
+    pub fn rank(&self) -> i32 {
+        self.inner.rank as i32
+    }
+
+    /// Size of the local group.
+    pub fn size(&self) -> i32 {
+        self.inner.local.size() as i32
+    }
+
+    pub fn is_inter(&self) -> bool {
+        self.inner.remote.is_some()
+    }
+
+    /// Size of the group that ranks in point-to-point calls refer to (the remote group of an
+    /// intercommunicator, the local group otherwise).
+    pub fn remote_size(&self) -> i32 {
+        self.peer_group().size() as i32
+    }
+
+    pub fn group(&self) -> &Group {
+        &self.inner.local
+    }
+
+    pub fn remote_group(&self) -> Option<&Group> {
+        self.inner.remote.as_ref()
+    }
+
+    pub fn context_id(&self) -> u64 {
+        self.ctx
+    }
+
+    /// The same communicator on its collective context: traffic there never matches
+    /// point-to-point receives. Collective algorithms run on this view.
+    pub fn collective_view(&self) -> Communicator {
+        Communicator { inner: self.inner.clone(), ctx: context::collective(self.inner.ctx) }
+    }
+
+    /// The process id of rank `r` of the peer group.
+    pub fn gpid_of(&self, r: i32) -> Result<Gpid> {
+        self.peer_group().get(r as i64)
+    }
+
+    fn peer_group(&self) -> &Group {
+        self.inner.remote.as_ref().unwrap_or(&self.inner.local)
+    }
+
+    pub(crate) fn engine(&self) -> &Rc<RefCell<Engine>> {
+        &self.inner.eng
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.inner.freed.get() {
+            Err(CommError::CommFreed)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn check_send_tag(tag: i32) -> Result<()> {
+        if tag < 0 {
+            Err(CommError::InvalidTag(tag))
+        } else {
+            Ok(())
+        }
+    }
+
+    fn check_recv(&self, src: i32, tag: i32) -> Result<Option<Gpid>> {
+        if tag < 0 && tag != ANY_TAG {
+            return Err(CommError::InvalidTag(tag));
+        }
+        if src == ANY_SOURCE {
+            return Ok(None);
+        }
+        Ok(Some(self.gpid_of(src)?))
+    }
+
+    // ---- point-to-point ----
+
+    /// Starts a send; the buffer stays borrowed until the request completes.
+    pub fn isend<'a>(&self, buf: &'a [u8], dest: i32, tag: i32) -> Result<Request<'a>> {
+        self.check()?;
+        Self::check_send_tag(tag)?;
+        if dest == PROC_NULL {
+            return Ok(Request::completed(self.inner.eng.clone(), Status { source: PROC_NULL, tag, count: 0 }));
+        }
+        let to = self.gpid_of(dest)?;
+        let id = self.inner.eng.borrow_mut().st.isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
+        Ok(Request::new(self.inner.eng.clone(), id))
+    }
+
+    /// Starts a receive into `buf`; `src` may be `ANY_SOURCE`, `tag` may be `ANY_TAG`.
+    pub fn irecv<'a>(&self, buf: &'a mut [u8], src: i32, tag: i32) -> Result<Request<'a>> {
+        self.check()?;
+        if src == PROC_NULL {
+            return Ok(Request::completed(self.inner.eng.clone(), Status { source: PROC_NULL, tag: ANY_TAG, count: 0 }));
+        }
+        let peer = self.check_recv(src, tag)?;
+        let posted = PostedRecv { buf: buf.as_mut_ptr(), cap: buf.len(), ctx: self.ctx, src, tag, peer };
+        let id = self.inner.eng.borrow_mut().st.irecv(posted)?;
+        Ok(Request::new(self.inner.eng.clone(), id))
+    }
+
+    pub fn send(&self, buf: &[u8], dest: i32, tag: i32) -> Result<()> {
+        self.isend(buf, dest, tag)?.wait().map(|_| ())
+    }
+
+    pub fn recv(&self, buf: &mut [u8], src: i32, tag: i32) -> Result<Status> {
+        self.irecv(buf, src, tag)?.wait()
+    }
+
+    /// Receives a message of any size into a new vector.
+    pub fn recv_vec(&self, src: i32, tag: i32) -> Result<(Vec<u8>, Status)> {
+        let st = self.probe(src, tag)?;
+        let mut v = vec![0u8; st.count];
+        let got = self.recv(&mut v, st.source, st.tag)?;
+        Ok((v, got))
+    }
+
+    pub fn sendrecv(&self, sbuf: &[u8], dest: i32, stag: i32, rbuf: &mut [u8], src: i32, rtag: i32) -> Result<Status> {
+        let r = self.irecv(rbuf, src, rtag)?;
+        let s = self.isend(sbuf, dest, stag)?;
+        let st = r.wait();
+        s.wait()?;
+        st
+    }
+
+    /// Reports a matching message without receiving it, if one has arrived.
+    pub fn iprobe(&self, src: i32, tag: i32) -> Result<Option<Status>> {
+        self.check()?;
+        self.check_recv(src, tag)?;
+        let mut eng = self.inner.eng.borrow_mut();
+        eng.progress()?;
+        Ok(eng.st.iprobe(self.ctx, src, tag))
+    }
+
+    /// Blocks until a matching message has arrived and reports it.
+    pub fn probe(&self, src: i32, tag: i32) -> Result<Status> {
+        self.check()?;
+        let peer = self.check_recv(src, tag)?;
+        let mut found = None;
+        let ctx = self.ctx;
+        let mut eng = self.inner.eng.borrow_mut();
+        let mut checks = 0u32;
+        eng.wait_until(|st| {
+            found = st.iprobe(ctx, src, tag).map(Ok);
+            if found.is_none() {
+                checks += 1;
+                if let Some(g) = peer.filter(|_| checks % 4096 == 0) {
+                    if let Some(p) = st.peers.get_mut(g) {
+                        if !p.check_alive() {
+                            found = Some(Err(CommError::PeerDead { peer: p.describe(), detail: "probe".into() }));
+                        }
+                    }
+                }
+            }
+            found.is_some()
+        })?;
+        found.expect("wait_until returns when found")
+    }
+
+    // ---- communicator management ----
+
+    fn next_ctx(&self) -> u64 {
+        let seq = self.inner.derived.get();
+        self.inner.derived.set(seq + 1);
+        context::derive(self.inner.ctx, seq)
+    }
+
+    fn me(&self) -> Gpid {
+        self.inner.local.members()[self.inner.rank as usize]
+    }
+
+    /// A new communicator with the same groups and a new context (collective).
+    pub fn dup(&self) -> Result<Communicator> {
+        self.check()?;
+        let ctx = self.next_ctx();
+        Communicator::new(self.inner.eng.clone(), ctx, self.inner.local.clone(), self.inner.remote.clone(), self.me())
+    }
+
+    /// Partitions the communicator by colour, ordering each part by (key, old rank). `None`
+    /// colour (MPI_UNDEFINED) gives `None`. Collective over an intracommunicator.
+    pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
+        self.check()?;
+        if self.is_inter() {
+            return Err(CommError::InvalidArgument("split of an intercommunicator is not supported".into()));
+        }
+        let ctx = self.next_ctx();
+        let mut mine = [0u8; 12];
+        mine[0..8].copy_from_slice(&color.map_or(-1i64, |c| c as i64).to_le_bytes());
+        mine[8..12].copy_from_slice(&key.to_le_bytes());
+        let all = self.collective_view().ring_allgather(&mine)?;
+        let Some(color) = color else { return Ok(None) };
+        let mut members: Vec<(i32, usize)> = all
+            .chunks_exact(12)
+            .enumerate()
+            .filter(|(_, c)| i64::from_le_bytes(c[0..8].try_into().unwrap()) == color as i64)
+            .map(|(r, c)| (i32::from_le_bytes(c[8..12].try_into().unwrap()), r))
+            .collect();
+        members.sort();
+        let group = Group::new(members.iter().map(|&(_, r)| self.inner.local.members()[r]).collect());
+        Communicator::new(self.inner.eng.clone(), ctx, group, None, self.me()).map(Some)
+    }
+
+    /// A communicator over `group`, a subset of this one's group; processes outside it get
+    /// `None`. Collective over this communicator, and every member passes the same group.
+    pub fn create(&self, group: &Group) -> Result<Option<Communicator>> {
+        self.check()?;
+        if let Some(p) = group.members().iter().find(|p| self.inner.local.rank_of(**p).is_none()) {
+            return Err(CommError::InvalidArgument(format!("{p} is not in the parent communicator")));
+        }
+        let ctx = self.next_ctx();
+        if group.rank_of(self.me()).is_none() {
+            return Ok(None);
+        }
+        Communicator::new(self.inner.eng.clone(), ctx, group.clone(), None, self.me()).map(Some)
+    }
+
+    /// Marks the communicator freed: further operations on any handle of it fail.
+    pub fn free(&self) {
+        self.inner.freed.set(true);
+    }
+
+    /// Every member's equal-sized `mine`, concatenated in rank order (ring; management only).
+    fn ring_allgather(&self, mine: &[u8]) -> Result<Vec<u8>> {
+        let n = mine.len();
+        let p = self.size() as usize;
+        let r = self.rank() as usize;
+        let mut all = vec![0u8; n * p];
+        all[r * n..(r + 1) * n].copy_from_slice(mine);
+        let right = ((r + 1) % p) as i32;
+        let left = ((r + p - 1) % p) as i32;
+        for step in 0..p.saturating_sub(1) {
+            let sb = (r + p - step) % p;
+            let rb = (r + p - step - 1) % p;
+            let out = all[sb * n..(sb + 1) * n].to_vec();
+            let mut inb = vec![0u8; n];
+            self.sendrecv(&out, right, TAG_SPLIT, &mut inb, left, TAG_SPLIT)?;
+            all[rb * n..(rb + 1) * n].copy_from_slice(&inb);
+        }
+        Ok(all)
+    }
+}

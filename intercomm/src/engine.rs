@@ -1,0 +1,683 @@
+//! The progress engine: one per process. It owns the endpoints (shared-memory receive queue,
+//! fabric), the peer table, the request table and the matching queues, and moves packets.
+
+use crate::backoff::{Backoff, Step};
+use crate::error::{CommError, Result};
+use crate::gpid::{Gpid, ProcCard};
+use crate::packet::{Header, Kind, RtsBody, HEADER_LEN};
+use crate::peers::{Peer, PeerTable, Route};
+use crate::reqs::{PostedRecv, ReqState, ReqTable, RndvSend, Status};
+use ibdyn_pmi::PmiClient;
+use ibdyn_shm::RecvQueue;
+use ibdyn_verbs::{Event, Fabric, RemoteBuf};
+use std::collections::VecDeque;
+use std::time::Duration;
+
+/// Wildcards and the null process, with MPI's meaning.
+pub const ANY_SOURCE: i32 = -2;
+pub const ANY_TAG: i32 = -1;
+pub const PROC_NULL: i32 = -3;
+
+/// How long a process waits for a peer's address card to appear.
+const CARD_TIMEOUT: Duration = Duration::from_secs(60);
+/// Blocked waits between two liveness checks of the peers a wait depends on.
+const LIVENESS_EVERY: u64 = 64;
+
+pub(crate) fn card_key(rank: u32) -> String {
+    format!("ibdyn-card-{rank}")
+}
+
+enum UnexpectedBody {
+    Eager(Vec<u8>),
+    Rts { from: Gpid, sender_req: u64, rts: RtsBody },
+}
+
+struct Unexpected {
+    ctx: u64,
+    src: u32,
+    tag: i32,
+    body: UnexpectedBody,
+}
+
+impl Unexpected {
+    fn len(&self) -> usize {
+        match &self.body {
+            UnexpectedBody::Eager(d) => d.len(),
+            UnexpectedBody::Rts { rts, .. } => rts.len as usize,
+        }
+    }
+}
+
+fn matches(ctx: u64, src: i32, tag: i32, m_ctx: u64, m_src: u32, m_tag: i32) -> bool {
+    ctx == m_ctx && (src == ANY_SOURCE || src as u32 == m_src) && (tag == ANY_TAG || tag == m_tag)
+}
+
+pub(crate) struct Engine {
+    rx: RecvQueue,
+    pub st: State,
+}
+
+/// Everything but the receive queue, so a packet can be handled in place while the queue is borrowed.
+pub(crate) struct State {
+    pub pmi: PmiClient,
+    pub me: Gpid,
+    pub card: ProcCard,
+    pub fabric: Option<Fabric>,
+    pub peers: PeerTable,
+    reqs: ReqTable,
+    posted: VecDeque<u64>,
+    unexpected: VecDeque<Unexpected>,
+    pub eager_limit: usize,
+    cma: bool,
+    streaming: usize,
+    events: Vec<Event>,
+    polls: u64,
+    /// Malformed packets dropped so far.
+    pub malformed: u64,
+    /// Control datagrams received over the fabric, for the dynamic-process layer.
+    pub control_inbox: VecDeque<(ibdyn_verbs::AddressCard, Vec<u8>)>,
+}
+
+impl Engine {
+    pub fn new(pmi: PmiClient, me: Gpid, rx: RecvQueue, fabric: Option<Fabric>, eager_limit: usize, cma: bool) -> Engine {
+        let card = ProcCard {
+            gpid: me,
+            node_uid: pmi.node_uid().to_string(),
+            pid: std::process::id() as i32,
+            shm_name: rx.name().to_string(),
+            fabric: fabric.as_ref().map(|f| f.card().to_bytes()).unwrap_or_default(),
+        };
+        let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
+        Engine {
+            rx,
+            st: State {
+                pmi,
+                me,
+                card,
+                fabric,
+                peers: PeerTable::default(),
+                reqs: ReqTable::default(),
+                posted: VecDeque::new(),
+                unexpected: VecDeque::new(),
+                eager_limit: eager_limit.min(shm_limit),
+                cma,
+                streaming: 0,
+                events: Vec::new(),
+                polls: 0,
+                malformed: 0,
+                control_inbox: VecDeque::new(),
+            },
+        }
+    }
+
+    /// One pass over every endpoint. Returns whether anything happened.
+    pub fn progress(&mut self) -> Result<bool> {
+        let Engine { rx, st } = self;
+        let mut did = false;
+        for _ in 0..64 {
+            match rx.try_recv(|p| st.handle_packet(p)) {
+                None => break,
+                Some(r) => {
+                    did = true;
+                    if let Err(e) = r {
+                        st.malformed += 1;
+                        tracing::warn!("dropped a packet: {e}");
+                    }
+                }
+            }
+        }
+        if st.peers.has_backlog() {
+            did |= st.flush_backlogs()?;
+        }
+        if st.streaming > 0 {
+            did |= st.stream_fragments()?;
+        }
+        st.polls += 1;
+        let active = st.fabric.as_ref().is_some_and(|f| f.connection_count() > 0);
+        if active || st.polls % 64 == 0 {
+            did |= st.progress_fabric()?;
+        }
+        Ok(did)
+    }
+
+    /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked
+    /// for liveness now and then, so a dead peer ends the wait with an error.
+    pub fn wait_until(&mut self, mut done: impl FnMut(&mut State) -> bool) -> Result<()> {
+        let mut backoff = Backoff::new();
+        loop {
+            if done(&mut self.st) {
+                return Ok(());
+            }
+            if self.progress()? {
+                backoff.reset();
+                continue;
+            }
+            match backoff.step() {
+                Step::Spin => std::hint::spin_loop(),
+                Step::Yield => std::thread::yield_now(),
+                Step::Block(t) => {
+                    self.block(t);
+                    if backoff.blocks() % LIVENESS_EVERY == 0 {
+                        self.st.check_liveness();
+                    }
+                }
+            }
+        }
+    }
+
+    fn block(&mut self, t: Duration) {
+        match self.st.fabric.as_mut() {
+            Some(f) if f.connection_count() > 0 => f.wait(t.min(Duration::from_micros(100))),
+            _ => self.rx.wait(t),
+        }
+    }
+
+    /// Waits for request `id` and returns its result.
+    pub fn wait(&mut self, id: u64) -> Result<Status> {
+        let mut out = None;
+        self.wait_until(|st| {
+            out = st.take_done(id);
+            out.is_some()
+        })?;
+        out.expect("wait_until returns when the request is done")
+    }
+}
+
+impl State {
+    /// The result of `id` if it has completed (the request is then gone).
+    pub fn take_done(&mut self, id: u64) -> Option<Result<Status>> {
+        match self.reqs.get_mut(id) {
+            Some(ReqState::Done(_)) => match self.reqs.remove(id) {
+                Some(ReqState::Done(r)) => Some(r),
+                _ => None,
+            },
+            Some(_) => None,
+            None => Some(Err(CommError::InvalidArgument(format!("request {id:#x} is unknown or already completed")))),
+        }
+    }
+
+    pub fn is_done(&mut self, id: u64) -> bool {
+        !matches!(self.reqs.get_mut(id), Some(st) if !matches!(st, ReqState::Done(_)))
+    }
+
+    pub fn live_requests(&self) -> usize {
+        self.reqs.live()
+    }
+
+    /// Drops a request the user no longer waits for: a posted receive is cancelled.
+    /// Returns false if it must still complete (data is moving) before it can go.
+    pub fn cancel(&mut self, id: u64) -> bool {
+        match self.reqs.get_mut(id) {
+            Some(ReqState::RecvPosted(_)) => {
+                self.posted.retain(|&p| p != id);
+                self.reqs.remove(id);
+                true
+            }
+            Some(ReqState::Done(_)) | None => {
+                self.reqs.remove(id);
+                true
+            }
+            Some(_) => false,
+        }
+    }
+
+    // ---- peers and routes ----
+
+    pub fn peer(&mut self, g: Gpid) -> Result<&mut Peer> {
+        if self.peers.get_mut(g).is_none() {
+            let card = self.card_of(g)?;
+            let p = Peer::open(card, &self.card.node_uid)?;
+            tracing::debug!("route to {g}: {}", if matches!(p.route, Route::Shm(_)) { "shm" } else { "fabric" });
+            self.peers.insert(g, p);
+        }
+        Ok(self.peers.get_mut(g).expect("just inserted"))
+    }
+
+    fn card_of(&mut self, g: Gpid) -> Result<ProcCard> {
+        if g == self.me {
+            return Ok(self.card.clone());
+        }
+        if let Some(c) = self.peers.known_cards.get(&g) {
+            return Ok(c.clone());
+        }
+        if g.job != self.me.job {
+            return Err(CommError::InvalidArgument(format!("no address card is known for {g}")));
+        }
+        let bytes = self.pmi.get_wait_bytes(&card_key(g.rank), CARD_TIMEOUT)?;
+        let card = ProcCard::from_bytes(&bytes)?;
+        if card.gpid != g {
+            return Err(CommError::Malformed(format!("the card published for {g} names {}", card.gpid)));
+        }
+        Ok(card)
+    }
+
+    /// Queues one packet to `to`, in order behind anything queued before.
+    pub fn push(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
+        self.peer(to)?;
+        let State { peers, fabric, .. } = self;
+        let peer = peers.get_mut(to).expect("peer opened above");
+        if let Some(why) = &peer.dead {
+            return Err(CommError::PeerDead { peer: peer.describe(), detail: why.clone() });
+        }
+        match &peer.route {
+            Route::Shm(q) => {
+                if !(peer.backlog.is_empty() && q.try_send(parts)?) {
+                    peer.backlog.push_back(parts.concat());
+                }
+            }
+            Route::Net(card) => {
+                let f = fabric.as_mut().expect("a fabric route implies a fabric");
+                f.send(to.to_u64(), card, parts)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush_backlogs(&mut self) -> Result<bool> {
+        let mut did = false;
+        for (_, peer) in self.peers.iter_mut() {
+            if let Route::Shm(q) = &peer.route {
+                while let Some(front) = peer.backlog.front() {
+                    if !q.try_send(&[front])? {
+                        break;
+                    }
+                    peer.backlog.pop_front();
+                    did = true;
+                }
+            }
+        }
+        Ok(did)
+    }
+
+    fn send_ctl(&mut self, to: Gpid, kind: Kind, word: u64, body: &[u8]) -> Result<()> {
+        let h = Header { kind, tag: 0, ctx: 0, src: 0, from: self.me.to_u64(), word };
+        self.push(to, &[&h.encode(), body])
+    }
+
+    // ---- sends and receives ----
+
+    /// Starts a send of `buf` to `to`; eager below the limit, rendezvous above.
+    /// The caller keeps `buf` alive and unchanged until the request completes.
+    pub fn isend(&mut self, ctx: u64, src_rank: u32, to: Gpid, dest_rank: i32, tag: i32, buf: &[u8]) -> Result<u64> {
+        let status = Status { source: dest_rank, tag, count: buf.len() };
+        let net = matches!(self.peer(to)?.route, Route::Net(_));
+        if buf.len() <= self.eager_limit {
+            let h = Header { kind: Kind::Eager, tag, ctx, src: src_rank, from: self.me.to_u64(), word: 0 };
+            self.push(to, &[&h.encode(), buf])?;
+            return Ok(self.reqs.insert(ReqState::Done(Ok(status))));
+        }
+        let exposed = if net {
+            let f = self.fabric.as_mut().expect("a fabric route implies a fabric");
+            let rb = f.expose(buf.as_ptr(), buf.len())?;
+            Some((rb.addr, rb.len, rb.rkey))
+        } else {
+            None
+        };
+        let send = RndvSend { ptr: buf.as_ptr(), len: buf.len(), to, status, exposed };
+        let id = self.reqs.insert(ReqState::SendRndv(send));
+        let rts = RtsBody {
+            len: buf.len() as u64,
+            pid: self.card.pid,
+            addr: exposed.map_or(buf.as_ptr() as u64, |e| e.0),
+            rkey: exposed.map_or(0, |e| e.2),
+        };
+        let h = Header { kind: Kind::Rts, tag, ctx, src: src_rank, from: self.me.to_u64(), word: id };
+        if let Err(e) = self.push(to, &[&h.encode(), &rts.encode()]) {
+            if let (Some((addr, len, rkey)), Some(f)) = (exposed, self.fabric.as_mut()) {
+                f.release(&RemoteBuf { addr, len, rkey });
+            }
+            self.reqs.remove(id);
+            return Err(e);
+        }
+        Ok(id)
+    }
+
+    /// Posts a receive into `buf[..cap]`; matches the unexpected queue first.
+    pub fn irecv(&mut self, r: PostedRecv) -> Result<u64> {
+        let id = self.reqs.insert(ReqState::RecvPosted(r));
+        if let Some(i) = self.unexpected.iter().position(|u| matches(r.ctx, r.src, r.tag, u.ctx, u.src, u.tag)) {
+            let u = self.unexpected.remove(i).expect("index from position");
+            self.deliver(id, r, u.src, u.tag, u.body);
+        } else {
+            self.posted.push_back(id);
+        }
+        Ok(id)
+    }
+
+    /// Looks for a matching message without receiving it.
+    pub fn iprobe(&self, ctx: u64, src: i32, tag: i32) -> Option<Status> {
+        self.unexpected.iter().find(|u| matches(ctx, src, tag, u.ctx, u.src, u.tag)).map(|u| Status {
+            source: u.src as i32,
+            tag: u.tag,
+            count: u.len(),
+        })
+    }
+
+    fn match_posted(&mut self, ctx: u64, src: u32, tag: i32) -> Option<(u64, PostedRecv)> {
+        let reqs = &mut self.reqs;
+        let i = self.posted.iter().position(|&id| match reqs.get_mut(id) {
+            Some(ReqState::RecvPosted(r)) => matches(r.ctx, r.src, r.tag, ctx, src, tag),
+            _ => false,
+        })?;
+        let id = self.posted.remove(i)?;
+        match self.reqs.get_mut(id) {
+            Some(ReqState::RecvPosted(r)) => Some((id, *r)),
+            _ => None,
+        }
+    }
+
+    fn set(&mut self, id: u64, st: ReqState) {
+        if let Some(s) = self.reqs.get_mut(id) {
+            *s = st;
+        }
+    }
+
+    /// A matched message meets its receive.
+    fn deliver(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, body: UnexpectedBody) {
+        match body {
+            UnexpectedBody::Eager(data) => self.deliver_eager(id, r, src, tag, &data),
+            UnexpectedBody::Rts { from, sender_req, rts } => self.start_pull(id, r, src, tag, from, sender_req, rts),
+        }
+    }
+
+    fn deliver_eager(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, data: &[u8]) {
+        let result = if data.len() > r.cap {
+            Err(CommError::Truncated { message_len: data.len(), buffer_len: r.cap })
+        } else {
+            // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, owned by the receive
+            // request's borrow until the request completes; data.len() <= r.cap.
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, data.len()) };
+            Ok(Status { source: src as i32, tag, count: data.len() })
+        };
+        self.set(id, ReqState::Done(result));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start_pull(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, from: Gpid, sender_req: u64, rts: RtsBody) {
+        let len = rts.len as usize;
+        let status = Status { source: src as i32, tag, count: len };
+        if len > r.cap {
+            self.set(id, ReqState::Done(Err(CommError::Truncated { message_len: len, buffer_len: r.cap })));
+            // The sender's part is done either way: release it.
+            if let Err(e) = self.send_ctl(from, Kind::Fin, sender_req, &[]) {
+                tracing::debug!("could not release the sender {from} after a truncation: {e}");
+            }
+            return;
+        }
+        let result = self.pull(id, r.buf, status, from, sender_req, rts);
+        if let Err(e) = result {
+            self.set(id, ReqState::Done(Err(e)));
+        }
+    }
+
+    fn pull(&mut self, id: u64, buf: *mut u8, status: Status, from: Gpid, sender_req: u64, rts: RtsBody) -> Result<()> {
+        let len = status.count;
+        let route_net = match &self.peer(from)?.route {
+            Route::Net(card) => Some(card.clone()),
+            Route::Shm(_) => None,
+        };
+        if let Some(card) = route_net {
+            let remote = RemoteBuf { addr: rts.addr, len: rts.len, rkey: rts.rkey };
+            let f = self.fabric.as_mut().expect("a fabric route implies a fabric");
+            // SAFETY: `buf` holds at least `len` bytes and stays borrowed by the request until
+            // the read completes (ReadDone/ReadFailed), which is when the request finishes.
+            unsafe { f.read(from.to_u64(), &card, remote, buf, len, id)? };
+            self.set(id, ReqState::RecvPulling { buf, status, from, sender_req });
+            return Ok(());
+        }
+        if self.cma {
+            // SAFETY: as above; the slice is only used for this call.
+            let local = unsafe { std::slice::from_raw_parts_mut(buf, len) };
+            match ibdyn_shm::cma::read(rts.pid, rts.addr as usize, local) {
+                Ok(()) => {
+                    self.set(id, ReqState::Done(Ok(status)));
+                    return self.send_ctl(from, Kind::Fin, sender_req, &[]);
+                }
+                Err(e) if crate::cma_refused(&e) => {
+                    tracing::info!("CMA refused ({e}); large messages now go through a pipelined copy in shared memory");
+                    self.cma = false;
+                }
+                Err(e) => {
+                    return Err(CommError::PeerDead { peer: from.to_string(), detail: format!("reading its buffer failed: {e}") })
+                }
+            }
+        }
+        if len == 0 {
+            self.set(id, ReqState::Done(Ok(status)));
+            return self.send_ctl(from, Kind::Fin, sender_req, &[]);
+        }
+        self.set(id, ReqState::RecvFrags { buf, got: 0, status, from });
+        self.send_ctl(from, Kind::Cts, sender_req, &id.to_le_bytes())
+    }
+
+    fn finish_send(&mut self, id: u64, result: Result<Status>) {
+        let exposed = match self.reqs.get_mut(id) {
+            Some(ReqState::SendRndv(s)) | Some(ReqState::SendStream { send: s, .. }) => s.exposed,
+            _ => return,
+        };
+        if let (Some((addr, len, rkey)), Some(f)) = (exposed, self.fabric.as_mut()) {
+            f.release(&RemoteBuf { addr, len, rkey });
+        }
+        if matches!(self.reqs.get_mut(id), Some(ReqState::SendStream { .. })) {
+            self.streaming -= 1;
+        }
+        self.set(id, ReqState::Done(result));
+    }
+
+    // ---- incoming packets ----
+
+    /// Handles one packet, in place. Only malformed packets are errors here; every other
+    /// failure lands on the request it concerns.
+    pub fn handle_packet(&mut self, p: &[u8]) -> Result<()> {
+        let (h, body) = Header::decode(p)?;
+        match h.kind {
+            Kind::Eager => {
+                if let Some((id, r)) = self.match_posted(h.ctx, h.src, h.tag) {
+                    self.deliver_eager(id, r, h.src, h.tag, body);
+                } else {
+                    self.unexpected.push_back(Unexpected {
+                        ctx: h.ctx,
+                        src: h.src,
+                        tag: h.tag,
+                        body: UnexpectedBody::Eager(body.to_vec()),
+                    });
+                }
+            }
+            Kind::Rts => {
+                let rts = RtsBody::decode(body)?;
+                let from = Gpid::from_u64(h.from);
+                if let Some((id, r)) = self.match_posted(h.ctx, h.src, h.tag) {
+                    self.start_pull(id, r, h.src, h.tag, from, h.word, rts);
+                } else {
+                    self.unexpected.push_back(Unexpected {
+                        ctx: h.ctx,
+                        src: h.src,
+                        tag: h.tag,
+                        body: UnexpectedBody::Rts { from, sender_req: h.word, rts },
+                    });
+                }
+            }
+            Kind::Fin => match self.reqs.get_mut(h.word) {
+                Some(ReqState::SendRndv(s)) => {
+                    let status = s.status;
+                    self.finish_send(h.word, Ok(status));
+                }
+                _ => return Err(CommError::Malformed(format!("FIN for unknown send {:#x}", h.word))),
+            },
+            Kind::Cts => {
+                let recv_req = crate::packet::Reader::new(body).u64()?;
+                match self.reqs.get_mut(h.word) {
+                    Some(ReqState::SendRndv(s)) => {
+                        let send = *s;
+                        self.set(h.word, ReqState::SendStream { send, recv_req, sent: 0 });
+                        self.streaming += 1;
+                    }
+                    _ => return Err(CommError::Malformed(format!("CTS for unknown send {:#x}", h.word))),
+                }
+            }
+            Kind::Frag => {
+                let mut rd = crate::packet::Reader::new(body);
+                let offset = rd.u64()? as usize;
+                let data = rd.rest();
+                let done = match self.reqs.get_mut(h.word) {
+                    Some(ReqState::RecvFrags { buf, got, status, .. }) => {
+                        if offset.checked_add(data.len()).is_none_or(|end| end > status.count) {
+                            return Err(CommError::Malformed(format!(
+                                "fragment [{offset}, +{}) outside a {}-byte message",
+                                data.len(),
+                                status.count
+                            )));
+                        }
+                        // SAFETY: the receive buffer holds status.count bytes (checked against
+                        // the posted capacity at match time); the range was checked above.
+                        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(offset), data.len()) };
+                        *got += data.len();
+                        (*got == status.count).then_some(*status)
+                    }
+                    _ => return Err(CommError::Malformed(format!("fragment for unknown receive {:#x}", h.word))),
+                };
+                if let Some(status) = done {
+                    self.set(h.word, ReqState::Done(Ok(status)));
+                }
+            }
+            Kind::Hello => {}
+        }
+        Ok(())
+    }
+
+    /// Pushes fragments of streaming sends (CMA refused) while the receivers' queues take them.
+    fn stream_fragments(&mut self) -> Result<bool> {
+        let mut did = false;
+        let ids: Vec<u64> = self
+            .reqs
+            .iter_mut()
+            .filter(|(_, st)| matches!(st, ReqState::SendStream { .. }))
+            .map(|(id, _)| id)
+            .collect();
+        for id in ids {
+            let Some(ReqState::SendStream { send, recv_req, sent }) = self.reqs.get_mut(id) else { continue };
+            let (send, recv_req, mut off) = (*send, *recv_req, *sent);
+            let me = self.me.to_u64();
+            let peer = self.peer(send.to)?;
+            let Route::Shm(q) = &peer.route else { continue };
+            let chunk_max = q.max_payload().saturating_sub(HEADER_LEN + 8).max(1);
+            while off < send.len {
+                let n = chunk_max.min(send.len - off);
+                let h = Header { kind: Kind::Frag, tag: 0, ctx: 0, src: 0, from: me, word: recv_req };
+                // SAFETY: the send buffer stays borrowed by the request until it completes.
+                let data = unsafe { std::slice::from_raw_parts(send.ptr.add(off), n) };
+                if !q.try_send(&[&h.encode(), &(off as u64).to_le_bytes(), data])? {
+                    break;
+                }
+                off += n;
+                did = true;
+            }
+            if off == send.len {
+                self.finish_send(id, Ok(send.status));
+            } else if let Some(ReqState::SendStream { sent, .. }) = self.reqs.get_mut(id) {
+                *sent = off;
+            }
+        }
+        Ok(did)
+    }
+
+    fn progress_fabric(&mut self) -> Result<bool> {
+        let Some(f) = self.fabric.as_mut() else { return Ok(false) };
+        let mut events = std::mem::take(&mut self.events);
+        f.progress(&mut events)?;
+        let did = !events.is_empty();
+        for ev in events.drain(..) {
+            match ev {
+                Event::Message { data, .. } => {
+                    if let Err(e) = self.handle_packet(&data) {
+                        self.malformed += 1;
+                        tracing::warn!("dropped a packet from the fabric: {e}");
+                    }
+                }
+                Event::ReadDone { token } => {
+                    if let Some(ReqState::RecvPulling { status, from, sender_req, .. }) = self.reqs.get_mut(token) {
+                        let (status, from, sender_req) = (*status, *from, *sender_req);
+                        self.set(token, ReqState::Done(Ok(status)));
+                        if let Err(e) = self.send_ctl(from, Kind::Fin, sender_req, &[]) {
+                            tracing::debug!("could not send FIN to {from}: {e}");
+                        }
+                    }
+                }
+                Event::ReadFailed { token, error } => {
+                    self.set(token, ReqState::Done(Err(CommError::Verbs(error))));
+                }
+                Event::Control { from, data } => self.control_inbox.push_back((from, data)),
+                Event::PeerFailed { peer, error } => self.fail_peer(Gpid::from_u64(peer), &error.to_string()),
+            }
+        }
+        self.events = events;
+        Ok(did)
+    }
+
+    // ---- dead peers ----
+
+    /// Checks the processes that pending requests depend on; fails the requests of dead ones.
+    pub fn check_liveness(&mut self) {
+        let mut deps: Vec<Gpid> = Vec::new();
+        for (_, st) in self.reqs.iter_mut() {
+            let g = match st {
+                ReqState::RecvPosted(r) => r.peer,
+                ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => Some(*from),
+                ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => Some(s.to),
+                ReqState::Done(_) => None,
+            };
+            if let Some(g) = g {
+                if !deps.contains(&g) {
+                    deps.push(g);
+                }
+            }
+        }
+        for g in deps {
+            let dead = match self.peers.get_mut(g) {
+                Some(p) => (!p.check_alive()).then(|| p.dead.clone().unwrap_or_default()),
+                None => None,
+            };
+            if let Some(why) = dead {
+                self.fail_peer(g, &why);
+            }
+        }
+    }
+
+    fn fail_peer(&mut self, g: Gpid, why: &str) {
+        let desc = match self.peers.get_mut(g) {
+            Some(p) => {
+                p.dead.get_or_insert_with(|| why.to_string());
+                p.backlog.clear();
+                p.describe()
+            }
+            None => g.to_string(),
+        };
+        tracing::debug!("peer {desc} failed: {why}");
+        let mut failed = Vec::new();
+        for (id, st) in self.reqs.iter_mut() {
+            let hit = match st {
+                ReqState::RecvPosted(r) => r.peer == Some(g),
+                ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => *from == g,
+                ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => s.to == g,
+                ReqState::Done(_) => false,
+            };
+            if hit {
+                failed.push(id);
+            }
+        }
+        for id in failed {
+            let err = CommError::PeerDead { peer: desc.clone(), detail: why.to_string() };
+            if matches!(self.reqs.get_mut(id), Some(ReqState::SendRndv(_) | ReqState::SendStream { .. })) {
+                self.finish_send(id, Err(err));
+            } else {
+                self.posted.retain(|&p| p != id);
+                self.set(id, ReqState::Done(Err(err)));
+            }
+        }
+    }
+
+    /// Whether every queued packet has left this process.
+    pub fn flushed(&self) -> bool {
+        !self.peers.has_backlog() && self.fabric.as_ref().is_none_or(|f| f.is_idle())
+    }
+}

@@ -1,0 +1,32 @@
+use thiserror::Error;
+
+/// Every error a communicator operation can return.
+#[derive(Debug, Error)]
+pub enum CommError {
+    #[error("rank {rank} is out of range for a group of {size}")]
+    InvalidRank { rank: i64, size: usize },
+    #[error("tag {0} is invalid (tags are >= 0; ANY_TAG only on receives)")]
+    InvalidTag(i32),
+    #[error("message truncated: {message_len} bytes arrived for a {buffer_len}-byte receive buffer")]
+    Truncated { message_len: usize, buffer_len: usize },
+    #[error("the communicator has been freed")]
+    CommFreed,
+    #[error("peer {peer} is dead: {detail}")]
+    PeerDead { peer: String, detail: String },
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    #[error("malformed packet from the wire: {0}")]
+    Malformed(String),
+    #[error("timed out after {secs} s waiting for {what}")]
+    Timeout { what: String, secs: u64 },
+    #[error("process manager: {0}")]
+    Pmi(#[from] ibdyn_pmi::PmiError),
+    #[error("shared memory: {0}")]
+    Shm(#[from] ibdyn_shm::ShmError),
+    #[error("fabric: {0}")]
+    Verbs(#[from] ibdyn_verbs::VerbsError),
+    #[error("the runtime is already initialised in this process")]
+    AlreadyInitialized,
+}
+
+pub type Result<T, E = CommError> = std::result::Result<T, E>;

@@ -1,0 +1,178 @@
+//! The packets the point-to-point protocol puts on a route (shared-memory queue or fabric).
+//! Every packet starts with a fixed header; the rest depends on its kind.
+
+use crate::error::{CommError, Result};
+
+/// Packet kinds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Header + the whole message.
+    Eager = 1,
+    /// Ready to send: the receiver pulls the data (CMA or RDMA read), then answers with `Fin`.
+    Rts = 2,
+    /// The receiver has pulled the data of a rendezvous; the sender's request completes.
+    Fin = 3,
+    /// Clear to send (copy fallback when CMA is refused): the sender pushes `Frag`s.
+    Cts = 4,
+    /// A fragment of a rendezvous message pushed through the queue.
+    Frag = 5,
+    /// Carries nothing; makes a connection at start-up (eager wire-up).
+    Hello = 6,
+}
+
+impl Kind {
+    fn from_u8(v: u8) -> Result<Kind> {
+        Ok(match v {
+            1 => Kind::Eager,
+            2 => Kind::Rts,
+            3 => Kind::Fin,
+            4 => Kind::Cts,
+            5 => Kind::Frag,
+            6 => Kind::Hello,
+            _ => return Err(CommError::Malformed(format!("unknown packet kind {v}"))),
+        })
+    }
+}
+
+/// Fixed header, 40 bytes: kind, tag, context id, source rank, sender, and a
+/// kind-specific 64-bit word (message id for rendezvous packets).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub kind: Kind,
+    pub tag: i32,
+    pub ctx: u64,
+    /// Sender's rank in its local group of the communicator.
+    pub src: u32,
+    /// Sender's universe-wide id (packed `Gpid`).
+    pub from: u64,
+    pub word: u64,
+}
+
+pub const HEADER_LEN: usize = 40;
+
+impl Header {
+    pub fn encode(&self) -> [u8; HEADER_LEN] {
+        let mut b = [0u8; HEADER_LEN];
+        b[0] = self.kind as u8;
+        b[4..8].copy_from_slice(&self.tag.to_le_bytes());
+        b[8..16].copy_from_slice(&self.ctx.to_le_bytes());
+        b[16..20].copy_from_slice(&self.src.to_le_bytes());
+        b[24..32].copy_from_slice(&self.from.to_le_bytes());
+        b[32..40].copy_from_slice(&self.word.to_le_bytes());
+        b
+    }
+
+    /// Splits a packet into its header and the rest.
+    pub fn decode(p: &[u8]) -> Result<(Header, &[u8])> {
+        if p.len() < HEADER_LEN {
+            return Err(CommError::Malformed(format!("packet of {} bytes is shorter than a header", p.len())));
+        }
+        let le32 = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().unwrap());
+        let le64 = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap());
+        let h = Header {
+            kind: Kind::from_u8(p[0])?,
+            tag: le32(4) as i32,
+            ctx: le64(8),
+            src: le32(16),
+            from: le64(24),
+            word: le64(32),
+        };
+        Ok((h, &p[HEADER_LEN..]))
+    }
+}
+
+/// Body of an `Rts`: where and how the receiver pulls the data from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RtsBody {
+    pub len: u64,
+    /// Sender's pid and buffer address, for CMA.
+    pub pid: i32,
+    pub addr: u64,
+    /// Fabric key for an RDMA read (0 on the shared-memory route).
+    pub rkey: u32,
+}
+
+pub const RTS_BODY_LEN: usize = 28;
+
+impl RtsBody {
+    pub fn encode(&self) -> [u8; RTS_BODY_LEN] {
+        let mut b = [0u8; RTS_BODY_LEN];
+        b[0..8].copy_from_slice(&self.len.to_le_bytes());
+        b[8..12].copy_from_slice(&self.pid.to_le_bytes());
+        b[12..20].copy_from_slice(&self.addr.to_le_bytes());
+        b[20..24].copy_from_slice(&self.rkey.to_le_bytes());
+        b
+    }
+
+    pub fn decode(b: &[u8]) -> Result<RtsBody> {
+        let mut r = Reader::new(b);
+        let len = r.u64()?;
+        let pid = r.u32()? as i32;
+        let addr = r.u64()?;
+        let rkey = r.u32()?;
+        Ok(RtsBody { len, pid, addr, rkey })
+    }
+}
+
+/// A bounds-checked little-endian reader for wire data.
+pub struct Reader<'a> {
+    b: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(b: &'a [u8]) -> Reader<'a> {
+        Reader { b }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if self.b.len() < n {
+            return Err(CommError::Malformed(format!("needed {n} more bytes, {} left", self.b.len())));
+        }
+        let (head, tail) = self.b.split_at(n);
+        self.b = tail;
+        Ok(head)
+    }
+
+    pub fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.take(4)?.try_into().unwrap()))
+    }
+
+    pub fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.take(8)?.try_into().unwrap()))
+    }
+
+    pub fn bytes(&mut self) -> Result<&'a [u8]> {
+        let n = self.u32()? as usize;
+        self.take(n)
+    }
+
+    pub fn string(&mut self) -> Result<String> {
+        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| CommError::Malformed("string is not UTF-8".into()))
+    }
+
+    pub fn rest(self) -> &'a [u8] {
+        self.b
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trip_and_garbage() {
+        let h = Header { kind: Kind::Rts, tag: 77, ctx: 0xdead_beef_0000_0010, src: 5, from: 42, word: 9 };
+        let mut p = h.encode().to_vec();
+        p.extend_from_slice(&[1, 2, 3]);
+        let (back, rest) = Header::decode(&p).unwrap();
+        assert_eq!(back, h);
+        assert_eq!(rest, &[1, 2, 3]);
+        assert!(Header::decode(&p[..10]).is_err());
+        p[0] = 99;
+        assert!(Header::decode(&p).is_err());
+        let body = RtsBody { len: 1 << 30, pid: 12, addr: 0x7fff_0000, rkey: 3 };
+        assert_eq!(RtsBody::decode(&body.encode()).unwrap(), body);
+        assert!(RtsBody::decode(&body.encode()[..20]).is_err());
+    }
+}

@@ -1,0 +1,88 @@
+//! The peer table: for each process we have talked to, its address card and the route to it,
+//! chosen once: shared memory on the same node, the fabric otherwise.
+
+use crate::error::{CommError, Result};
+use crate::gpid::{Gpid, ProcCard};
+use ibdyn_shm::SendQueue;
+use ibdyn_verbs::AddressCard;
+use std::collections::{HashMap, VecDeque};
+
+pub(crate) enum Route {
+    Shm(SendQueue),
+    Net(AddressCard),
+}
+
+pub(crate) struct Peer {
+    pub card: ProcCard,
+    pub route: Route,
+    /// Packets that did not fit the peer's queue yet, in order.
+    pub backlog: VecDeque<Vec<u8>>,
+    /// Why the peer is known dead, once it is.
+    pub dead: Option<String>,
+}
+
+impl Peer {
+    pub fn open(card: ProcCard, my_node: &str) -> Result<Peer> {
+        let route = if card.node_uid == my_node && !card.shm_name.is_empty() {
+            Route::Shm(SendQueue::open(&card.shm_name)?)
+        } else {
+            if card.fabric.is_empty() {
+                return Err(CommError::PeerDead {
+                    peer: card.gpid.to_string(),
+                    detail: "it runs on another node and has no fabric address".into(),
+                });
+            }
+            Route::Net(AddressCard::from_bytes(&card.fabric)?)
+        };
+        Ok(Peer { card, route, backlog: VecDeque::new(), dead: None })
+    }
+
+    pub fn describe(&self) -> String {
+        format!("{} (pid {})", self.card.gpid, self.card.pid)
+    }
+
+    /// For a same-node peer, whether its process still exists.
+    pub fn check_alive(&mut self) -> bool {
+        if self.dead.is_some() {
+            return false;
+        }
+        if let Route::Shm(_) = self.route {
+            // SAFETY: kill with signal 0 only checks for existence and permission.
+            let rc = unsafe { libc::kill(self.card.pid, 0) };
+            if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                self.dead = Some("the process has exited".into());
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct PeerTable {
+    map: HashMap<Gpid, Peer>,
+    /// Cards learnt from outside the job's key-value space (spawn, connect/accept).
+    pub known_cards: HashMap<Gpid, ProcCard>,
+}
+
+impl PeerTable {
+    pub fn get_mut(&mut self, g: Gpid) -> Option<&mut Peer> {
+        self.map.get_mut(&g)
+    }
+
+    pub fn insert(&mut self, g: Gpid, p: Peer) -> &mut Peer {
+        self.map.entry(g).or_insert(p)
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&Gpid, &mut Peer)> {
+        self.map.iter_mut()
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn has_backlog(&self) -> bool {
+        self.map.values().any(|p| !p.backlog.is_empty())
+    }
+}

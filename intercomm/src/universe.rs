@@ -1,0 +1,186 @@
+//! Start-up and shut-down of the runtime in one process.
+
+use crate::comm::Communicator;
+use crate::context;
+use crate::engine::{card_key, Engine};
+use crate::error::{CommError, Result};
+use crate::gpid::{Gpid, ProcCard};
+use crate::group::Group;
+use crate::packet::{Header, Kind};
+use ibdyn_pmi::PmiClient;
+use ibdyn_shm::{RecvQueue, ShmConfig};
+use ibdyn_verbs::{Fabric, FabricConfig};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+static INITIALIZED: AtomicBool = AtomicBool::new(false);
+
+/// Default largest message sent eagerly (copied through the receiver's queue); larger ones go
+/// rendezvous (the receiver pulls them). `IBDYN_EAGER_LIMIT` overrides.
+pub const DEFAULT_EAGER_LIMIT: usize = 16 * 1024;
+
+/// How long finalisation waits for queued packets to leave.
+const FLUSH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The runtime of this process: its endpoints and its world. Finalised on drop.
+pub struct Universe {
+    eng: Rc<RefCell<Engine>>,
+    world: Communicator,
+    self_comm: Communicator,
+    finalized: bool,
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+fn job_secret() -> u64 {
+    std::env::var("IBDYN_JOB_SECRET").ok().and_then(|s| u64::from_str_radix(s.trim(), 16).ok()).unwrap_or(0)
+}
+
+/// Installs the `IBDYN_LOG` log filter (silent by default). Safe to call more than once.
+pub fn init_logging() {
+    let filter = std::env::var("IBDYN_LOG").unwrap_or_else(|_| "off".into());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+impl Universe {
+    /// Initialises the runtime: connects to the process manager, opens the endpoints and
+    /// publishes this process's address card. Peers are connected on first contact.
+    pub fn init() -> Result<Universe> {
+        if INITIALIZED.swap(true, Ordering::SeqCst) {
+            return Err(CommError::AlreadyInitialized);
+        }
+        Self::init_inner().inspect_err(|_| INITIALIZED.store(false, Ordering::SeqCst))
+    }
+
+    fn init_inner() -> Result<Universe> {
+        init_logging();
+        let pmi = PmiClient::init()?;
+        let me = Gpid { job: pmi.job_id(), rank: pmi.rank() };
+        let mut cfg = ShmConfig::default();
+        if let Some(c) = env_usize("IBDYN_SHM_CELL") {
+            cfg.cell_payload = c;
+        }
+        let rx = RecvQueue::create(&cfg)?;
+        if let Err(e) = ibdyn_shm::cma::allow_peers() {
+            tracing::debug!("could not allow peers to read this process: {e}");
+        }
+        let cma = matches!(ibdyn_shm::cma::probe(), ibdyn_shm::cma::CmaStatus::Permitted);
+        let fabric = open_fabric(me)?;
+        let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
+        let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
+        let card = eng.st.card.to_bytes();
+        let eng = Rc::new(RefCell::new(eng));
+        let size = {
+            let mut e = eng.borrow_mut();
+            e.st.pmi.put_bytes(&card_key(me.rank), &card)?;
+            e.st.pmi.size()
+        };
+        let world_group = Group::new((0..size).map(|rank| Gpid { job: me.job, rank }).collect());
+        let world = Communicator::new(eng.clone(), context::world(me.job), world_group, None, me)?;
+        let self_ctx = context::derive(context::world(me.job), u64::MAX - me.rank as u64);
+        let self_comm = Communicator::new(eng.clone(), self_ctx, Group::new(vec![me]), None, me)?;
+        let u = Universe { eng, world, self_comm, finalized: false };
+        if std::env::var("IBDYN_WIREUP").is_ok_and(|v| v == "all") {
+            u.wire_up_all()?;
+        }
+        Ok(u)
+    }
+
+    /// Eager wire-up (`IBDYN_WIREUP=all`): fetch every card with one allgather and connect to
+    /// every peer now.
+    fn wire_up_all(&self) -> Result<()> {
+        let mut eng = self.eng.borrow_mut();
+        let me = eng.st.me;
+        let mine = eng.st.card.to_bytes();
+        let cards = eng.st.pmi.allgather(&mine)?;
+        for c in cards {
+            let card = ProcCard::from_bytes(&c)?;
+            if card.gpid != me {
+                eng.st.peers.known_cards.insert(card.gpid, card);
+            }
+        }
+        let hello = Header { kind: Kind::Hello, tag: 0, ctx: 0, src: 0, from: me.to_u64(), word: 0 }.encode();
+        let size = eng.st.pmi.size();
+        for rank in (0..size).filter(|&r| r != me.rank) {
+            eng.st.push(Gpid { job: me.job, rank }, &[&hello])?;
+        }
+        Ok(())
+    }
+
+    pub fn world(&self) -> Communicator {
+        self.world.clone()
+    }
+
+    pub fn self_comm(&self) -> Communicator {
+        self.self_comm.clone()
+    }
+
+    /// Which fabric provider this process uses for inter-node traffic, if any.
+    pub fn provider(&self) -> Option<String> {
+        self.eng.borrow().st.fabric.as_ref().map(|f| f.provider().to_string())
+    }
+
+    /// Fabric connections this process holds (made on demand).
+    pub fn connection_count(&self) -> usize {
+        self.eng.borrow().st.fabric.as_ref().map_or(0, |f| f.connection_count())
+    }
+
+    /// Runs `f` with the process-management client (for the dynamic-process layer).
+    pub fn with_pmi<R>(&self, f: impl FnOnce(&mut PmiClient) -> R) -> R {
+        f(&mut self.eng.borrow_mut().st.pmi)
+    }
+
+    /// Shuts down: waits (bounded) for queued packets to leave, meets the other processes of
+    /// the job, and leaves the process manager.
+    pub fn finalize(mut self) -> Result<()> {
+        self.finalize_inner()
+    }
+
+    fn finalize_inner(&mut self) -> Result<()> {
+        if std::mem::replace(&mut self.finalized, true) {
+            return Ok(());
+        }
+        let mut eng = self.eng.borrow_mut();
+        let deadline = Instant::now() + FLUSH_TIMEOUT;
+        let mut timed_out = false;
+        eng.wait_until(|st| {
+            timed_out = Instant::now() > deadline;
+            st.flushed() || timed_out
+        })?;
+        let r = eng.st.pmi.barrier().map_err(CommError::from);
+        let f = eng.st.pmi.finalize().map_err(CommError::from);
+        INITIALIZED.store(false, Ordering::SeqCst);
+        if timed_out {
+            return Err(CommError::Timeout { what: "queued messages to leave at finalize".into(), secs: FLUSH_TIMEOUT.as_secs() });
+        }
+        r.and(f)
+    }
+}
+
+impl Drop for Universe {
+    fn drop(&mut self) {
+        if let Err(e) = self.finalize_inner() {
+            tracing::warn!("finalize: {e}");
+        }
+    }
+}
+
+fn open_fabric(me: Gpid) -> Result<Option<Fabric>> {
+    let forced = std::env::var("IBDYN_PROVIDER").is_ok();
+    let cfg = FabricConfig { job_secret: job_secret(), local_key: me.to_u64(), ..FabricConfig::default() };
+    match Fabric::open(cfg) {
+        Ok(f) => Ok(Some(f)),
+        Err(e) if forced => Err(e.into()),
+        Err(e) => {
+            tracing::warn!("no fabric (inter-node messaging disabled): {e}");
+            Ok(None)
+        }
+    }
+}
