@@ -1,9 +1,12 @@
 //! `ibdyn-bench`: one binary, one subcommand per benchmark. Each prints, in the same run,
 //! the physical limit it is measured against (rows marked `floor`).
 
+mod bw;
 mod floors;
 mod floors_net;
 mod floors_proc;
+mod job;
+mod latency;
 mod launch;
 mod pmi;
 mod report;
@@ -26,6 +29,10 @@ enum Cmd {
     Pmi(pmi::Args),
     /// Wall time of `ibdyn run -n N` of a program that only initialises and finalises.
     Launch(launch::Args),
+    /// Point-to-point one-way latency between two ranks (OSU style).
+    Latency(latency::Args),
+    /// Point-to-point bandwidth between two ranks, window of 64 (OSU style).
+    Bw(bw::Args),
 }
 
 fn main() {
@@ -33,6 +40,8 @@ fn main() {
     let result = match cli.cmd {
         Cmd::Pmi(a) => pmi::run(a, cli.json),
         Cmd::Launch(a) => launch::run(a, cli.json),
+        Cmd::Latency(a) => latency::run(a, cli.json),
+        Cmd::Bw(a) => bw::run(a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

@@ -14,6 +14,8 @@ use std::rc::Rc;
 /// Tag of the internal exchange that communicator management (split) uses on the
 /// collective context.
 const TAG_SPLIT: i32 = 0x7ff0_0001;
+const TAG_BCAST: i32 = 0x7ff0_0002;
+const TAG_BARRIER: i32 = 0x7ff0_0003;
 
 struct CommInner {
     eng: Rc<RefCell<Engine>>,
@@ -205,13 +207,17 @@ impl Communicator {
 
     // ---- communicator management ----
 
-    fn next_ctx(&self) -> u64 {
+    pub(crate) fn next_ctx(&self) -> u64 {
         let seq = self.inner.derived.get();
         self.inner.derived.set(seq + 1);
         context::derive(self.inner.ctx, seq)
     }
 
-    fn me(&self) -> Gpid {
+    pub(crate) fn base_ctx(&self) -> u64 {
+        self.inner.ctx
+    }
+
+    pub(crate) fn me(&self) -> Gpid {
         self.inner.local.members()[self.inner.rank as usize]
     }
 
@@ -263,6 +269,43 @@ impl Communicator {
     /// Marks the communicator freed: further operations on any handle of it fail.
     pub fn free(&self) {
         self.inner.freed.set(true);
+    }
+
+    /// Broadcasts `data` from `root` along a binomial tree (management only; the collectives
+    /// crate has the tuned algorithms). Returns the root's data on every rank.
+    pub(crate) fn bcast_bytes(&self, data: Vec<u8>, root: i32) -> Result<Vec<u8>> {
+        let p = self.size();
+        let me = (self.rank() - root + p) % p;
+        let mut data = data;
+        let mut mask = 1;
+        while mask < p {
+            if me & mask != 0 {
+                let src = (me - mask + root) % p;
+                data = self.recv_vec(src, TAG_BCAST)?.0;
+                break;
+            }
+            mask <<= 1;
+        }
+        mask >>= 1;
+        while mask > 0 {
+            if me + mask < p {
+                self.send(&data, (me + mask + root) % p, TAG_BCAST)?;
+            }
+            mask >>= 1;
+        }
+        Ok(data)
+    }
+
+    /// Dissemination barrier (management only).
+    pub(crate) fn barrier_internal(&self) -> Result<()> {
+        let (p, r) = (self.size(), self.rank());
+        let mut dist = 1;
+        while dist < p {
+            let mut b = [0u8; 0];
+            self.sendrecv(&[], (r + dist) % p, TAG_BARRIER, &mut b, (r - dist + p) % p, TAG_BARRIER)?;
+            dist <<= 1;
+        }
+        Ok(())
     }
 
     /// Every member's equal-sized `mine`, concatenated in rank order (ring; management only).

@@ -233,7 +233,7 @@ impl State {
         Ok(self.peers.get_mut(g).expect("just inserted"))
     }
 
-    fn card_of(&mut self, g: Gpid) -> Result<ProcCard> {
+    pub fn card_of(&mut self, g: Gpid) -> Result<ProcCard> {
         if g == self.me {
             return Ok(self.card.clone());
         }

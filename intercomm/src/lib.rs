@@ -8,6 +8,7 @@ mod engine;
 mod error;
 mod gpid;
 mod group;
+mod inter;
 mod packet;
 mod peers;
 mod reqs;
@@ -26,5 +27,5 @@ pub use universe::{init_logging, Universe, DEFAULT_EAGER_LIMIT};
 /// Whether a CMA failure means the kernel refuses it (so the copy fallback applies) rather
 /// than the peer being gone.
 pub(crate) fn cma_refused(e: &ibdyn_shm::ShmError) -> bool {
-    e.is_permission_denied()
+    matches!(e, ibdyn_shm::ShmError::CmaRefused { .. })
 }

@@ -63,15 +63,13 @@ impl Universe {
         init_logging();
         let pmi = PmiClient::init()?;
         let me = Gpid { job: pmi.job_id(), rank: pmi.rank() };
-        let mut cfg = ShmConfig::default();
-        if let Some(c) = env_usize("IBDYN_SHM_CELL") {
-            cfg.cell_payload = c;
-        }
-        let rx = RecvQueue::create(&cfg)?;
+        let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
         if let Err(e) = ibdyn_shm::cma::allow_peers() {
             tracing::debug!("could not allow peers to read this process: {e}");
         }
-        let cma = matches!(ibdyn_shm::cma::probe(), ibdyn_shm::cma::CmaStatus::Permitted);
+        // IBDYN_CMA=off forces the pipelined-copy path (for tests and comparisons).
+        let cma = std::env::var("IBDYN_CMA").map_or(true, |v| v != "off")
+            && matches!(ibdyn_shm::cma::probe(), ibdyn_shm::cma::CmaStatus::Permitted);
         let fabric = open_fabric(me)?;
         let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
         let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
@@ -80,6 +78,10 @@ impl Universe {
         let size = {
             let mut e = eng.borrow_mut();
             e.st.pmi.put_bytes(&card_key(me.rank), &card)?;
+            // Under a PMI-1 server without ibdyn's extensions, puts are seen only after a fence.
+            if !e.st.pmi.puts_visible_without_fence() {
+                e.st.pmi.fence()?;
+            }
             e.st.pmi.size()
         };
         let world_group = Group::new((0..size).map(|rank| Gpid { job: me.job, rank }).collect());

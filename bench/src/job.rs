@@ -1,0 +1,92 @@
+//! Benchmarks that measure the runtime run as a job: the outer `ibdyn-bench` process starts
+//! `ibdyn run -n N <itself> ...`; the ranks measure and rank 0 prints result lines, which the
+//! outer process turns into report rows next to the floors it measures itself.
+
+use crate::report::Report;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Whether this process is a rank of a job (started by `ibdyn run`).
+pub fn in_job() -> bool {
+    std::env::var_os("IBDYN_PMI_SOCK").is_some() || std::env::var_os("PMI_FD").is_some()
+}
+
+/// The `ibdyn` launcher: `IBDYN_BIN`, else next to this binary, else on PATH.
+pub fn ibdyn_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("IBDYN_BIN") {
+        return p.into();
+    }
+    if let Ok(me) = std::env::current_exe() {
+        let p = me.with_file_name("ibdyn");
+        if p.exists() {
+            return p;
+        }
+    }
+    PathBuf::from("ibdyn")
+}
+
+/// Runs `ibdyn run -n n --nodes nodes [extra] <this binary> args...` and returns rank 0's
+/// result lines (those starting with `ROW `).
+pub fn run_job(n: usize, nodes: usize, extra: &[&str], envs: &[(&str, &str)], args: &[String]) -> Result<Vec<String>, String> {
+    let me = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
+    let mut cmd = Command::new(ibdyn_bin());
+    cmd.arg("run").arg("-n").arg(n.to_string()).arg("--nodes").arg(nodes.to_string());
+    cmd.args(extra).arg(me).args(args);
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().map_err(|e| format!("cannot start {}: {e}", ibdyn_bin().display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "job failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n")
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("ROW ")).map(str::to_string).collect())
+}
+
+/// Prints one result row from inside a job: `ROW k=v k=v ... stat unit value`.
+pub fn emit(params: &[(&str, String)], stat: &str, unit: &str, value: f64) {
+    let p: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("ROW {} {stat} {unit} {value}", p.join(" "));
+}
+
+/// Adds rows printed by `emit` to a report, with extra leading parameters.
+pub fn add_rows(report: &mut Report, lead: &[(&str, String)], rows: &[String]) -> Result<(), String> {
+    for row in rows {
+        let parts: Vec<&str> = row.split_whitespace().skip(1).collect();
+        if parts.len() < 3 {
+            return Err(format!("bad result line: {row}"));
+        }
+        let (kv, tail) = parts.split_at(parts.len() - 3);
+        let value: f64 = tail[2].parse().map_err(|_| format!("bad value in: {row}"))?;
+        let mut params: Vec<(&str, String)> = lead.to_vec();
+        for p in kv {
+            let (k, v) = p.split_once('=').ok_or_else(|| format!("bad parameter in: {row}"))?;
+            params.push((k, v.to_string()));
+        }
+        report.add(&params, tail[0], tail[1], value);
+    }
+    Ok(())
+}
+
+/// Powers of two from `lo` to `hi` inclusive.
+pub fn sizes(lo: usize, hi: usize) -> Vec<usize> {
+    let mut v = Vec::new();
+    let mut s = lo.max(1);
+    while s <= hi {
+        v.push(s);
+        s *= 2;
+    }
+    v
+}
+
+/// Iterations for a message size, OSU-like: many for small messages, fewer for large.
+pub fn iters_for(size: usize, base: usize) -> usize {
+    if size <= 8192 {
+        base
+    } else {
+        (base * 8192 / size).max(20)
+    }
+}

@@ -1,0 +1,133 @@
+//! Intercommunicators: creation from two leaders over a peer communicator, merge into an
+//! intracommunicator, disconnect.
+
+use crate::comm::Communicator;
+use crate::context;
+use crate::error::{CommError, Result};
+use crate::gpid::{Gpid, ProcCard};
+use crate::group::Group;
+use crate::packet::Reader;
+
+/// Tags of the leader exchanges, on the collective context.
+const TAG_CREATE: i32 = 0x7ff0_0010;
+const TAG_MERGE: i32 = 0x7ff0_0011;
+const TAG_DISCONNECT: i32 = 0x7ff0_0012;
+
+/// Encodes a group with the address cards of its members, for a peer that may not know them.
+pub(crate) fn encode_group(comm: &Communicator, ctx_proposal: u64) -> Result<Vec<u8>> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&ctx_proposal.to_le_bytes());
+    b.extend_from_slice(&(comm.size() as u32).to_le_bytes());
+    for &g in comm.group().members() {
+        let card = comm.card_of(g)?.to_bytes();
+        b.extend_from_slice(&(card.len() as u32).to_le_bytes());
+        b.extend_from_slice(&card);
+    }
+    Ok(b)
+}
+
+/// Decodes `encode_group`: the context proposal and the members' cards.
+pub(crate) fn decode_group(b: &[u8]) -> Result<(u64, Vec<ProcCard>)> {
+    let mut r = Reader::new(b);
+    let ctx = r.u64()?;
+    let n = r.u32()? as usize;
+    if n > b.len() {
+        return Err(CommError::Malformed(format!("group of {n} members in {} bytes", b.len())));
+    }
+    let mut cards = Vec::with_capacity(n);
+    for _ in 0..n {
+        cards.push(ProcCard::from_bytes(r.bytes()?)?);
+    }
+    Ok((ctx, cards))
+}
+
+impl Communicator {
+    /// MPI_Intercomm_create: `self` is the local intracommunicator; the two leaders talk over
+    /// `peer` (in which `remote_leader` is the other leader's rank), using `tag`.
+    pub fn intercomm_create(&self, local_leader: i32, peer: &Communicator, remote_leader: i32, tag: i32) -> Result<Communicator> {
+        if self.is_inter() {
+            return Err(CommError::InvalidArgument("intercomm_create needs an intracommunicator".into()));
+        }
+        self.gpid_of(local_leader)?;
+        let proposal = self.next_ctx();
+        let mut remote_blob = Vec::new();
+        if self.rank() == local_leader {
+            let mine = encode_group(self, proposal)?;
+            let pv = peer.collective_view();
+            let (send, recv) = (pv.isend(&mine, remote_leader, TAG_CREATE ^ tag.max(0))?, pv.recv_vec(remote_leader, TAG_CREATE ^ tag.max(0)));
+            remote_blob = recv?.0;
+            send.wait()?;
+        }
+        let remote_blob = self.collective_view().bcast_bytes(remote_blob, local_leader)?;
+        let (remote_proposal, cards) = decode_group(&remote_blob)?;
+        let remote = Group::new(cards.iter().map(|c| c.gpid).collect());
+        self.learn_cards(cards);
+        // Both sides must use one id: the proposal of the group holding the lowest process id.
+        let lowest = |g: &Group| g.members().iter().min().copied();
+        let ctx = if lowest(self.group()) < lowest(&remote) { proposal } else { remote_proposal };
+        Communicator::new(self.engine().clone(), ctx, self.group().clone(), Some(remote), self.me())
+    }
+
+    /// MPI_Intercomm_merge: an intracommunicator of both groups, the `high = false` group
+    /// first; with equal `high`, the group holding the lowest process id first.
+    pub fn merge(&self, high: bool) -> Result<Communicator> {
+        let remote = self.remote_group().ok_or_else(|| CommError::InvalidArgument("merge needs an intercommunicator".into()))?.clone();
+        let ctx = self.next_ctx();
+        let local = self.local_comm();
+        let mut theirs = vec![0u8];
+        if self.rank() == 0 {
+            self.collective_view().sendrecv(&[high as u8], 0, TAG_MERGE, &mut theirs, 0, TAG_MERGE)?;
+        }
+        let theirs = local.collective_view().bcast_bytes(theirs, 0)?;
+        let remote_high = theirs.first().copied().unwrap_or(0) != 0;
+        let lowest = |g: &Group| g.members().iter().min().copied();
+        let local_first = if high != remote_high { !high } else { lowest(self.group()) < lowest(&remote) };
+        let members = if local_first {
+            self.group().union(&remote)
+        } else {
+            remote.union(self.group())
+        };
+        Communicator::new(self.engine().clone(), ctx, members, None, self.me())
+    }
+
+    /// The intracommunicator of this intercommunicator's local group.
+    pub fn local_comm(&self) -> Communicator {
+        let ctx = context::derive(self.base_ctx(), u64::MAX);
+        Communicator::new(self.engine().clone(), ctx, self.group().clone(), None, self.me())
+            .expect("this process is in its own local group")
+    }
+
+    /// MPI_Comm_disconnect: waits until both sides reach it (so no message is in flight on
+    /// this communicator), then frees it.
+    pub fn disconnect(&self) -> Result<()> {
+        let cv = self.collective_view();
+        if self.is_inter() {
+            let local = self.local_comm().collective_view();
+            local.barrier_internal()?;
+            if self.rank() == 0 {
+                let mut b = [0u8; 1];
+                cv.sendrecv(&[1], 0, TAG_DISCONNECT, &mut b, 0, TAG_DISCONNECT)?;
+            }
+            local.barrier_internal()?;
+        } else {
+            cv.barrier_internal()?;
+        }
+        self.free();
+        Ok(())
+    }
+
+    /// Makes the cards of processes of other jobs known to the engine.
+    pub(crate) fn learn_cards(&self, cards: Vec<ProcCard>) {
+        let mut eng = self.engine().borrow_mut();
+        let me = eng.st.me;
+        for c in cards {
+            if c.gpid.job != me.job {
+                eng.st.peers.known_cards.insert(c.gpid, c);
+            }
+        }
+    }
+
+    pub(crate) fn card_of(&self, g: Gpid) -> Result<ProcCard> {
+        self.engine().borrow_mut().st.card_of(g)
+    }
+}

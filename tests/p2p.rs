@@ -1,0 +1,75 @@
+//! Point-to-point across real processes started by `ibdyn run`: shared memory on one node,
+//! the fabric (sock provider) across emulated nodes.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn example(name: &str) -> PathBuf {
+    let mut p = std::env::current_exe().expect("test binary path");
+    p.pop();
+    if p.ends_with("deps") {
+        p.pop();
+    }
+    p.join("examples").join(name)
+}
+
+fn ibdyn_run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ibdyn"));
+    c.arg("run").args(args);
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().expect("start ibdyn run")
+}
+
+fn assert_ok(out: &Output, expect: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}", out.status);
+    assert!(stdout.contains(expect), "missing {expect:?} in stdout:\n{stdout}\nstderr:\n{stderr}");
+}
+
+fn check(n: &str, nodes: &str, envs: &[(&str, &str)]) {
+    let prog = example("p2p_check");
+    let out = ibdyn_run(&["-n", n, "--nodes", nodes, "--map-by", "node", prog.to_str().unwrap()], envs);
+    assert_ok(&out, &format!("p2p_check: all passed on {n} ranks"));
+}
+
+#[test]
+fn p2p_on_one_node_two_ranks() {
+    check("2", "1", &[]);
+}
+
+#[test]
+fn p2p_eight_ranks_on_two_cores() {
+    check("8", "1", &[]);
+}
+
+#[test]
+fn p2p_across_nodes_over_sock() {
+    check("4", "2", &[("IBDYN_PROVIDER", "sock")]);
+}
+
+#[test]
+fn p2p_with_copy_fallback_when_cma_is_off() {
+    check("3", "1", &[("IBDYN_CMA", "off")]);
+}
+
+#[test]
+fn p2p_with_eager_wireup() {
+    check("4", "2", &[("IBDYN_WIREUP", "all"), ("IBDYN_PROVIDER", "sock")]);
+}
+
+#[test]
+fn peer_death_during_rendezvous_is_an_error() {
+    for nodes in ["1", "2"] {
+        let prog = example("peer_death");
+        let out = ibdyn_run(&["--keep-going", "-n", "2", "--nodes", nodes, "--map-by", "node", prog.to_str().unwrap()], &[]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("send failed as expected") && stdout.contains("rank 1"),
+            "nodes={nodes}: rank 0 did not report the dead peer:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
