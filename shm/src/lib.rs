@@ -1,7 +1,23 @@
 //! Intra-node path: per-process receive segments in /dev/shm, lock-free eager queues,
 //! CMA single-copy reads.
+//!
+//! Each process owns one receive segment `/dev/shm/ibdyn-<pid>` ([`RecvQueue`]); any process
+//! of the node maps it ([`SendQueue`]) and pushes packets into it. Large messages move with
+//! [`cma::read`] straight between the processes' buffers.
+
+pub mod cma;
+mod config;
+mod doorbell;
+mod error;
+mod layout;
+mod queue;
+mod segment;
 
 use std::io;
+
+pub use config::ShmConfig;
+pub use error::ShmError;
+pub use queue::{RecvQueue, SendQueue};
 
 /// Every shared-memory object ibdyn creates for a process is named with this prefix
 /// followed by the owning process id, so a node daemon can remove what a dead child left.

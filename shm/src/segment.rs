@@ -1,0 +1,252 @@
+//! A mapped receive segment: creation (owner), opening (senders), typed access to its words.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use memmap2::{MmapOptions, MmapRaw};
+
+use crate::layout::*;
+use crate::{ShmConfig, ShmError};
+
+/// Names of receive segments this process currently owns, so a second `create` of the same
+/// name is refused instead of unlinking a live segment as if it were stale.
+static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+pub(crate) struct Segment {
+    map: MmapRaw,
+    pub geo: Geometry,
+    pub path: String,
+    /// Identity of the file mapped, to tell a later segment of the same name from ours.
+    pub ino: (u64, u64),
+}
+
+fn shm_path(name: &str) -> String {
+    format!("/dev/shm/{name}")
+}
+
+fn io_err(path: &str, source: io::Error) -> ShmError {
+    ShmError::Io {
+        path: path.to_string(),
+        source,
+    }
+}
+
+impl Segment {
+    /// Creates and initialises `/dev/shm/<name>` (0600, exclusive). A leftover file of the
+    /// same name that this process does not own is stale (pid reuse) and is replaced.
+    pub fn create(name: &str, cfg: &ShmConfig) -> Result<Segment, ShmError> {
+        cfg.validate()?;
+        let path = shm_path(name);
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        if live.iter().any(|n| n == name) {
+            return Err(ShmError::AlreadyOpen {
+                name: name.to_string(),
+            });
+        }
+        let open = || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+        };
+        let file = match open() {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                tracing::debug!(path, "removing stale shared-memory segment");
+                std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+                open()
+            }
+            other => other,
+        }
+        .map_err(|e| io_err(&path, e))?;
+        let geo = Geometry::from_config(cfg);
+        let made = Self::init(&file, &path, geo);
+        if made.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+        let seg = made?;
+        live.push(name.to_string());
+        Ok(seg)
+    }
+
+    fn init(file: &File, path: &str, geo: Geometry) -> Result<Segment, ShmError> {
+        file.set_len(geo.segment_bytes() as u64)
+            .map_err(|e| io_err(path, e))?;
+        let meta = file.metadata().map_err(|e| io_err(path, e))?;
+        let map = MmapOptions::new()
+            .populate()
+            .map_raw(file)
+            .map_err(|e| io_err(path, e))?;
+        let seg = Segment {
+            map,
+            geo,
+            path: path.to_string(),
+            ino: (meta.dev(), meta.ino()),
+        };
+        let pid = std::process::id() as u64;
+        seg.u64_at(OFF_VERSION)
+            .store(VERSION as u64 | ((HEADER_BYTES as u64) << 32), Ordering::Relaxed);
+        seg.u64_at(OFF_CELLS).store(geo.cells as u64, Ordering::Relaxed);
+        seg.u64_at(OFF_STRIDE).store(geo.stride as u64, Ordering::Relaxed);
+        seg.u64_at(OFF_PAYLOAD).store(geo.payload as u64, Ordering::Relaxed);
+        seg.u64_at(OFF_OWNER).store(pid, Ordering::Relaxed);
+        for i in 0..geo.cells as u64 {
+            seg.cell_seq(i).store(i, Ordering::Relaxed);
+        }
+        // Publishes everything above to a sender that sees the magic.
+        seg.u64_at(OFF_MAGIC).store(MAGIC, Ordering::Release);
+        Ok(seg)
+    }
+
+    /// Maps an existing segment and validates its header.
+    pub fn open(name: &str) -> Result<Segment, ShmError> {
+        if name.is_empty() || name.contains('/') {
+            return Err(ShmError::Config(format!("{name:?} is not a segment name")));
+        }
+        let path = shm_path(name);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::NotFound => ShmError::Missing {
+                    name: name.to_string(),
+                },
+                _ => io_err(&path, e),
+            })?;
+        let meta = file.metadata().map_err(|e| io_err(&path, e))?;
+        let len = usize::try_from(meta.len()).unwrap_or(usize::MAX);
+        let malformed = |what: String| ShmError::Malformed {
+            name: name.to_string(),
+            what,
+        };
+        if len < HEADER_BYTES || len > HEADER_BYTES + (64 << 30) {
+            return Err(malformed(format!("size {len} bytes")));
+        }
+        let map = MmapOptions::new()
+            .populate()
+            .map_raw(&file)
+            .map_err(|e| io_err(&path, e))?;
+        let mut seg = Segment {
+            map,
+            geo: Geometry {
+                cells: 0,
+                stride: 0,
+                payload: 0,
+            },
+            path,
+            ino: (meta.dev(), meta.ino()),
+        };
+        let magic = seg.u64_at(OFF_MAGIC).load(Ordering::Acquire);
+        if magic != MAGIC {
+            return Err(ShmError::BadMagic {
+                name: name.to_string(),
+                found: magic,
+            });
+        }
+        let word = seg.u64_at(OFF_VERSION).load(Ordering::Relaxed);
+        let (version, header) = (word as u32, (word >> 32) as u32);
+        if version != VERSION {
+            return Err(ShmError::Version {
+                name: name.to_string(),
+                found: version,
+                expected: VERSION,
+            });
+        }
+        if header as usize != HEADER_BYTES {
+            return Err(malformed(format!("header size {header}")));
+        }
+        seg.geo = Geometry::validate(
+            name,
+            seg.u64_at(OFF_CELLS).load(Ordering::Relaxed),
+            seg.u64_at(OFF_STRIDE).load(Ordering::Relaxed),
+            seg.u64_at(OFF_PAYLOAD).load(Ordering::Relaxed),
+            len,
+        )?;
+        Ok(seg)
+    }
+
+    /// Removes the file and forgets the name (owner side, on drop).
+    pub fn unlink_owned(&self, name: &str) {
+        if let Err(e) = std::fs::remove_file(&self.path) {
+            if e.kind() != io::ErrorKind::NotFound {
+                tracing::warn!(path = self.path, "cannot remove shared-memory segment: {e}");
+            }
+        }
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|n| n != name);
+    }
+
+    pub fn owner_pid(&self) -> i32 {
+        self.u64_at(OFF_OWNER).load(Ordering::Relaxed) as i32
+    }
+
+    #[inline]
+    fn u64_at(&self, off: usize) -> &AtomicU64 {
+        debug_assert!(off % 8 == 0 && off + 8 <= self.map.len());
+        // SAFETY: the mapping is page-aligned and `off` is a multiple of 8 inside it (all callers
+        // pass layout constants or `Geometry::cell_offset`, which stays in bounds), so the
+        // pointer is valid and aligned for AtomicU64; the reference lives no longer than &self,
+        // and the mapping lives as long as self. Other processes only touch it atomically.
+        unsafe { &*(self.map.as_mut_ptr().add(off) as *const AtomicU64) }
+    }
+
+    #[inline]
+    fn u32_at(&self, off: usize) -> &AtomicU32 {
+        debug_assert!(off % 4 == 0 && off + 4 <= self.map.len());
+        // SAFETY: as in `u64_at`, with 4-byte alignment.
+        unsafe { &*(self.map.as_mut_ptr().add(off) as *const AtomicU32) }
+    }
+
+    #[inline]
+    pub fn enqueue_pos(&self) -> &AtomicU64 {
+        self.u64_at(OFF_ENQUEUE)
+    }
+
+    #[inline]
+    pub fn doorbell(&self) -> &AtomicU32 {
+        self.u32_at(OFF_DOORBELL)
+    }
+
+    #[inline]
+    pub fn sleeping(&self) -> &AtomicU32 {
+        self.u32_at(OFF_SLEEPING)
+    }
+
+    #[inline]
+    pub fn cell_seq(&self, pos: u64) -> &AtomicU64 {
+        self.u64_at(self.geo.cell_offset(pos) + CELL_SEQ)
+    }
+
+    /// Length word of the cell for `pos`. Plain (non-atomic) data, ordered by the sequence word.
+    #[inline]
+    pub fn cell_len(&self, pos: u64) -> *mut u32 {
+        // SAFETY: in bounds as `cell_offset` is; alignment 8 (stride and header are multiples of 64).
+        unsafe {
+            self.map
+                .as_mut_ptr()
+                .add(self.geo.cell_offset(pos) + CELL_LEN) as *mut u32
+        }
+    }
+
+    /// First payload byte of the cell for `pos`; `geo.payload` bytes follow inside the mapping.
+    #[inline]
+    pub fn cell_data(&self, pos: u64) -> *mut u8 {
+        // SAFETY: cell_offset + CELL_DATA + payload <= cell_offset + stride <= mapping length.
+        unsafe {
+            self.map
+                .as_mut_ptr()
+                .add(self.geo.cell_offset(pos) + CELL_DATA)
+        }
+    }
+
+    /// Test hook: raw header word access for corruption tests.
+    #[cfg(test)]
+    pub fn poke_u64(&self, off: usize, v: u64) {
+        self.u64_at(off).store(v, Ordering::Relaxed);
+    }
+}
