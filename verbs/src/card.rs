@@ -84,7 +84,10 @@ impl AddressCard {
     pub fn from_bytes(b: &[u8]) -> Result<AddressCard> {
         let (card, used) = Self::parse_prefix(b)?;
         if used != b.len() {
-            return Err(VerbsError::InvalidCard(format!("{} trailing bytes", b.len() - used)));
+            return Err(VerbsError::InvalidCard(format!(
+                "{} trailing bytes",
+                b.len() - used
+            )));
         }
         Ok(card)
     }
@@ -108,18 +111,30 @@ impl AddressCard {
                 gid.copy_from_slice(&b[4..20]);
                 let qpn = u32::from_le_bytes([b[20], b[21], b[22], b[23]]);
                 if qpn == 0 || qpn > 0x00ff_ffff {
-                    return Err(VerbsError::InvalidCard(format!("queue pair number {qpn:#x} out of range")));
+                    return Err(VerbsError::InvalidCard(format!(
+                        "queue pair number {qpn:#x} out of range"
+                    )));
                 }
                 let global = match b[24] {
                     0 => false,
                     1 => true,
                     x => return Err(VerbsError::InvalidCard(format!("bad GRH flag {x}"))),
                 };
-                Ok((AddressCard::Ib(IbAddr { lid, gid, qpn, global }), 25))
+                Ok((
+                    AddressCard::Ib(IbAddr {
+                        lid,
+                        gid,
+                        qpn,
+                        global,
+                    }),
+                    25,
+                ))
             }
             TAG_SOCK => {
                 let (ip, at) = match b.get(2) {
-                    Some(4) if b.len() >= 7 => (IpAddr::V4(Ipv4Addr::new(b[3], b[4], b[5], b[6])), 7),
+                    Some(4) if b.len() >= 7 => {
+                        (IpAddr::V4(Ipv4Addr::new(b[3], b[4], b[5], b[6])), 7)
+                    }
                     Some(6) if b.len() >= 19 => {
                         let mut o = [0u8; 16];
                         o.copy_from_slice(&b[3..19]);
@@ -135,7 +150,14 @@ impl AddressCard {
                 if udp_port == 0 || tcp_port == 0 {
                     return Err(bad("port 0"));
                 }
-                Ok((AddressCard::Sock(SockAddr { ip, udp_port, tcp_port }), at + 4))
+                Ok((
+                    AddressCard::Sock(SockAddr {
+                        ip,
+                        udp_port,
+                        tcp_port,
+                    }),
+                    at + 4,
+                ))
             }
             t => Err(VerbsError::InvalidCard(format!("unknown provider tag {t}"))),
         }
@@ -148,8 +170,11 @@ impl AddressCard {
 
     pub fn from_hex(s: &str) -> Result<AddressCard> {
         let s = s.trim();
-        if s.len() % 2 != 0 || s.len() > 128 {
-            return Err(VerbsError::InvalidCard(format!("bad hex length {}", s.len())));
+        if s.len() & 1 == 1 || s.len() > 128 {
+            return Err(VerbsError::InvalidCard(format!(
+                "bad hex length {}",
+                s.len()
+            )));
         }
         let bytes = (0..s.len())
             .step_by(2)
@@ -182,9 +207,22 @@ mod tests {
     #[test]
     fn roundtrip_both_kinds() {
         let cards = [
-            AddressCard::Ib(IbAddr { lid: 7, gid: [0xfe; 16], qpn: 0x1234, global: true }),
-            AddressCard::Sock(SockAddr { ip: "127.0.0.1".parse().unwrap(), udp_port: 9, tcp_port: 10 }),
-            AddressCard::Sock(SockAddr { ip: "::1".parse().unwrap(), udp_port: 65535, tcp_port: 1 }),
+            AddressCard::Ib(IbAddr {
+                lid: 7,
+                gid: [0xfe; 16],
+                qpn: 0x1234,
+                global: true,
+            }),
+            AddressCard::Sock(SockAddr {
+                ip: "127.0.0.1".parse().unwrap(),
+                udp_port: 9,
+                tcp_port: 10,
+            }),
+            AddressCard::Sock(SockAddr {
+                ip: "::1".parse().unwrap(),
+                udp_port: 65535,
+                tcp_port: 1,
+            }),
         ];
         for c in cards {
             assert_eq!(AddressCard::from_bytes(&c.to_bytes()).unwrap(), c);
@@ -194,9 +232,18 @@ mod tests {
 
     #[test]
     fn rejects_bad_cards() {
-        let good = AddressCard::Ib(IbAddr { lid: 1, gid: [0; 16], qpn: 5, global: false }).to_bytes();
+        let good = AddressCard::Ib(IbAddr {
+            lid: 1,
+            gid: [0; 16],
+            qpn: 5,
+            global: false,
+        })
+        .to_bytes();
         for n in 0..good.len() {
-            assert!(AddressCard::from_bytes(&good[..n]).is_err(), "truncated at {n}");
+            assert!(
+                AddressCard::from_bytes(&good[..n]).is_err(),
+                "truncated at {n}"
+            );
         }
         let mut trailing = good.clone();
         trailing.push(0);

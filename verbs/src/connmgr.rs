@@ -22,14 +22,32 @@ pub(crate) const MSG_USER: u8 = 3;
 /// An operation waiting for its connection.
 pub(crate) enum Op {
     Send(Vec<u8>),
-    Read { remote: RemoteBuf, local: usize, len: usize, token: u64 },
-    Write { remote: RemoteBuf, local: usize, len: usize, token: u64 },
+    Read {
+        remote: RemoteBuf,
+        local: usize,
+        len: usize,
+        token: u64,
+    },
+    Write {
+        remote: RemoteBuf,
+        local: usize,
+        len: usize,
+        token: u64,
+    },
 }
 
 enum Link {
-    Connecting { qp: u32, req_seq: u64, since: Instant },
-    Connected { qp: u32 },
-    Failed { reason: String },
+    Connecting {
+        qp: u32,
+        req_seq: u64,
+        since: Instant,
+    },
+    Connected {
+        qp: u32,
+    },
+    Failed {
+        reason: String,
+    },
 }
 
 struct Peer {
@@ -88,7 +106,10 @@ impl ConnManager {
     }
 
     pub(crate) fn connection_count(&self) -> usize {
-        self.peers.values().filter(|p| matches!(p.link, Link::Connected { .. })).count()
+        self.peers
+            .values()
+            .filter(|p| matches!(p.link, Link::Connected { .. }))
+            .count()
     }
 
     /// Submit an operation: run it now if connected, else queue it (connecting on demand).
@@ -102,10 +123,15 @@ impl ConnManager {
         now: Instant,
     ) -> Result<()> {
         if peer == self.local_key {
-            return Err(VerbsError::InvalidArgument(format!("peer {peer:#x} is this process")));
+            return Err(VerbsError::InvalidArgument(format!(
+                "peer {peer:#x} is this process"
+            )));
         }
         if card.provider() != prov.kind() {
-            return Err(VerbsError::ProviderMismatch { card: card.provider().to_string(), local: prov.kind().to_string() });
+            return Err(VerbsError::ProviderMismatch {
+                card: card.provider().to_string(),
+                local: prov.kind().to_string(),
+            });
         }
         match self.peers.get_mut(&peer) {
             Some(p) => match p.link {
@@ -114,7 +140,10 @@ impl ConnManager {
                     p.queue.push_back(op);
                     Ok(())
                 }
-                Link::Failed { ref reason } => Err(VerbsError::PeerFailed { peer, reason: reason.clone() }),
+                Link::Failed { ref reason } => Err(VerbsError::PeerFailed {
+                    peer,
+                    reason: reason.clone(),
+                }),
             },
             None => {
                 let ep = prov.rc_create()?;
@@ -125,14 +154,21 @@ impl ConnManager {
                         return Err(e);
                     }
                 };
-                tracing::debug!("connect request to peer {peer:#x} at {card} (local qp {})", ep.qpn);
+                tracing::debug!(
+                    "connect request to peer {peer:#x} at {card} (local qp {})",
+                    ep.qpn
+                );
                 self.stats.connect_requests_sent += 1;
                 self.by_qp.insert(ep.qpn, peer);
                 self.peers.insert(
                     peer,
                     Peer {
                         card: *card,
-                        link: Link::Connecting { qp: ep.qpn, req_seq, since: now },
+                        link: Link::Connecting {
+                            qp: ep.qpn,
+                            req_seq,
+                            since: now,
+                        },
                         queue: VecDeque::from([op]),
                         rep_seq: None,
                     },
@@ -154,7 +190,9 @@ impl ConnManager {
         now: Instant,
         out: &mut Vec<Event>,
     ) -> bool {
-        let Some((key, ep)) = decode(body) else { return false };
+        let Some((key, ep)) = decode(body) else {
+            return false;
+        };
         if key == self.local_key || from.provider() != prov.kind() {
             return false;
         }
@@ -166,7 +204,12 @@ impl ConnManager {
                         self.by_qp.insert(local.qpn, key);
                         self.peers.insert(
                             key,
-                            Peer { card: from, link: Link::Connected { qp: local.qpn }, queue: VecDeque::new(), rep_seq: None },
+                            Peer {
+                                card: from,
+                                link: Link::Connected { qp: local.qpn },
+                                queue: VecDeque::new(),
+                                rep_seq: None,
+                            },
                         );
                         (local.qpn, false)
                     }
@@ -182,7 +225,9 @@ impl ConnManager {
                 // We win the tie (they will yield), or already connected / failed: ignore.
                 Some(_) => return true,
             };
-            tracing::debug!("connect request from peer {key:#x} at {from} (simultaneous: {yield_to_them})");
+            tracing::debug!(
+                "connect request from peer {key:#x} at {from} (simultaneous: {yield_to_them})"
+            );
             let local = RcEndpoint { qpn: qp, psn: 0 };
             let local = prov_endpoint(prov, local);
             match prov.rc_connect(qp, &from, ep) {
@@ -199,9 +244,16 @@ impl ConnManager {
                 Err(e) => self.fail(prov, key, e.to_string(), out),
             }
         } else if kind == MSG_CONN_REP {
-            let Some(p) = self.peers.get_mut(&key) else { return true };
-            let Link::Connecting { qp, .. } = p.link else { return true };
-            tracing::debug!("connect reply from peer {key:#x}: local qp {qp} -> remote {}", ep.qpn);
+            let Some(p) = self.peers.get_mut(&key) else {
+                return true;
+            };
+            let Link::Connecting { qp, .. } = p.link else {
+                return true;
+            };
+            tracing::debug!(
+                "connect reply from peer {key:#x}: local qp {qp} -> remote {}",
+                ep.qpn
+            );
             match prov.rc_connect(qp, &from, ep) {
                 Ok(()) => {
                     p.card = from;
@@ -216,8 +268,12 @@ impl ConnManager {
 
     /// Run the queued operations of a newly connected peer, in order.
     fn flush(&mut self, prov: &mut dyn Provider, key: u64, out: &mut Vec<Event>) {
-        let Some(p) = self.peers.get_mut(&key) else { return };
-        let Link::Connected { qp } = p.link else { return };
+        let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
+        let Link::Connected { qp } = p.link else {
+            return;
+        };
         while let Some(op) = p.queue.pop_front() {
             if let Err(e) = run(prov, qp, op) {
                 let reason = e.to_string();
@@ -228,30 +284,53 @@ impl ConnManager {
     }
 
     /// Give up on a peer: its endpoint is destroyed, queued reads/writes fail, later sends error.
-    pub(crate) fn fail(&mut self, prov: &mut dyn Provider, key: u64, reason: String, out: &mut Vec<Event>) {
-        let Some(p) = self.peers.get_mut(&key) else { return };
+    pub(crate) fn fail(
+        &mut self,
+        prov: &mut dyn Provider,
+        key: u64,
+        reason: String,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
         if let Link::Connecting { qp, .. } | Link::Connected { qp } = p.link {
             prov.rc_destroy(qp);
             self.by_qp.remove(&qp);
         }
         tracing::debug!("peer {key:#x} failed: {reason}");
         for op in p.queue.drain(..) {
-            let error = VerbsError::PeerFailed { peer: key, reason: reason.clone() };
+            let error = VerbsError::PeerFailed {
+                peer: key,
+                reason: reason.clone(),
+            };
             match op {
                 Op::Read { token, .. } => out.push(Event::ReadFailed { token, error }),
                 Op::Write { token, .. } => out.push(Event::WriteFailed { token, error }),
                 Op::Send(_) => {}
             }
         }
-        p.link = Link::Failed { reason: reason.clone() };
-        out.push(Event::PeerFailed { peer: key, error: VerbsError::PeerFailed { peer: key, reason } });
+        p.link = Link::Failed {
+            reason: reason.clone(),
+        };
+        out.push(Event::PeerFailed {
+            peer: key,
+            error: VerbsError::PeerFailed { peer: key, reason },
+        });
     }
 
     /// A control datagram could not be delivered; returns true when it was one of ours.
-    pub(crate) fn on_undelivered(&mut self, prov: &mut dyn Provider, to: &AddressCard, seq: u64, out: &mut Vec<Event>) -> bool {
+    pub(crate) fn on_undelivered(
+        &mut self,
+        prov: &mut dyn Provider,
+        to: &AddressCard,
+        seq: u64,
+        out: &mut Vec<Event>,
+    ) -> bool {
         let hit = self.peers.iter().find_map(|(k, p)| {
             let ours = p.card == *to
-                && (matches!(p.link, Link::Connecting { req_seq, .. } if req_seq == seq) || p.rep_seq == Some(seq));
+                && (matches!(p.link, Link::Connecting { req_seq, .. } if req_seq == seq)
+                    || p.rep_seq == Some(seq));
             ours.then_some(*k)
         });
         match hit {
@@ -275,12 +354,18 @@ impl ConnManager {
             .peers
             .iter()
             .filter_map(|(k, p)| match p.link {
-                Link::Connecting { since, .. } if now.duration_since(since) > budget => Some((*k, since)),
+                Link::Connecting { since, .. } if now.duration_since(since) > budget => {
+                    Some((*k, since))
+                }
                 _ => None,
             })
             .collect();
         for (key, since) in late {
-            let e = VerbsError::ConnectTimeout { peer: key, retries: self.cfg.max_retries, elapsed: now - since };
+            let e = VerbsError::ConnectTimeout {
+                peer: key,
+                retries: self.cfg.max_retries,
+                elapsed: now - since,
+            };
             self.fail(prov, key, e.to_string(), out);
         }
     }
@@ -301,9 +386,18 @@ impl ConnManager {
         self.by_qp.get(&qp).copied()
     }
 
-    pub(crate) fn on_broken(&mut self, prov: &mut dyn Provider, qp: u32, error: VerbsError, out: &mut Vec<Event>) {
+    pub(crate) fn on_broken(
+        &mut self,
+        prov: &mut dyn Provider,
+        qp: u32,
+        error: VerbsError,
+        out: &mut Vec<Event>,
+    ) {
         if let Some(key) = self.peer_of(qp) {
-            let e = VerbsError::ConnectionLost { peer: key, detail: error.to_string() };
+            let e = VerbsError::ConnectionLost {
+                peer: key,
+                detail: error.to_string(),
+            };
             self.fail(prov, key, e.to_string(), out);
         }
     }
@@ -311,15 +405,28 @@ impl ConnManager {
 
 /// The endpoint to advertise for an existing local qp (the provider knows its PSN).
 fn prov_endpoint(prov: &mut dyn Provider, ep: RcEndpoint) -> RcEndpoint {
-    RcEndpoint { qpn: ep.qpn, psn: prov.rc_psn(ep.qpn) }
+    RcEndpoint {
+        qpn: ep.qpn,
+        psn: prov.rc_psn(ep.qpn),
+    }
 }
 
 fn run(prov: &mut dyn Provider, qp: u32, op: Op) -> Result<()> {
     match op {
         Op::Send(data) => prov.rc_send(qp, &[&data]),
         // SAFETY: the caller of Fabric::read/write promised validity of the buffer until completion.
-        Op::Read { remote, local, len, token } => unsafe { prov.rc_read(qp, remote, local as *mut u8, len, token) },
+        Op::Read {
+            remote,
+            local,
+            len,
+            token,
+        } => unsafe { prov.rc_read(qp, remote, local as *mut u8, len, token) },
         // SAFETY: as above.
-        Op::Write { remote, local, len, token } => unsafe { prov.rc_write(qp, remote, local as *const u8, len, token) },
+        Op::Write {
+            remote,
+            local,
+            len,
+            token,
+        } => unsafe { prov.rc_write(qp, remote, local as *const u8, len, token) },
     }
 }

@@ -15,13 +15,23 @@ pub enum VerbsError {
     #[error("{verb} failed: {detail}")]
     Verb { verb: &'static str, detail: String },
     #[error("socket {op} on {addr}: {detail}")]
-    Socket { op: &'static str, addr: String, detail: String },
+    Socket {
+        op: &'static str,
+        addr: String,
+        detail: String,
+    },
     #[error("invalid address card: {0}")]
     InvalidCard(String),
     #[error("address card is for provider {card} but this fabric runs {local}")]
     ProviderMismatch { card: String, local: String },
-    #[error("peer {peer:#x} did not answer the connect request after {retries} retries ({elapsed:?})")]
-    ConnectTimeout { peer: u64, retries: u32, elapsed: Duration },
+    #[error(
+        "peer {peer:#x} did not answer the connect request after {retries} retries ({elapsed:?})"
+    )]
+    ConnectTimeout {
+        peer: u64,
+        retries: u32,
+        elapsed: Duration,
+    },
     #[error("control datagram to {to} not acknowledged after {retries} retries")]
     ControlUndelivered { to: String, retries: u32 },
     #[error("peer {peer:#x} failed earlier: {reason}")]
@@ -42,6 +52,10 @@ pub type Result<T, E = VerbsError> = std::result::Result<T, E>;
 
 impl VerbsError {
     pub(crate) fn sock(op: &'static str, addr: impl std::fmt::Display, e: std::io::Error) -> Self {
-        VerbsError::Socket { op, addr: addr.to_string(), detail: e.to_string() }
+        VerbsError::Socket {
+            op,
+            addr: addr.to_string(),
+            detail: e.to_string(),
+        }
     }
 }

@@ -27,7 +27,10 @@ impl RemoteBuf {
     }
     pub fn from_bytes(b: &[u8]) -> Result<RemoteBuf> {
         if b.len() != Self::WIRE_LEN {
-            return Err(VerbsError::InvalidArgument(format!("remote buffer descriptor of {} bytes", b.len())));
+            return Err(VerbsError::InvalidArgument(format!(
+                "remote buffer descriptor of {} bytes",
+                b.len()
+            )));
         }
         Ok(RemoteBuf {
             addr: u64::from_le_bytes(b[0..8].try_into().expect("8 bytes")),
@@ -41,17 +44,39 @@ impl RemoteBuf {
 #[derive(Debug)]
 pub enum Event {
     /// A message from a peer over its RC connection (whole, in order per peer).
-    Message { peer: u64, data: Vec<u8> },
-    ReadDone { token: u64 },
-    ReadFailed { token: u64, error: VerbsError },
-    WriteDone { token: u64 },
-    WriteFailed { token: u64, error: VerbsError },
+    Message {
+        peer: u64,
+        data: Vec<u8>,
+    },
+    ReadDone {
+        token: u64,
+    },
+    ReadFailed {
+        token: u64,
+        error: VerbsError,
+    },
+    WriteDone {
+        token: u64,
+    },
+    WriteFailed {
+        token: u64,
+        error: VerbsError,
+    },
     /// A control datagram (sent with `control_send`), delivered once.
-    Control { from: AddressCard, data: Vec<u8> },
+    Control {
+        from: AddressCard,
+        data: Vec<u8>,
+    },
     /// A `control_send` that was never acknowledged.
-    ControlFailed { to: AddressCard, error: VerbsError },
+    ControlFailed {
+        to: AddressCard,
+        error: VerbsError,
+    },
     /// The peer is unreachable; later operations towards it fail.
-    PeerFailed { peer: u64, error: VerbsError },
+    PeerFailed {
+        peer: u64,
+        error: VerbsError,
+    },
 }
 
 /// Counters for tests, logs and `ibdyn info`.
@@ -111,15 +136,28 @@ impl Fabric {
 
     /// Reliable, ordered per peer, non-blocking: connects on first use and queues meanwhile.
     pub fn send(&mut self, peer: u64, card: &AddressCard, parts: &[&[u8]]) -> Result<()> {
-        let data = if parts.len() == 1 { parts[0].to_vec() } else { parts.concat() };
-        self.cm.submit(&mut *self.provider, &mut self.channel, peer, card, Op::Send(data), Instant::now())
+        let data = if parts.len() == 1 {
+            parts[0].to_vec()
+        } else {
+            parts.concat()
+        };
+        self.cm.submit(
+            &mut *self.provider,
+            &mut self.channel,
+            peer,
+            card,
+            Op::Send(data),
+            Instant::now(),
+        )
     }
 
     /// Make memory readable by peers; the returned descriptor goes into a rendezvous header.
     /// The memory must stay valid and unmoved until [`Fabric::release`].
     pub fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
         if ptr.is_null() && len > 0 {
-            return Err(VerbsError::InvalidArgument("expose of a null pointer".into()));
+            return Err(VerbsError::InvalidArgument(
+                "expose of a null pointer".into(),
+            ));
         }
         self.provider.expose(ptr, len)
     }
@@ -144,10 +182,25 @@ impl Fabric {
         token: u64,
     ) -> Result<()> {
         if len as u64 > remote.len {
-            return Err(VerbsError::InvalidArgument(format!("read of {len} bytes from a {}-byte remote buffer", remote.len)));
+            return Err(VerbsError::InvalidArgument(format!(
+                "read of {len} bytes from a {}-byte remote buffer",
+                remote.len
+            )));
         }
-        let op = Op::Read { remote, local: local as usize, len, token };
-        self.cm.submit(&mut *self.provider, &mut self.channel, peer, card, op, Instant::now())
+        let op = Op::Read {
+            remote,
+            local: local as usize,
+            len,
+            token,
+        };
+        self.cm.submit(
+            &mut *self.provider,
+            &mut self.channel,
+            peer,
+            card,
+            op,
+            Instant::now(),
+        )
     }
 
     /// RDMA write of `local[..len]` into `remote`; completes with `Event::WriteDone { token }`.
@@ -164,16 +217,34 @@ impl Fabric {
         token: u64,
     ) -> Result<()> {
         if len as u64 > remote.len {
-            return Err(VerbsError::InvalidArgument(format!("write of {len} bytes into a {}-byte remote buffer", remote.len)));
+            return Err(VerbsError::InvalidArgument(format!(
+                "write of {len} bytes into a {}-byte remote buffer",
+                remote.len
+            )));
         }
-        let op = Op::Write { remote, local: local as usize, len, token };
-        self.cm.submit(&mut *self.provider, &mut self.channel, peer, card, op, Instant::now())
+        let op = Op::Write {
+            remote,
+            local: local as usize,
+            len,
+            token,
+        };
+        self.cm.submit(
+            &mut *self.provider,
+            &mut self.channel,
+            peer,
+            card,
+            op,
+            Instant::now(),
+        )
     }
 
     /// Reliable datagram over UD to any card (no connection); delivered once as `Event::Control`.
     pub fn control_send(&mut self, to: &AddressCard, data: &[u8]) -> Result<()> {
         if to.provider() != self.provider.kind() {
-            return Err(VerbsError::ProviderMismatch { card: to.provider().to_string(), local: self.provider.kind().to_string() });
+            return Err(VerbsError::ProviderMismatch {
+                card: to.provider().to_string(),
+                local: self.provider.kind().to_string(),
+            });
         }
         let mut b = Vec::with_capacity(data.len() + 1);
         b.push(MSG_USER);
@@ -181,7 +252,11 @@ impl Fabric {
         self.channel.send(to, &b, Instant::now())?;
         // Put it on the wire now rather than at the next progress.
         let provider = &mut self.provider;
-        self.channel.tick(Instant::now(), &mut |c, d| provider.ud_send(c, d), &mut self.ch_events);
+        self.channel.tick(
+            Instant::now(),
+            &mut |c, d| provider.ud_send(c, d),
+            &mut self.ch_events,
+        );
         Ok(())
     }
 
@@ -193,16 +268,31 @@ impl Fabric {
         {
             let provider = &mut self.provider;
             for d in self.scratch.iter() {
-                self.channel.on_datagram(d, &mut |c, b| provider.ud_send(c, b), &mut self.ch_events);
+                self.channel.on_datagram(
+                    d,
+                    &mut |c, b| provider.ud_send(c, b),
+                    &mut self.ch_events,
+                );
             }
         }
         let mut events = std::mem::take(&mut self.ch_events);
         for ev in events.drain(..) {
             match ev {
                 ChannelEvent::Delivered { from, data } => match data.first() {
-                    Some(&MSG_USER) => out.push(Event::Control { from, data: data[1..].to_vec() }),
+                    Some(&MSG_USER) => out.push(Event::Control {
+                        from,
+                        data: data[1..].to_vec(),
+                    }),
                     Some(&k @ (MSG_CONN_REQ | MSG_CONN_REP)) => {
-                        if !self.cm.on_control(&mut *self.provider, &mut self.channel, k, from, &data[1..], now, out) {
+                        if !self.cm.on_control(
+                            &mut *self.provider,
+                            &mut self.channel,
+                            k,
+                            from,
+                            &data[1..],
+                            now,
+                            out,
+                        ) {
                             self.channel.stats.dropped_malformed += 1;
                         }
                     }
@@ -219,7 +309,8 @@ impl Fabric {
         self.cm.tick(&mut *self.provider, now, out);
         {
             let provider = &mut self.provider;
-            self.channel.tick(now, &mut |c, d| provider.ud_send(c, d), &mut self.ch_events);
+            self.channel
+                .tick(now, &mut |c, d| provider.ud_send(c, d), &mut self.ch_events);
         }
         self.rc_events.clear();
         self.provider.rc_poll(&mut self.rc_events)?;
@@ -230,10 +321,16 @@ impl Fabric {
                     None => tracing::debug!("message on unknown qp {qp} dropped"),
                 },
                 RcEvent::ReadDone { token } => out.push(Event::ReadDone { token }),
-                RcEvent::ReadFailed { token, error } => out.push(Event::ReadFailed { token, error }),
+                RcEvent::ReadFailed { token, error } => {
+                    out.push(Event::ReadFailed { token, error })
+                }
                 RcEvent::WriteDone { token } => out.push(Event::WriteDone { token }),
-                RcEvent::WriteFailed { token, error } => out.push(Event::WriteFailed { token, error }),
-                RcEvent::Broken { qp, error } => self.cm.on_broken(&mut *self.provider, qp, error, out),
+                RcEvent::WriteFailed { token, error } => {
+                    out.push(Event::WriteFailed { token, error })
+                }
+                RcEvent::Broken { qp, error } => {
+                    self.cm.on_broken(&mut *self.provider, qp, error, out)
+                }
             }
         }
         Ok(())
@@ -243,7 +340,10 @@ impl Fabric {
     pub fn wait(&mut self, timeout: Duration) {
         let now = Instant::now();
         let mut t = timeout;
-        for d in [self.channel.next_deadline(), self.cm.next_deadline()].into_iter().flatten() {
+        for d in [self.channel.next_deadline(), self.cm.next_deadline()]
+            .into_iter()
+            .flatten()
+        {
             t = t.min(d.saturating_duration_since(now));
         }
         if !self.ch_events.is_empty() {
@@ -273,6 +373,9 @@ impl Fabric {
 
 /// A number that differs between incarnations of a process bound to the same address.
 fn incarnation() -> u64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     t ^ ((std::process::id() as u64) << 40) ^ 0x9e37_79b9_7f4a_7c15
 }

@@ -30,13 +30,24 @@ pub(crate) struct FakeProvider {
 }
 
 pub(crate) fn card(port: u16) -> AddressCard {
-    AddressCard::Sock(SockAddr { ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), udp_port: port, tcp_port: port })
+    AddressCard::Sock(SockAddr {
+        ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+        udp_port: port,
+        tcp_port: port,
+    })
 }
 
 impl FakeProvider {
     pub(crate) fn new(net: &Net, port: u16, mtu: usize) -> Self {
         net.lock().unwrap().ud.entry(port).or_default();
-        FakeProvider { net: net.clone(), port, next_qp: 0, qps: HashMap::new(), early: HashMap::new(), mtu }
+        FakeProvider {
+            net: net.clone(),
+            port,
+            next_qp: 0,
+            qps: HashMap::new(),
+            early: HashMap::new(),
+            mtu,
+        }
     }
 }
 
@@ -51,10 +62,13 @@ impl Provider for FakeProvider {
         self.mtu
     }
     fn ud_send(&mut self, to: &AddressCard, datagram: &[u8]) -> Result<()> {
-        let AddressCard::Sock(a) = to else { return Ok(()) };
+        let AddressCard::Sock(a) = to else {
+            return Ok(());
+        };
         let mut w = self.net.lock().unwrap();
         w.counter += 1;
-        if w.drop_every > 0 && w.counter % w.drop_every == 0 {
+        if w.drop_every > 0 && w.counter >= w.drop_every {
+            w.counter = 0;
             w.dropped += 1;
             return Ok(());
         }
@@ -73,14 +87,21 @@ impl Provider for FakeProvider {
     fn rc_create(&mut self) -> Result<RcEndpoint> {
         self.next_qp += 1;
         self.qps.insert(self.next_qp, None);
-        Ok(RcEndpoint { qpn: self.next_qp, psn: 0 })
+        Ok(RcEndpoint {
+            qpn: self.next_qp,
+            psn: 0,
+        })
     }
     fn rc_connect(&mut self, qp: u32, remote_card: &AddressCard, remote: RcEndpoint) -> Result<()> {
-        let AddressCard::Sock(a) = remote_card else { return Ok(()) };
+        let AddressCard::Sock(a) = remote_card else {
+            return Ok(());
+        };
         self.qps.insert(qp, Some((a.udp_port, remote.qpn)));
         let early = self.early.remove(&qp).unwrap_or_default();
         let mut w = self.net.lock().unwrap();
-        w.rc.entry((a.udp_port, remote.qpn)).or_default().extend(early);
+        w.rc.entry((a.udp_port, remote.qpn))
+            .or_default()
+            .extend(early);
         Ok(())
     }
     fn rc_destroy(&mut self, qp: u32) {
@@ -88,7 +109,14 @@ impl Provider for FakeProvider {
     }
     fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
         match self.qps.get(&qp) {
-            Some(Some(dest)) => self.net.lock().unwrap().rc.entry(*dest).or_default().push_back(parts.concat()),
+            Some(Some(dest)) => self
+                .net
+                .lock()
+                .unwrap()
+                .rc
+                .entry(*dest)
+                .or_default()
+                .push_back(parts.concat()),
             _ => self.early.entry(qp).or_default().push(parts.concat()),
         }
         Ok(())

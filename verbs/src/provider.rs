@@ -18,13 +18,29 @@ pub struct RcEndpoint {
 /// Completions and arrivals on RC endpoints.
 #[derive(Debug)]
 pub enum RcEvent {
-    Recv { qp: u32, data: Vec<u8> },
-    ReadDone { token: u64 },
-    ReadFailed { token: u64, error: VerbsError },
-    WriteDone { token: u64 },
-    WriteFailed { token: u64, error: VerbsError },
+    Recv {
+        qp: u32,
+        data: Vec<u8>,
+    },
+    ReadDone {
+        token: u64,
+    },
+    ReadFailed {
+        token: u64,
+        error: VerbsError,
+    },
+    WriteDone {
+        token: u64,
+    },
+    WriteFailed {
+        token: u64,
+        error: VerbsError,
+    },
     /// The endpoint is broken (peer gone, transport error); it is not usable any more.
-    Broken { qp: u32, error: VerbsError },
+    Broken {
+        qp: u32,
+        error: VerbsError,
+    },
 }
 
 pub trait Provider: Send {
@@ -59,14 +75,28 @@ pub trait Provider: Send {
     ///
     /// # Safety
     /// `local` must be valid for `len` bytes of writes until the read completes.
-    unsafe fn rc_read(&mut self, _qp: u32, _remote: RemoteBuf, _local: *mut u8, _len: usize, _token: u64) -> Result<()> {
+    unsafe fn rc_read(
+        &mut self,
+        _qp: u32,
+        _remote: RemoteBuf,
+        _local: *mut u8,
+        _len: usize,
+        _token: u64,
+    ) -> Result<()> {
         Err(VerbsError::Unsupported("rdma read"))
     }
     /// RDMA write of `local[..len]` into `remote`; completes with `WriteDone`/`WriteFailed`.
     ///
     /// # Safety
     /// `local` must be valid for `len` bytes of reads until the write completes.
-    unsafe fn rc_write(&mut self, _qp: u32, _remote: RemoteBuf, _local: *const u8, _len: usize, _token: u64) -> Result<()> {
+    unsafe fn rc_write(
+        &mut self,
+        _qp: u32,
+        _remote: RemoteBuf,
+        _local: *const u8,
+        _len: usize,
+        _token: u64,
+    ) -> Result<()> {
         Err(VerbsError::Unsupported("rdma write"))
     }
 

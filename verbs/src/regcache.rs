@@ -25,15 +25,30 @@ pub struct RegCache<H> {
 
 impl<H> RegCache<H> {
     pub fn new(max_unused: usize) -> Self {
-        RegCache { entries: Vec::new(), max_unused, clock: 0, hits: 0, misses: 0 }
+        RegCache {
+            entries: Vec::new(),
+            max_unused,
+            clock: 0,
+            hits: 0,
+            misses: 0,
+        }
     }
 
     /// The registration covering `[addr, addr+len)`, registering it with `register` on a miss.
     /// Each successful call must be paired with one `release`.
-    pub fn acquire<E>(&mut self, addr: u64, len: u64, register: impl FnOnce(u64, u64) -> Result<H, E>) -> Result<&H, E> {
+    pub fn acquire<E>(
+        &mut self,
+        addr: u64,
+        len: u64,
+        register: impl FnOnce(u64, u64) -> Result<H, E>,
+    ) -> Result<&H, E> {
         self.clock += 1;
         let end = addr.saturating_add(len);
-        if let Some(i) = self.entries.iter().position(|e| e.addr <= addr && end <= e.addr.saturating_add(e.len)) {
+        if let Some(i) = self
+            .entries
+            .iter()
+            .position(|e| e.addr <= addr && end <= e.addr.saturating_add(e.len))
+        {
             self.hits += 1;
             let e = &mut self.entries[i];
             e.refs += 1;
@@ -42,13 +57,23 @@ impl<H> RegCache<H> {
         }
         self.misses += 1;
         let handle = register(addr, len)?;
-        self.entries.push(Entry { addr, len, handle, refs: 1, last_use: self.clock });
+        self.entries.push(Entry {
+            addr,
+            len,
+            handle,
+            refs: 1,
+            last_use: self.clock,
+        });
         Ok(&self.entries.last().expect("just pushed").handle)
     }
 
     /// Drop one use of the entry matching `which`; returns handles evicted (to deregister).
     pub fn release(&mut self, which: impl Fn(&H) -> bool) -> Vec<H> {
-        if let Some(e) = self.entries.iter_mut().find(|e| e.refs > 0 && which(&e.handle)) {
+        if let Some(e) = self
+            .entries
+            .iter_mut()
+            .find(|e| e.refs > 0 && which(&e.handle))
+        {
             e.refs -= 1;
         }
         self.evict()
@@ -57,7 +82,13 @@ impl<H> RegCache<H> {
     fn evict(&mut self) -> Vec<H> {
         let mut out = Vec::new();
         while self.entries.iter().filter(|e| e.refs == 0).count() > self.max_unused {
-            let Some((i, _)) = self.entries.iter().enumerate().filter(|(_, e)| e.refs == 0).min_by_key(|(_, e)| e.last_use) else {
+            let Some((i, _)) = self
+                .entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.refs == 0)
+                .min_by_key(|(_, e)| e.last_use)
+            else {
                 break;
             };
             out.push(self.entries.swap_remove(i).handle);

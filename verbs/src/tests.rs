@@ -19,7 +19,11 @@ fn fabric(net: &Net, key: u64, port: u16, mtu: usize) -> Fabric {
 }
 
 /// Drive both fabrics until `done` says so (bounded).
-fn drive(fs: &mut [&mut Fabric], evs: &mut [Vec<Event>], mut done: impl FnMut(&[Vec<Event>]) -> bool) {
+fn drive(
+    fs: &mut [&mut Fabric],
+    evs: &mut [Vec<Event>],
+    mut done: impl FnMut(&[Vec<Event>]) -> bool,
+) {
     let end = Instant::now() + Duration::from_secs(20);
     while !done(evs) {
         assert!(Instant::now() < end, "timed out driving fabrics");
@@ -49,16 +53,23 @@ fn on_demand_connect_delivers_queued_messages_in_order() {
     }
     assert_eq!(a.connection_count(), 0);
     let mut evs = vec![Vec::new(), Vec::new()];
-    drive(&mut [&mut a, &mut b], &mut evs, |e| messages(&e[1]).len() == 10);
-    let got: Vec<u8> = messages(&evs[1]).iter().map(|(p, d)| {
-        assert_eq!(*p, 1);
-        d[0]
-    }).collect();
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[1]).len() == 10
+    });
+    let got: Vec<u8> = messages(&evs[1])
+        .iter()
+        .map(|(p, d)| {
+            assert_eq!(*p, 1);
+            d[0]
+        })
+        .collect();
     assert_eq!(got, (0..10).collect::<Vec<_>>());
     assert_eq!((a.connection_count(), b.connection_count()), (1, 1));
     // Reply over the same connection, no new request.
     b.send(1, &card(100), &[b"back"]).unwrap();
-    drive(&mut [&mut a, &mut b], &mut evs, |e| messages(&e[0]).len() == 1);
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[0]).len() == 1
+    });
     assert_eq!(b.stats().conn.connect_requests_sent, 0);
 }
 
@@ -70,7 +81,9 @@ fn simultaneous_connect_ends_with_one_connection() {
     a.send(9, &card(200), &[b"from a"]).unwrap();
     b.send(5, &card(100), &[b"from b"]).unwrap();
     let mut evs = vec![Vec::new(), Vec::new()];
-    drive(&mut [&mut a, &mut b], &mut evs, |e| messages(&e[0]).len() == 1 && messages(&e[1]).len() == 1);
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[0]).len() == 1 && messages(&e[1]).len() == 1
+    });
     assert_eq!(messages(&evs[0]), vec![(9, b"from b".to_vec())]);
     assert_eq!(messages(&evs[1]), vec![(5, b"from a".to_vec())]);
     assert_eq!((a.connection_count(), b.connection_count()), (1, 1));
@@ -82,7 +95,9 @@ fn simultaneous_connect_ends_with_one_connection() {
         a.send(9, &card(200), &[&[i]]).unwrap();
         b.send(5, &card(100), &[&[i]]).unwrap();
     }
-    drive(&mut [&mut a, &mut b], &mut evs, |e| messages(&e[0]).len() == 6 && messages(&e[1]).len() == 6);
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[0]).len() == 6 && messages(&e[1]).len() == 6
+    });
 }
 
 #[test]
@@ -91,13 +106,26 @@ fn unanswered_connect_fails_after_bounded_retries() {
     let mut a = fabric(&net, 1, 100, 2048);
     a.send(7, &card(999), &[b"hello?"]).unwrap();
     let mut evs = vec![Vec::new()];
-    drive(&mut [&mut a], &mut evs, |e| e[0].iter().any(|e| matches!(e, Event::PeerFailed { .. })));
-    let Some(Event::PeerFailed { peer, error }) = evs[0].iter().find(|e| matches!(e, Event::PeerFailed { .. })) else {
+    drive(&mut [&mut a], &mut evs, |e| {
+        e[0].iter().any(|e| matches!(e, Event::PeerFailed { .. }))
+    });
+    let Some(Event::PeerFailed { peer, error }) = evs[0]
+        .iter()
+        .find(|e| matches!(e, Event::PeerFailed { .. }))
+    else {
         unreachable!()
     };
     assert_eq!(*peer, 7);
-    assert!(error.to_string().contains("did not answer the connect request"), "{error}");
-    assert!(matches!(a.send(7, &card(999), &[b"again"]), Err(VerbsError::PeerFailed { peer: 7, .. })));
+    assert!(
+        error
+            .to_string()
+            .contains("did not answer the connect request"),
+        "{error}"
+    );
+    assert!(matches!(
+        a.send(7, &card(999), &[b"again"]),
+        Err(VerbsError::PeerFailed { peer: 7, .. })
+    ));
     assert_eq!(a.stats().channel.retransmits, 12);
     assert_eq!(a.connection_count(), 0);
 }
@@ -118,8 +146,14 @@ fn drops_still_deliver_everything_exactly_once() {
     }
     a.send(2, &card(200), &[b"over rc"]).unwrap();
     let mut evs = vec![Vec::new(), Vec::new()];
-    let controls = |e: &[Event]| e.iter().filter(|e| matches!(e, Event::Control { .. })).count();
-    drive(&mut [&mut a, &mut b], &mut evs, |e| controls(&e[1]) >= 50 && messages(&e[1]).len() == 1);
+    let controls = |e: &[Event]| {
+        e.iter()
+            .filter(|e| matches!(e, Event::Control { .. }))
+            .count()
+    };
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        controls(&e[1]) >= 50 && messages(&e[1]).len() == 1
+    });
     // Let retransmissions and late duplicates settle, then check exactly once.
     let end = Instant::now() + Duration::from_millis(300);
     while Instant::now() < end {
@@ -152,7 +186,10 @@ fn garbage_foreign_and_truncated_datagrams_are_counted() {
     let mut a = fabric(&net, 1, 100, 2048);
     let mut b = fabric(&net, 2, 200, 2048);
     let mut foreign = Fabric::with_provider(
-        FabricConfig { job_secret: 0xbad, ..cfg(3) },
+        FabricConfig {
+            job_secret: 0xbad,
+            ..cfg(3)
+        },
         Box::new(FakeProvider::new(&net, 300, 2048)),
     )
     .unwrap();
@@ -181,9 +218,12 @@ fn garbage_foreign_and_truncated_datagrams_are_counted() {
     b.progress(&mut ev).unwrap();
     assert!(ev.is_empty(), "{ev:?}");
     let s = b.stats().channel;
-    assert_eq!(s.dropped_foreign + s.dropped_malformed, bad.len() as u64 + 1);
+    assert_eq!(
+        s.dropped_foreign + s.dropped_malformed,
+        bad.len() as u64 + 1
+    );
     assert!(s.dropped_foreign >= 3); // foreign secret, garbage, short magic prefixes
-    // The real datagram still goes through afterwards.
+                                     // The real datagram still goes through afterwards.
     inject.ud_send(&card(200), &good).unwrap();
     b.progress(&mut ev).unwrap();
     assert!(matches!(&ev[..], [Event::Control { data, .. }] if data == b"template"));

@@ -46,8 +46,15 @@ pub struct ChannelStats {
 /// What the channel hands to the layer above.
 #[derive(Debug)]
 pub(crate) enum ChannelEvent {
-    Delivered { from: AddressCard, data: Vec<u8> },
-    Failed { to: AddressCard, seq: u64, error: VerbsError },
+    Delivered {
+        from: AddressCard,
+        data: Vec<u8>,
+    },
+    Failed {
+        to: AddressCard,
+        seq: u64,
+        error: VerbsError,
+    },
 }
 
 struct Frag {
@@ -80,7 +87,12 @@ struct RecvState {
 
 impl RecvState {
     fn new(epoch: u64) -> Self {
-        RecvState { epoch, low: 1, done: BTreeSet::new(), partial: HashMap::new() }
+        RecvState {
+            epoch,
+            low: 1,
+            done: BTreeSet::new(),
+            partial: HashMap::new(),
+        }
     }
     fn delivered(&self, seq: u64) -> bool {
         seq < self.low || self.done.contains(&seq)
@@ -113,8 +125,19 @@ pub(crate) struct UdChannel {
 
 /// A parsed datagram.
 enum Datagram<'a> {
-    Data { from: AddressCard, epoch: u64, seq: u64, idx: u16, cnt: u16, payload: &'a [u8] },
-    Ack { from: AddressCard, seq: u64, idx: u16 },
+    Data {
+        from: AddressCard,
+        epoch: u64,
+        seq: u64,
+        idx: u16,
+        cnt: u16,
+        payload: &'a [u8],
+    },
+    Ack {
+        from: AddressCard,
+        seq: u64,
+        idx: u16,
+    },
 }
 
 enum ParseError {
@@ -127,11 +150,19 @@ fn header_len(card_len: usize) -> usize {
 }
 
 impl UdChannel {
-    pub(crate) fn new(cfg: &FabricConfig, local: &AddressCard, mtu: usize, epoch: u64) -> Result<Self> {
+    pub(crate) fn new(
+        cfg: &FabricConfig,
+        local: &AddressCard,
+        mtu: usize,
+        epoch: u64,
+    ) -> Result<Self> {
         let local = local.to_bytes();
         let overhead = header_len(local.len()) + 14;
         if mtu < overhead + 16 {
-            return Err(VerbsError::InvalidArgument(format!("UD MTU {mtu} too small (need at least {})", overhead + 16)));
+            return Err(VerbsError::InvalidArgument(format!(
+                "UD MTU {mtu} too small (need at least {})",
+                overhead + 16
+            )));
         }
         Ok(UdChannel {
             secret: cfg.job_secret,
@@ -168,7 +199,10 @@ impl UdChannel {
     /// Queue a message to `to`; returns its sequence number. Fragments go out on the next `tick`.
     pub(crate) fn send(&mut self, to: &AddressCard, data: &[u8], now: Instant) -> Result<u64> {
         if data.len() > self.max_message() {
-            return Err(VerbsError::TooLarge { len: data.len(), max: self.max_message() });
+            return Err(VerbsError::TooLarge {
+                len: data.len(),
+                max: self.max_message(),
+            });
         }
         let per = self.payload_per_frag();
         let cnt = data.len().div_ceil(per).max(1);
@@ -189,7 +223,13 @@ impl UdChannel {
             b.extend_from_slice(&(cnt as u16).to_le_bytes());
             b.extend_from_slice(&(chunk.len() as u16).to_le_bytes());
             b.extend_from_slice(chunk);
-            built.push(Frag { seq, idx, bytes: b, attempts: 0, deadline: now });
+            built.push(Frag {
+                seq,
+                idx,
+                bytes: b,
+                attempts: 0,
+                deadline: now,
+            });
         }
         let st = self.send.get_mut(to).expect("inserted above");
         st.backlog.extend(built);
@@ -200,7 +240,12 @@ impl UdChannel {
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.send
             .values()
-            .flat_map(|s| s.inflight.values().map(|f| f.deadline).chain(s.backlog.front().map(|f| f.deadline)))
+            .flat_map(|s| {
+                s.inflight
+                    .values()
+                    .map(|f| f.deadline)
+                    .chain(s.backlog.front().map(|f| f.deadline))
+            })
             .min()
     }
 
@@ -237,11 +282,16 @@ impl UdChannel {
                 events.push(ChannelEvent::Failed {
                     to: *to,
                     seq,
-                    error: VerbsError::ControlUndelivered { to: to.to_string(), retries: max_retries },
+                    error: VerbsError::ControlUndelivered {
+                        to: to.to_string(),
+                        retries: max_retries,
+                    },
                 });
             }
             while st.inflight.len() < WINDOW {
-                let Some(mut f) = st.backlog.pop_front() else { break };
+                let Some(mut f) = st.backlog.pop_front() else {
+                    break;
+                };
                 f.attempts = 1;
                 f.deadline = now + self.cfg.backoff(1);
                 self.stats.datagrams_sent += 1;
@@ -286,19 +336,28 @@ impl UdChannel {
                 if rest.len() != 14 + plen {
                     return Err(ParseError::Malformed);
                 }
-                let seq = u64::from_le_bytes(rest[0..8].try_into().map_err(|_| ParseError::Malformed)?);
+                let seq =
+                    u64::from_le_bytes(rest[0..8].try_into().map_err(|_| ParseError::Malformed)?);
                 let idx = u16::from_le_bytes([rest[8], rest[9]]);
                 let cnt = u16::from_le_bytes([rest[10], rest[11]]);
                 if seq == 0 || cnt == 0 || idx >= cnt || cnt as usize > MAX_FRAGS {
                     return Err(ParseError::Malformed);
                 }
-                Ok(Datagram::Data { from, epoch, seq, idx, cnt, payload: &rest[14..] })
+                Ok(Datagram::Data {
+                    from,
+                    epoch,
+                    seq,
+                    idx,
+                    cnt,
+                    payload: &rest[14..],
+                })
             }
             KIND_ACK => {
                 if rest.len() != 10 {
                     return Err(ParseError::Malformed);
                 }
-                let seq = u64::from_le_bytes(rest[0..8].try_into().map_err(|_| ParseError::Malformed)?);
+                let seq =
+                    u64::from_le_bytes(rest[0..8].try_into().map_err(|_| ParseError::Malformed)?);
                 let idx = u16::from_le_bytes([rest[8], rest[9]]);
                 Ok(Datagram::Ack { from, seq, idx })
             }
@@ -333,12 +392,22 @@ impl UdChannel {
                     st.inflight.remove(&(seq, idx));
                 }
             }
-            Datagram::Data { from, epoch, seq, idx, cnt, payload } => {
+            Datagram::Data {
+                from,
+                epoch,
+                seq,
+                idx,
+                cnt,
+                payload,
+            } => {
                 let mut ack = Vec::with_capacity(64);
                 self.header(KIND_ACK, &mut ack);
                 ack.extend_from_slice(&seq.to_le_bytes());
                 ack.extend_from_slice(&idx.to_le_bytes());
-                let st = self.recv.entry(from).or_insert_with(|| RecvState::new(epoch));
+                let st = self
+                    .recv
+                    .entry(from)
+                    .or_insert_with(|| RecvState::new(epoch));
                 if st.epoch != epoch {
                     // The sender restarted (same address, new incarnation): forget the old state.
                     *st = RecvState::new(epoch);
@@ -350,10 +419,10 @@ impl UdChannel {
                         self.stats.dropped_malformed += 1;
                         return; // no ack: the sender retries once we have room
                     }
-                    let p = st
-                        .partial
-                        .entry(seq)
-                        .or_insert_with(|| Partial { frags: vec![None; cnt as usize], have: 0 });
+                    let p = st.partial.entry(seq).or_insert_with(|| Partial {
+                        frags: vec![None; cnt as usize],
+                        have: 0,
+                    });
                     if p.frags.len() != cnt as usize {
                         self.stats.dropped_malformed += 1;
                         return;
@@ -385,7 +454,9 @@ impl UdChannel {
     /// True when nothing is waiting for an acknowledgement.
     #[allow(dead_code)]
     pub(crate) fn idle(&self) -> bool {
-        self.send.values().all(|s| s.inflight.is_empty() && s.backlog.is_empty())
+        self.send
+            .values()
+            .all(|s| s.inflight.is_empty() && s.backlog.is_empty())
     }
 }
 

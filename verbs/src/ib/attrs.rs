@@ -23,7 +23,13 @@ pub struct RcParams {
 
 impl Default for RcParams {
     fn default() -> Self {
-        RcParams { timeout: 14, retry_cnt: 7, rnr_retry: 7, min_rnr_timer: 12, rd_atomic: 16 }
+        RcParams {
+            timeout: 14,
+            retry_cnt: 7,
+            rnr_retry: 7,
+            min_rnr_timer: 12,
+            rd_atomic: 16,
+        }
     }
 }
 
@@ -64,7 +70,8 @@ pub fn psn24(x: u32) -> u32 {
 /// otherwise index 0 (the port GID on IB, link-local on RoCE).
 pub fn choose_gid_index(gids: &[[u8; 16]], roce: bool) -> usize {
     if roce {
-        let mapped = |g: &[u8; 16]| g[..10].iter().all(|&b| b == 0) && g[10] == 0xff && g[11] == 0xff;
+        let mapped =
+            |g: &[u8; 16]| g[..10].iter().all(|&b| b == 0) && g[10] == 0xff && g[11] == 0xff;
         if let Some(i) = gids.iter().position(mapped) {
             return i;
         }
@@ -114,7 +121,13 @@ pub fn rc_init(port: u8) -> (ibv_qp_attr, i32) {
 }
 
 /// INIT -> RTR: bind to the remote queue pair.
-pub fn rc_rtr(path: &Path, mtu: ibv_mtu::Type, remote_qpn: u32, remote_psn: u32, p: &RcParams) -> (ibv_qp_attr, i32) {
+pub fn rc_rtr(
+    path: &Path,
+    mtu: ibv_mtu::Type,
+    remote_qpn: u32,
+    remote_psn: u32,
+    p: &RcParams,
+) -> (ibv_qp_attr, i32) {
     let mut a = zeroed_qp_attr();
     a.qp_state = ibv_qp_state::IBV_QPS_RTR;
     a.path_mtu = path_mtu(mtu);
@@ -168,7 +181,11 @@ pub fn ud_steps(port: u8, psn: u32) -> [(ibv_qp_attr, i32); 3] {
     rts.qp_state = ibv_qp_state::IBV_QPS_RTS;
     rts.sq_psn = psn24(psn);
     let sm = ibv_qp_attr_mask::IBV_QP_STATE | ibv_qp_attr_mask::IBV_QP_SQ_PSN;
-    [(init, im.0 as i32), (rtr, ibv_qp_attr_mask::IBV_QP_STATE.0 as i32), (rts, sm.0 as i32)]
+    [
+        (init, im.0 as i32),
+        (rtr, ibv_qp_attr_mask::IBV_QP_STATE.0 as i32),
+        (rts, sm.0 as i32),
+    ]
 }
 
 /// Work request ids: kind in the top byte, an index below.
@@ -204,7 +221,13 @@ mod tests {
     use super::*;
 
     fn path(global: bool) -> Path {
-        Path { dlid: 0x12, dgid: [0xaa; 16], global, sgid_index: 3, port: 1 }
+        Path {
+            dlid: 0x12,
+            dgid: [0xaa; 16],
+            global,
+            sgid_index: 3,
+            port: 1,
+        }
     }
 
     #[test]
@@ -219,7 +242,13 @@ mod tests {
 
     #[test]
     fn rtr_binds_remote_and_sets_grh_only_when_global() {
-        let (a, m) = rc_rtr(&path(false), ibv_mtu::IBV_MTU_4096, 0x77, 0x1234_5678, &RcParams::default());
+        let (a, m) = rc_rtr(
+            &path(false),
+            ibv_mtu::IBV_MTU_4096,
+            0x77,
+            0x1234_5678,
+            &RcParams::default(),
+        );
         assert_eq!(a.qp_state, ibv_qp_state::IBV_QPS_RTR);
         assert_eq!((a.dest_qp_num, a.rq_psn), (0x77, 0x34_5678));
         assert_eq!(a.ah_attr.dlid, 0x12);
@@ -227,7 +256,13 @@ mod tests {
         assert_eq!((a.max_dest_rd_atomic, a.min_rnr_timer), (16, 12));
         assert_ne!(m & ibv_qp_attr_mask::IBV_QP_AV.0 as i32, 0);
         assert_ne!(m & ibv_qp_attr_mask::IBV_QP_DEST_QPN.0 as i32, 0);
-        let (g, _) = rc_rtr(&path(true), ibv_mtu::IBV_MTU_1024, 1, 1, &RcParams::default());
+        let (g, _) = rc_rtr(
+            &path(true),
+            ibv_mtu::IBV_MTU_1024,
+            1,
+            1,
+            &RcParams::default(),
+        );
         assert_eq!(g.ah_attr.is_global, 1);
         assert_eq!(g.ah_attr.grh.sgid_index, 3);
         assert_eq!(g.ah_attr.grh.hop_limit, 64);
@@ -242,7 +277,10 @@ mod tests {
         assert_eq!(i.qp_access_flags, 1 | 2 | 4);
         assert_eq!(im, (1 | 16 | 32 | 8)); // STATE | PKEY_INDEX | PORT | ACCESS_FLAGS
         let (r, rm) = rc_rts(0x0100_0001, &RcParams::default());
-        assert_eq!((r.sq_psn, r.timeout, r.retry_cnt, r.rnr_retry), (1, 14, 7, 7));
+        assert_eq!(
+            (r.sq_psn, r.timeout, r.retry_cnt, r.rnr_retry),
+            (1, 14, 7, 7)
+        );
         assert_ne!(rm & ibv_qp_attr_mask::IBV_QP_SQ_PSN.0 as i32, 0);
         let [(u, um), _, (s, _)] = ud_steps(1, 5);
         assert_eq!((u.qkey, s.sq_psn), (QKEY, 5));
@@ -255,11 +293,23 @@ mod tests {
         mapped[10] = 0xff;
         mapped[11] = 0xff;
         mapped[12..].copy_from_slice(&[10, 0, 0, 1]);
-        let link_local = { let mut g = [0u8; 16]; g[0] = 0xfe; g[1] = 0x80; g };
+        let link_local = {
+            let mut g = [0u8; 16];
+            g[0] = 0xfe;
+            g[1] = 0x80;
+            g
+        };
         assert_eq!(choose_gid_index(&[link_local, mapped], true), 1);
         assert_eq!(choose_gid_index(&[link_local, mapped], false), 0);
         assert_eq!(choose_gid_index(&[link_local], true), 0);
-        for k in [WrKind::UdRecv, WrKind::RcRecv, WrKind::UdSend, WrKind::RcSend, WrKind::Read, WrKind::Write] {
+        for k in [
+            WrKind::UdRecv,
+            WrKind::RcRecv,
+            WrKind::UdSend,
+            WrKind::RcSend,
+            WrKind::Read,
+            WrKind::Write,
+        ] {
             assert_eq!(wr_decode(wr_id(k, 12345)), Some((k, 12345)));
         }
         assert_eq!(wr_decode(0), None);

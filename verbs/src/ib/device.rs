@@ -7,7 +7,10 @@ use rdma_sys::*;
 use std::ffi::CStr;
 
 pub(crate) fn verb_err(verb: &'static str) -> VerbsError {
-    VerbsError::Verb { verb, detail: std::io::Error::last_os_error().to_string() }
+    VerbsError::Verb {
+        verb,
+        detail: std::io::Error::last_os_error().to_string(),
+    }
 }
 
 pub(crate) fn verb_rc(verb: &'static str, rc: i32) -> Result<()> {
@@ -15,8 +18,15 @@ pub(crate) fn verb_rc(verb: &'static str, rc: i32) -> Result<()> {
         Ok(())
     } else {
         // Verbs return a positive errno (or -1 with errno set).
-        let e = if rc > 0 { std::io::Error::from_raw_os_error(rc) } else { std::io::Error::last_os_error() };
-        Err(VerbsError::Verb { verb, detail: e.to_string() })
+        let e = if rc > 0 {
+            std::io::Error::from_raw_os_error(rc)
+        } else {
+            std::io::Error::last_os_error()
+        };
+        Err(VerbsError::Verb {
+            verb,
+            detail: e.to_string(),
+        })
     }
 }
 
@@ -39,10 +49,16 @@ impl DeviceList {
                 Some(libc::ENOSYS) | Some(libc::ENODEV) | Some(libc::ENOENT) | Some(0) | None => {
                     Ok(DeviceList { list, n: 0 })
                 }
-                _ => Err(VerbsError::Verb { verb: "ibv_get_device_list", detail: e.to_string() }),
+                _ => Err(VerbsError::Verb {
+                    verb: "ibv_get_device_list",
+                    detail: e.to_string(),
+                }),
             };
         }
-        Ok(DeviceList { list, n: n.max(0) as usize })
+        Ok(DeviceList {
+            list,
+            n: n.max(0) as usize,
+        })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -57,7 +73,9 @@ impl DeviceList {
 
     pub(crate) fn name(&self, i: usize) -> String {
         // SAFETY: the device pointer comes from the live list; the name is a NUL-terminated string.
-        unsafe { CStr::from_ptr(ibv_get_device_name(self.device(i))) }.to_string_lossy().into_owned()
+        unsafe { CStr::from_ptr(ibv_get_device_name(self.device(i))) }
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -76,7 +94,9 @@ pub(crate) fn query_port(ctx: *mut ibv_context, port: u8) -> Result<ibv_port_att
     // SAFETY: ibv_port_attr is plain C data; zero is a valid initial value.
     let mut attr: ibv_port_attr = unsafe { std::mem::zeroed() };
     // SAFETY: ctx is an open context and attr a valid out-pointer.
-    verb_rc("ibv_query_port", unsafe { ___ibv_query_port(ctx, port, &mut attr) })?;
+    verb_rc("ibv_query_port", unsafe {
+        ___ibv_query_port(ctx, port, &mut attr)
+    })?;
     Ok(attr)
 }
 
@@ -84,14 +104,18 @@ pub(crate) fn query_device(ctx: *mut ibv_context) -> Result<ibv_device_attr> {
     // SAFETY: plain C data; zero is valid.
     let mut attr: ibv_device_attr = unsafe { std::mem::zeroed() };
     // SAFETY: ctx is an open context and attr a valid out-pointer.
-    verb_rc("ibv_query_device", unsafe { ibv_query_device(ctx, &mut attr) })?;
+    verb_rc("ibv_query_device", unsafe {
+        ibv_query_device(ctx, &mut attr)
+    })?;
     Ok(attr)
 }
 
 pub(crate) fn query_gid(ctx: *mut ibv_context, port: u8, index: i32) -> Result<[u8; 16]> {
     let mut gid = ibv_gid { raw: [0; 16] };
     // SAFETY: ctx is open; gid is a valid out-pointer.
-    verb_rc("ibv_query_gid", unsafe { ibv_query_gid(ctx, port, index, &mut gid) })?;
+    verb_rc("ibv_query_gid", unsafe {
+        ibv_query_gid(ctx, port, index, &mut gid)
+    })?;
     // SAFETY: every bit pattern of the union is a valid byte array.
     Ok(unsafe { gid.raw })
 }

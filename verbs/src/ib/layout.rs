@@ -42,13 +42,19 @@ fn rust_layouts_match_c() {
     let c: std::collections::HashMap<String, usize> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .filter_map(|l| l.split_once(' ').map(|(k, v)| (k.to_string(), v.parse().unwrap())))
+        .filter_map(|l| {
+            l.split_once(' ')
+                .map(|(k, v)| (k.to_string(), v.parse().unwrap()))
+        })
         .collect();
     let rust = [
         ("ibv_send_wr", size_of::<ibv_send_wr>()),
         ("ibv_send_wr.sg_list", offset_of!(ibv_send_wr, sg_list)),
         ("ibv_send_wr.opcode", offset_of!(ibv_send_wr, opcode)),
-        ("ibv_send_wr.send_flags", offset_of!(ibv_send_wr, send_flags)),
+        (
+            "ibv_send_wr.send_flags",
+            offset_of!(ibv_send_wr, send_flags),
+        ),
         ("ibv_send_wr.wr", offset_of!(ibv_send_wr, wr)),
         ("ibv_send_wr.qp_type", offset_of!(ibv_send_wr, qp_type)),
         ("ibv_wc", size_of::<ibv_wc>()),
@@ -62,8 +68,14 @@ fn rust_layouts_match_c() {
         ("ibv_qp_init_attr", size_of::<ibv_qp_init_attr>()),
         ("ibv_qp_init_attr.srq", offset_of!(ibv_qp_init_attr, srq)),
         ("ibv_qp_init_attr.cap", offset_of!(ibv_qp_init_attr, cap)),
-        ("ibv_qp_init_attr.qp_type", offset_of!(ibv_qp_init_attr, qp_type)),
-        ("ibv_qp_init_attr.sq_sig_all", offset_of!(ibv_qp_init_attr, sq_sig_all)),
+        (
+            "ibv_qp_init_attr.qp_type",
+            offset_of!(ibv_qp_init_attr, qp_type),
+        ),
+        (
+            "ibv_qp_init_attr.sq_sig_all",
+            offset_of!(ibv_qp_init_attr, sq_sig_all),
+        ),
         ("ibv_ah_attr", size_of::<ibv_ah_attr>()),
         ("ibv_qp_attr", size_of::<ibv_qp_attr>()),
         ("ibv_qp_attr.ah_attr", offset_of!(ibv_qp_attr, ah_attr)),
@@ -71,6 +83,11 @@ fn rust_layouts_match_c() {
         ("ibv_port_attr", size_of::<ibv_port_attr>()),
     ];
     for (name, r) in rust {
-        assert_eq!(Some(&r), c.get(name), "{name}: Rust {r}, C {:?}", c.get(name));
+        assert_eq!(
+            Some(&r),
+            c.get(name),
+            "{name}: Rust {r}, C {:?}",
+            c.get(name)
+        );
     }
 }

@@ -44,8 +44,18 @@ struct Mr {
 
 enum Pending {
     Chunk(Vec<u8>),
-    Read { remote: RemoteBuf, local: usize, len: usize, token: u64 },
-    Write { remote: RemoteBuf, local: usize, len: usize, token: u64 },
+    Read {
+        remote: RemoteBuf,
+        local: usize,
+        len: usize,
+        token: u64,
+    },
+    Write {
+        remote: RemoteBuf,
+        local: usize,
+        len: usize,
+        token: u64,
+    },
 }
 
 struct RcQp {
@@ -99,7 +109,9 @@ unsafe impl Send for IbProvider {}
 
 fn wc_status(s: ibv_wc_status::Type) -> String {
     // SAFETY: ibv_wc_status_str returns a static NUL-terminated string for any value.
-    unsafe { std::ffi::CStr::from_ptr(ibv_wc_status_str(s)) }.to_string_lossy().into_owned()
+    unsafe { std::ffi::CStr::from_ptr(ibv_wc_status_str(s)) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 impl IbProvider {
@@ -109,7 +121,9 @@ impl IbProvider {
             return Err(VerbsError::NoDevice);
         }
         let want = std::env::var("IBDYN_IB_DEVICE").ok();
-        let want_port: Option<u8> = std::env::var("IBDYN_IB_PORT").ok().and_then(|p| p.parse().ok());
+        let want_port: Option<u8> = std::env::var("IBDYN_IB_PORT")
+            .ok()
+            .and_then(|p| p.parse().ok());
         for i in 0..list.len() {
             if want.as_deref().is_some_and(|w| w != list.name(i)) {
                 continue;
@@ -120,9 +134,13 @@ impl IbProvider {
                 continue;
             }
             let ports = query_device(ctx).map(|d| d.phys_port_cnt).unwrap_or(0);
-            let active = (1..=ports).filter(|p| want_port.map_or(true, |w| w == *p)).find(|p| {
-                query_port(ctx, *p).map(|a| a.state == ibv_port_state::IBV_PORT_ACTIVE).unwrap_or(false)
-            });
+            let active = (1..=ports)
+                .filter(|p| !matches!(want_port, Some(w) if w != *p))
+                .find(|p| {
+                    query_port(ctx, *p)
+                        .map(|a| a.state == ibv_port_state::IBV_PORT_ACTIVE)
+                        .unwrap_or(false)
+                });
             match active {
                 Some(port) => return Self::on_port(cfg, ctx, port),
                 None => {
@@ -131,19 +149,27 @@ impl IbProvider {
                 }
             }
         }
-        Err(VerbsError::Verb { verb: "ibv_open_device", detail: "no device with an active port".into() })
+        Err(VerbsError::Verb {
+            verb: "ibv_open_device",
+            detail: "no device with an active port".into(),
+        })
     }
 
     fn on_port(cfg: &FabricConfig, ctx: *mut ibv_context, port: u8) -> Result<IbProvider> {
         let pattr = query_port(ctx, port)?;
         let dattr = query_device(ctx)?;
         let roce = pattr.link_layer == LINK_LAYER_ETHERNET;
-        let gids: Vec<[u8; 16]> = (0..pattr.gid_tbl_len.clamp(0, 256)).map_while(|i| query_gid(ctx, port, i).ok()).collect();
+        let gids: Vec<[u8; 16]> = (0..pattr.gid_tbl_len.clamp(0, 256))
+            .map_while(|i| query_gid(ctx, port, i).ok())
+            .collect();
         let sgid_index = choose_gid_index(&gids, roce);
         let gid = gids.get(sgid_index).copied().unwrap_or([0; 16]);
         let ud_payload = mtu_bytes(pattr.active_mtu).clamp(256, 4096).min(cfg.ud_mtu);
         let rd_atomic = dattr.max_qp_rd_atom.clamp(1, 16) as u8;
-        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1);
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1);
         let mut p = IbProvider {
             ctx,
             pd: null_mut(),
@@ -154,8 +180,16 @@ impl IbProvider {
             port,
             sgid_index: sgid_index as u8,
             active_mtu: pattr.active_mtu,
-            rc: RcParams { rd_atomic, ..RcParams::default() },
-            card: IbAddr { lid: pattr.lid, gid, qpn: 1, global: roce },
+            rc: RcParams {
+                rd_atomic,
+                ..RcParams::default()
+            },
+            card: IbAddr {
+                lid: pattr.lid,
+                gid,
+                qpn: 1,
+                global: roce,
+            },
             ud_payload,
             slab: Vec::new(),
             slab_mr: null_mut(),
@@ -173,7 +207,11 @@ impl IbProvider {
         };
         // From here on Drop releases whatever was created.
         p.setup()?;
-        tracing::debug!("ib provider on port {port}: {} (link {})", AddressCard::Ib(p.card), device::link_layer_name(pattr.link_layer));
+        tracing::debug!(
+            "ib provider on port {port}: {} (link {})",
+            AddressCard::Ib(p.card),
+            device::link_layer_name(pattr.link_layer)
+        );
         Ok(p)
     }
 
@@ -194,7 +232,11 @@ impl IbProvider {
             }
             let mut sattr = ibv_srq_init_attr {
                 srq_context: null_mut(),
-                attr: ibv_srq_attr { max_wr: SRQ_RECVS as u32, max_sge: 1, srq_limit: 0 },
+                attr: ibv_srq_attr {
+                    max_wr: SRQ_RECVS as u32,
+                    max_sge: 1,
+                    srq_limit: 0,
+                },
             };
             self.srq = ibv_create_srq(self.pd, &mut sattr);
             if self.srq.is_null() {
@@ -205,7 +247,13 @@ impl IbProvider {
                 send_cq: self.cq,
                 recv_cq: self.cq,
                 srq: null_mut(),
-                cap: ibv_qp_cap { max_send_wr: SQ_DEPTH, max_recv_wr: UD_RECVS as u32, max_send_sge: 1, max_recv_sge: 1, max_inline_data: 0 },
+                cap: ibv_qp_cap {
+                    max_send_wr: SQ_DEPTH,
+                    max_recv_wr: UD_RECVS as u32,
+                    max_send_sge: 1,
+                    max_recv_sge: 1,
+                    max_inline_data: 0,
+                },
                 qp_type: ibv_qp_type::IBV_QPT_UD,
                 sq_sig_all: 1,
             };
@@ -218,10 +266,21 @@ impl IbProvider {
             }
             self.card.qpn = (*self.ud_qp).qp_num;
         }
-        self.slab = vec![0u8; self.ud_slot() * UD_RECVS + CHUNK * SRQ_RECVS + self.send_slot() * SEND_SLOTS];
+        self.slab =
+            vec![
+                0u8;
+                self.ud_slot() * UD_RECVS + CHUNK * SRQ_RECVS + self.send_slot() * SEND_SLOTS
+            ];
         let access = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0 as i32;
         // SAFETY: the slab is never resized, so its memory stays put until dereg in Drop.
-        self.slab_mr = unsafe { ibv_reg_mr(self.pd, self.slab.as_mut_ptr().cast(), self.slab.len(), access) };
+        self.slab_mr = unsafe {
+            ibv_reg_mr(
+                self.pd,
+                self.slab.as_mut_ptr().cast(),
+                self.slab.len(),
+                access,
+            )
+        };
         if self.slab_mr.is_null() {
             return Err(verb_err("ibv_reg_mr(slab)"));
         }
@@ -255,19 +314,41 @@ impl IbProvider {
     }
 
     fn post_ud_recv(&mut self, i: usize) -> Result<()> {
-        let mut sge = ibv_sge { addr: self.slab[self.ud_off(i)..].as_ptr() as u64, length: self.ud_slot() as u32, lkey: self.lkey() };
-        let mut wr = ibv_recv_wr { wr_id: wr_id(WrKind::UdRecv, i as u64), next: null_mut(), sg_list: &mut sge, num_sge: 1 };
+        let mut sge = ibv_sge {
+            addr: self.slab[self.ud_off(i)..].as_ptr() as u64,
+            length: self.ud_slot() as u32,
+            lkey: self.lkey(),
+        };
+        let mut wr = ibv_recv_wr {
+            wr_id: wr_id(WrKind::UdRecv, i as u64),
+            next: null_mut(),
+            sg_list: &mut sge,
+            num_sge: 1,
+        };
         let mut bad = null_mut();
         // SAFETY: the sge points into the registered slab; wr lives for the call.
-        verb_rc("ibv_post_recv(UD)", unsafe { ibv_post_recv(self.ud_qp, &mut wr, &mut bad) })
+        verb_rc("ibv_post_recv(UD)", unsafe {
+            ibv_post_recv(self.ud_qp, &mut wr, &mut bad)
+        })
     }
 
     fn post_srq_recv(&mut self, i: usize) -> Result<()> {
-        let mut sge = ibv_sge { addr: self.slab[self.srq_off(i)..].as_ptr() as u64, length: CHUNK as u32, lkey: self.lkey() };
-        let mut wr = ibv_recv_wr { wr_id: wr_id(WrKind::RcRecv, i as u64), next: null_mut(), sg_list: &mut sge, num_sge: 1 };
+        let mut sge = ibv_sge {
+            addr: self.slab[self.srq_off(i)..].as_ptr() as u64,
+            length: CHUNK as u32,
+            lkey: self.lkey(),
+        };
+        let mut wr = ibv_recv_wr {
+            wr_id: wr_id(WrKind::RcRecv, i as u64),
+            next: null_mut(),
+            sg_list: &mut sge,
+            num_sge: 1,
+        };
         let mut bad = null_mut();
         // SAFETY: as above, on the shared receive queue.
-        verb_rc("ibv_post_srq_recv", unsafe { ibv_post_srq_recv(self.srq, &mut wr, &mut bad) })
+        verb_rc("ibv_post_srq_recv", unsafe {
+            ibv_post_srq_recv(self.srq, &mut wr, &mut bad)
+        })
     }
 
     fn ah_for(&mut self, a: &IbAddr) -> Result<*mut ibv_ah> {
@@ -275,7 +356,13 @@ impl IbProvider {
         if let Some(ah) = self.ahs.get(&(a.lid, a.gid, global)) {
             return Ok(*ah);
         }
-        let path = Path { dlid: a.lid, dgid: a.gid, global, sgid_index: self.sgid_index, port: self.port };
+        let path = Path {
+            dlid: a.lid,
+            dgid: a.gid,
+            global,
+            sgid_index: self.sgid_index,
+            port: self.port,
+        };
         let mut attr = ah_attr(&path);
         // SAFETY: pd is live; attr valid for the call.
         let ah = unsafe { ibv_create_ah(self.pd, &mut attr) };
@@ -333,22 +420,38 @@ impl IbProvider {
     /// Post what the queue pair's send queue and the slot pool allow, in order.
     fn try_post(&mut self, qpn: u32) -> Result<()> {
         loop {
-            let Some(q) = self.qps.get(&qpn) else { return Ok(()) };
+            let Some(q) = self.qps.get(&qpn) else {
+                return Ok(());
+            };
             if !q.connected || q.outstanding >= SQ_DEPTH {
                 return Ok(());
             }
             let qp = q.qp;
-            let Some(front) = self.qps.get_mut(&qpn).and_then(|q| q.pending.pop_front()) else { return Ok(()) };
+            let Some(front) = self.qps.get_mut(&qpn).and_then(|q| q.pending.pop_front()) else {
+                return Ok(());
+            };
             match front {
                 Pending::Chunk(bytes) => {
                     let Some(slot) = self.free_send.pop() else {
-                        self.qps.get_mut(&qpn).expect("checked").pending.push_front(Pending::Chunk(bytes));
+                        self.qps
+                            .get_mut(&qpn)
+                            .expect("checked")
+                            .pending
+                            .push_front(Pending::Chunk(bytes));
                         return Ok(());
                     };
                     let off = self.send_off(slot as usize);
                     self.slab[off..off + bytes.len()].copy_from_slice(&bytes);
-                    let mut sge = ibv_sge { addr: self.slab[off..].as_ptr() as u64, length: bytes.len() as u32, lkey: self.lkey() };
-                    let mut wr = Self::blank_wr(wr_id(WrKind::RcSend, slot as u64), &mut sge, ibv_wr_opcode::IBV_WR_SEND);
+                    let mut sge = ibv_sge {
+                        addr: self.slab[off..].as_ptr() as u64,
+                        length: bytes.len() as u32,
+                        lkey: self.lkey(),
+                    };
+                    let mut wr = Self::blank_wr(
+                        wr_id(WrKind::RcSend, slot as u64),
+                        &mut sge,
+                        ibv_wr_opcode::IBV_WR_SEND,
+                    );
                     if let Err(e) = Self::post_send_wr(qp, &mut wr) {
                         self.free_send.push(slot);
                         return Err(e);
@@ -357,31 +460,61 @@ impl IbProvider {
                     q.send_slots.push(slot);
                     q.outstanding += 1;
                 }
-                Pending::Read { remote, local, len, token } | Pending::Write { remote, local, len, token } => {
+                Pending::Read {
+                    remote,
+                    local,
+                    len,
+                    token,
+                }
+                | Pending::Write {
+                    remote,
+                    local,
+                    len,
+                    token,
+                } => {
                     let write = matches!(front, Pending::Write { .. });
                     let (lkey, rkey_local) = match self.register(local as u64, len as u64) {
                         Ok(k) => k,
                         Err(e) => {
-                            let ev = if write { RcEvent::WriteFailed { token, error: e } } else { RcEvent::ReadFailed { token, error: e } };
+                            let ev = if write {
+                                RcEvent::WriteFailed { token, error: e }
+                            } else {
+                                RcEvent::ReadFailed { token, error: e }
+                            };
                             self.rc_out.push(ev);
                             continue;
                         }
                     };
                     let op = self.next_op;
                     self.next_op += 1;
-                    let mut sge = ibv_sge { addr: local as u64, length: len as u32, lkey };
+                    let mut sge = ibv_sge {
+                        addr: local as u64,
+                        length: len as u32,
+                        lkey,
+                    };
                     let (kind, opcode) = if write {
                         (WrKind::Write, ibv_wr_opcode::IBV_WR_RDMA_WRITE)
                     } else {
                         (WrKind::Read, ibv_wr_opcode::IBV_WR_RDMA_READ)
                     };
                     let mut wr = Self::blank_wr(wr_id(kind, op), &mut sge, opcode);
-                    wr.wr.rdma = rdma_t { remote_addr: remote.addr, rkey: remote.rkey };
+                    wr.wr.rdma = rdma_t {
+                        remote_addr: remote.addr,
+                        rkey: remote.rkey,
+                    };
                     if let Err(e) = Self::post_send_wr(qp, &mut wr) {
                         self.unregister(rkey_local);
                         return Err(e);
                     }
-                    self.ops.insert(op, Op { qpn, token, rkey_local, write });
+                    self.ops.insert(
+                        op,
+                        Op {
+                            qpn,
+                            token,
+                            rkey_local,
+                            write,
+                        },
+                    );
                     self.qps.get_mut(&qpn).expect("checked").outstanding += 1;
                 }
             }
@@ -407,7 +540,12 @@ impl IbProvider {
             }
             total += n as usize;
         }
-        let busy: Vec<u32> = self.qps.iter().filter(|(_, q)| !q.pending.is_empty()).map(|(k, _)| *k).collect();
+        let busy: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| !q.pending.is_empty())
+            .map(|(k, _)| *k)
+            .collect();
         for qpn in busy {
             if let Err(e) = self.try_post(qpn) {
                 self.break_qp(qpn, e);
@@ -424,7 +562,9 @@ impl IbProvider {
 
     fn on_completion(&mut self, wc: &ibv_wc) {
         let ok = wc.status == ibv_wc_status::IBV_WC_SUCCESS;
-        let Some((kind, idx)) = wr_decode(wc.wr_id) else { return };
+        let Some((kind, idx)) = wr_decode(wc.wr_id) else {
+            return;
+        };
         let idx = idx as usize;
         match kind {
             WrKind::UdRecv => {
@@ -452,7 +592,10 @@ impl IbProvider {
                             q.reasm.extend_from_slice(&body);
                             if last {
                                 let data = std::mem::take(&mut q.reasm);
-                                self.rc_out.push(RcEvent::Recv { qp: wc.qp_num, data });
+                                self.rc_out.push(RcEvent::Recv {
+                                    qp: wc.qp_num,
+                                    data,
+                                });
                             }
                         }
                     }
@@ -477,13 +620,18 @@ impl IbProvider {
                         self.free_send.push(idx as u32);
                     }
                     if !ok {
-                        let e = VerbsError::Verb { verb: "RC send completion", detail: wc_status(wc.status) };
+                        let e = VerbsError::Verb {
+                            verb: "RC send completion",
+                            detail: wc_status(wc.status),
+                        };
                         self.break_qp(wc.qp_num, e);
                     }
                 }
             }
             WrKind::Read | WrKind::Write => {
-                let Some(op) = self.ops.remove(&(idx as u64)) else { return };
+                let Some(op) = self.ops.remove(&(idx as u64)) else {
+                    return;
+                };
                 self.unregister(op.rkey_local);
                 if let Some(q) = self.qps.get_mut(&op.qpn) {
                     q.outstanding = q.outstanding.saturating_sub(1);
@@ -494,16 +642,25 @@ impl IbProvider {
                     (false, w) => {
                         let error = VerbsError::RemoteAccess(wc_status(wc.status));
                         if w {
-                            RcEvent::WriteFailed { token: op.token, error }
+                            RcEvent::WriteFailed {
+                                token: op.token,
+                                error,
+                            }
                         } else {
-                            RcEvent::ReadFailed { token: op.token, error }
+                            RcEvent::ReadFailed {
+                                token: op.token,
+                                error,
+                            }
                         }
                     }
                 };
                 self.rc_out.push(ev);
                 if !ok {
                     // An RC error moves the queue pair to the error state: it is unusable now.
-                    let e = VerbsError::Verb { verb: "RDMA completion", detail: wc_status(wc.status) };
+                    let e = VerbsError::Verb {
+                        verb: "RDMA completion",
+                        detail: wc_status(wc.status),
+                    };
                     self.break_qp(op.qpn, e);
                 }
             }
@@ -533,21 +690,41 @@ impl Provider for IbProvider {
 
     fn ud_send(&mut self, to: &AddressCard, datagram: &[u8]) -> Result<()> {
         let AddressCard::Ib(a) = to else {
-            return Err(VerbsError::ProviderMismatch { card: to.provider().to_string(), local: "ib".into() });
+            return Err(VerbsError::ProviderMismatch {
+                card: to.provider().to_string(),
+                local: "ib".into(),
+            });
         };
         if datagram.len() > self.ud_payload {
-            return Err(VerbsError::TooLarge { len: datagram.len(), max: self.ud_payload });
+            return Err(VerbsError::TooLarge {
+                len: datagram.len(),
+                max: self.ud_payload,
+            });
         }
         let ah = self.ah_for(a)?;
         if self.ud_outstanding >= SQ_DEPTH {
             return Ok(()); // unreliable by contract: the channel retransmits
         }
-        let Some(slot) = self.free_send.pop() else { return Ok(()) };
+        let Some(slot) = self.free_send.pop() else {
+            return Ok(());
+        };
         let off = self.send_off(slot as usize);
         self.slab[off..off + datagram.len()].copy_from_slice(datagram);
-        let mut sge = ibv_sge { addr: self.slab[off..].as_ptr() as u64, length: datagram.len() as u32, lkey: self.lkey() };
-        let mut wr = Self::blank_wr(wr_id(WrKind::UdSend, slot as u64), &mut sge, ibv_wr_opcode::IBV_WR_SEND);
-        wr.wr.ud = ud_t { ah, remote_qpn: a.qpn, remote_qkey: QKEY };
+        let mut sge = ibv_sge {
+            addr: self.slab[off..].as_ptr() as u64,
+            length: datagram.len() as u32,
+            lkey: self.lkey(),
+        };
+        let mut wr = Self::blank_wr(
+            wr_id(WrKind::UdSend, slot as u64),
+            &mut sge,
+            ibv_wr_opcode::IBV_WR_SEND,
+        );
+        wr.wr.ud = ud_t {
+            ah,
+            remote_qpn: a.qpn,
+            remote_qkey: QKEY,
+        };
         if let Err(e) = Self::post_send_wr(self.ud_qp, &mut wr) {
             self.free_send.push(slot);
             return Err(e);
@@ -568,7 +745,13 @@ impl Provider for IbProvider {
             send_cq: self.cq,
             recv_cq: self.cq,
             srq: self.srq,
-            cap: ibv_qp_cap { max_send_wr: SQ_DEPTH, max_recv_wr: 0, max_send_sge: 1, max_recv_sge: 1, max_inline_data: 0 },
+            cap: ibv_qp_cap {
+                max_send_wr: SQ_DEPTH,
+                max_recv_wr: 0,
+                max_send_sge: 1,
+                max_recv_sge: 1,
+                max_inline_data: 0,
+            },
             qp_type: ibv_qp_type::IBV_QPT_RC,
             sq_sig_all: 1,
         };
@@ -579,7 +762,9 @@ impl Provider for IbProvider {
         }
         let (mut a, m) = rc_init(self.port);
         // SAFETY: qp was just created.
-        if let Err(e) = verb_rc("ibv_modify_qp(INIT)", unsafe { ibv_modify_qp(qp, &mut a, m) }) {
+        if let Err(e) = verb_rc("ibv_modify_qp(INIT)", unsafe {
+            ibv_modify_qp(qp, &mut a, m)
+        }) {
             // SAFETY: destroy the QP we created and nobody else knows.
             unsafe { ibv_destroy_qp(qp) };
             return Err(e);
@@ -589,7 +774,15 @@ impl Provider for IbProvider {
         let psn = self.random_psn();
         self.qps.insert(
             qpn,
-            RcQp { qp, psn, connected: false, outstanding: 0, pending: VecDeque::new(), reasm: Vec::new(), send_slots: Vec::new() },
+            RcQp {
+                qp,
+                psn,
+                connected: false,
+                outstanding: 0,
+                pending: VecDeque::new(),
+                reasm: Vec::new(),
+                send_slots: Vec::new(),
+            },
         );
         Ok(RcEndpoint { qpn, psn })
     }
@@ -598,12 +791,29 @@ impl Provider for IbProvider {
         self.qps.get(&qp).map(|q| q.psn).unwrap_or(0)
     }
 
-    fn rc_connect(&mut self, qpn: u32, remote_card: &AddressCard, remote: RcEndpoint) -> Result<()> {
+    fn rc_connect(
+        &mut self,
+        qpn: u32,
+        remote_card: &AddressCard,
+        remote: RcEndpoint,
+    ) -> Result<()> {
         let AddressCard::Ib(ra) = *remote_card else {
-            return Err(VerbsError::ProviderMismatch { card: remote_card.provider().to_string(), local: "ib".into() });
+            return Err(VerbsError::ProviderMismatch {
+                card: remote_card.provider().to_string(),
+                local: "ib".into(),
+            });
         };
-        let q = self.qps.get(&qpn).ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
-        let path = Path { dlid: ra.lid, dgid: ra.gid, global: ra.global || self.card.global, sgid_index: self.sgid_index, port: self.port };
+        let q = self
+            .qps
+            .get(&qpn)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
+        let path = Path {
+            dlid: ra.lid,
+            dgid: ra.gid,
+            global: ra.global || self.card.global,
+            sgid_index: self.sgid_index,
+            port: self.port,
+        };
         let (mut rtr, rm) = rc_rtr(&path, self.active_mtu, remote.qpn, remote.psn, &self.rc);
         let (mut rts, sm) = rc_rts(q.psn, &self.rc);
         // SAFETY: q.qp is a live queue pair in INIT.
@@ -618,7 +828,12 @@ impl Provider for IbProvider {
     fn rc_destroy(&mut self, qpn: u32) {
         if let Some(q) = self.qps.remove(&qpn) {
             self.free_send.extend(q.send_slots);
-            let stale: Vec<u64> = self.ops.iter().filter(|(_, o)| o.qpn == qpn).map(|(k, _)| *k).collect();
+            let stale: Vec<u64> = self
+                .ops
+                .iter()
+                .filter(|(_, o)| o.qpn == qpn)
+                .map(|(k, _)| *k)
+                .collect();
             for k in stale {
                 if let Some(o) = self.ops.remove(&k) {
                     self.unregister(o.rkey_local);
@@ -631,7 +846,10 @@ impl Provider for IbProvider {
 
     fn rc_send(&mut self, qpn: u32, parts: &[&[u8]]) -> Result<()> {
         let data: Vec<u8> = parts.concat();
-        let q = self.qps.get_mut(&qpn).ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
+        let q = self
+            .qps
+            .get_mut(&qpn)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
         let mut chunks = data.chunks(CHUNK - 1).peekable();
         if data.is_empty() {
             q.pending.push_back(Pending::Chunk(vec![1]));
@@ -653,28 +871,68 @@ impl Provider for IbProvider {
 
     fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
         let (_, rkey) = self.register(ptr as u64, len as u64)?;
-        Ok(RemoteBuf { addr: ptr as u64, len: len as u64, rkey })
+        Ok(RemoteBuf {
+            addr: ptr as u64,
+            len: len as u64,
+            rkey,
+        })
     }
 
     fn release(&mut self, buf: &RemoteBuf) {
         self.unregister(buf.rkey);
     }
 
-    unsafe fn rc_read(&mut self, qpn: u32, remote: RemoteBuf, local: *mut u8, len: usize, token: u64) -> Result<()> {
+    unsafe fn rc_read(
+        &mut self,
+        qpn: u32,
+        remote: RemoteBuf,
+        local: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<()> {
         if len > u32::MAX as usize {
-            return Err(VerbsError::TooLarge { len, max: u32::MAX as usize });
+            return Err(VerbsError::TooLarge {
+                len,
+                max: u32::MAX as usize,
+            });
         }
-        let q = self.qps.get_mut(&qpn).ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
-        q.pending.push_back(Pending::Read { remote, local: local as usize, len, token });
+        let q = self
+            .qps
+            .get_mut(&qpn)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
+        q.pending.push_back(Pending::Read {
+            remote,
+            local: local as usize,
+            len,
+            token,
+        });
         self.try_post(qpn)
     }
 
-    unsafe fn rc_write(&mut self, qpn: u32, remote: RemoteBuf, local: *const u8, len: usize, token: u64) -> Result<()> {
+    unsafe fn rc_write(
+        &mut self,
+        qpn: u32,
+        remote: RemoteBuf,
+        local: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<()> {
         if len > u32::MAX as usize {
-            return Err(VerbsError::TooLarge { len, max: u32::MAX as usize });
+            return Err(VerbsError::TooLarge {
+                len,
+                max: u32::MAX as usize,
+            });
         }
-        let q = self.qps.get_mut(&qpn).ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
-        q.pending.push_back(Pending::Write { remote, local: local as usize, len, token });
+        let q = self
+            .qps
+            .get_mut(&qpn)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC queue pair {qpn}")))?;
+        q.pending.push_back(Pending::Write {
+            remote,
+            local: local as usize,
+            len,
+            token,
+        });
         self.try_post(qpn)
     }
 
@@ -692,8 +950,14 @@ impl Provider for IbProvider {
             return;
         }
         // SAFETY: channel is live; its fd is valid.
-        let mut pfd = libc::pollfd { fd: unsafe { (*self.channel).fd }, events: libc::POLLIN, revents: 0 };
-        let ms = timeout.as_millis().clamp(if timeout.is_zero() { 0 } else { 1 }, i32::MAX as u128) as i32;
+        let mut pfd = libc::pollfd {
+            fd: unsafe { (*self.channel).fd },
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = timeout
+            .as_millis()
+            .clamp(if timeout.is_zero() { 0 } else { 1 }, i32::MAX as u128) as i32;
         // SAFETY: one valid pollfd.
         if unsafe { libc::poll(&mut pfd, 1, ms) } > 0 {
             let mut cq = null_mut();
@@ -755,7 +1019,12 @@ mod device_tests {
             eprintln!("SKIPPED device_loopback_send_and_read: no InfiniBand device (ibv_get_device_list found none)");
             return;
         }
-        let cfg = |k| FabricConfig { provider: Some(ProviderKind::Ib), job_secret: 7, local_key: k, ..FabricConfig::default() };
+        let cfg = |k| FabricConfig {
+            provider: Some(ProviderKind::Ib),
+            job_secret: 7,
+            local_key: k,
+            ..FabricConfig::default()
+        };
         let mut a = crate::Fabric::open(cfg(1)).unwrap();
         let mut b = crate::Fabric::open(cfg(2)).unwrap();
         let cb = b.card();
@@ -767,7 +1036,9 @@ mod device_tests {
         unsafe { a.read(2, &cb, rb, dst.as_mut_ptr(), dst.len(), 9).unwrap() };
         let (mut ea, mut eb) = (Vec::new(), Vec::new());
         let end = std::time::Instant::now() + Duration::from_secs(20);
-        while !(ea.iter().any(|e| matches!(e, crate::Event::ReadDone { token: 9 }))
+        while !(ea
+            .iter()
+            .any(|e| matches!(e, crate::Event::ReadDone { token: 9 }))
             && eb.iter().any(|e| matches!(e, crate::Event::Message { .. })))
         {
             assert!(std::time::Instant::now() < end, "a {ea:?} b {eb:?}");
@@ -783,8 +1054,13 @@ mod device_tests {
             eprintln!("SKIPPED forcing_ib_without_device_is_a_clear_error: a device is present");
             return;
         }
-        let cfg = FabricConfig { provider: Some(ProviderKind::Ib), ..FabricConfig::default() };
-        let e = crate::Fabric::open(cfg).err().expect("must fail without a device");
+        let cfg = FabricConfig {
+            provider: Some(ProviderKind::Ib),
+            ..FabricConfig::default()
+        };
+        let e = crate::Fabric::open(cfg)
+            .err()
+            .expect("must fail without a device");
         assert_eq!(e, VerbsError::NoDevice);
         assert!(e.to_string().contains("no InfiniBand device"));
     }

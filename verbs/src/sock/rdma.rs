@@ -29,7 +29,9 @@ impl Windows {
         let Some(&(base, blen)) = self.by_rkey.get(&rkey) else {
             return Err(format!("rkey {rkey:#x} is not exposed"));
         };
-        let end = addr.checked_add(len).ok_or_else(|| "range overflows".to_string())?;
+        let end = addr
+            .checked_add(len)
+            .ok_or_else(|| "range overflows".to_string())?;
         if addr < base || end > base + blen {
             return Err(format!(
                 "range {addr:#x}+{len} is outside the exposed window {base:#x}+{blen} (rkey {rkey:#x})"

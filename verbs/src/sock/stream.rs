@@ -27,7 +27,13 @@ impl Stream {
     pub(crate) fn new(tcp: TcpStream) -> std::io::Result<Stream> {
         tcp.set_nonblocking(true)?;
         tcp.set_nodelay(true)?;
-        Ok(Stream { tcp, out: VecDeque::new(), out_off: 0, inbuf: Vec::new(), in_off: 0 })
+        Ok(Stream {
+            tcp,
+            out: VecDeque::new(),
+            out_off: 0,
+            inbuf: Vec::new(),
+            in_off: 0,
+        })
     }
 
     pub(crate) fn fd(&self) -> RawFd {
