@@ -1,1 +1,210 @@
-//! Network limits: bare UDP and TCP ping-pong between two processes on loopback.
+//! Network limits: bare UDP and TCP ping-pong and TCP streaming bandwidth between two processes
+//! on loopback (the parent and a forked child). These are the floors the `sock` provider is
+//! measured against. Each returns NaN if the measurement could not be completed (socket error,
+//! or the peer went quiet for 5 s); nothing here blocks without a bound.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+const QUIET: Duration = Duration::from_secs(5);
+const WARMUP: usize = 10;
+
+/// Run `child` in a forked process (exit code 0 when it returns true), then `parent` here; reap
+/// the child. Sockets and the child's buffers are made before the fork, so the child needs no
+/// address exchange and no allocation.
+fn with_child(child: impl FnOnce() -> bool, parent: impl FnOnce() -> f64) -> f64 {
+    // SAFETY: the child only does socket I/O on already-open sockets and then _exit()s; it never
+    // returns into the caller's code or runs destructors of the parent's state.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return f64::NAN;
+    }
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(false);
+        // SAFETY: immediate exit of the forked child without unwinding into the parent's frames.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let v = parent();
+    let mut status = 0;
+    if !v.is_finite() {
+        // SAFETY: pid is our own child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
+        v
+    } else {
+        f64::NAN
+    }
+}
+
+/// Half the mean round-trip time of a `bytes`-byte UDP datagram, in microseconds.
+pub fn udp_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
+    let bytes = bytes.clamp(1, 65_000);
+    let Ok(a) = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)) else {
+        return f64::NAN;
+    };
+    let Ok(b) = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)) else {
+        return f64::NAN;
+    };
+    let (Ok(aa), Ok(ba)) = (a.local_addr(), b.local_addr()) else {
+        return f64::NAN;
+    };
+    if a.connect(ba).is_err() || b.connect(aa).is_err() {
+        return f64::NAN;
+    }
+    for s in [&a, &b] {
+        if s.set_read_timeout(Some(QUIET)).is_err() {
+            return f64::NAN;
+        }
+    }
+    let total = iters + WARMUP;
+    let mut cbuf = vec![0u8; bytes];
+    with_child(
+        move || {
+            let buf = &mut cbuf;
+            (0..total).all(|_| b.recv(buf).is_ok() && b.send(buf).is_ok())
+        },
+        || {
+            let mut buf = vec![0u8; bytes];
+            let mut start = Instant::now();
+            for i in 0..total {
+                if i == WARMUP {
+                    start = Instant::now();
+                }
+                if a.send(&buf).is_err() || a.recv(&mut buf).is_err() {
+                    return f64::NAN;
+                }
+            }
+            start.elapsed().as_secs_f64() * 1e6 / iters.max(1) as f64 / 2.0
+        },
+    )
+}
+
+fn tcp_pair() -> Option<(TcpListener, std::net::SocketAddr)> {
+    let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).ok()?;
+    let addr = l.local_addr().ok()?;
+    Some((l, addr))
+}
+
+fn tcp_setup(s: &TcpStream) -> bool {
+    s.set_nodelay(true).is_ok()
+        && s.set_read_timeout(Some(QUIET)).is_ok()
+        && s.set_write_timeout(Some(QUIET)).is_ok()
+}
+
+/// The parent's end of the connection: accept with a bound (the child connects right after fork).
+fn accept_bounded(l: &TcpListener) -> Option<TcpStream> {
+    l.set_nonblocking(true).ok()?;
+    let end = Instant::now() + QUIET;
+    loop {
+        match l.accept() {
+            Ok((s, _)) => {
+                s.set_nonblocking(false).ok()?;
+                return tcp_setup(&s).then_some(s);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && Instant::now() < end => {
+                std::thread::sleep(Duration::from_micros(100))
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+/// Half the mean round-trip time of a `bytes`-byte message over TCP (TCP_NODELAY), in microseconds.
+pub fn tcp_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
+    let bytes = bytes.max(1);
+    let Some((l, addr)) = tcp_pair() else {
+        return f64::NAN;
+    };
+    let total = iters + WARMUP;
+    let mut buf = vec![0u8; bytes];
+    with_child(
+        move || {
+            let Ok(mut s) = TcpStream::connect_timeout(&addr, QUIET) else {
+                return false;
+            };
+            tcp_setup(&s)
+                && (0..total).all(|_| s.read_exact(&mut buf).is_ok() && s.write_all(&buf).is_ok())
+        },
+        || {
+            let Some(mut s) = accept_bounded(&l) else {
+                return f64::NAN;
+            };
+            let mut buf = vec![0u8; bytes];
+            let mut start = Instant::now();
+            for i in 0..total {
+                if i == WARMUP {
+                    start = Instant::now();
+                }
+                if s.write_all(&buf).is_err() || s.read_exact(&mut buf).is_err() {
+                    return f64::NAN;
+                }
+            }
+            start.elapsed().as_secs_f64() * 1e6 / iters.max(1) as f64 / 2.0
+        },
+    )
+}
+
+/// Streaming bandwidth of `iters` back-to-back `bytes`-byte writes over TCP, in MB/s (10^6 bytes
+/// per second, as OSU reports), timed until the receiver acknowledges the last byte.
+pub fn tcp_bandwidth_mbps(bytes: usize, iters: usize) -> f64 {
+    let bytes = bytes.max(1);
+    let Some((l, addr)) = tcp_pair() else {
+        return f64::NAN;
+    };
+    let mut buf = vec![0u8; bytes];
+    with_child(
+        move || {
+            let Ok(mut s) = TcpStream::connect_timeout(&addr, QUIET) else {
+                return false;
+            };
+            if !tcp_setup(&s) {
+                return false;
+            }
+            // Warm-up round, acknowledged, then the timed stream, acknowledged.
+            for n in [1, iters] {
+                if !(0..n).all(|_| s.read_exact(&mut buf).is_ok()) || s.write_all(&[1]).is_err() {
+                    return false;
+                }
+            }
+            true
+        },
+        || {
+            let Some(mut s) = accept_bounded(&l) else {
+                return f64::NAN;
+            };
+            let buf = vec![7u8; bytes];
+            let mut ack = [0u8; 1];
+            if s.write_all(&buf).is_err() || s.read_exact(&mut ack).is_err() {
+                return f64::NAN;
+            }
+            let start = Instant::now();
+            for _ in 0..iters {
+                if s.write_all(&buf).is_err() {
+                    return f64::NAN;
+                }
+            }
+            if s.read_exact(&mut ack).is_err() {
+                return f64::NAN;
+            }
+            (bytes * iters) as f64 / start.elapsed().as_secs_f64() / 1e6
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floors_produce_numbers() {
+        assert!(udp_pingpong_one_way_us(8, 50) > 0.0);
+        assert!(tcp_pingpong_one_way_us(8, 50) > 0.0);
+        assert!(tcp_bandwidth_mbps(65536, 50) > 0.0);
+        assert!(udp_pingpong_one_way_us(1500, 5).is_finite());
+    }
+}

@@ -1,0 +1,133 @@
+//! An in-process fake provider for unit tests of the control channel and connection manager:
+//! a shared "wire" of datagram queues and RC inboxes, with a drop knob. No RDMA.
+
+use crate::card::{AddressCard, SockAddr};
+use crate::config::ProviderKind;
+use crate::error::Result;
+use crate::provider::{Provider, RcEndpoint, RcEvent};
+use std::collections::{HashMap, VecDeque};
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+pub(crate) struct Wire {
+    ud: HashMap<u16, VecDeque<Vec<u8>>>,
+    rc: HashMap<(u16, u32), VecDeque<Vec<u8>>>,
+    pub(crate) drop_every: u64,
+    counter: u64,
+    pub(crate) dropped: u64,
+}
+
+pub(crate) type Net = Arc<Mutex<Wire>>;
+
+pub(crate) struct FakeProvider {
+    net: Net,
+    port: u16,
+    next_qp: u32,
+    qps: HashMap<u32, Option<(u16, u32)>>,
+    early: HashMap<u32, Vec<Vec<u8>>>,
+    mtu: usize,
+}
+
+pub(crate) fn card(port: u16) -> AddressCard {
+    AddressCard::Sock(SockAddr {
+        ip: IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+        udp_port: port,
+        tcp_port: port,
+    })
+}
+
+impl FakeProvider {
+    pub(crate) fn new(net: &Net, port: u16, mtu: usize) -> Self {
+        net.lock().unwrap().ud.entry(port).or_default();
+        FakeProvider {
+            net: net.clone(),
+            port,
+            next_qp: 0,
+            qps: HashMap::new(),
+            early: HashMap::new(),
+            mtu,
+        }
+    }
+}
+
+impl Provider for FakeProvider {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Sock
+    }
+    fn card(&self) -> AddressCard {
+        card(self.port)
+    }
+    fn ud_mtu(&self) -> usize {
+        self.mtu
+    }
+    fn ud_send(&mut self, to: &AddressCard, datagram: &[u8]) -> Result<()> {
+        let AddressCard::Sock(a) = to else {
+            return Ok(());
+        };
+        let mut w = self.net.lock().unwrap();
+        w.counter += 1;
+        if w.drop_every > 0 && w.counter >= w.drop_every {
+            w.counter = 0;
+            w.dropped += 1;
+            return Ok(());
+        }
+        if let Some(q) = w.ud.get_mut(&a.udp_port) {
+            q.push_back(datagram.to_vec());
+        }
+        Ok(())
+    }
+    fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
+        let mut w = self.net.lock().unwrap();
+        if let Some(q) = w.ud.get_mut(&self.port) {
+            out.extend(q.drain(..));
+        }
+        Ok(())
+    }
+    fn rc_create(&mut self) -> Result<RcEndpoint> {
+        self.next_qp += 1;
+        self.qps.insert(self.next_qp, None);
+        Ok(RcEndpoint {
+            qpn: self.next_qp,
+            psn: 0,
+        })
+    }
+    fn rc_connect(&mut self, qp: u32, remote_card: &AddressCard, remote: RcEndpoint) -> Result<()> {
+        let AddressCard::Sock(a) = remote_card else {
+            return Ok(());
+        };
+        self.qps.insert(qp, Some((a.udp_port, remote.qpn)));
+        let early = self.early.remove(&qp).unwrap_or_default();
+        let mut w = self.net.lock().unwrap();
+        w.rc.entry((a.udp_port, remote.qpn))
+            .or_default()
+            .extend(early);
+        Ok(())
+    }
+    fn rc_destroy(&mut self, qp: u32) {
+        self.qps.remove(&qp);
+    }
+    fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
+        match self.qps.get(&qp) {
+            Some(Some(dest)) => self
+                .net
+                .lock()
+                .unwrap()
+                .rc
+                .entry(*dest)
+                .or_default()
+                .push_back(parts.concat()),
+            _ => self.early.entry(qp).or_default().push(parts.concat()),
+        }
+        Ok(())
+    }
+    fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
+        let mut w = self.net.lock().unwrap();
+        for qp in self.qps.keys() {
+            if let Some(q) = w.rc.get_mut(&(self.port, *qp)) {
+                out.extend(q.drain(..).map(|data| RcEvent::Recv { qp: *qp, data }));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,554 @@
+//! The `sock` provider: UD over UDP (datagrams up to the set MTU, may be lost), RC over TCP
+//! (one stream per connection), RDMA read/write served by the target's progress loop.
+
+mod rdma;
+mod stream;
+
+use crate::card::{AddressCard, SockAddr};
+use crate::config::{FabricConfig, ProviderKind};
+use crate::error::{Result, VerbsError};
+use crate::provider::{Provider, RcEndpoint, RcEvent};
+use crate::RemoteBuf;
+use rdma::Windows;
+use std::collections::HashMap;
+use std::io::ErrorKind;
+use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+use stream::{Fill, Stream};
+
+const F_HELLO: u8 = 1;
+const F_MSG: u8 = 2;
+const F_READ_REQ: u8 = 3;
+const F_READ_RESP: u8 = 4;
+const F_WRITE_REQ: u8 = 5;
+const F_WRITE_RESP: u8 = 6;
+
+struct Qp {
+    remote: Option<(SockAddr, RcEndpoint)>,
+    stream: Option<Stream>,
+    /// Frames queued before the stream exists.
+    early: Vec<(u8, Vec<u8>)>,
+}
+
+pub struct SockProvider {
+    udp: UdpSocket,
+    listener: TcpListener,
+    card: SockAddr,
+    secret: u64,
+    mtu: usize,
+    connect_timeout: Duration,
+    drop_rate: f64,
+    rng: u64,
+    injected: u64,
+    next_qp: u32,
+    qps: HashMap<u32, Qp>,
+    accepted: Vec<Stream>,
+    windows: Windows,
+    reads: HashMap<u64, (usize, usize)>,
+    writes: HashMap<u64, ()>,
+    ud_buf: Vec<u8>,
+}
+
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+impl SockProvider {
+    pub fn open(cfg: &FabricConfig) -> Result<SockProvider> {
+        let udp = UdpSocket::bind((cfg.bind_ip, 0))
+            .map_err(|e| VerbsError::sock("bind udp", cfg.bind_ip, e))?;
+        let listener = TcpListener::bind((cfg.bind_ip, 0))
+            .map_err(|e| VerbsError::sock("bind tcp", cfg.bind_ip, e))?;
+        udp.set_nonblocking(true)
+            .map_err(|e| VerbsError::sock("nonblock udp", cfg.bind_ip, e))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| VerbsError::sock("nonblock tcp", cfg.bind_ip, e))?;
+        let udp_port = udp
+            .local_addr()
+            .map_err(|e| VerbsError::sock("local_addr", cfg.bind_ip, e))?
+            .port();
+        let tcp_port = listener
+            .local_addr()
+            .map_err(|e| VerbsError::sock("local_addr", cfg.bind_ip, e))?
+            .port();
+        if cfg.ud_mtu > 65000 {
+            return Err(VerbsError::InvalidArgument(format!(
+                "UD MTU {} exceeds what UDP carries",
+                cfg.ud_mtu
+            )));
+        }
+        let seed = (udp_port as u64) << 32
+            ^ tcp_port as u64
+            ^ std::process::id() as u64
+            ^ cfg.local_key.rotate_left(17);
+        Ok(SockProvider {
+            udp,
+            listener,
+            card: SockAddr {
+                ip: cfg.bind_ip,
+                udp_port,
+                tcp_port,
+            },
+            secret: cfg.job_secret,
+            mtu: cfg.ud_mtu,
+            connect_timeout: cfg
+                .retry_budget()
+                .clamp(Duration::from_millis(200), Duration::from_secs(10)),
+            drop_rate: cfg.effective_drop_rate(),
+            rng: seed | 1,
+            injected: 0,
+            next_qp: 0,
+            qps: HashMap::new(),
+            accepted: Vec::new(),
+            windows: Windows::default(),
+            reads: HashMap::new(),
+            writes: HashMap::new(),
+            ud_buf: vec![0; 65536],
+        })
+    }
+
+    fn coin(&mut self) -> f64 {
+        // xorshift64*: cheap, good enough for a fault-injection knob.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        (self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn push(&mut self, qp: u32, kind: u8, parts: &[&[u8]]) -> Result<()> {
+        let q = self
+            .qps
+            .get_mut(&qp)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC endpoint {qp}")))?;
+        match q.stream.as_mut() {
+            Some(s) => {
+                s.push(kind, parts);
+                // Broken streams are reported by the next rc_poll.
+                let _ = s.flush();
+            }
+            None => q.early.push((kind, parts.concat())),
+        }
+        Ok(())
+    }
+
+    /// Serve or complete one frame; Err means the peer broke the protocol.
+    fn on_frame(
+        &mut self,
+        qp: u32,
+        kind: u8,
+        body: Vec<u8>,
+        out: &mut Vec<RcEvent>,
+    ) -> std::result::Result<(), String> {
+        let bad = || format!("malformed frame type {kind}");
+        match kind {
+            F_MSG => out.push(RcEvent::Recv { qp, data: body }),
+            F_READ_REQ => {
+                let (token, addr, len, rkey) = (
+                    u64_at(&body, 0).ok_or_else(bad)?,
+                    u64_at(&body, 8).ok_or_else(bad)?,
+                    u64_at(&body, 16).ok_or_else(bad)?,
+                    u32_at(&body, 24).ok_or_else(bad)?,
+                );
+                match self.windows.check(rkey, addr, len) {
+                    Ok(()) => {
+                        // SAFETY: [addr, addr+len) lies inside a window exposed by this process,
+                        // whose owner promised it stays valid until released.
+                        let data =
+                            unsafe { std::slice::from_raw_parts(addr as *const u8, len as usize) };
+                        let _ = self.push(qp, F_READ_RESP, &[&token.to_le_bytes(), &[0], data]);
+                    }
+                    Err(why) => {
+                        tracing::debug!("refused emulated RDMA read: {why}");
+                        let _ = self.push(
+                            qp,
+                            F_READ_RESP,
+                            &[&token.to_le_bytes(), &[1], why.as_bytes()],
+                        );
+                    }
+                }
+            }
+            F_READ_RESP => {
+                let token = u64_at(&body, 0).ok_or_else(bad)?;
+                let status = *body.get(8).ok_or_else(bad)?;
+                let data = &body[9..];
+                let Some((local, len)) = self.reads.remove(&token) else {
+                    return Ok(());
+                };
+                if status == 0 && data.len() == len {
+                    // SAFETY: `local` is valid for `len` bytes until this completion (contract
+                    // of Fabric::read).
+                    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), local as *mut u8, len) };
+                    out.push(RcEvent::ReadDone { token });
+                } else {
+                    let why = if status == 0 {
+                        format!("short read reply ({} of {len} bytes)", data.len())
+                    } else {
+                        String::from_utf8_lossy(data).into_owned()
+                    };
+                    out.push(RcEvent::ReadFailed {
+                        token,
+                        error: VerbsError::RemoteAccess(why),
+                    });
+                }
+            }
+            F_WRITE_REQ => {
+                let (token, addr, rkey) = (
+                    u64_at(&body, 0).ok_or_else(bad)?,
+                    u64_at(&body, 8).ok_or_else(bad)?,
+                    u32_at(&body, 16).ok_or_else(bad)?,
+                );
+                let data = &body[20..];
+                match self.windows.check(rkey, addr, data.len() as u64) {
+                    Ok(()) => {
+                        // SAFETY: the range lies inside an exposed window (checked above).
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                data.as_ptr(),
+                                addr as *mut u8,
+                                data.len(),
+                            )
+                        };
+                        let _ = self.push(qp, F_WRITE_RESP, &[&token.to_le_bytes(), &[0]]);
+                    }
+                    Err(why) => {
+                        tracing::debug!("refused emulated RDMA write: {why}");
+                        let _ = self.push(
+                            qp,
+                            F_WRITE_RESP,
+                            &[&token.to_le_bytes(), &[1], why.as_bytes()],
+                        );
+                    }
+                }
+            }
+            F_WRITE_RESP => {
+                let token = u64_at(&body, 0).ok_or_else(bad)?;
+                let status = *body.get(8).ok_or_else(bad)?;
+                if self.writes.remove(&token).is_some() {
+                    if status == 0 {
+                        out.push(RcEvent::WriteDone { token });
+                    } else {
+                        let why = String::from_utf8_lossy(&body[9..]).into_owned();
+                        out.push(RcEvent::WriteFailed {
+                            token,
+                            error: VerbsError::RemoteAccess(why),
+                        });
+                    }
+                }
+            }
+            _ => return Err(bad()),
+        }
+        Ok(())
+    }
+
+    /// Match accepted streams to endpoints by their HELLO frame.
+    fn poll_accepts(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((tcp, _)) => match Stream::new(tcp) {
+                    Ok(s) => self.accepted.push(s),
+                    Err(e) => tracing::debug!("accepted stream setup: {e}"),
+                },
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            }
+        }
+        let mut i = 0;
+        while i < self.accepted.len() {
+            let s = &mut self.accepted[i];
+            let closed = matches!(s.fill(), Fill::Closed(_));
+            match s.next_frame() {
+                Ok(Some((F_HELLO, body))) if body.len() == 16 => {
+                    let s = self.accepted.swap_remove(i);
+                    let (secret, target, src) =
+                        (u64_at(&body, 0), u32_at(&body, 8), u32_at(&body, 12));
+                    if secret != Some(self.secret) {
+                        tracing::debug!("dropped TCP connection with a foreign job secret");
+                        continue;
+                    }
+                    let (target, src) = (target.unwrap_or(0), src.unwrap_or(0));
+                    match self.qps.get_mut(&target) {
+                        Some(q)
+                            if q.stream.is_none()
+                                && !matches!(q.remote, Some((_, ep)) if ep.qpn != src) =>
+                        {
+                            let mut s = s;
+                            for (k, b) in q.early.drain(..) {
+                                s.push(k, &[&b]);
+                            }
+                            let _ = s.flush();
+                            q.stream = Some(s);
+                        }
+                        _ => {
+                            tracing::debug!("dropped TCP connection for unknown endpoint {target}")
+                        }
+                    }
+                }
+                Ok(None) if !closed => i += 1,
+                _ => {
+                    self.accepted.swap_remove(i);
+                }
+            }
+        }
+    }
+}
+
+impl Provider for SockProvider {
+    fn kind(&self) -> ProviderKind {
+        ProviderKind::Sock
+    }
+
+    fn card(&self) -> AddressCard {
+        AddressCard::Sock(self.card)
+    }
+
+    fn ud_mtu(&self) -> usize {
+        self.mtu
+    }
+
+    fn ud_send(&mut self, to: &AddressCard, datagram: &[u8]) -> Result<()> {
+        let AddressCard::Sock(a) = to else {
+            return Err(VerbsError::ProviderMismatch {
+                card: to.provider().to_string(),
+                local: "sock".into(),
+            });
+        };
+        if datagram.len() > self.mtu {
+            return Err(VerbsError::TooLarge {
+                len: datagram.len(),
+                max: self.mtu,
+            });
+        }
+        if self.drop_rate > 0.0 && self.coin() < self.drop_rate {
+            self.injected += 1;
+            return Ok(());
+        }
+        match self.udp.send_to(datagram, a.udp()) {
+            Ok(_) => Ok(()),
+            // Unreliable by contract: a full buffer or an ICMP error is a lost datagram.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::WouldBlock | ErrorKind::ConnectionRefused
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(VerbsError::sock("sendto", a.udp(), e)),
+        }
+    }
+
+    fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
+        loop {
+            match self.udp.recv_from(&mut self.ud_buf) {
+                Ok((n, _)) => out.push(self.ud_buf[..n].to_vec()),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::Interrupted | ErrorKind::ConnectionRefused
+                    ) =>
+                {
+                    continue
+                }
+                Err(e) => return Err(VerbsError::sock("recvfrom", self.card.udp(), e)),
+            }
+        }
+    }
+
+    fn rc_create(&mut self) -> Result<RcEndpoint> {
+        self.next_qp = self.next_qp.wrapping_add(1).max(1);
+        let qpn = self.next_qp;
+        self.qps.insert(
+            qpn,
+            Qp {
+                remote: None,
+                stream: None,
+                early: Vec::new(),
+            },
+        );
+        Ok(RcEndpoint { qpn, psn: 0 })
+    }
+
+    fn rc_connect(&mut self, qp: u32, remote_card: &AddressCard, remote: RcEndpoint) -> Result<()> {
+        let AddressCard::Sock(ra) = *remote_card else {
+            return Err(VerbsError::ProviderMismatch {
+                card: remote_card.provider().to_string(),
+                local: "sock".into(),
+            });
+        };
+        let local_id = (AddressCard::Sock(self.card).to_bytes(), qp);
+        let remote_id = (remote_card.to_bytes(), remote.qpn);
+        let q = self
+            .qps
+            .get_mut(&qp)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC endpoint {qp}")))?;
+        q.remote = Some((ra, remote));
+        // Exactly one side opens the TCP stream: the one with the larger (card, qpn).
+        if local_id > remote_id && q.stream.is_none() {
+            let tcp = TcpStream::connect_timeout(&ra.tcp(), self.connect_timeout)
+                .map_err(|e| VerbsError::sock("connect", ra.tcp(), e))?;
+            let mut s = Stream::new(tcp).map_err(|e| VerbsError::sock("setup", ra.tcp(), e))?;
+            let mut hello = Vec::with_capacity(16);
+            hello.extend_from_slice(&self.secret.to_le_bytes());
+            hello.extend_from_slice(&remote.qpn.to_le_bytes());
+            hello.extend_from_slice(&qp.to_le_bytes());
+            s.push(F_HELLO, &[&hello]);
+            for (k, b) in q.early.drain(..) {
+                s.push(k, &[&b]);
+            }
+            s.flush().map_err(|e| VerbsError::Socket {
+                op: "write",
+                addr: ra.tcp().to_string(),
+                detail: e,
+            })?;
+            q.stream = Some(s);
+        }
+        Ok(())
+    }
+
+    fn rc_destroy(&mut self, qp: u32) {
+        self.qps.remove(&qp);
+    }
+
+    fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
+        self.push(qp, F_MSG, parts)
+    }
+
+    fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
+        self.poll_accepts();
+        let ids: Vec<u32> = self.qps.keys().copied().collect();
+        for qp in ids {
+            let mut frames = Vec::new();
+            let mut broken = None;
+            if let Some(s) = self.qps.get_mut(&qp).and_then(|q| q.stream.as_mut()) {
+                if let Err(e) = s.flush() {
+                    broken = Some(e);
+                }
+                if let Fill::Closed(e) = s.fill() {
+                    broken.get_or_insert(e);
+                }
+                loop {
+                    match s.next_frame() {
+                        Ok(Some(f)) => frames.push(f),
+                        Ok(None) => break,
+                        Err(e) => {
+                            broken = Some(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            for (kind, body) in frames {
+                if let Err(e) = self.on_frame(qp, kind, body, out) {
+                    broken = Some(e);
+                    break;
+                }
+            }
+            if let Some(e) = broken {
+                self.qps.remove(&qp);
+                out.push(RcEvent::Broken {
+                    qp,
+                    error: VerbsError::Socket {
+                        op: "rc stream",
+                        addr: format!("qp {qp}"),
+                        detail: e,
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
+        let rkey = self.windows.expose(ptr as u64, len as u64);
+        Ok(RemoteBuf {
+            addr: ptr as u64,
+            len: len as u64,
+            rkey,
+        })
+    }
+
+    fn release(&mut self, buf: &RemoteBuf) {
+        self.windows.release(buf.rkey);
+    }
+
+    unsafe fn rc_read(
+        &mut self,
+        qp: u32,
+        remote: RemoteBuf,
+        local: *mut u8,
+        len: usize,
+        token: u64,
+    ) -> Result<()> {
+        let mut req = Vec::with_capacity(28);
+        req.extend_from_slice(&token.to_le_bytes());
+        req.extend_from_slice(&remote.addr.to_le_bytes());
+        req.extend_from_slice(&(len as u64).to_le_bytes());
+        req.extend_from_slice(&remote.rkey.to_le_bytes());
+        self.push(qp, F_READ_REQ, &[&req])?;
+        self.reads.insert(token, (local as usize, len));
+        Ok(())
+    }
+
+    unsafe fn rc_write(
+        &mut self,
+        qp: u32,
+        remote: RemoteBuf,
+        local: *const u8,
+        len: usize,
+        token: u64,
+    ) -> Result<()> {
+        // SAFETY: the caller promised `local` is readable for `len` bytes.
+        let data = unsafe { std::slice::from_raw_parts(local, len) };
+        let mut hdr = Vec::with_capacity(20);
+        hdr.extend_from_slice(&token.to_le_bytes());
+        hdr.extend_from_slice(&remote.addr.to_le_bytes());
+        hdr.extend_from_slice(&remote.rkey.to_le_bytes());
+        self.push(qp, F_WRITE_REQ, &[&hdr, data])?;
+        self.writes.insert(token, ());
+        Ok(())
+    }
+
+    fn wait(&mut self, timeout: Duration) {
+        let mut fds = vec![
+            libc::pollfd {
+                fd: self.udp.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        for s in &self.accepted {
+            fds.push(libc::pollfd {
+                fd: s.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        for s in self.qps.values().filter_map(|q| q.stream.as_ref()) {
+            let events = libc::POLLIN | if s.wants_write() { libc::POLLOUT } else { 0 };
+            fds.push(libc::pollfd {
+                fd: s.fd(),
+                events,
+                revents: 0,
+            });
+        }
+        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+        let ms = if ms == 0 && !timeout.is_zero() { 1 } else { ms };
+        // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+    }
+
+    fn injected_drops(&self) -> u64 {
+        self.injected
+    }
+}
