@@ -290,6 +290,7 @@ fn spawn_daemon(exe: &Path, o: &RunOptions, program: &Path, index: u32, jobid: u
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
+            crate::signals::unblock_all_in_child();
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
             if libc::getppid() != launcher_pid {
                 libc::raise(libc::SIGKILL);

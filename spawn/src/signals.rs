@@ -31,3 +31,14 @@ pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
 pub fn name(sig: i32) -> String {
     Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {sig}"))
 }
+
+/// Empties the signal mask; for a `pre_exec` hook (the watched signals are blocked in the
+/// parent and a mask survives exec). Only async-signal-safe calls.
+pub fn unblock_all_in_child() {
+    // SAFETY: sigemptyset fills a local set; sigprocmask is async-signal-safe.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}

@@ -146,11 +146,13 @@ impl Daemon {
             .env_remove(env::HYDRA_PMI_FD)
             .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .stderr(Stdio::piped())
+            .process_group(0);
         let daemon_pid = std::process::id() as i32;
         // SAFETY: only async-signal-safe calls (prctl, getppid, raise) between fork and exec.
         unsafe {
             cmd.pre_exec(move || {
+                crate::signals::unblock_all_in_child();
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
                 if libc::getppid() != daemon_pid {
                     libc::raise(libc::SIGKILL);
@@ -203,8 +205,9 @@ impl Daemon {
         for (r, rs) in &self.job.ranks {
             if let (Some(pid), None) = (rs.pid, rs.reaped_at) {
                 tracing::debug!("daemon {}: {} to rank {r} (pid {pid})", self.me, signals::name(sig));
-                // SAFETY: kill(2) on a child we have not reaped yet, so the pid is still ours.
-                unsafe { libc::kill(pid, sig) };
+                // SAFETY: kill(2) on the process group of a child we have not reaped yet (each
+                // rank leads its own group, so helpers it started go too); the pid is still ours.
+                unsafe { libc::kill(-pid, sig) };
             }
         }
     }
