@@ -1,1 +1,16 @@
-//! placeholder
+//! Process-management interface: the PMI-1 wire protocol ("simple PMI"), ibdyn's extensions
+//! (allgather, non-blocking ifence / iallgather, get_wait), the server-side state a node
+//! daemon keeps, and the client a process uses.
+
+mod client;
+mod conn;
+pub mod env;
+mod error;
+pub mod mapping;
+pub mod state;
+pub mod wire;
+
+pub use client::{PmiClient, PmiCompletion, PmiRequest, ServerKind, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT};
+pub use error::{PmiError, Result};
+pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
+pub use wire::{SpawnCommand, SpawnRequest};

@@ -1,1 +1,16 @@
-//! placeholder
+//! Process manager: the `ibdyn run` launcher and the node daemon that serves PMI to the ranks.
+//! Every daemon stands for one node; they talk to each other and to the launcher over TCP on
+//! loopback, authenticated by a per-job secret, and run fence / allgather as a tree.
+
+pub mod daemon;
+mod error;
+pub mod launcher;
+mod link;
+pub mod placement;
+pub mod secret;
+mod signals;
+
+pub use daemon::{daemon_main, DaemonOptions, JobSpec};
+pub use error::{Result, SpawnError};
+pub use launcher::{resolve_program, run, RunOptions};
+pub use placement::{MapBy, Placement};

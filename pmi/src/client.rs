@@ -1,0 +1,558 @@
+//! The PMI client a process uses: under the ibdyn daemon (`IBDYN_PMI_SOCK`), under a PMI-1
+//! launcher such as MPICH's hydra (`PMI_FD`), or alone (singleton: rank 0 of 1).
+
+use crate::conn::LineConn;
+use crate::env;
+use crate::error::{PmiError, Result};
+use crate::mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
+use crate::state::Directory;
+use crate::wire::{self, hex_decode, hex_encode, msg_text, Command, SpawnRequest};
+use std::collections::HashMap;
+use std::os::fd::FromRawFd;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+/// Default bound of `get_wait`.
+pub const DEFAULT_GET_WAIT: Duration = Duration::from_secs(30);
+/// Default bound on any other wait for the server (`IBDYN_PMI_TIMEOUT` overrides it).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Which server the client talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerKind {
+    /// An ibdyn node daemon: every extension is native.
+    Ibdyn,
+    /// A plain PMI-1 server (hydra): extensions fall back to PMI-1 calls.
+    Pmi1,
+    /// No server: rank 0 of 1, in-process key-value space.
+    Singleton,
+}
+
+/// Handle of a non-blocking operation; complete it with `wait` (or poll with `test`).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct PmiRequest {
+    id: u64,
+}
+
+impl PmiRequest {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+/// Result of a completed non-blocking operation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PmiCompletion {
+    Fence,
+    /// One value per rank, in rank order.
+    Allgather(Vec<Vec<u8>>),
+}
+
+enum Server {
+    Conn(LineConn),
+    Singleton(Box<Directory>),
+}
+
+pub struct PmiClient {
+    server: Server,
+    kind: ServerKind,
+    rank: u32,
+    size: u32,
+    appnum: i32,
+    kvsname: String,
+    job_id: u32,
+    node_id: u32,
+    node_uid: String,
+    universe_size: u32,
+    nodes: Vec<u32>,
+    vallen_max: usize,
+    timeout: Duration,
+    next_reqid: u64,
+    done: HashMap<u64, Result<PmiCompletion>>,
+    fallback_seq: u64,
+    finalized: bool,
+}
+
+fn env_u32(name: &str) -> Result<Option<u32>> {
+    match std::env::var(name) {
+        Err(_) => Ok(None),
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| PmiError::Env(format!("{name}={v:?} is not a non-negative integer"))),
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// FNV-1a: a stable 32-bit id from a kvsname when the launcher gives no job id.
+fn fnv32(s: &str) -> u32 {
+    s.bytes().fold(0x811c9dc5u32, |h, b| (h ^ b as u32).wrapping_mul(0x01000193))
+}
+
+impl PmiClient {
+    /// Connects to whatever launched this process (see the module comment).
+    pub fn init() -> Result<PmiClient> {
+        let timeout = match std::env::var(env::PMI_TIMEOUT) {
+            Ok(v) => Duration::from_secs_f64(
+                v.parse::<f64>()
+                    .ok()
+                    .filter(|s| *s > 0.0)
+                    .ok_or_else(|| PmiError::Env(format!("{}={v:?} is not a positive number", env::PMI_TIMEOUT)))?,
+            ),
+            Err(_) => DEFAULT_TIMEOUT,
+        };
+        if let Ok(path) = std::env::var(env::PMI_SOCK) {
+            let rank = env_u32(env::RANK)?.ok_or_else(|| PmiError::Env(format!("{} is not set", env::RANK)))?;
+            let size = env_u32(env::SIZE)?.ok_or_else(|| PmiError::Env(format!("{} is not set", env::SIZE)))?;
+            let stream =
+                UnixStream::connect(&path).map_err(|source| PmiError::Connect { path: path.clone(), source })?;
+            let mut c = PmiClient::blank(Server::Conn(LineConn::new(stream)), ServerKind::Ibdyn, rank, size, timeout);
+            c.job_id = env_u32(env::JOBID)?.unwrap_or(0);
+            c.node_id = env_u32(env::NODE)?.unwrap_or(0);
+            c.node_uid = std::env::var(env::NODE_UID).unwrap_or_else(|_| format!("{}-node{}", hostname(), c.node_id));
+            c.handshake(&format!("cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={rank}\n"))?;
+            return Ok(c);
+        }
+        if let Ok(fdtext) = std::env::var(env::HYDRA_PMI_FD) {
+            let fd: i32 =
+                fdtext.trim().parse().map_err(|_| PmiError::Env(format!("PMI_FD={fdtext:?} is not a descriptor")))?;
+            let rank = env_u32(env::HYDRA_PMI_RANK)?.unwrap_or(0);
+            let size = env_u32(env::HYDRA_PMI_SIZE)?.unwrap_or(1);
+            // SAFETY: fcntl on an arbitrary integer only reports EBADF if it is not open.
+            if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+                return Err(PmiError::Env(format!("PMI_FD={fd} is not an open descriptor")));
+            }
+            // SAFETY: the launcher handed this descriptor to us for PMI; nothing else in the
+            // process owns it, and we checked above that it is open.
+            let stream = unsafe { UnixStream::from_raw_fd(fd) };
+            let mut c = PmiClient::blank(Server::Conn(LineConn::new(stream)), ServerKind::Pmi1, rank, size, timeout);
+            c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n")?;
+            c.job_id = fnv32(&c.kvsname);
+            c.node_id = c.nodes.get(rank as usize).copied().unwrap_or(0);
+            c.node_uid = hostname();
+            return Ok(c);
+        }
+        let mut c = PmiClient::blank(Server::Singleton(Box::default()), ServerKind::Singleton, 0, 1, timeout);
+        c.kvsname = format!("singleton_{}", std::process::id());
+        c.job_id = std::process::id();
+        c.node_uid = format!("{}-singleton-{}", hostname(), std::process::id());
+        c.nodes = vec![0];
+        tracing::debug!("no PMI server in the environment: running as a singleton");
+        Ok(c)
+    }
+
+    fn blank(server: Server, kind: ServerKind, rank: u32, size: u32, timeout: Duration) -> PmiClient {
+        PmiClient {
+            server,
+            kind,
+            rank,
+            size,
+            appnum: 0,
+            kvsname: String::new(),
+            job_id: 0,
+            node_id: 0,
+            node_uid: String::new(),
+            universe_size: size,
+            nodes: vec![0; size as usize],
+            vallen_max: 1024,
+            timeout,
+            next_reqid: 1,
+            done: HashMap::new(),
+            fallback_seq: 0,
+            finalized: false,
+        }
+    }
+
+    fn handshake(&mut self, init_line: &str) -> Result<()> {
+        let r = self.request_line(init_line, "response_to_init", "init")?;
+        if r.rc() != 0 {
+            return Err(PmiError::Server { cmd: "init".into(), msg: format!("rc={}", r.rc()) });
+        }
+        let r = self.request(Command::new("get_maxes"), "maxes")?;
+        self.vallen_max = r.get("vallen_max").and_then(|v| v.parse().ok()).unwrap_or(1024);
+        self.kvsname = self.request(Command::new("get_my_kvsname"), "my_kvsname")?.require("kvsname")?.to_string();
+        self.appnum = self.request(Command::new("get_appnum"), "appnum")?.num("appnum")?;
+        let us: i64 = self.request(Command::new("get_universe_size"), "universe_size")?.num("size")?;
+        self.universe_size = if us > 0 { us as u32 } else { self.size };
+        match self.get(PROCESS_MAPPING_KEY) {
+            Ok(text) => self.nodes = ProcessMapping::parse(&text)?.nodes(self.size),
+            Err(e) => tracing::debug!("no {PROCESS_MAPPING_KEY} ({e}): every rank on node 0"),
+        }
+        tracing::debug!(rank = self.rank, size = self.size, kvsname = %self.kvsname, kind = ?self.kind, "PMI initialised");
+        Ok(())
+    }
+
+    pub fn rank(&self) -> u32 {
+        self.rank
+    }
+    pub fn size(&self) -> u32 {
+        self.size
+    }
+    pub fn appnum(&self) -> i32 {
+        self.appnum
+    }
+    pub fn kvsname(&self) -> &str {
+        &self.kvsname
+    }
+    pub fn job_id(&self) -> u32 {
+        self.job_id
+    }
+    /// Index of the node daemon (0 under hydra and as a singleton).
+    pub fn node_id(&self) -> u32 {
+        self.node_id
+    }
+    /// Unique per daemon instance: processes with equal values may use shared memory.
+    pub fn node_uid(&self) -> &str {
+        &self.node_uid
+    }
+    pub fn universe_size(&self) -> u32 {
+        self.universe_size
+    }
+    pub fn server_kind(&self) -> ServerKind {
+        self.kind
+    }
+    /// Whether a put is visible to `get_wait` of other processes without a fence.
+    pub fn puts_visible_without_fence(&self) -> bool {
+        self.kind != ServerKind::Pmi1
+    }
+    /// Node of `rank`, from `PMI_process_mapping` (0 for a rank out of range).
+    pub fn node_of(&self, rank: u32) -> u32 {
+        self.nodes.get(rank as usize).copied().unwrap_or(0)
+    }
+    /// Ranks on this process's node, in order (this process included).
+    pub fn local_ranks(&self) -> Vec<u32> {
+        let me = self.node_of(self.rank);
+        (0..self.size).filter(|&r| self.node_of(r) == me).collect()
+    }
+
+    // ---- plumbing --------------------------------------------------------------------
+
+    fn conn(&mut self) -> Result<&mut LineConn> {
+        if self.finalized {
+            return Err(PmiError::Finalized);
+        }
+        match &mut self.server {
+            Server::Conn(c) => Ok(c),
+            Server::Singleton(_) => Err(PmiError::NotSupported("a server round trip as a singleton".into())),
+        }
+    }
+
+    /// Files a completion line of a non-blocking request.
+    fn absorb(&mut self, line: Command) -> Result<()> {
+        let id: u64 = line.num("reqid")?;
+        let result = if line.rc() != 0 {
+            Err(PmiError::Server { cmd: line.name.clone(), msg: msg_text(line.get("msg").unwrap_or("failed")) })
+        } else if line.name == "ibdyn_iallgather_result" {
+            wire::decode_array(line.get("values").unwrap_or(""), self.size as usize).map(PmiCompletion::Allgather)
+        } else {
+            Ok(PmiCompletion::Fence)
+        };
+        self.done.insert(id, result);
+        Ok(())
+    }
+
+    fn request_line(&mut self, line: &str, reply: &str, what: &str) -> Result<Command> {
+        let timeout = self.timeout;
+        self.exchange(line, reply, what, timeout)
+    }
+
+    fn request(&mut self, cmd: Command, reply: &str) -> Result<Command> {
+        let what = cmd.name.clone();
+        self.request_line(&cmd.to_line(), reply, &what)
+    }
+
+    /// Sends one request and returns its reply, filing completions that arrive meanwhile.
+    fn exchange(&mut self, line: &str, reply: &str, what: &str, timeout: Duration) -> Result<Command> {
+        self.conn()?.send(line, what)?;
+        let started = Instant::now();
+        let deadline = started + timeout;
+        loop {
+            let r = self.conn()?.recv(deadline, what, started)?;
+            if r.get("reqid").is_some() {
+                self.absorb(r)?;
+                continue;
+            }
+            if r.name == reply {
+                return Ok(r);
+            }
+            let msg = msg_text(r.get("msg").unwrap_or(&r.name));
+            return Err(PmiError::Server { cmd: what.into(), msg });
+        }
+    }
+
+    fn ok_or_server(&self, r: &Command, what: &str) -> Result<()> {
+        if r.rc() != 0 {
+            return Err(PmiError::Server { cmd: what.into(), msg: msg_text(r.get("msg").unwrap_or("failed")) });
+        }
+        Ok(())
+    }
+
+    // ---- key-value space -------------------------------------------------------------
+
+    pub fn put(&mut self, key: &str, value: &str) -> Result<()> {
+        wire::check_key("key", key)?;
+        wire::check_value("value", value)?;
+        if self.kind == ServerKind::Pmi1 && value.len() > self.vallen_max {
+            return Err(PmiError::invalid("value", key, &format!("longer than the server's {} bytes", self.vallen_max)));
+        }
+        if let Server::Singleton(dir) = &mut self.server {
+            dir.kvs("singleton").put(key, value);
+            return Ok(());
+        }
+        let cmd = Command::new("put").arg("kvsname", &self.kvsname).arg("key", key).arg("value", value);
+        let r = self.request(cmd, "put_result")?;
+        self.ok_or_server(&r, "put")
+    }
+
+    /// Puts arbitrary bytes (hex on the wire).
+    pub fn put_bytes(&mut self, key: &str, value: &[u8]) -> Result<()> {
+        self.put(key, &hex_encode(value))
+    }
+
+    pub fn get(&mut self, key: &str) -> Result<String> {
+        wire::check_key("key", key)?;
+        if let Server::Singleton(dir) = &mut self.server {
+            return dir.kvs("singleton").get(key).map(str::to_string).ok_or_else(|| PmiError::KeyNotFound(key.into()));
+        }
+        let cmd = Command::new("get").arg("kvsname", &self.kvsname).arg("key", key);
+        let r = self.request(cmd, "get_result")?;
+        if r.rc() != 0 {
+            return Err(PmiError::KeyNotFound(key.into()));
+        }
+        Ok(r.get("value").unwrap_or("").to_string())
+    }
+
+    pub fn get_bytes(&mut self, key: &str) -> Result<Vec<u8>> {
+        hex_decode(&self.get(key)?)
+    }
+
+    /// A get that waits (at most `timeout`) until some process of the job has put `key`;
+    /// needs no fence under ibdyn. Under a plain PMI-1 server it is a get (fence first).
+    pub fn get_wait(&mut self, key: &str, timeout: Duration) -> Result<String> {
+        wire::check_key("key", key)?;
+        match self.kind {
+            ServerKind::Ibdyn => {}
+            ServerKind::Pmi1 => {
+                tracing::debug!(key, "PMI-1 server: get_wait falls back to get (visible after a fence)");
+                return self.get(key);
+            }
+            ServerKind::Singleton => {
+                return self.get(key).map_err(|_| PmiError::KeyWaitTimeout { key: key.into(), secs: 0.0 })
+            }
+        }
+        let ms = timeout.as_millis().min(u64::MAX as u128) as u64;
+        let line = Command::new("ibdyn_get_wait")
+            .arg("kvsname", &self.kvsname)
+            .arg("key", key)
+            .arg("timeout_ms", ms)
+            .to_line();
+        let r = self.exchange(&line, "get_result", "get_wait", timeout + Duration::from_secs(10))?;
+        if r.rc() != 0 {
+            return Err(PmiError::KeyWaitTimeout { key: key.into(), secs: timeout.as_secs_f64() });
+        }
+        Ok(r.get("value").unwrap_or("").to_string())
+    }
+
+    pub fn get_wait_bytes(&mut self, key: &str, timeout: Duration) -> Result<Vec<u8>> {
+        hex_decode(&self.get_wait(key, timeout)?)
+    }
+
+    // ---- collectives -----------------------------------------------------------------
+
+    /// PMI-1 barrier: every put before it is visible to every get after it.
+    pub fn fence(&mut self) -> Result<()> {
+        if matches!(self.server, Server::Singleton(_)) {
+            return Ok(());
+        }
+        let r = self.request(Command::new("barrier_in"), "barrier_out")?;
+        self.ok_or_server(&r, "fence")
+    }
+
+    pub fn barrier(&mut self) -> Result<()> {
+        self.fence()
+    }
+
+    /// One value per rank, returned in rank order.
+    pub fn allgather(&mut self, value: &[u8]) -> Result<Vec<Vec<u8>>> {
+        match self.kind {
+            ServerKind::Singleton => Ok(vec![value.to_vec()]),
+            ServerKind::Pmi1 => self.allgather_fallback(value),
+            ServerKind::Ibdyn => {
+                let r = self.request(Command::new("ibdyn_allgather").arg("value", hex_encode(value)), "ibdyn_allgather_result")?;
+                self.ok_or_server(&r, "allgather")?;
+                wire::decode_array(r.get("values").unwrap_or(""), self.size as usize)
+            }
+        }
+    }
+
+    fn allgather_fallback(&mut self, value: &[u8]) -> Result<Vec<Vec<u8>>> {
+        tracing::debug!("PMI-1 server: allgather falls back to put + barrier + gets");
+        let seq = self.fallback_seq;
+        self.fallback_seq += 1;
+        self.put_bytes(&format!("ibdyn-ag{seq}-{}", self.rank), value)?;
+        self.fence()?;
+        (0..self.size).map(|r| self.get_bytes(&format!("ibdyn-ag{seq}-{r}"))).collect()
+    }
+
+    fn new_request(&mut self) -> PmiRequest {
+        let id = self.next_reqid;
+        self.next_reqid += 1;
+        PmiRequest { id }
+    }
+
+    /// Starts a fence the daemon progresses while the process works.
+    pub fn ifence(&mut self) -> Result<PmiRequest> {
+        let req = self.new_request();
+        if self.kind == ServerKind::Ibdyn {
+            let line = Command::new("ibdyn_ifence").arg("reqid", req.id).to_line();
+            self.conn()?.send(&line, "ifence")?;
+        } else {
+            if self.kind == ServerKind::Pmi1 {
+                tracing::debug!("PMI-1 server: ifence falls back to a blocking barrier");
+            }
+            let r = self.fence().map(|_| PmiCompletion::Fence);
+            self.done.insert(req.id, r);
+        }
+        Ok(req)
+    }
+
+    /// Starts an allgather the daemon progresses while the process works.
+    pub fn iallgather(&mut self, value: &[u8]) -> Result<PmiRequest> {
+        let req = self.new_request();
+        if self.kind == ServerKind::Ibdyn {
+            let line = Command::new("ibdyn_iallgather").arg("reqid", req.id).arg("value", hex_encode(value)).to_line();
+            self.conn()?.send(&line, "iallgather")?;
+        } else {
+            if self.kind == ServerKind::Pmi1 {
+                tracing::debug!("PMI-1 server: iallgather falls back to a blocking allgather");
+            }
+            let r = self.allgather(value).map(PmiCompletion::Allgather);
+            self.done.insert(req.id, r);
+        }
+        Ok(req)
+    }
+
+    /// Completes a non-blocking operation.
+    pub fn wait(&mut self, req: PmiRequest) -> Result<PmiCompletion> {
+        let started = Instant::now();
+        let deadline = started + self.timeout;
+        loop {
+            if let Some(r) = self.done.remove(&req.id) {
+                return r;
+            }
+            if req.id >= self.next_reqid {
+                return Err(PmiError::UnknownRequest(req.id));
+            }
+            let line = self.conn()?.recv(deadline, "wait", started)?;
+            if line.get("reqid").is_none() {
+                return Err(PmiError::Malformed { line: line.to_line(), why: "unexpected reply while waiting".into() });
+            }
+            self.absorb(line)?;
+        }
+    }
+
+    /// Whether a non-blocking operation has completed (then `wait` returns at once).
+    pub fn test(&mut self, req: &PmiRequest) -> Result<bool> {
+        if self.done.contains_key(&req.id) {
+            return Ok(true);
+        }
+        if matches!(self.server, Server::Singleton(_)) {
+            return Err(PmiError::UnknownRequest(req.id));
+        }
+        while let Some(line) = self.conn()?.try_recv("test")? {
+            if line.get("reqid").is_none() {
+                return Err(PmiError::Malformed { line: line.to_line(), why: "unexpected reply while testing".into() });
+            }
+            self.absorb(line)?;
+        }
+        Ok(self.done.contains_key(&req.id))
+    }
+
+    // ---- name service ----------------------------------------------------------------
+
+    pub fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
+        wire::check_key("service name", service)?;
+        wire::check_value("port name", port)?;
+        if let Server::Singleton(dir) = &mut self.server {
+            return dir.names.publish(service, port).map_err(|e| PmiError::Server { cmd: "publish_name".into(), msg: e.to_string() });
+        }
+        let r = self.request(Command::new("publish_name").arg("service", service).arg("port", port), "publish_result")?;
+        self.ok_or_server(&r, "publish_name")
+    }
+
+    pub fn lookup_name(&mut self, service: &str) -> Result<String> {
+        wire::check_key("service name", service)?;
+        if let Server::Singleton(dir) = &mut self.server {
+            return dir.names.lookup(service).map(str::to_string).map_err(|_| PmiError::ServiceNotFound(service.into()));
+        }
+        let r = self.request(Command::new("lookup_name").arg("service", service), "lookup_result")?;
+        if r.rc() != 0 {
+            return Err(PmiError::ServiceNotFound(service.into()));
+        }
+        Ok(r.require("port")?.to_string())
+    }
+
+    pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
+        wire::check_key("service name", service)?;
+        if let Server::Singleton(dir) = &mut self.server {
+            return dir.names.unpublish(service).map_err(|_| PmiError::ServiceNotFound(service.into()));
+        }
+        let r = self.request(Command::new("unpublish_name").arg("service", service), "unpublish_result")?;
+        if r.rc() != 0 {
+            return Err(PmiError::ServiceNotFound(service.into()));
+        }
+        Ok(())
+    }
+
+    // ---- process management ----------------------------------------------------------
+
+    /// Asks the server to start the processes of `req` as a new job (PMI-1 `mcmd=spawn`).
+    pub fn spawn(&mut self, req: &SpawnRequest) -> Result<()> {
+        if req.commands.is_empty() {
+            return Err(PmiError::invalid("spawn request", "", "has no command"));
+        }
+        if matches!(self.server, Server::Singleton(_)) {
+            return Err(PmiError::NotSupported("spawn without a launcher".into()));
+        }
+        let text = wire::format_spawn(req)?;
+        let r = self.request_line(&text, "spawn_result", "spawn")?;
+        self.ok_or_server(&r, "spawn")
+    }
+
+    /// Asks the launcher to end the whole job with `code`; never returns.
+    pub fn abort(&mut self, code: i32, msg: &str) -> ! {
+        let mut cmd = Command::new("abort").arg("exitcode", code);
+        match self.kind {
+            ServerKind::Ibdyn => cmd = cmd.arg("msg", wire::msg_token(msg)),
+            _ => eprintln!("rank {} aborts the job (code {code}): {msg}", self.rank),
+        }
+        if let Server::Conn(c) = &mut self.server {
+            if c.send(&cmd.to_line(), "abort").is_ok() {
+                // The launcher tears the job down; wait a bounded time for that.
+                let started = Instant::now();
+                let _ = c.recv(started + Duration::from_secs(10), "abort", started);
+            }
+        }
+        std::process::exit(code)
+    }
+
+    /// Ends the conversation with the server.
+    pub fn finalize(&mut self) -> Result<()> {
+        if self.finalized {
+            return Err(PmiError::Finalized);
+        }
+        if matches!(self.server, Server::Conn(_)) {
+            self.request(Command::new("finalize"), "finalize_ack")?;
+        }
+        self.finalized = true;
+        Ok(())
+    }
+}

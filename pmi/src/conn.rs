@@ -1,0 +1,95 @@
+//! A line-oriented connection to a PMI server with bounded waits.
+
+use crate::error::{PmiError, Result};
+use crate::wire::{Command, MAX_LINE};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
+use std::time::Instant;
+
+pub(crate) struct LineConn {
+    stream: UnixStream,
+    buf: Vec<u8>,
+}
+
+impl LineConn {
+    pub(crate) fn new(stream: UnixStream) -> LineConn {
+        LineConn { stream, buf: Vec::new() }
+    }
+
+    pub(crate) fn send(&mut self, text: &str, what: &str) -> Result<()> {
+        self.stream.write_all(text.as_bytes()).map_err(|e| PmiError::io(what, e))
+    }
+
+    fn take_line(&mut self) -> Result<Option<Command>> {
+        let Some(pos) = self.buf.iter().position(|&b| b == b'\n') else { return Ok(None) };
+        let raw: Vec<u8> = self.buf.drain(..=pos).collect();
+        let text = String::from_utf8_lossy(&raw);
+        Command::parse(&text).map(Some)
+    }
+
+    /// Waits until `fd` is readable or the deadline passes; `None` waits not at all.
+    fn readable(&self, deadline: Option<Instant>) -> Result<bool> {
+        let ms = match deadline {
+            None => 0,
+            Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(i32::MAX as u128) as i32,
+        };
+        let mut pfd = libc::pollfd { fd: self.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        loop {
+            // SAFETY: one valid pollfd, count 1.
+            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+            if n >= 0 {
+                return Ok(n > 0);
+            }
+            let e = std::io::Error::last_os_error();
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(PmiError::io("poll", e));
+            }
+        }
+    }
+
+    fn fill(&mut self, what: &str) -> Result<()> {
+        let mut chunk = [0u8; 65536];
+        let n = loop {
+            match self.stream.read(&mut chunk) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(PmiError::io(what, e)),
+            }
+        };
+        if n == 0 {
+            return Err(PmiError::Closed(what.to_string()));
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        if self.buf.len() > MAX_LINE {
+            return Err(PmiError::Malformed { line: "...".into(), why: format!("reply longer than {MAX_LINE}") });
+        }
+        Ok(())
+    }
+
+    /// Next line, waiting at most until `deadline`.
+    pub(crate) fn recv(&mut self, deadline: Instant, what: &str, started: Instant) -> Result<Command> {
+        loop {
+            if let Some(c) = self.take_line()? {
+                return Ok(c);
+            }
+            if !self.readable(Some(deadline))? {
+                return Err(PmiError::Timeout { what: what.into(), secs: started.elapsed().as_secs_f64() });
+            }
+            self.fill(what)?;
+        }
+    }
+
+    /// Next line if one is already available.
+    pub(crate) fn try_recv(&mut self, what: &str) -> Result<Option<Command>> {
+        loop {
+            if let Some(c) = self.take_line()? {
+                return Ok(Some(c));
+            }
+            if !self.readable(None)? {
+                return Ok(None);
+            }
+            self.fill(what)?;
+        }
+    }
+}

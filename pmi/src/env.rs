@@ -1,0 +1,33 @@
+//! Every environment variable the launcher, the daemons and the client agree on.
+
+/// Path of the node daemon's PMI Unix socket (ibdyn launcher).
+pub const PMI_SOCK: &str = "IBDYN_PMI_SOCK";
+/// Rank of the process in its job (ibdyn launcher).
+pub const RANK: &str = "IBDYN_RANK";
+/// Number of processes in the job (ibdyn launcher).
+pub const SIZE: &str = "IBDYN_SIZE";
+/// Job id, a u32 in decimal.
+pub const JOBID: &str = "IBDYN_JOBID";
+/// Index of the node daemon the process runs under.
+pub const NODE: &str = "IBDYN_NODE";
+/// Unique id of the daemon instance: equal values mean shared memory is possible.
+pub const NODE_UID: &str = "IBDYN_NODE_UID";
+/// Number of node daemons of the job.
+pub const NNODES: &str = "IBDYN_NNODES";
+/// Per-job secret, hex u64 (TCP between daemons, verbs control datagrams).
+pub const JOB_SECRET: &str = "IBDYN_JOB_SECRET";
+/// Private (0700) session directory of the job.
+pub const SESSION_DIR: &str = "IBDYN_SESSION_DIR";
+/// Application number (index of the command in an MPMD launch).
+pub const APPNUM: &str = "IBDYN_APPNUM";
+/// Bound in seconds on any wait for the PMI server (default 300).
+pub const PMI_TIMEOUT: &str = "IBDYN_PMI_TIMEOUT";
+/// tracing filter, e.g. `debug`.
+pub const LOG: &str = "IBDYN_LOG";
+
+/// Pre-connected PMI socket handed out by MPICH's hydra (and other PMI-1 launchers).
+pub const HYDRA_PMI_FD: &str = "PMI_FD";
+/// Rank under a PMI-1 launcher.
+pub const HYDRA_PMI_RANK: &str = "PMI_RANK";
+/// Size under a PMI-1 launcher.
+pub const HYDRA_PMI_SIZE: &str = "PMI_SIZE";

@@ -1,0 +1,438 @@
+//! The node daemon: one per (simulated) node. It serves PMI to its ranks over a Unix socket
+//! in a private session directory, starts and watches them, forwards their output to the
+//! launcher, and runs fence / allgather / key look-ups as a tree with the other daemons
+//! (daemon 0 is the root and holds the authoritative key-value space and name service).
+//!
+//! Everything happens on one event-loop thread; sockets, pipes, child processes and signals
+//! are turned into `Event`s by small threads.
+
+mod coll;
+mod kvs;
+mod pmi;
+mod ranks;
+
+use crate::error::{Result, SpawnError};
+use crate::link::{self, Outbox};
+use crate::placement::{tree, MapBy, Placement};
+use crate::{secret, signals};
+use crossbeam_channel::{Receiver, Sender};
+use ibdyn_pmi::state::{CollectiveTable, Directory};
+use ibdyn_pmi::wire::{Command, Frame};
+use std::collections::HashMap;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub use ranks::JobSpec;
+
+/// What `ibdyn daemon` is started with (the secret comes in `IBDYN_JOB_SECRET`).
+#[derive(Clone, Debug)]
+pub struct DaemonOptions {
+    pub index: u32,
+    pub nnodes: u32,
+    pub nprocs: u32,
+    pub map_by: MapBy,
+    pub jobid: u32,
+    pub session_dir: PathBuf,
+    pub launcher: SocketAddr,
+    pub program: String,
+    pub args: Vec<String>,
+}
+
+pub(crate) type ConnId = u64;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Peer {
+    Launcher,
+    Parent,
+    Child(u32),
+}
+
+pub(crate) enum Event {
+    ClientOpen(ConnId, Outbox),
+    ClientFrame(ConnId, Frame),
+    ClientClosed(ConnId),
+    Peer(Peer, Frame),
+    PeerClosed(Peer),
+    Output { rank: u32, fd: u8, data: Vec<u8> },
+    OutputEof { rank: u32 },
+    Exited { rank: u32, pid: i32, code: Option<i32>, signal: Option<i32> },
+    Signal(i32),
+}
+
+/// How long start-up waits for the launcher and the other daemons.
+const STARTUP_LIMIT: Duration = Duration::from_secs(30);
+/// After SIGTERM, how long ranks get before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(3);
+
+pub(crate) struct Daemon {
+    pub(crate) me: u32,
+    pub(crate) nnodes: u32,
+    pub(crate) job: ranks::Job,
+    pub(crate) launcher: Outbox,
+    pub(crate) parent: Option<Outbox>,
+    pub(crate) children: HashMap<u32, Outbox>,
+    pub(crate) clients: HashMap<ConnId, pmi::Client>,
+    pub(crate) dir: Directory,
+    pub(crate) colls: CollectiveTable,
+    pub(crate) coll_waiters: HashMap<u64, Vec<coll::CollWaiter>>,
+    pub(crate) forwarded: HashMap<u64, kvs::Forwarded>,
+    pub(crate) next_forward: u64,
+    pub(crate) key_waiters: Vec<kvs::KeyWaiter>,
+    pub(crate) events: Sender<Event>,
+    pub(crate) node_uid: String,
+    pub(crate) secret_hex: String,
+    pub(crate) killing_since: Option<Instant>,
+    pub(crate) abandon_deadline: Option<Instant>,
+    pub(crate) stop: bool,
+}
+
+impl Daemon {
+    pub(crate) fn is_root(&self) -> bool {
+        self.me == 0
+    }
+
+    pub(crate) fn send_up(&self, cmd: &Command) {
+        if let Some(p) = &self.parent {
+            let _ = p.send(cmd.to_line());
+        }
+    }
+
+    pub(crate) fn send_children(&self, cmd: &Command) {
+        let line = cmd.to_line();
+        for c in self.children.values() {
+            let _ = c.send(line.clone());
+        }
+    }
+
+    /// Sends toward daemon `origin` down the tree (or handles it here if it is us).
+    pub(crate) fn send_toward(&mut self, origin: u32, cmd: Command) {
+        if origin == self.me {
+            self.on_from_parent(cmd);
+            return;
+        }
+        match tree::next_hop_down(self.me, origin).and_then(|c| self.children.get(&c)) {
+            Some(out) => {
+                let _ = out.send(cmd.to_line());
+            }
+            None => tracing::warn!("daemon {}: no route to daemon {origin} for {}", self.me, cmd.name),
+        }
+    }
+
+    pub(crate) fn to_launcher(&self, cmd: Command) {
+        let _ = self.launcher.send(cmd.to_line());
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let mut d: Option<Instant> = self.key_waiters.iter().map(|w| w.deadline).min();
+        let mut consider = |t: Instant| d = Some(d.map_or(t, |x| x.min(t)));
+        if let Some(t) = self.killing_since {
+            consider(t + KILL_GRACE);
+        }
+        if let Some(t) = self.abandon_deadline {
+            consider(t);
+        }
+        for rs in self.job.ranks.values() {
+            if let (Some(t), false) = (rs.reaped_at, rs.reported) {
+                consider(t + ranks::EOF_GRACE);
+            }
+        }
+        d
+    }
+
+    fn run(&mut self, rx: Receiver<Event>) {
+        while !self.stop {
+            let ev = match self.next_deadline() {
+                None => rx.recv().ok(),
+                Some(t) => match rx.recv_timeout(t.saturating_duration_since(Instant::now())) {
+                    Ok(ev) => Some(ev),
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+                },
+            };
+            if let Some(ev) = ev {
+                self.on_event(ev);
+            }
+            self.on_timers();
+        }
+    }
+
+    fn on_timers(&mut self) {
+        let now = Instant::now();
+        self.check_abandon(now);
+        self.expire_key_waiters(now);
+        if let Some(t) = self.killing_since {
+            if now >= t + KILL_GRACE {
+                self.signal_ranks(libc::SIGKILL);
+                self.killing_since = None;
+            }
+        }
+        let due: Vec<u32> = self
+            .job
+            .ranks
+            .iter()
+            .filter(|(_, rs)| !rs.reported && rs.reaped_at.is_some_and(|t| now >= t + ranks::EOF_GRACE))
+            .map(|(r, _)| *r)
+            .collect();
+        for r in due {
+            self.report_exit(r, true);
+        }
+    }
+
+    fn on_event(&mut self, ev: Event) {
+        match ev {
+            Event::ClientOpen(id, out) => {
+                self.clients.insert(id, pmi::Client::new(out));
+            }
+            Event::ClientFrame(id, frame) => self.on_client_frame(id, frame),
+            Event::ClientClosed(id) => self.on_client_closed(id),
+            Event::Peer(peer, Frame::Line(cmd)) => match peer {
+                Peer::Launcher => self.on_launcher(cmd),
+                Peer::Parent => self.on_from_parent(cmd),
+                Peer::Child(c) => self.on_from_child(c, cmd),
+            },
+            Event::Peer(peer, other) => tracing::warn!("daemon {}: bad frame from {peer:?}: {other:?}", self.me),
+            Event::PeerClosed(Peer::Launcher) => {
+                tracing::debug!("daemon {}: launcher connection closed: tearing down", self.me);
+                self.abandon();
+            }
+            Event::PeerClosed(p) => tracing::debug!("daemon {}: {p:?} connection closed", self.me),
+            Event::Output { rank, fd, data } => self.to_launcher(
+                Command::new("d_io").arg("rank", rank).arg("fd", fd).arg("data", ibdyn_pmi::wire::hex_encode(&data)),
+            ),
+            Event::OutputEof { rank } => self.on_output_eof(rank),
+            Event::Exited { rank, pid, code, signal } => self.on_exited(rank, pid, code, signal),
+            Event::Signal(sig) => {
+                tracing::debug!("daemon {}: {} received: tearing down", self.me, signals::name(sig));
+                self.abandon();
+            }
+        }
+    }
+
+    fn on_launcher(&mut self, cmd: Command) {
+        match cmd.name.as_str() {
+            "l_stdin" => {
+                if let Ok(data) = ibdyn_pmi::wire::hex_decode(cmd.get("data").unwrap_or("")) {
+                    self.stdin_to_rank0(Some(data));
+                }
+            }
+            "l_stdin_eof" => self.stdin_to_rank0(None),
+            "l_signal" => {
+                if let Ok(sig) = cmd.num::<i32>("signum") {
+                    self.signal_ranks(sig);
+                }
+            }
+            "l_kill" => {
+                self.signal_ranks(libc::SIGTERM);
+                self.killing_since = Some(Instant::now());
+            }
+            "l_shutdown" => self.stop = true,
+            other => tracing::warn!("daemon {}: unknown launcher command {other}", self.me),
+        }
+    }
+
+    /// The launcher is gone or we were told to stop by a signal: kill every rank, wait a
+    /// bounded time to reap them (and remove their shared memory), then leave.
+    fn abandon(&mut self) {
+        self.signal_ranks(libc::SIGKILL);
+        self.abandon_deadline.get_or_insert(Instant::now() + Duration::from_secs(2));
+    }
+
+    fn check_abandon(&mut self, now: Instant) {
+        if let Some(t) = self.abandon_deadline {
+            let all_reaped = self.job.ranks.values().all(|rs| rs.pid.is_none() || rs.reaped_at.is_some());
+            if all_reaped || now >= t {
+                self.stop = true;
+            }
+        }
+    }
+
+}
+
+fn accept_children(listener: &TcpListener, secret: &str, me: u32, expected: &[u32]) -> Result<Vec<(u32, TcpStream)>> {
+    let mut got: Vec<(u32, TcpStream)> = Vec::new();
+    let deadline = Instant::now() + STARTUP_LIMIT;
+    listener.set_nonblocking(true).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    while got.len() < expected.len() {
+        match listener.accept() {
+            Ok((mut s, addr)) => {
+                s.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                match link::accept_hello(&mut s, secret) {
+                    Ok(h) => match h.num::<u32>("index") {
+                        Ok(i) if expected.contains(&i) && !got.iter().any(|(g, _)| *g == i) => got.push((i, s)),
+                        _ => tracing::warn!("daemon {me}: refused connection from {addr}: not one of my children"),
+                    },
+                    Err(e) => tracing::warn!("daemon {me}: refused TCP connection: {e}"),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if Instant::now() >= deadline {
+                    return Err(SpawnError::Timeout { what: "child daemons".into(), secs: STARTUP_LIMIT.as_secs() });
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) => return Err(SpawnError::io("accept", e)),
+        }
+    }
+    listener.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    Ok(got)
+}
+
+fn start_peer(stream: TcpStream, peer: Peer, tx: &Sender<Event>) -> Result<Outbox> {
+    let _ = stream.set_nodelay(true);
+    let w = stream.try_clone().map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+    let out = link::start_writer(w, format!("{peer:?}"));
+    let (t1, t2) = (tx.clone(), tx.clone());
+    link::start_reader(
+        stream,
+        format!("{peer:?}"),
+        move |f| {
+            let _ = t1.send(Event::Peer(peer, f));
+        },
+        move || {
+            let _ = t2.send(Event::PeerClosed(peer));
+        },
+    )?;
+    Ok(out)
+}
+
+fn serve_pmi_socket(listener: UnixListener, tx: Sender<Event>) {
+    let _ = std::thread::Builder::new().name("pmi-accept".into()).spawn(move || {
+        let mut next: ConnId = 1;
+        for s in listener.incoming() {
+            let Ok(s) = s else { continue };
+            let id = next;
+            next += 1;
+            let Ok(w) = s.try_clone() else { continue };
+            let out = link::start_writer(w, format!("client{id}"));
+            if tx.send(Event::ClientOpen(id, out)).is_err() {
+                return;
+            }
+            let (t1, t2) = (tx.clone(), tx.clone());
+            let started = link::start_reader(
+                s,
+                format!("client{id}"),
+                move |f| {
+                    let _ = t1.send(Event::ClientFrame(id, f));
+                },
+                move || {
+                    let _ = t2.send(Event::ClientClosed(id));
+                },
+            );
+            if let Err(e) = started {
+                tracing::warn!("{e}");
+            }
+        }
+    });
+}
+
+/// Runs a node daemon until the launcher shuts it down; returns its exit status.
+pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
+    let (tx, rx) = crossbeam_channel::unbounded::<Event>();
+    let sig_tx = tx.clone();
+    signals::watch(move |s| {
+        let _ = sig_tx.send(Event::Signal(s));
+    })?;
+    let secret_hex = std::env::var(ibdyn_pmi::env::JOB_SECRET)
+        .ok()
+        .filter(|s| secret::parse_secret(s).is_some())
+        .ok_or_else(|| SpawnError::Usage(format!("{} is not set to a hex u64", ibdyn_pmi::env::JOB_SECRET)))?;
+    let me = o.index;
+    let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
+
+    let node_dir = o.session_dir.join(format!("node{me}"));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&node_dir)
+        .map_err(|e| SpawnError::io(format!("create {}", node_dir.display()), e))?;
+    let result = (|| {
+        let sock_path = node_dir.join("pmi.sock");
+        let pmi_listener =
+            UnixListener::bind(&sock_path).map_err(|e| SpawnError::io(format!("bind {}", sock_path.display()), e))?;
+        let _ = std::fs::set_permissions(&sock_path, std::fs::Permissions::from_mode(0o600));
+        let tcp = TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+        let port = tcp.local_addr().map_err(|e| SpawnError::io("local_addr", e))?.port();
+        std::fs::write(node_dir.join("tcp.port"), format!("{port}\n"))
+            .map_err(|e| SpawnError::io("write tcp.port", e))?;
+
+        let mut lstream =
+            TcpStream::connect(o.launcher).map_err(|e| SpawnError::io(format!("connect to launcher {}", o.launcher), e))?;
+        let hello = link::hello(&secret_hex, "daemon", me).arg("port", port);
+        std::io::Write::write_all(&mut lstream, hello.to_line().as_bytes())
+            .map_err(|e| SpawnError::io("write to launcher", e))?;
+        let peers = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
+        if peers.name != "l_peers" {
+            return Err(SpawnError::Protocol { peer: "launcher".into(), why: format!("expected l_peers, got {}", peers.name) });
+        }
+        let parent_stream = match (tree::parent(me), peers.get("parent_port")) {
+            (Some(p), Some(pp)) => {
+                let pp: u16 = pp.parse().map_err(|_| SpawnError::Protocol { peer: "launcher".into(), why: "bad parent_port".into() })?;
+                let mut s = TcpStream::connect(("127.0.0.1", pp))
+                    .map_err(|e| SpawnError::io(format!("connect to parent daemon {p}"), e))?;
+                std::io::Write::write_all(&mut s, link::hello(&secret_hex, "daemon", me).to_line().as_bytes())
+                    .map_err(|e| SpawnError::io("write to parent daemon", e))?;
+                Some(s)
+            }
+            (Some(_), None) => return Err(SpawnError::Protocol { peer: "launcher".into(), why: "no parent_port".into() }),
+            _ => None,
+        };
+        let kids = tree::children(me, o.nnodes);
+        let child_streams = accept_children(&tcp, &secret_hex, me, &kids)?;
+        link::refuse_late_connections(tcp, secret_hex.clone(), format!("daemon {me}"));
+
+        let launcher = start_peer(lstream, Peer::Launcher, &tx)?;
+        let parent = parent_stream.map(|s| start_peer(s, Peer::Parent, &tx)).transpose()?;
+        let mut children = HashMap::new();
+        for (i, s) in child_streams {
+            children.insert(i, start_peer(s, Peer::Child(i), &tx)?);
+        }
+        let expected: u32 = tree::subtree(me, o.nnodes).iter().map(|&d| placement.ranks_on(d).len() as u32).sum();
+        serve_pmi_socket(pmi_listener, tx.clone());
+
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
+        let spec = JobSpec {
+            jobid: o.jobid,
+            kvsname: format!("kvs_{}_0", o.jobid),
+            size: o.nprocs,
+            appnum: 0,
+            placement,
+            program: o.program.clone(),
+            args: o.args.clone(),
+            session_dir: o.session_dir.clone(),
+            pmi_sock: sock_path.clone(),
+        };
+        let mut d = Daemon {
+            me,
+            nnodes: o.nnodes,
+            job: ranks::Job::new(spec),
+            launcher,
+            parent,
+            children,
+            clients: HashMap::new(),
+            dir: Directory::default(),
+            colls: CollectiveTable::new(expected),
+            coll_waiters: HashMap::new(),
+            forwarded: HashMap::new(),
+            next_forward: 1,
+            key_waiters: Vec::new(),
+            events: tx.clone(),
+            node_uid,
+            secret_hex: secret_hex.clone(),
+            killing_since: None,
+            abandon_deadline: None,
+            stop: false,
+        };
+        d.seed_job_keys();
+        let local: Vec<u32> = d.job.spec.placement.ranks_on(me);
+        d.start_ranks(&local);
+        drop(tx);
+        d.run(rx);
+        Ok(0)
+    })();
+    let _ = std::fs::remove_dir_all(&node_dir);
+    result
+}
+

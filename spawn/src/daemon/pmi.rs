@@ -1,0 +1,161 @@
+//! The PMI-1 commands (and ibdyn's extensions) a daemon serves to its local ranks.
+
+use super::coll::Coll;
+use super::kvs::NameOp;
+use super::{ConnId, Daemon};
+use crate::link::Outbox;
+use ibdyn_pmi::state::CollKind;
+use ibdyn_pmi::wire::{self, msg_token, Command, Frame, SpawnRequest};
+
+pub(crate) struct Client {
+    out: Outbox,
+    pub(crate) rank: Option<u32>,
+    spawn: SpawnRequest,
+}
+
+impl Client {
+    pub(crate) fn new(out: Outbox) -> Client {
+        Client { out, rank: None, spawn: SpawnRequest::default() }
+    }
+}
+
+impl Daemon {
+    pub(crate) fn reply(&self, conn: ConnId, cmd: Command) {
+        if let Some(c) = self.clients.get(&conn) {
+            let _ = c.out.send(cmd.to_line());
+        }
+    }
+
+    fn error_reply(&self, conn: ConnId, msg: &str) {
+        tracing::debug!("daemon {}: PMI error to client {conn}: {msg}", self.me);
+        self.reply(conn, Command::new("error").arg("rc", -1).arg("msg", msg_token(msg)));
+    }
+
+    pub(crate) fn rank_of(&self, conn: ConnId) -> Result<u32, String> {
+        self.clients.get(&conn).and_then(|c| c.rank).ok_or_else(|| "send cmd=init with ibdyn_rank= first".to_string())
+    }
+
+    pub(crate) fn on_client_frame(&mut self, conn: ConnId, frame: Frame) {
+        match frame {
+            Frame::Bad(why) => self.error_reply(conn, &why),
+            Frame::Spawn(block) => self.on_spawn_block(conn, &block),
+            Frame::Line(cmd) => {
+                if let Err(msg) = self.on_client_cmd(conn, &cmd) {
+                    self.error_reply(conn, &format!("{}: {msg}", cmd.name));
+                }
+            }
+        }
+    }
+
+    pub(crate) fn on_client_closed(&mut self, conn: ConnId) {
+        let Some(client) = self.clients.remove(&conn) else { return };
+        if let Some(rank) = client.rank {
+            let finalized = self.job.ranks.get(&rank).is_some_and(|rs| rs.finalized);
+            if !finalized {
+                self.rank_gone(rank, "disconnected from PMI without finalize");
+            }
+        }
+    }
+
+    fn on_client_cmd(&mut self, conn: ConnId, cmd: &Command) -> Result<(), String> {
+        let arg = |k: &str| cmd.require(k).map_err(|e| e.to_string());
+        let kvs = || cmd.get("kvsname").unwrap_or(&self.job.spec.kvsname).to_string();
+        match cmd.name.as_str() {
+            "init" => {
+                let rank: u32 = cmd.num("ibdyn_rank").map_err(|e| e.to_string())?;
+                let rs = self.job.ranks.get_mut(&rank).ok_or_else(|| format!("rank {rank} does not run on this node"))?;
+                if rs.conn.is_some() {
+                    return Err(format!("rank {rank} is already initialised"));
+                }
+                rs.conn = Some(conn);
+                if let Some(c) = self.clients.get_mut(&conn) {
+                    c.rank = Some(rank);
+                }
+                self.reply(conn, Command::new("response_to_init").arg("pmi_version", 1).arg("pmi_subversion", 1).arg("rc", 0));
+            }
+            "get_maxes" => self.reply(
+                conn,
+                Command::new("maxes").arg("kvsname_max", 256).arg("keylen_max", 64).arg("vallen_max", 1024),
+            ),
+            "get_appnum" => self.reply(conn, Command::new("appnum").arg("appnum", self.job.spec.appnum)),
+            "get_my_kvsname" => self.reply(conn, Command::new("my_kvsname").arg("kvsname", &self.job.spec.kvsname)),
+            "get_universe_size" => self.reply(conn, Command::new("universe_size").arg("size", self.job.spec.size)),
+            "put" => {
+                let (key, value) = (arg("key")?, cmd.get("value").unwrap_or(""));
+                wire::check_key("key", key).map_err(|e| e.to_string())?;
+                self.kvs_put(&kvs(), key, value);
+                self.reply(conn, Command::new("put_result").arg("rc", 0).arg("msg", "success"));
+            }
+            "get" => self.kvs_get(conn, &kvs(), arg("key")?, 0),
+            "ibdyn_get_wait" => {
+                let ms: u64 = cmd.num("timeout_ms").map_err(|e| e.to_string())?;
+                self.kvs_get(conn, &kvs(), arg("key")?, ms.max(1));
+            }
+            "barrier_in" => self.enter_coll(conn, Coll { kind: CollKind::Fence, reqid: None }, None)?,
+            "ibdyn_ifence" => {
+                let reqid = cmd.num("reqid").map_err(|e| e.to_string())?;
+                self.enter_coll(conn, Coll { kind: CollKind::Fence, reqid: Some(reqid) }, None)?
+            }
+            "ibdyn_allgather" | "ibdyn_iallgather" => {
+                let reqid = match cmd.name.as_str() {
+                    "ibdyn_iallgather" => Some(cmd.num("reqid").map_err(|e| e.to_string())?),
+                    _ => None,
+                };
+                let value = cmd.get("value").unwrap_or("");
+                wire::hex_decode(value).map_err(|e| e.to_string())?;
+                self.enter_coll(conn, Coll { kind: CollKind::Allgather, reqid }, Some(value.to_string()))?
+            }
+            "publish_name" => self.name_op(conn, NameOp::Publish, arg("service")?, arg("port")?),
+            "lookup_name" => self.name_op(conn, NameOp::Lookup, arg("service")?, ""),
+            "unpublish_name" => self.name_op(conn, NameOp::Unpublish, arg("service")?, ""),
+            "abort" => {
+                let rank = self.rank_of(conn)?;
+                let code: i32 = cmd.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1);
+                self.to_launcher(
+                    Command::new("d_abort").arg("rank", rank).arg("code", code).arg("msg", cmd.get("msg").unwrap_or("none")),
+                );
+            }
+            "finalize" => {
+                let rank = self.rank_of(conn)?;
+                if let Some(rs) = self.job.ranks.get_mut(&rank) {
+                    rs.finalized = true;
+                }
+                self.reply(conn, Command::new("finalize_ack"));
+                self.rank_gone(rank, "finalized");
+            }
+            other => return Err(format!("unknown command {other:?}")),
+        }
+        Ok(())
+    }
+
+    fn on_spawn_block(&mut self, conn: ConnId, block: &Command) {
+        let parsed = wire::parse_spawn_block(block);
+        let Some(client) = self.clients.get_mut(&conn) else { return };
+        let (sc, preput, sofar, tot) = match parsed {
+            Ok(p) => p,
+            Err(e) => {
+                client.spawn = SpawnRequest::default();
+                self.reply(conn, Command::new("spawn_result").arg("rc", -1).arg("msg", msg_token(&e.to_string())));
+                return;
+            }
+        };
+        client.spawn.commands.push(sc);
+        client.spawn.preput = preput;
+        if sofar < tot {
+            return;
+        }
+        let req = std::mem::take(&mut client.spawn);
+        let reply = match self.spawn_job(req) {
+            Ok(()) => Command::new("spawn_result").arg("rc", 0),
+            Err(msg) => Command::new("spawn_result").arg("rc", -1).arg("msg", msg_token(&msg)),
+        };
+        self.reply(conn, reply);
+    }
+
+    /// Where dynamic process creation plugs in: build a `JobSpec` for the new job, pick the
+    /// daemons, and have each run `start_ranks` for its share.
+    fn spawn_job(&mut self, req: SpawnRequest) -> Result<(), String> {
+        let n: u32 = req.commands.iter().map(|c| c.nprocs).sum();
+        Err(format!("spawn of {n} processes is not supported yet by this ibdyn daemon"))
+    }
+}

@@ -1,0 +1,31 @@
+//! The one error type of the process manager.
+
+use std::io;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot execute {program:?}: {source}")]
+    Program { program: String, source: io::Error },
+    #[error("invalid option: {0}")]
+    Usage(String),
+    #[error("{what}: {source}")]
+    Io { what: String, source: io::Error },
+    #[error("timed out after {secs} s waiting for {what}")]
+    Timeout { what: String, secs: u64 },
+    #[error("peer {peer} refused: {why}")]
+    Auth { peer: String, why: String },
+    #[error("protocol error from {peer}: {why}")]
+    Protocol { peer: String, why: String },
+    #[error("node daemon {index} exited during start-up ({status})")]
+    DaemonDied { index: u32, status: String },
+    #[error(transparent)]
+    Pmi(#[from] ibdyn_pmi::PmiError),
+}
+
+impl SpawnError {
+    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> SpawnError {
+        SpawnError::Io { what: what.into(), source }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, SpawnError>;

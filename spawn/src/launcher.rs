@@ -1,0 +1,451 @@
+//! `ibdyn run`: starts the node daemons, wires them into a tree, relays the job's I/O and
+//! signals, reports a rank that dies, tears the job down and exits with its status.
+
+use crate::error::{Result, SpawnError};
+use crate::link::{self, Outbox};
+use crate::placement::{tree, MapBy, Placement};
+use crate::{secret, signals};
+use crossbeam_channel::Sender;
+use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, Command, Frame};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub nprocs: u32,
+    pub nnodes: u32,
+    pub map_by: MapBy,
+    pub tag_output: bool,
+    pub program: String,
+    pub args: Vec<String>,
+    /// The binary that serves `daemon` (default: this executable).
+    pub daemon_exe: Option<PathBuf>,
+}
+
+enum LEvent {
+    Daemon(u32, Frame),
+    DaemonClosed(u32),
+    Stdin(Option<Vec<u8>>),
+    Signal(i32),
+}
+
+const STARTUP_LIMIT: Duration = Duration::from_secs(30);
+/// After asking the daemons to kill the job, how long to wait for the ranks' exits.
+const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
+
+/// Finds `program` the way execvp would and checks that it can be executed.
+pub fn resolve_program(program: &str) -> Result<PathBuf> {
+    let err = |source: std::io::Error| SpawnError::Program { program: program.to_string(), source };
+    let check = |p: &Path| -> std::io::Result<()> {
+        let meta = std::fs::metadata(p)?;
+        if meta.is_dir() {
+            return Err(std::io::Error::from_raw_os_error(libc::EISDIR));
+        }
+        let c = std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        // SAFETY: a valid NUL-terminated path.
+        if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    };
+    if program.is_empty() {
+        return Err(err(std::io::Error::from_raw_os_error(libc::ENOENT)));
+    }
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        check(&p).map_err(err)?;
+        return std::path::absolute(&p).map_err(err);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut first_error: Option<std::io::Error> = None;
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(program);
+        match check(&candidate) {
+            Ok(()) => return std::path::absolute(&candidate).map_err(err),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    Err(err(first_error.unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))))
+}
+
+/// The job's private directory; removed (with everything in it) when dropped.
+struct SessionDir(PathBuf);
+
+impl SessionDir {
+    fn create() -> Result<SessionDir> {
+        let base = std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| "/tmp".into());
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let path = base.join(format!("ibdyn-{uid}-{}-{:08x}", std::process::id(), secret::random_u64()? as u32));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|e| SpawnError::io(format!("create session directory {}", path.display()), e))?;
+        let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
+        Ok(SessionDir(path))
+    }
+}
+
+impl Drop for SessionDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Daemons {
+    procs: Vec<Child>,
+}
+
+impl Daemons {
+    /// Waits a bounded time for every daemon to exit, then kills the rest.
+    fn reap(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        loop {
+            let alive = self.procs.iter_mut().map(|c| c.try_wait()).filter(|s| matches!(s, Ok(None))).count();
+            if alive == 0 {
+                return;
+            }
+            if Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for c in &mut self.procs {
+            if matches!(c.try_wait(), Ok(None)) {
+                tracing::warn!("node daemon pid {} did not exit: killing it", c.id());
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    }
+}
+
+impl Drop for Daemons {
+    fn drop(&mut self) {
+        self.reap(Duration::from_secs(5));
+    }
+}
+
+fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
+    match (code, signal) {
+        (_, Some(s)) => (format!("was killed by signal {s} ({})", signals::name(s)), 128 + s),
+        (Some(c), _) => (format!("exited with code {c}"), c),
+        _ => ("vanished".into(), 1),
+    }
+}
+
+struct Launcher {
+    opts: RunOptions,
+    outboxes: Vec<Outbox>,
+    exited: Vec<bool>,
+    placement: Placement,
+    status: Option<i32>,
+    teardown_since: Option<Instant>,
+    signals_seen: u32,
+    shutting_down: bool,
+}
+
+impl Launcher {
+    fn broadcast(&self, cmd: &Command) {
+        let line = cmd.to_line();
+        for o in &self.outboxes {
+            let _ = o.send(line.clone());
+        }
+    }
+
+    fn teardown(&mut self) {
+        if self.teardown_since.is_none() {
+            self.teardown_since = Some(Instant::now());
+            self.broadcast(&Command::new("l_kill"));
+        }
+    }
+
+    fn fail(&mut self, msg: &str, status: i32) {
+        if self.status.is_none() && self.teardown_since.is_none() {
+            eprintln!("ibdyn run: {msg}");
+            self.status = Some(status);
+        }
+        self.teardown();
+    }
+
+    fn output(&self, rank: u32, fd: u32, data: &[u8]) {
+        let mut buf = Vec::with_capacity(data.len() + 16);
+        if self.opts.tag_output {
+            for line in data.split_inclusive(|&b| b == b'\n') {
+                buf.extend_from_slice(format!("[{rank}] ").as_bytes());
+                buf.extend_from_slice(line);
+                if !line.ends_with(b"\n") {
+                    buf.push(b'\n');
+                }
+            }
+        } else {
+            buf.extend_from_slice(data);
+        }
+        let _ = if fd == 2 {
+            let mut e = std::io::stderr().lock();
+            e.write_all(&buf).and_then(|_| e.flush())
+        } else {
+            let mut o = std::io::stdout().lock();
+            o.write_all(&buf).and_then(|_| o.flush())
+        };
+    }
+
+    fn on_daemon(&mut self, d: u32, cmd: Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
+        match cmd.name.as_str() {
+            "d_io" => self.output(cmd.num("rank")?, cmd.num("fd")?, &hex_decode(cmd.get("data").unwrap_or(""))?),
+            "d_exit" => {
+                let rank: u32 = cmd.num("rank")?;
+                let (code, signal) = (cmd.get("code").and_then(|c| c.parse().ok()), cmd.get("signal").and_then(|c| c.parse().ok()));
+                if let Some(e) = self.exited.get_mut(rank as usize) {
+                    *e = true;
+                }
+                if code != Some(0) {
+                    let (how, status) = describe(code, signal);
+                    self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
+                }
+            }
+            "d_abort" => {
+                let rank: u32 = cmd.num("rank")?;
+                let code: i32 = cmd.num("code")?;
+                let msg = msg_text(cmd.get("msg").unwrap_or(""));
+                self.fail(&format!("rank {rank} aborted the job with code {code}: {msg}"), code);
+            }
+            "d_start_failed" => {
+                let rank: u32 = cmd.num("rank")?;
+                if let Some(e) = self.exited.get_mut(rank as usize) {
+                    *e = true;
+                }
+                self.fail(&msg_text(cmd.get("msg").unwrap_or("cannot start a rank")), 127);
+            }
+            other => tracing::warn!("launcher: unknown message {other} from daemon {d}"),
+        }
+        Ok(())
+    }
+
+    fn on_event(&mut self, ev: LEvent) {
+        match ev {
+            LEvent::Daemon(d, Frame::Line(cmd)) => {
+                if let Err(e) = self.on_daemon(d, cmd) {
+                    tracing::warn!("launcher: bad message from daemon {d}: {e}");
+                }
+            }
+            LEvent::Daemon(d, f) => tracing::warn!("launcher: bad frame from daemon {d}: {f:?}"),
+            LEvent::DaemonClosed(d) => {
+                if !self.shutting_down {
+                    for r in self.placement.ranks_on(d) {
+                        self.exited[r as usize] = true;
+                    }
+                    self.fail(&format!("node daemon {d} died"), 1);
+                }
+            }
+            LEvent::Stdin(data) => {
+                let root_node = self.placement.node_of[0] as usize;
+                let cmd = match data {
+                    Some(d) => Command::new("l_stdin").arg("data", hex_encode(&d)),
+                    None => Command::new("l_stdin_eof"),
+                };
+                let _ = self.outboxes[root_node].send(cmd.to_line());
+            }
+            LEvent::Signal(s) => {
+                self.signals_seen += 1;
+                tracing::debug!("launcher: {} received", signals::name(s));
+                if self.signals_seen == 1 {
+                    self.broadcast(&Command::new("l_signal").arg("signum", s));
+                } else {
+                    self.fail(&format!("{} received again: killing the job", signals::name(s)), 128 + s);
+                    self.broadcast(&Command::new("l_signal").arg("signum", libc::SIGKILL));
+                }
+            }
+        }
+    }
+}
+
+fn spawn_daemon(exe: &Path, o: &RunOptions, program: &Path, index: u32, jobid: u32, session: &Path, addr: &str, secret_hex: &str) -> Result<Child> {
+    let map_by = match o.map_by {
+        MapBy::Slot => "slot",
+        MapBy::Node => "node",
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("daemon")
+        .args(["--index", &index.to_string(), "--nnodes", &o.nnodes.to_string()])
+        .args(["--nprocs", &o.nprocs.to_string(), "--map-by", map_by, "--jobid", &jobid.to_string()])
+        .arg("--session-dir")
+        .arg(session)
+        .args(["--launcher", addr, "--"])
+        .arg(program)
+        .args(&o.args)
+        .env(ibdyn_pmi::env::JOB_SECRET, secret_hex)
+        .stdin(Stdio::null())
+        .process_group(0);
+    let launcher_pid = std::process::id() as i32;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            crate::signals::unblock_all_in_child();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
+            if libc::getppid() != launcher_pid {
+                libc::raise(libc::SIGKILL);
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().map_err(|e| SpawnError::io(format!("start node daemon {index} ({})", exe.display()), e))
+}
+
+fn accept_daemons(listener: &TcpListener, secret_hex: &str, daemons: &mut Daemons) -> Result<Vec<(TcpStream, u16)>> {
+    let n = daemons.procs.len();
+    let mut got: Vec<Option<(TcpStream, u16)>> = (0..n).map(|_| None).collect();
+    let deadline = Instant::now() + STARTUP_LIMIT;
+    listener.set_nonblocking(true).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    while got.iter().any(Option::is_none) {
+        match listener.accept() {
+            Ok((mut s, addr)) => {
+                s.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                let hello = match link::accept_hello(&mut s, secret_hex) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        tracing::warn!("launcher: refused TCP connection: {e}");
+                        continue;
+                    }
+                };
+                match (hello.num::<usize>("index"), hello.num::<u16>("port")) {
+                    (Ok(i), Ok(p)) if i < n && got[i].is_none() => got[i] = Some((s, p)),
+                    _ => tracing::warn!("launcher: refused connection from {addr}: bad hello"),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                for (i, c) in daemons.procs.iter_mut().enumerate() {
+                    if let Ok(Some(st)) = c.try_wait() {
+                        return Err(SpawnError::DaemonDied { index: i as u32, status: st.to_string() });
+                    }
+                }
+                if Instant::now() >= deadline {
+                    return Err(SpawnError::Timeout { what: "node daemons".into(), secs: STARTUP_LIMIT.as_secs() });
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) => return Err(SpawnError::io("accept", e)),
+        }
+    }
+    listener.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    Ok(got.into_iter().flatten().collect())
+}
+
+fn start_stdin_pump(tx: Sender<LEvent>) {
+    let _ = std::thread::Builder::new().name("stdin".into()).spawn(move || {
+        let mut stdin = std::io::stdin();
+        let mut buf = vec![0u8; 16384];
+        loop {
+            match stdin.read(&mut buf) {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(LEvent::Stdin(None));
+                    return;
+                }
+                Ok(n) => {
+                    if tx.send(LEvent::Stdin(Some(buf[..n].to_vec()))).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Runs a job to its end; returns the job's exit status.
+pub fn run(o: RunOptions) -> Result<i32> {
+    let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
+    let program = resolve_program(&o.program)?;
+    let exe = match &o.daemon_exe {
+        Some(p) => p.clone(),
+        None => std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?,
+    };
+    let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
+    let sig_tx = tx.clone();
+    signals::watch(move |s| {
+        let _ = sig_tx.send(LEvent::Signal(s));
+    })?;
+    let session = SessionDir::create()?;
+    let secret_hex = secret::format_secret(secret::random_u64()?);
+    let jobid = std::process::id();
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+    let addr = listener.local_addr().map_err(|e| SpawnError::io("local_addr", e))?.to_string();
+    std::fs::write(session.0.join("launcher.port"), format!("{}\n", addr.rsplit(':').next().unwrap_or("")))
+        .map_err(|e| SpawnError::io("write launcher.port", e))?;
+
+    let mut daemons = Daemons { procs: Vec::new() };
+    for d in 0..o.nnodes {
+        daemons.procs.push(spawn_daemon(&exe, &o, &program, d, jobid, &session.0, &addr, &secret_hex)?);
+    }
+    let streams = accept_daemons(&listener, &secret_hex, &mut daemons)?;
+    link::refuse_late_connections(listener, secret_hex.clone(), "launcher".into());
+    let ports: Vec<u16> = streams.iter().map(|(_, p)| *p).collect();
+    let mut outboxes = Vec::new();
+    for (d, (mut s, _)) in streams.into_iter().enumerate() {
+        let d = d as u32;
+        let mut peers = Command::new("l_peers");
+        if let Some(p) = tree::parent(d) {
+            peers = peers.arg("parent_port", ports[p as usize]);
+        }
+        s.write_all(peers.to_line().as_bytes()).map_err(|e| SpawnError::io(format!("write to daemon {d}"), e))?;
+        let _ = s.set_nodelay(true);
+        let w = s.try_clone().map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+        outboxes.push(link::start_writer(w, format!("daemon{d}")));
+        let (t1, t2) = (tx.clone(), tx.clone());
+        link::start_reader(
+            s,
+            format!("daemon{d}"),
+            move |f| {
+                let _ = t1.send(LEvent::Daemon(d, f));
+            },
+            move || {
+                let _ = t2.send(LEvent::DaemonClosed(d));
+            },
+        )?;
+    }
+    start_stdin_pump(tx.clone());
+    drop(tx);
+
+    let mut l = Launcher {
+        exited: vec![false; o.nprocs as usize],
+        opts: o,
+        outboxes,
+        placement,
+        status: None,
+        teardown_since: None,
+        signals_seen: 0,
+        shutting_down: false,
+    };
+    while l.exited.iter().any(|e| !e) {
+        let ev = match l.teardown_since {
+            None => rx.recv().ok(),
+            Some(t) => {
+                let left = (t + TEARDOWN_LIMIT).saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    tracing::warn!("launcher: ranks did not exit within {TEARDOWN_LIMIT:?} of the teardown");
+                    break;
+                }
+                rx.recv_timeout(left).ok()
+            }
+        };
+        match ev {
+            Some(ev) => l.on_event(ev),
+            None if l.teardown_since.is_none() => break,
+            None => {}
+        }
+    }
+    l.shutting_down = true;
+    l.broadcast(&Command::new("l_shutdown"));
+    drop(l.outboxes);
+    daemons.reap(Duration::from_secs(5));
+    drop(session);
+    Ok(l.status.unwrap_or(0))
+}

@@ -1,0 +1,120 @@
+//! Byte streams as line links: a writer thread fed by a channel (so the event loop never
+//! blocks on a slow peer), a reader thread that turns bytes into frames, and the
+//! secret-checking hello that opens every TCP connection between launcher and daemons.
+
+use crate::error::{Result, SpawnError};
+use crate::secret::same_secret;
+use crossbeam_channel::Sender;
+use ibdyn_pmi::wire::{Command, Frame, Framer};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+/// Lines queued for one peer.
+pub type Outbox = Sender<String>;
+
+/// Starts the writer thread of a stream; the thread ends when every sender is dropped.
+pub fn start_writer<W: Write + Send + 'static>(mut w: W, name: String) -> Outbox {
+    let (tx, rx) = crossbeam_channel::unbounded::<String>();
+    let spawned = std::thread::Builder::new().name(format!("w-{name}")).spawn(move || {
+        for line in rx {
+            if let Err(e) = w.write_all(line.as_bytes()) {
+                tracing::debug!("write to {name} failed: {e}");
+                break;
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start a writer thread: {e}");
+    }
+    tx
+}
+
+/// Starts the reader thread of a stream: every frame goes to `on_frame`, then `on_close` once.
+pub fn start_reader<R, F, C>(mut r: R, name: String, mut on_frame: F, on_close: C) -> Result<()>
+where
+    R: Read + Send + 'static,
+    F: FnMut(Frame) + Send + 'static,
+    C: FnOnce() + Send + 'static,
+{
+    std::thread::Builder::new()
+        .name(format!("r-{name}"))
+        .spawn(move || {
+            let mut framer = Framer::default();
+            let mut buf = vec![0u8; 65536];
+            loop {
+                match r.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => framer.push(&buf[..n]).into_iter().for_each(&mut on_frame),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        tracing::debug!("read from {name} failed: {e}");
+                        break;
+                    }
+                }
+            }
+            on_close();
+        })
+        .map_err(|e| SpawnError::io("start a reader thread", e))?;
+    Ok(())
+}
+
+/// Reads one line byte by byte (nothing beyond it is consumed), waiting at most `limit`.
+pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> Result<Command> {
+    let deadline = Instant::now() + limit;
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while line.len() < 4096 {
+        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
+        stream.set_read_timeout(Some(left)).map_err(|e| SpawnError::io("set_read_timeout", e))?;
+        match stream.read(&mut byte) {
+            Ok(0) => {
+                return Err(SpawnError::Protocol { peer: peer.into(), why: "closed before its first line".into() })
+            }
+            Ok(_) if byte[0] == b'\n' => {
+                stream.set_read_timeout(None).map_err(|e| SpawnError::io("set_read_timeout", e))?;
+                let text = String::from_utf8_lossy(&line);
+                return Command::parse(&text)
+                    .map_err(|e| SpawnError::Protocol { peer: peer.into(), why: e.to_string() });
+            }
+            Ok(_) => line.push(byte[0]),
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
+                return Err(SpawnError::Timeout { what: format!("the first line from {peer}"), secs: limit.as_secs() })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(SpawnError::io(format!("read from {peer}"), e)),
+        }
+    }
+    Err(SpawnError::Protocol { peer: peer.into(), why: "first line longer than 4096 bytes".into() })
+}
+
+/// The opening line of a TCP connection.
+pub fn hello(secret: &str, role: &str, index: u32) -> Command {
+    Command::new("ibdyn_auth").arg("secret", secret).arg("role", role).arg("index", index)
+}
+
+/// Reads and checks the hello of an accepted connection; returns it when the secret matches.
+pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Command> {
+    let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "unknown peer".into());
+    let first = read_first_line(stream, Duration::from_secs(10), &peer)?;
+    let ok = first.name == "ibdyn_auth" && first.get("secret").is_some_and(|s| same_secret(s, secret));
+    if !ok {
+        return Err(SpawnError::Auth { peer, why: "no valid job secret in its first line".into() });
+    }
+    Ok(first)
+}
+
+/// Accepts every further TCP connection on `listener` and refuses it, logging why (all
+/// expected peers are connected by then).
+pub fn refuse_late_connections(listener: std::net::TcpListener, secret: String, who: String) {
+    let _ = std::thread::Builder::new().name("tcp-refuse".into()).spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let (secret, who) = (secret.clone(), who.clone());
+            let _ = std::thread::Builder::new().spawn(move || match accept_hello(&mut s, &secret) {
+                Ok(_) => tracing::warn!("{who}: refused an unexpected connection (start-up is over)"),
+                Err(e) => tracing::warn!("{who}: refused TCP connection: {e}"),
+            });
+        }
+    });
+}

@@ -1,0 +1,110 @@
+//! Where the ranks of a job go: block-wise (default) or round-robin over the node daemons.
+
+use crate::error::{Result, SpawnError};
+use ibdyn_pmi::ProcessMapping;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MapBy {
+    /// Consecutive ranks fill one node after the other (ranks spread evenly).
+    Slot,
+    /// Round-robin: rank r on node r mod K.
+    Node,
+}
+
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// Node of every rank.
+    pub node_of: Vec<u32>,
+    pub mapping: ProcessMapping,
+}
+
+impl Placement {
+    pub fn new(nprocs: u32, nnodes: u32, map_by: MapBy) -> Result<Placement> {
+        if nprocs == 0 {
+            return Err(SpawnError::Usage("-n must be at least 1".into()));
+        }
+        if nnodes == 0 {
+            return Err(SpawnError::Usage("--nodes must be at least 1".into()));
+        }
+        let mapping = match map_by {
+            MapBy::Slot => {
+                let (q, r) = (nprocs / nnodes, nprocs % nnodes);
+                let counts: Vec<u32> = (0..nnodes).map(|d| q + u32::from(d < r)).collect();
+                ProcessMapping::from_counts(&counts)
+            }
+            MapBy::Node => ProcessMapping::round_robin(nnodes),
+        };
+        Ok(Placement { node_of: mapping.nodes(nprocs), mapping })
+    }
+
+    pub fn ranks_on(&self, node: u32) -> Vec<u32> {
+        (0..self.node_of.len() as u32).filter(|&r| self.node_of[r as usize] == node).collect()
+    }
+}
+
+/// The daemons form a binary tree rooted at daemon 0 (fence and allgather go up and down it).
+pub mod tree {
+    pub fn parent(d: u32) -> Option<u32> {
+        (d > 0).then(|| (d - 1) / 2)
+    }
+
+    pub fn children(d: u32, nnodes: u32) -> Vec<u32> {
+        [2 * d + 1, 2 * d + 2].into_iter().filter(|&c| c < nnodes).collect()
+    }
+
+    /// Daemons of the subtree rooted at `d`, `d` included.
+    pub fn subtree(d: u32, nnodes: u32) -> Vec<u32> {
+        let mut out = vec![d];
+        let mut i = 0;
+        while i < out.len() {
+            out.extend(children(out[i], nnodes));
+            i += 1;
+        }
+        out
+    }
+
+    /// The child of `me` whose subtree holds `target`, if any.
+    pub fn next_hop_down(me: u32, target: u32) -> Option<u32> {
+        let mut t = target;
+        loop {
+            let p = parent(t)?;
+            if p == me {
+                return Some(t);
+            }
+            t = p;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_and_round_robin_placement() {
+        let p = Placement::new(7, 3, MapBy::Slot).unwrap();
+        assert_eq!(p.node_of, vec![0, 0, 0, 1, 1, 2, 2]);
+        assert_eq!(p.ranks_on(1), vec![3, 4]);
+        let p = Placement::new(5, 2, MapBy::Node).unwrap();
+        assert_eq!(p.node_of, vec![0, 1, 0, 1, 0]);
+        let p = Placement::new(2, 4, MapBy::Slot).unwrap();
+        assert_eq!(p.node_of, vec![0, 1]);
+        assert!(p.ranks_on(3).is_empty());
+        assert!(Placement::new(0, 1, MapBy::Slot).is_err());
+        assert!(Placement::new(1, 0, MapBy::Slot).is_err());
+    }
+
+    #[test]
+    fn tree_shape_and_routing() {
+        assert_eq!(tree::children(0, 4), vec![1, 2]);
+        assert_eq!(tree::children(1, 4), vec![3]);
+        assert_eq!(tree::parent(3), Some(1));
+        assert_eq!(tree::parent(0), None);
+        let mut s = tree::subtree(1, 7);
+        s.sort();
+        assert_eq!(s, vec![1, 3, 4]);
+        assert_eq!(tree::next_hop_down(0, 4), Some(1));
+        assert_eq!(tree::next_hop_down(1, 4), Some(4));
+        assert_eq!(tree::next_hop_down(2, 4), None);
+    }
+}

@@ -1,0 +1,166 @@
+//! Helpers shared by the integration tests: where the binaries are, a private TMPDIR per
+//! test (so leftovers of a job can be checked without seeing other tests' jobs), and
+//! bounded runs of real processes.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The `ibdyn` binary of this package.
+pub fn ibdyn_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ibdyn"))
+}
+
+/// An example program of the root package (built by `cargo test`): target/<profile>/examples/<name>.
+pub fn example_bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let p = profile_dir.join("examples").join(name);
+    assert!(p.exists(), "example {name} not built at {}", p.display());
+    p
+}
+
+/// `mpiexec.hydra` if installed.
+pub fn mpiexec_hydra() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join("mpiexec.hydra")).find(|p| p.exists())
+}
+
+/// A private TMPDIR for the jobs of one test; removed on drop.
+pub struct Scratch {
+    pub dir: PathBuf,
+}
+
+impl Scratch {
+    pub fn new(tag: &str) -> Scratch {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "ibdyn-test-{}-{}-{tag}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("create scratch dir");
+        Scratch { dir }
+    }
+
+    /// An `ibdyn` command whose session directory lands in this scratch dir.
+    pub fn ibdyn(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(ibdyn_bin());
+        c.args(args).env("TMPDIR", &self.dir).env_remove("IBDYN_LOG");
+        c
+    }
+
+    /// Runs `ibdyn ARGS` to its end (bounded) and checks that nothing of the job is left.
+    pub fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
+        let out = run_bounded(self.ibdyn(args), stdin, Duration::from_secs(120));
+        self.assert_clean();
+        out
+    }
+
+    /// No session directory, socket, daemon or rank of this scratch dir's jobs is left.
+    pub fn assert_clean(&self) {
+        let entries: Vec<_> = std::fs::read_dir(&self.dir).expect("read scratch").flatten().map(|e| e.path()).collect();
+        assert!(entries.is_empty(), "left behind in {}: {entries:?}", self.dir.display());
+        let needle = self.dir.to_string_lossy().into_owned();
+        let procs = processes_mentioning(&needle);
+        assert!(procs.is_empty(), "processes of the job still alive: {procs:?}");
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Pids whose command line or environment contains `needle`.
+pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
+    let mut out = Vec::new();
+    let me = std::process::id();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        if pid == me {
+            continue;
+        }
+        for f in ["cmdline", "environ"] {
+            if let Ok(bytes) = std::fs::read(e.path().join(f)) {
+                if String::from_utf8_lossy(&bytes).contains(needle) {
+                    let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                    out.push((pid, String::from_utf8_lossy(&cmd).replace('\0', " ")));
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = r.read_to_end(&mut v);
+        v
+    })
+}
+
+/// Waits for `child` at most `limit`; kills it and panics past that.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return st;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("process did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Runs a command with the given stdin (or none), collecting its output, bounded by `limit`.
+pub fn run_bounded(mut cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> Output {
+    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn");
+    if let (Some(data), Some(mut w)) = (stdin, child.stdin.take()) {
+        let data = data.to_vec();
+        std::thread::spawn(move || {
+            let _ = w.write_all(&data);
+        });
+    }
+    let out = drain(child.stdout.take().expect("stdout"));
+    let err = drain(child.stderr.take().expect("stderr"));
+    let status = wait_bounded(&mut child, limit);
+    Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
+}
+
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Sorted lines of stdout that start with `prefix`.
+pub fn lines_with(out: &Output, prefix: &str) -> Vec<String> {
+    let mut v: Vec<String> = text(&out.stdout).lines().filter(|l| l.starts_with(prefix)).map(str::to_string).collect();
+    v.sort();
+    v
+}
+
+/// Panics with the job's output unless it exited 0 and printed `OK <rank>` for every rank.
+pub fn assert_all_ok(out: &Output, n: u32) {
+    let ok = lines_with(out, "OK ");
+    let mut want: Vec<String> = (0..n).map(|r| format!("OK {r}")).collect();
+    want.sort();
+    assert!(
+        out.status.success() && ok == want,
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
