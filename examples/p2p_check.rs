@@ -186,6 +186,7 @@ fn many_outstanding(world: &Communicator) -> R {
                 ctx("wait_any", ibdyn::wait_any(&mut reqs))?;
                 done += 1;
             }
+            drop(reqs);
             if done != n || bufs.iter().enumerate().any(|(i, b)| b[0] != (i % 256) as u8) {
                 return Err("outstanding receives got wrong data".into());
             }

@@ -20,7 +20,7 @@ mod point_to_point;
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 pub use ibdyn_intercomm::{
     wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result, Status, Universe,
-    ANY_SOURCE, ANY_TAG, PROC_NULL,
+    ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
 };
 pub use ibdyn_pmi as pmi;
 pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};

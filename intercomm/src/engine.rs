@@ -76,6 +76,8 @@ pub(crate) struct State {
     pub malformed: u64,
     /// Control datagrams received over the fabric, for the dynamic-process layer.
     pub control_inbox: VecDeque<(ibdyn_verbs::AddressCard, Vec<u8>)>,
+    /// Control datagrams that were never acknowledged.
+    pub control_failures: VecDeque<(ibdyn_verbs::AddressCard, String)>,
 }
 
 impl Engine {
@@ -106,6 +108,7 @@ impl Engine {
                 polls: 0,
                 malformed: 0,
                 control_inbox: VecDeque::new(),
+                control_failures: VecDeque::new(),
             },
         }
     }
@@ -607,6 +610,12 @@ impl State {
                     self.set(token, ReqState::Done(Err(CommError::Verbs(error))));
                 }
                 Event::Control { from, data } => self.control_inbox.push_back((from, data)),
+                Event::ControlFailed { to, error } => {
+                    tracing::debug!("control datagram to {to:?} failed: {error}");
+                    self.control_failures.push_back((to, error.to_string()));
+                }
+                // This layer issues no RDMA writes.
+                Event::WriteDone { .. } | Event::WriteFailed { .. } => {}
                 Event::PeerFailed { peer, error } => self.fail_peer(Gpid::from_u64(peer), &error.to_string()),
             }
         }
@@ -678,6 +687,6 @@ impl State {
 
     /// Whether every queued packet has left this process.
     pub fn flushed(&self) -> bool {
-        !self.peers.has_backlog() && self.fabric.as_ref().is_none_or(|f| f.is_idle())
+        !self.peers.has_backlog()
     }
 }
