@@ -14,7 +14,7 @@ pub(crate) struct Backoff {
     blocks: u64,
 }
 
-const SPINS: u32 = 256;
+const SPINS: u32 = 1024;
 const YIELDS: u32 = 64;
 const MAX_BLOCK: Duration = Duration::from_millis(1);
 
