@@ -1,7 +1,9 @@
 //! The collective operations on one team of a communicator: argument checks, the algorithm
 //! choice, the schedule, and its run.
 
-use crate::algo::{binomial, bruck, dissemination, linear, pairwise, rabenseifner, recursive_doubling, ring, scan};
+use crate::algo::{
+    binomial, bruck, dissemination, linear, pairwise, rabenseifner, recursive_doubling, ring, scan,
+};
 use crate::config::{AlgoConfig, Algorithm, CollOp};
 use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
@@ -40,7 +42,12 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Collectives over `team` only (e.g. the processes of one node, or the node leaders).
     pub fn on_team(comm: C, team: Team, config: AlgoConfig) -> Self {
-        Collectives { comm, team, seq: Cell::new(0), config }
+        Collectives {
+            comm,
+            team,
+            seq: Cell::new(0),
+            config,
+        }
     }
 
     pub fn comm(&self) -> &C {
@@ -74,14 +81,23 @@ impl<C: PointToPoint> Collectives<C> {
 
     fn check_root(&self, op: CollOp, root: usize) -> Result<()> {
         if root >= self.size() {
-            return Err(bad(op, format!("root {root} is not below the team size {}", self.size())));
+            return Err(bad(
+                op,
+                format!("root {root} is not below the team size {}", self.size()),
+            ));
         }
         Ok(())
     }
 
     fn check_op(&self, op: CollOp, o: &Op, len: usize) -> Result<usize> {
-        if len % o.elem_size() != 0 {
-            return Err(bad(op, format!("{len} bytes is not a whole number of {}-byte elements", o.elem_size())));
+        if !len.is_multiple_of(o.elem_size()) {
+            return Err(bad(
+                op,
+                format!(
+                    "{len} bytes is not a whole number of {}-byte elements",
+                    o.elem_size()
+                ),
+            ));
         }
         Ok(len / o.elem_size())
     }
@@ -98,7 +114,14 @@ impl<C: PointToPoint> Collectives<C> {
         CollRequest::start(&self.comm, sched, tag, op.cloned(), send, recv)
     }
 
-    fn run(&self, tag: i32, sched: Schedule, op: Option<&Op>, send: &[u8], recv: &mut [u8]) -> Result<()> {
+    fn run(
+        &self,
+        tag: i32,
+        sched: Schedule,
+        op: Option<&Op>,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<()> {
         self.start(tag, sched, op, send, recv)?.wait()
     }
 
@@ -161,7 +184,10 @@ impl<C: PointToPoint> Collectives<C> {
         let count = self.check_op(CollOp::Reduce, op, n)?;
         let out_len = if me == root {
             if recv.len() != n {
-                return Err(bad(CollOp::Reduce, format!("root's receive buffer is {} bytes, send is {n}", recv.len())));
+                return Err(bad(
+                    CollOp::Reduce,
+                    format!("root's receive buffer is {} bytes, send is {n}", recv.len()),
+                ));
             }
             n
         } else {
@@ -170,7 +196,10 @@ impl<C: PointToPoint> Collectives<C> {
         let mut s = Schedule::new();
         let input = Region::send(0, n);
         let out = Region::recv(0, out_len);
-        match self.config.choose(CollOp::Reduce, n, p, op.is_commutative())? {
+        match self
+            .config
+            .choose(CollOp::Reduce, n, p, op.is_commutative())?
+        {
             Algorithm::Rabenseifner => {
                 let acc = s.scratch(n);
                 s.local().copy(input, acc);
@@ -186,18 +215,37 @@ impl<C: PointToPoint> Collectives<C> {
         self.iallreduce(send, recv, op)?.wait()
     }
 
-    pub fn iallreduce<'b>(&'b self, send: &'b [u8], recv: &'b mut [u8], op: &Op) -> Result<CollRequest<'b, C>> {
+    pub fn iallreduce<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), send.len());
         let count = self.check_op(CollOp::Allreduce, op, n)?;
         if recv.len() != n {
-            return Err(bad(CollOp::Allreduce, format!("receive buffer is {} bytes, send is {n}", recv.len())));
+            return Err(bad(
+                CollOp::Allreduce,
+                format!("receive buffer is {} bytes, send is {n}", recv.len()),
+            ));
         }
         let mut s = Schedule::new();
         let acc = Region::recv(0, n);
-        match self.config.choose(CollOp::Allreduce, n, p, op.is_commutative())? {
+        match self
+            .config
+            .choose(CollOp::Allreduce, n, p, op.is_commutative())?
+        {
             Algorithm::Binomial => {
-                binomial::reduce(&mut s, me, p, 0, op.is_commutative(), Region::send(0, n), if me == 0 { acc } else { Region::recv(0, 0) });
+                binomial::reduce(
+                    &mut s,
+                    me,
+                    p,
+                    0,
+                    op.is_commutative(),
+                    Region::send(0, n),
+                    if me == 0 { acc } else { Region::recv(0, 0) },
+                );
                 binomial::bcast(&mut s, me, p, 0, acc);
             }
             algo => {
@@ -219,38 +267,76 @@ impl<C: PointToPoint> Collectives<C> {
         let p = self.size();
         let b = self.check_op(CollOp::ReduceScatterBlock, op, recv.len())?;
         if send.len() != p * recv.len() {
-            return Err(bad(CollOp::ReduceScatterBlock, format!("send is {} bytes, not {p} x {}", send.len(), recv.len())));
+            return Err(bad(
+                CollOp::ReduceScatterBlock,
+                format!("send is {} bytes, not {p} x {}", send.len(), recv.len()),
+            ));
         }
         self.reduce_scatter_inner(CollOp::ReduceScatterBlock, tag, send, recv, &vec![b; p], op)
     }
 
     /// Reduce-scatter: rank i gets `counts[i]` elements of the reduction of everyone's `send`.
-    pub fn reduce_scatter(&self, send: &[u8], recv: &mut [u8], counts: &[usize], op: &Op) -> Result<()> {
+    pub fn reduce_scatter(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<()> {
         let tag = self.next_tag();
         let (me, p, esz) = (self.rank(), self.size(), op.elem_size());
         if counts.len() != p {
-            return Err(bad(CollOp::ReduceScatter, format!("{} counts for {p} ranks", counts.len())));
+            return Err(bad(
+                CollOp::ReduceScatter,
+                format!("{} counts for {p} ranks", counts.len()),
+            ));
         }
         let total: usize = counts.iter().sum();
         if send.len() != total * esz || recv.len() != counts[me] * esz {
             return Err(bad(
                 CollOp::ReduceScatter,
-                format!("send {} / receive {} bytes do not match counts (total {total}, mine {})", send.len(), recv.len(), counts[me]),
+                format!(
+                    "send {} / receive {} bytes do not match counts (total {total}, mine {})",
+                    send.len(),
+                    recv.len(),
+                    counts[me]
+                ),
             ));
         }
         self.reduce_scatter_inner(CollOp::ReduceScatter, tag, send, recv, counts, op)
     }
 
-    fn reduce_scatter_inner(&self, which: CollOp, tag: i32, send: &[u8], recv: &mut [u8], counts: &[usize], op: &Op) -> Result<()> {
+    fn reduce_scatter_inner(
+        &self,
+        which: CollOp,
+        tag: i32,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<()> {
         let (me, p, n) = (self.rank(), self.size(), send.len());
-        let off: Vec<usize> = offsets(counts).into_iter().map(|o| o * op.elem_size()).collect();
+        let off: Vec<usize> = offsets(counts)
+            .into_iter()
+            .map(|o| o * op.elem_size())
+            .collect();
         let mut s = Schedule::new();
         let out = Region::recv(0, recv.len());
         let acc = s.scratch(n);
         match self.config.choose(which, n, p, op.is_commutative())? {
             Algorithm::Binomial => {
-                binomial::reduce(&mut s, me, p, 0, op.is_commutative(), Region::send(0, n), if me == 0 { acc } else { Region::empty() });
-                let blocks: Vec<Region> = (0..p).map(|i| acc.sub(off[i], off[i + 1] - off[i])).collect();
+                binomial::reduce(
+                    &mut s,
+                    me,
+                    p,
+                    0,
+                    op.is_commutative(),
+                    Region::send(0, n),
+                    if me == 0 { acc } else { Region::empty() },
+                );
+                let blocks: Vec<Region> = (0..p)
+                    .map(|i| acc.sub(off[i], off[i + 1] - off[i]))
+                    .collect();
                 linear::scatter(&mut s, me, p, 0, &blocks, out);
             }
             Algorithm::Ring => {
@@ -272,12 +358,18 @@ impl<C: PointToPoint> Collectives<C> {
         let (me, p, n) = (self.rank(), self.size(), send.len());
         self.check_op(CollOp::Scan, op, n)?;
         if recv.len() != n {
-            return Err(bad(CollOp::Scan, format!("receive buffer is {} bytes, send is {n}", recv.len())));
+            return Err(bad(
+                CollOp::Scan,
+                format!("receive buffer is {} bytes, send is {n}", recv.len()),
+            ));
         }
         let mut s = Schedule::new();
         let out = Region::recv(0, n);
         s.local().copy(Region::send(0, n), out);
-        match self.config.choose(CollOp::Scan, n, p, op.is_commutative())? {
+        match self
+            .config
+            .choose(CollOp::Scan, n, p, op.is_commutative())?
+        {
             Algorithm::Linear => scan::scan_linear(&mut s, me, p, out),
             _ => scan::scan_doubling(&mut s, me, p, out),
         }
@@ -290,11 +382,17 @@ impl<C: PointToPoint> Collectives<C> {
         let (me, p, n) = (self.rank(), self.size(), send.len());
         self.check_op(CollOp::Exscan, op, n)?;
         if recv.len() != n {
-            return Err(bad(CollOp::Exscan, format!("receive buffer is {} bytes, send is {n}", recv.len())));
+            return Err(bad(
+                CollOp::Exscan,
+                format!("receive buffer is {} bytes, send is {n}", recv.len()),
+            ));
         }
         let mut s = Schedule::new();
         let (input, out) = (Region::send(0, n), Region::recv(0, n));
-        match self.config.choose(CollOp::Exscan, n, p, op.is_commutative())? {
+        match self
+            .config
+            .choose(CollOp::Exscan, n, p, op.is_commutative())?
+        {
             Algorithm::Linear => scan::exscan_linear(&mut s, me, p, input, out),
             _ => scan::exscan_doubling(&mut s, me, p, input, out),
         }
@@ -310,13 +408,27 @@ impl<C: PointToPoint> Collectives<C> {
         let (me, p, b) = (self.rank(), self.size(), send.len());
         let rlen = if me == root { p * b } else { 0 };
         if me == root && recv.len() != rlen {
-            return Err(bad(CollOp::Gather, format!("root's receive buffer is {} bytes, not {p} x {b}", recv.len())));
+            return Err(bad(
+                CollOp::Gather,
+                format!(
+                    "root's receive buffer is {} bytes, not {p} x {b}",
+                    recv.len()
+                ),
+            ));
         }
         let mut s = Schedule::new();
         let (src, dst) = (Region::send(0, b), Region::recv(0, rlen));
         match self.config.choose(CollOp::Gather, b, p, true)? {
             Algorithm::Linear => {
-                let blocks: Vec<Region> = (0..p).map(|i| if me == root { dst.sub(i * b, b) } else { Region::empty() }).collect();
+                let blocks: Vec<Region> = (0..p)
+                    .map(|i| {
+                        if me == root {
+                            dst.sub(i * b, b)
+                        } else {
+                            Region::empty()
+                        }
+                    })
+                    .collect();
                 linear::gather(&mut s, me, p, root, src, &blocks);
             }
             _ => binomial::gather(&mut s, me, p, root, b, src, dst),
@@ -326,13 +438,31 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Gathers `send` from every rank into the root's `recv` at byte `displs[i]`, `counts[i]`
     /// bytes from rank i. `counts`/`displs` matter at the root only.
-    pub fn gatherv(&self, send: &[u8], recv: &mut [u8], counts: &[usize], displs: &[usize], root: usize) -> Result<()> {
+    pub fn gatherv(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        root: usize,
+    ) -> Result<()> {
         let tag = self.next_tag();
         self.check_root(CollOp::Gatherv, root)?;
         let (me, p) = (self.rank(), self.size());
-        let blocks = if me == root { blocks_of(CollOp::Gatherv, counts, displs, p, recv.len())? } else { vec![] };
+        let blocks = if me == root {
+            blocks_of(CollOp::Gatherv, counts, displs, p, recv.len())?
+        } else {
+            vec![]
+        };
         if me == root && send.len() != counts[root] {
-            return Err(bad(CollOp::Gatherv, format!("root sends {} bytes but counts[{root}] is {}", send.len(), counts[root])));
+            return Err(bad(
+                CollOp::Gatherv,
+                format!(
+                    "root sends {} bytes but counts[{root}] is {}",
+                    send.len(),
+                    counts[root]
+                ),
+            ));
         }
         let mut s = Schedule::new();
         self.config.choose(CollOp::Gatherv, send.len(), p, true)?;
@@ -346,14 +476,25 @@ impl<C: PointToPoint> Collectives<C> {
         self.check_root(CollOp::Scatter, root)?;
         let (me, p, b) = (self.rank(), self.size(), recv.len());
         if me == root && send.len() != p * b {
-            return Err(bad(CollOp::Scatter, format!("root's send buffer is {} bytes, not {p} x {b}", send.len())));
+            return Err(bad(
+                CollOp::Scatter,
+                format!("root's send buffer is {} bytes, not {p} x {b}", send.len()),
+            ));
         }
         let slen = if me == root { p * b } else { 0 };
         let mut s = Schedule::new();
         let (src, dst) = (Region::send(0, slen), Region::recv(0, b));
         match self.config.choose(CollOp::Scatter, b, p, true)? {
             Algorithm::Linear => {
-                let blocks: Vec<Region> = (0..p).map(|i| if me == root { src.sub(i * b, b) } else { Region::empty() }).collect();
+                let blocks: Vec<Region> = (0..p)
+                    .map(|i| {
+                        if me == root {
+                            src.sub(i * b, b)
+                        } else {
+                            Region::empty()
+                        }
+                    })
+                    .collect();
                 linear::scatter(&mut s, me, p, root, &blocks, dst);
             }
             _ => binomial::scatter(&mut s, me, p, root, b, src, dst),
@@ -362,17 +503,34 @@ impl<C: PointToPoint> Collectives<C> {
     }
 
     /// Scatters `counts[i]` bytes at `displs[i]` of the root's `send` to rank i's `recv`.
-    pub fn scatterv(&self, send: &[u8], counts: &[usize], displs: &[usize], recv: &mut [u8], root: usize) -> Result<()> {
+    pub fn scatterv(
+        &self,
+        send: &[u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &mut [u8],
+        root: usize,
+    ) -> Result<()> {
         let tag = self.next_tag();
         self.check_root(CollOp::Scatterv, root)?;
         let (me, p) = (self.rank(), self.size());
         let blocks = if me == root {
-            blocks_of(CollOp::Scatterv, counts, displs, p, send.len())?.into_iter().map(|r| Region::send(r.off, r.len)).collect()
+            blocks_of(CollOp::Scatterv, counts, displs, p, send.len())?
+                .into_iter()
+                .map(|r| Region::send(r.off, r.len))
+                .collect()
         } else {
             vec![]
         };
         if me == root && recv.len() != counts[root] {
-            return Err(bad(CollOp::Scatterv, format!("root receives {} bytes but counts[{root}] is {}", recv.len(), counts[root])));
+            return Err(bad(
+                CollOp::Scatterv,
+                format!(
+                    "root receives {} bytes but counts[{root}] is {}",
+                    recv.len(),
+                    counts[root]
+                ),
+            ));
         }
         let mut s = Schedule::new();
         self.config.choose(CollOp::Scatterv, recv.len(), p, true)?;
@@ -385,7 +543,10 @@ impl<C: PointToPoint> Collectives<C> {
         let tag = self.next_tag();
         let (me, p, b) = (self.rank(), self.size(), send.len());
         if recv.len() != p * b {
-            return Err(bad(CollOp::Allgather, format!("receive buffer is {} bytes, not {p} x {b}", recv.len())));
+            return Err(bad(
+                CollOp::Allgather,
+                format!("receive buffer is {} bytes, not {p} x {b}", recv.len()),
+            ));
         }
         let mut s = Schedule::new();
         let (src, dst) = (Region::send(0, b), Region::recv(0, p * b));
@@ -405,12 +566,25 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Like allgather with `counts[i]` bytes from rank i placed at `displs[i]` (all ranks
     /// pass the same counts and displacements).
-    pub fn allgatherv(&self, send: &[u8], recv: &mut [u8], counts: &[usize], displs: &[usize]) -> Result<()> {
+    pub fn allgatherv(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
         let blocks = blocks_of(CollOp::Allgatherv, counts, displs, p, recv.len())?;
         if send.len() != counts[me] {
-            return Err(bad(CollOp::Allgatherv, format!("sends {} bytes but counts[{me}] is {}", send.len(), counts[me])));
+            return Err(bad(
+                CollOp::Allgatherv,
+                format!(
+                    "sends {} bytes but counts[{me}] is {}",
+                    send.len(),
+                    counts[me]
+                ),
+            ));
         }
         let total: usize = counts.iter().sum();
         self.config.choose(CollOp::Allgatherv, total, p, true)?;
@@ -424,8 +598,15 @@ impl<C: PointToPoint> Collectives<C> {
     pub fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
-        if send.len() % p != 0 || recv.len() != send.len() {
-            return Err(bad(CollOp::Alltoall, format!("send {} / receive {} bytes are not equal multiples of {p}", send.len(), recv.len())));
+        if !send.len().is_multiple_of(p) || recv.len() != send.len() {
+            return Err(bad(
+                CollOp::Alltoall,
+                format!(
+                    "send {} / receive {} bytes are not equal multiples of {p}",
+                    send.len(),
+                    recv.len()
+                ),
+            ));
         }
         let b = send.len() / p;
         let mut s = Schedule::new();
@@ -459,7 +640,13 @@ impl<C: PointToPoint> Collectives<C> {
             .collect();
         let rb = blocks_of(CollOp::Alltoallv, rcounts, rdispls, p, recv.len())?;
         if scounts[me] != rcounts[me] {
-            return Err(bad(CollOp::Alltoallv, format!("sends itself {} bytes but expects {}", scounts[me], rcounts[me])));
+            return Err(bad(
+                CollOp::Alltoallv,
+                format!(
+                    "sends itself {} bytes but expects {}",
+                    scounts[me], rcounts[me]
+                ),
+            ));
         }
         let widest = scounts.iter().max().copied().unwrap_or(0);
         let mut s = Schedule::new();
@@ -473,13 +660,29 @@ impl<C: PointToPoint> Collectives<C> {
 
 /// Byte offsets of `count` elements of `esz` bytes cut into `p` near-equal blocks.
 fn block_offsets(count: usize, p: usize, esz: usize) -> Vec<usize> {
-    offsets(&split_even(count, p)).into_iter().map(|o| o * esz).collect()
+    offsets(&split_even(count, p))
+        .into_iter()
+        .map(|o| o * esz)
+        .collect()
 }
 
 /// Receive-side (or send-side) blocks of a v-operation, checked against the buffer.
-fn blocks_of(op: CollOp, counts: &[usize], displs: &[usize], p: usize, len: usize) -> Result<Vec<Region>> {
+fn blocks_of(
+    op: CollOp,
+    counts: &[usize],
+    displs: &[usize],
+    p: usize,
+    len: usize,
+) -> Result<Vec<Region>> {
     if counts.len() != p || displs.len() != p {
-        return Err(bad(op, format!("{} counts and {} displacements for {p} ranks", counts.len(), displs.len())));
+        return Err(bad(
+            op,
+            format!(
+                "{} counts and {} displacements for {p} ranks",
+                counts.len(),
+                displs.len()
+            ),
+        ));
     }
     counts
         .iter()
@@ -487,7 +690,10 @@ fn blocks_of(op: CollOp, counts: &[usize], displs: &[usize], p: usize, len: usiz
         .enumerate()
         .map(|(i, (&c, &d))| match d.checked_add(c) {
             Some(e) if e <= len => Ok(Region::recv(d, c)),
-            _ => Err(bad(op, format!("block {i} ({c} bytes at {d}) lies outside the {len}-byte buffer"))),
+            _ => Err(bad(
+                op,
+                format!("block {i} ({c} bytes at {d}) lies outside the {len}-byte buffer"),
+            )),
         })
         .collect()
 }

@@ -127,8 +127,13 @@ impl Algorithm {
     pub fn reorders(self, op: CollOp) -> bool {
         matches!(
             (op, self),
-            (CollOp::Allreduce | CollOp::Reduce | CollOp::ReduceScatter | CollOp::ReduceScatterBlock,
-             Algorithm::Ring | Algorithm::Rabenseifner)
+            (
+                CollOp::Allreduce
+                    | CollOp::Reduce
+                    | CollOp::ReduceScatter
+                    | CollOp::ReduceScatterBlock,
+                Algorithm::Ring | Algorithm::Rabenseifner
+            )
         )
     }
 
@@ -200,7 +205,10 @@ impl AlgoConfig {
         match std::env::var(ALGO_ENV) {
             Ok(s) => AlgoConfig::parse(&s),
             Err(std::env::VarError::NotPresent) => Ok(AlgoConfig::default()),
-            Err(e) => Err(CollError::BadSetting { setting: ALGO_ENV.into(), why: e.to_string() }),
+            Err(e) => Err(CollError::BadSetting {
+                setting: ALGO_ENV.into(),
+                why: e.to_string(),
+            }),
         }
     }
 
@@ -208,14 +216,32 @@ impl AlgoConfig {
     pub fn parse(s: &str) -> Result<AlgoConfig> {
         let mut cfg = AlgoConfig::default();
         for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            let bad = |why: String| CollError::BadSetting { setting: item.to_string(), why };
-            let (op, algo) = item.split_once(':').ok_or_else(|| bad("expected <op>:<algorithm>".into()))?;
+            let bad = |why: String| CollError::BadSetting {
+                setting: item.to_string(),
+                why,
+            };
+            let (op, algo) = item
+                .split_once(':')
+                .ok_or_else(|| bad("expected <op>:<algorithm>".into()))?;
             let op = parse_op(op.trim()).ok_or_else(|| {
-                bad(format!("unknown operation {:?}; known: {}", op.trim(), names(CollOp::ALL.iter().map(|o| o.name()))))
+                bad(format!(
+                    "unknown operation {:?}; known: {}",
+                    op.trim(),
+                    names(CollOp::ALL.iter().map(|o| o.name()))
+                ))
             })?;
-            let algo = Algorithm::ALL.iter().copied().find(|a| a.name() == algo.trim()).ok_or_else(|| {
-                bad(format!("unknown algorithm {:?}; {} has: {}", algo.trim(), op.name(), algo_names(op)))
-            })?;
+            let algo = Algorithm::ALL
+                .iter()
+                .copied()
+                .find(|a| a.name() == algo.trim())
+                .ok_or_else(|| {
+                    bad(format!(
+                        "unknown algorithm {:?}; {} has: {}",
+                        algo.trim(),
+                        op.name(),
+                        algo_names(op)
+                    ))
+                })?;
             cfg.force(op, algo).map_err(|e| bad(e.to_string()))?;
         }
         Ok(cfg)
@@ -226,7 +252,12 @@ impl AlgoConfig {
         if !op.algorithms().contains(&algo) {
             return Err(CollError::BadSetting {
                 setting: format!("{}:{}", op.name(), algo.name()),
-                why: format!("{} is not an algorithm of {}; it has: {}", algo.name(), op.name(), algo_names(op)),
+                why: format!(
+                    "{} is not an algorithm of {}; it has: {}",
+                    algo.name(),
+                    op.name(),
+                    algo_names(op)
+                ),
             });
         }
         self.forced.insert(op, algo);
@@ -244,7 +275,13 @@ impl AlgoConfig {
 
     /// The algorithm for `op` on `bytes` (the size named per op below) over `p` processes.
     /// `commutative` is the reduction's (true when there is none).
-    pub fn choose(&self, op: CollOp, bytes: usize, p: usize, commutative: bool) -> Result<Algorithm> {
+    pub fn choose(
+        &self,
+        op: CollOp,
+        bytes: usize,
+        p: usize,
+        commutative: bool,
+    ) -> Result<Algorithm> {
         if let Some(a) = self.forced(op) {
             if !commutative && a.reorders(op) {
                 return Err(CollError::AlgorithmNotApplicable {
@@ -283,7 +320,9 @@ impl AlgoConfig {
             CollOp::Alltoall | CollOp::Alltoallv if bytes <= t.alltoall_medium => Linear,
             CollOp::Alltoall | CollOp::Alltoallv => Pairwise,
             CollOp::ReduceScatter | CollOp::ReduceScatterBlock if !commutative => Binomial,
-            CollOp::ReduceScatter | CollOp::ReduceScatterBlock if bytes < t.reduce_scatter_long => Rabenseifner,
+            CollOp::ReduceScatter | CollOp::ReduceScatterBlock if bytes < t.reduce_scatter_long => {
+                Rabenseifner
+            }
             CollOp::ReduceScatter | CollOp::ReduceScatterBlock => Ring,
             CollOp::Scan | CollOp::Exscan => RecursiveDoubling,
         }
@@ -311,8 +350,16 @@ mod tests {
         let c = AlgoConfig::parse(" allreduce:ring , bcast:binomial").unwrap();
         assert_eq!(c.forced(CollOp::Allreduce), Some(Algorithm::Ring));
         assert_eq!(c.forced(CollOp::Bcast), Some(Algorithm::Binomial));
-        assert!(AlgoConfig::parse("").unwrap().forced(CollOp::Bcast).is_none());
-        for bad in ["allreduce", "allreduc:ring", "allreduce:rings", "bcast:bruck"] {
+        assert!(AlgoConfig::parse("")
+            .unwrap()
+            .forced(CollOp::Bcast)
+            .is_none());
+        for bad in [
+            "allreduce",
+            "allreduc:ring",
+            "allreduce:rings",
+            "bcast:bruck",
+        ] {
             let e = AlgoConfig::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad.split(',').next().unwrap()), "{e}");
         }
@@ -326,7 +373,10 @@ mod tests {
         for op in CollOp::ALL {
             for bytes in [0, 100, 10_000, 100_000, 10_000_000] {
                 for p in 1..20 {
-                    assert!(!c.auto(op, bytes, p, false).reorders(op), "{op:?} {bytes} {p}");
+                    assert!(
+                        !c.auto(op, bytes, p, false).reorders(op),
+                        "{op:?} {bytes} {p}"
+                    );
                 }
             }
         }

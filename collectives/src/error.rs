@@ -9,14 +9,22 @@ pub enum CollError {
     /// A block arrived with a size other than the one this rank's arguments call for:
     /// the ranks passed mismatched counts.
     #[error("size mismatch: expected {expected} bytes from rank {peer}, got {got} (mismatched counts across ranks?)")]
-    SizeMismatch { peer: usize, expected: usize, got: usize },
+    SizeMismatch {
+        peer: usize,
+        expected: usize,
+        got: usize,
+    },
     /// A local argument is inconsistent (buffer length, root, counts, element size).
     #[error("invalid argument to {op}: {detail}")]
     InvalidArgument { op: &'static str, detail: String },
     /// A forced algorithm cannot run this operation (e.g. a reordering algorithm with a
     /// non-commutative reduction).
     #[error("algorithm {algo} cannot run {op}: {why}")]
-    AlgorithmNotApplicable { op: &'static str, algo: &'static str, why: &'static str },
+    AlgorithmNotApplicable {
+        op: &'static str,
+        algo: &'static str,
+        why: &'static str,
+    },
     /// `IBDYN_COLL_ALGO` or a programmatic setting could not be understood.
     #[error("bad algorithm setting {setting:?}: {why}")]
     BadSetting { setting: String, why: String },
@@ -38,7 +46,10 @@ impl CollError {
     }
 
     pub(crate) fn arg(op: &'static str, detail: impl Into<String>) -> CollError {
-        CollError::InvalidArgument { op, detail: detail.into() }
+        CollError::InvalidArgument {
+            op,
+            detail: detail.into(),
+        }
     }
 }
 

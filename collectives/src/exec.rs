@@ -88,7 +88,11 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
     fn advance(&mut self, block: bool) -> Result<bool> {
         match self.state {
             State::Done => return Ok(true),
-            State::Failed => return Err(CollError::Failed("an earlier step returned an error".into())),
+            State::Failed => {
+                return Err(CollError::Failed(
+                    "an earlier step returned an error".into(),
+                ))
+            }
             State::Running => {}
         }
         match self.step(block) {
@@ -138,7 +142,11 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
             match (got, p.expect) {
                 (None, _) => all = false,
                 (Some(got), Some((expected, peer))) if got != expected => {
-                    return Err(CollError::SizeMismatch { peer, expected, got });
+                    return Err(CollError::SizeMismatch {
+                        peer,
+                        expected,
+                        got,
+                    });
                 }
                 _ => {}
             }
@@ -158,12 +166,18 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
             // and overlaps no other region used by this round; no earlier round's transfer is
             // in flight and no local step runs until this round's transfers complete.
             let buf = unsafe { self.region_mut(r) };
-            pending.push(Pending { req: Some(comm.irecv(buf, peer, tag)?), expect: Some((r.len, peer)) });
+            pending.push(Pending {
+                req: Some(comm.irecv(buf, peer, tag)?),
+                expect: Some((r.len, peer)),
+            });
         }
         for &(peer, r) in &round.sends {
             // SAFETY: as above; regions sent from are only read while the round is in flight.
             let buf = unsafe { self.region(r) };
-            pending.push(Pending { req: Some(comm.isend(buf, peer, tag)?), expect: None });
+            pending.push(Pending {
+                req: Some(comm.isend(buf, peer, tag)?),
+                expect: None,
+            });
         }
         self.pending = pending;
         Ok(())
@@ -178,8 +192,15 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
                     // of equal length and disjoint, and `dst` not in the send buffer.
                     unsafe { self.region_mut(dst).copy_from_slice(self.region(src)) };
                 }
-                Local::Reduce { src, dst, src_first } => {
-                    let op = self.op.as_ref().ok_or_else(|| CollError::Schedule("reduction without an op".into()))?;
+                Local::Reduce {
+                    src,
+                    dst,
+                    src_first,
+                } => {
+                    let op = self
+                        .op
+                        .as_ref()
+                        .ok_or_else(|| CollError::Schedule("reduction without an op".into()))?;
                     // SAFETY: as for Copy.
                     let (s, d) = unsafe { (self.region(src), self.region_mut(dst)) };
                     if src_first || op.is_commutative() {

@@ -42,23 +42,39 @@ impl Team {
     /// Every rank of a communicator of `size`, in order.
     pub fn whole(rank: usize, size: usize) -> Result<Team> {
         if rank >= size {
-            return Err(CollError::arg("team", format!("rank {rank} is not below size {size}")));
+            return Err(CollError::arg(
+                "team",
+                format!("rank {rank} is not below size {size}"),
+            ));
         }
-        Ok(Team { members: None, me: rank, size })
+        Ok(Team {
+            members: None,
+            me: rank,
+            size,
+        })
     }
 
     /// The listed communicator ranks, in the given order; `my_rank` must be one of them.
     pub fn subset(my_rank: usize, members: Vec<usize>) -> Result<Team> {
-        let me = members
-            .iter()
-            .position(|&r| r == my_rank)
-            .ok_or_else(|| CollError::arg("team", format!("rank {my_rank} is not a member of {members:?}")))?;
+        let me = members.iter().position(|&r| r == my_rank).ok_or_else(|| {
+            CollError::arg(
+                "team",
+                format!("rank {my_rank} is not a member of {members:?}"),
+            )
+        })?;
         let mut sorted = members.clone();
         sorted.sort_unstable();
         if sorted.windows(2).any(|w| w[0] == w[1]) {
-            return Err(CollError::arg("team", format!("repeated rank in {members:?}")));
+            return Err(CollError::arg(
+                "team",
+                format!("repeated rank in {members:?}"),
+            ));
         }
-        Ok(Team { size: members.len(), members: Some(members.into()), me })
+        Ok(Team {
+            size: members.len(),
+            members: Some(members.into()),
+            me,
+        })
     }
 
     /// This process's index in the team.

@@ -23,27 +23,50 @@ pub(crate) struct Region {
 
 impl Region {
     pub fn send(off: usize, len: usize) -> Region {
-        Region { buf: Buf::Send, off, len }
+        Region {
+            buf: Buf::Send,
+            off,
+            len,
+        }
     }
     pub fn recv(off: usize, len: usize) -> Region {
-        Region { buf: Buf::Recv, off, len }
+        Region {
+            buf: Buf::Recv,
+            off,
+            len,
+        }
     }
     pub fn empty() -> Region {
-        Region { buf: Buf::Scratch, off: 0, len: 0 }
+        Region {
+            buf: Buf::Scratch,
+            off: 0,
+            len: 0,
+        }
     }
     /// The part `[off, off + len)` of this region.
     pub fn sub(self, off: usize, len: usize) -> Region {
         debug_assert!(off + len <= self.len, "sub-region out of its region");
-        Region { buf: self.buf, off: self.off + off, len }
+        Region {
+            buf: self.buf,
+            off: self.off + off,
+            len,
+        }
     }
 }
 
 /// A local step, run once every transfer of its round has completed.
 #[derive(Copy, Clone, Debug)]
 pub(crate) enum Local {
-    Copy { src: Region, dst: Region },
+    Copy {
+        src: Region,
+        dst: Region,
+    },
     /// `dst = src ∘ dst` when `src_first`, else `dst = dst ∘ src`.
-    Reduce { src: Region, dst: Region, src_first: bool },
+    Reduce {
+        src: Region,
+        dst: Region,
+        src_first: bool,
+    },
 }
 
 #[derive(Clone, Debug, Default)]
@@ -68,7 +91,11 @@ impl Round {
         self
     }
     pub fn reduce(&mut self, src: Region, dst: Region, src_first: bool) -> &mut Self {
-        self.local.push(Local::Reduce { src, dst, src_first });
+        self.local.push(Local::Reduce {
+            src,
+            dst,
+            src_first,
+        });
         self
     }
 }
@@ -87,7 +114,11 @@ impl Schedule {
 
     /// Reserves `len` bytes of scratch space.
     pub fn scratch(&mut self, len: usize) -> Region {
-        let r = Region { buf: Buf::Scratch, off: self.scratch_len, len };
+        let r = Region {
+            buf: Buf::Scratch,
+            off: self.scratch_len,
+            len,
+        };
         self.scratch_len += len;
         r
     }
@@ -110,7 +141,8 @@ impl Schedule {
                 *p = f(*p);
             }
         }
-        self.rounds.retain(|r| !(r.sends.is_empty() && r.recvs.is_empty() && r.local.is_empty()));
+        self.rounds
+            .retain(|r| !(r.sends.is_empty() && r.recvs.is_empty() && r.local.is_empty()));
     }
 
     /// Checks what makes running the schedule memory-safe: every region inside its buffer,
@@ -126,12 +158,15 @@ impl Schedule {
         let bad = |what: String| Err(CollError::Schedule(what));
         let in_bounds = |r: &Region| r.off.checked_add(r.len).is_some_and(|e| e <= cap(r.buf));
         for (i, round) in self.rounds.iter().enumerate() {
-            let mut uses: Vec<(Region, bool)> = Vec::with_capacity(round.sends.len() + round.recvs.len());
+            let mut uses: Vec<(Region, bool)> =
+                Vec::with_capacity(round.sends.len() + round.recvs.len());
             uses.extend(round.sends.iter().map(|&(_, r)| (r, false)));
             uses.extend(round.recvs.iter().map(|&(_, r)| (r, true)));
             for (r, w) in &uses {
                 if !in_bounds(r) || (*w && r.buf == Buf::Send) {
-                    return bad(format!("round {i}: region {r:?} out of bounds or writes the send buffer"));
+                    return bad(format!(
+                        "round {i}: region {r:?} out of bounds or writes the send buffer"
+                    ));
                 }
             }
             if let Some((a, b)) = conflict(&mut uses) {
@@ -142,11 +177,19 @@ impl Schedule {
                     Local::Copy { src, dst } => (src, dst),
                     Local::Reduce { src, dst, .. } => (src, dst),
                 };
-                if !in_bounds(&src) || !in_bounds(&dst) || dst.buf == Buf::Send || src.len != dst.len {
-                    return bad(format!("round {i}: local step {l:?} out of bounds or mis-sized"));
+                if !in_bounds(&src)
+                    || !in_bounds(&dst)
+                    || dst.buf == Buf::Send
+                    || src.len != dst.len
+                {
+                    return bad(format!(
+                        "round {i}: local step {l:?} out of bounds or mis-sized"
+                    ));
                 }
-                if let Some((a, b)) = conflict(&mut vec![(src, false), (dst, true)]) {
-                    return bad(format!("round {i}: local step regions {a:?} and {b:?} overlap"));
+                if let Some((a, b)) = conflict(&mut [(src, false), (dst, true)]) {
+                    return bad(format!(
+                        "round {i}: local step regions {a:?} and {b:?} overlap"
+                    ));
                 }
             }
         }
@@ -217,7 +260,9 @@ mod tests {
         s.round().send(1, t.sub(0, 8)).recv(2, t.sub(7, 2));
         assert!(s.validate(0, 0).is_err());
         let mut s = Schedule::new();
-        s.round().recv(1, Region::recv(0, 4)).recv(2, Region::recv(4, 4));
+        s.round()
+            .recv(1, Region::recv(0, 4))
+            .recv(2, Region::recv(4, 4));
         assert!(s.validate(0, 8).is_ok());
         assert!(s.validate(0, 7).is_err(), "out of bounds");
         let mut s = Schedule::new();

@@ -17,16 +17,31 @@ impl<C: PointToPoint> Collectives<C> {
         self.bcast(as_bytes_mut(buf), root)
     }
 
-    pub fn ibcast_typed<'b, T: Element>(&'b self, buf: &'b mut [T], root: usize) -> Result<CollRequest<'b, C>> {
+    pub fn ibcast_typed<'b, T: Element>(
+        &'b self,
+        buf: &'b mut [T],
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
         self.ibcast(as_bytes_mut(buf), root)
     }
 
     /// `recv` matters at the root only (pass `&mut []` elsewhere).
-    pub fn reduce_typed<T: Element>(&self, send: &[T], recv: &mut [T], op: BuiltinOp, root: usize) -> Result<()> {
+    pub fn reduce_typed<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: BuiltinOp,
+        root: usize,
+    ) -> Result<()> {
         self.reduce(as_bytes(send), as_bytes_mut(recv), &op_for::<T>(op)?, root)
     }
 
-    pub fn allreduce_typed<T: Element>(&self, send: &[T], recv: &mut [T], op: BuiltinOp) -> Result<()> {
+    pub fn allreduce_typed<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: BuiltinOp,
+    ) -> Result<()> {
         self.allreduce(as_bytes(send), as_bytes_mut(recv), &op_for::<T>(op)?)
     }
 
@@ -39,19 +54,40 @@ impl<C: PointToPoint> Collectives<C> {
         self.iallreduce(as_bytes(send), as_bytes_mut(recv), &op_for::<T>(op)?)
     }
 
-    pub fn reduce_scatter_block_typed<T: Element>(&self, send: &[T], recv: &mut [T], op: BuiltinOp) -> Result<()> {
+    pub fn reduce_scatter_block_typed<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: BuiltinOp,
+    ) -> Result<()> {
         self.reduce_scatter_block(as_bytes(send), as_bytes_mut(recv), &op_for::<T>(op)?)
     }
 
-    pub fn reduce_scatter_typed<T: Element>(&self, send: &[T], recv: &mut [T], counts: &[usize], op: BuiltinOp) -> Result<()> {
-        self.reduce_scatter(as_bytes(send), as_bytes_mut(recv), counts, &op_for::<T>(op)?)
+    pub fn reduce_scatter_typed<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: BuiltinOp,
+    ) -> Result<()> {
+        self.reduce_scatter(
+            as_bytes(send),
+            as_bytes_mut(recv),
+            counts,
+            &op_for::<T>(op)?,
+        )
     }
 
     pub fn scan_typed<T: Element>(&self, send: &[T], recv: &mut [T], op: BuiltinOp) -> Result<()> {
         self.scan(as_bytes(send), as_bytes_mut(recv), &op_for::<T>(op)?)
     }
 
-    pub fn exscan_typed<T: Element>(&self, send: &[T], recv: &mut [T], op: BuiltinOp) -> Result<()> {
+    pub fn exscan_typed<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: BuiltinOp,
+    ) -> Result<()> {
         self.exscan(as_bytes(send), as_bytes_mut(recv), &op_for::<T>(op)?)
     }
 

@@ -4,7 +4,9 @@
 mod common;
 
 use common::{data, run};
-use ibdyn_collectives::{AlgoConfig, Algorithm, BuiltinOp, CollOp, ElemType, Op};
+use ibdyn_collectives::{
+    as_bytes, as_bytes_mut, AlgoConfig, Algorithm, BuiltinOp, CollOp, ElemType, Element, Op,
+};
 
 const MAX_P: usize = 9;
 /// Bytes per rank (or per block); the last one makes totals around 1 MiB.
@@ -32,32 +34,41 @@ fn each(op: CollOp, mut f: impl FnMut(&AlgoConfig, usize, usize)) {
     }
 }
 
-/// A reduction for `n` bytes, its element size, and a reference fold of `a` into `b`.
-fn reduction(n: usize) -> (Op, fn(&[u8], &mut [u8])) {
-    if n % 8 == 0 && n % 16 != 0 {
-        (Op::builtin(BuiltinOp::Max, ElemType::I64).unwrap(), |a, b| {
-            for (x, y) in a.chunks_exact(8).zip(b.chunks_exact_mut(8)) {
-                let m = i64::from_ne_bytes(x.try_into().unwrap()).max(i64::from_ne_bytes((&*y).try_into().unwrap()));
-                y.copy_from_slice(&m.to_ne_bytes());
-            }
-        })
-    } else if n % 4 == 0 {
-        (Op::builtin(BuiltinOp::Sum, ElemType::U32).unwrap(), |a, b| {
-            for (x, y) in a.chunks_exact(4).zip(b.chunks_exact_mut(4)) {
-                let s = u32::from_ne_bytes(x.try_into().unwrap()).wrapping_add(u32::from_ne_bytes((&*y).try_into().unwrap()));
-                y.copy_from_slice(&s.to_ne_bytes());
-            }
-        })
+/// `b = a ∘ b` on typed copies of two byte buffers (memcpy in and out).
+fn typed_fold<T: Element>(a: &[u8], b: &mut [u8], f: fn(T, T) -> T) {
+    let n = a.len() / std::mem::size_of::<T>();
+    let (mut ta, mut tb) = (vec![T::default(); n], vec![T::default(); n]);
+    as_bytes_mut(&mut ta).copy_from_slice(a);
+    as_bytes_mut(&mut tb).copy_from_slice(b);
+    for (x, y) in ta.iter().zip(tb.iter_mut()) {
+        *y = f(*x, *y);
+    }
+    b.copy_from_slice(as_bytes(&tb));
+}
+
+/// A reduction for `n` bytes and a reference fold of `a` into `b`.
+type Fold = fn(&[u8], &mut [u8]);
+
+fn reduction(n: usize) -> (Op, Fold) {
+    if n.is_multiple_of(8) && !n.is_multiple_of(16) {
+        (
+            Op::builtin(BuiltinOp::Max, ElemType::I64).unwrap(),
+            |a, b| typed_fold::<i64>(a, b, |x, y| x.max(y)),
+        )
+    } else if n.is_multiple_of(4) {
+        (
+            Op::builtin(BuiltinOp::Sum, ElemType::U32).unwrap(),
+            |a, b| typed_fold::<u32>(a, b, |x, y| x.wrapping_add(y)),
+        )
     } else {
-        (Op::builtin(BuiltinOp::BitXor, ElemType::U8).unwrap(), |a, b| {
-            for (x, y) in a.iter().zip(b.iter_mut()) {
-                *y ^= x;
-            }
-        })
+        (
+            Op::builtin(BuiltinOp::BitXor, ElemType::U8).unwrap(),
+            |a, b| typed_fold::<u8>(a, b, |x, y| x ^ y),
+        )
     }
 }
 
-fn reduce_ref(p: usize, n: usize, salt: usize, f: fn(&[u8], &mut [u8])) -> Vec<Vec<u8>> {
+fn reduce_ref(p: usize, n: usize, salt: usize, f: Fold) -> Vec<Vec<u8>> {
     // Prefixes: out[r] = x0 ∘ ... ∘ xr.
     let mut out = Vec::with_capacity(p);
     let mut acc = data(0, n, salt);
@@ -72,7 +83,11 @@ fn reduce_ref(p: usize, n: usize, salt: usize, f: fn(&[u8], &mut [u8])) -> Vec<V
 }
 
 fn ctx(cfg: &AlgoConfig, op: CollOp, p: usize, n: usize) -> String {
-    format!("{} via {:?}, {p} ranks, {n} bytes", op.name(), cfg.forced(op))
+    format!(
+        "{} via {:?}, {p} ranks, {n} bytes",
+        op.name(),
+        cfg.forced(op)
+    )
 }
 
 #[test]
@@ -93,11 +108,19 @@ fn bcast() {
     each(CollOp::Bcast, |cfg, p, n| {
         for root in [0, p / 2, p - 1] {
             let out = run(p, cfg, |c| {
-                let mut b = if c.rank() == root { data(root, n, 1) } else { vec![0; n] };
+                let mut b = if c.rank() == root {
+                    data(root, n, 1)
+                } else {
+                    vec![0; n]
+                };
                 c.bcast(&mut b, root).map(|_| b)
             });
             for (r, o) in out.into_iter().enumerate() {
-                assert!(o.unwrap() == data(root, n, 1), "{} root {root} rank {r}", ctx(cfg, CollOp::Bcast, p, n));
+                assert!(
+                    o.unwrap() == data(root, n, 1),
+                    "{} root {root} rank {r}",
+                    ctx(cfg, CollOp::Bcast, p, n)
+                );
             }
         }
     });
@@ -111,9 +134,14 @@ fn reduce() {
         for root in [0, p - 1, p / 3] {
             let out = run(p, cfg, |c| {
                 let mut b = if c.rank() == root { vec![0; n] } else { vec![] };
-                c.reduce(&data(c.rank(), n, 2), &mut b, &op, root).map(|_| b)
+                c.reduce(&data(c.rank(), n, 2), &mut b, &op, root)
+                    .map(|_| b)
             });
-            assert!(out[root].as_ref().unwrap() == &want, "{} root {root}", ctx(cfg, CollOp::Reduce, p, n));
+            assert!(
+                out[root].as_ref().unwrap() == &want,
+                "{} root {root}",
+                ctx(cfg, CollOp::Reduce, p, n)
+            );
             assert!(out.iter().all(|o| o.is_ok()));
         }
     });
@@ -129,7 +157,11 @@ fn allreduce() {
             c.allreduce(&data(c.rank(), n, 3), &mut b, &op).map(|_| b)
         });
         for (r, o) in out.into_iter().enumerate() {
-            assert!(o.unwrap() == want, "{} rank {r}", ctx(cfg, CollOp::Allreduce, p, n));
+            assert!(
+                o.unwrap() == want,
+                "{} rank {r}",
+                ctx(cfg, CollOp::Allreduce, p, n)
+            );
         }
     });
 }
@@ -142,10 +174,15 @@ fn reduce_scatter_block() {
         let want = reduce_ref(p, n * p, 4, f).pop().unwrap();
         let out = run(p, cfg, |c| {
             let mut b = vec![0; n];
-            c.reduce_scatter_block(&data(c.rank(), n * p, 4), &mut b, &op).map(|_| b)
+            c.reduce_scatter_block(&data(c.rank(), n * p, 4), &mut b, &op)
+                .map(|_| b)
         });
         for (r, o) in out.into_iter().enumerate() {
-            assert!(o.unwrap() == want[r * n..(r + 1) * n], "{} rank {r}", ctx(cfg, CollOp::ReduceScatterBlock, p, n));
+            assert!(
+                o.unwrap() == want[r * n..(r + 1) * n],
+                "{} rank {r}",
+                ctx(cfg, CollOp::ReduceScatterBlock, p, n)
+            );
         }
     });
 }
@@ -156,17 +193,30 @@ fn reduce_scatter() {
         let (op, f) = reduction(n);
         let esz = op.elem_size();
         // Uneven counts, some zero.
-        let counts: Vec<usize> = (0..p).map(|i| if i % 3 == 1 { 0 } else { (n / esz / p) * (i % 2 + 1) / 2 + i % 2 }).collect();
+        let counts: Vec<usize> = (0..p)
+            .map(|i| {
+                if i % 3 == 1 {
+                    0
+                } else {
+                    (n / esz / p) * (i % 2 + 1) / 2 + i % 2
+                }
+            })
+            .collect();
         let total: usize = counts.iter().sum();
         let want = reduce_ref(p, total * esz, 5, f).pop().unwrap();
         let out = run(p, cfg, |c| {
             let mut b = vec![0; counts[c.rank()] * esz];
-            c.reduce_scatter(&data(c.rank(), total * esz, 5), &mut b, &counts, &op).map(|_| b)
+            c.reduce_scatter(&data(c.rank(), total * esz, 5), &mut b, &counts, &op)
+                .map(|_| b)
         });
         let mut at = 0;
         for (r, o) in out.into_iter().enumerate() {
             let len = counts[r] * esz;
-            assert!(o.unwrap() == want[at..at + len], "{} rank {r}", ctx(cfg, CollOp::ReduceScatter, p, n));
+            assert!(
+                o.unwrap() == want[at..at + len],
+                "{} rank {r}",
+                ctx(cfg, CollOp::ReduceScatter, p, n)
+            );
             at += len;
         }
     });
@@ -181,13 +231,23 @@ fn scan_and_exscan() {
             let out = run(p, cfg, |c| {
                 let mut b = vec![0xee; n];
                 let x = data(c.rank(), n, 6);
-                if which == CollOp::Scan { c.scan(&x, &mut b, &op) } else { c.exscan(&x, &mut b, &op) }.map(|_| b)
+                if which == CollOp::Scan {
+                    c.scan(&x, &mut b, &op)
+                } else {
+                    c.exscan(&x, &mut b, &op)
+                }
+                .map(|_| b)
             });
             for (r, o) in out.into_iter().enumerate() {
                 let o = o.unwrap();
                 match (which, r) {
-                    (CollOp::Scan, _) => assert!(o == want[r], "{} rank {r}", ctx(cfg, which, p, n)),
-                    (_, 0) => assert!(o.iter().all(|&x| x == 0xee), "exscan must leave rank 0 alone"),
+                    (CollOp::Scan, _) => {
+                        assert!(o == want[r], "{} rank {r}", ctx(cfg, which, p, n))
+                    }
+                    (_, 0) => assert!(
+                        o.iter().all(|&x| x == 0xee),
+                        "exscan must leave rank 0 alone"
+                    ),
                     _ => assert!(o == want[r - 1], "{} rank {r}", ctx(cfg, which, p, n)),
                 }
             }
@@ -208,7 +268,7 @@ fn gather_and_scatter() {
     for which in [CollOp::Gather, CollOp::Scatter] {
         each(which, |cfg, p, n| {
             let b = block_of(n, p);
-            for root in [0, p - 1, (p + 1) / 2 % p] {
+            for root in [0, p - 1, p.div_ceil(2) % p] {
                 let all: Vec<u8> = (0..p).flat_map(|r| data(r, b, 7)).collect();
                 let out = run(p, cfg, |c| {
                     let me = c.rank();
@@ -224,9 +284,17 @@ fn gather_and_scatter() {
                 for (r, o) in out.into_iter().enumerate() {
                     let o = o.unwrap();
                     if which == CollOp::Gather {
-                        assert!(r != root || o == all, "{} root {root}", ctx(cfg, which, p, n));
+                        assert!(
+                            r != root || o == all,
+                            "{} root {root}",
+                            ctx(cfg, which, p, n)
+                        );
                     } else {
-                        assert!(o == data(r, b, 7), "{} root {root} rank {r}", ctx(cfg, which, p, n));
+                        assert!(
+                            o == data(r, b, 7),
+                            "{} root {root} rank {r}",
+                            ctx(cfg, which, p, n)
+                        );
                     }
                 }
             }
@@ -236,7 +304,9 @@ fn gather_and_scatter() {
 
 /// Uneven counts (some zero) and shuffled, gapped displacements.
 fn layout(p: usize, n: usize) -> (Vec<usize>, Vec<usize>, usize) {
-    let counts: Vec<usize> = (0..p).map(|i| if i % 4 == 3 { 0 } else { n + i * (n % 5) }).collect();
+    let counts: Vec<usize> = (0..p)
+        .map(|i| if i % 4 == 3 { 0 } else { n + i * (n % 5) })
+        .collect();
     let mut displs = vec![0; p];
     let mut at = 0;
     for i in (0..p).rev() {
@@ -268,7 +338,8 @@ fn gatherv_scatterv_allgatherv() {
                         let mut src = vec![0; if me == root { len } else { 0 }];
                         if me == root {
                             for r in 0..p {
-                                src[displs[r]..displs[r] + counts[r]].copy_from_slice(&data(r, counts[r], 8));
+                                src[displs[r]..displs[r] + counts[r]]
+                                    .copy_from_slice(&data(r, counts[r], 8));
                             }
                         }
                         let mut s = vec![0; counts[me]];
@@ -279,10 +350,18 @@ fn gatherv_scatterv_allgatherv() {
             for (r, o) in out.into_iter().enumerate() {
                 let o = o.unwrap();
                 if which == CollOp::Scatterv {
-                    assert!(o == data(r, counts[r], 8), "{} rank {r}", ctx(cfg, which, p, n));
+                    assert!(
+                        o == data(r, counts[r], 8),
+                        "{} rank {r}",
+                        ctx(cfg, which, p, n)
+                    );
                 } else if which == CollOp::Allgatherv || r == root {
                     for q in 0..p {
-                        assert!(o[displs[q]..displs[q] + counts[q]] == data(q, counts[q], 8), "{} rank {r} block {q}", ctx(cfg, which, p, n));
+                        assert!(
+                            o[displs[q]..displs[q] + counts[q]] == data(q, counts[q], 8),
+                            "{} rank {r} block {q}",
+                            ctx(cfg, which, p, n)
+                        );
                         assert_eq!(o[displs[q] + counts[q]], 0xaa, "gap overwritten");
                     }
                 }
@@ -301,7 +380,11 @@ fn allgather() {
             c.allgather(&data(c.rank(), b, 9), &mut g).map(|_| g)
         });
         for (r, o) in out.into_iter().enumerate() {
-            assert!(o.unwrap() == want, "{} rank {r}", ctx(cfg, CollOp::Allgather, p, n));
+            assert!(
+                o.unwrap() == want,
+                "{} rank {r}",
+                ctx(cfg, CollOp::Allgather, p, n)
+            );
         }
     });
 }
@@ -319,7 +402,11 @@ fn alltoall() {
         });
         for (r, o) in out.into_iter().enumerate() {
             let want: Vec<u8> = (0..p).flat_map(|i| data(i * 16 + r, b, 10)).collect();
-            assert!(o.unwrap() == want, "{} rank {r}", ctx(cfg, CollOp::Alltoall, p, b));
+            assert!(
+                o.unwrap() == want,
+                "{} rank {r}",
+                ctx(cfg, CollOp::Alltoall, p, b)
+            );
         }
     });
 }
@@ -348,11 +435,19 @@ fn alltoallv() {
             }
             let mut recv = vec![0; ra];
             c.alltoallv(&send, &scounts, &sd, &mut recv, &rcounts, &rd)?;
-            Ok::<_, ibdyn_collectives::CollError>((0..p).map(|i| recv[rd[i]..rd[i] + rcounts[i]].to_vec()).collect::<Vec<_>>())
+            Ok::<_, ibdyn_collectives::CollError>(
+                (0..p)
+                    .map(|i| recv[rd[i]..rd[i] + rcounts[i]].to_vec())
+                    .collect::<Vec<_>>(),
+            )
         });
         for (r, o) in out.into_iter().enumerate() {
             for (i, blk) in o.unwrap().into_iter().enumerate() {
-                assert!(blk == data(i * 16 + r, cnt(i, r), 11), "{} rank {r} from {i}", ctx(cfg, CollOp::Alltoallv, p, n));
+                assert!(
+                    blk == data(i * 16 + r, cnt(i, r), 11),
+                    "{} rank {r} from {i}",
+                    ctx(cfg, CollOp::Alltoallv, p, n)
+                );
             }
         }
     });

@@ -43,41 +43,69 @@ pub(crate) fn bcast(s: &mut Schedule, me: usize, p: usize, root: usize, buf: Reg
 
 /// Scatter of relative-rank blocks: `range(lo, hi)` is where this rank holds (or will hold)
 /// the blocks of relative ranks `lo .. hi` of its subtree.
-pub(crate) fn scatter_tree(s: &mut Schedule, me: usize, p: usize, root: usize, range: &dyn Fn(usize, usize) -> Region) {
+pub(crate) fn scatter_tree(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    range: &dyn Fn(usize, usize) -> Region,
+) {
     let r = rel(me, root, p);
     let m = span(r, p);
     if r != 0 {
-        s.round().recv(real(r - m, root, p), range(r, r + subtree(r, p)));
+        s.round()
+            .recv(real(r - m, root, p), range(r, r + subtree(r, p)));
     }
     let round = s.round();
     let mut c = m >> 1;
     while c > 0 {
         if r + c < p {
-            round.send(real(r + c, root, p), range(r + c, r + c + subtree(r + c, p)));
+            round.send(
+                real(r + c, root, p),
+                range(r + c, r + c + subtree(r + c, p)),
+            );
         }
         c >>= 1;
     }
 }
 
 /// Gather of relative-rank blocks into `range` (see `scatter_tree`), towards the root.
-pub(crate) fn gather_tree(s: &mut Schedule, me: usize, p: usize, root: usize, range: &dyn Fn(usize, usize) -> Region) {
+pub(crate) fn gather_tree(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    range: &dyn Fn(usize, usize) -> Region,
+) {
     let r = rel(me, root, p);
     let m = span(r, p);
     let round = s.round();
     let mut c = 1;
     while c < m {
         if r + c < p {
-            round.recv(real(r + c, root, p), range(r + c, r + c + subtree(r + c, p)));
+            round.recv(
+                real(r + c, root, p),
+                range(r + c, r + c + subtree(r + c, p)),
+            );
         }
         c <<= 1;
     }
     if r != 0 {
-        s.round().send(real(r - m, root, p), range(r, r + subtree(r, p)));
+        s.round()
+            .send(real(r - m, root, p), range(r, r + subtree(r, p)));
     }
 }
 
 /// Scatter of `block` bytes per rank from the root's `src` (rank order) into `dst`.
-pub(crate) fn scatter(s: &mut Schedule, me: usize, p: usize, root: usize, block: usize, src: Region, dst: Region) {
+pub(crate) fn scatter(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    block: usize,
+    src: Region,
+    dst: Region,
+) {
     let r = rel(me, root, p);
     // This rank's blocks in relative order, starting with its own.
     let hold = if r == 0 && root == 0 {
@@ -85,26 +113,54 @@ pub(crate) fn scatter(s: &mut Schedule, me: usize, p: usize, root: usize, block:
     } else if r == 0 {
         let t = s.scratch(p * block);
         s.local()
-            .copy(src.sub(root * block, (p - root) * block), t.sub(0, (p - root) * block))
-            .copy(src.sub(0, root * block), t.sub((p - root) * block, root * block));
+            .copy(
+                src.sub(root * block, (p - root) * block),
+                t.sub(0, (p - root) * block),
+            )
+            .copy(
+                src.sub(0, root * block),
+                t.sub((p - root) * block, root * block),
+            );
         t
     } else {
         s.scratch(subtree(r, p) * block)
     };
-    scatter_tree(s, me, p, root, &|lo, hi| hold.sub((lo - r) * block, (hi - lo) * block));
+    scatter_tree(s, me, p, root, &|lo, hi| {
+        hold.sub((lo - r) * block, (hi - lo) * block)
+    });
     s.local().copy(hold.sub(0, block), dst);
 }
 
 /// Gather of `block` bytes per rank (`src`) into the root's `dst` (rank order).
-pub(crate) fn gather(s: &mut Schedule, me: usize, p: usize, root: usize, block: usize, src: Region, dst: Region) {
+pub(crate) fn gather(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    block: usize,
+    src: Region,
+    dst: Region,
+) {
     let r = rel(me, root, p);
-    let hold = if r == 0 && root == 0 { dst } else { s.scratch(subtree(r, p) * block) };
+    let hold = if r == 0 && root == 0 {
+        dst
+    } else {
+        s.scratch(subtree(r, p) * block)
+    };
     s.local().copy(src, hold.sub(0, block));
-    gather_tree(s, me, p, root, &|lo, hi| hold.sub((lo - r) * block, (hi - lo) * block));
+    gather_tree(s, me, p, root, &|lo, hi| {
+        hold.sub((lo - r) * block, (hi - lo) * block)
+    });
     if r == 0 && root != 0 {
         s.local()
-            .copy(hold.sub(0, (p - root) * block), dst.sub(root * block, (p - root) * block))
-            .copy(hold.sub((p - root) * block, root * block), dst.sub(0, root * block));
+            .copy(
+                hold.sub(0, (p - root) * block),
+                dst.sub(root * block, (p - root) * block),
+            )
+            .copy(
+                hold.sub((p - root) * block, root * block),
+                dst.sub(0, root * block),
+            );
     }
 }
 
@@ -123,7 +179,11 @@ pub(crate) fn reduce(
     let n = input.len;
     let troot = if commutative { root } else { 0 };
     let r = rel(me, troot, p);
-    let acc = if me == root && me == troot { out } else { s.scratch(n) };
+    let acc = if me == root && me == troot {
+        out
+    } else {
+        s.scratch(n)
+    };
     s.local().copy(input, acc);
     let tmp = s.scratch(n);
     let mut m = 1;
@@ -134,7 +194,9 @@ pub(crate) fn reduce(
         }
         if r + m < p {
             // acc covers lower ranks than the child's contribution: acc = acc ∘ tmp.
-            s.round().recv(real(r + m, troot, p), tmp).reduce(tmp, acc, false);
+            s.round()
+                .recv(real(r + m, troot, p), tmp)
+                .reduce(tmp, acc, false);
         }
         m <<= 1;
     }

@@ -4,7 +4,14 @@
 use crate::schedule::{Region, Schedule};
 
 /// Alltoall of `block`-byte blocks from `src` to `dst` (both in rank order).
-pub(crate) fn alltoall(s: &mut Schedule, me: usize, p: usize, block: usize, src: Region, dst: Region) {
+pub(crate) fn alltoall(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    block: usize,
+    src: Region,
+    dst: Region,
+) {
     let b = |r: Region, i: usize| r.sub(i * block, block);
     // t[i] = the block this rank sends to rank me + i.
     let t = s.scratch(p * block);
@@ -23,7 +30,9 @@ pub(crate) fn alltoall(s: &mut Schedule, me: usize, p: usize, block: usize, src:
             round.copy(b(t, i), b(pack, j));
         }
         let round = s.round();
-        round.send((me + k) % p, pack.sub(0, n)).recv((me + p - k) % p, unpack.sub(0, n));
+        round
+            .send((me + k) % p, pack.sub(0, n))
+            .recv((me + p - k) % p, unpack.sub(0, n));
         for (j, &i) in idx.iter().enumerate() {
             round.copy(b(unpack, j), b(t, i));
         }
@@ -37,7 +46,14 @@ pub(crate) fn alltoall(s: &mut Schedule, me: usize, p: usize, block: usize, src:
 }
 
 /// Allgather of `block`-byte blocks: `src` is this rank's, `dst` gets all in rank order.
-pub(crate) fn allgather(s: &mut Schedule, me: usize, p: usize, block: usize, src: Region, dst: Region) {
+pub(crate) fn allgather(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    block: usize,
+    src: Region,
+    dst: Region,
+) {
     // t[i] = the block of rank me + i.
     let t = s.scratch(p * block);
     s.local().copy(src, t.sub(0, block));

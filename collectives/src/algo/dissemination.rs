@@ -6,7 +6,9 @@ use crate::schedule::{Region, Schedule};
 pub(crate) fn barrier(s: &mut Schedule, me: usize, p: usize) {
     let mut d = 1;
     while d < p {
-        s.round().send((me + d) % p, Region::empty()).recv((me + p - d) % p, Region::empty());
+        s.round()
+            .send((me + d) % p, Region::empty())
+            .recv((me + p - d) % p, Region::empty());
         d <<= 1;
     }
 }

@@ -3,7 +3,14 @@
 
 use crate::schedule::{Region, Schedule};
 
-pub(crate) fn gather(s: &mut Schedule, me: usize, p: usize, root: usize, src: Region, blocks: &[Region]) {
+pub(crate) fn gather(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    src: Region,
+    blocks: &[Region],
+) {
     if me == root {
         let round = s.round();
         for (i, &b) in blocks.iter().enumerate().take(p) {
@@ -17,7 +24,14 @@ pub(crate) fn gather(s: &mut Schedule, me: usize, p: usize, root: usize, src: Re
     }
 }
 
-pub(crate) fn scatter(s: &mut Schedule, me: usize, p: usize, root: usize, blocks: &[Region], dst: Region) {
+pub(crate) fn scatter(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    blocks: &[Region],
+    dst: Region,
+) {
     if me == root {
         let round = s.round();
         for (i, &b) in blocks.iter().enumerate().take(p) {
@@ -31,7 +45,13 @@ pub(crate) fn scatter(s: &mut Schedule, me: usize, p: usize, root: usize, blocks
     }
 }
 
-pub(crate) fn alltoall(s: &mut Schedule, me: usize, p: usize, sblocks: &[Region], rblocks: &[Region]) {
+pub(crate) fn alltoall(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    sblocks: &[Region],
+    rblocks: &[Region],
+) {
     let round = s.round();
     for k in 1..p {
         round.recv((me + p - k) % p, rblocks[(me + p - k) % p]);

@@ -23,8 +23,15 @@ pub(crate) struct Fold {
 
 impl Fold {
     pub fn new(p: usize) -> Fold {
-        let pof2 = if p == 0 { 1 } else { 1 << (usize::BITS - 1 - p.leading_zeros()) };
-        Fold { pof2, rem: p - pof2 }
+        let pof2 = if p == 0 {
+            1
+        } else {
+            1 << (usize::BITS - 1 - p.leading_zeros())
+        };
+        Fold {
+            pof2,
+            rem: p - pof2,
+        }
     }
 
     /// The virtual rank of real rank `me`, or None for a rank that sits out.
@@ -72,7 +79,11 @@ mod tests {
             assert_eq!(f.first(f.pof2), p);
             for v in 0..f.pof2 {
                 assert_eq!(f.vrank(f.real(v)), Some(v));
-                assert!(f.first(v) < f.first(v + 1) && f.real(v) < f.first(v + 1) && f.real(v) >= f.first(v));
+                assert!(
+                    f.first(v) < f.first(v + 1)
+                        && f.real(v) < f.first(v + 1)
+                        && f.real(v) >= f.first(v)
+                );
             }
         }
     }

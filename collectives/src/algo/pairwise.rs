@@ -3,7 +3,13 @@
 
 use crate::schedule::{Region, Schedule};
 
-pub(crate) fn alltoall(s: &mut Schedule, me: usize, p: usize, sblocks: &[Region], rblocks: &[Region]) {
+pub(crate) fn alltoall(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    sblocks: &[Region],
+    rblocks: &[Region],
+) {
     s.local().copy(sblocks[me], rblocks[me]);
     for k in 1..p {
         let (to, from) = ((me + k) % p, (me + p - k) % p);

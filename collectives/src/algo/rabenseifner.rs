@@ -13,7 +13,7 @@ fn halving(s: &mut Schedule, me: usize, acc: Region, off: &[usize], f: &Fold) ->
     let tmp = s.scratch(acc.len);
     let span = |lo: usize, hi: usize| (off[f.first(lo)], off[f.first(hi)] - off[f.first(lo)]);
     if f.folded(me) {
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             s.round().send(me + 1, acc);
         } else {
             s.round().recv(me - 1, tmp).reduce(tmp, acc, true);
@@ -23,7 +23,11 @@ fn halving(s: &mut Schedule, me: usize, acc: Region, off: &[usize], f: &Fold) ->
     let mut m = f.pof2 / 2;
     while m > 0 {
         let lo = v & !(2 * m - 1);
-        let (keep, give) = if v & m == 0 { (lo, lo + m) } else { (lo + m, lo) };
+        let (keep, give) = if v & m == 0 {
+            (lo, lo + m)
+        } else {
+            (lo + m, lo)
+        };
         let peer = f.real(v ^ m);
         let (ko, kl) = span(keep, keep + m);
         let (go, gl) = span(give, give + m);
@@ -39,13 +43,16 @@ fn halving(s: &mut Schedule, me: usize, acc: Region, off: &[usize], f: &Fold) ->
 /// Allreduce of `acc` in place; blocks cut at `off`.
 pub(crate) fn allreduce(s: &mut Schedule, me: usize, p: usize, acc: Region, off: &[usize]) {
     let f = Fold::new(p);
-    let span = |lo: usize, hi: usize| acc.sub(off[f.first(lo)], off[f.first(hi)] - off[f.first(lo)]);
+    let span =
+        |lo: usize, hi: usize| acc.sub(off[f.first(lo)], off[f.first(hi)] - off[f.first(lo)]);
     if let Some(v) = halving(s, me, acc, off, &f) {
         let mut m = 1;
         while m < f.pof2 {
             let lo = v & !(m - 1);
             let plo = lo ^ m;
-            s.round().send(f.real(v ^ m), span(lo, lo + m)).recv(f.real(v ^ m), span(plo, plo + m));
+            s.round()
+                .send(f.real(v ^ m), span(lo, lo + m))
+                .recv(f.real(v ^ m), span(plo, plo + m));
             m <<= 1;
         }
     }
@@ -60,7 +67,14 @@ pub(crate) fn allreduce(s: &mut Schedule, me: usize, p: usize, acc: Region, off:
 
 /// Reduce-scatter: rank i ends with block i (at `off`) of the reduction in `out`. `acc`
 /// holds this rank's whole contribution and is used as working space.
-pub(crate) fn reduce_scatter(s: &mut Schedule, me: usize, p: usize, acc: Region, off: &[usize], out: Region) {
+pub(crate) fn reduce_scatter(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    acc: Region,
+    off: &[usize],
+    out: Region,
+) {
     let f = Fold::new(p);
     let blk = |i: usize| acc.sub(off[i], off[i + 1] - off[i]);
     if halving(s, me, acc, off, &f).is_some() {
@@ -75,7 +89,15 @@ pub(crate) fn reduce_scatter(s: &mut Schedule, me: usize, p: usize, acc: Region,
 }
 
 /// Reduce to `root`'s `out`: halving, then every virtual rank sends its part to the root.
-pub(crate) fn reduce(s: &mut Schedule, me: usize, p: usize, root: usize, acc: Region, off: &[usize], out: Region) {
+pub(crate) fn reduce(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    root: usize,
+    acc: Region,
+    off: &[usize],
+    out: Region,
+) {
     let f = Fold::new(p);
     let span = |r: Region, v: usize| r.sub(off[f.first(v)], off[f.first(v + 1)] - off[f.first(v)]);
     let mine = halving(s, me, acc, off, &f);

@@ -11,7 +11,7 @@ pub(crate) fn allreduce(s: &mut Schedule, me: usize, p: usize, acc: Region) {
     let f = Fold::new(p);
     let tmp = s.scratch(acc.len);
     if f.folded(me) {
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             s.round().send(me + 1, acc);
         } else {
             s.round().recv(me - 1, tmp).reduce(tmp, acc, true);
@@ -22,7 +22,10 @@ pub(crate) fn allreduce(s: &mut Schedule, me: usize, p: usize, acc: Region) {
         while m < f.pof2 {
             let pv = v ^ m;
             let peer = f.real(pv);
-            s.round().send(peer, acc).recv(peer, tmp).reduce(tmp, acc, pv < v);
+            s.round()
+                .send(peer, acc)
+                .recv(peer, tmp)
+                .reduce(tmp, acc, pv < v);
             m <<= 1;
         }
     }
@@ -40,7 +43,7 @@ pub(crate) fn allgather(s: &mut Schedule, me: usize, p: usize, block: usize, buf
     let f = Fold::new(p);
     let blocks = |lo: usize, hi: usize| buf.sub(lo * block, (hi - lo) * block);
     if f.folded(me) {
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             s.round().send(me + 1, blocks(me, me + 1));
         } else {
             s.round().recv(me - 1, blocks(me - 1, me));

@@ -5,10 +5,18 @@ use crate::schedule::{Region, Schedule};
 
 /// Allgather over ring positions `me` of `p` (`peer` maps a position to a team rank):
 /// position i starts with `blk(i)` and ends with every block.
-pub(crate) fn allgather(s: &mut Schedule, me: usize, p: usize, peer: &dyn Fn(usize) -> usize, blk: &dyn Fn(usize) -> Region) {
+pub(crate) fn allgather(
+    s: &mut Schedule,
+    me: usize,
+    p: usize,
+    peer: &dyn Fn(usize) -> usize,
+    blk: &dyn Fn(usize) -> Region,
+) {
     let (right, left) = (peer((me + 1) % p), peer((me + p - 1) % p));
     for k in 0..p.saturating_sub(1) {
-        s.round().send(right, blk((me + p - k) % p)).recv(left, blk((me + 2 * p - k - 1) % p));
+        s.round()
+            .send(right, blk((me + p - k) % p))
+            .recv(left, blk((me + 2 * p - k - 1) % p));
     }
 }
 
@@ -23,7 +31,10 @@ pub(crate) fn reduce_scatter(s: &mut Schedule, me: usize, p: usize, acc: Region,
         let sb = (me + 2 * p - k - 1) % p;
         let rb = (me + 2 * p - k - 2) % p;
         let t = tmp.sub(0, blk(rb).len);
-        s.round().send(right, blk(sb)).recv(left, t).reduce(t, blk(rb), true);
+        s.round()
+            .send(right, blk(sb))
+            .recv(left, t)
+            .reduce(t, blk(rb), true);
     }
 }
 

@@ -78,13 +78,21 @@ impl MockComm {
 
 pub enum MockReq<'a> {
     Sent(usize),
-    Recv { comm: &'a MockComm, buf: &'a mut [u8], key: (usize, i32), ticket: u64 },
+    Recv {
+        comm: &'a MockComm,
+        buf: &'a mut [u8],
+        key: (usize, i32),
+        ticket: u64,
+    },
     Done(usize),
 }
 
 fn deliver(buf: &mut [u8], data: Vec<u8>) -> Result<usize, CollError> {
     if data.len() > buf.len() {
-        return Err(CollError::comm(MockError::Truncated { got: data.len(), cap: buf.len() }));
+        return Err(CollError::comm(MockError::Truncated {
+            got: data.len(),
+            cap: buf.len(),
+        }));
     }
     buf[..data.len()].copy_from_slice(&data);
     Ok(data.len())
@@ -96,12 +104,18 @@ impl P2pRequest for MockReq<'_> {
             if let Some(n) = self.test()? {
                 return Ok(n);
             }
-            let MockReq::Recv { comm, key, .. } = &self else { unreachable!() };
+            let MockReq::Recv { comm, key, .. } = &self else {
+                unreachable!()
+            };
             let deadline = Instant::now() + comm.timeout;
             match comm.inbox.recv_deadline(deadline) {
                 Ok(msg) => comm.file(msg),
-                Err(RecvTimeoutError::Timeout) => return Err(CollError::comm(MockError::Timeout { src: key.0 })),
-                Err(RecvTimeoutError::Disconnected) => return Err(CollError::comm(MockError::Gone(key.0))),
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(CollError::comm(MockError::Timeout { src: key.0 }))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(CollError::comm(MockError::Gone(key.0)))
+                }
             }
         }
     }
@@ -109,7 +123,12 @@ impl P2pRequest for MockReq<'_> {
     fn test(&mut self) -> Result<Option<usize>, CollError> {
         match self {
             MockReq::Sent(n) | MockReq::Done(n) => Ok(Some(*n)),
-            MockReq::Recv { comm, buf, key, ticket } => {
+            MockReq::Recv {
+                comm,
+                buf,
+                key,
+                ticket,
+            } => {
                 while let Ok(msg) = comm.inbox.try_recv() {
                     comm.file(msg);
                 }
@@ -139,11 +158,24 @@ impl PointToPoint for MockComm {
         self.size
     }
     fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<MockReq<'a>, CollError> {
-        let tx = self.peers.get(dest).ok_or_else(|| CollError::comm(MockError::BadRank(dest)))?;
-        tx.send(Msg { src: self.rank, tag, data: buf.to_vec() }).map_err(|_| CollError::comm(MockError::Gone(dest)))?;
+        let tx = self
+            .peers
+            .get(dest)
+            .ok_or_else(|| CollError::comm(MockError::BadRank(dest)))?;
+        tx.send(Msg {
+            src: self.rank,
+            tag,
+            data: buf.to_vec(),
+        })
+        .map_err(|_| CollError::comm(MockError::Gone(dest)))?;
         Ok(MockReq::Sent(buf.len()))
     }
-    fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<MockReq<'a>, CollError> {
+    fn irecv<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+        src: usize,
+        tag: i32,
+    ) -> Result<MockReq<'a>, CollError> {
         if src >= self.size {
             return Err(CollError::comm(MockError::BadRank(src)));
         }
@@ -152,12 +184,21 @@ impl PointToPoint for MockComm {
         let t = m.posted.entry(key).or_insert(0);
         let ticket = *t;
         *t += 1;
-        Ok(MockReq::Recv { comm: self, buf, key, ticket })
+        Ok(MockReq::Recv {
+            comm: self,
+            buf,
+            key,
+            ticket,
+        })
     }
 }
 
 /// Runs `f` on `n` ranks (one thread each) and returns their results in rank order.
-pub fn run<R: Send>(n: usize, config: &AlgoConfig, f: impl Fn(&Collectives<MockComm>) -> R + Sync) -> Vec<R> {
+pub fn run<R: Send>(
+    n: usize,
+    config: &AlgoConfig,
+    f: impl Fn(&Collectives<MockComm>) -> R + Sync,
+) -> Vec<R> {
     run_with_timeout(n, config, Duration::from_secs(20), f)
 }
 
@@ -180,11 +221,34 @@ pub fn run_with_timeout<R: Send>(
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("rank thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread panicked"))
+            .collect()
     })
 }
 
-/// Deterministic test data: rank `r`'s buffer of `len` bytes for case `salt`.
+const TABLE_LEN: usize = (1 << 21) + 143;
+
+fn table() -> &'static [u8] {
+    static T: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    T.get_or_init(|| {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut v = Vec::with_capacity(TABLE_LEN + 8);
+        while v.len() < TABLE_LEN {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            v.extend_from_slice(&x.to_le_bytes());
+        }
+        v.truncate(TABLE_LEN);
+        v
+    })
+}
+
+/// Deterministic test data: rank `r`'s buffer of `len` bytes (up to 2 MiB) for case `salt`.
 pub fn data(r: usize, len: usize, salt: usize) -> Vec<u8> {
-    (0..len).map(|i| ((i * 31 + r * 101 + salt * 7 + (i >> 8) * 13) % 251) as u8).collect()
+    let t = table();
+    let start = (r * 7919 + salt * 104_729) % (TABLE_LEN - len);
+    t[start..start + len].to_vec()
 }
