@@ -1,5 +1,22 @@
 //! Which algorithm runs each operation: chosen by message size and process count, or forced
 //! (by `IBDYN_COLL_ALGO=<op>:<algo>[,<op>:<algo>...]` or programmatically).
+//!
+//! Automatic choice (n = message bytes, b = block bytes, N = total bytes, p = processes):
+//!
+//! | operation | choice |
+//! |---|---|
+//! | barrier | dissemination |
+//! | bcast | binomial if n < 12 KiB or p < 8, else scatter + ring allgather |
+//! | reduce | Rabenseifner if commutative and n >= 32 KiB, else binomial |
+//! | allreduce | recursive doubling if n < 8 KiB or not commutative; Rabenseifner < 1 MiB; ring |
+//! | gather, scatter | binomial if b < 32 KiB, else linear |
+//! | gatherv, scatterv | linear |
+//! | allgather | ring if N >= 80 KiB; else recursive doubling (p a power of two) or Bruck |
+//! | allgatherv | ring |
+//! | alltoall | Bruck if b <= 256 B and p >= 8; linear if b <= 32 KiB; pairwise |
+//! | alltoallv | linear if the largest block <= 32 KiB, else pairwise |
+//! | reduce_scatter(_block) | binomial reduce + scatter if not commutative; halving < 512 KiB; ring |
+//! | scan, exscan | recursive doubling |
 
 use crate::error::{CollError, Result};
 use std::collections::HashMap;
@@ -203,7 +220,11 @@ impl AlgoConfig {
     /// Default thresholds plus whatever `IBDYN_COLL_ALGO` forces.
     pub fn from_env() -> Result<AlgoConfig> {
         match std::env::var(ALGO_ENV) {
-            Ok(s) => AlgoConfig::parse(&s),
+            Ok(s) => {
+                let cfg = AlgoConfig::parse(&s)?;
+                tracing::debug!(setting = %s, "collective algorithms forced by {ALGO_ENV}");
+                Ok(cfg)
+            }
             Err(std::env::VarError::NotPresent) => Ok(AlgoConfig::default()),
             Err(e) => Err(CollError::BadSetting {
                 setting: ALGO_ENV.into(),
@@ -292,7 +313,15 @@ impl AlgoConfig {
             }
             return Ok(a);
         }
-        Ok(self.auto(op, bytes, p, commutative))
+        let a = self.auto(op, bytes, p, commutative);
+        tracing::trace!(
+            op = op.name(),
+            bytes,
+            p,
+            algo = a.name(),
+            "collective algorithm"
+        );
+        Ok(a)
     }
 
     /// The automatic choice; `bytes` is the message (bcast, reduce, allreduce, scans), the

@@ -45,6 +45,11 @@ impl CollError {
         CollError::Comm(Box::new(e))
     }
 
+    /// Wraps a point-to-point error that is not `Send + Sync` by its message.
+    pub fn comm_message(e: impl std::fmt::Display) -> CollError {
+        CollError::Comm(e.to_string().into())
+    }
+
     pub(crate) fn arg(op: &'static str, detail: impl Into<String>) -> CollError {
         CollError::InvalidArgument {
             op,

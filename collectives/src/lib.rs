@@ -8,7 +8,17 @@
 //! the seam for node-aware two-level forms and for intercommunicator collectives.
 //!
 //! The communicator is reached through the small `PointToPoint` trait; `comm_adapter.rs`
-//! implements it for `ibdyn_intercomm::Communicator`.
+//! implements it for `ibdyn_intercomm::Communicator`. Keep one `Collectives` per
+//! communicator: it numbers the calls, and the number is the tag (multiples of 8).
+//!
+//! Seams for what comes next:
+//! - Two-level forms: build a schedule on the node team, one on the leader team, and one
+//!   more on the node team, map each part's peers with its team, and `Schedule::append`
+//!   them into one collective (one tag, one request, non-blocking for free). The node
+//!   phases may later become shared-memory steps: a new `Local` kind.
+//! - Intercommunicator forms: a local-group collective on the local intracommunicator plus
+//!   one exchange between the group leaders on the intercommunicator; as one schedule, each
+//!   transfer would name which of the two endpoints it uses.
 
 mod algo;
 mod coll;

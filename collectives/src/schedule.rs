@@ -145,6 +145,37 @@ impl Schedule {
             .retain(|r| !(r.sends.is_empty() && r.recvs.is_empty() && r.local.is_empty()));
     }
 
+    /// Appends `other` after this schedule's rounds, moving its scratch regions past this
+    /// one's. With `map_peers` applied to each part first, this composes algorithms that run
+    /// over different teams (node-local, then leaders, then node-local again) into one
+    /// collective: the seam for two-level forms.
+    #[allow(dead_code)]
+    pub fn append(&mut self, mut other: Schedule) {
+        let shift = self.scratch_len;
+        let fix = |r: &mut Region| {
+            if r.buf == Buf::Scratch {
+                r.off += shift;
+            }
+        };
+        for round in &mut other.rounds {
+            round
+                .sends
+                .iter_mut()
+                .chain(round.recvs.iter_mut())
+                .for_each(|(_, r)| fix(r));
+            for l in &mut round.local {
+                match l {
+                    Local::Copy { src, dst } | Local::Reduce { src, dst, .. } => {
+                        fix(src);
+                        fix(dst);
+                    }
+                }
+            }
+        }
+        self.scratch_len += other.scratch_len;
+        self.rounds.append(&mut other.rounds);
+    }
+
     /// Checks what makes running the schedule memory-safe: every region inside its buffer,
     /// the send buffer never written, and no region written while another use of it may be
     /// in flight (receives of a round against each other and against its sends; the two
@@ -268,5 +299,27 @@ mod tests {
         let mut s = Schedule::new();
         s.round().recv(1, Region::send(0, 4));
         assert!(s.validate(4, 0).is_err(), "send buffer is read only");
+    }
+
+    #[test]
+    fn append_relocates_scratch() {
+        let mut a = Schedule::new();
+        let t = a.scratch(8);
+        a.round().send(1, t);
+        let mut b = Schedule::new();
+        let u = b.scratch(4);
+        b.round().recv(2, u).copy(u, Region::recv(0, 4));
+        a.append(b);
+        assert_eq!(a.scratch_len, 12);
+        assert_eq!(
+            a.rounds[1].recvs[0].1,
+            Region {
+                buf: Buf::Scratch,
+                off: 8,
+                len: 4
+            }
+        );
+        assert!(matches!(a.rounds[1].local[0], Local::Copy { src, .. } if src.off == 8));
+        assert!(a.validate(0, 4).is_ok());
     }
 }
