@@ -114,17 +114,6 @@ impl<C: PointToPoint> Collectives<C> {
         CollRequest::start(&self.comm, sched, tag, op.cloned(), send, recv)
     }
 
-    fn run(
-        &self,
-        tag: i32,
-        sched: Schedule,
-        op: Option<&Op>,
-        send: &[u8],
-        recv: &mut [u8],
-    ) -> Result<()> {
-        self.start(tag, sched, op, send, recv)?.wait()
-    }
-
     // ---- barrier ----
 
     pub fn barrier(&self) -> Result<()> {
@@ -178,6 +167,17 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Reduces every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
     pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, root: usize) -> Result<()> {
+        self.ireduce(send, recv, op, root)?.wait()
+    }
+
+    /// The non-blocking form of `reduce`.
+    pub fn ireduce<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         self.check_root(CollOp::Reduce, root)?;
         let (me, p, n) = (self.rank(), self.size(), send.len());
@@ -208,7 +208,7 @@ impl<C: PointToPoint> Collectives<C> {
             }
             _ => binomial::reduce(&mut s, me, p, root, op.is_commutative(), input, out),
         }
-        self.run(tag, s, Some(op), send, recv)
+        self.start(tag, s, Some(op), send, recv)
     }
 
     pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
@@ -263,6 +263,16 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Reduce-scatter with equal blocks: `send` holds p blocks of `recv.len()` bytes.
     pub fn reduce_scatter_block(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
+        self.ireduce_scatter_block(send, recv, op)?.wait()
+    }
+
+    /// The non-blocking form of `reduce_scatter_block`.
+    pub fn ireduce_scatter_block<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let p = self.size();
         let b = self.check_op(CollOp::ReduceScatterBlock, op, recv.len())?;
@@ -283,6 +293,17 @@ impl<C: PointToPoint> Collectives<C> {
         counts: &[usize],
         op: &Op,
     ) -> Result<()> {
+        self.ireduce_scatter(send, recv, counts, op)?.wait()
+    }
+
+    /// The non-blocking form of `reduce_scatter`.
+    pub fn ireduce_scatter<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p, esz) = (self.rank(), self.size(), op.elem_size());
         if counts.len() != p {
@@ -306,15 +327,16 @@ impl<C: PointToPoint> Collectives<C> {
         self.reduce_scatter_inner(CollOp::ReduceScatter, tag, send, recv, counts, op)
     }
 
-    fn reduce_scatter_inner(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_scatter_inner<'b>(
+        &'b self,
         which: CollOp,
         tag: i32,
-        send: &[u8],
-        recv: &mut [u8],
+        send: &'b [u8],
+        recv: &'b mut [u8],
         counts: &[usize],
         op: &Op,
-    ) -> Result<()> {
+    ) -> Result<CollRequest<'b, C>> {
         let (me, p, n) = (self.rank(), self.size(), send.len());
         let off: Vec<usize> = offsets(counts)
             .into_iter()
@@ -349,11 +371,21 @@ impl<C: PointToPoint> Collectives<C> {
                 rabenseifner::reduce_scatter(&mut s, me, p, acc, &off, out);
             }
         }
-        self.run(tag, s, Some(op), send, recv)
+        self.start(tag, s, Some(op), send, recv)
     }
 
     /// Inclusive prefix reduction over ranks 0..=me.
     pub fn scan(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
+        self.iscan(send, recv, op)?.wait()
+    }
+
+    /// The non-blocking form of `scan`.
+    pub fn iscan<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), send.len());
         self.check_op(CollOp::Scan, op, n)?;
@@ -373,11 +405,21 @@ impl<C: PointToPoint> Collectives<C> {
             Algorithm::Linear => scan::scan_linear(&mut s, me, p, out),
             _ => scan::scan_doubling(&mut s, me, p, out),
         }
-        self.run(tag, s, Some(op), send, recv)
+        self.start(tag, s, Some(op), send, recv)
     }
 
     /// Exclusive prefix reduction over ranks 0..me; rank 0's `recv` is left untouched.
     pub fn exscan(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
+        self.iexscan(send, recv, op)?.wait()
+    }
+
+    /// The non-blocking form of `exscan`.
+    pub fn iexscan<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), send.len());
         self.check_op(CollOp::Exscan, op, n)?;
@@ -396,13 +438,23 @@ impl<C: PointToPoint> Collectives<C> {
             Algorithm::Linear => scan::exscan_linear(&mut s, me, p, input, out),
             _ => scan::exscan_doubling(&mut s, me, p, input, out),
         }
-        self.run(tag, s, Some(op), send, recv)
+        self.start(tag, s, Some(op), send, recv)
     }
 
     // ---- data movement ----
 
     /// Gathers every rank's `send` (equal sizes) into `recv` at `root` (ignored elsewhere).
     pub fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
+        self.igather(send, recv, root)?.wait()
+    }
+
+    /// The non-blocking form of `gather`.
+    pub fn igather<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         self.check_root(CollOp::Gather, root)?;
         let (me, p, b) = (self.rank(), self.size(), send.len());
@@ -433,7 +485,7 @@ impl<C: PointToPoint> Collectives<C> {
             }
             _ => binomial::gather(&mut s, me, p, root, b, src, dst),
         }
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Gathers `send` from every rank into the root's `recv` at byte `displs[i]`, `counts[i]`
@@ -446,6 +498,18 @@ impl<C: PointToPoint> Collectives<C> {
         displs: &[usize],
         root: usize,
     ) -> Result<()> {
+        self.igatherv(send, recv, counts, displs, root)?.wait()
+    }
+
+    /// The non-blocking form of `gatherv`.
+    pub fn igatherv<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         self.check_root(CollOp::Gatherv, root)?;
         let (me, p) = (self.rank(), self.size());
@@ -467,11 +531,21 @@ impl<C: PointToPoint> Collectives<C> {
         let mut s = Schedule::new();
         self.config.choose(CollOp::Gatherv, send.len(), p, true)?;
         linear::gather(&mut s, me, p, root, Region::send(0, send.len()), &blocks);
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Scatters the root's `send` (p blocks of `recv.len()` bytes) into every `recv`.
     pub fn scatter(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
+        self.iscatter(send, recv, root)?.wait()
+    }
+
+    /// The non-blocking form of `scatter`.
+    pub fn iscatter<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         self.check_root(CollOp::Scatter, root)?;
         let (me, p, b) = (self.rank(), self.size(), recv.len());
@@ -499,7 +573,7 @@ impl<C: PointToPoint> Collectives<C> {
             }
             _ => binomial::scatter(&mut s, me, p, root, b, src, dst),
         }
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Scatters `counts[i]` bytes at `displs[i]` of the root's `send` to rank i's `recv`.
@@ -511,6 +585,18 @@ impl<C: PointToPoint> Collectives<C> {
         recv: &mut [u8],
         root: usize,
     ) -> Result<()> {
+        self.iscatterv(send, counts, displs, recv, root)?.wait()
+    }
+
+    /// The non-blocking form of `scatterv`.
+    pub fn iscatterv<'b>(
+        &'b self,
+        send: &'b [u8],
+        counts: &[usize],
+        displs: &[usize],
+        recv: &'b mut [u8],
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         self.check_root(CollOp::Scatterv, root)?;
         let (me, p) = (self.rank(), self.size());
@@ -535,11 +621,20 @@ impl<C: PointToPoint> Collectives<C> {
         let mut s = Schedule::new();
         self.config.choose(CollOp::Scatterv, recv.len(), p, true)?;
         linear::scatter(&mut s, me, p, root, &blocks, Region::recv(0, recv.len()));
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Every rank's `send` (equal sizes) into every `recv`, in rank order.
     pub fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        self.iallgather(send, recv)?.wait()
+    }
+
+    /// The non-blocking form of `allgather`.
+    pub fn iallgather<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p, b) = (self.rank(), self.size(), send.len());
         if recv.len() != p * b {
@@ -561,7 +656,7 @@ impl<C: PointToPoint> Collectives<C> {
                 }
             }
         }
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Like allgather with `counts[i]` bytes from rank i placed at `displs[i]` (all ranks
@@ -573,6 +668,17 @@ impl<C: PointToPoint> Collectives<C> {
         counts: &[usize],
         displs: &[usize],
     ) -> Result<()> {
+        self.iallgatherv(send, recv, counts, displs)?.wait()
+    }
+
+    /// The non-blocking form of `allgatherv`.
+    pub fn iallgatherv<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
         let blocks = blocks_of(CollOp::Allgatherv, counts, displs, p, recv.len())?;
@@ -591,11 +697,20 @@ impl<C: PointToPoint> Collectives<C> {
         let mut s = Schedule::new();
         s.local().copy(Region::send(0, send.len()), blocks[me]);
         ring::allgather(&mut s, me, p, &|i| i, &|i| blocks[i]);
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Block i of `send` to rank i, block j of `recv` from rank j (equal block sizes).
     pub fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        self.ialltoall(send, recv)?.wait()
+    }
+
+    /// The non-blocking form of `alltoall`.
+    pub fn ialltoall<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
         if !send.len().is_multiple_of(p) || recv.len() != send.len() {
@@ -618,7 +733,7 @@ impl<C: PointToPoint> Collectives<C> {
             Algorithm::Linear => linear::alltoall(&mut s, me, p, &sb, &rb),
             _ => pairwise::alltoall(&mut s, me, p, &sb, &rb),
         }
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 
     /// Alltoall with per-peer byte counts and displacements on both sides.
@@ -632,6 +747,21 @@ impl<C: PointToPoint> Collectives<C> {
         rcounts: &[usize],
         rdispls: &[usize],
     ) -> Result<()> {
+        self.ialltoallv(send, scounts, sdispls, recv, rcounts, rdispls)?
+            .wait()
+    }
+
+    /// The non-blocking form of `alltoallv`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn ialltoallv<'b>(
+        &'b self,
+        send: &'b [u8],
+        scounts: &[usize],
+        sdispls: &[usize],
+        recv: &'b mut [u8],
+        rcounts: &[usize],
+        rdispls: &[usize],
+    ) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
         let sb: Vec<Region> = blocks_of(CollOp::Alltoallv, scounts, sdispls, p, send.len())?
@@ -654,7 +784,7 @@ impl<C: PointToPoint> Collectives<C> {
             Algorithm::Linear => linear::alltoall(&mut s, me, p, &sb, &rb),
             _ => pairwise::alltoall(&mut s, me, p, &sb, &rb),
         }
-        self.run(tag, s, None, send, recv)
+        self.start(tag, s, None, send, recv)
     }
 }
 

@@ -434,3 +434,41 @@ fn collectives_over_a_subset_team() {
     assert!(Team::subset(2, vec![0, 1]).is_err());
     assert!(Team::subset(1, vec![1, 1]).is_err());
 }
+
+#[test]
+fn every_operation_has_a_nonblocking_form() {
+    let sum = Op::builtin(BuiltinOp::Sum, ibdyn_collectives::ElemType::U8).unwrap();
+    for p in [1, 4, 7] {
+        let out = run(p, &AlgoConfig::default(), |c| {
+            let me = c.rank();
+            let mine = [me as u8; 3];
+            let a2a: Vec<u8> = (0..p).map(|j| (me * 10 + j) as u8).collect();
+            let (mut g, mut t, mut r, mut sc) = (
+                vec![0; 3 * p],
+                vec![0; p],
+                vec![0; if me == 0 { 3 } else { 0 }],
+                [0u8; 3],
+            );
+            let rg = c.iallgather(&mine, &mut g)?;
+            let rt = c.ialltoall(&a2a, &mut t)?;
+            let rr = c.ireduce(&mine, &mut r, &sum, 0)?;
+            let rs = c.iscan(&mine, &mut sc, &sum)?;
+            // Completed in the reverse order of starting.
+            rs.wait()?;
+            rr.wait()?;
+            rt.wait()?;
+            rg.wait()?;
+            Ok::<_, CollError>((g, t, r, sc))
+        });
+        for (me, o) in out.into_iter().enumerate() {
+            let (g, t, r, sc) = o.unwrap();
+            assert_eq!(g, (0..p).flat_map(|q| [q as u8; 3]).collect::<Vec<_>>());
+            assert_eq!(t, (0..p).map(|i| (i * 10 + me) as u8).collect::<Vec<_>>());
+            let total = (p * (p - 1) / 2) as u8;
+            if me == 0 {
+                assert_eq!(r, [total; 3]);
+            }
+            assert_eq!(sc, [(me * (me + 1) / 2) as u8; 3]);
+        }
+    }
+}
