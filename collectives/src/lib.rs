@@ -1,1 +1,43 @@
-//! placeholder
+//! Collective operations for ibdyn communicators.
+//!
+//! Every algorithm is a schedule builder (`algo/`): rounds of sends and receives over
+//! regions of the caller's buffers and a scratch area, each followed by local copies and
+//! reductions. One executor (`exec`) runs any schedule, blocking or by polling, and checks
+//! the size of every block received, so mismatched arguments across ranks come back as
+//! errors. The algorithms run over a `Team` (an ordered subset of a communicator's ranks):
+//! the seam for node-aware two-level forms and for intercommunicator collectives.
+//!
+//! The communicator is reached through the small `PointToPoint` trait; `comm_adapter.rs`
+//! implements it for `ibdyn_intercomm::Communicator`. Keep one `Collectives` per
+//! communicator: it numbers the calls, and the number is the tag (multiples of 8).
+//!
+//! Seams for what comes next:
+//! - Two-level forms: build a schedule on the node team, one on the leader team, and one
+//!   more on the node team, map each part's peers with its team, and `Schedule::append`
+//!   them into one collective (one tag, one request, non-blocking for free). The node
+//!   phases may later become shared-memory steps: a new `Local` kind.
+//! - Intercommunicator forms: a local-group collective on the local intracommunicator plus
+//!   one exchange between the group leaders on the intercommunicator; as one schedule, each
+//!   transfer would name which of the two endpoints it uses.
+
+mod algo;
+mod coll;
+// mod comm_adapter; // wired by the lead once ibdyn-intercomm compiles
+mod config;
+mod error;
+mod exec;
+mod movement;
+mod op;
+mod p2p;
+mod reductions;
+mod schedule;
+mod typed;
+mod typed_ops;
+
+pub use coll::Collectives;
+pub use config::{AlgoConfig, Algorithm, CollOp, Thresholds, ALGO_ENV};
+pub use error::{CollError, Result};
+pub use exec::CollRequest;
+pub use op::{BuiltinOp, ElemType, Op};
+pub use p2p::{P2pRequest, PointToPoint, Team};
+pub use typed::{as_bytes, as_bytes_mut, Element};

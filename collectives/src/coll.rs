@@ -1,0 +1,203 @@
+//! The collective operations on one team of a communicator: argument checks, the algorithm
+//! choice, the schedule, and its run.
+
+use crate::algo::{binomial, dissemination, ring};
+use crate::config::{AlgoConfig, Algorithm, CollOp};
+use crate::error::{CollError, Result};
+use crate::exec::CollRequest;
+use crate::op::Op;
+use crate::p2p::{PointToPoint, Team};
+use crate::schedule::{offsets, split_even, Region, Schedule};
+use std::cell::Cell;
+
+/// Collectives over a team of a communicator's ranks (usually all of them).
+///
+/// Every member must call the same operations in the same order (MPI's rule); each call
+/// uses its own tag, so non-blocking collectives may overlap each other.
+pub struct Collectives<C: PointToPoint> {
+    comm: C,
+    team: Team,
+    seq: Cell<u32>,
+    config: AlgoConfig,
+}
+
+pub(crate) fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
+    CollError::arg(op.name(), detail)
+}
+
+impl<C: PointToPoint> Collectives<C> {
+    /// Collectives over all of `comm`, with algorithm settings from `IBDYN_COLL_ALGO`.
+    /// `comm` should be a communicator's collective view.
+    pub fn new(comm: C) -> Result<Self> {
+        let config = AlgoConfig::from_env()?;
+        Self::with_config(comm, config)
+    }
+
+    pub fn with_config(comm: C, config: AlgoConfig) -> Result<Self> {
+        let team = Team::whole(comm.rank(), comm.size())?;
+        Ok(Self::on_team(comm, team, config))
+    }
+
+    /// Collectives over `team` only (e.g. the processes of one node, or the node leaders).
+    pub fn on_team(comm: C, team: Team, config: AlgoConfig) -> Self {
+        Collectives {
+            comm,
+            team,
+            seq: Cell::new(0),
+            config,
+        }
+    }
+
+    pub fn comm(&self) -> &C {
+        &self.comm
+    }
+    pub fn team(&self) -> &Team {
+        &self.team
+    }
+    /// This process's rank in the team.
+    pub fn rank(&self) -> usize {
+        self.team.rank()
+    }
+    pub fn size(&self) -> usize {
+        self.team.size()
+    }
+    pub fn config(&self) -> &AlgoConfig {
+        &self.config
+    }
+    /// The programmatic override: `config_mut().force(op, algo)`.
+    pub fn config_mut(&mut self) -> &mut AlgoConfig {
+        &mut self.config
+    }
+
+    /// Tags: one per collective call, multiples of 8 so a composed (two-level) operation can
+    /// give its phases distinct tags.
+    pub(crate) fn next_tag(&self) -> i32 {
+        let s = self.seq.get();
+        self.seq.set(s.wrapping_add(1));
+        ((s & 0x0fff_ffff) << 3) as i32
+    }
+
+    pub(crate) fn check_root(&self, op: CollOp, root: usize) -> Result<()> {
+        if root >= self.size() {
+            return Err(bad(
+                op,
+                format!("root {root} is not below the team size {}", self.size()),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn check_op(&self, op: CollOp, o: &Op, len: usize) -> Result<usize> {
+        if !len.is_multiple_of(o.elem_size()) {
+            return Err(bad(
+                op,
+                format!(
+                    "{len} bytes is not a whole number of {}-byte elements",
+                    o.elem_size()
+                ),
+            ));
+        }
+        Ok(len / o.elem_size())
+    }
+
+    pub(crate) fn start<'b>(
+        &'b self,
+        tag: i32,
+        mut sched: Schedule,
+        op: Option<&Op>,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+    ) -> Result<CollRequest<'b, C>> {
+        sched.map_peers(|r| self.team.comm_rank(r));
+        CollRequest::start(&self.comm, sched, tag, op.cloned(), send, recv)
+    }
+
+    // ---- barrier ----
+
+    pub fn barrier(&self) -> Result<()> {
+        self.ibarrier()?.wait()
+    }
+
+    pub fn ibarrier(&self) -> Result<CollRequest<'_, C>> {
+        let tag = self.next_tag();
+        let (me, p) = (self.rank(), self.size());
+        let mut s = Schedule::new();
+        match self.config.choose(CollOp::Barrier, 0, p, true)? {
+            Algorithm::Binomial => {
+                binomial::gather_tree(&mut s, me, p, 0, &|_, _| Region::empty());
+                binomial::bcast(&mut s, me, p, 0, Region::empty());
+            }
+            _ => dissemination::barrier(&mut s, me, p),
+        }
+        self.start(tag, s, None, &[], &mut [])
+    }
+
+    // ---- bcast ----
+
+    pub fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        self.ibcast(buf, root)?.wait()
+    }
+
+    pub fn ibcast<'b>(&'b self, buf: &'b mut [u8], root: usize) -> Result<CollRequest<'b, C>> {
+        let tag = self.next_tag();
+        self.check_root(CollOp::Bcast, root)?;
+        let (me, p, n) = (self.rank(), self.size(), buf.len());
+        let mut s = Schedule::new();
+        let all = Region::recv(0, n);
+        match self.config.choose(CollOp::Bcast, n, p, true)? {
+            Algorithm::ScatterAllgather => {
+                // Chunk j (of relative rank j) is bytes [j c, (j + 1) c) clipped to n.
+                let c = n.div_ceil(p);
+                let range = |lo: usize, hi: usize| {
+                    let (a, b) = ((lo * c).min(n), (hi * c).min(n));
+                    Region::recv(a, b - a)
+                };
+                binomial::scatter_tree(&mut s, me, p, root, &range);
+                let rel = (me + p - root) % p;
+                ring::allgather(&mut s, rel, p, &|r| (r + root) % p, &|j| range(j, j + 1));
+            }
+            _ => binomial::bcast(&mut s, me, p, root, all),
+        }
+        self.start(tag, s, None, &[], buf)
+    }
+}
+
+/// Byte offsets of `count` elements of `esz` bytes cut into `p` near-equal blocks.
+pub(crate) fn block_offsets(count: usize, p: usize, esz: usize) -> Vec<usize> {
+    offsets(&split_even(count, p))
+        .into_iter()
+        .map(|o| o * esz)
+        .collect()
+}
+
+/// Receive-side (or send-side) blocks of a v-operation, checked against the buffer.
+pub(crate) fn blocks_of(
+    op: CollOp,
+    counts: &[usize],
+    displs: &[usize],
+    p: usize,
+    len: usize,
+) -> Result<Vec<Region>> {
+    if counts.len() != p || displs.len() != p {
+        return Err(bad(
+            op,
+            format!(
+                "{} counts and {} displacements for {p} ranks",
+                counts.len(),
+                displs.len()
+            ),
+        ));
+    }
+    counts
+        .iter()
+        .zip(displs)
+        .enumerate()
+        .map(|(i, (&c, &d))| match d.checked_add(c) {
+            Some(e) if e <= len => Ok(Region::recv(d, c)),
+            _ => Err(bad(
+                op,
+                format!("block {i} ({c} bytes at {d}) lies outside the {len}-byte buffer"),
+            )),
+        })
+        .collect()
+}

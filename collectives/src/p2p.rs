@@ -1,0 +1,116 @@
+//! The point-to-point interface the algorithms run on, and the team (ordered subset of the
+//! communicator's ranks) an algorithm runs over.
+
+use crate::error::{CollError, Result};
+use std::sync::Arc;
+
+/// An outstanding send or receive.
+pub trait P2pRequest {
+    /// Blocks until the operation completes; returns the number of bytes moved.
+    fn wait(self) -> Result<usize>;
+    /// Completes the operation if it can without blocking.
+    fn test(&mut self) -> Result<Option<usize>>;
+}
+
+/// What collectives need from a communicator: non-blocking send and receive on a context
+/// that user point-to-point traffic never matches (a communicator's collective view).
+///
+/// A receive of a message longer than its buffer must fail (truncation); a shorter one
+/// reports its length, which the algorithms check.
+pub trait PointToPoint {
+    type Request<'a>: P2pRequest
+    where
+        Self: 'a;
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<Self::Request<'a>>;
+    fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<Self::Request<'a>>;
+}
+
+/// The ranks an algorithm runs over, in their order, and this process's place among them.
+/// The whole communicator is one team; a node's processes or the node leaders are others
+/// (the seam for two-level collectives).
+#[derive(Clone, Debug)]
+pub struct Team {
+    /// Communicator rank of each member; `None` means the identity over `0..size`.
+    members: Option<Arc<[usize]>>,
+    me: usize,
+    size: usize,
+}
+
+impl Team {
+    /// Every rank of a communicator of `size`, in order.
+    pub fn whole(rank: usize, size: usize) -> Result<Team> {
+        if rank >= size {
+            return Err(CollError::arg(
+                "team",
+                format!("rank {rank} is not below size {size}"),
+            ));
+        }
+        Ok(Team {
+            members: None,
+            me: rank,
+            size,
+        })
+    }
+
+    /// The listed communicator ranks, in the given order; `my_rank` must be one of them.
+    pub fn subset(my_rank: usize, members: Vec<usize>) -> Result<Team> {
+        let me = members.iter().position(|&r| r == my_rank).ok_or_else(|| {
+            CollError::arg(
+                "team",
+                format!("rank {my_rank} is not a member of {members:?}"),
+            )
+        })?;
+        let mut sorted = members.clone();
+        sorted.sort_unstable();
+        if sorted.windows(2).any(|w| w[0] == w[1]) {
+            return Err(CollError::arg(
+                "team",
+                format!("repeated rank in {members:?}"),
+            ));
+        }
+        Ok(Team {
+            size: members.len(),
+            members: Some(members.into()),
+            me,
+        })
+    }
+
+    /// This process's index in the team.
+    pub fn rank(&self) -> usize {
+        self.me
+    }
+
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The communicator rank of team member `r`.
+    pub fn comm_rank(&self, r: usize) -> usize {
+        match &self.members {
+            Some(m) => m[r],
+            None => r,
+        }
+    }
+}
+
+/// A borrowed communicator works as well as an owned one.
+impl<T: PointToPoint> PointToPoint for &T {
+    type Request<'a>
+        = T::Request<'a>
+    where
+        Self: 'a;
+    fn rank(&self) -> usize {
+        (**self).rank()
+    }
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<Self::Request<'a>> {
+        (**self).isend(buf, dest, tag)
+    }
+    fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<Self::Request<'a>> {
+        (**self).irecv(buf, src, tag)
+    }
+}
