@@ -413,7 +413,7 @@ fn prov_endpoint(prov: &mut dyn Provider, ep: RcEndpoint) -> RcEndpoint {
 
 fn run(prov: &mut dyn Provider, qp: u32, op: Op) -> Result<()> {
     match op {
-        Op::Send(data) => prov.rc_send(qp, &[&data]),
+        Op::Send(data) => prov.rc_send_owned(qp, data),
         // SAFETY: the caller of Fabric::read/write promised validity of the buffer until completion.
         Op::Read {
             remote,

@@ -136,6 +136,21 @@ impl SockProvider {
         Ok(())
     }
 
+    fn push_owned(&mut self, qp: u32, kind: u8, body: Vec<u8>) -> Result<()> {
+        let q = self
+            .qps
+            .get_mut(&qp)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC endpoint {qp}")))?;
+        match q.stream.as_mut() {
+            Some(s) => {
+                s.push_owned(kind, body);
+                let _ = s.flush();
+            }
+            None => q.early.push((kind, body)),
+        }
+        Ok(())
+    }
+
     /// Serve or complete one frame; Err means the peer broke the protocol.
     fn on_frame(
         &mut self,
@@ -278,7 +293,7 @@ impl SockProvider {
                         {
                             let mut s = s;
                             for (k, b) in q.early.drain(..) {
-                                s.push(k, &[&b]);
+                                s.push_owned(k, b);
                             }
                             let _ = s.flush();
                             q.stream = Some(s);
@@ -399,7 +414,7 @@ impl Provider for SockProvider {
             hello.extend_from_slice(&qp.to_le_bytes());
             s.push(F_HELLO, &[&hello]);
             for (k, b) in q.early.drain(..) {
-                s.push(k, &[&b]);
+                s.push_owned(k, b);
             }
             s.flush().map_err(|e| VerbsError::Socket {
                 op: "write",
@@ -417,6 +432,10 @@ impl Provider for SockProvider {
 
     fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
         self.push(qp, F_MSG, parts)
+    }
+
+    fn rc_send_owned(&mut self, qp: u32, data: Vec<u8>) -> Result<()> {
+        self.push_owned(qp, F_MSG, data)
     }
 
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
