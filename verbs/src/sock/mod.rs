@@ -48,6 +48,16 @@ pub struct SockProvider {
     reads: HashMap<u64, (usize, usize)>,
     writes: HashMap<u64, ()>,
     ud_buf: Vec<u8>,
+    /// Readiness from the last poll(2), so an idle progress costs one system call.
+    ready: Option<Ready>,
+}
+
+#[derive(Default)]
+struct Ready {
+    udp: bool,
+    listener: bool,
+    accepted: bool,
+    qps: Vec<u32>,
 }
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
@@ -109,6 +119,7 @@ impl SockProvider {
             reads: HashMap::new(),
             writes: HashMap::new(),
             ud_buf: vec![0; 65536],
+            ready: None,
         })
     }
 
@@ -260,6 +271,63 @@ impl SockProvider {
         Ok(())
     }
 
+    /// poll(2) every socket for `ms` milliseconds and record which are ready.
+    fn poll_fds(&mut self, ms: i32) {
+        let mut fds = vec![
+            libc::pollfd {
+                fd: self.udp.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        for s in &self.accepted {
+            fds.push(libc::pollfd {
+                fd: s.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        let mut ids = Vec::with_capacity(self.qps.len());
+        for (id, s) in self
+            .qps
+            .iter()
+            .filter_map(|(id, q)| q.stream.as_ref().map(|s| (*id, s)))
+        {
+            let events = libc::POLLIN | if s.wants_write() { libc::POLLOUT } else { 0 };
+            fds.push(libc::pollfd {
+                fd: s.fd(),
+                events,
+                revents: 0,
+            });
+            ids.push(id);
+        }
+        // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            // EINTR or similar: look at everything rather than miss something.
+            self.ready = None;
+            return;
+        }
+        let hit = |f: &libc::pollfd| f.revents != 0;
+        let acc = self.accepted.len();
+        self.ready = Some(Ready {
+            udp: hit(&fds[0]),
+            listener: hit(&fds[1]),
+            accepted: fds[2..2 + acc].iter().any(hit),
+            qps: ids
+                .into_iter()
+                .zip(&fds[2 + acc..])
+                .filter(|(_, f)| hit(f))
+                .map(|(id, _)| id)
+                .collect(),
+        });
+    }
+
     /// Match accepted streams to endpoints by their HELLO frame.
     fn poll_accepts(&mut self) {
         loop {
@@ -358,6 +426,11 @@ impl Provider for SockProvider {
     }
 
     fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
+        // One poll(2) per progress round; rc_poll uses the same snapshot.
+        self.poll_fds(0);
+        if self.ready.as_ref().is_some_and(|r| !r.udp) {
+            return Ok(());
+        }
         loop {
             match self.udp.recv_from(&mut self.ud_buf) {
                 Ok((n, _)) => out.push(self.ud_buf[..n].to_vec()),
@@ -439,17 +512,23 @@ impl Provider for SockProvider {
     }
 
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
-        self.poll_accepts();
+        let ready = self.ready.take();
+        if ready.as_ref().is_none_or(|r| r.listener || r.accepted) {
+            self.poll_accepts();
+        }
         let ids: Vec<u32> = self.qps.keys().copied().collect();
         for qp in ids {
+            let readable = ready.as_ref().is_none_or(|r| r.qps.contains(&qp));
             let mut frames = Vec::new();
             let mut broken = None;
             if let Some(s) = self.qps.get_mut(&qp).and_then(|q| q.stream.as_mut()) {
                 if let Err(e) = s.flush() {
                     broken = Some(e);
                 }
-                if let Fill::Closed(e) = s.fill() {
-                    broken.get_or_insert(e);
+                if readable {
+                    if let Fill::Closed(e) = s.fill() {
+                        broken.get_or_insert(e);
+                    }
                 }
                 loop {
                     match s.next_frame() {
@@ -534,37 +613,11 @@ impl Provider for SockProvider {
     }
 
     fn wait(&mut self, timeout: Duration) {
-        let mut fds = vec![
-            libc::pollfd {
-                fd: self.udp.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        for s in &self.accepted {
-            fds.push(libc::pollfd {
-                fd: s.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        for s in self.qps.values().filter_map(|q| q.stream.as_ref()) {
-            let events = libc::POLLIN | if s.wants_write() { libc::POLLOUT } else { 0 };
-            fds.push(libc::pollfd {
-                fd: s.fd(),
-                events,
-                revents: 0,
-            });
-        }
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let ms = if ms == 0 && !timeout.is_zero() { 1 } else { ms };
-        // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        self.poll_fds(ms);
+        // The next progress takes its own snapshot.
+        self.ready = None;
     }
 
     fn injected_drops(&self) -> u64 {
