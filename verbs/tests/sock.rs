@@ -548,3 +548,44 @@ fn cards_of_the_other_provider_are_refused() {
         Err(VerbsError::InvalidArgument(_))
     ));
 }
+
+#[test]
+fn reads_in_flight_fail_when_the_peer_dies() {
+    let mut a = open(1);
+    let mut b = open(2);
+    let cb = b.card();
+    let src = vec![9u8; 1000];
+    let rb = b.expose(src.as_ptr(), src.len()).unwrap();
+    a.connect(2, &cb).unwrap();
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_secs(30);
+    while !(a.is_connected(2) && b.is_connected(1)) {
+        assert!(Instant::now() < end);
+        a.progress(&mut ea).unwrap();
+        b.progress(&mut eb).unwrap();
+    }
+    assert!(
+        ea.is_empty() && eb.is_empty(),
+        "eager connect delivers no messages"
+    );
+    let mut dst = vec![0u8; 1000];
+    // SAFETY: dst outlives the read; its failure is awaited below.
+    unsafe { a.read(2, &cb, rb, dst.as_mut_ptr(), 1000, 77).unwrap() };
+    drop(b); // never serves the read
+    until(&mut a, &mut ea, "read failure", |e| {
+        e.iter()
+            .any(|e| matches!(e, Event::ReadFailed { token: 77, .. }))
+    });
+    assert!(ea
+        .iter()
+        .any(|e| matches!(e, Event::PeerFailed { peer: 2, .. })));
+    // A read queued behind a connect that is never answered fails too.
+    let silent = open(3).card();
+    // SAFETY: as above.
+    unsafe { a.read(3, &silent, rb, dst.as_mut_ptr(), 10, 78).unwrap() };
+    let mut a = a;
+    until(&mut a, &mut ea, "queued read failure", |e| {
+        e.iter()
+            .any(|e| matches!(e, Event::ReadFailed { token: 78, .. }))
+    });
+}

@@ -18,6 +18,8 @@ use std::time::Duration;
 use stream::{Fill, Stream};
 
 const F_HELLO: u8 = 1;
+/// Accepted TCP connections kept while waiting for their HELLO frame.
+const MAX_UNIDENTIFIED: usize = 64;
 const F_MSG: u8 = 2;
 const F_READ_REQ: u8 = 3;
 const F_READ_RESP: u8 = 4;
@@ -45,8 +47,11 @@ pub struct SockProvider {
     qps: HashMap<u32, Qp>,
     accepted: Vec<Stream>,
     windows: Windows,
-    reads: HashMap<u64, (usize, usize)>,
-    writes: HashMap<u64, ()>,
+    /// Outstanding emulated RDMA by token: (qp, local address, length).
+    reads: HashMap<u64, (u32, usize, usize)>,
+    writes: HashMap<u64, u32>,
+    /// Completions to report at the next rc_poll (operations on destroyed endpoints).
+    failed_ops: Vec<RcEvent>,
     ud_buf: Vec<u8>,
     /// Readiness from the last poll(2), so an idle progress costs one system call.
     ready: Option<Ready>,
@@ -118,6 +123,7 @@ impl SockProvider {
             windows: Windows::default(),
             reads: HashMap::new(),
             writes: HashMap::new(),
+            failed_ops: Vec::new(),
             ud_buf: vec![0; 65536],
             ready: None,
         })
@@ -162,6 +168,38 @@ impl SockProvider {
         Ok(())
     }
 
+    /// Report every outstanding read/write on `qp` as failed (at the next rc_poll).
+    fn fail_ops(&mut self, qp: u32, why: &str) {
+        let error =
+            || VerbsError::RemoteAccess(format!("emulated RDMA on endpoint {qp} aborted: {why}"));
+        let reads: Vec<u64> = self
+            .reads
+            .iter()
+            .filter(|(_, r)| r.0 == qp)
+            .map(|(t, _)| *t)
+            .collect();
+        for token in reads {
+            self.reads.remove(&token);
+            self.failed_ops.push(RcEvent::ReadFailed {
+                token,
+                error: error(),
+            });
+        }
+        let writes: Vec<u64> = self
+            .writes
+            .iter()
+            .filter(|(_, q)| **q == qp)
+            .map(|(t, _)| *t)
+            .collect();
+        for token in writes {
+            self.writes.remove(&token);
+            self.failed_ops.push(RcEvent::WriteFailed {
+                token,
+                error: error(),
+            });
+        }
+    }
+
     /// Serve or complete one frame; Err means the peer broke the protocol.
     fn on_frame(
         &mut self,
@@ -202,7 +240,7 @@ impl SockProvider {
                 let token = u64_at(&body, 0).ok_or_else(bad)?;
                 let status = *body.get(8).ok_or_else(bad)?;
                 let data = &body[9..];
-                let Some((local, len)) = self.reads.remove(&token) else {
+                let Some((_, local, len)) = self.reads.remove(&token) else {
                     return Ok(());
                 };
                 if status == 0 && data.len() == len {
@@ -333,7 +371,14 @@ impl SockProvider {
         loop {
             match self.listener.accept() {
                 Ok((tcp, _)) => match Stream::new(tcp) {
-                    Ok(s) => self.accepted.push(s),
+                    Ok(s) => {
+                        // Connections that never introduce themselves must not pile up.
+                        if self.accepted.len() >= MAX_UNIDENTIFIED {
+                            tracing::debug!("dropping the oldest unidentified TCP connection");
+                            self.accepted.remove(0);
+                        }
+                        self.accepted.push(s)
+                    }
                     Err(e) => tracing::debug!("accepted stream setup: {e}"),
                 },
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -501,6 +546,7 @@ impl Provider for SockProvider {
 
     fn rc_destroy(&mut self, qp: u32) {
         self.qps.remove(&qp);
+        self.fail_ops(qp, "its connection was closed");
     }
 
     fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
@@ -512,6 +558,7 @@ impl Provider for SockProvider {
     }
 
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
+        out.append(&mut self.failed_ops);
         let ready = self.ready.take();
         if ready.as_ref().is_none_or(|r| r.listener || r.accepted) {
             self.poll_accepts();
@@ -549,6 +596,7 @@ impl Provider for SockProvider {
             }
             if let Some(e) = broken {
                 self.qps.remove(&qp);
+                self.fail_ops(qp, &e);
                 out.push(RcEvent::Broken {
                     qp,
                     error: VerbsError::Socket {
@@ -589,7 +637,7 @@ impl Provider for SockProvider {
         req.extend_from_slice(&(len as u64).to_le_bytes());
         req.extend_from_slice(&remote.rkey.to_le_bytes());
         self.push(qp, F_READ_REQ, &[&req])?;
-        self.reads.insert(token, (local as usize, len));
+        self.reads.insert(token, (qp, local as usize, len));
         Ok(())
     }
 
@@ -608,7 +656,7 @@ impl Provider for SockProvider {
         hdr.extend_from_slice(&remote.addr.to_le_bytes());
         hdr.extend_from_slice(&remote.rkey.to_le_bytes());
         self.push(qp, F_WRITE_REQ, &[&hdr, data])?;
-        self.writes.insert(token, ());
+        self.writes.insert(token, qp);
         Ok(())
     }
 
