@@ -55,6 +55,7 @@ pub struct SockProvider {
     ud_buf: Vec<u8>,
     /// Readiness from the last poll(2), so an idle progress costs one system call.
     ready: Option<Ready>,
+    ready_from_wait: bool,
 }
 
 #[derive(Default)]
@@ -126,6 +127,7 @@ impl SockProvider {
             failed_ops: Vec::new(),
             ud_buf: vec![0; 65536],
             ready: None,
+            ready_from_wait: false,
         })
     }
 
@@ -471,8 +473,11 @@ impl Provider for SockProvider {
     }
 
     fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
-        // One poll(2) per progress round; rc_poll uses the same snapshot.
-        self.poll_fds(0);
+        // One poll(2) per progress round (none right after `wait`, which just polled); rc_poll
+        // uses the same snapshot.
+        if !std::mem::take(&mut self.ready_from_wait) {
+            self.poll_fds(0);
+        }
         if self.ready.as_ref().is_some_and(|r| !r.udp) {
             return Ok(());
         }
@@ -664,8 +669,7 @@ impl Provider for SockProvider {
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let ms = if ms == 0 && !timeout.is_zero() { 1 } else { ms };
         self.poll_fds(ms);
-        // The next progress takes its own snapshot.
-        self.ready = None;
+        self.ready_from_wait = self.ready.is_some();
     }
 
     fn injected_drops(&self) -> u64 {
