@@ -20,6 +20,8 @@ use stream::{Fill, Stream};
 const F_HELLO: u8 = 1;
 /// Accepted TCP connections kept while waiting for their HELLO frame.
 const MAX_UNIDENTIFIED: usize = 64;
+/// Frame length of a HELLO (type byte + secret + two queue pair numbers).
+const HELLO_FRAME: usize = 17;
 const F_MSG: u8 = 2;
 const F_READ_REQ: u8 = 3;
 const F_READ_RESP: u8 = 4;
@@ -373,7 +375,8 @@ impl SockProvider {
         loop {
             match self.listener.accept() {
                 Ok((tcp, _)) => match Stream::new(tcp) {
-                    Ok(s) => {
+                    Ok(mut s) => {
+                        s.max_frame = HELLO_FRAME;
                         // Connections that never introduce themselves must not pile up.
                         if self.accepted.len() >= MAX_UNIDENTIFIED {
                             tracing::debug!("dropping the oldest unidentified TCP connection");
@@ -407,6 +410,7 @@ impl SockProvider {
                                 && !matches!(q.remote, Some((_, ep)) if ep.qpn != src) =>
                         {
                             let mut s = s;
+                            s.max_frame = stream::MAX_FRAME;
                             for (k, b) in q.early.drain(..) {
                                 s.push_owned(k, b);
                             }

@@ -21,6 +21,8 @@ pub(crate) struct Stream {
     end: usize,
     /// A large frame being read straight into its own buffer: (type, body, bytes filled).
     big: Option<(u8, Vec<u8>, usize)>,
+    /// Largest frame accepted: tiny until the peer has identified itself with a HELLO.
+    pub(crate) max_frame: usize,
 }
 
 /// Frames larger than this are received into their own buffer (no staging copy).
@@ -43,6 +45,7 @@ impl Stream {
             start: 0,
             end: 0,
             big: None,
+            max_frame: MAX_FRAME,
         })
     }
 
@@ -114,7 +117,7 @@ impl Stream {
                     self.inbuf[2],
                     self.inbuf[3],
                 ]) as usize;
-                want = want.max(4 + len.min(MAX_FRAME));
+                want = want.max(4 + len.min(self.max_frame));
             }
             self.inbuf.resize(want, 0);
         }
@@ -163,7 +166,7 @@ impl Stream {
         }
         let h = &self.inbuf[self.start..];
         let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
-        if len <= BIG_FRAME || len > MAX_FRAME || self.end - self.start >= 4 + len {
+        if len <= BIG_FRAME || len > self.max_frame || self.end - self.start >= 4 + len {
             return; // small, invalid (next_frame reports it) or already complete
         }
         let kind = h[4];
@@ -189,7 +192,7 @@ impl Stream {
             return Ok(None);
         }
         let len = u32::from_le_bytes([avail[0], avail[1], avail[2], avail[3]]) as usize;
-        if len == 0 || len > MAX_FRAME {
+        if len == 0 || len > self.max_frame {
             return Err(format!("bad frame length {len}"));
         }
         if avail.len() < 4 + len {
