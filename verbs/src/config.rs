@@ -105,3 +105,38 @@ impl FabricConfig {
         (1..=self.max_retries + 1).map(|a| self.backoff(a)).sum()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn provider_names_and_backoff() {
+        assert_eq!("ib".parse::<ProviderKind>().unwrap(), ProviderKind::Ib);
+        assert_eq!(
+            " SOCK ".parse::<ProviderKind>().unwrap(),
+            ProviderKind::Sock
+        );
+        assert!(matches!(
+            "verbs".parse::<ProviderKind>(),
+            Err(VerbsError::UnknownProvider(_))
+        ));
+        assert_eq!(
+            (ProviderKind::Ib.to_string(), ProviderKind::Sock.to_string()),
+            ("ib".into(), "sock".into())
+        );
+        let c = FabricConfig {
+            retry_timeout: Duration::from_millis(10),
+            max_retries: 5,
+            ..FabricConfig::default()
+        };
+        let steps: Vec<u128> = (1..=6).map(|a| c.backoff(a).as_millis()).collect();
+        assert_eq!(steps, vec![10, 20, 40, 80, 80, 80]);
+        assert_eq!(c.retry_budget(), Duration::from_millis(310));
+        let forced = FabricConfig {
+            provider: Some(ProviderKind::Sock),
+            ..FabricConfig::default()
+        };
+        assert_eq!(forced.resolve_provider().unwrap(), ProviderKind::Sock);
+    }
+}

@@ -112,6 +112,13 @@ impl ConnManager {
             .count()
     }
 
+    pub(crate) fn is_connected(&self, peer: u64) -> bool {
+        matches!(
+            self.peers.get(&peer).map(|p| &p.link),
+            Some(Link::Connected { .. })
+        )
+    }
+
     /// Submit an operation: run it now if connected, else queue it (connecting on demand).
     pub(crate) fn submit(
         &mut self,
@@ -119,7 +126,7 @@ impl ConnManager {
         ch: &mut UdChannel,
         peer: u64,
         card: &AddressCard,
-        op: Op,
+        op: Option<Op>,
         now: Instant,
     ) -> Result<()> {
         if peer == self.local_key {
@@ -135,9 +142,9 @@ impl ConnManager {
         }
         match self.peers.get_mut(&peer) {
             Some(p) => match p.link {
-                Link::Connected { qp } => run(prov, qp, op),
+                Link::Connected { qp } => op.map_or(Ok(()), |op| run(prov, qp, op)),
                 Link::Connecting { .. } => {
-                    p.queue.push_back(op);
+                    p.queue.extend(op);
                     Ok(())
                 }
                 Link::Failed { ref reason } => Err(VerbsError::PeerFailed {
@@ -169,7 +176,7 @@ impl ConnManager {
                             req_seq,
                             since: now,
                         },
-                        queue: VecDeque::from([op]),
+                        queue: op.into_iter().collect(),
                         rep_seq: None,
                     },
                 );
@@ -413,7 +420,7 @@ fn prov_endpoint(prov: &mut dyn Provider, ep: RcEndpoint) -> RcEndpoint {
 
 fn run(prov: &mut dyn Provider, qp: u32, op: Op) -> Result<()> {
     match op {
-        Op::Send(data) => prov.rc_send(qp, &[&data]),
+        Op::Send(data) => prov.rc_send_owned(qp, data),
         // SAFETY: the caller of Fabric::read/write promised validity of the buffer until completion.
         Op::Read {
             remote,

@@ -146,9 +146,26 @@ impl Fabric {
             &mut self.channel,
             peer,
             card,
-            Op::Send(data),
+            Some(Op::Send(data)),
             Instant::now(),
         )
+    }
+
+    /// Start connecting to `peer` without sending anything (eager wire-up). Idempotent.
+    pub fn connect(&mut self, peer: u64, card: &AddressCard) -> Result<()> {
+        self.cm.submit(
+            &mut *self.provider,
+            &mut self.channel,
+            peer,
+            card,
+            None,
+            Instant::now(),
+        )
+    }
+
+    /// True once the RC connection to `peer` is established (from this side's view).
+    pub fn is_connected(&self, peer: u64) -> bool {
+        self.cm.is_connected(peer)
     }
 
     /// Make memory readable by peers; the returned descriptor goes into a rendezvous header.
@@ -198,7 +215,7 @@ impl Fabric {
             &mut self.channel,
             peer,
             card,
-            op,
+            Some(op),
             Instant::now(),
         )
     }
@@ -233,7 +250,7 @@ impl Fabric {
             &mut self.channel,
             peer,
             card,
-            op,
+            Some(op),
             Instant::now(),
         )
     }

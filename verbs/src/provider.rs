@@ -63,6 +63,10 @@ pub trait Provider: Send {
     }
     /// Reliable, ordered; queues when the transport is busy or not yet up.
     fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()>;
+    /// `rc_send` of a buffer the provider may keep (saves a copy of large messages).
+    fn rc_send_owned(&mut self, qp: u32, data: Vec<u8>) -> Result<()> {
+        self.rc_send(qp, &[&data])
+    }
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()>;
 
     /// Make `[ptr, ptr+len)` readable by remote RDMA reads. The memory must stay valid until

@@ -241,10 +241,12 @@ impl UdChannel {
         self.send
             .values()
             .flat_map(|s| {
-                s.inflight
-                    .values()
-                    .map(|f| f.deadline)
-                    .chain(s.backlog.front().map(|f| f.deadline))
+                s.inflight.values().map(|f| f.deadline).chain(
+                    s.backlog
+                        .front()
+                        .filter(|_| s.inflight.len() < WINDOW)
+                        .map(|f| f.deadline),
+                )
             })
             .min()
     }

@@ -448,3 +448,144 @@ fn separate_processes_wire_up_send_and_read() {
     assert!(status.success(), "child failed: {text}");
     assert!(text.contains("CHILD-OK connections=1"), "{text}");
 }
+
+#[test]
+fn fabric_is_send() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Fabric>();
+}
+
+/// Progress every fabric once.
+fn spin(fs: &mut [Fabric], evs: &mut [Vec<Event>]) {
+    for (f, e) in fs.iter_mut().zip(evs.iter_mut()) {
+        f.progress(e).unwrap();
+    }
+    std::thread::sleep(Duration::from_micros(300));
+}
+
+#[test]
+fn simultaneous_connect_over_sock_gives_one_connection() {
+    let mut fs = vec![open(0x20), open(0x10)];
+    let (c0, c1) = (fs[0].card(), fs[1].card());
+    fs[0].send(0x10, &c1, &[b"a->b"]).unwrap();
+    fs[1].send(0x20, &c0, &[b"b->a"]).unwrap();
+    let mut evs = vec![Vec::new(), Vec::new()];
+    let end = Instant::now() + Duration::from_secs(30);
+    while !(count_messages(&evs[0]) == 1 && count_messages(&evs[1]) == 1) {
+        assert!(Instant::now() < end, "{evs:?}");
+        spin(&mut fs, &mut evs);
+    }
+    assert_eq!((fs[0].connection_count(), fs[1].connection_count()), (1, 1));
+    // The larger key (0x20) yielded to the smaller one's request.
+    assert_eq!(fs[0].stats().conn.simultaneous_connects, 1);
+    assert_eq!(fs[1].stats().conn.simultaneous_connects, 0);
+}
+
+#[test]
+fn connections_only_to_peers_actually_used() {
+    let mut fs: Vec<Fabric> = (0..5).map(open).collect();
+    let cards: Vec<AddressCard> = fs.iter().map(|f| f.card()).collect();
+    // 0 talks to 1 and 2; 3 talks to 4.
+    for (from, to) in [(0usize, 1usize), (0, 2), (3, 4)] {
+        fs[from].send(to as u64, &cards[to], &[b"hi"]).unwrap();
+    }
+    let mut evs: Vec<Vec<Event>> = (0..5).map(|_| Vec::new()).collect();
+    let end = Instant::now() + Duration::from_secs(30);
+    while [1, 2, 4].iter().any(|&i| count_messages(&evs[i]) == 0) {
+        assert!(Instant::now() < end);
+        spin(&mut fs, &mut evs);
+    }
+    let counts: Vec<usize> = fs.iter().map(|f| f.connection_count()).collect();
+    assert_eq!(counts, vec![2, 1, 1, 1, 1]);
+}
+
+#[test]
+fn peer_death_is_reported_and_later_sends_fail() {
+    let mut a = open(1);
+    let b = open(2);
+    let cb = b.card();
+    let mut fs = vec![b];
+    a.send(2, &cb, &[b"before"]).unwrap();
+    let mut ea = Vec::new();
+    let mut eb = vec![Vec::new()];
+    let end = Instant::now() + Duration::from_secs(30);
+    while count_messages(&eb[0]) == 0 {
+        assert!(Instant::now() < end);
+        a.progress(&mut ea).unwrap();
+        spin(&mut fs, &mut eb);
+    }
+    drop(fs); // b's sockets close
+    until(&mut a, &mut ea, "peer failure", |e| {
+        e.iter()
+            .any(|e| matches!(e, Event::PeerFailed { peer: 2, .. }))
+    });
+    assert!(matches!(
+        a.send(2, &cb, &[b"after"]),
+        Err(VerbsError::PeerFailed { peer: 2, .. })
+    ));
+    assert_eq!(a.connection_count(), 0);
+}
+
+#[test]
+fn cards_of_the_other_provider_are_refused() {
+    let mut a = open(1);
+    let ib = AddressCard::Ib(ibdyn_verbs::IbAddr {
+        lid: 1,
+        gid: [0; 16],
+        qpn: 5,
+        global: false,
+    });
+    assert!(matches!(
+        a.send(2, &ib, &[b"x"]),
+        Err(VerbsError::ProviderMismatch { .. })
+    ));
+    assert!(matches!(
+        a.control_send(&ib, b"x"),
+        Err(VerbsError::ProviderMismatch { .. })
+    ));
+    assert!(matches!(
+        a.send(1, &a.card(), &[b"self"]),
+        Err(VerbsError::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn reads_in_flight_fail_when_the_peer_dies() {
+    let mut a = open(1);
+    let mut b = open(2);
+    let cb = b.card();
+    let src = vec![9u8; 1000];
+    let rb = b.expose(src.as_ptr(), src.len()).unwrap();
+    a.connect(2, &cb).unwrap();
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_secs(30);
+    while !(a.is_connected(2) && b.is_connected(1)) {
+        assert!(Instant::now() < end);
+        a.progress(&mut ea).unwrap();
+        b.progress(&mut eb).unwrap();
+    }
+    assert!(
+        ea.is_empty() && eb.is_empty(),
+        "eager connect delivers no messages"
+    );
+    let mut dst = vec![0u8; 1000];
+    // SAFETY: dst outlives the read; its failure is awaited below.
+    unsafe { a.read(2, &cb, rb, dst.as_mut_ptr(), 1000, 77).unwrap() };
+    drop(b); // never serves the read
+    until(&mut a, &mut ea, "read failure", |e| {
+        e.iter()
+            .any(|e| matches!(e, Event::ReadFailed { token: 77, .. }))
+    });
+    assert!(ea
+        .iter()
+        .any(|e| matches!(e, Event::PeerFailed { peer: 2, .. })));
+    // A read queued behind a connect that is never answered fails too.
+    let silent = open(3).card();
+    // SAFETY: as above.
+    unsafe { a.read(3, &silent, rb, dst.as_mut_ptr(), 10, 78).unwrap() };
+    let mut a = a;
+    until(&mut a, &mut ea, "queued read failure", |e| {
+        e.iter()
+            .any(|e| matches!(e, Event::ReadFailed { token: 78, .. }))
+    });
+}

@@ -837,6 +837,34 @@ impl Provider for IbProvider {
             for k in stale {
                 if let Some(o) = self.ops.remove(&k) {
                     self.unregister(o.rkey_local);
+                    let error = VerbsError::RemoteAccess(format!(
+                        "RDMA on queue pair {qpn} aborted: queue pair destroyed"
+                    ));
+                    self.rc_out.push(if o.write {
+                        RcEvent::WriteFailed {
+                            token: o.token,
+                            error,
+                        }
+                    } else {
+                        RcEvent::ReadFailed {
+                            token: o.token,
+                            error,
+                        }
+                    });
+                }
+            }
+            for p in q.pending {
+                let error = VerbsError::RemoteAccess(format!(
+                    "RDMA on queue pair {qpn} never started: queue pair destroyed"
+                ));
+                match p {
+                    Pending::Read { token, .. } => {
+                        self.rc_out.push(RcEvent::ReadFailed { token, error })
+                    }
+                    Pending::Write { token, .. } => {
+                        self.rc_out.push(RcEvent::WriteFailed { token, error })
+                    }
+                    Pending::Chunk(_) => {}
                 }
             }
             // SAFETY: the queue pair is removed from our tables and destroyed once.

@@ -18,6 +18,10 @@ use std::time::Duration;
 use stream::{Fill, Stream};
 
 const F_HELLO: u8 = 1;
+/// Accepted TCP connections kept while waiting for their HELLO frame.
+const MAX_UNIDENTIFIED: usize = 64;
+/// Frame length of a HELLO (type byte + secret + two queue pair numbers).
+const HELLO_FRAME: usize = 17;
 const F_MSG: u8 = 2;
 const F_READ_REQ: u8 = 3;
 const F_READ_RESP: u8 = 4;
@@ -45,9 +49,23 @@ pub struct SockProvider {
     qps: HashMap<u32, Qp>,
     accepted: Vec<Stream>,
     windows: Windows,
-    reads: HashMap<u64, (usize, usize)>,
-    writes: HashMap<u64, ()>,
+    /// Outstanding emulated RDMA by token: (qp, local address, length).
+    reads: HashMap<u64, (u32, usize, usize)>,
+    writes: HashMap<u64, u32>,
+    /// Completions to report at the next rc_poll (operations on destroyed endpoints).
+    failed_ops: Vec<RcEvent>,
     ud_buf: Vec<u8>,
+    /// Readiness from the last poll(2), so an idle progress costs one system call.
+    ready: Option<Ready>,
+    ready_from_wait: bool,
+}
+
+#[derive(Default)]
+struct Ready {
+    udp: bool,
+    listener: bool,
+    accepted: bool,
+    qps: Vec<u32>,
 }
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
@@ -108,7 +126,10 @@ impl SockProvider {
             windows: Windows::default(),
             reads: HashMap::new(),
             writes: HashMap::new(),
+            failed_ops: Vec::new(),
             ud_buf: vec![0; 65536],
+            ready: None,
+            ready_from_wait: false,
         })
     }
 
@@ -134,6 +155,53 @@ impl SockProvider {
             None => q.early.push((kind, parts.concat())),
         }
         Ok(())
+    }
+
+    fn push_owned(&mut self, qp: u32, kind: u8, body: Vec<u8>) -> Result<()> {
+        let q = self
+            .qps
+            .get_mut(&qp)
+            .ok_or_else(|| VerbsError::InvalidArgument(format!("no RC endpoint {qp}")))?;
+        match q.stream.as_mut() {
+            Some(s) => {
+                s.push_owned(kind, body);
+                let _ = s.flush();
+            }
+            None => q.early.push((kind, body)),
+        }
+        Ok(())
+    }
+
+    /// Report every outstanding read/write on `qp` as failed (at the next rc_poll).
+    fn fail_ops(&mut self, qp: u32, why: &str) {
+        let error =
+            || VerbsError::RemoteAccess(format!("emulated RDMA on endpoint {qp} aborted: {why}"));
+        let reads: Vec<u64> = self
+            .reads
+            .iter()
+            .filter(|(_, r)| r.0 == qp)
+            .map(|(t, _)| *t)
+            .collect();
+        for token in reads {
+            self.reads.remove(&token);
+            self.failed_ops.push(RcEvent::ReadFailed {
+                token,
+                error: error(),
+            });
+        }
+        let writes: Vec<u64> = self
+            .writes
+            .iter()
+            .filter(|(_, q)| **q == qp)
+            .map(|(t, _)| *t)
+            .collect();
+        for token in writes {
+            self.writes.remove(&token);
+            self.failed_ops.push(RcEvent::WriteFailed {
+                token,
+                error: error(),
+            });
+        }
     }
 
     /// Serve or complete one frame; Err means the peer broke the protocol.
@@ -176,7 +244,7 @@ impl SockProvider {
                 let token = u64_at(&body, 0).ok_or_else(bad)?;
                 let status = *body.get(8).ok_or_else(bad)?;
                 let data = &body[9..];
-                let Some((local, len)) = self.reads.remove(&token) else {
+                let Some((_, local, len)) = self.reads.remove(&token) else {
                     return Ok(());
                 };
                 if status == 0 && data.len() == len {
@@ -245,12 +313,77 @@ impl SockProvider {
         Ok(())
     }
 
+    /// poll(2) every socket for `ms` milliseconds and record which are ready.
+    fn poll_fds(&mut self, ms: i32) {
+        let mut fds = vec![
+            libc::pollfd {
+                fd: self.udp.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.listener.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        for s in &self.accepted {
+            fds.push(libc::pollfd {
+                fd: s.fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        let mut ids = Vec::with_capacity(self.qps.len());
+        for (id, s) in self
+            .qps
+            .iter()
+            .filter_map(|(id, q)| q.stream.as_ref().map(|s| (*id, s)))
+        {
+            let events = libc::POLLIN | if s.wants_write() { libc::POLLOUT } else { 0 };
+            fds.push(libc::pollfd {
+                fd: s.fd(),
+                events,
+                revents: 0,
+            });
+            ids.push(id);
+        }
+        // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        if n < 0 {
+            // EINTR or similar: look at everything rather than miss something.
+            self.ready = None;
+            return;
+        }
+        let hit = |f: &libc::pollfd| f.revents != 0;
+        let acc = self.accepted.len();
+        self.ready = Some(Ready {
+            udp: hit(&fds[0]),
+            listener: hit(&fds[1]),
+            accepted: fds[2..2 + acc].iter().any(hit),
+            qps: ids
+                .into_iter()
+                .zip(&fds[2 + acc..])
+                .filter(|(_, f)| hit(f))
+                .map(|(id, _)| id)
+                .collect(),
+        });
+    }
+
     /// Match accepted streams to endpoints by their HELLO frame.
     fn poll_accepts(&mut self) {
         loop {
             match self.listener.accept() {
                 Ok((tcp, _)) => match Stream::new(tcp) {
-                    Ok(s) => self.accepted.push(s),
+                    Ok(mut s) => {
+                        s.max_frame = HELLO_FRAME;
+                        // Connections that never introduce themselves must not pile up.
+                        if self.accepted.len() >= MAX_UNIDENTIFIED {
+                            tracing::debug!("dropping the oldest unidentified TCP connection");
+                            self.accepted.remove(0);
+                        }
+                        self.accepted.push(s)
+                    }
                     Err(e) => tracing::debug!("accepted stream setup: {e}"),
                 },
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -277,8 +410,9 @@ impl SockProvider {
                                 && !matches!(q.remote, Some((_, ep)) if ep.qpn != src) =>
                         {
                             let mut s = s;
+                            s.max_frame = stream::MAX_FRAME;
                             for (k, b) in q.early.drain(..) {
-                                s.push(k, &[&b]);
+                                s.push_owned(k, b);
                             }
                             let _ = s.flush();
                             q.stream = Some(s);
@@ -343,6 +477,14 @@ impl Provider for SockProvider {
     }
 
     fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
+        // One poll(2) per progress round (none right after `wait`, which just polled); rc_poll
+        // uses the same snapshot.
+        if !std::mem::take(&mut self.ready_from_wait) {
+            self.poll_fds(0);
+        }
+        if self.ready.as_ref().is_some_and(|r| !r.udp) {
+            return Ok(());
+        }
         loop {
             match self.udp.recv_from(&mut self.ud_buf) {
                 Ok((n, _)) => out.push(self.ud_buf[..n].to_vec()),
@@ -399,7 +541,7 @@ impl Provider for SockProvider {
             hello.extend_from_slice(&qp.to_le_bytes());
             s.push(F_HELLO, &[&hello]);
             for (k, b) in q.early.drain(..) {
-                s.push(k, &[&b]);
+                s.push_owned(k, b);
             }
             s.flush().map_err(|e| VerbsError::Socket {
                 op: "write",
@@ -413,24 +555,36 @@ impl Provider for SockProvider {
 
     fn rc_destroy(&mut self, qp: u32) {
         self.qps.remove(&qp);
+        self.fail_ops(qp, "its connection was closed");
     }
 
     fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
         self.push(qp, F_MSG, parts)
     }
 
+    fn rc_send_owned(&mut self, qp: u32, data: Vec<u8>) -> Result<()> {
+        self.push_owned(qp, F_MSG, data)
+    }
+
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
-        self.poll_accepts();
+        out.append(&mut self.failed_ops);
+        let ready = self.ready.take();
+        if ready.as_ref().is_none_or(|r| r.listener || r.accepted) {
+            self.poll_accepts();
+        }
         let ids: Vec<u32> = self.qps.keys().copied().collect();
         for qp in ids {
+            let readable = ready.as_ref().is_none_or(|r| r.qps.contains(&qp));
             let mut frames = Vec::new();
             let mut broken = None;
             if let Some(s) = self.qps.get_mut(&qp).and_then(|q| q.stream.as_mut()) {
                 if let Err(e) = s.flush() {
                     broken = Some(e);
                 }
-                if let Fill::Closed(e) = s.fill() {
-                    broken.get_or_insert(e);
+                if readable {
+                    if let Fill::Closed(e) = s.fill() {
+                        broken.get_or_insert(e);
+                    }
                 }
                 loop {
                     match s.next_frame() {
@@ -451,6 +605,7 @@ impl Provider for SockProvider {
             }
             if let Some(e) = broken {
                 self.qps.remove(&qp);
+                self.fail_ops(qp, &e);
                 out.push(RcEvent::Broken {
                     qp,
                     error: VerbsError::Socket {
@@ -491,7 +646,7 @@ impl Provider for SockProvider {
         req.extend_from_slice(&(len as u64).to_le_bytes());
         req.extend_from_slice(&remote.rkey.to_le_bytes());
         self.push(qp, F_READ_REQ, &[&req])?;
-        self.reads.insert(token, (local as usize, len));
+        self.reads.insert(token, (qp, local as usize, len));
         Ok(())
     }
 
@@ -510,42 +665,15 @@ impl Provider for SockProvider {
         hdr.extend_from_slice(&remote.addr.to_le_bytes());
         hdr.extend_from_slice(&remote.rkey.to_le_bytes());
         self.push(qp, F_WRITE_REQ, &[&hdr, data])?;
-        self.writes.insert(token, ());
+        self.writes.insert(token, qp);
         Ok(())
     }
 
     fn wait(&mut self, timeout: Duration) {
-        let mut fds = vec![
-            libc::pollfd {
-                fd: self.udp.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
-        for s in &self.accepted {
-            fds.push(libc::pollfd {
-                fd: s.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        for s in self.qps.values().filter_map(|q| q.stream.as_ref()) {
-            let events = libc::POLLIN | if s.wants_write() { libc::POLLOUT } else { 0 };
-            fds.push(libc::pollfd {
-                fd: s.fd(),
-                events,
-                revents: 0,
-            });
-        }
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let ms = if ms == 0 && !timeout.is_zero() { 1 } else { ms };
-        // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
+        self.poll_fds(ms);
+        self.ready_from_wait = self.ready.is_some();
     }
 
     fn injected_drops(&self) -> u64 {

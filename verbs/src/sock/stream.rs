@@ -14,9 +14,19 @@ pub(crate) struct Stream {
     pub(crate) tcp: TcpStream,
     out: VecDeque<Vec<u8>>,
     out_off: usize,
+    /// Received bytes live in `inbuf[start..end]`; the buffer only grows (zeroed once), so
+    /// reading costs no per-call clearing.
     inbuf: Vec<u8>,
-    in_off: usize,
+    start: usize,
+    end: usize,
+    /// A large frame being read straight into its own buffer: (type, body, bytes filled).
+    big: Option<(u8, Vec<u8>, usize)>,
+    /// Largest frame accepted: tiny until the peer has identified itself with a HELLO.
+    pub(crate) max_frame: usize,
 }
+
+/// Frames larger than this are received into their own buffer (no staging copy).
+const BIG_FRAME: usize = 64 << 10;
 
 pub(crate) enum Fill {
     Open,
@@ -31,8 +41,11 @@ impl Stream {
             tcp,
             out: VecDeque::new(),
             out_off: 0,
-            inbuf: Vec::new(),
-            in_off: 0,
+            inbuf: vec![0; 64 << 10],
+            start: 0,
+            end: 0,
+            big: None,
+            max_frame: MAX_FRAME,
         })
     }
 
@@ -42,6 +55,18 @@ impl Stream {
 
     pub(crate) fn wants_write(&self) -> bool {
         !self.out.is_empty()
+    }
+
+    /// Queue a frame whose body is handed over (large bodies are not copied).
+    pub(crate) fn push_owned(&mut self, kind: u8, body: Vec<u8>) {
+        if body.len() < BIG_FRAME {
+            return self.push(kind, &[&body]);
+        }
+        let mut h = Vec::with_capacity(5);
+        h.extend_from_slice(&((body.len() + 1) as u32).to_le_bytes());
+        h.push(kind);
+        self.out.push_back(h);
+        self.out.push_back(body);
     }
 
     /// Queue a frame built from `kind` and body parts.
@@ -76,49 +101,98 @@ impl Stream {
         Ok(())
     }
 
+    /// Make room after `end`: move pending bytes to the front, grow for a large frame.
+    fn make_room(&mut self) {
+        if self.start > 0 {
+            self.inbuf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.inbuf.len() {
+            let mut want = self.inbuf.len() * 2;
+            if self.end >= 4 {
+                let len = u32::from_le_bytes([
+                    self.inbuf[0],
+                    self.inbuf[1],
+                    self.inbuf[2],
+                    self.inbuf[3],
+                ]) as usize;
+                want = want.max(4 + len.min(self.max_frame));
+            }
+            self.inbuf.resize(want, 0);
+        }
+    }
+
     /// Read what is available (up to a budget).
     pub(crate) fn fill(&mut self) -> Fill {
         let mut got = 0;
         loop {
-            if self.in_off > 0 && self.in_off * 2 >= self.inbuf.len() {
-                self.inbuf.drain(..self.in_off);
-                self.in_off = 0;
-            }
-            let len = self.inbuf.len();
-            let want = (len - self.in_off).clamp(64 << 10, 4 << 20);
-            self.inbuf.resize(len + want, 0);
-            match self.tcp.read(&mut self.inbuf[len..]) {
-                Ok(0) => {
-                    self.inbuf.truncate(len);
-                    return Fill::Closed("peer closed the connection".into());
+            self.promote();
+            let dst = match self.big.as_mut() {
+                Some((_, body, filled)) if *filled == body.len() => return Fill::Open,
+                Some((_, body, filled)) => &mut body[*filled..],
+                None => {
+                    if self.end == self.inbuf.len() {
+                        self.make_room();
+                    }
+                    &mut self.inbuf[self.end..]
                 }
+            };
+            match self.tcp.read(dst) {
+                Ok(0) => return Fill::Closed("peer closed the connection".into()),
                 Ok(n) => {
-                    self.inbuf.truncate(len + n);
+                    match self.big.as_mut() {
+                        Some((_, _, filled)) => *filled += n,
+                        None => self.end += n,
+                    }
                     got += n;
                     if got >= READ_BUDGET {
                         return Fill::Open;
                     }
                 }
-                Err(e) => {
-                    self.inbuf.truncate(len);
-                    match e.kind() {
-                        ErrorKind::WouldBlock => return Fill::Open,
-                        ErrorKind::Interrupted => continue,
-                        _ => return Fill::Closed(e.to_string()),
-                    }
-                }
+                Err(e) => match e.kind() {
+                    ErrorKind::WouldBlock => return Fill::Open,
+                    ErrorKind::Interrupted => continue,
+                    _ => return Fill::Closed(e.to_string()),
+                },
             }
         }
     }
 
+    /// When the frame at the front is large and incomplete, move it into its own buffer.
+    fn promote(&mut self) {
+        if self.big.is_some() || self.end - self.start < 5 {
+            return;
+        }
+        let h = &self.inbuf[self.start..];
+        let len = u32::from_le_bytes([h[0], h[1], h[2], h[3]]) as usize;
+        if len <= BIG_FRAME || len > self.max_frame || self.end - self.start >= 4 + len {
+            return; // small, invalid (next_frame reports it) or already complete
+        }
+        let kind = h[4];
+        let have = self.end - self.start - 5;
+        let mut body = vec![0u8; len - 1];
+        body[..have].copy_from_slice(&self.inbuf[self.start + 5..self.end]);
+        self.big = Some((kind, body, have));
+        self.start = 0;
+        self.end = 0;
+    }
+
     /// Next complete frame as (type, body), if any; Err on a frame no peer of ours would send.
     pub(crate) fn next_frame(&mut self) -> Result<Option<(u8, Vec<u8>)>, String> {
-        let avail = &self.inbuf[self.in_off..];
+        if let Some((_, body, filled)) = &self.big {
+            if *filled < body.len() {
+                return Ok(None);
+            }
+            let (kind, body, _) = self.big.take().expect("checked");
+            return Ok(Some((kind, body)));
+        }
+        let avail = &self.inbuf[self.start..self.end];
         if avail.len() < 4 {
             return Ok(None);
         }
         let len = u32::from_le_bytes([avail[0], avail[1], avail[2], avail[3]]) as usize;
-        if len == 0 || len > MAX_FRAME {
+        if len == 0 || len > self.max_frame {
             return Err(format!("bad frame length {len}"));
         }
         if avail.len() < 4 + len {
@@ -126,7 +200,11 @@ impl Stream {
         }
         let kind = avail[4];
         let body = avail[5..4 + len].to_vec();
-        self.in_off += 4 + len;
+        self.start += 4 + len;
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        }
         Ok(Some((kind, body)))
     }
 }
