@@ -14,9 +14,14 @@
 //! # Ok::<(), ibdyn::CommError>(())
 //! ```
 
+mod collective;
 mod datatype;
 mod point_to_point;
 
+pub use collective::{
+    Algorithm, CollOp, CollectiveRequest, CommunicatorCollectives, ElemType, Operation, Root, SystemOperation, UserOperation,
+    COLL_ALGO_ENV,
+};
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 pub use ibdyn_intercomm::{
     wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result, Status, Universe,
@@ -32,6 +37,7 @@ pub fn initialize() -> Result<Universe> {
 
 /// The traits a program imports: `use ibdyn::traits::*;`.
 pub mod traits {
+    pub use crate::collective::{CommunicatorCollectives, Root};
     pub use crate::datatype::{Buffer, BufferMut, Equivalence};
     pub use crate::point_to_point::{CommunicatorExt, Source};
 }

@@ -115,9 +115,19 @@ impl Source for AnyProcess<'_> {
     }
 }
 
-impl Process<'_> {
+impl<'c> Process<'c> {
     pub fn rank(&self) -> i32 {
         self.rank
+    }
+    pub fn communicator(&self) -> &'c Communicator {
+        self.comm
+    }
+    /// This process's rank as the root of a collective, checked against the communicator.
+    pub(crate) fn root(&self) -> Result<usize> {
+        if self.rank < 0 || self.rank >= self.comm.size() {
+            return Err(crate::CommError::InvalidRank { rank: self.rank as i64, size: self.comm.size() as usize });
+        }
+        Ok(self.rank as usize)
     }
     pub fn send<B: Buffer + ?Sized>(&self, buf: &B) -> Result<()> {
         self.send_with_tag(buf, 0)

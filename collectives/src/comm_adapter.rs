@@ -1,6 +1,5 @@
-//! `PointToPoint` for ibdyn communicators. Not in the module tree until ibdyn-intercomm
-//! compiles: add `ibdyn-intercomm.workspace = true` to Cargo.toml and `mod comm_adapter;`
-//! to lib.rs. Build `Collectives::new(comm.collective_view())`.
+//! `PointToPoint` for ibdyn communicators. Collectives run on a communicator's collective
+//! view: `Collectives::new(comm.collective_view())`.
 
 use crate::error::{CollError, Result};
 use crate::p2p::{P2pRequest, PointToPoint};

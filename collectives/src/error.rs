@@ -59,3 +59,17 @@ impl CollError {
 }
 
 pub type Result<T, E = CollError> = std::result::Result<T, E>;
+
+impl From<CollError> for ibdyn_intercomm::CommError {
+    /// A point-to-point failure inside a collective comes back as itself (a dead peer stays a
+    /// dead peer); every other collective error is wrapped.
+    fn from(e: CollError) -> Self {
+        match e {
+            CollError::Comm(inner) => match inner.downcast::<ibdyn_intercomm::CommError>() {
+                Ok(c) => *c,
+                Err(other) => ibdyn_intercomm::CommError::Collective(other),
+            },
+            other => ibdyn_intercomm::CommError::Collective(Box::new(other)),
+        }
+    }
+}

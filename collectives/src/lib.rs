@@ -22,7 +22,7 @@
 
 mod algo;
 mod coll;
-// mod comm_adapter; // wired by the lead once ibdyn-intercomm compiles
+mod comm_adapter;
 mod config;
 mod error;
 mod exec;

@@ -8,14 +8,15 @@ use crate::gpid::Gpid;
 use crate::group::Group;
 use crate::reqs::{PostedRecv, Status};
 use crate::request::Request;
+use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// Tag of the internal exchange that communicator management (split) uses on the
 /// collective context.
 const TAG_SPLIT: i32 = 0x7ff0_0001;
-const TAG_BCAST: i32 = 0x7ff0_0002;
-const TAG_BARRIER: i32 = 0x7ff0_0003;
+const TAG_BCAST: i32 = 0x7ff0_0003;
+const TAG_BARRIER: i32 = 0x7ff0_0005;
 
 struct CommInner {
     eng: Rc<RefCell<Engine>>,
@@ -26,6 +27,8 @@ struct CommInner {
     freed: Cell<bool>,
     /// Communicators derived from this one so far (drives their context ids).
     derived: Cell<u64>,
+    /// Cached per-communicator state of higher layers (MPI's attribute caching).
+    attrs: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
 }
 
 /// A communicator. Cloning gives another handle to the same communicator.
@@ -41,7 +44,16 @@ impl Communicator {
         let rank = local
             .rank_of(me)
             .ok_or_else(|| CommError::InvalidArgument(format!("{me} is not a member of the group")))? as u32;
-        let inner = CommInner { eng, ctx, local, remote, rank, freed: Cell::new(false), derived: Cell::new(0) };
+        let inner = CommInner {
+            eng,
+            ctx,
+            local,
+            remote,
+            rank,
+            freed: Cell::new(false),
+            derived: Cell::new(0),
+            attrs: RefCell::new(Vec::new()),
+        };
         Ok(Communicator { inner: Rc::new(inner), ctx })
     }
 
@@ -269,6 +281,25 @@ impl Communicator {
     /// Marks the communicator freed: further operations on any handle of it fail.
     pub fn free(&self) {
         self.inner.freed.set(true);
+        self.inner.attrs.borrow_mut().clear();
+    }
+
+    /// Whether `free` was called on any handle of this communicator.
+    pub fn is_freed(&self) -> bool {
+        self.inner.freed.get()
+    }
+
+    /// The value of type `T` cached on this communicator, made by `make` on first use
+    /// (MPI attribute caching; the collectives layer keeps its per-communicator state here).
+    /// A value holding a handle of this communicator lives until `free`.
+    pub fn attribute<T: 'static>(&self, make: impl FnOnce() -> T) -> Rc<T> {
+        let id = TypeId::of::<T>();
+        if let Some((_, v)) = self.inner.attrs.borrow().iter().find(|(t, _)| *t == id) {
+            return v.clone().downcast::<T>().expect("attribute stored under its own type id");
+        }
+        let v: Rc<T> = Rc::new(make());
+        self.inner.attrs.borrow_mut().push((id, v.clone()));
+        v
     }
 
     /// Broadcasts `data` from `root` along a binomial tree (management only; the collectives

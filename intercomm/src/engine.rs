@@ -203,10 +203,6 @@ impl State {
         !matches!(self.reqs.get_mut(id), Some(st) if !matches!(st, ReqState::Done(_)))
     }
 
-    pub fn live_requests(&self) -> usize {
-        self.reqs.live()
-    }
-
     /// Drops a request the user no longer waits for: a posted receive is cancelled.
     /// Returns false if it must still complete (data is moving) before it can go.
     pub fn cancel(&mut self, id: u64) -> bool {
@@ -425,7 +421,7 @@ impl State {
             // SAFETY: `buf` holds at least `len` bytes and stays borrowed by the request until
             // the read completes (ReadDone/ReadFailed), which is when the request finishes.
             unsafe { f.read(from.to_u64(), &card, remote, buf, len, id)? };
-            self.set(id, ReqState::RecvPulling { buf, status, from, sender_req });
+            self.set(id, ReqState::RecvPulling { status, from, sender_req });
             return Ok(());
         }
         if self.cma {

@@ -25,6 +25,8 @@ pub enum CommError {
     Shm(#[from] ibdyn_shm::ShmError),
     #[error("fabric: {0}")]
     Verbs(#[from] ibdyn_verbs::VerbsError),
+    #[error("collective operation: {0}")]
+    Collective(Box<dyn std::error::Error + Send + Sync + 'static>),
     #[error("the runtime is already initialised in this process")]
     AlreadyInitialized,
 }

@@ -9,9 +9,9 @@ use crate::group::Group;
 use crate::packet::Reader;
 
 /// Tags of the leader exchanges, on the collective context.
-const TAG_CREATE: i32 = 0x7ff0_0010;
+const TAG_CREATE: i32 = 0x7f00_0001;
 const TAG_MERGE: i32 = 0x7ff0_0011;
-const TAG_DISCONNECT: i32 = 0x7ff0_0012;
+const TAG_DISCONNECT: i32 = 0x7ff0_0013;
 
 /// Encodes a group with the address cards of its members, for a peer that may not know them.
 pub(crate) fn encode_group(comm: &Communicator, ctx_proposal: u64) -> Result<Vec<u8>> {
@@ -54,7 +54,7 @@ impl Communicator {
         if self.rank() == local_leader {
             let mine = encode_group(self, proposal)?;
             let pv = peer.collective_view();
-            let (send, recv) = (pv.isend(&mine, remote_leader, TAG_CREATE ^ tag.max(0))?, pv.recv_vec(remote_leader, TAG_CREATE ^ tag.max(0)));
+            let (send, recv) = (pv.isend(&mine, remote_leader, TAG_CREATE | ((tag & 0xffff) << 8))?, pv.recv_vec(remote_leader, TAG_CREATE | ((tag & 0xffff) << 8)));
             remote_blob = recv?.0;
             send.wait()?;
         }

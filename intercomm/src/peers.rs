@@ -78,10 +78,6 @@ impl PeerTable {
         self.map.iter_mut()
     }
 
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
     pub fn has_backlog(&self) -> bool {
         self.map.values().any(|p| !p.backlog.is_empty())
     }

@@ -20,7 +20,7 @@ pub(crate) enum ReqState {
     /// A receive waiting for a matching message.
     RecvPosted(PostedRecv),
     /// A receive whose data is being pulled by an RDMA read.
-    RecvPulling { buf: *mut u8, status: Status, from: Gpid, sender_req: u64 },
+    RecvPulling { status: Status, from: Gpid, sender_req: u64 },
     /// A receive filled by fragments pushed through the queue (CMA refused).
     RecvFrags { buf: *mut u8, got: usize, status: Status, from: Gpid },
     /// A rendezvous send waiting for the receiver to pull.
@@ -56,12 +56,10 @@ pub(crate) struct RndvSend {
 pub(crate) struct ReqTable {
     slots: Vec<(u32, Option<ReqState>)>,
     free: Vec<u32>,
-    live: usize,
 }
 
 impl ReqTable {
     pub fn insert(&mut self, st: ReqState) -> u64 {
-        self.live += 1;
         if let Some(i) = self.free.pop() {
             let slot = &mut self.slots[i as usize];
             slot.0 = slot.0.wrapping_add(1);
@@ -86,15 +84,10 @@ impl ReqTable {
         match self.slots.get_mut(i) {
             Some((g, st @ Some(_))) if *g == gen => {
                 self.free.push(i as u32);
-                self.live -= 1;
                 st.take()
             }
             _ => None,
         }
-    }
-
-    pub fn live(&self) -> usize {
-        self.live
     }
 
     /// Ids and states of every live request.
@@ -120,6 +113,5 @@ mod tests {
         assert!(t.get_mut(a).is_none());
         assert!(t.remove(a).is_none());
         assert!(t.get_mut(b).is_some());
-        assert_eq!(t.live(), 1);
     }
 }
