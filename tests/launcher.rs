@@ -245,3 +245,39 @@ fn hello_runs_on_several_daemons() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(lines_with(&out, "hello from rank").len(), 4);
 }
+
+#[test]
+fn killing_the_launcher_takes_daemons_and_ranks_down() {
+    let s = Scratch::new("killlauncher");
+    let mut cmd = s.ibdyn(&[
+        "run",
+        "-n",
+        "3",
+        "--nodes",
+        "2",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 60",
+    ]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..3 {
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Daemons notice through PR_SET_PDEATHSIG and their launcher connection; give them a
+    // bounded time to kill the ranks and clean up.
+    let needle = s.dir.to_string_lossy().into_owned();
+    for _ in 0..1000 {
+        let empty = std::fs::read_dir(&s.dir).unwrap().next().is_none();
+        if empty && processes_mentioning(&needle).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    s.assert_clean();
+}

@@ -142,12 +142,12 @@ fn wait_for(pid: i32, rank: u32, tx: Sender<Event>) {
 }
 
 impl Daemon {
-    /// Starts `ranks` of the job on this daemon.
-    pub(crate) fn start_ranks(&mut self, ranks: &[u32]) {
+    /// Starts `ranks` of job `spec` on this daemon: the one place processes are created
+    /// (the initial job now; spawned jobs later, with their own `JobSpec`).
+    pub(crate) fn start_ranks(&mut self, spec: &JobSpec, ranks: &[u32]) {
         for &r in ranks {
-            let result = self.start_rank(r);
-            if let Err(e) = result {
-                let msg = format!("cannot start rank {r}: {:?}: {e}", self.job.spec.program);
+            if let Err(e) = self.start_rank(spec, r) {
+                let msg = format!("cannot start rank {r}: {:?}: {e}", spec.program);
                 self.to_launcher(
                     Command::new("d_start_failed")
                         .arg("rank", r)
@@ -159,8 +159,7 @@ impl Daemon {
         }
     }
 
-    fn start_rank(&mut self, rank: u32) -> std::io::Result<()> {
-        let spec = &self.job.spec;
+    fn start_rank(&mut self, spec: &JobSpec, rank: u32) -> std::io::Result<()> {
         let mut cmd = std::process::Command::new(&spec.program);
         cmd.args(&spec.args)
             .env(env::PMI_SOCK, &spec.pmi_sock)
