@@ -517,18 +517,14 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         d.start_ranks(&spec, &spec.placement.ranks_on(me));
         drop(tx);
         d.run(rx);
-        Ok(0)
+        Ok(d.abandon_deadline.is_some())
     })();
     let _ = std::fs::remove_dir_all(&node_dir);
-    // If the launcher died without cleaning up, the last daemon out removes the session dir.
-    if std::fs::metadata(&o.session_dir).is_ok() && launcher_gone(o.launcher) {
+    // Abandoned (the launcher died, or a signal): the launcher may not clean up, so the last
+    // daemon out removes the session dir.
+    if matches!(result, Ok(true)) {
         let _ = std::fs::remove_file(o.session_dir.join("launcher.port"));
         let _ = std::fs::remove_dir(&o.session_dir);
     }
-    result
-}
-
-/// Whether nothing listens on the launcher's port any more.
-fn launcher_gone(addr: SocketAddr) -> bool {
-    TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_err()
+    result.map(i32::from)
 }
