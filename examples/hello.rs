@@ -10,7 +10,13 @@ fn main() {
         }
     };
     if !quiet {
-        println!("hello from rank {} of {} on node {} ({})", pmi.rank(), pmi.size(), pmi.node_id(), pmi.node_uid());
+        println!(
+            "hello from rank {} of {} on node {} ({})",
+            pmi.rank(),
+            pmi.size(),
+            pmi.node_id(),
+            pmi.node_uid()
+        );
     }
     if let Err(e) = pmi.finalize() {
         eprintln!("hello: PMI finalize failed: {e}");

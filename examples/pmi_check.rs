@@ -25,21 +25,35 @@ fn basic(c: &mut PmiClient) -> Res<()> {
     let ibdyn = c.server_kind() == ServerKind::Ibdyn;
     check(r < n, || format!("rank {r} >= size {n}"))?;
     check(!c.kvsname().is_empty(), || "empty kvsname".into())?;
-    check(c.universe_size() >= n, || format!("universe size {} < {n}", c.universe_size()))?;
+    check(c.universe_size() >= n, || {
+        format!("universe size {} < {n}", c.universe_size())
+    })?;
     check(c.appnum() == 0, || format!("appnum {}", c.appnum()))?;
-    check(c.local_ranks().contains(&r), || format!("local_ranks {:?} lacks {r}", c.local_ranks()))?;
+    check(c.local_ranks().contains(&r), || {
+        format!("local_ranks {:?} lacks {r}", c.local_ranks())
+    })?;
     if ibdyn {
-        check(c.node_of(r) == c.node_id(), || format!("node_of({r})={} but node_id={}", c.node_of(r), c.node_id()))?;
-        let nnodes: u32 = std::env::var("IBDYN_NNODES").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-        check((0..n).all(|p| c.node_of(p) < nnodes), || "node_of out of range".into())?;
+        check(c.node_of(r) == c.node_id(), || {
+            format!("node_of({r})={} but node_id={}", c.node_of(r), c.node_id())
+        })?;
+        let nnodes: u32 = std::env::var("IBDYN_NNODES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
+        check((0..n).all(|p| c.node_of(p) < nnodes), || {
+            "node_of out of range".into()
+        })?;
     }
 
     // put + fence + get
-    c.put(&format!("card-{r}"), &format!("addr-{r}-{}", c.node_uid())).map_err(e("put"))?;
+    c.put(&format!("card-{r}"), &format!("addr-{r}-{}", c.node_uid()))
+        .map_err(e("put"))?;
     c.fence().map_err(e("fence"))?;
     for p in 0..n {
         let v = c.get(&format!("card-{p}")).map_err(e("get"))?;
-        check(v.starts_with(&format!("addr-{p}-")), || format!("card-{p} = {v:?}"))?;
+        check(v.starts_with(&format!("addr-{p}-")), || {
+            format!("card-{p} = {v:?}")
+        })?;
     }
     match c.get("no-such-key") {
         Err(ibdyn::pmi::PmiError::KeyNotFound(k)) if k == "no-such-key" => {}
@@ -48,46 +62,68 @@ fn basic(c: &mut PmiClient) -> Res<()> {
 
     // Binary values; under ibdyn visible to get_wait without a fence.
     let bin = vec![0u8, 255, b' ', b'\n', b'=', r as u8];
-    c.put_bytes(&format!("bin-{r}"), &bin).map_err(e("put_bytes"))?;
+    c.put_bytes(&format!("bin-{r}"), &bin)
+        .map_err(e("put_bytes"))?;
     let next = (r + 1) % n;
     let got = if ibdyn {
-        c.get_wait_bytes(&format!("bin-{next}"), Duration::from_secs(30)).map_err(e("get_wait_bytes"))?
+        c.get_wait_bytes(&format!("bin-{next}"), Duration::from_secs(30))
+            .map_err(e("get_wait_bytes"))?
     } else {
         c.fence().map_err(e("fence"))?;
-        c.get_bytes(&format!("bin-{next}")).map_err(e("get_bytes"))?
+        c.get_bytes(&format!("bin-{next}"))
+            .map_err(e("get_bytes"))?
     };
-    check(got == [0, 255, b' ', b'\n', b'=', next as u8], || format!("bin-{next} = {got:?}"))?;
+    check(got == [0, 255, b' ', b'\n', b'=', next as u8], || {
+        format!("bin-{next} = {got:?}")
+    })?;
 
     // allgather
-    let all = c.allgather(format!("ag-{r}").as_bytes()).map_err(e("allgather"))?;
-    check(all.len() == n as usize, || format!("allgather gave {} values", all.len()))?;
+    let all = c
+        .allgather(format!("ag-{r}").as_bytes())
+        .map_err(e("allgather"))?;
+    check(all.len() == n as usize, || {
+        format!("allgather gave {} values", all.len())
+    })?;
     for (p, v) in all.iter().enumerate() {
-        check(v == format!("ag-{p}").as_bytes(), || format!("allgather[{p}] = {v:?}"))?;
+        check(v == format!("ag-{p}").as_bytes(), || {
+            format!("allgather[{p}] = {v:?}")
+        })?;
     }
     let empty = c.allgather(&[]).map_err(e("allgather of empty values"))?;
-    check(empty.iter().all(Vec::is_empty) && empty.len() == n as usize, || "empty allgather".into())?;
+    check(
+        empty.iter().all(Vec::is_empty) && empty.len() == n as usize,
+        || "empty allgather".into(),
+    )?;
 
     // non-blocking: ifence and iallgather in flight together, with work and a get meanwhile
     c.put(&format!("nb-{r}"), "x").map_err(e("put"))?;
     let f = c.ifence().map_err(e("ifence"))?;
     let g = c.iallgather(&[r as u8; 3]).map_err(e("iallgather"))?;
-    let mine = c.get(&format!("card-{r}")).map_err(e("get during ifence"))?;
-    check(mine.starts_with(&format!("addr-{r}-")), || "get during ifence".into())?;
+    let mine = c
+        .get(&format!("card-{r}"))
+        .map_err(e("get during ifence"))?;
+    check(mine.starts_with(&format!("addr-{r}-")), || {
+        "get during ifence".into()
+    })?;
     let mut spins = 0u64;
     while !c.test(&g).map_err(e("test"))? {
         spins += 1;
         std::hint::black_box(spins);
-        if spins % 1000 == 0 {
+        if spins & 1023 == 0 {
             std::thread::yield_now();
         }
     }
     match c.wait(g).map_err(e("wait iallgather"))? {
-        PmiCompletion::Allgather(v) => {
-            check(v.iter().enumerate().all(|(p, x)| x == &[p as u8; 3]), || format!("iallgather = {v:?}"))?
-        }
+        PmiCompletion::Allgather(v) => check(
+            v.iter().enumerate().all(|(p, x)| x == &[p as u8; 3]),
+            || format!("iallgather = {v:?}"),
+        )?,
         other => return Err(format!("iallgather completed as {other:?}")),
     }
-    check(c.wait(f).map_err(e("wait ifence"))? == PmiCompletion::Fence, || "ifence".into())?;
+    check(
+        c.wait(f).map_err(e("wait ifence"))? == PmiCompletion::Fence,
+        || "ifence".into(),
+    )?;
     for p in 0..n {
         c.get(&format!("nb-{p}")).map_err(e("get after ifence"))?;
     }
@@ -98,13 +134,18 @@ fn basic(c: &mut PmiClient) -> Res<()> {
         c.publish_name(&svc, "port#0").map_err(e("publish_name"))?;
     }
     c.barrier().map_err(e("barrier"))?;
-    check(c.lookup_name(&svc).map_err(e("lookup_name"))? == "port#0", || "lookup value".into())?;
+    check(
+        c.lookup_name(&svc).map_err(e("lookup_name"))? == "port#0",
+        || "lookup value".into(),
+    )?;
     c.barrier().map_err(e("barrier"))?;
     if r == 0 {
         c.unpublish_name(&svc).map_err(e("unpublish_name"))?;
     }
     c.barrier().map_err(e("barrier"))?;
-    check(c.lookup_name(&svc).is_err(), || "lookup after unpublish succeeded".into())?;
+    check(c.lookup_name(&svc).is_err(), || {
+        "lookup after unpublish succeeded".into()
+    })?;
     Ok(())
 }
 
@@ -131,7 +172,11 @@ fn collective_victim(c: &mut PmiClient, allgather: bool) -> Res<()> {
     }
 }
 
-fn raw_exchange(sock: &mut std::os::unix::net::UnixStream, reader: &mut BufReader<std::os::unix::net::UnixStream>, send: &[u8]) -> Res<String> {
+fn raw_exchange(
+    sock: &mut std::os::unix::net::UnixStream,
+    reader: &mut BufReader<std::os::unix::net::UnixStream>,
+    send: &[u8],
+) -> Res<String> {
     sock.write_all(send).map_err(e("raw write"))?;
     let mut line = String::new();
     reader.read_line(&mut line).map_err(e("raw read"))?;
@@ -143,7 +188,8 @@ fn malformed(c: &mut PmiClient) -> Res<()> {
     if r == 0 || r == n - 1 {
         let path = std::env::var("IBDYN_PMI_SOCK").map_err(e("IBDYN_PMI_SOCK"))?;
         let mut sock = std::os::unix::net::UnixStream::connect(path).map_err(e("connect"))?;
-        sock.set_read_timeout(Some(Duration::from_secs(20))).map_err(e("timeout"))?;
+        sock.set_read_timeout(Some(Duration::from_secs(20)))
+            .map_err(e("timeout"))?;
         let mut reader = BufReader::new(sock.try_clone().map_err(e("clone"))?);
         let cases: [(&[u8], &str); 7] = [
             (b"this is not pmi\n", "cmd=error"),
@@ -156,10 +202,14 @@ fn malformed(c: &mut PmiClient) -> Res<()> {
         ];
         for (send, want) in cases {
             let got = raw_exchange(&mut sock, &mut reader, send)?;
-            check(got.starts_with(want), || format!("{:?} got {got:?}", String::from_utf8_lossy(send)))?;
+            check(got.starts_with(want), || {
+                format!("{:?} got {got:?}", String::from_utf8_lossy(send))
+            })?;
         }
         let got = raw_exchange(&mut sock, &mut reader, b"cmd=get_maxes\n")?;
-        check(got.starts_with("cmd=maxes"), || format!("get_maxes after junk: {got:?}"))?;
+        check(got.starts_with("cmd=maxes"), || {
+            format!("get_maxes after junk: {got:?}")
+        })?;
     }
     c.put(&format!("m-{r}"), "v").map_err(e("put"))?;
     c.fence().map_err(e("fence after malformed lines"))?;
@@ -171,8 +221,11 @@ fn malformed(c: &mut PmiClient) -> Res<()> {
 
 fn intruder(c: &mut PmiClient) -> Res<()> {
     if c.rank() == 0 {
-        let dir = std::path::PathBuf::from(std::env::var("IBDYN_SESSION_DIR").map_err(e("IBDYN_SESSION_DIR"))?);
-        let mut ports = vec![std::fs::read_to_string(dir.join("launcher.port")).map_err(e("launcher.port"))?];
+        let dir = std::path::PathBuf::from(
+            std::env::var("IBDYN_SESSION_DIR").map_err(e("IBDYN_SESSION_DIR"))?,
+        );
+        let mut ports =
+            vec![std::fs::read_to_string(dir.join("launcher.port")).map_err(e("launcher.port"))?];
         for d in 0.. {
             match std::fs::read_to_string(dir.join(format!("node{d}/tcp.port"))) {
                 Ok(p) => ports.push(p),
@@ -182,14 +235,20 @@ fn intruder(c: &mut PmiClient) -> Res<()> {
         for p in ports {
             let port: u16 = p.trim().parse().map_err(e("port"))?;
             let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(e("connect"))?;
-            s.set_read_timeout(Some(Duration::from_secs(20))).map_err(e("timeout"))?;
+            s.set_read_timeout(Some(Duration::from_secs(20)))
+                .map_err(e("timeout"))?;
             s.write_all(b"cmd=ibdyn_auth secret=0123456789abcdef role=daemon index=1 port=1\ncmd=d_put kvs=x key=y value=z\n")
                 .map_err(e("write"))?;
             let mut buf = [0u8; 64];
             match s.read(&mut buf) {
                 Ok(0) => {}
                 Err(err) if err.kind() == std::io::ErrorKind::ConnectionReset => {}
-                Ok(k) => return Err(format!("port {port} answered {:?}", String::from_utf8_lossy(&buf[..k]))),
+                Ok(k) => {
+                    return Err(format!(
+                        "port {port} answered {:?}",
+                        String::from_utf8_lossy(&buf[..k])
+                    ))
+                }
                 Err(err) => return Err(format!("port {port}: {err}")),
             }
             println!("REFUSED port {port}");
@@ -218,7 +277,12 @@ fn run(mode: &str) -> Res<()> {
         }
         "spawn" => {
             let req = SpawnRequest {
-                commands: vec![SpawnCommand { program: "worker".into(), args: vec!["a b".into()], nprocs: 2, info: vec![] }],
+                commands: vec![SpawnCommand {
+                    program: "worker".into(),
+                    args: vec!["a b".into()],
+                    nprocs: 2,
+                    info: vec![],
+                }],
                 preput: vec![("parent".into(), "p0".into())],
             };
             match c.spawn(&req) {
@@ -249,7 +313,9 @@ fn run(mode: &str) -> Res<()> {
 fn main() {
     let mode = std::env::args().nth(1).unwrap_or_else(|| "basic".into());
     if let Err(err) = run(&mode) {
-        let rank = std::env::var("IBDYN_RANK").or_else(|_| std::env::var("PMI_RANK")).unwrap_or_default();
+        let rank = std::env::var("IBDYN_RANK")
+            .or_else(|_| std::env::var("PMI_RANK"))
+            .unwrap_or_default();
         println!("FAIL rank {rank}: {err}");
         std::process::exit(1);
     }

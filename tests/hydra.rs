@@ -13,7 +13,9 @@ fn pmi_check_runs_unchanged_under_mpiexec_hydra() {
         return;
     };
     let mut cmd = std::process::Command::new(hydra);
-    cmd.args(["-n", "4"]).arg(example_bin("pmi_check")).arg("hydra");
+    cmd.args(["-n", "4"])
+        .arg(example_bin("pmi_check"))
+        .arg("hydra");
     let out = run_bounded(cmd, None, Duration::from_secs(120));
     assert_all_ok(&out, 4);
 }

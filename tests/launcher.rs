@@ -12,7 +12,20 @@ use std::time::Duration;
 #[test]
 fn tag_output_prefixes_every_line_of_every_rank() {
     let s = Scratch::new("tag");
-    let out = s.run(&["run", "-n", "3", "--nodes", "2", "--tag-output", "sh", "-c", "echo a-$IBDYN_RANK; echo b-$IBDYN_RANK >&2"], None);
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "3",
+            "--nodes",
+            "2",
+            "--tag-output",
+            "sh",
+            "-c",
+            "echo a-$IBDYN_RANK; echo b-$IBDYN_RANK >&2",
+        ],
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let mut got: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     got.sort();
@@ -26,7 +39,10 @@ fn tag_output_prefixes_every_line_of_every_rank() {
 #[test]
 fn output_without_tags_is_passed_through() {
     let s = Scratch::new("plain");
-    let out = s.run(&["run", "-n", "2", "sh", "-c", "printf 'x%s\\n' $IBDYN_RANK"], None);
+    let out = s.run(
+        &["run", "-n", "2", "sh", "-c", "printf 'x%s\\n' $IBDYN_RANK"],
+        None,
+    );
     assert!(out.status.success());
     let mut got: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     got.sort();
@@ -37,7 +53,10 @@ fn output_without_tags_is_passed_through() {
 fn stdin_goes_to_rank_0_only() {
     let s = Scratch::new("stdin");
     let script = "if [ $IBDYN_RANK = 0 ]; then cat; else echo rank$IBDYN_RANK-got-$(wc -c); fi";
-    let out = s.run(&["run", "-n", "2", "--nodes", "2", "sh", "-c", script], Some(b"hello stdin\nline two\n"));
+    let out = s.run(
+        &["run", "-n", "2", "--nodes", "2", "sh", "-c", script],
+        Some(b"hello stdin\nline two\n"),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let o = text(&out.stdout);
     assert!(o.contains("hello stdin\nline two\n"), "stdout: {o}");
@@ -47,18 +66,47 @@ fn stdin_goes_to_rank_0_only() {
 #[test]
 fn exit_code_of_a_failing_rank_is_reported_and_returned() {
     let s = Scratch::new("exit");
-    let out = s.run(&["run", "-n", "3", "--nodes", "2", "sh", "-c", "[ $IBDYN_RANK = 1 ] && exit 7; exec sleep 30"], None);
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "3",
+            "--nodes",
+            "2",
+            "sh",
+            "-c",
+            "[ $IBDYN_RANK = 1 ] && exit 7; exec sleep 30",
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("rank 1 exited with code 7"), "stderr: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("rank 1 exited with code 7"),
+        "stderr: {}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
 fn a_rank_killed_by_a_signal_is_named_with_the_signal() {
     let s = Scratch::new("signal");
-    let out = s.run(&["run", "-n", "3", "sh", "-c", "[ $IBDYN_RANK = 2 ] && kill -SEGV $$; exec sleep 30"], None);
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "3",
+            "sh",
+            "-c",
+            "[ $IBDYN_RANK = 2 ] && kill -SEGV $$; exec sleep 30",
+        ],
+        None,
+    );
     assert_eq!(out.status.code(), Some(128 + 11));
     let err = text(&out.stderr);
-    assert!(err.contains("rank 2 was killed by signal 11 (SIGSEGV)"), "stderr: {err}");
+    assert!(
+        err.contains("rank 2 was killed by signal 11 (SIGSEGV)"),
+        "stderr: {err}"
+    );
 }
 
 #[test]
@@ -72,10 +120,16 @@ fn all_ranks_exiting_zero_gives_zero() {
 #[test]
 fn a_missing_program_is_named_with_the_os_error() {
     let s = Scratch::new("missing");
-    let out = s.run(&["run", "-n", "2", "--nodes", "2", "no-such-program-ibdyn"], None);
+    let out = s.run(
+        &["run", "-n", "2", "--nodes", "2", "no-such-program-ibdyn"],
+        None,
+    );
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains("no-such-program-ibdyn") && err.contains("No such file or directory"), "stderr: {err}");
+    assert!(
+        err.contains("no-such-program-ibdyn") && err.contains("No such file or directory"),
+        "stderr: {err}"
+    );
 }
 
 #[test]
@@ -88,18 +142,29 @@ fn a_non_executable_program_is_named_with_the_os_error() {
     let _ = std::fs::remove_file(&prog);
     assert!(!out.status.success());
     let err = text(&out.stderr);
-    assert!(err.contains(prog.to_str().unwrap()) && err.contains("Permission denied"), "stderr: {err}");
+    assert!(
+        err.contains(prog.to_str().unwrap()) && err.contains("Permission denied"),
+        "stderr: {err}"
+    );
 }
 
 #[test]
 fn map_by_node_places_round_robin_and_default_is_block() {
     let s = Scratch::new("map");
     let script = "echo $IBDYN_RANK:$IBDYN_NODE";
-    let out = s.run(&["run", "-n", "5", "--nodes", "2", "--map-by", "node", "sh", "-c", script], None);
+    let out = s.run(
+        &[
+            "run", "-n", "5", "--nodes", "2", "--map-by", "node", "sh", "-c", script,
+        ],
+        None,
+    );
     let mut got: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     got.sort();
     assert_eq!(got, vec!["0:0", "1:1", "2:0", "3:1", "4:0"]);
-    let out = s.run(&["run", "-n", "5", "--nodes", "2", "sh", "-c", script], None);
+    let out = s.run(
+        &["run", "-n", "5", "--nodes", "2", "sh", "-c", script],
+        None,
+    );
     let mut got: Vec<String> = text(&out.stdout).lines().map(str::to_string).collect();
     got.sort();
     assert_eq!(got, vec!["0:0", "1:0", "2:0", "3:1", "4:1"]);
@@ -108,14 +173,28 @@ fn map_by_node_places_round_robin_and_default_is_block() {
 #[test]
 fn sigint_is_forwarded_to_the_job() {
     let s = Scratch::new("sigint");
-    let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sh", "-c", "echo ready; exec sleep 60"]);
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut cmd = s.ibdyn(&[
+        "run",
+        "-n",
+        "2",
+        "--nodes",
+        "2",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 60",
+    ]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     for _ in 0..2 {
         assert_eq!(lines.next().unwrap().unwrap(), "ready");
     }
-    let st = std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
     let status = wait_bounded(&mut child, Duration::from_secs(60));
     let mut err = String::new();
@@ -128,7 +207,18 @@ fn sigint_is_forwarded_to_the_job() {
 #[test]
 fn shared_memory_of_exited_ranks_is_removed() {
     let s = Scratch::new("shm");
-    let out = s.run(&["run", "-n", "3", "--nodes", "2", example_bin("pmi_check").to_str().unwrap(), "shm"], None);
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "3",
+            "--nodes",
+            "2",
+            example_bin("pmi_check").to_str().unwrap(),
+            "shm",
+        ],
+        None,
+    );
     assert_all_ok(&out, 3);
     let paths = lines_with(&out, "SHM ");
     assert_eq!(paths.len(), 3);
@@ -141,7 +231,53 @@ fn shared_memory_of_exited_ranks_is_removed() {
 #[test]
 fn hello_runs_on_several_daemons() {
     let s = Scratch::new("hello");
-    let out = s.run(&["run", "-n", "4", "--nodes", "2", example_bin("hello").to_str().unwrap()], None);
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "4",
+            "--nodes",
+            "2",
+            example_bin("hello").to_str().unwrap(),
+        ],
+        None,
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(lines_with(&out, "hello from rank").len(), 4);
+}
+
+#[test]
+fn killing_the_launcher_takes_daemons_and_ranks_down() {
+    let s = Scratch::new("killlauncher");
+    let mut cmd = s.ibdyn(&[
+        "run",
+        "-n",
+        "3",
+        "--nodes",
+        "2",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 60",
+    ]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..3 {
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Daemons notice through PR_SET_PDEATHSIG and their launcher connection; give them a
+    // bounded time to kill the ranks and clean up.
+    let needle = s.dir.to_string_lossy().into_owned();
+    for _ in 0..1000 {
+        let empty = std::fs::read_dir(&s.dir).unwrap().next().is_none();
+        if empty && processes_mentioning(&needle).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    s.assert_clean();
 }

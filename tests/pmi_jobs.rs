@@ -41,7 +41,13 @@ fn more_daemons_than_ranks() {
 
 fn assert_collective_fails_naming_rank_1(out: &std::process::Output, n: u32, what: &str) {
     let failed = lines_with(out, "COLL-FAILED");
-    assert_eq!(failed.len(), n as usize - 1, "stdout:\n{}\nstderr:\n{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        failed.len(),
+        n as usize - 1,
+        "stdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     for l in &failed {
         assert!(l.contains("rank 1 ") && l.contains(what), "{l}");
     }
@@ -81,7 +87,11 @@ fn tcp_connections_without_the_secret_are_refused_and_logged() {
     assert_all_ok(&out, 3);
     assert_eq!(lines_with(&out, "REFUSED").len(), 4, "launcher + 3 daemons");
     let err = text(&out.stderr);
-    assert_eq!(err.matches("refused TCP connection").count(), 4, "stderr: {err}");
+    assert_eq!(
+        err.matches("refused TCP connection").count(),
+        4,
+        "stderr: {err}"
+    );
 }
 
 #[test]
@@ -91,7 +101,10 @@ fn abort_ends_the_job_with_its_code_and_message() {
         let out = pmi_check(&s, 3, nodes, &[], "abort");
         assert_eq!(out.status.code(), Some(7));
         let err = text(&out.stderr);
-        assert!(err.contains("rank 1 aborted the job with code 7: test abort"), "stderr: {err}");
+        assert!(
+            err.contains("rank 1 aborted the job with code 7: test abort"),
+            "stderr: {err}"
+        );
     }
 }
 
@@ -119,6 +132,10 @@ fn get_wait_times_out_naming_the_key() {
 
 #[test]
 fn a_program_without_a_launcher_is_a_singleton() {
-    let out = run_bounded(std::process::Command::new(example_bin("pmi_check")), None, std::time::Duration::from_secs(60));
+    let out = run_bounded(
+        std::process::Command::new(example_bin("pmi_check")),
+        None,
+        std::time::Duration::from_secs(60),
+    );
     assert_all_ok(&out, 1);
 }

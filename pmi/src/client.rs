@@ -94,7 +94,9 @@ fn hostname() -> String {
 
 /// FNV-1a: a stable 32-bit id from a kvsname when the launcher gives no job id.
 fn fnv32(s: &str) -> u32 {
-    s.bytes().fold(0x811c9dc5u32, |h, b| (h ^ b as u32).wrapping_mul(0x01000193))
+    s.bytes().fold(0x811c9dc5u32, |h, b| {
+        (h ^ b as u32).wrapping_mul(0x01000193)
+    })
 }
 
 impl PmiClient {
@@ -102,45 +104,76 @@ impl PmiClient {
     pub fn init() -> Result<PmiClient> {
         let timeout = match std::env::var(env::PMI_TIMEOUT) {
             Ok(v) => Duration::from_secs_f64(
-                v.parse::<f64>()
-                    .ok()
-                    .filter(|s| *s > 0.0)
-                    .ok_or_else(|| PmiError::Env(format!("{}={v:?} is not a positive number", env::PMI_TIMEOUT)))?,
+                v.parse::<f64>().ok().filter(|s| *s > 0.0).ok_or_else(|| {
+                    PmiError::Env(format!(
+                        "{}={v:?} is not a positive number",
+                        env::PMI_TIMEOUT
+                    ))
+                })?,
             ),
             Err(_) => DEFAULT_TIMEOUT,
         };
         if let Ok(path) = std::env::var(env::PMI_SOCK) {
-            let rank = env_u32(env::RANK)?.ok_or_else(|| PmiError::Env(format!("{} is not set", env::RANK)))?;
-            let size = env_u32(env::SIZE)?.ok_or_else(|| PmiError::Env(format!("{} is not set", env::SIZE)))?;
-            let stream =
-                UnixStream::connect(&path).map_err(|source| PmiError::Connect { path: path.clone(), source })?;
-            let mut c = PmiClient::blank(Server::Conn(LineConn::new(stream)), ServerKind::Ibdyn, rank, size, timeout);
+            let rank = env_u32(env::RANK)?
+                .ok_or_else(|| PmiError::Env(format!("{} is not set", env::RANK)))?;
+            let size = env_u32(env::SIZE)?
+                .ok_or_else(|| PmiError::Env(format!("{} is not set", env::SIZE)))?;
+            let stream = UnixStream::connect(&path).map_err(|source| PmiError::Connect {
+                path: path.clone(),
+                source,
+            })?;
+            let mut c = PmiClient::blank(
+                Server::Conn(LineConn::new(stream)),
+                ServerKind::Ibdyn,
+                rank,
+                size,
+                timeout,
+            );
             c.job_id = env_u32(env::JOBID)?.unwrap_or(0);
             c.node_id = env_u32(env::NODE)?.unwrap_or(0);
-            c.node_uid = std::env::var(env::NODE_UID).unwrap_or_else(|_| format!("{}-node{}", hostname(), c.node_id));
-            c.handshake(&format!("cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={rank}\n"))?;
+            c.node_uid = std::env::var(env::NODE_UID)
+                .unwrap_or_else(|_| format!("{}-node{}", hostname(), c.node_id));
+            c.handshake(&format!(
+                "cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={rank}\n"
+            ))?;
             return Ok(c);
         }
         if let Ok(fdtext) = std::env::var(env::HYDRA_PMI_FD) {
-            let fd: i32 =
-                fdtext.trim().parse().map_err(|_| PmiError::Env(format!("PMI_FD={fdtext:?} is not a descriptor")))?;
+            let fd: i32 = fdtext
+                .trim()
+                .parse()
+                .map_err(|_| PmiError::Env(format!("PMI_FD={fdtext:?} is not a descriptor")))?;
             let rank = env_u32(env::HYDRA_PMI_RANK)?.unwrap_or(0);
             let size = env_u32(env::HYDRA_PMI_SIZE)?.unwrap_or(1);
             // SAFETY: fcntl on an arbitrary integer only reports EBADF if it is not open.
             if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-                return Err(PmiError::Env(format!("PMI_FD={fd} is not an open descriptor")));
+                return Err(PmiError::Env(format!(
+                    "PMI_FD={fd} is not an open descriptor"
+                )));
             }
             // SAFETY: the launcher handed this descriptor to us for PMI; nothing else in the
             // process owns it, and we checked above that it is open.
             let stream = unsafe { UnixStream::from_raw_fd(fd) };
-            let mut c = PmiClient::blank(Server::Conn(LineConn::new(stream)), ServerKind::Pmi1, rank, size, timeout);
+            let mut c = PmiClient::blank(
+                Server::Conn(LineConn::new(stream)),
+                ServerKind::Pmi1,
+                rank,
+                size,
+                timeout,
+            );
             c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n")?;
             c.job_id = fnv32(&c.kvsname);
             c.node_id = c.nodes.get(rank as usize).copied().unwrap_or(0);
             c.node_uid = hostname();
             return Ok(c);
         }
-        let mut c = PmiClient::blank(Server::Singleton(Box::default()), ServerKind::Singleton, 0, 1, timeout);
+        let mut c = PmiClient::blank(
+            Server::Singleton(Box::default()),
+            ServerKind::Singleton,
+            0,
+            1,
+            timeout,
+        );
         c.kvsname = format!("singleton_{}", std::process::id());
         c.job_id = std::process::id();
         c.node_uid = format!("{}-singleton-{}", hostname(), std::process::id());
@@ -149,7 +182,13 @@ impl PmiClient {
         Ok(c)
     }
 
-    fn blank(server: Server, kind: ServerKind, rank: u32, size: u32, timeout: Duration) -> PmiClient {
+    fn blank(
+        server: Server,
+        kind: ServerKind,
+        rank: u32,
+        size: u32,
+        timeout: Duration,
+    ) -> PmiClient {
         PmiClient {
             server,
             kind,
@@ -174,13 +213,26 @@ impl PmiClient {
     fn handshake(&mut self, init_line: &str) -> Result<()> {
         let r = self.request_line(init_line, "response_to_init", "init")?;
         if r.rc() != 0 {
-            return Err(PmiError::Server { cmd: "init".into(), msg: format!("rc={}", r.rc()) });
+            return Err(PmiError::Server {
+                cmd: "init".into(),
+                msg: format!("rc={}", r.rc()),
+            });
         }
         let r = self.request(Command::new("get_maxes"), "maxes")?;
-        self.vallen_max = r.get("vallen_max").and_then(|v| v.parse().ok()).unwrap_or(1024);
-        self.kvsname = self.request(Command::new("get_my_kvsname"), "my_kvsname")?.require("kvsname")?.to_string();
-        self.appnum = self.request(Command::new("get_appnum"), "appnum")?.num("appnum")?;
-        let us: i64 = self.request(Command::new("get_universe_size"), "universe_size")?.num("size")?;
+        self.vallen_max = r
+            .get("vallen_max")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1024);
+        self.kvsname = self
+            .request(Command::new("get_my_kvsname"), "my_kvsname")?
+            .require("kvsname")?
+            .to_string();
+        self.appnum = self
+            .request(Command::new("get_appnum"), "appnum")?
+            .num("appnum")?;
+        let us: i64 = self
+            .request(Command::new("get_universe_size"), "universe_size")?
+            .num("size")?;
         self.universe_size = if us > 0 { us as u32 } else { self.size };
         match self.get(PROCESS_MAPPING_KEY) {
             Ok(text) => self.nodes = ProcessMapping::parse(&text)?.nodes(self.size),
@@ -241,7 +293,9 @@ impl PmiClient {
         }
         match &mut self.server {
             Server::Conn(c) => Ok(c),
-            Server::Singleton(_) => Err(PmiError::NotSupported("a server round trip as a singleton".into())),
+            Server::Singleton(_) => Err(PmiError::NotSupported(
+                "a server round trip as a singleton".into(),
+            )),
         }
     }
 
@@ -249,9 +303,13 @@ impl PmiClient {
     fn absorb(&mut self, line: Command) -> Result<()> {
         let id: u64 = line.num("reqid")?;
         let result = if line.rc() != 0 {
-            Err(PmiError::Server { cmd: line.name.clone(), msg: msg_text(line.get("msg").unwrap_or("failed")) })
+            Err(PmiError::Server {
+                cmd: line.name.clone(),
+                msg: msg_text(line.get("msg").unwrap_or("failed")),
+            })
         } else if line.name == "ibdyn_iallgather_result" {
-            wire::decode_array(line.get("values").unwrap_or(""), self.size as usize).map(PmiCompletion::Allgather)
+            wire::decode_array(line.get("values").unwrap_or(""), self.size as usize)
+                .map(PmiCompletion::Allgather)
         } else {
             Ok(PmiCompletion::Fence)
         };
@@ -270,7 +328,13 @@ impl PmiClient {
     }
 
     /// Sends one request and returns its reply, filing completions that arrive meanwhile.
-    fn exchange(&mut self, line: &str, reply: &str, what: &str, timeout: Duration) -> Result<Command> {
+    fn exchange(
+        &mut self,
+        line: &str,
+        reply: &str,
+        what: &str,
+        timeout: Duration,
+    ) -> Result<Command> {
         self.conn()?.send(line, what)?;
         let started = Instant::now();
         let deadline = started + timeout;
@@ -284,13 +348,19 @@ impl PmiClient {
                 return Ok(r);
             }
             let msg = msg_text(r.get("msg").unwrap_or(&r.name));
-            return Err(PmiError::Server { cmd: what.into(), msg });
+            return Err(PmiError::Server {
+                cmd: what.into(),
+                msg,
+            });
         }
     }
 
     fn ok_or_server(&self, r: &Command, what: &str) -> Result<()> {
         if r.rc() != 0 {
-            return Err(PmiError::Server { cmd: what.into(), msg: msg_text(r.get("msg").unwrap_or("failed")) });
+            return Err(PmiError::Server {
+                cmd: what.into(),
+                msg: msg_text(r.get("msg").unwrap_or("failed")),
+            });
         }
         Ok(())
     }
@@ -301,13 +371,20 @@ impl PmiClient {
         wire::check_key("key", key)?;
         wire::check_value("value", value)?;
         if self.kind == ServerKind::Pmi1 && value.len() > self.vallen_max {
-            return Err(PmiError::invalid("value", key, &format!("longer than the server's {} bytes", self.vallen_max)));
+            return Err(PmiError::invalid(
+                "value",
+                key,
+                &format!("longer than the server's {} bytes", self.vallen_max),
+            ));
         }
         if let Server::Singleton(dir) = &mut self.server {
             dir.kvs("singleton").put(key, value);
             return Ok(());
         }
-        let cmd = Command::new("put").arg("kvsname", &self.kvsname).arg("key", key).arg("value", value);
+        let cmd = Command::new("put")
+            .arg("kvsname", &self.kvsname)
+            .arg("key", key)
+            .arg("value", value);
         let r = self.request(cmd, "put_result")?;
         self.ok_or_server(&r, "put")
     }
@@ -320,9 +397,15 @@ impl PmiClient {
     pub fn get(&mut self, key: &str) -> Result<String> {
         wire::check_key("key", key)?;
         if let Server::Singleton(dir) = &mut self.server {
-            return dir.kvs("singleton").get(key).map(str::to_string).ok_or_else(|| PmiError::KeyNotFound(key.into()));
+            return dir
+                .kvs("singleton")
+                .get(key)
+                .map(str::to_string)
+                .ok_or_else(|| PmiError::KeyNotFound(key.into()));
         }
-        let cmd = Command::new("get").arg("kvsname", &self.kvsname).arg("key", key);
+        let cmd = Command::new("get")
+            .arg("kvsname", &self.kvsname)
+            .arg("key", key);
         let r = self.request(cmd, "get_result")?;
         if r.rc() != 0 {
             return Err(PmiError::KeyNotFound(key.into()));
@@ -341,11 +424,17 @@ impl PmiClient {
         match self.kind {
             ServerKind::Ibdyn => {}
             ServerKind::Pmi1 => {
-                tracing::debug!(key, "PMI-1 server: get_wait falls back to get (visible after a fence)");
+                tracing::debug!(
+                    key,
+                    "PMI-1 server: get_wait falls back to get (visible after a fence)"
+                );
                 return self.get(key);
             }
             ServerKind::Singleton => {
-                return self.get(key).map_err(|_| PmiError::KeyWaitTimeout { key: key.into(), secs: 0.0 })
+                return self.get(key).map_err(|_| PmiError::KeyWaitTimeout {
+                    key: key.into(),
+                    secs: 0.0,
+                })
             }
         }
         let ms = timeout.as_millis().min(u64::MAX as u128) as u64;
@@ -354,9 +443,17 @@ impl PmiClient {
             .arg("key", key)
             .arg("timeout_ms", ms)
             .to_line();
-        let r = self.exchange(&line, "get_result", "get_wait", timeout + Duration::from_secs(10))?;
+        let r = self.exchange(
+            &line,
+            "get_result",
+            "get_wait",
+            timeout + Duration::from_secs(10),
+        )?;
         if r.rc() != 0 {
-            return Err(PmiError::KeyWaitTimeout { key: key.into(), secs: timeout.as_secs_f64() });
+            return Err(PmiError::KeyWaitTimeout {
+                key: key.into(),
+                secs: timeout.as_secs_f64(),
+            });
         }
         Ok(r.get("value").unwrap_or("").to_string())
     }
@@ -386,7 +483,10 @@ impl PmiClient {
             ServerKind::Singleton => Ok(vec![value.to_vec()]),
             ServerKind::Pmi1 => self.allgather_fallback(value),
             ServerKind::Ibdyn => {
-                let r = self.request(Command::new("ibdyn_allgather").arg("value", hex_encode(value)), "ibdyn_allgather_result")?;
+                let r = self.request(
+                    Command::new("ibdyn_allgather").arg("value", hex_encode(value)),
+                    "ibdyn_allgather_result",
+                )?;
                 self.ok_or_server(&r, "allgather")?;
                 wire::decode_array(r.get("values").unwrap_or(""), self.size as usize)
             }
@@ -399,7 +499,9 @@ impl PmiClient {
         self.fallback_seq += 1;
         self.put_bytes(&format!("ibdyn-ag{seq}-{}", self.rank), value)?;
         self.fence()?;
-        (0..self.size).map(|r| self.get_bytes(&format!("ibdyn-ag{seq}-{r}"))).collect()
+        (0..self.size)
+            .map(|r| self.get_bytes(&format!("ibdyn-ag{seq}-{r}")))
+            .collect()
     }
 
     fn new_request(&mut self) -> PmiRequest {
@@ -428,7 +530,10 @@ impl PmiClient {
     pub fn iallgather(&mut self, value: &[u8]) -> Result<PmiRequest> {
         let req = self.new_request();
         if self.kind == ServerKind::Ibdyn {
-            let line = Command::new("ibdyn_iallgather").arg("reqid", req.id).arg("value", hex_encode(value)).to_line();
+            let line = Command::new("ibdyn_iallgather")
+                .arg("reqid", req.id)
+                .arg("value", hex_encode(value))
+                .to_line();
             self.conn()?.send(&line, "iallgather")?;
         } else {
             if self.kind == ServerKind::Pmi1 {
@@ -453,7 +558,10 @@ impl PmiClient {
             }
             let line = self.conn()?.recv(deadline, "wait", started)?;
             if line.get("reqid").is_none() {
-                return Err(PmiError::Malformed { line: line.to_line(), why: "unexpected reply while waiting".into() });
+                return Err(PmiError::Malformed {
+                    line: line.to_line(),
+                    why: "unexpected reply while waiting".into(),
+                });
             }
             self.absorb(line)?;
         }
@@ -469,7 +577,10 @@ impl PmiClient {
         }
         while let Some(line) = self.conn()?.try_recv("test")? {
             if line.get("reqid").is_none() {
-                return Err(PmiError::Malformed { line: line.to_line(), why: "unexpected reply while testing".into() });
+                return Err(PmiError::Malformed {
+                    line: line.to_line(),
+                    why: "unexpected reply while testing".into(),
+                });
             }
             self.absorb(line)?;
         }
@@ -482,18 +593,36 @@ impl PmiClient {
         wire::check_key("service name", service)?;
         wire::check_value("port name", port)?;
         if let Server::Singleton(dir) = &mut self.server {
-            return dir.names.publish(service, port).map_err(|e| PmiError::Server { cmd: "publish_name".into(), msg: e.to_string() });
+            return dir
+                .names
+                .publish(service, port)
+                .map_err(|e| PmiError::Server {
+                    cmd: "publish_name".into(),
+                    msg: e.to_string(),
+                });
         }
-        let r = self.request(Command::new("publish_name").arg("service", service).arg("port", port), "publish_result")?;
+        let r = self.request(
+            Command::new("publish_name")
+                .arg("service", service)
+                .arg("port", port),
+            "publish_result",
+        )?;
         self.ok_or_server(&r, "publish_name")
     }
 
     pub fn lookup_name(&mut self, service: &str) -> Result<String> {
         wire::check_key("service name", service)?;
         if let Server::Singleton(dir) = &mut self.server {
-            return dir.names.lookup(service).map(str::to_string).map_err(|_| PmiError::ServiceNotFound(service.into()));
+            return dir
+                .names
+                .lookup(service)
+                .map(str::to_string)
+                .map_err(|_| PmiError::ServiceNotFound(service.into()));
         }
-        let r = self.request(Command::new("lookup_name").arg("service", service), "lookup_result")?;
+        let r = self.request(
+            Command::new("lookup_name").arg("service", service),
+            "lookup_result",
+        )?;
         if r.rc() != 0 {
             return Err(PmiError::ServiceNotFound(service.into()));
         }
@@ -503,9 +632,15 @@ impl PmiClient {
     pub fn unpublish_name(&mut self, service: &str) -> Result<()> {
         wire::check_key("service name", service)?;
         if let Server::Singleton(dir) = &mut self.server {
-            return dir.names.unpublish(service).map_err(|_| PmiError::ServiceNotFound(service.into()));
+            return dir
+                .names
+                .unpublish(service)
+                .map_err(|_| PmiError::ServiceNotFound(service.into()));
         }
-        let r = self.request(Command::new("unpublish_name").arg("service", service), "unpublish_result")?;
+        let r = self.request(
+            Command::new("unpublish_name").arg("service", service),
+            "unpublish_result",
+        )?;
         if r.rc() != 0 {
             return Err(PmiError::ServiceNotFound(service.into()));
         }

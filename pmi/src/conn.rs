@@ -14,15 +14,22 @@ pub(crate) struct LineConn {
 
 impl LineConn {
     pub(crate) fn new(stream: UnixStream) -> LineConn {
-        LineConn { stream, buf: Vec::new() }
+        LineConn {
+            stream,
+            buf: Vec::new(),
+        }
     }
 
     pub(crate) fn send(&mut self, text: &str, what: &str) -> Result<()> {
-        self.stream.write_all(text.as_bytes()).map_err(|e| PmiError::io(what, e))
+        self.stream
+            .write_all(text.as_bytes())
+            .map_err(|e| PmiError::io(what, e))
     }
 
     fn take_line(&mut self) -> Result<Option<Command>> {
-        let Some(pos) = self.buf.iter().position(|&b| b == b'\n') else { return Ok(None) };
+        let Some(pos) = self.buf.iter().position(|&b| b == b'\n') else {
+            return Ok(None);
+        };
         let raw: Vec<u8> = self.buf.drain(..=pos).collect();
         let text = String::from_utf8_lossy(&raw);
         Command::parse(&text).map(Some)
@@ -32,9 +39,16 @@ impl LineConn {
     fn readable(&self, deadline: Option<Instant>) -> Result<bool> {
         let ms = match deadline {
             None => 0,
-            Some(d) => d.saturating_duration_since(Instant::now()).as_millis().min(i32::MAX as u128) as i32,
+            Some(d) => d
+                .saturating_duration_since(Instant::now())
+                .as_millis()
+                .min(i32::MAX as u128) as i32,
         };
-        let mut pfd = libc::pollfd { fd: self.stream.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let mut pfd = libc::pollfd {
+            fd: self.stream.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
         loop {
             // SAFETY: one valid pollfd, count 1.
             let n = unsafe { libc::poll(&mut pfd, 1, ms) };
@@ -62,19 +76,30 @@ impl LineConn {
         }
         self.buf.extend_from_slice(&chunk[..n]);
         if self.buf.len() > MAX_LINE {
-            return Err(PmiError::Malformed { line: "...".into(), why: format!("reply longer than {MAX_LINE}") });
+            return Err(PmiError::Malformed {
+                line: "...".into(),
+                why: format!("reply longer than {MAX_LINE}"),
+            });
         }
         Ok(())
     }
 
     /// Next line, waiting at most until `deadline`.
-    pub(crate) fn recv(&mut self, deadline: Instant, what: &str, started: Instant) -> Result<Command> {
+    pub(crate) fn recv(
+        &mut self,
+        deadline: Instant,
+        what: &str,
+        started: Instant,
+    ) -> Result<Command> {
         loop {
             if let Some(c) = self.take_line()? {
                 return Ok(c);
             }
             if !self.readable(Some(deadline))? {
-                return Err(PmiError::Timeout { what: what.into(), secs: started.elapsed().as_secs_f64() });
+                return Err(PmiError::Timeout {
+                    what: what.into(),
+                    secs: started.elapsed().as_secs_f64(),
+                });
             }
             self.fill(what)?;
         }

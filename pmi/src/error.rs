@@ -25,7 +25,11 @@ pub enum PmiError {
     #[error("service {0:?} not published")]
     ServiceNotFound(String),
     #[error("invalid {what} {value:?}: {why}")]
-    Invalid { what: String, value: String, why: String },
+    Invalid {
+        what: String,
+        value: String,
+        why: String,
+    },
     #[error("{0} is not supported by this PMI server")]
     NotSupported(String),
     #[error("unknown PMI request id {0}")]
@@ -36,11 +40,18 @@ pub enum PmiError {
 
 impl PmiError {
     pub(crate) fn io(what: &str, source: io::Error) -> PmiError {
-        PmiError::Io { what: what.to_string(), source }
+        PmiError::Io {
+            what: what.to_string(),
+            source,
+        }
     }
 
     pub(crate) fn invalid(what: &str, value: &str, why: &str) -> PmiError {
-        PmiError::Invalid { what: what.into(), value: value.into(), why: why.into() }
+        PmiError::Invalid {
+            what: what.into(),
+            value: value.into(),
+            why: why.into(),
+        }
     }
 }
 

@@ -10,7 +10,9 @@ pub mod mapping;
 pub mod state;
 pub mod wire;
 
-pub use client::{PmiClient, PmiCompletion, PmiRequest, ServerKind, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT};
+pub use client::{
+    PmiClient, PmiCompletion, PmiRequest, ServerKind, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT,
+};
 pub use error::{PmiError, Result};
 pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
 pub use wire::{SpawnCommand, SpawnRequest};

@@ -27,7 +27,9 @@ impl ProcessMapping {
 
     /// Round-robin placement over `nnodes` nodes.
     pub fn round_robin(nnodes: u32) -> ProcessMapping {
-        ProcessMapping { blocks: vec![(0, nnodes, 1)] }
+        ProcessMapping {
+            blocks: vec![(0, nnodes, 1)],
+        }
     }
 
     pub fn parse(text: &str) -> Result<ProcessMapping> {
@@ -38,15 +40,24 @@ impl ProcessMapping {
             .and_then(|s| s.strip_suffix(')'))
             .ok_or_else(|| bad("not of the form (vector,...)"))?;
         let mut blocks = Vec::new();
-        for part in inner.split("),").map(|p| p.trim().trim_start_matches('(').trim_end_matches(')')) {
+        for part in inner
+            .split("),")
+            .map(|p| p.trim().trim_start_matches('(').trim_end_matches(')'))
+        {
             if part.is_empty() {
                 continue;
             }
             let nums: Vec<u32> = part
                 .split(',')
-                .map(|n| n.trim().parse::<u32>().map_err(|_| bad("a block field is not a number")))
+                .map(|n| {
+                    n.trim()
+                        .parse::<u32>()
+                        .map_err(|_| bad("a block field is not a number"))
+                })
                 .collect::<Result<_>>()?;
-            let [s, n, p] = nums[..] else { return Err(bad("a block does not have 3 fields")) };
+            let [s, n, p] = nums[..] else {
+                return Err(bad("a block does not have 3 fields"));
+            };
             blocks.push((s, n, p));
         }
         if blocks.iter().all(|&(_, n, p)| n == 0 || p == 0) {
@@ -56,7 +67,11 @@ impl ProcessMapping {
     }
 
     pub fn format(&self) -> String {
-        let parts: Vec<String> = self.blocks.iter().map(|(s, n, p)| format!("({s},{n},{p})")).collect();
+        let parts: Vec<String> = self
+            .blocks
+            .iter()
+            .map(|(s, n, p)| format!("({s},{n},{p})"))
+            .collect();
         format!("(vector,{})", parts.join(","))
     }
 
@@ -100,7 +115,14 @@ mod tests {
     fn parses_hydra_form_and_rejects_junk() {
         let m = ProcessMapping::parse("(vector,(0,1,4))").unwrap();
         assert_eq!(m.nodes(4), vec![0; 4]);
-        for bad in ["", "(vector,)", "(vector,(0,1))", "(list,(0,1,1))", "(vector,(0,1,x))", "(vector,(0,0,0))"] {
+        for bad in [
+            "",
+            "(vector,)",
+            "(vector,(0,1))",
+            "(list,(0,1,1))",
+            "(vector,(0,1,x))",
+            "(vector,(0,0,0))",
+        ] {
             assert!(ProcessMapping::parse(bad).is_err(), "{bad:?}");
         }
     }

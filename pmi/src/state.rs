@@ -66,11 +66,17 @@ impl NameService {
     }
 
     pub fn lookup(&self, service: &str) -> Result<&str, NameError> {
-        self.services.get(service).map(String::as_str).ok_or_else(|| NameError::NotPublished(service.into()))
+        self.services
+            .get(service)
+            .map(String::as_str)
+            .ok_or_else(|| NameError::NotPublished(service.into()))
     }
 
     pub fn unpublish(&mut self, service: &str) -> Result<(), NameError> {
-        self.services.remove(service).map(|_| ()).ok_or_else(|| NameError::NotPublished(service.into()))
+        self.services
+            .remove(service)
+            .map(|_| ())
+            .ok_or_else(|| NameError::NotPublished(service.into()))
     }
 }
 
@@ -122,9 +128,18 @@ pub struct Collective {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum CollError {
     #[error("rank {rank} {reason} before joining {kind} #{seq}")]
-    RankGone { rank: u32, reason: String, kind: &'static str, seq: u64 },
+    RankGone {
+        rank: u32,
+        reason: String,
+        kind: &'static str,
+        seq: u64,
+    },
     #[error("collective #{seq} mismatch: {got} called while the others called {want}")]
-    Mismatch { seq: u64, got: &'static str, want: &'static str },
+    Mismatch {
+        seq: u64,
+        got: &'static str,
+        want: &'static str,
+    },
 }
 
 /// Collectives of one job at one daemon, by sequence number (the k-th collective call of every
@@ -140,7 +155,11 @@ pub struct CollectiveTable {
 
 impl CollectiveTable {
     pub fn new(expected: u32) -> CollectiveTable {
-        CollectiveTable { expected, pending: BTreeMap::new(), broken: None }
+        CollectiveTable {
+            expected,
+            pending: BTreeMap::new(),
+            broken: None,
+        }
     }
 
     /// Adds `count` arrivals (and their values) to collective `seq`. Returns the collective
@@ -155,9 +174,17 @@ impl CollectiveTable {
         if let Some(e) = self.broken_error(seq, kind) {
             return Err(e);
         }
-        let c = self.pending.entry(seq).or_insert_with(|| Collective { kind, arrived: 0, values: Vec::new() });
+        let c = self.pending.entry(seq).or_insert_with(|| Collective {
+            kind,
+            arrived: 0,
+            values: Vec::new(),
+        });
         if c.kind != kind {
-            return Err(CollError::Mismatch { seq, got: kind.name(), want: c.kind.name() });
+            return Err(CollError::Mismatch {
+                seq,
+                got: kind.name(),
+                want: c.kind.name(),
+            });
         }
         c.arrived += count;
         c.values.extend(values);
@@ -169,16 +196,19 @@ impl CollectiveTable {
 
     fn broken_error(&self, seq: u64, kind: CollKind) -> Option<CollError> {
         match &self.broken {
-            Some((from, rank, reason)) if seq >= *from => {
-                Some(CollError::RankGone { rank: *rank, reason: reason.clone(), kind: kind.name(), seq })
-            }
+            Some((from, rank, reason)) if seq >= *from => Some(CollError::RankGone {
+                rank: *rank,
+                reason: reason.clone(),
+                kind: kind.name(),
+                seq,
+            }),
             _ => None,
         }
     }
 
     /// Rank `rank` will never join collectives `from_seq` and later: those pending fail.
     pub fn rank_gone(&mut self, rank: u32, from_seq: u64, reason: &str) -> Vec<(u64, CollError)> {
-        if self.broken.as_ref().map_or(true, |(f, _, _)| from_seq < *f) {
+        if !matches!(&self.broken, Some((f, _, _)) if *f <= from_seq) {
             self.broken = Some((from_seq, rank, reason.to_string()));
         }
         let failing: Vec<u64> = self.pending.range(from_seq..).map(|(s, _)| *s).collect();
@@ -186,7 +216,15 @@ impl CollectiveTable {
             .into_iter()
             .filter_map(|s| {
                 let c = self.pending.remove(&s)?;
-                Some((s, CollError::RankGone { rank, reason: reason.into(), kind: c.kind.name(), seq: s }))
+                Some((
+                    s,
+                    CollError::RankGone {
+                        rank,
+                        reason: reason.into(),
+                        kind: c.kind.name(),
+                        seq: s,
+                    },
+                ))
             })
             .collect()
     }
@@ -200,7 +238,9 @@ impl CollectiveTable {
 pub fn order_values(size: u32, values: &[(u32, String)]) -> Result<Vec<String>, String> {
     let mut out: Vec<Option<String>> = vec![None; size as usize];
     for (r, v) in values {
-        let slot = out.get_mut(*r as usize).ok_or_else(|| format!("contribution from rank {r} >= size {size}"))?;
+        let slot = out
+            .get_mut(*r as usize)
+            .ok_or_else(|| format!("contribution from rank {r} >= size {size}"))?;
         if slot.replace(v.clone()).is_some() {
             return Err(format!("two contributions from rank {r}"));
         }
@@ -233,7 +273,10 @@ mod tests {
     fn name_service() {
         let mut n = NameService::default();
         n.publish("svc", "port1").unwrap();
-        assert_eq!(n.publish("svc", "p2"), Err(NameError::AlreadyPublished("svc".into())));
+        assert_eq!(
+            n.publish("svc", "p2"),
+            Err(NameError::AlreadyPublished("svc".into()))
+        );
         assert_eq!(n.lookup("svc"), Ok("port1"));
         n.unpublish("svc").unwrap();
         assert!(n.lookup("svc").is_err());
@@ -243,9 +286,20 @@ mod tests {
     #[test]
     fn collective_completes_when_subtree_arrived() {
         let mut t = CollectiveTable::new(3);
-        assert!(t.arrive(0, CollKind::Allgather, 1, vec![(2, "c".into())]).unwrap().is_none());
+        assert!(t
+            .arrive(0, CollKind::Allgather, 1, vec![(2, "c".into())])
+            .unwrap()
+            .is_none());
         assert!(t.arrive(1, CollKind::Fence, 1, vec![]).unwrap().is_none());
-        let done = t.arrive(0, CollKind::Allgather, 2, vec![(0, "a".into()), (1, "b".into())]).unwrap().unwrap();
+        let done = t
+            .arrive(
+                0,
+                CollKind::Allgather,
+                2,
+                vec![(0, "a".into()), (1, "b".into())],
+            )
+            .unwrap()
+            .unwrap();
         assert_eq!(order_values(3, &done.values).unwrap(), vec!["a", "b", "c"]);
         assert!(!t.is_idle());
         let e = t.arrive(1, CollKind::Allgather, 1, vec![]).unwrap_err();
@@ -262,7 +316,10 @@ mod tests {
         assert_eq!(failed[0].0, 5);
         assert!(failed[0].1.to_string().contains("rank 1 exited"));
         assert!(t.arrive(4, CollKind::Fence, 1, vec![]).unwrap().is_some());
-        assert!(matches!(t.arrive(6, CollKind::Fence, 1, vec![]), Err(CollError::RankGone { rank: 1, .. })));
+        assert!(matches!(
+            t.arrive(6, CollKind::Fence, 1, vec![]),
+            Err(CollError::RankGone { rank: 1, .. })
+        ));
     }
 
     #[test]

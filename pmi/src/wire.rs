@@ -17,7 +17,10 @@ pub struct Command {
 
 impl Command {
     pub fn new(name: &str) -> Command {
-        Command { name: name.to_string(), args: Vec::new() }
+        Command {
+            name: name.to_string(),
+            args: Vec::new(),
+        }
     }
 
     /// Appends `key=value`; the caller guarantees the value is a valid token.
@@ -27,7 +30,10 @@ impl Command {
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.args.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.args
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     pub fn require(&self, key: &str) -> Result<&str> {
@@ -53,16 +59,23 @@ impl Command {
     /// Parses one line (without or with its trailing newline).
     pub fn parse(line: &str) -> Result<Command> {
         let text = line.trim_end_matches(['\n', '\r']);
-        let bad = |why: &str| PmiError::Malformed { line: text.to_string(), why: why.to_string() };
+        let bad = |why: &str| PmiError::Malformed {
+            line: text.to_string(),
+            why: why.to_string(),
+        };
         let mut tokens = text.split(' ').filter(|t| !t.is_empty());
         let first = tokens.next().ok_or_else(|| bad("empty line"))?;
-        let name = first.strip_prefix("cmd=").ok_or_else(|| bad("does not start with cmd="))?;
+        let name = first
+            .strip_prefix("cmd=")
+            .ok_or_else(|| bad("does not start with cmd="))?;
         if name.is_empty() {
             return Err(bad("empty command name"));
         }
         let mut cmd = Command::new(name);
         for t in tokens {
-            let (k, v) = t.split_once('=').ok_or_else(|| bad(&format!("token {t:?} has no '='")))?;
+            let (k, v) = t
+                .split_once('=')
+                .ok_or_else(|| bad(&format!("token {t:?} has no '='")))?;
             if k.is_empty() {
                 return Err(bad(&format!("token {t:?} has an empty key")));
             }
@@ -90,8 +103,15 @@ pub fn check_key(what: &str, key: &str) -> Result<()> {
     if key.is_empty() {
         return Err(PmiError::invalid(what, key, "is empty"));
     }
-    if key.chars().any(|c| c.is_whitespace() || c == '=' || c.is_control()) {
-        return Err(PmiError::invalid(what, key, "contains whitespace, '=' or a control character"));
+    if key
+        .chars()
+        .any(|c| c.is_whitespace() || c == '=' || c.is_control())
+    {
+        return Err(PmiError::invalid(
+            what,
+            key,
+            "contains whitespace, '=' or a control character",
+        ));
     }
     Ok(())
 }
@@ -99,15 +119,27 @@ pub fn check_key(what: &str, key: &str) -> Result<()> {
 /// Checks a value: no whitespace or control characters ('=' is fine after the first).
 pub fn check_value(what: &str, value: &str) -> Result<()> {
     if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(PmiError::invalid(what, value, "contains whitespace or a control character"));
+        return Err(PmiError::invalid(
+            what,
+            value,
+            "contains whitespace or a control character",
+        ));
     }
     Ok(())
 }
 
 /// Turns free text into one token (for `msg=` fields): whitespace becomes '_'.
 pub fn msg_token(text: &str) -> String {
-    let s: String =
-        text.chars().map(|c| if c.is_whitespace() || c.is_control() || c == '=' { '_' } else { c }).collect();
+    let s: String = text
+        .chars()
+        .map(|c| {
+            if c.is_whitespace() || c.is_control() || c == '=' {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect();
     if s.is_empty() {
         "none".into()
     } else {
@@ -132,7 +164,7 @@ pub fn hex_encode(bytes: &[u8]) -> String {
 
 pub fn hex_decode(text: &str) -> Result<Vec<u8>> {
     let bad = |why: &str| PmiError::invalid("hex value", text, why);
-    if text.len() % 2 != 0 {
+    if text.len() & 1 == 1 {
         return Err(bad("odd number of digits"));
     }
     let digit = |c: u8| match c {
@@ -141,7 +173,10 @@ pub fn hex_decode(text: &str) -> Result<Vec<u8>> {
         b'A'..=b'F' => Ok(c - b'A' + 10),
         _ => Err(bad("not a hex digit")),
     };
-    text.as_bytes().chunks(2).map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?)).collect()
+    text.as_bytes()
+        .chunks(2)
+        .map(|p| Ok(digit(p[0])? << 4 | digit(p[1])?))
+        .collect()
 }
 
 /// Encodes a rank-ordered array of byte strings as one token: hex items joined by ','.
@@ -152,10 +187,17 @@ pub fn encode_array(values: &[Vec<u8>]) -> String {
 
 /// Decodes `encode_array`; `n` is the expected number of items.
 pub fn decode_array(text: &str, n: usize) -> Result<Vec<Vec<u8>>> {
-    let items: Vec<Vec<u8>> =
-        if n == 0 { Vec::new() } else { text.split(',').map(hex_decode).collect::<Result<_>>()? };
+    let items: Vec<Vec<u8>> = if n == 0 {
+        Vec::new()
+    } else {
+        text.split(',').map(hex_decode).collect::<Result<_>>()?
+    };
     if items.len() != n {
-        return Err(PmiError::invalid("array", text, &format!("has {} items, expected {n}", items.len())));
+        return Err(PmiError::invalid(
+            "array",
+            text,
+            &format!("has {} items, expected {n}", items.len()),
+        ));
     }
     Ok(items)
 }
@@ -183,7 +225,11 @@ pub fn format_spawn(req: &SpawnRequest) -> Result<String> {
     for (i, c) in req.commands.iter().enumerate() {
         for text in std::iter::once(&c.program).chain(c.args.iter()) {
             if text.contains('\n') {
-                return Err(PmiError::invalid("spawn argument", text, "contains a newline"));
+                return Err(PmiError::invalid(
+                    "spawn argument",
+                    text,
+                    "contains a newline",
+                ));
             }
         }
         out.push_str("mcmd=spawn\n");
@@ -210,9 +256,17 @@ pub fn format_spawn(req: &SpawnRequest) -> Result<String> {
     Ok(out)
 }
 
-/// Reads one `mcmd=spawn` block (as a `Command` named "spawn") into a command plus its preputs,
-/// and the block's `(spawnssofar, totspawns)`.
-pub fn parse_spawn_block(block: &Command) -> Result<(SpawnCommand, Vec<(String, String)>, u32, u32)> {
+/// One `mcmd=spawn` block: a command, the preputs, and `spawnssofar` of `totspawns`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpawnBlock {
+    pub command: SpawnCommand,
+    pub preput: Vec<(String, String)>,
+    pub sofar: u32,
+    pub total: u32,
+}
+
+/// Reads one `mcmd=spawn` block (as a `Command` named "spawn").
+pub fn parse_spawn_block(block: &Command) -> Result<SpawnBlock> {
     let nprocs: u32 = block.num("nprocs")?;
     let program = block.require("execname")?.to_string();
     let tot: u32 = block.num("totspawns")?;
@@ -234,7 +288,17 @@ pub fn parse_spawn_block(block: &Command) -> Result<(SpawnCommand, Vec<(String, 
     };
     let preput = pairs("preput", "preput_num")?;
     let info = pairs("info", "info_num")?;
-    Ok((SpawnCommand { program, args, nprocs, info }, preput, sofar, tot))
+    Ok(SpawnBlock {
+        command: SpawnCommand {
+            program,
+            args,
+            nprocs,
+            info,
+        },
+        preput,
+        sofar,
+        total: tot,
+    })
 }
 
 /// What a server reads from a byte stream.
@@ -286,7 +350,10 @@ impl Framer {
         if let Some(block) = &mut self.block {
             if text == "endcmd" {
                 let args = self.block.take().unwrap_or_default();
-                return Some(Frame::Spawn(Command { name: "spawn".into(), args }));
+                return Some(Frame::Spawn(Command {
+                    name: "spawn".into(),
+                    args,
+                }));
             }
             return match text.split_once('=') {
                 Some((k, v)) if !k.is_empty() => {
@@ -295,7 +362,9 @@ impl Framer {
                 }
                 _ => {
                     self.block = None;
-                    Some(Frame::Bad(format!("line {text:?} inside mcmd=spawn has no key=value")))
+                    Some(Frame::Bad(format!(
+                        "line {text:?} inside mcmd=spawn has no key=value"
+                    )))
                 }
             };
         }
@@ -333,12 +402,25 @@ mod tests {
 
     #[test]
     fn malformed_lines_are_errors() {
-        for bad in ["", "put key=a", "cmd=", "cmd=put key", "cmd=put =v", "cmdx=put"] {
+        for bad in [
+            "",
+            "put key=a",
+            "cmd=",
+            "cmd=put key",
+            "cmd=put =v",
+            "cmdx=put",
+        ] {
             assert!(Command::parse(bad).is_err(), "{bad:?} parsed");
         }
-        let e = Command::parse("cmd=x").unwrap().num::<u32>("n").unwrap_err();
+        let e = Command::parse("cmd=x")
+            .unwrap()
+            .num::<u32>("n")
+            .unwrap_err();
         assert!(e.to_string().contains("missing n="));
-        let e = Command::parse("cmd=x n=abc").unwrap().num::<u32>("n").unwrap_err();
+        let e = Command::parse("cmd=x n=abc")
+            .unwrap()
+            .num::<u32>("n")
+            .unwrap_err();
         assert!(e.to_string().contains("n=abc"));
     }
 
@@ -380,8 +462,18 @@ mod tests {
         assert!(matches!(frames[2], Frame::Bad(_)));
         let req = SpawnRequest {
             commands: vec![
-                SpawnCommand { program: "/bin/w".into(), args: vec!["a b".into(), "c".into()], nprocs: 2, info: vec![] },
-                SpawnCommand { program: "x".into(), args: vec![], nprocs: 1, info: vec![("host".into(), "n1".into())] },
+                SpawnCommand {
+                    program: "/bin/w".into(),
+                    args: vec!["a b".into(), "c".into()],
+                    nprocs: 2,
+                    info: vec![],
+                },
+                SpawnCommand {
+                    program: "x".into(),
+                    args: vec![],
+                    nprocs: 1,
+                    info: vec![("host".into(), "n1".into())],
+                },
             ],
             preput: vec![("parent_port".into(), "p#1".into())],
         };
@@ -390,11 +482,13 @@ mod tests {
         assert_eq!(frames.len(), 2);
         let mut got = SpawnRequest::default();
         for (i, fr) in frames.iter().enumerate() {
-            let Frame::Spawn(block) = fr else { panic!("not a spawn block: {fr:?}") };
-            let (cmd, preput, sofar, tot) = parse_spawn_block(block).unwrap();
-            assert_eq!((sofar, tot), (i as u32 + 1, 2));
-            got.commands.push(cmd);
-            got.preput = preput;
+            let Frame::Spawn(block) = fr else {
+                panic!("not a spawn block: {fr:?}")
+            };
+            let b = parse_spawn_block(block).unwrap();
+            assert_eq!((b.sofar, b.total), (i as u32 + 1, 2));
+            got.commands.push(b.command);
+            got.preput = b.preput;
         }
         assert_eq!(got, req);
     }

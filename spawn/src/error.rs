@@ -24,7 +24,10 @@ pub enum SpawnError {
 
 impl SpawnError {
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> SpawnError {
-        SpawnError::Io { what: what.into(), source }
+        SpawnError::Io {
+            what: what.into(),
+            source,
+        }
     }
 }
 

@@ -40,7 +40,10 @@ const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
 
 /// Finds `program` the way execvp would and checks that it can be executed.
 pub fn resolve_program(program: &str) -> Result<PathBuf> {
-    let err = |source: std::io::Error| SpawnError::Program { program: program.to_string(), source };
+    let err = |source: std::io::Error| SpawnError::Program {
+        program: program.to_string(),
+        source,
+    };
     let check = |p: &Path| -> std::io::Result<()> {
         let meta = std::fs::metadata(p)?;
         if meta.is_dir() {
@@ -74,7 +77,9 @@ pub fn resolve_program(program: &str) -> Result<PathBuf> {
             }
         }
     }
-    Err(err(first_error.unwrap_or_else(|| std::io::Error::from_raw_os_error(libc::ENOENT))))
+    Err(err(first_error.unwrap_or_else(|| {
+        std::io::Error::from_raw_os_error(libc::ENOENT)
+    })))
 }
 
 /// The job's private directory; removed (with everything in it) when dropped.
@@ -82,14 +87,22 @@ struct SessionDir(PathBuf);
 
 impl SessionDir {
     fn create() -> Result<SessionDir> {
-        let base = std::env::var_os("TMPDIR").map(PathBuf::from).unwrap_or_else(|| "/tmp".into());
+        let base = std::env::var_os("TMPDIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "/tmp".into());
         // SAFETY: getuid cannot fail.
         let uid = unsafe { libc::getuid() };
-        let path = base.join(format!("ibdyn-{uid}-{}-{:08x}", std::process::id(), secret::random_u64()? as u32));
+        let path = base.join(format!(
+            "ibdyn-{uid}-{}-{:08x}",
+            std::process::id(),
+            secret::random_u64()? as u32
+        ));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)
-            .map_err(|e| SpawnError::io(format!("create session directory {}", path.display()), e))?;
+            .map_err(|e| {
+                SpawnError::io(format!("create session directory {}", path.display()), e)
+            })?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
         Ok(SessionDir(path))
     }
@@ -110,7 +123,12 @@ impl Daemons {
     fn reap(&mut self, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
-            let alive = self.procs.iter_mut().map(|c| c.try_wait()).filter(|s| matches!(s, Ok(None))).count();
+            let alive = self
+                .procs
+                .iter_mut()
+                .map(|c| c.try_wait())
+                .filter(|s| matches!(s, Ok(None)))
+                .count();
             if alive == 0 {
                 return;
             }
@@ -137,7 +155,10 @@ impl Drop for Daemons {
 
 fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
     match (code, signal) {
-        (_, Some(s)) => (format!("was killed by signal {s} ({})", signals::name(s)), 128 + s),
+        (_, Some(s)) => (
+            format!("was killed by signal {s} ({})", signals::name(s)),
+            128 + s,
+        ),
         (Some(c), _) => (format!("exited with code {c}"), c),
         _ => ("vanished".into(), 1),
     }
@@ -201,10 +222,17 @@ impl Launcher {
 
     fn on_daemon(&mut self, d: u32, cmd: Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
         match cmd.name.as_str() {
-            "d_io" => self.output(cmd.num("rank")?, cmd.num("fd")?, &hex_decode(cmd.get("data").unwrap_or(""))?),
+            "d_io" => self.output(
+                cmd.num("rank")?,
+                cmd.num("fd")?,
+                &hex_decode(cmd.get("data").unwrap_or(""))?,
+            ),
             "d_exit" => {
                 let rank: u32 = cmd.num("rank")?;
-                let (code, signal) = (cmd.get("code").and_then(|c| c.parse().ok()), cmd.get("signal").and_then(|c| c.parse().ok()));
+                let (code, signal) = (
+                    cmd.get("code").and_then(|c| c.parse().ok()),
+                    cmd.get("signal").and_then(|c| c.parse().ok()),
+                );
                 if let Some(e) = self.exited.get_mut(rank as usize) {
                     *e = true;
                 }
@@ -217,14 +245,20 @@ impl Launcher {
                 let rank: u32 = cmd.num("rank")?;
                 let code: i32 = cmd.num("code")?;
                 let msg = msg_text(cmd.get("msg").unwrap_or(""));
-                self.fail(&format!("rank {rank} aborted the job with code {code}: {msg}"), code);
+                self.fail(
+                    &format!("rank {rank} aborted the job with code {code}: {msg}"),
+                    code,
+                );
             }
             "d_start_failed" => {
                 let rank: u32 = cmd.num("rank")?;
                 if let Some(e) = self.exited.get_mut(rank as usize) {
                     *e = true;
                 }
-                self.fail(&msg_text(cmd.get("msg").unwrap_or("cannot start a rank")), 127);
+                self.fail(
+                    &msg_text(cmd.get("msg").unwrap_or("cannot start a rank")),
+                    127,
+                );
             }
             other => tracing::warn!("launcher: unknown message {other} from daemon {d}"),
         }
@@ -261,7 +295,10 @@ impl Launcher {
                 if self.signals_seen == 1 {
                     self.broadcast(&Command::new("l_signal").arg("signum", s));
                 } else {
-                    self.fail(&format!("{} received again: killing the job", signals::name(s)), 128 + s);
+                    self.fail(
+                        &format!("{} received again: killing the job", signals::name(s)),
+                        128 + s,
+                    );
                     self.broadcast(&Command::new("l_signal").arg("signum", libc::SIGKILL));
                 }
             }
@@ -269,15 +306,46 @@ impl Launcher {
     }
 }
 
-fn spawn_daemon(exe: &Path, o: &RunOptions, program: &Path, index: u32, jobid: u32, session: &Path, addr: &str, secret_hex: &str) -> Result<Child> {
+/// What every daemon of a job is started with.
+#[derive(Clone, Copy)]
+struct DaemonLaunch<'a> {
+    exe: &'a Path,
+    program: &'a Path,
+    jobid: u32,
+    session: &'a Path,
+    addr: &'a str,
+    secret_hex: &'a str,
+}
+
+fn spawn_daemon(o: &RunOptions, l: &DaemonLaunch, index: u32) -> Result<Child> {
+    let DaemonLaunch {
+        exe,
+        program,
+        jobid,
+        session,
+        addr,
+        secret_hex,
+    } = *l;
     let map_by = match o.map_by {
         MapBy::Slot => "slot",
         MapBy::Node => "node",
     };
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("daemon")
-        .args(["--index", &index.to_string(), "--nnodes", &o.nnodes.to_string()])
-        .args(["--nprocs", &o.nprocs.to_string(), "--map-by", map_by, "--jobid", &jobid.to_string()])
+        .args([
+            "--index",
+            &index.to_string(),
+            "--nnodes",
+            &o.nnodes.to_string(),
+        ])
+        .args([
+            "--nprocs",
+            &o.nprocs.to_string(),
+            "--map-by",
+            map_by,
+            "--jobid",
+            &jobid.to_string(),
+        ])
         .arg("--session-dir")
         .arg(session)
         .args(["--launcher", addr, "--"])
@@ -291,25 +359,39 @@ fn spawn_daemon(exe: &Path, o: &RunOptions, program: &Path, index: u32, jobid: u
     unsafe {
         cmd.pre_exec(move || {
             crate::signals::unblock_all_in_child();
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0);
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGTERM as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
             if libc::getppid() != launcher_pid {
                 libc::raise(libc::SIGKILL);
             }
             Ok(())
         });
     }
-    cmd.spawn().map_err(|e| SpawnError::io(format!("start node daemon {index} ({})", exe.display()), e))
+    cmd.spawn()
+        .map_err(|e| SpawnError::io(format!("start node daemon {index} ({})", exe.display()), e))
 }
 
-fn accept_daemons(listener: &TcpListener, secret_hex: &str, daemons: &mut Daemons) -> Result<Vec<(TcpStream, u16)>> {
+fn accept_daemons(
+    listener: &TcpListener,
+    secret_hex: &str,
+    daemons: &mut Daemons,
+) -> Result<Vec<(TcpStream, u16)>> {
     let n = daemons.procs.len();
     let mut got: Vec<Option<(TcpStream, u16)>> = (0..n).map(|_| None).collect();
     let deadline = Instant::now() + STARTUP_LIMIT;
-    listener.set_nonblocking(true).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
     while got.iter().any(Option::is_none) {
         match listener.accept() {
             Ok((mut s, addr)) => {
-                s.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                s.set_nonblocking(false)
+                    .map_err(|e| SpawnError::io("set_nonblocking", e))?;
                 let hello = match link::accept_hello(&mut s, secret_hex) {
                     Ok(h) => h,
                     Err(e) => {
@@ -325,39 +407,49 @@ fn accept_daemons(listener: &TcpListener, secret_hex: &str, daemons: &mut Daemon
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 for (i, c) in daemons.procs.iter_mut().enumerate() {
                     if let Ok(Some(st)) = c.try_wait() {
-                        return Err(SpawnError::DaemonDied { index: i as u32, status: st.to_string() });
+                        return Err(SpawnError::DaemonDied {
+                            index: i as u32,
+                            status: st.to_string(),
+                        });
                     }
                 }
                 if Instant::now() >= deadline {
-                    return Err(SpawnError::Timeout { what: "node daemons".into(), secs: STARTUP_LIMIT.as_secs() });
+                    return Err(SpawnError::Timeout {
+                        what: "node daemons".into(),
+                        secs: STARTUP_LIMIT.as_secs(),
+                    });
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
             Err(e) => return Err(SpawnError::io("accept", e)),
         }
     }
-    listener.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    listener
+        .set_nonblocking(false)
+        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
     Ok(got.into_iter().flatten().collect())
 }
 
 fn start_stdin_pump(tx: Sender<LEvent>) {
-    let _ = std::thread::Builder::new().name("stdin".into()).spawn(move || {
-        let mut stdin = std::io::stdin();
-        let mut buf = vec![0u8; 16384];
-        loop {
-            match stdin.read(&mut buf) {
-                Ok(0) | Err(_) => {
-                    let _ = tx.send(LEvent::Stdin(None));
-                    return;
-                }
-                Ok(n) => {
-                    if tx.send(LEvent::Stdin(Some(buf[..n].to_vec()))).is_err() {
+    let _ = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin();
+            let mut buf = vec![0u8; 16384];
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => {
+                        let _ = tx.send(LEvent::Stdin(None));
                         return;
+                    }
+                    Ok(n) => {
+                        if tx.send(LEvent::Stdin(Some(buf[..n].to_vec()))).is_err() {
+                            return;
+                        }
                     }
                 }
             }
-        }
-    });
+        });
 }
 
 /// Runs a job to its end; returns the job's exit status.
@@ -366,7 +458,9 @@ pub fn run(o: RunOptions) -> Result<i32> {
     let program = resolve_program(&o.program)?;
     let exe = match &o.daemon_exe {
         Some(p) => p.clone(),
-        None => std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?,
+        None => {
+            std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?
+        }
     };
     let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
     let sig_tx = tx.clone();
@@ -376,14 +470,29 @@ pub fn run(o: RunOptions) -> Result<i32> {
     let session = SessionDir::create()?;
     let secret_hex = secret::format_secret(secret::random_u64()?);
     let jobid = std::process::id();
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
-    let addr = listener.local_addr().map_err(|e| SpawnError::io("local_addr", e))?.to_string();
-    std::fs::write(session.0.join("launcher.port"), format!("{}\n", addr.rsplit(':').next().unwrap_or("")))
-        .map_err(|e| SpawnError::io("write launcher.port", e))?;
+    let listener =
+        TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| SpawnError::io("local_addr", e))?
+        .to_string();
+    std::fs::write(
+        session.0.join("launcher.port"),
+        format!("{}\n", addr.rsplit(':').next().unwrap_or("")),
+    )
+    .map_err(|e| SpawnError::io("write launcher.port", e))?;
 
+    let launch = DaemonLaunch {
+        exe: &exe,
+        program: &program,
+        jobid,
+        session: &session.0,
+        addr: &addr,
+        secret_hex: &secret_hex,
+    };
     let mut daemons = Daemons { procs: Vec::new() };
     for d in 0..o.nnodes {
-        daemons.procs.push(spawn_daemon(&exe, &o, &program, d, jobid, &session.0, &addr, &secret_hex)?);
+        daemons.procs.push(spawn_daemon(&o, &launch, d)?);
     }
     let streams = accept_daemons(&listener, &secret_hex, &mut daemons)?;
     link::refuse_late_connections(listener, secret_hex.clone(), "launcher".into());
@@ -395,9 +504,12 @@ pub fn run(o: RunOptions) -> Result<i32> {
         if let Some(p) = tree::parent(d) {
             peers = peers.arg("parent_port", ports[p as usize]);
         }
-        s.write_all(peers.to_line().as_bytes()).map_err(|e| SpawnError::io(format!("write to daemon {d}"), e))?;
+        s.write_all(peers.to_line().as_bytes())
+            .map_err(|e| SpawnError::io(format!("write to daemon {d}"), e))?;
         let _ = s.set_nodelay(true);
-        let w = s.try_clone().map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+        let w = s
+            .try_clone()
+            .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
         outboxes.push(link::start_writer(w, format!("daemon{d}")));
         let (t1, t2) = (tx.clone(), tx.clone());
         link::start_reader(
@@ -430,7 +542,9 @@ pub fn run(o: RunOptions) -> Result<i32> {
             Some(t) => {
                 let left = (t + TEARDOWN_LIMIT).saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    tracing::warn!("launcher: ranks did not exit within {TEARDOWN_LIMIT:?} of the teardown");
+                    tracing::warn!(
+                        "launcher: ranks did not exit within {TEARDOWN_LIMIT:?} of the teardown"
+                    );
                     break;
                 }
                 rx.recv_timeout(left).ok()

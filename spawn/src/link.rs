@@ -16,14 +16,16 @@ pub type Outbox = Sender<String>;
 /// Starts the writer thread of a stream; the thread ends when every sender is dropped.
 pub fn start_writer<W: Write + Send + 'static>(mut w: W, name: String) -> Outbox {
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
-    let spawned = std::thread::Builder::new().name(format!("w-{name}")).spawn(move || {
-        for line in rx {
-            if let Err(e) = w.write_all(line.as_bytes()) {
-                tracing::debug!("write to {name} failed: {e}");
-                break;
+    let spawned = std::thread::Builder::new()
+        .name(format!("w-{name}"))
+        .spawn(move || {
+            for line in rx {
+                if let Err(e) = w.write_all(line.as_bytes()) {
+                    tracing::debug!("write to {name} failed: {e}");
+                    break;
+                }
             }
-        }
-    });
+        });
     if let Err(e) = spawned {
         tracing::warn!("cannot start a writer thread: {e}");
     }
@@ -65,41 +67,73 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
     let mut line = Vec::new();
     let mut byte = [0u8; 1];
     while line.len() < 4096 {
-        let left = deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1));
-        stream.set_read_timeout(Some(left)).map_err(|e| SpawnError::io("set_read_timeout", e))?;
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .max(Duration::from_millis(1));
+        stream
+            .set_read_timeout(Some(left))
+            .map_err(|e| SpawnError::io("set_read_timeout", e))?;
         match stream.read(&mut byte) {
             Ok(0) => {
-                return Err(SpawnError::Protocol { peer: peer.into(), why: "closed before its first line".into() })
+                return Err(SpawnError::Protocol {
+                    peer: peer.into(),
+                    why: "closed before its first line".into(),
+                })
             }
             Ok(_) if byte[0] == b'\n' => {
-                stream.set_read_timeout(None).map_err(|e| SpawnError::io("set_read_timeout", e))?;
+                stream
+                    .set_read_timeout(None)
+                    .map_err(|e| SpawnError::io("set_read_timeout", e))?;
                 let text = String::from_utf8_lossy(&line);
-                return Command::parse(&text)
-                    .map_err(|e| SpawnError::Protocol { peer: peer.into(), why: e.to_string() });
+                return Command::parse(&text).map_err(|e| SpawnError::Protocol {
+                    peer: peer.into(),
+                    why: e.to_string(),
+                });
             }
             Ok(_) => line.push(byte[0]),
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {
-                return Err(SpawnError::Timeout { what: format!("the first line from {peer}"), secs: limit.as_secs() })
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(SpawnError::Timeout {
+                    what: format!("the first line from {peer}"),
+                    secs: limit.as_secs(),
+                })
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(SpawnError::io(format!("read from {peer}"), e)),
         }
     }
-    Err(SpawnError::Protocol { peer: peer.into(), why: "first line longer than 4096 bytes".into() })
+    Err(SpawnError::Protocol {
+        peer: peer.into(),
+        why: "first line longer than 4096 bytes".into(),
+    })
 }
 
 /// The opening line of a TCP connection.
 pub fn hello(secret: &str, role: &str, index: u32) -> Command {
-    Command::new("ibdyn_auth").arg("secret", secret).arg("role", role).arg("index", index)
+    Command::new("ibdyn_auth")
+        .arg("secret", secret)
+        .arg("role", role)
+        .arg("index", index)
 }
 
 /// Reads and checks the hello of an accepted connection; returns it when the secret matches.
 pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Command> {
-    let peer = stream.peer_addr().map(|a| a.to_string()).unwrap_or_else(|_| "unknown peer".into());
+    let peer = stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| "unknown peer".into());
     let first = read_first_line(stream, Duration::from_secs(10), &peer)?;
-    let ok = first.name == "ibdyn_auth" && first.get("secret").is_some_and(|s| same_secret(s, secret));
+    let ok =
+        first.name == "ibdyn_auth" && first.get("secret").is_some_and(|s| same_secret(s, secret));
     if !ok {
-        return Err(SpawnError::Auth { peer, why: "no valid job secret in its first line".into() });
+        return Err(SpawnError::Auth {
+            peer,
+            why: "no valid job secret in its first line".into(),
+        });
     }
     Ok(first)
 }
@@ -107,14 +141,20 @@ pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Command> {
 /// Accepts every further TCP connection on `listener` and refuses it, logging why (all
 /// expected peers are connected by then).
 pub fn refuse_late_connections(listener: std::net::TcpListener, secret: String, who: String) {
-    let _ = std::thread::Builder::new().name("tcp-refuse".into()).spawn(move || {
-        for s in listener.incoming() {
-            let Ok(mut s) = s else { continue };
-            let (secret, who) = (secret.clone(), who.clone());
-            let _ = std::thread::Builder::new().spawn(move || match accept_hello(&mut s, &secret) {
-                Ok(_) => tracing::warn!("{who}: refused an unexpected connection (start-up is over)"),
-                Err(e) => tracing::warn!("{who}: refused TCP connection: {e}"),
-            });
-        }
-    });
+    let _ = std::thread::Builder::new()
+        .name("tcp-refuse".into())
+        .spawn(move || {
+            for s in listener.incoming() {
+                let Ok(mut s) = s else { continue };
+                let (secret, who) = (secret.clone(), who.clone());
+                let _ = std::thread::Builder::new().spawn(move || {
+                    match accept_hello(&mut s, &secret) {
+                        Ok(_) => tracing::warn!(
+                            "{who}: refused an unexpected connection (start-up is over)"
+                        ),
+                        Err(e) => tracing::warn!("{who}: refused TCP connection: {e}"),
+                    }
+                });
+            }
+        });
 }

@@ -34,11 +34,16 @@ impl Placement {
             }
             MapBy::Node => ProcessMapping::round_robin(nnodes),
         };
-        Ok(Placement { node_of: mapping.nodes(nprocs), mapping })
+        Ok(Placement {
+            node_of: mapping.nodes(nprocs),
+            mapping,
+        })
     }
 
     pub fn ranks_on(&self, node: u32) -> Vec<u32> {
-        (0..self.node_of.len() as u32).filter(|&r| self.node_of[r as usize] == node).collect()
+        (0..self.node_of.len() as u32)
+            .filter(|&r| self.node_of[r as usize] == node)
+            .collect()
     }
 }
 
@@ -49,7 +54,10 @@ pub mod tree {
     }
 
     pub fn children(d: u32, nnodes: u32) -> Vec<u32> {
-        [2 * d + 1, 2 * d + 2].into_iter().filter(|&c| c < nnodes).collect()
+        [2 * d + 1, 2 * d + 2]
+            .into_iter()
+            .filter(|&c| c < nnodes)
+            .collect()
     }
 
     /// Daemons of the subtree rooted at `d`, `d` included.

@@ -11,7 +11,8 @@ pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
     for s in WATCHED {
         set.add(s);
     }
-    set.thread_block().map_err(|e| SpawnError::io("block signals", e.into()))?;
+    set.thread_block()
+        .map_err(|e| SpawnError::io("block signals", e.into()))?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || loop {
@@ -29,7 +30,9 @@ pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
 
 /// "SIGSEGV" for 11.
 pub fn name(sig: i32) -> String {
-    Signal::try_from(sig).map(|s| s.as_str().to_string()).unwrap_or_else(|_| format!("signal {sig}"))
+    Signal::try_from(sig)
+        .map(|s| s.as_str().to_string())
+        .unwrap_or_else(|_| format!("signal {sig}"))
 }
 
 /// Empties the signal mask; for a `pre_exec` hook (the watched signals are blocked in the

@@ -7,7 +7,11 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "ibdyn", version, about = "InfiniBand-native runtime for dynamic parallel jobs")]
+#[command(
+    name = "ibdyn",
+    version,
+    about = "InfiniBand-native runtime for dynamic parallel jobs"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -71,10 +75,23 @@ fn main() {
     let cli = Cli::parse();
     init_logging();
     let code = match cli.cmd {
-        Cmd::Run { nprocs, nodes, map_by, tag_output, mut command } => {
+        Cmd::Run {
+            nprocs,
+            nodes,
+            map_by,
+            tag_output,
+            mut command,
+        } => {
             let program = command.remove(0);
-            let opts =
-                RunOptions { nprocs, nnodes: nodes, map_by, tag_output, program, args: command, daemon_exe: None };
+            let opts = RunOptions {
+                nprocs,
+                nnodes: nodes,
+                map_by,
+                tag_output,
+                program,
+                args: command,
+                daemon_exe: None,
+            };
             match ibdyn_spawn::run(opts) {
                 Ok(status) => status,
                 Err(e) => {
@@ -90,7 +107,16 @@ fn main() {
             println!("ibdyn {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Cmd::Daemon { index, nnodes, nprocs, map_by, jobid, session_dir, launcher, mut command } => {
+        Cmd::Daemon {
+            index,
+            nnodes,
+            nprocs,
+            map_by,
+            jobid,
+            session_dir,
+            launcher,
+            mut command,
+        } => {
             let program = command.remove(0);
             let opts = DaemonOptions {
                 index,

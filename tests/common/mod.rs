@@ -17,7 +17,10 @@ pub fn ibdyn_bin() -> PathBuf {
 /// An example program of the root package (built by `cargo test`): target/<profile>/examples/<name>.
 pub fn example_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let p = profile_dir.join("examples").join(name);
     assert!(p.exists(), "example {name} not built at {}", p.display());
     p
@@ -26,7 +29,9 @@ pub fn example_bin(name: &str) -> PathBuf {
 /// `mpiexec.hydra` if installed.
 pub fn mpiexec_hydra() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join("mpiexec.hydra")).find(|p| p.exists())
+    std::env::split_paths(&path)
+        .map(|d| d.join("mpiexec.hydra"))
+        .find(|p| p.exists())
 }
 
 /// A private TMPDIR for the jobs of one test; removed on drop.
@@ -49,7 +54,9 @@ impl Scratch {
     /// An `ibdyn` command whose session directory lands in this scratch dir.
     pub fn ibdyn(&self, args: &[&str]) -> Command {
         let mut c = Command::new(ibdyn_bin());
-        c.args(args).env("TMPDIR", &self.dir).env_remove("IBDYN_LOG");
+        c.args(args)
+            .env("TMPDIR", &self.dir)
+            .env_remove("IBDYN_LOG");
         c
     }
 
@@ -62,11 +69,22 @@ impl Scratch {
 
     /// No session directory, socket, daemon or rank of this scratch dir's jobs is left.
     pub fn assert_clean(&self) {
-        let entries: Vec<_> = std::fs::read_dir(&self.dir).expect("read scratch").flatten().map(|e| e.path()).collect();
-        assert!(entries.is_empty(), "left behind in {}: {entries:?}", self.dir.display());
+        let entries: Vec<_> = std::fs::read_dir(&self.dir)
+            .expect("read scratch")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(
+            entries.is_empty(),
+            "left behind in {}: {entries:?}",
+            self.dir.display()
+        );
         let needle = self.dir.to_string_lossy().into_owned();
         let procs = processes_mentioning(&needle);
-        assert!(procs.is_empty(), "processes of the job still alive: {procs:?}");
+        assert!(
+            procs.is_empty(),
+            "processes of the job still alive: {procs:?}"
+        );
     }
 }
 
@@ -81,7 +99,9 @@ pub fn processes_mentioning(needle: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     let me = std::process::id();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
         if pid == me {
             continue;
         }
@@ -124,9 +144,13 @@ pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitSta
 
 /// Runs a command with the given stdin (or none), collecting its output, bounded by `limit`.
 pub fn run_bounded(mut cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> Output {
-    cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = cmd.spawn().expect("spawn");
     if let (Some(data), Some(mut w)) = (stdin, child.stdin.take()) {
         let data = data.to_vec();
@@ -137,7 +161,11 @@ pub fn run_bounded(mut cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> O
     let out = drain(child.stdout.take().expect("stdout"));
     let err = drain(child.stderr.take().expect("stderr"));
     let status = wait_bounded(&mut child, limit);
-    Output { status, stdout: out.join().unwrap_or_default(), stderr: err.join().unwrap_or_default() }
+    Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    }
 }
 
 pub fn text(bytes: &[u8]) -> String {
@@ -146,7 +174,11 @@ pub fn text(bytes: &[u8]) -> String {
 
 /// Sorted lines of stdout that start with `prefix`.
 pub fn lines_with(out: &Output, prefix: &str) -> Vec<String> {
-    let mut v: Vec<String> = text(&out.stdout).lines().filter(|l| l.starts_with(prefix)).map(str::to_string).collect();
+    let mut v: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(str::to_string)
+        .collect();
     v.sort();
     v
 }

@@ -42,16 +42,28 @@ fn parse_pairs(text: &str) -> Result<Vec<(String, String)>, PmiError> {
     text.split(',')
         .filter(|p| !p.is_empty())
         .map(|p| {
-            let (a, b) = p.split_once(':').ok_or_else(|| PmiError::Malformed { line: p.into(), why: "no ':'".into() })?;
+            let (a, b) = p.split_once(':').ok_or_else(|| PmiError::Malformed {
+                line: p.into(),
+                why: "no ':'".into(),
+            })?;
             Ok((a.to_string(), b.to_string()))
         })
         .collect()
 }
 
 impl Daemon {
-    pub(crate) fn enter_coll(&mut self, conn: ConnId, call: Coll, value: Option<String>) -> Result<(), String> {
+    pub(crate) fn enter_coll(
+        &mut self,
+        conn: ConnId,
+        call: Coll,
+        value: Option<String>,
+    ) -> Result<(), String> {
         let rank = self.rank_of(conn)?;
-        let rs = self.job.ranks.get_mut(&rank).ok_or_else(|| format!("rank {rank} unknown"))?;
+        let rs = self
+            .job
+            .ranks
+            .get_mut(&rank)
+            .ok_or_else(|| format!("rank {rank} unknown"))?;
         if rs.finalized {
             return Err(format!("rank {rank} has finalized"));
         }
@@ -60,7 +72,10 @@ impl Daemon {
         let vals: Vec<(u32, String)> = value.map(|v| vec![(rank, v)]).unwrap_or_default();
         match self.colls.arrive(seq, call.kind, 1, vals) {
             Ok(done) => {
-                self.coll_waiters.entry(seq).or_default().push(CollWaiter { conn, call });
+                self.coll_waiters
+                    .entry(seq)
+                    .or_default()
+                    .push(CollWaiter { conn, call });
                 if let Some(c) = done {
                     self.coll_complete(seq, c);
                 }
@@ -82,7 +97,9 @@ impl Daemon {
             );
             return;
         }
-        let mut done = Command::new("d_coll_done").arg("seq", seq).arg("kind", c.kind.name());
+        let mut done = Command::new("d_coll_done")
+            .arg("seq", seq)
+            .arg("kind", c.kind.name());
         match c.kind {
             CollKind::Fence => {
                 let kvs = self.job.spec.kvsname.clone();
@@ -91,7 +108,9 @@ impl Daemon {
                     .kvs(&kvs)
                     .take_unfenced()
                     .iter()
-                    .map(|(k, v)| format!("{}:{}", hex_encode(k.as_bytes()), hex_encode(v.as_bytes())))
+                    .map(|(k, v)| {
+                        format!("{}:{}", hex_encode(k.as_bytes()), hex_encode(v.as_bytes()))
+                    })
                     .collect();
                 done = done.arg("kvs", kvs).arg("data", data.join(","));
             }
@@ -109,18 +128,26 @@ impl Daemon {
     /// Arrivals of a child's subtree.
     pub(crate) fn on_coll_up(&mut self, cmd: &Command) -> Result<(), PmiError> {
         let seq: u64 = cmd.num("seq")?;
-        let kind = CollKind::parse(cmd.require("kind")?)
-            .ok_or_else(|| PmiError::Malformed { line: cmd.to_line(), why: "unknown kind".into() })?;
+        let kind = CollKind::parse(cmd.require("kind")?).ok_or_else(|| PmiError::Malformed {
+            line: cmd.to_line(),
+            why: "unknown kind".into(),
+        })?;
         let vals: Vec<(u32, String)> = parse_pairs(cmd.get("vals").unwrap_or(""))?
             .into_iter()
             .map(|(r, v)| r.parse::<u32>().map(|r| (r, v)))
             .collect::<Result<_, _>>()
-            .map_err(|_| PmiError::Malformed { line: cmd.to_line(), why: "bad rank in vals".into() })?;
+            .map_err(|_| PmiError::Malformed {
+                line: cmd.to_line(),
+                why: "bad rank in vals".into(),
+            })?;
         match self.colls.arrive(seq, kind, cmd.num("count")?, vals) {
             Ok(Some(c)) => self.coll_complete(seq, c),
             Ok(None) => {}
             // The waiters of this collective were already failed by the d_coll_fail broadcast.
-            Err(e) => tracing::debug!("daemon {}: arrival for collective #{seq} dropped: {e}", self.me),
+            Err(e) => tracing::debug!(
+                "daemon {}: arrival for collective #{seq} dropped: {e}",
+                self.me
+            ),
         }
         Ok(())
     }
@@ -132,7 +159,9 @@ impl Daemon {
             let kvs = cmd.require("kvs")?.to_string();
             for (k, v) in parse_pairs(cmd.get("data").unwrap_or(""))? {
                 let (k, v) = (hex_decode(&k)?, hex_decode(&v)?);
-                self.dir.kvs(&kvs).learn(&String::from_utf8_lossy(&k), &String::from_utf8_lossy(&v));
+                self.dir
+                    .kvs(&kvs)
+                    .learn(&String::from_utf8_lossy(&k), &String::from_utf8_lossy(&v));
             }
         }
         let result = if cmd.rc() == 0 {
@@ -141,21 +170,29 @@ impl Daemon {
             Err(cmd.get("msg").unwrap_or("failed"))
         };
         for w in self.coll_waiters.remove(&seq).unwrap_or_default() {
-            self.reply(w.conn, coll_reply(w.call, result.map_err(|m| m)));
+            self.reply(w.conn, coll_reply(w.call, result));
         }
         Ok(())
     }
 
     /// `rank` will join no more collectives (it finalized, disconnected or exited).
     pub(crate) fn rank_gone(&mut self, rank: u32, why: &str) {
-        let Some(rs) = self.job.ranks.get_mut(&rank) else { return };
+        let Some(rs) = self.job.ranks.get_mut(&rank) else {
+            return;
+        };
         if rs.gone {
             return;
         }
         rs.gone = true;
         let from = rs.next_seq;
-        tracing::debug!("daemon {}: rank {rank} {why} (joins no collective from #{from})", self.me);
-        let fail = Command::new("d_coll_fail").arg("rank", rank).arg("from_seq", from).arg("why", msg_token(why));
+        tracing::debug!(
+            "daemon {}: rank {rank} {why} (joins no collective from #{from})",
+            self.me
+        );
+        let fail = Command::new("d_coll_fail")
+            .arg("rank", rank)
+            .arg("from_seq", from)
+            .arg("why", msg_token(why));
         if let Err(e) = self.apply_gone(&fail) {
             tracing::warn!("daemon {}: {e}", self.me);
         }
@@ -187,10 +224,18 @@ impl Daemon {
         let from: u64 = cmd.num("from_seq")?;
         let why = msg_text(cmd.get("why").unwrap_or("left"));
         self.colls.rank_gone(rank, from, &why);
-        let failing: Vec<u64> = self.coll_waiters.keys().copied().filter(|&s| s >= from).collect();
+        let failing: Vec<u64> = self
+            .coll_waiters
+            .keys()
+            .copied()
+            .filter(|&s| s >= from)
+            .collect();
         for seq in failing {
             for w in self.coll_waiters.remove(&seq).unwrap_or_default() {
-                let msg = format!("rank {rank} {why} before joining {} #{seq}", w.call.kind.name());
+                let msg = format!(
+                    "rank {rank} {why} before joining {} #{seq}",
+                    w.call.kind.name()
+                );
                 self.reply(w.conn, coll_reply(w.call, Err(&msg)));
             }
         }

@@ -37,7 +37,9 @@ impl NameOp {
     }
 
     fn parse(s: &str) -> Option<NameOp> {
-        [NameOp::Publish, NameOp::Lookup, NameOp::Unpublish].into_iter().find(|o| o.name() == s)
+        [NameOp::Publish, NameOp::Lookup, NameOp::Unpublish]
+            .into_iter()
+            .find(|o| o.name() == s)
     }
 }
 
@@ -49,22 +51,36 @@ pub(crate) enum Forwarded {
 
 fn get_reply(key: &str, value: Option<&str>, timed_out: bool) -> Command {
     match value {
-        Some(v) => Command::new("get_result").arg("rc", 0).arg("msg", "success").arg("value", v),
+        Some(v) => Command::new("get_result")
+            .arg("rc", 0)
+            .arg("msg", "success")
+            .arg("value", v),
         None if timed_out => Command::new("get_result")
             .arg("rc", -1)
-            .arg("msg", msg_token(&format!("timed out waiting for key {key}")))
+            .arg(
+                "msg",
+                msg_token(&format!("timed out waiting for key {key}")),
+            )
             .arg("value", "unknown"),
-        None => Command::new("get_result").arg("rc", -1).arg("msg", format!("key_{key}_not_found")).arg("value", "unknown"),
+        None => Command::new("get_result")
+            .arg("rc", -1)
+            .arg("msg", format!("key_{key}_not_found"))
+            .arg("value", "unknown"),
     }
 }
 
 fn name_reply(op: NameOp, r: &Result<String, String>) -> Command {
     let name = format!("{}_result", op.name());
     match (op, r) {
-        (NameOp::Lookup, Ok(port)) => {
-            Command::new(&name).arg("port", port).arg("info", "ok").arg("rc", 0).arg("msg", "success")
-        }
-        (_, Ok(_)) => Command::new(&name).arg("info", "ok").arg("rc", 0).arg("msg", "success"),
+        (NameOp::Lookup, Ok(port)) => Command::new(&name)
+            .arg("port", port)
+            .arg("info", "ok")
+            .arg("rc", 0)
+            .arg("msg", "success"),
+        (_, Ok(_)) => Command::new(&name)
+            .arg("info", "ok")
+            .arg("rc", 0)
+            .arg("msg", "success"),
         (_, Err(m)) => Command::new(&name).arg("rc", 1).arg("msg", msg_token(m)),
     }
 }
@@ -87,7 +103,12 @@ impl Daemon {
             self.wake_key_waiters(kvs, key, value);
         } else {
             self.dir.kvs(kvs).learn(key, value);
-            self.send_up(&Command::new("d_put").arg("kvs", kvs).arg("key", key).arg("value", value));
+            self.send_up(
+                &Command::new("d_put")
+                    .arg("kvs", kvs)
+                    .arg("key", key)
+                    .arg("value", value),
+            );
         }
     }
 
@@ -127,11 +148,22 @@ impl Daemon {
         }
     }
 
-    fn answer_get(&mut self, target: Target, kvs: &str, key: &str, value: Option<&str>, timed_out: bool) {
+    fn answer_get(
+        &mut self,
+        target: Target,
+        kvs: &str,
+        key: &str,
+        value: Option<&str>,
+        timed_out: bool,
+    ) {
         match target {
             Target::Local(conn) => self.reply(conn, get_reply(key, value, timed_out)),
             Target::Remote { origin, id } => {
-                let mut c = Command::new("d_get_result").arg("origin", origin).arg("id", id).arg("kvs", kvs).arg("key", key);
+                let mut c = Command::new("d_get_result")
+                    .arg("origin", origin)
+                    .arg("id", id)
+                    .arg("kvs", kvs)
+                    .arg("key", key);
                 c = match value {
                     Some(v) => c.arg("rc", 0).arg("value", v),
                     None => c.arg("rc", -1).arg("timed_out", u8::from(timed_out)),
@@ -142,8 +174,9 @@ impl Daemon {
     }
 
     fn wake_key_waiters(&mut self, kvs: &str, key: &str, value: &str) {
-        let (hit, keep): (Vec<KeyWaiter>, Vec<KeyWaiter>) =
-            std::mem::take(&mut self.key_waiters).into_iter().partition(|w| w.kvs == kvs && w.key == key);
+        let (hit, keep): (Vec<KeyWaiter>, Vec<KeyWaiter>) = std::mem::take(&mut self.key_waiters)
+            .into_iter()
+            .partition(|w| w.kvs == kvs && w.key == key);
         self.key_waiters = keep;
         for w in hit {
             self.answer_get(w.target, kvs, key, Some(value), false);
@@ -154,8 +187,9 @@ impl Daemon {
         if self.key_waiters.iter().all(|w| w.deadline > now) {
             return;
         }
-        let (late, keep): (Vec<KeyWaiter>, Vec<KeyWaiter>) =
-            std::mem::take(&mut self.key_waiters).into_iter().partition(|w| w.deadline <= now);
+        let (late, keep): (Vec<KeyWaiter>, Vec<KeyWaiter>) = std::mem::take(&mut self.key_waiters)
+            .into_iter()
+            .partition(|w| w.deadline <= now);
         self.key_waiters = keep;
         for w in late {
             self.answer_get(w.target, &w.kvs, &w.key, None, true);
@@ -195,18 +229,34 @@ impl Daemon {
     pub(crate) fn on_from_child(&mut self, child: u32, cmd: Command) {
         let r = (|| -> Result<(), ibdyn_pmi::PmiError> {
             match cmd.name.as_str() {
-                "d_put" => self.kvs_put(cmd.require("kvs")?, cmd.require("key")?, cmd.get("value").unwrap_or("")),
+                "d_put" => self.kvs_put(
+                    cmd.require("kvs")?,
+                    cmd.require("key")?,
+                    cmd.get("value").unwrap_or(""),
+                ),
                 "d_get" if self.is_root() => {
-                    let target = Target::Remote { origin: cmd.num("origin")?, id: cmd.num("id")? };
-                    self.root_get(cmd.require("kvs")?, cmd.require("key")?, cmd.num("wait_ms")?, target);
+                    let target = Target::Remote {
+                        origin: cmd.num("origin")?,
+                        id: cmd.num("id")?,
+                    };
+                    self.root_get(
+                        cmd.require("kvs")?,
+                        cmd.require("key")?,
+                        cmd.num("wait_ms")?,
+                        target,
+                    );
                 }
                 "d_ns" if self.is_root() => {
                     let op = NameOp::parse(cmd.require("op")?).unwrap_or(NameOp::Lookup);
                     let origin: u32 = cmd.num("origin")?;
                     let r = self.root_name(op, cmd.require("service")?, cmd.require("port")?);
-                    let mut c = Command::new("d_ns_result").arg("origin", origin).arg("id", cmd.num::<u64>("id")?);
+                    let mut c = Command::new("d_ns_result")
+                        .arg("origin", origin)
+                        .arg("id", cmd.num::<u64>("id")?);
                     c = match r {
-                        Ok(port) => c.arg("rc", 0).arg("port", if port.is_empty() { "-".into() } else { port }),
+                        Ok(port) => c
+                            .arg("rc", 0)
+                            .arg("port", if port.is_empty() { "-".into() } else { port }),
                         Err(m) => c.arg("rc", 1).arg("msg", msg_token(&m)),
                     };
                     self.send_toward(origin, c);
@@ -214,7 +264,10 @@ impl Daemon {
                 "d_get" | "d_ns" => self.send_up(&cmd),
                 "d_coll" => self.on_coll_up(&cmd)?,
                 "d_gone" => self.on_gone_up(cmd),
-                other => tracing::warn!("daemon {}: unknown message {other} from daemon {child}", self.me),
+                other => tracing::warn!(
+                    "daemon {}: unknown message {other} from daemon {child}",
+                    self.me
+                ),
             }
             Ok(())
         })();
@@ -240,7 +293,10 @@ impl Daemon {
                             if let Some(v) = value {
                                 self.dir.kvs(kvs).learn(key, v);
                             }
-                            self.reply(conn, get_reply(key, value, cmd.get("timed_out") == Some("1")));
+                            self.reply(
+                                conn,
+                                get_reply(key, value, cmd.get("timed_out") == Some("1")),
+                            );
                         }
                         Some(Forwarded::Name { conn, op }) => {
                             let r = if cmd.rc() == 0 {
@@ -250,7 +306,9 @@ impl Daemon {
                             };
                             self.reply(conn, name_reply(op, &r));
                         }
-                        None => tracing::warn!("daemon {}: answer to unknown request {cmd:?}", self.me),
+                        None => {
+                            tracing::warn!("daemon {}: answer to unknown request {cmd:?}", self.me)
+                        }
                     }
                 }
                 "d_coll_done" => {
@@ -261,12 +319,18 @@ impl Daemon {
                     self.send_children(&cmd);
                     self.apply_gone(&cmd)?;
                 }
-                other => tracing::warn!("daemon {}: unknown message {other} from the parent", self.me),
+                other => tracing::warn!(
+                    "daemon {}: unknown message {other} from the parent",
+                    self.me
+                ),
             }
             Ok(())
         })();
         if let Err(e) = r {
-            tracing::warn!("daemon {}: bad message from the parent daemon: {e}", self.me);
+            tracing::warn!(
+                "daemon {}: bad message from the parent daemon: {e}",
+                self.me
+            );
         }
     }
 }

@@ -56,9 +56,20 @@ pub(crate) enum Event {
     ClientClosed(ConnId),
     Peer(Peer, Frame),
     PeerClosed(Peer),
-    Output { rank: u32, fd: u8, data: Vec<u8> },
-    OutputEof { rank: u32 },
-    Exited { rank: u32, pid: i32, code: Option<i32>, signal: Option<i32> },
+    Output {
+        rank: u32,
+        fd: u8,
+        data: Vec<u8>,
+    },
+    OutputEof {
+        rank: u32,
+    },
+    Exited {
+        rank: u32,
+        pid: i32,
+        code: Option<i32>,
+        signal: Option<i32>,
+    },
     Signal(i32),
 }
 
@@ -117,7 +128,11 @@ impl Daemon {
             Some(out) => {
                 let _ = out.send(cmd.to_line());
             }
-            None => tracing::warn!("daemon {}: no route to daemon {origin} for {}", self.me, cmd.name),
+            None => tracing::warn!(
+                "daemon {}: no route to daemon {origin} for {}",
+                self.me,
+                cmd.name
+            ),
         }
     }
 
@@ -173,7 +188,9 @@ impl Daemon {
             .job
             .ranks
             .iter()
-            .filter(|(_, rs)| !rs.reported && rs.reaped_at.is_some_and(|t| now >= t + ranks::EOF_GRACE))
+            .filter(|(_, rs)| {
+                !rs.reported && rs.reaped_at.is_some_and(|t| now >= t + ranks::EOF_GRACE)
+            })
             .map(|(r, _)| *r)
             .collect();
         for r in due {
@@ -193,19 +210,36 @@ impl Daemon {
                 Peer::Parent => self.on_from_parent(cmd),
                 Peer::Child(c) => self.on_from_child(c, cmd),
             },
-            Event::Peer(peer, other) => tracing::warn!("daemon {}: bad frame from {peer:?}: {other:?}", self.me),
+            Event::Peer(peer, other) => {
+                tracing::warn!("daemon {}: bad frame from {peer:?}: {other:?}", self.me)
+            }
             Event::PeerClosed(Peer::Launcher) => {
-                tracing::debug!("daemon {}: launcher connection closed: tearing down", self.me);
+                tracing::debug!(
+                    "daemon {}: launcher connection closed: tearing down",
+                    self.me
+                );
                 self.abandon();
             }
             Event::PeerClosed(p) => tracing::debug!("daemon {}: {p:?} connection closed", self.me),
             Event::Output { rank, fd, data } => self.to_launcher(
-                Command::new("d_io").arg("rank", rank).arg("fd", fd).arg("data", ibdyn_pmi::wire::hex_encode(&data)),
+                Command::new("d_io")
+                    .arg("rank", rank)
+                    .arg("fd", fd)
+                    .arg("data", ibdyn_pmi::wire::hex_encode(&data)),
             ),
             Event::OutputEof { rank } => self.on_output_eof(rank),
-            Event::Exited { rank, pid, code, signal } => self.on_exited(rank, pid, code, signal),
+            Event::Exited {
+                rank,
+                pid,
+                code,
+                signal,
+            } => self.on_exited(rank, pid, code, signal),
             Event::Signal(sig) => {
-                tracing::debug!("daemon {}: {} received: tearing down", self.me, signals::name(sig));
+                tracing::debug!(
+                    "daemon {}: {} received: tearing down",
+                    self.me,
+                    signals::name(sig)
+                );
                 self.abandon();
             }
         }
@@ -237,52 +271,75 @@ impl Daemon {
     /// bounded time to reap them (and remove their shared memory), then leave.
     fn abandon(&mut self) {
         self.signal_ranks(libc::SIGKILL);
-        self.abandon_deadline.get_or_insert(Instant::now() + Duration::from_secs(2));
+        self.abandon_deadline
+            .get_or_insert(Instant::now() + Duration::from_secs(2));
     }
 
     fn check_abandon(&mut self, now: Instant) {
         if let Some(t) = self.abandon_deadline {
-            let all_reaped = self.job.ranks.values().all(|rs| rs.pid.is_none() || rs.reaped_at.is_some());
+            let all_reaped = self
+                .job
+                .ranks
+                .values()
+                .all(|rs| rs.pid.is_none() || rs.reaped_at.is_some());
             if all_reaped || now >= t {
                 self.stop = true;
             }
         }
     }
-
 }
 
-fn accept_children(listener: &TcpListener, secret: &str, me: u32, expected: &[u32]) -> Result<Vec<(u32, TcpStream)>> {
+fn accept_children(
+    listener: &TcpListener,
+    secret: &str,
+    me: u32,
+    expected: &[u32],
+) -> Result<Vec<(u32, TcpStream)>> {
     let mut got: Vec<(u32, TcpStream)> = Vec::new();
     let deadline = Instant::now() + STARTUP_LIMIT;
-    listener.set_nonblocking(true).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
     while got.len() < expected.len() {
         match listener.accept() {
             Ok((mut s, addr)) => {
-                s.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                s.set_nonblocking(false)
+                    .map_err(|e| SpawnError::io("set_nonblocking", e))?;
                 match link::accept_hello(&mut s, secret) {
                     Ok(h) => match h.num::<u32>("index") {
-                        Ok(i) if expected.contains(&i) && !got.iter().any(|(g, _)| *g == i) => got.push((i, s)),
-                        _ => tracing::warn!("daemon {me}: refused connection from {addr}: not one of my children"),
+                        Ok(i) if expected.contains(&i) && !got.iter().any(|(g, _)| *g == i) => {
+                            got.push((i, s))
+                        }
+                        _ => tracing::warn!(
+                            "daemon {me}: refused connection from {addr}: not one of my children"
+                        ),
                     },
                     Err(e) => tracing::warn!("daemon {me}: refused TCP connection: {e}"),
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
-                    return Err(SpawnError::Timeout { what: "child daemons".into(), secs: STARTUP_LIMIT.as_secs() });
+                    return Err(SpawnError::Timeout {
+                        what: "child daemons".into(),
+                        secs: STARTUP_LIMIT.as_secs(),
+                    });
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
             Err(e) => return Err(SpawnError::io("accept", e)),
         }
     }
-    listener.set_nonblocking(false).map_err(|e| SpawnError::io("set_nonblocking", e))?;
+    listener
+        .set_nonblocking(false)
+        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
     Ok(got)
 }
 
 fn start_peer(stream: TcpStream, peer: Peer, tx: &Sender<Event>) -> Result<Outbox> {
     let _ = stream.set_nodelay(true);
-    let w = stream.try_clone().map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+    let w = stream
+        .try_clone()
+        .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
     let out = link::start_writer(w, format!("{peer:?}"));
     let (t1, t2) = (tx.clone(), tx.clone());
     link::start_reader(
@@ -299,33 +356,35 @@ fn start_peer(stream: TcpStream, peer: Peer, tx: &Sender<Event>) -> Result<Outbo
 }
 
 fn serve_pmi_socket(listener: UnixListener, tx: Sender<Event>) {
-    let _ = std::thread::Builder::new().name("pmi-accept".into()).spawn(move || {
-        let mut next: ConnId = 1;
-        for s in listener.incoming() {
-            let Ok(s) = s else { continue };
-            let id = next;
-            next += 1;
-            let Ok(w) = s.try_clone() else { continue };
-            let out = link::start_writer(w, format!("client{id}"));
-            if tx.send(Event::ClientOpen(id, out)).is_err() {
-                return;
+    let _ = std::thread::Builder::new()
+        .name("pmi-accept".into())
+        .spawn(move || {
+            let mut next: ConnId = 1;
+            for s in listener.incoming() {
+                let Ok(s) = s else { continue };
+                let id = next;
+                next += 1;
+                let Ok(w) = s.try_clone() else { continue };
+                let out = link::start_writer(w, format!("client{id}"));
+                if tx.send(Event::ClientOpen(id, out)).is_err() {
+                    return;
+                }
+                let (t1, t2) = (tx.clone(), tx.clone());
+                let started = link::start_reader(
+                    s,
+                    format!("client{id}"),
+                    move |f| {
+                        let _ = t1.send(Event::ClientFrame(id, f));
+                    },
+                    move || {
+                        let _ = t2.send(Event::ClientClosed(id));
+                    },
+                );
+                if let Err(e) = started {
+                    tracing::warn!("{e}");
+                }
             }
-            let (t1, t2) = (tx.clone(), tx.clone());
-            let started = link::start_reader(
-                s,
-                format!("client{id}"),
-                move |f| {
-                    let _ = t1.send(Event::ClientFrame(id, f));
-                },
-                move || {
-                    let _ = t2.send(Event::ClientClosed(id));
-                },
-            );
-            if let Err(e) = started {
-                tracing::warn!("{e}");
-            }
-        }
-    });
+        });
 }
 
 /// Runs a node daemon until the launcher shuts it down; returns its exit status.
@@ -338,7 +397,12 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
     let secret_hex = std::env::var(ibdyn_pmi::env::JOB_SECRET)
         .ok()
         .filter(|s| secret::parse_secret(s).is_some())
-        .ok_or_else(|| SpawnError::Usage(format!("{} is not set to a hex u64", ibdyn_pmi::env::JOB_SECRET)))?;
+        .ok_or_else(|| {
+            SpawnError::Usage(format!(
+                "{} is not set to a hex u64",
+                ibdyn_pmi::env::JOB_SECRET
+            ))
+        })?;
     let me = o.index;
     let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
 
@@ -349,33 +413,51 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         .map_err(|e| SpawnError::io(format!("create {}", node_dir.display()), e))?;
     let result = (|| {
         let sock_path = node_dir.join("pmi.sock");
-        let pmi_listener =
-            UnixListener::bind(&sock_path).map_err(|e| SpawnError::io(format!("bind {}", sock_path.display()), e))?;
+        let pmi_listener = UnixListener::bind(&sock_path)
+            .map_err(|e| SpawnError::io(format!("bind {}", sock_path.display()), e))?;
         let _ = std::fs::set_permissions(&sock_path, std::fs::Permissions::from_mode(0o600));
-        let tcp = TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
-        let port = tcp.local_addr().map_err(|e| SpawnError::io("local_addr", e))?.port();
+        let tcp =
+            TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+        let port = tcp
+            .local_addr()
+            .map_err(|e| SpawnError::io("local_addr", e))?
+            .port();
         std::fs::write(node_dir.join("tcp.port"), format!("{port}\n"))
             .map_err(|e| SpawnError::io("write tcp.port", e))?;
 
-        let mut lstream =
-            TcpStream::connect(o.launcher).map_err(|e| SpawnError::io(format!("connect to launcher {}", o.launcher), e))?;
+        let mut lstream = TcpStream::connect(o.launcher)
+            .map_err(|e| SpawnError::io(format!("connect to launcher {}", o.launcher), e))?;
         let hello = link::hello(&secret_hex, "daemon", me).arg("port", port);
         std::io::Write::write_all(&mut lstream, hello.to_line().as_bytes())
             .map_err(|e| SpawnError::io("write to launcher", e))?;
         let peers = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
         if peers.name != "l_peers" {
-            return Err(SpawnError::Protocol { peer: "launcher".into(), why: format!("expected l_peers, got {}", peers.name) });
+            return Err(SpawnError::Protocol {
+                peer: "launcher".into(),
+                why: format!("expected l_peers, got {}", peers.name),
+            });
         }
         let parent_stream = match (tree::parent(me), peers.get("parent_port")) {
             (Some(p), Some(pp)) => {
-                let pp: u16 = pp.parse().map_err(|_| SpawnError::Protocol { peer: "launcher".into(), why: "bad parent_port".into() })?;
+                let pp: u16 = pp.parse().map_err(|_| SpawnError::Protocol {
+                    peer: "launcher".into(),
+                    why: "bad parent_port".into(),
+                })?;
                 let mut s = TcpStream::connect(("127.0.0.1", pp))
                     .map_err(|e| SpawnError::io(format!("connect to parent daemon {p}"), e))?;
-                std::io::Write::write_all(&mut s, link::hello(&secret_hex, "daemon", me).to_line().as_bytes())
-                    .map_err(|e| SpawnError::io("write to parent daemon", e))?;
+                std::io::Write::write_all(
+                    &mut s,
+                    link::hello(&secret_hex, "daemon", me).to_line().as_bytes(),
+                )
+                .map_err(|e| SpawnError::io("write to parent daemon", e))?;
                 Some(s)
             }
-            (Some(_), None) => return Err(SpawnError::Protocol { peer: "launcher".into(), why: "no parent_port".into() }),
+            (Some(_), None) => {
+                return Err(SpawnError::Protocol {
+                    peer: "launcher".into(),
+                    why: "no parent_port".into(),
+                })
+            }
             _ => None,
         };
         let kids = tree::children(me, o.nnodes);
@@ -383,12 +465,17 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         link::refuse_late_connections(tcp, secret_hex.clone(), format!("daemon {me}"));
 
         let launcher = start_peer(lstream, Peer::Launcher, &tx)?;
-        let parent = parent_stream.map(|s| start_peer(s, Peer::Parent, &tx)).transpose()?;
+        let parent = parent_stream
+            .map(|s| start_peer(s, Peer::Parent, &tx))
+            .transpose()?;
         let mut children = HashMap::new();
         for (i, s) in child_streams {
             children.insert(i, start_peer(s, Peer::Child(i), &tx)?);
         }
-        let expected: u32 = tree::subtree(me, o.nnodes).iter().map(|&d| placement.ranks_on(d).len() as u32).sum();
+        let expected: u32 = tree::subtree(me, o.nnodes)
+            .iter()
+            .map(|&d| placement.ranks_on(d).len() as u32)
+            .sum();
         serve_pmi_socket(pmi_listener, tx.clone());
 
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
@@ -426,13 +513,18 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             stop: false,
         };
         d.seed_job_keys();
-        let local: Vec<u32> = d.job.spec.placement.ranks_on(me);
-        d.start_ranks(&local);
+        let spec = d.job.spec.clone();
+        d.start_ranks(&spec, &spec.placement.ranks_on(me));
         drop(tx);
         d.run(rx);
-        Ok(0)
+        Ok(d.abandon_deadline.is_some())
     })();
     let _ = std::fs::remove_dir_all(&node_dir);
-    result
+    // Abandoned (the launcher died, or a signal): the launcher may not clean up, so the last
+    // daemon out removes the session dir.
+    if matches!(result, Ok(true)) {
+        let _ = std::fs::remove_file(o.session_dir.join("launcher.port"));
+        let _ = std::fs::remove_dir(&o.session_dir);
+    }
+    result.map(i32::from)
 }
-

@@ -15,7 +15,11 @@ pub(crate) struct Client {
 
 impl Client {
     pub(crate) fn new(out: Outbox) -> Client {
-        Client { out, rank: None, spawn: SpawnRequest::default() }
+        Client {
+            out,
+            rank: None,
+            spawn: SpawnRequest::default(),
+        }
     }
 }
 
@@ -28,11 +32,19 @@ impl Daemon {
 
     fn error_reply(&self, conn: ConnId, msg: &str) {
         tracing::debug!("daemon {}: PMI error to client {conn}: {msg}", self.me);
-        self.reply(conn, Command::new("error").arg("rc", -1).arg("msg", msg_token(msg)));
+        self.reply(
+            conn,
+            Command::new("error")
+                .arg("rc", -1)
+                .arg("msg", msg_token(msg)),
+        );
     }
 
     pub(crate) fn rank_of(&self, conn: ConnId) -> Result<u32, String> {
-        self.clients.get(&conn).and_then(|c| c.rank).ok_or_else(|| "send cmd=init with ibdyn_rank= first".to_string())
+        self.clients
+            .get(&conn)
+            .and_then(|c| c.rank)
+            .ok_or_else(|| "send cmd=init with ibdyn_rank= first".to_string())
     }
 
     pub(crate) fn on_client_frame(&mut self, conn: ConnId, frame: Frame) {
@@ -48,7 +60,9 @@ impl Daemon {
     }
 
     pub(crate) fn on_client_closed(&mut self, conn: ConnId) {
-        let Some(client) = self.clients.remove(&conn) else { return };
+        let Some(client) = self.clients.remove(&conn) else {
+            return;
+        };
         if let Some(rank) = client.rank {
             let finalized = self.job.ranks.get(&rank).is_some_and(|rs| rs.finalized);
             if !finalized {
@@ -59,11 +73,19 @@ impl Daemon {
 
     fn on_client_cmd(&mut self, conn: ConnId, cmd: &Command) -> Result<(), String> {
         let arg = |k: &str| cmd.require(k).map_err(|e| e.to_string());
-        let kvs = || cmd.get("kvsname").unwrap_or(&self.job.spec.kvsname).to_string();
+        let kvs = || {
+            cmd.get("kvsname")
+                .unwrap_or(&self.job.spec.kvsname)
+                .to_string()
+        };
         match cmd.name.as_str() {
             "init" => {
                 let rank: u32 = cmd.num("ibdyn_rank").map_err(|e| e.to_string())?;
-                let rs = self.job.ranks.get_mut(&rank).ok_or_else(|| format!("rank {rank} does not run on this node"))?;
+                let rs = self
+                    .job
+                    .ranks
+                    .get_mut(&rank)
+                    .ok_or_else(|| format!("rank {rank} does not run on this node"))?;
                 if rs.conn.is_some() {
                     return Err(format!("rank {rank} is already initialised"));
                 }
@@ -71,30 +93,67 @@ impl Daemon {
                 if let Some(c) = self.clients.get_mut(&conn) {
                     c.rank = Some(rank);
                 }
-                self.reply(conn, Command::new("response_to_init").arg("pmi_version", 1).arg("pmi_subversion", 1).arg("rc", 0));
+                self.reply(
+                    conn,
+                    Command::new("response_to_init")
+                        .arg("pmi_version", 1)
+                        .arg("pmi_subversion", 1)
+                        .arg("rc", 0),
+                );
             }
             "get_maxes" => self.reply(
                 conn,
-                Command::new("maxes").arg("kvsname_max", 256).arg("keylen_max", 64).arg("vallen_max", 1024),
+                Command::new("maxes")
+                    .arg("kvsname_max", 256)
+                    .arg("keylen_max", 64)
+                    .arg("vallen_max", 1024),
             ),
-            "get_appnum" => self.reply(conn, Command::new("appnum").arg("appnum", self.job.spec.appnum)),
-            "get_my_kvsname" => self.reply(conn, Command::new("my_kvsname").arg("kvsname", &self.job.spec.kvsname)),
-            "get_universe_size" => self.reply(conn, Command::new("universe_size").arg("size", self.job.spec.size)),
+            "get_appnum" => self.reply(
+                conn,
+                Command::new("appnum").arg("appnum", self.job.spec.appnum),
+            ),
+            "get_my_kvsname" => self.reply(
+                conn,
+                Command::new("my_kvsname").arg("kvsname", &self.job.spec.kvsname),
+            ),
+            "get_universe_size" => self.reply(
+                conn,
+                Command::new("universe_size").arg("size", self.job.spec.size),
+            ),
             "put" => {
                 let (key, value) = (arg("key")?, cmd.get("value").unwrap_or(""));
                 wire::check_key("key", key).map_err(|e| e.to_string())?;
                 self.kvs_put(&kvs(), key, value);
-                self.reply(conn, Command::new("put_result").arg("rc", 0).arg("msg", "success"));
+                self.reply(
+                    conn,
+                    Command::new("put_result")
+                        .arg("rc", 0)
+                        .arg("msg", "success"),
+                );
             }
             "get" => self.kvs_get(conn, &kvs(), arg("key")?, 0),
             "ibdyn_get_wait" => {
                 let ms: u64 = cmd.num("timeout_ms").map_err(|e| e.to_string())?;
                 self.kvs_get(conn, &kvs(), arg("key")?, ms.max(1));
             }
-            "barrier_in" => self.enter_coll(conn, Coll { kind: CollKind::Fence, reqid: None }, None)?,
+            "barrier_in" => self.enter_coll(
+                conn,
+                Coll {
+                    kind: CollKind::Fence,
+                    reqid: None,
+                },
+                None,
+            )?,
             "ibdyn_ifence" => {
                 let reqid = cmd.num("reqid").map_err(|e| e.to_string())?;
-                self.enter_coll(conn, Coll { kind: CollKind::Fence, reqid: Some(reqid) }, None)?
+                self.enter_coll(
+                    conn,
+                    Coll {
+                        kind: CollKind::Fence,
+                        reqid: Some(reqid),
+                    },
+                    None,
+                )?
             }
             "ibdyn_allgather" | "ibdyn_iallgather" => {
                 let reqid = match cmd.name.as_str() {
@@ -103,16 +162,29 @@ impl Daemon {
                 };
                 let value = cmd.get("value").unwrap_or("");
                 wire::hex_decode(value).map_err(|e| e.to_string())?;
-                self.enter_coll(conn, Coll { kind: CollKind::Allgather, reqid }, Some(value.to_string()))?
+                self.enter_coll(
+                    conn,
+                    Coll {
+                        kind: CollKind::Allgather,
+                        reqid,
+                    },
+                    Some(value.to_string()),
+                )?
             }
             "publish_name" => self.name_op(conn, NameOp::Publish, arg("service")?, arg("port")?),
             "lookup_name" => self.name_op(conn, NameOp::Lookup, arg("service")?, ""),
             "unpublish_name" => self.name_op(conn, NameOp::Unpublish, arg("service")?, ""),
             "abort" => {
                 let rank = self.rank_of(conn)?;
-                let code: i32 = cmd.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1);
+                let code: i32 = cmd
+                    .get("exitcode")
+                    .and_then(|c| c.parse().ok())
+                    .unwrap_or(1);
                 self.to_launcher(
-                    Command::new("d_abort").arg("rank", rank).arg("code", code).arg("msg", cmd.get("msg").unwrap_or("none")),
+                    Command::new("d_abort")
+                        .arg("rank", rank)
+                        .arg("code", code)
+                        .arg("msg", cmd.get("msg").unwrap_or("none")),
                 );
             }
             "finalize" => {
@@ -130,24 +202,33 @@ impl Daemon {
 
     fn on_spawn_block(&mut self, conn: ConnId, block: &Command) {
         let parsed = wire::parse_spawn_block(block);
-        let Some(client) = self.clients.get_mut(&conn) else { return };
-        let (sc, preput, sofar, tot) = match parsed {
+        let Some(client) = self.clients.get_mut(&conn) else {
+            return;
+        };
+        let b = match parsed {
             Ok(p) => p,
             Err(e) => {
                 client.spawn = SpawnRequest::default();
-                self.reply(conn, Command::new("spawn_result").arg("rc", -1).arg("msg", msg_token(&e.to_string())));
+                self.reply(
+                    conn,
+                    Command::new("spawn_result")
+                        .arg("rc", -1)
+                        .arg("msg", msg_token(&e.to_string())),
+                );
                 return;
             }
         };
-        client.spawn.commands.push(sc);
-        client.spawn.preput = preput;
-        if sofar < tot {
+        client.spawn.commands.push(b.command);
+        client.spawn.preput = b.preput;
+        if b.sofar < b.total {
             return;
         }
         let req = std::mem::take(&mut client.spawn);
         let reply = match self.spawn_job(req) {
             Ok(()) => Command::new("spawn_result").arg("rc", 0),
-            Err(msg) => Command::new("spawn_result").arg("rc", -1).arg("msg", msg_token(&msg)),
+            Err(msg) => Command::new("spawn_result")
+                .arg("rc", -1)
+                .arg("msg", msg_token(&msg)),
         };
         self.reply(conn, reply);
     }
@@ -156,6 +237,8 @@ impl Daemon {
     /// daemons, and have each run `start_ranks` for its share.
     fn spawn_job(&mut self, req: SpawnRequest) -> Result<(), String> {
         let n: u32 = req.commands.iter().map(|c| c.nprocs).sum();
-        Err(format!("spawn of {n} processes is not supported yet by this ibdyn daemon"))
+        Err(format!(
+            "spawn of {n} processes is not supported yet by this ibdyn daemon"
+        ))
     }
 }

@@ -54,83 +54,112 @@ pub(crate) struct Job {
 
 impl Job {
     pub(crate) fn new(spec: JobSpec) -> Job {
-        Job { spec, ranks: BTreeMap::new() }
+        Job {
+            spec,
+            ranks: BTreeMap::new(),
+        }
     }
 }
 
 fn pump_output(mut pipe: impl Read + Send + 'static, rank: u32, fd: u8, tx: Sender<Event>) {
-    let spawned = std::thread::Builder::new().name(format!("out{rank}.{fd}")).spawn(move || {
-        let mut pending: Vec<u8> = Vec::new();
-        let mut buf = vec![0u8; 16384];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    pending.extend_from_slice(&buf[..n]);
-                    // Forward whole lines; a very long line goes in pieces.
-                    let cut = match pending.iter().rposition(|&b| b == b'\n') {
-                        Some(p) => p + 1,
-                        None if pending.len() >= 65536 => pending.len(),
-                        None => continue,
-                    };
-                    let data: Vec<u8> = pending.drain(..cut).collect();
-                    let _ = tx.send(Event::Output { rank, fd, data });
+    let spawned = std::thread::Builder::new()
+        .name(format!("out{rank}.{fd}"))
+        .spawn(move || {
+            let mut pending: Vec<u8> = Vec::new();
+            let mut buf = vec![0u8; 16384];
+            loop {
+                match pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        pending.extend_from_slice(&buf[..n]);
+                        // Forward whole lines; a very long line goes in pieces.
+                        let cut = match pending.iter().rposition(|&b| b == b'\n') {
+                            Some(p) => p + 1,
+                            None if pending.len() >= 65536 => pending.len(),
+                            None => continue,
+                        };
+                        let data: Vec<u8> = pending.drain(..cut).collect();
+                        let _ = tx.send(Event::Output { rank, fd, data });
+                    }
                 }
             }
-        }
-        if !pending.is_empty() {
-            let _ = tx.send(Event::Output { rank, fd, data: pending });
-        }
-        let _ = tx.send(Event::OutputEof { rank });
-    });
+            if !pending.is_empty() {
+                let _ = tx.send(Event::Output {
+                    rank,
+                    fd,
+                    data: pending,
+                });
+            }
+            let _ = tx.send(Event::OutputEof { rank });
+        });
     if let Err(e) = spawned {
         tracing::warn!("cannot start an output thread for rank {rank}: {e}");
     }
 }
 
 fn wait_for(pid: i32, rank: u32, tx: Sender<Event>) {
-    let spawned = std::thread::Builder::new().name(format!("wait{rank}")).spawn(move || {
-        use nix::sys::wait::{waitpid, WaitStatus};
-        loop {
-            match waitpid(nix::unistd::Pid::from_raw(pid), None) {
-                Ok(WaitStatus::Exited(_, code)) => {
-                    let _ = tx.send(Event::Exited { rank, pid, code: Some(code), signal: None });
-                    return;
-                }
-                Ok(WaitStatus::Signaled(_, sig, _)) => {
-                    let _ = tx.send(Event::Exited { rank, pid, code: None, signal: Some(sig as i32) });
-                    return;
-                }
-                Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
-                Err(e) => {
-                    tracing::warn!("waitpid({pid}) for rank {rank}: {e}");
-                    let _ = tx.send(Event::Exited { rank, pid, code: None, signal: None });
-                    return;
+    let spawned = std::thread::Builder::new()
+        .name(format!("wait{rank}"))
+        .spawn(move || {
+            use nix::sys::wait::{waitpid, WaitStatus};
+            loop {
+                match waitpid(nix::unistd::Pid::from_raw(pid), None) {
+                    Ok(WaitStatus::Exited(_, code)) => {
+                        let _ = tx.send(Event::Exited {
+                            rank,
+                            pid,
+                            code: Some(code),
+                            signal: None,
+                        });
+                        return;
+                    }
+                    Ok(WaitStatus::Signaled(_, sig, _)) => {
+                        let _ = tx.send(Event::Exited {
+                            rank,
+                            pid,
+                            code: None,
+                            signal: Some(sig as i32),
+                        });
+                        return;
+                    }
+                    Ok(_) | Err(nix::errno::Errno::EINTR) => continue,
+                    Err(e) => {
+                        tracing::warn!("waitpid({pid}) for rank {rank}: {e}");
+                        let _ = tx.send(Event::Exited {
+                            rank,
+                            pid,
+                            code: None,
+                            signal: None,
+                        });
+                        return;
+                    }
                 }
             }
-        }
-    });
+        });
     if let Err(e) = spawned {
         tracing::warn!("cannot start a wait thread for rank {rank}: {e}");
     }
 }
 
 impl Daemon {
-    /// Starts `ranks` of the job on this daemon.
-    pub(crate) fn start_ranks(&mut self, ranks: &[u32]) {
+    /// Starts `ranks` of job `spec` on this daemon: the one place processes are created
+    /// (the initial job now; spawned jobs later, with their own `JobSpec`).
+    pub(crate) fn start_ranks(&mut self, spec: &JobSpec, ranks: &[u32]) {
         for &r in ranks {
-            let result = self.start_rank(r);
-            if let Err(e) = result {
-                let msg = format!("cannot start rank {r}: {:?}: {e}", self.job.spec.program);
-                self.to_launcher(Command::new("d_start_failed").arg("rank", r).arg("msg", msg_token(&msg)));
+            if let Err(e) = self.start_rank(spec, r) {
+                let msg = format!("cannot start rank {r}: {:?}: {e}", spec.program);
+                self.to_launcher(
+                    Command::new("d_start_failed")
+                        .arg("rank", r)
+                        .arg("msg", msg_token(&msg)),
+                );
                 let rs = self.job.ranks.entry(r).or_default();
                 rs.gone = true;
             }
         }
     }
 
-    fn start_rank(&mut self, rank: u32) -> std::io::Result<()> {
-        let spec = &self.job.spec;
+    fn start_rank(&mut self, spec: &JobSpec, rank: u32) -> std::io::Result<()> {
         let mut cmd = std::process::Command::new(&spec.program);
         cmd.args(&spec.args)
             .env(env::PMI_SOCK, &spec.pmi_sock)
@@ -144,7 +173,11 @@ impl Daemon {
             .env(env::SESSION_DIR, &spec.session_dir)
             .env(env::APPNUM, spec.appnum.to_string())
             .env_remove(env::HYDRA_PMI_FD)
-            .stdin(if rank == 0 { Stdio::piped() } else { Stdio::null() })
+            .stdin(if rank == 0 {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
@@ -153,7 +186,13 @@ impl Daemon {
         unsafe {
             cmd.pre_exec(move || {
                 crate::signals::unblock_all_in_child();
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                libc::prctl(
+                    libc::PR_SET_PDEATHSIG,
+                    libc::SIGKILL as libc::c_ulong,
+                    0,
+                    0,
+                    0,
+                );
                 if libc::getppid() != daemon_pid {
                     libc::raise(libc::SIGKILL);
                 }
@@ -172,14 +211,16 @@ impl Daemon {
         }
         let stdin = child.stdin.take().map(|mut w| {
             let (stx, srx) = crossbeam_channel::unbounded::<Option<Vec<u8>>>();
-            let _ = std::thread::Builder::new().name("stdin".into()).spawn(move || {
-                for chunk in srx {
-                    match chunk {
-                        Some(data) if w.write_all(&data).is_ok() => {}
-                        _ => return,
+            let _ = std::thread::Builder::new()
+                .name("stdin".into())
+                .spawn(move || {
+                    for chunk in srx {
+                        match chunk {
+                            Some(data) if w.write_all(&data).is_ok() => {}
+                            _ => return,
+                        }
                     }
-                }
-            });
+                });
             stx
         });
         wait_for(pid, rank, tx);
@@ -204,7 +245,11 @@ impl Daemon {
     pub(crate) fn signal_ranks(&mut self, sig: i32) {
         for (r, rs) in &self.job.ranks {
             if let (Some(pid), None) = (rs.pid, rs.reaped_at) {
-                tracing::debug!("daemon {}: {} to rank {r} (pid {pid})", self.me, signals::name(sig));
+                tracing::debug!(
+                    "daemon {}: {} to rank {r} (pid {pid})",
+                    self.me,
+                    signals::name(sig)
+                );
                 // SAFETY: kill(2) on the process group of a child we have not reaped yet (each
                 // rank leads its own group, so helpers it started go too); the pid is still ours.
                 unsafe { libc::kill(-pid, sig) };
@@ -219,13 +264,27 @@ impl Daemon {
         self.report_exit(rank, false);
     }
 
-    pub(crate) fn on_exited(&mut self, rank: u32, pid: i32, code: Option<i32>, signal: Option<i32>) {
+    pub(crate) fn on_exited(
+        &mut self,
+        rank: u32,
+        pid: i32,
+        code: Option<i32>,
+        signal: Option<i32>,
+    ) {
         match ibdyn_shm::remove_segments_of(pid) {
-            Ok(n) if n > 0 => tracing::debug!("daemon {}: removed {n} shared-memory segments of rank {rank}", self.me),
+            Ok(n) if n > 0 => tracing::debug!(
+                "daemon {}: removed {n} shared-memory segments of rank {rank}",
+                self.me
+            ),
             Ok(_) => {}
-            Err(e) => tracing::warn!("daemon {}: cleaning /dev/shm after rank {rank}: {e}", self.me),
+            Err(e) => tracing::warn!(
+                "daemon {}: cleaning /dev/shm after rank {rank}: {e}",
+                self.me
+            ),
         }
-        let Some(rs) = self.job.ranks.get_mut(&rank) else { return };
+        let Some(rs) = self.job.ranks.get_mut(&rank) else {
+            return;
+        };
         rs.exit = Some((code, signal));
         rs.reaped_at = Some(Instant::now());
         rs.stdin = None;
@@ -240,8 +299,12 @@ impl Daemon {
 
     /// Tells the launcher that `rank` is done once it is reaped and its output drained.
     pub(crate) fn report_exit(&mut self, rank: u32, force: bool) {
-        let Some(rs) = self.job.ranks.get_mut(&rank) else { return };
-        let Some((code, signal)) = rs.exit else { return };
+        let Some(rs) = self.job.ranks.get_mut(&rank) else {
+            return;
+        };
+        let Some((code, signal)) = rs.exit else {
+            return;
+        };
         if rs.reported || !(force || rs.eofs >= 2) {
             return;
         }
