@@ -5,9 +5,8 @@
 use crate::datatype::{Buffer, BufferMut};
 use crate::point_to_point::Process;
 use crate::{Communicator, Result};
-use ibdyn_collectives::{AlgoConfig, BuiltinOp, CollRequest, Collectives, Element, Op};
+use ibdyn_collectives::{BuiltinOp, CollRequest, Collectives, Element, Op};
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 pub use ibdyn_collectives::{Algorithm, CollOp, ElemType};
 
@@ -78,38 +77,19 @@ impl Operation {
     }
 }
 
-fn config() -> Result<AlgoConfig> {
-    static CONFIG: OnceLock<std::result::Result<AlgoConfig, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| AlgoConfig::from_env().map_err(|e| e.to_string()))
-        .clone()
-        .map_err(|e| crate::CommError::InvalidArgument(e))
-}
-
-/// The collective state cached on a communicator (its call counter gives each call its tag).
-struct Cached(std::result::Result<Collectives<Communicator>, String>);
-
-fn coll(comm: &Communicator) -> Result<Rc<Cached>> {
+fn coll(comm: &Communicator) -> Result<Rc<Collectives<Communicator>>> {
     if comm.is_freed() {
         return Err(crate::CommError::CommFreed);
     }
     if comm.is_inter() {
-        return Err(crate::CommError::InvalidArgument(
-            "intercommunicator collectives are not available yet".into(),
-        ));
+        return Err(crate::CommError::InvalidArgument("intercommunicator collectives are not available yet".into()));
     }
-    let cfg = config()?;
-    Ok(comm.attribute(|| {
-        Cached(Collectives::with_config(comm.collective_view(), cfg).map_err(|e| e.to_string()))
-    }))
+    Ok(ibdyn_collectives::collectives_of(comm)?)
 }
 
 fn with<R>(comm: &Communicator, f: impl FnOnce(&Collectives<Communicator>) -> ibdyn_collectives::Result<R>) -> Result<R> {
     let c = coll(comm)?;
-    match &c.0 {
-        Ok(c) => Ok(f(c)?),
-        Err(e) => Err(crate::CommError::InvalidArgument(e.clone())),
-    }
+    Ok(f(&c)?)
 }
 
 /// A non-blocking collective in flight. It holds the communicator's collective state, so it
@@ -118,7 +98,7 @@ fn with<R>(comm: &Communicator, f: impl FnOnce(&Collectives<Communicator>) -> ib
 pub struct CollectiveRequest<'b> {
     // Field order matters: the request borrows the state behind `_state` and drops first.
     req: CollRequest<'b, Communicator>,
-    _state: Rc<Cached>,
+    _state: Rc<Collectives<Communicator>>,
 }
 
 impl CollectiveRequest<'_> {
@@ -135,13 +115,9 @@ fn start<'b>(
     f: impl FnOnce(&'b Collectives<Communicator>) -> ibdyn_collectives::Result<CollRequest<'b, Communicator>>,
 ) -> Result<CollectiveRequest<'b>> {
     let state = coll(comm)?;
-    let c: &Collectives<Communicator> = match &state.0 {
-        Ok(c) => c,
-        Err(e) => return Err(crate::CommError::InvalidArgument(e.clone())),
-    };
     // SAFETY: `c` lives inside the Rc allocation `state`, which the returned request keeps
     // alive (and drops after the borrowing request); Rc contents never move.
-    let c: &'b Collectives<Communicator> = unsafe { &*(c as *const Collectives<Communicator>) };
+    let c: &'b Collectives<Communicator> = unsafe { &*Rc::as_ptr(&state) };
     let req = f(c)?;
     Ok(CollectiveRequest { req, _state: state })
 }

@@ -33,3 +33,30 @@ impl P2pRequest for Request<'_> {
         Request::test(self).map(|o| o.map(|s| s.count)).map_err(CollError::comm)
     }
 }
+
+/// Every process must make the same collective calls on a communicator in the same order, and
+/// each call takes the next tag of the communicator's `Collectives`; so there is one per
+/// communicator, cached on it, shared by every layer that runs collectives on it.
+struct Cached(std::result::Result<std::rc::Rc<crate::Collectives<Communicator>>, String>);
+
+/// The collectives of `comm` (an intracommunicator), made on first use with the settings of
+/// `IBDYN_COLL_ALGO` (read once per process).
+pub fn collectives_of(comm: &Communicator) -> Result<std::rc::Rc<crate::Collectives<Communicator>>> {
+    static CONFIG: std::sync::OnceLock<std::result::Result<crate::AlgoConfig, String>> = std::sync::OnceLock::new();
+    if comm.is_inter() {
+        return Err(CollError::arg("collective", "this operation needs an intracommunicator"));
+    }
+    let cfg = CONFIG.get_or_init(|| crate::AlgoConfig::from_env().map_err(|e| e.to_string()));
+    let cached = comm.attribute(|| {
+        Cached(match cfg {
+            Ok(cfg) => crate::Collectives::with_config(comm.collective_view(), cfg.clone())
+                .map(std::rc::Rc::new)
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.clone()),
+        })
+    });
+    match &cached.0 {
+        Ok(c) => Ok(c.clone()),
+        Err(e) => Err(CollError::BadSetting { setting: crate::ALGO_ENV.into(), why: e.clone() }),
+    }
+}

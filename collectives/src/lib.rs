@@ -23,6 +23,7 @@
 mod algo;
 mod coll;
 mod comm_adapter;
+pub use comm_adapter::collectives_of;
 mod config;
 mod error;
 mod exec;

@@ -219,6 +219,12 @@ impl Communicator {
 
     // ---- communicator management ----
 
+    /// A new context id derived from this communicator. Collective: every member calls it
+    /// in the same order (the dynamic-process layer uses it for new intercommunicators).
+    pub fn derive_context(&self) -> u64 {
+        self.next_ctx()
+    }
+
     pub(crate) fn next_ctx(&self) -> u64 {
         let seq = self.inner.derived.get();
         self.inner.derived.set(seq + 1);

@@ -25,6 +25,10 @@ pub enum CommError {
     Shm(#[from] ibdyn_shm::ShmError),
     #[error("fabric: {0}")]
     Verbs(#[from] ibdyn_verbs::VerbsError),
+    #[error("spawn failed: {}", failures.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("; "))]
+    SpawnFailed { failures: Vec<ChildFailure> },
+    #[error("the root (rank {root}) failed: {error}")]
+    RootFailed { root: i32, error: String },
     #[error("collective operation: {0}")]
     Collective(Box<dyn std::error::Error + Send + Sync + 'static>),
     #[error("the runtime is already initialised in this process")]
@@ -32,3 +36,19 @@ pub enum CommError {
 }
 
 pub type Result<T, E = CommError> = std::result::Result<T, E>;
+
+/// Why one child of a spawn did not start (or did not connect back).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChildFailure {
+    /// The child's rank in the spawned job.
+    pub rank: u32,
+    /// An errno-style code (0 when the cause is not an OS error).
+    pub code: i32,
+    pub message: String,
+}
+
+impl std::fmt::Display for ChildFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "child {}: {} (code {})", self.rank, self.message, self.code)
+    }
+}

@@ -29,6 +29,7 @@ pub struct Universe {
     eng: Rc<RefCell<Engine>>,
     world: Communicator,
     self_comm: Communicator,
+    parent: RefCell<Option<Communicator>>,
     finalized: bool,
 }
 
@@ -67,9 +68,9 @@ impl Universe {
         if let Err(e) = ibdyn_shm::cma::allow_peers() {
             tracing::debug!("could not allow peers to read this process: {e}");
         }
-        // IBDYN_CMA=off forces the pipelined-copy path (for tests and comparisons).
-        let cma = std::env::var("IBDYN_CMA").map_or(true, |v| v != "off")
-            && matches!(ibdyn_shm::cma::probe(), ibdyn_shm::cma::CmaStatus::Permitted);
+        // CMA is assumed until the kernel refuses a read (then the pipelined copy takes over);
+        // IBDYN_CMA=off forces the copy path (for tests and comparisons).
+        let cma = std::env::var("IBDYN_CMA").map_or(true, |v| v != "off");
         let fabric = open_fabric(me)?;
         let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
         let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
@@ -88,7 +89,7 @@ impl Universe {
         let world = Communicator::new(eng.clone(), context::world(me.job), world_group, None, me)?;
         let self_ctx = context::derive(context::world(me.job), u64::MAX - me.rank as u64);
         let self_comm = Communicator::new(eng.clone(), self_ctx, Group::new(vec![me]), None, me)?;
-        let u = Universe { eng, world, self_comm, finalized: false };
+        let u = Universe { eng, world, self_comm, parent: RefCell::new(None), finalized: false };
         if std::env::var("IBDYN_WIREUP").is_ok_and(|v| v == "all") {
             u.wire_up_all()?;
         }
@@ -122,6 +123,17 @@ impl Universe {
 
     pub fn self_comm(&self) -> Communicator {
         self.self_comm.clone()
+    }
+
+    /// The intercommunicator to the job that spawned this one (MPI_Comm_get_parent), or
+    /// None when this job was not spawned.
+    pub fn parent(&self) -> Option<Communicator> {
+        self.parent.borrow().clone()
+    }
+
+    /// Records the parent intercommunicator (the dynamic-process layer does this at start-up).
+    pub fn set_parent(&self, parent: Communicator) {
+        *self.parent.borrow_mut() = Some(parent);
     }
 
     /// Which fabric provider this process uses for inter-node traffic, if any.

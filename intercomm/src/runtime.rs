@@ -1,0 +1,126 @@
+//! A handle on this process's runtime for the dynamic-process layer: the process manager,
+//! the fabric's control datagrams, address cards, and making communicators from parts.
+
+use crate::comm::Communicator;
+use crate::engine::Engine;
+use crate::error::{CommError, Result};
+use crate::gpid::{Gpid, ProcCard};
+use crate::group::Group;
+use ibdyn_pmi::PmiClient;
+use ibdyn_verbs::AddressCard;
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+/// The runtime behind a communicator (one per process).
+#[derive(Clone)]
+pub struct Runtime {
+    eng: Rc<RefCell<Engine>>,
+}
+
+impl Communicator {
+    /// The runtime this communicator belongs to.
+    pub fn runtime(&self) -> Runtime {
+        Runtime { eng: self.engine().clone() }
+    }
+}
+
+impl Runtime {
+    /// This process's id.
+    pub fn me(&self) -> Gpid {
+        self.eng.borrow().st.me
+    }
+
+    /// This process's address card.
+    pub fn card(&self) -> ProcCard {
+        self.eng.borrow().st.card.clone()
+    }
+
+    /// The address card of `g` (looked up in the process manager on first use).
+    pub fn card_of(&self, g: Gpid) -> Result<ProcCard> {
+        self.eng.borrow_mut().st.card_of(g)
+    }
+
+    /// Makes cards of processes of other jobs known (learnt from a peer, not from the
+    /// process manager).
+    pub fn learn_cards(&self, cards: impl IntoIterator<Item = ProcCard>) {
+        let mut eng = self.eng.borrow_mut();
+        let me = eng.st.me;
+        for c in cards {
+            if c.gpid.job != me.job {
+                eng.st.peers.known_cards.insert(c.gpid, c);
+            }
+        }
+    }
+
+    /// Runs `f` with the process-management client.
+    pub fn with_pmi<R>(&self, f: impl FnOnce(&mut PmiClient) -> R) -> R {
+        f(&mut self.eng.borrow_mut().st.pmi)
+    }
+
+    /// Sends one reliable datagram over the fabric's UD control channel.
+    pub fn control_send(&self, to: &AddressCard, data: &[u8]) -> Result<()> {
+        let mut eng = self.eng.borrow_mut();
+        let f = eng.st.fabric.as_mut().ok_or_else(no_fabric)?;
+        Ok(f.control_send(to, data)?)
+    }
+
+    /// Progresses until a control datagram for which `want` returns true arrives (it is
+    /// removed and returned), `check` fails, or `timeout` passes. `check` runs now and then
+    /// with the process-management client, to notice a peer that can no longer answer.
+    pub fn await_control(
+        &self,
+        timeout: Duration,
+        what: &str,
+        mut want: impl FnMut(&[u8]) -> bool,
+        mut check: impl FnMut(&mut PmiClient) -> Result<()>,
+    ) -> Result<Vec<u8>> {
+        let deadline = Instant::now() + timeout;
+        let mut found = None;
+        let mut failed = None;
+        let mut last_check = Instant::now();
+        let mut eng = self.eng.borrow_mut();
+        if eng.st.fabric.is_none() {
+            return Err(no_fabric());
+        }
+        eng.wait_until(|st| {
+            if let Some(i) = st.control_inbox.iter().position(|(_, d)| want(d)) {
+                found = st.control_inbox.remove(i).map(|(_, d)| d);
+                return true;
+            }
+            if let Some((to, why)) = st.control_failures.pop_front() {
+                failed = Some(CommError::PeerDead { peer: format!("{to:?}"), detail: why });
+                return true;
+            }
+            let now = Instant::now();
+            if now.duration_since(last_check) > Duration::from_millis(50) {
+                last_check = now;
+                if let Err(e) = check(&mut st.pmi) {
+                    failed = Some(e);
+                    return true;
+                }
+            }
+            if now > deadline {
+                failed = Some(CommError::Timeout { what: what.to_string(), secs: timeout.as_secs() });
+                return true;
+            }
+            false
+        })?;
+        match (found, failed) {
+            (Some(d), _) => Ok(d),
+            (None, Some(e)) => Err(e),
+            (None, None) => Err(CommError::Timeout { what: what.to_string(), secs: timeout.as_secs() }),
+        }
+    }
+
+    /// A communicator from its parts: an intracommunicator when `remote` is None, else an
+    /// intercommunicator. Every member must build it with the same context id and groups.
+    pub fn make_communicator(&self, ctx: u64, local: Group, remote: Option<Group>) -> Result<Communicator> {
+        let me = self.me();
+        Communicator::new(self.eng.clone(), ctx, local, remote, me)
+    }
+}
+
+fn no_fabric() -> CommError {
+    CommError::InvalidArgument("this process has no fabric endpoint (control datagrams need one)".into())
+}
