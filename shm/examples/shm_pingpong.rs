@@ -25,15 +25,25 @@ fn main() {
     let local = local_cost(iters);
     println!("{:<34} {:>10.1} ns", "send+recv in one process, 8 B", local);
     for (payload, cells) in [(64, 64), (16 << 10, 2), (16 << 10, 1024)] {
-        let cfg = ShmConfig { cell_payload: payload, cells };
+        let cfg = ShmConfig {
+            cell_payload: payload,
+            cells,
+        };
         let q = queue_pingpong(iters, &cfg);
-        println!("{:<34} {:>10.1} ns", format!("  ping-pong with {payload} x {cells}"), q);
+        println!(
+            "{:<34} {:>10.1} ns",
+            format!("  ping-pong with {payload} x {cells}"),
+            q
+        );
     }
     if mode == "lat" {
         return;
     }
     println!("\nstreaming throughput (receiver copies each packet out)");
-    println!("{:>8} {:>6} {:>9} {:>10}", "cell", "cells", "packet", "GB/s");
+    println!(
+        "{:>8} {:>6} {:>9} {:>10}",
+        "cell", "cells", "packet", "GB/s"
+    );
     for (payload, cells) in [
         (4 << 10, 64),
         (8 << 10, 64),

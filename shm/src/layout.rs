@@ -74,7 +74,7 @@ impl Geometry {
         if !(MIN_CELLS..=MAX_CELLS).contains(&cells) || !cells.is_power_of_two() {
             return Err(bad(format!("cell count {cells}")));
         }
-        if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&payload) || payload % 8 != 0 {
+        if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&payload) || payload & 7 != 0 {
             return Err(bad(format!("cell payload {payload}")));
         }
         if stride != stride_for(payload) {

@@ -40,7 +40,9 @@ impl RecvQueue {
     /// Creates `/dev/shm/ibdyn-<pid>-<suffix>`: for a process that needs more than one queue.
     pub fn create_with_suffix(suffix: &str, cfg: &ShmConfig) -> Result<RecvQueue, ShmError> {
         if suffix.is_empty() || suffix.contains('/') {
-            return Err(ShmError::Config(format!("{suffix:?} is not a segment suffix")));
+            return Err(ShmError::Config(format!(
+                "{suffix:?} is not a segment suffix"
+            )));
         }
         let name = format!("{}-{suffix}", segment_prefix(std::process::id() as i32));
         Self::create_named(name, cfg)
@@ -48,7 +50,12 @@ impl RecvQueue {
 
     fn create_named(name: String, cfg: &ShmConfig) -> Result<RecvQueue, ShmError> {
         let seg = Segment::create(&name, cfg)?;
-        tracing::debug!(name, cells = cfg.cells, payload = cfg.cell_payload, "receive queue created");
+        tracing::debug!(
+            name,
+            cells = cfg.cells,
+            payload = cfg.cell_payload,
+            "receive queue created"
+        );
         Ok(RecvQueue {
             seg,
             name,
@@ -184,7 +191,12 @@ impl SendQueue {
     /// Maps the segment named `name` (e.g. `ibdyn-1234`) and checks its header.
     pub fn open(name: &str) -> Result<SendQueue, ShmError> {
         let seg = Segment::open(name)?;
-        tracing::debug!(name, payload = seg.geo.payload, cells = seg.geo.cells, "send queue opened");
+        tracing::debug!(
+            name,
+            payload = seg.geo.payload,
+            cells = seg.geo.cells,
+            "send queue opened"
+        );
         Ok(SendQueue {
             seg,
             name: name.to_string(),
