@@ -4,6 +4,19 @@
 //! Each process owns one receive segment `/dev/shm/ibdyn-<pid>` ([`RecvQueue`]); any process
 //! of the node maps it ([`SendQueue`]) and pushes packets into it. Large messages move with
 //! [`cma::read`] straight between the processes' buffers.
+//!
+//! ```
+//! use ibdyn_shm::{RecvQueue, SendQueue, ShmConfig};
+//! let inbox = RecvQueue::create(&ShmConfig::default())?;     // /dev/shm/ibdyn-<pid>
+//! let to_me = SendQueue::open(inbox.name())?;                 // what a peer does
+//! assert!(to_me.try_send(&[b"header", b"payload"])?);         // Ok(false) would mean full
+//! let len = inbox.try_recv(|packet| packet.len());            // in place, no copy
+//! assert_eq!(len, Some(13));
+//! # Ok::<(), ibdyn_shm::ShmError>(())
+//! ```
+//!
+//! Senders never make a system call unless the receiver announced it sleeps in
+//! [`RecvQueue::wait`]; the receiver's progress loop should spin and yield before waiting.
 
 pub mod cma;
 mod config;

@@ -28,6 +28,8 @@ pub struct RecvQueue {
     /// Cells before this position are handed back to producers; `released <= head`.
     released: Cell<u64>,
     release_batch: u64,
+    /// Set while a `try_recv` callback runs: a nested call must not release its cell.
+    in_recv: Cell<bool>,
     creator: u32,
 }
 
@@ -62,6 +64,7 @@ impl RecvQueue {
             head: Cell::new(0),
             released: Cell::new(0),
             release_batch: (cfg.cells as u64 / 8).clamp(1, 16),
+            in_recv: Cell::new(false),
             creator: std::process::id(),
         })
     }
@@ -87,6 +90,9 @@ impl RecvQueue {
     /// immediate reply.
     #[inline]
     pub fn try_recv<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        if self.in_recv.get() {
+            return None; // called from inside a callback: the outer packet is still in use
+        }
         let mut f = Some(f);
         loop {
             let pos = self.head.get();
@@ -103,6 +109,7 @@ impl RecvQueue {
                 // producers do not write the cell before we release it (a rogue process with
                 // write access could, which changes bytes under `f` but stays in bounds).
                 let bytes = unsafe { std::slice::from_raw_parts(self.seg.cell_data(pos), len) };
+                let _busy = Busy::enter(&self.in_recv);
                 f.take().map(|f| f(bytes))
             } else {
                 tracing::warn!(
@@ -124,6 +131,9 @@ impl RecvQueue {
     /// Hands every consumed cell back to the producers.
     #[inline]
     fn release(&self) {
+        if self.in_recv.get() {
+            return;
+        }
         let cells = self.seg.geo.cells as u64;
         let head = self.head.get();
         let mut pos = self.released.get();
@@ -164,6 +174,22 @@ impl Drop for RecvQueue {
         if std::process::id() == self.creator {
             self.seg.unlink_owned(&self.name);
         }
+    }
+}
+
+/// Marks a running `try_recv` callback; cleared even if the callback panics.
+struct Busy<'a>(&'a Cell<bool>);
+
+impl<'a> Busy<'a> {
+    fn enter(flag: &'a Cell<bool>) -> Busy<'a> {
+        flag.set(true);
+        Busy(flag)
+    }
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
     }
 }
 

@@ -241,3 +241,28 @@ fn config_is_validated() {
     ));
     assert!(!shm_exists(&format!("ibdyn-{}-badcfg", my_pid())));
 }
+
+#[test]
+fn nested_receive_inside_a_callback_sees_nothing() {
+    let rx = RecvQueue::create_with_suffix("nested", &SMALL).unwrap();
+    let tx = SendQueue::open(rx.name()).unwrap();
+    for i in 0..3u8 {
+        assert!(tx.try_send(&[&[i]]).unwrap());
+    }
+    let inner = rx.try_recv(|outer| {
+        rx.wait(std::time::Duration::ZERO);
+        (outer.to_vec(), rx.try_recv(|b| b.to_vec()))
+    });
+    assert_eq!(inner, Some((vec![0], None)));
+    assert_eq!(recv_vec(&rx), Some(vec![1]));
+    assert_eq!(recv_vec(&rx), Some(vec![2]));
+}
+
+#[test]
+fn queues_cross_threads_as_intended() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<RecvQueue>();
+    send::<SendQueue>();
+    sync::<SendQueue>(); // many producer threads may share one mapping
+}
