@@ -1,5 +1,5 @@
 //! Intra-node limits: bare shared-memory flag ping-pong, memcpy and process_vm_readv bandwidth.
-//! Each figure is the best batch: a limit, as the machine gives it when nothing else runs
+//! Each figure is from a quiet batch (10th percentile): a limit, as the machine gives it when nothing else runs
 //! (other programs share these cores, and on this VM a two-line ping-pong is bimodal, about
 //! 0.2 us in quiet batches and 1 us or more in loaded ones; compare against the same
 //! statistic). NaN means the measurement could not run (fork, mmap or CMA failed, or the
@@ -158,9 +158,10 @@ fn wait_until(word: &AtomicU64, value: u64, stall: Option<Duration>) -> bool {
     true
 }
 
-/// The smallest time of `v` (NaN if empty).
-fn fastest(v: Vec<f64>) -> f64 {
-    v.into_iter().reduce(f64::min).unwrap_or(f64::NAN)
+/// The 10th-percentile time of `v`: a quiet batch, but not a lone outlier (NaN if empty).
+fn fastest(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 10).copied().unwrap_or(f64::NAN)
 }
 
 /// An anonymous MAP_SHARED mapping (memmap2's anonymous maps are private, useless across fork).
