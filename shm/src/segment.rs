@@ -116,6 +116,7 @@ impl Segment {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| match e.kind() {
                 io::ErrorKind::NotFound => ShmError::Missing {
@@ -129,6 +130,11 @@ impl Segment {
             name: name.to_string(),
             what,
         };
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(malformed(format!("owned by uid {}, not {me}", meta.uid())));
+        }
         if !(HEADER_BYTES..=HEADER_BYTES + (64 << 30)).contains(&len) {
             return Err(malformed(format!("size {len} bytes")));
         }

@@ -266,3 +266,14 @@ fn queues_cross_threads_as_intended() {
     send::<SendQueue>();
     sync::<SendQueue>(); // many producer threads may share one mapping
 }
+
+#[test]
+fn open_does_not_follow_symlinks() {
+    let rx = RecvQueue::create_with_suffix("target", &SMALL).unwrap();
+    let link = format!("ibdyn-{}-link", my_pid());
+    let path = format!("/dev/shm/{link}");
+    std::os::unix::fs::symlink(format!("/dev/shm/{}", rx.name()), &path).unwrap();
+    let got = SendQueue::open(&link);
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(got, Err(ShmError::Io { .. })), "{:?}", got.err());
+}
