@@ -9,10 +9,12 @@
 
 use std::cell::Cell;
 use std::os::unix::fs::MetadataExt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Once;
 use std::time::Duration;
 
 use crate::doorbell::{futex_wait, futex_wake};
+use crate::layout::LEN_ABANDONED;
 use crate::segment::Segment;
 use crate::{segment_prefix, ShmConfig, ShmError};
 
@@ -104,7 +106,9 @@ impl RecvQueue {
             // SAFETY: the Acquire above pairs with the producer's Release, so the length and
             // payload it wrote are visible; the cell stays ours until `release` passes it.
             let len = unsafe { self.seg.cell_len(pos).read() } as usize;
-            let out = if len <= self.seg.geo.payload {
+            let out = if len == LEN_ABANDONED as usize {
+                None
+            } else if len <= self.seg.geo.payload {
                 // SAFETY: `len <= payload` bytes of this cell lie inside the mapping; well-behaved
                 // producers do not write the cell before we release it (a rogue process with
                 // write access could, which changes bytes under `f` but stays in bounds).
@@ -138,6 +142,8 @@ impl RecvQueue {
         let head = self.head.get();
         let mut pos = self.released.get();
         while pos != head {
+            // Cleared so a pid seen in a claimed cell is always that of its current claimer.
+            self.seg.cell_producer(pos).store(0, Ordering::Relaxed);
             self.seg
                 .cell_seq(pos)
                 .store(pos.wrapping_add(cells), Ordering::Release);
@@ -160,12 +166,87 @@ impl RecvQueue {
         let claimed = self.seg.enqueue_pos().load(Ordering::SeqCst) != self.head.get();
         if !claimed {
             futex_wait(bell, ring_at, timeout);
-        } else if !self.pending() {
+        } else if !self.pending() && !self.reclaim_abandoned() {
             // Claimed but not yet published: the producer is mid-copy.
             std::thread::yield_now();
         }
         sleeping.store(0, Ordering::Relaxed);
     }
+}
+
+impl RecvQueue {
+    /// If the head cell was claimed by a producer that died before publishing it, publishes it
+    /// as abandoned so the packets behind it flow again. True if it did.
+    fn reclaim_abandoned(&self) -> bool {
+        let pos = self.head.get();
+        let seq = self.seg.cell_seq(pos);
+        if seq.load(Ordering::Acquire) != pos {
+            return false;
+        }
+        let pid = self.seg.cell_producer(pos).load(Ordering::Acquire);
+        if pid == 0 || process_alive(pid) {
+            return false;
+        }
+        // SAFETY: the cell is claimed by a dead process, so no one else writes it.
+        unsafe { self.seg.cell_len(pos).write(LEN_ABANDONED) };
+        if seq
+            .compare_exchange(
+                pos,
+                pos.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        tracing::warn!(
+            name = self.name,
+            pid,
+            "a producer died in the middle of a send; skipping its cell"
+        );
+        true
+    }
+}
+
+/// False once `pid` has exited (a zombie counts as exited).
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks existence and permission.
+    if unsafe { libc::kill(pid, 0) } != 0 {
+        return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name, which may itself hold ") ".
+        Ok(stat) => !matches!(
+            stat.rsplit_once(") ")
+                .and_then(|(_, rest)| rest.chars().next()),
+            Some('Z' | 'X')
+        ),
+        Err(_) => true,
+    }
+}
+
+/// This process's id, cached; a fork handler clears the cache in the child.
+fn my_pid() -> u32 {
+    static PID: AtomicU32 = AtomicU32::new(0);
+    static HANDLER: Once = Once::new();
+    extern "C" fn forget_pid() {
+        PID.store(0, Ordering::Relaxed);
+    }
+    let pid = PID.load(Ordering::Relaxed);
+    if pid != 0 {
+        return pid;
+    }
+    HANDLER.call_once(|| {
+        // SAFETY: registers a handler that only stores to an atomic, which is async-signal-safe.
+        unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
+    });
+    let pid = std::process::id();
+    PID.store(pid, Ordering::Relaxed);
+    pid
 }
 
 impl Drop for RecvQueue {
@@ -276,6 +357,9 @@ impl SendQueue {
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => {
+                        self.seg
+                            .cell_producer(pos)
+                            .store(my_pid(), Ordering::Relaxed);
                         self.fill(pos, parts, len);
                         seq.store(pos.wrapping_add(1), Ordering::Release);
                         self.ring();

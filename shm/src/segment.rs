@@ -233,6 +233,12 @@ impl Segment {
         self.u64_at(self.geo.cell_offset(pos) + CELL_SEQ)
     }
 
+    /// Pid of the producer that claimed the cell for `pos` (0: none recorded this lap).
+    #[inline]
+    pub fn cell_producer(&self, pos: u64) -> &AtomicU32 {
+        self.u32_at(self.geo.cell_offset(pos) + CELL_PRODUCER)
+    }
+
     /// Length word of the cell for `pos`. Plain (non-atomic) data, ordered by the sequence word.
     #[inline]
     pub fn cell_len(&self, pos: u64) -> *mut u32 {

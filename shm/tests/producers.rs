@@ -164,3 +164,84 @@ fn daemon_cleanup_removes_what_a_crashed_process_left() {
     assert_eq!(remove_segments_of(child).unwrap(), 1);
     assert!(!shm_exists(&name));
 }
+
+#[test]
+fn a_producer_dying_mid_send_does_not_block_the_queue() {
+    use std::os::unix::fs::FileExt;
+    let rx = RecvQueue::create_with_suffix("abandon", &ShmConfig::DEFAULT).unwrap();
+    let dead = fork_child(|| 0);
+    assert_eq!(reap(dead, LIMIT), Some(0));
+    // Forge what a producer killed between claim and publish leaves: the enqueue position
+    // (header byte 64) moved past cell 0, whose sequence still says "claimed", and whose
+    // producer field (cell byte 12) names the dead process.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(format!("/dev/shm/{}", rx.name()))
+        .unwrap();
+    file.write_all_at(&1u64.to_le_bytes(), 64).unwrap();
+    file.write_all_at(&(dead as u32).to_le_bytes(), 256 + 12)
+        .unwrap();
+    let tx = SendQueue::open(rx.name()).unwrap();
+    assert!(tx.try_send(&[b"after"]).unwrap());
+    assert_eq!(
+        rx.try_recv(|b| b.to_vec()),
+        None,
+        "blocked behind the claimed cell"
+    );
+    let got = recv_blocking(&rx, |b| b.to_vec());
+    assert_eq!(got.as_deref(), Some(&b"after"[..]));
+}
+
+#[test]
+fn a_live_producer_mid_send_is_waited_for() {
+    use std::os::unix::fs::FileExt;
+    let rx = RecvQueue::create_with_suffix("midsend", &ShmConfig::DEFAULT).unwrap();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/dev/shm/{}", rx.name()))
+        .unwrap();
+    // Cell 0 claimed by a live process (ourselves), not yet published.
+    file.write_all_at(&1u64.to_le_bytes(), 64).unwrap();
+    file.write_all_at(&std::process::id().to_le_bytes(), 256 + 12)
+        .unwrap();
+    rx.wait(Duration::from_millis(1));
+    assert_eq!(rx.try_recv(|_| ()), None);
+    let mut seq = [0u8; 8];
+    file.read_exact_at(&mut seq, 256).unwrap();
+    assert_eq!(
+        u64::from_le_bytes(seq),
+        0,
+        "the cell was left to its producer"
+    );
+    // The producer publishes: length 3, "abc", then sequence 1.
+    file.write_all_at(&3u32.to_le_bytes(), 256 + 8).unwrap();
+    file.write_all_at(b"abc", 256 + 16).unwrap();
+    file.write_all_at(&1u64.to_le_bytes(), 256).unwrap();
+    assert_eq!(rx.try_recv(|b| b.to_vec()).as_deref(), Some(&b"abc"[..]));
+}
+
+#[test]
+fn a_forked_child_records_its_own_pid_in_cells() {
+    use std::os::unix::fs::FileExt;
+    let rx = RecvQueue::create_with_suffix("whosent", &ShmConfig::DEFAULT).unwrap();
+    let tx = SendQueue::open(rx.name()).unwrap();
+    assert!(tx.try_send(&[b"parent"]).unwrap()); // caches the parent's pid
+    let child = fork_child(move || {
+        if tx.try_send(&[b"child"]).unwrap_or(false) {
+            0
+        } else {
+            1
+        }
+    });
+    assert_eq!(reap(child, LIMIT), Some(0));
+    let file = File::open(format!("/dev/shm/{}", rx.name())).unwrap();
+    let producer = |cell: u64| {
+        let mut b = [0u8; 4];
+        file.read_exact_at(&mut b, 256 + cell * (16384 + 64) + 12)
+            .unwrap();
+        u32::from_le_bytes(b)
+    };
+    assert_eq!(producer(0), std::process::id());
+    assert_eq!(producer(1), child as u32);
+}
