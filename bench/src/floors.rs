@@ -262,7 +262,8 @@ mod tests {
         match ibdyn_shm::cma::probe() {
             ibdyn_shm::cma::CmaStatus::Permitted => {
                 let cma = cma_read_gbps(4 << 20);
-                println!("process_vm_readv 4 MiB {cma:.2} GB/s");
+                let small = cma_read_gbps(256 << 10);
+                println!("process_vm_readv 4 MiB {cma:.2} GB/s, 256 KiB {small:.2} GB/s");
                 assert!(cma > 0.0);
             }
             refused => println!("CMA floor skipped: {refused}"),
