@@ -23,14 +23,17 @@ mod config;
 mod doorbell;
 mod error;
 mod layout;
-mod queue;
+mod pid;
+mod recv;
 mod segment;
+mod send;
 
 use std::io;
 
 pub use config::ShmConfig;
 pub use error::ShmError;
-pub use queue::{RecvQueue, SendQueue};
+pub use recv::RecvQueue;
+pub use send::SendQueue;
 
 /// Every shared-memory object ibdyn creates for a process is named with this prefix
 /// followed by the owning process id, so a node daemon can remove what a dead child left.
