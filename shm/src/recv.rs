@@ -66,7 +66,7 @@ impl RecvQueue {
         })
     }
 
-    /// The segment name a sender passes to [`SendQueue::open`].
+    /// The segment name a sender passes to [`SendQueue::open`](crate::SendQueue::open).
     pub fn name(&self) -> &str {
         &self.name
     }
