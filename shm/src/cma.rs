@@ -55,9 +55,7 @@ fn explain(errno: i32, scope: Option<u32>) -> String {
         (libc::EPERM, Some(1)) => "Yama ptrace_scope=1 and this process has not set \
             PR_SET_PTRACER (call cma::allow_peers)"
             .to_string(),
-        (libc::EPERM, Some(2)) => {
-            "Yama ptrace_scope=2: only CAP_SYS_PTRACE may attach".to_string()
-        }
+        (libc::EPERM, Some(2)) => "Yama ptrace_scope=2: only CAP_SYS_PTRACE may attach".to_string(),
         (libc::EPERM, Some(3)) => "Yama ptrace_scope=3: attaching is disabled".to_string(),
         (libc::EPERM, _) => format!("{os} (container or security policy)"),
         (libc::ENOSYS, _) => format!("{os} (kernel without CMA, or a seccomp filter)"),
@@ -74,7 +72,9 @@ fn test_read_by_child() -> Result<(), i32> {
     // async-signal-safe and so fine after fork in a multi-threaded parent.
     let child = unsafe { libc::fork() };
     if child < 0 {
-        return Err(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
+        return Err(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO));
     }
     if child == 0 {
         let mut got = [0u8; 64];
@@ -146,14 +146,21 @@ pub fn allow_peers() -> Result<(), ShmError> {
 /// Copies `local.len()` bytes from `remote_addr` in process `pid` into `local`.
 pub fn read(pid: i32, remote_addr: usize, local: &mut [u8]) -> Result<(), ShmError> {
     check_range(pid, remote_addr, local.len(), "read")?;
-    read_raw(pid, remote_addr, local).map_err(|e| cma_error("read", pid, remote_addr, local.len(), e))
+    read_raw(pid, remote_addr, local)
+        .map_err(|e| cma_error("read", pid, remote_addr, local.len(), e))
 }
 
 /// Copies `local` to `remote_addr` in process `pid`.
 pub fn write(pid: i32, remote_addr: usize, local: &[u8]) -> Result<(), ShmError> {
     check_range(pid, remote_addr, local.len(), "write")?;
-    transfer(pid, remote_addr, local.as_ptr() as *mut u8, local.len(), false)
-        .map_err(|e| cma_error("write", pid, remote_addr, local.len(), e))
+    transfer(
+        pid,
+        remote_addr,
+        local.as_ptr() as *mut u8,
+        local.len(),
+        false,
+    )
+    .map_err(|e| cma_error("write", pid, remote_addr, local.len(), e))
 }
 
 fn check_range(pid: i32, addr: usize, len: usize, op: &'static str) -> Result<(), ShmError> {
@@ -191,7 +198,9 @@ fn transfer(pid: i32, remote: usize, local: *mut u8, len: usize, read: bool) -> 
             }
         };
         if n < 0 {
-            let errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+            let errno = io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO);
             if errno == libc::EINTR {
                 continue;
             }

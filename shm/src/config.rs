@@ -41,7 +41,7 @@ impl ShmConfig {
 
     pub fn validate(&self) -> Result<(), ShmError> {
         let p = self.cell_payload;
-        if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&p) || p % 8 != 0 {
+        if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&p) || p & 7 != 0 {
             return Err(ShmError::Config(format!(
                 "cell payload {p} must be a multiple of 8 in {MIN_PAYLOAD}..={MAX_PAYLOAD}"
             )));
@@ -92,7 +92,13 @@ mod tests {
     #[test]
     fn validation_rejects_bad_geometry() {
         assert!(ShmConfig::DEFAULT.validate().is_ok());
-        let bad = [(12, 64), (0, 64), (4096, 3), (4096, 1), (MAX_PAYLOAD * 2, 4)];
+        let bad = [
+            (12, 64),
+            (0, 64),
+            (4096, 3),
+            (4096, 1),
+            (MAX_PAYLOAD * 2, 4),
+        ];
         for (p, c) in bad {
             let cfg = ShmConfig {
                 cell_payload: p,

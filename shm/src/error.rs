@@ -16,7 +16,9 @@ pub enum ShmError {
     AlreadyOpen { name: String },
     #[error("shared-memory segment {name} is not an ibdyn segment (magic {found:#018x})")]
     BadMagic { name: String, found: u64 },
-    #[error("shared-memory segment {name} has layout version {found}, this build speaks {expected}")]
+    #[error(
+        "shared-memory segment {name} has layout version {found}, this build speaks {expected}"
+    )]
     Version {
         name: String,
         found: u32,

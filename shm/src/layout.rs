@@ -7,7 +7,8 @@
 //! 16   cells u64 | cell_stride u64 | cell_payload u64 | owner pid u64
 //! 64   enqueue position (AtomicU64, producers only)
 //! 128  doorbell futex word (AtomicU32) | receiver-sleeping flag (AtomicU32)
-//! 256  cells: [sequence AtomicU64 | length u32 | unused u32 | payload ...] x cells, stride cell_stride
+//! 256  cells: [sequence AtomicU64 | length u32 | producer pid AtomicU32 | payload ...] x cells,
+//!      stride cell_stride
 //! ```
 
 use crate::config::{MAX_CELLS, MAX_PAYLOAD, MIN_CELLS, MIN_PAYLOAD};
@@ -27,9 +28,12 @@ pub(crate) const OFF_ENQUEUE: usize = 64;
 pub(crate) const OFF_DOORBELL: usize = 128;
 pub(crate) const OFF_SLEEPING: usize = 132;
 
-/// Cell header: sequence number then length, payload after.
+/// Cell header: sequence number, length, pid of the producer that claimed it; payload after.
 pub(crate) const CELL_SEQ: usize = 0;
 pub(crate) const CELL_LEN: usize = 8;
+pub(crate) const CELL_PRODUCER: usize = 12;
+/// Length of a cell the receiver reclaimed from a producer that died before publishing it.
+pub(crate) const LEN_ABANDONED: u32 = u32::MAX;
 pub(crate) const CELL_DATA: usize = 16;
 
 const CACHE_LINE: usize = 64;
@@ -74,7 +78,7 @@ impl Geometry {
         if !(MIN_CELLS..=MAX_CELLS).contains(&cells) || !cells.is_power_of_two() {
             return Err(bad(format!("cell count {cells}")));
         }
-        if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&payload) || payload % 8 != 0 {
+        if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&payload) || payload & 7 != 0 {
             return Err(bad(format!("cell payload {payload}")));
         }
         if stride != stride_for(payload) {

@@ -4,20 +4,36 @@
 //! Each process owns one receive segment `/dev/shm/ibdyn-<pid>` ([`RecvQueue`]); any process
 //! of the node maps it ([`SendQueue`]) and pushes packets into it. Large messages move with
 //! [`cma::read`] straight between the processes' buffers.
+//!
+//! ```
+//! use ibdyn_shm::{RecvQueue, SendQueue, ShmConfig};
+//! let inbox = RecvQueue::create(&ShmConfig::default())?;     // /dev/shm/ibdyn-<pid>
+//! let to_me = SendQueue::open(inbox.name())?;                 // what a peer does
+//! assert!(to_me.try_send(&[b"header", b"payload"])?);         // Ok(false) would mean full
+//! let len = inbox.try_recv(|packet| packet.len());            // in place, no copy
+//! assert_eq!(len, Some(13));
+//! # Ok::<(), ibdyn_shm::ShmError>(())
+//! ```
+//!
+//! Senders never make a system call unless the receiver announced it sleeps in
+//! [`RecvQueue::wait`]; the receiver's progress loop should spin and yield before waiting.
 
 pub mod cma;
 mod config;
 mod doorbell;
 mod error;
 mod layout;
-mod queue;
+mod pid;
+mod recv;
 mod segment;
+mod send;
 
 use std::io;
 
 pub use config::ShmConfig;
 pub use error::ShmError;
-pub use queue::{RecvQueue, SendQueue};
+pub use recv::RecvQueue;
+pub use send::SendQueue;
 
 /// Every shared-memory object ibdyn creates for a process is named with this prefix
 /// followed by the owning process id, so a node daemon can remove what a dead child left.

@@ -88,11 +88,16 @@ impl Segment {
             ino: (meta.dev(), meta.ino()),
         };
         let pid = std::process::id() as u64;
-        seg.u64_at(OFF_VERSION)
-            .store(VERSION as u64 | ((HEADER_BYTES as u64) << 32), Ordering::Relaxed);
-        seg.u64_at(OFF_CELLS).store(geo.cells as u64, Ordering::Relaxed);
-        seg.u64_at(OFF_STRIDE).store(geo.stride as u64, Ordering::Relaxed);
-        seg.u64_at(OFF_PAYLOAD).store(geo.payload as u64, Ordering::Relaxed);
+        seg.u64_at(OFF_VERSION).store(
+            VERSION as u64 | ((HEADER_BYTES as u64) << 32),
+            Ordering::Relaxed,
+        );
+        seg.u64_at(OFF_CELLS)
+            .store(geo.cells as u64, Ordering::Relaxed);
+        seg.u64_at(OFF_STRIDE)
+            .store(geo.stride as u64, Ordering::Relaxed);
+        seg.u64_at(OFF_PAYLOAD)
+            .store(geo.payload as u64, Ordering::Relaxed);
         seg.u64_at(OFF_OWNER).store(pid, Ordering::Relaxed);
         for i in 0..geo.cells as u64 {
             seg.cell_seq(i).store(i, Ordering::Relaxed);
@@ -111,6 +116,7 @@ impl Segment {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
             .map_err(|e| match e.kind() {
                 io::ErrorKind::NotFound => ShmError::Missing {
@@ -124,7 +130,12 @@ impl Segment {
             name: name.to_string(),
             what,
         };
-        if len < HEADER_BYTES || len > HEADER_BYTES + (64 << 30) {
+        // SAFETY: geteuid has no preconditions.
+        let me = unsafe { libc::geteuid() };
+        if meta.uid() != me {
+            return Err(malformed(format!("owned by uid {}, not {me}", meta.uid())));
+        }
+        if !(HEADER_BYTES..=HEADER_BYTES + (64 << 30)).contains(&len) {
             return Err(malformed(format!("size {len} bytes")));
         }
         let map = MmapOptions::new()
@@ -187,7 +198,7 @@ impl Segment {
 
     #[inline]
     fn u64_at(&self, off: usize) -> &AtomicU64 {
-        debug_assert!(off % 8 == 0 && off + 8 <= self.map.len());
+        debug_assert!(off & 7 == 0 && off + 8 <= self.map.len());
         // SAFETY: the mapping is page-aligned and `off` is a multiple of 8 inside it (all callers
         // pass layout constants or `Geometry::cell_offset`, which stays in bounds), so the
         // pointer is valid and aligned for AtomicU64; the reference lives no longer than &self,
@@ -197,7 +208,7 @@ impl Segment {
 
     #[inline]
     fn u32_at(&self, off: usize) -> &AtomicU32 {
-        debug_assert!(off % 4 == 0 && off + 4 <= self.map.len());
+        debug_assert!(off & 3 == 0 && off + 4 <= self.map.len());
         // SAFETY: as in `u64_at`, with 4-byte alignment.
         unsafe { &*(self.map.as_mut_ptr().add(off) as *const AtomicU32) }
     }
@@ -222,6 +233,12 @@ impl Segment {
         self.u64_at(self.geo.cell_offset(pos) + CELL_SEQ)
     }
 
+    /// Pid of the producer that claimed the cell for `pos` (0: none recorded this lap).
+    #[inline]
+    pub fn cell_producer(&self, pos: u64) -> &AtomicU32 {
+        self.u32_at(self.geo.cell_offset(pos) + CELL_PRODUCER)
+    }
+
     /// Length word of the cell for `pos`. Plain (non-atomic) data, ordered by the sequence word.
     #[inline]
     pub fn cell_len(&self, pos: u64) -> *mut u32 {
@@ -242,11 +259,5 @@ impl Segment {
                 .as_mut_ptr()
                 .add(self.geo.cell_offset(pos) + CELL_DATA)
         }
-    }
-
-    /// Test hook: raw header word access for corruption tests.
-    #[cfg(test)]
-    pub fn poke_u64(&self, off: usize, v: u64) {
-        self.u64_at(off).store(v, Ordering::Relaxed);
     }
 }

@@ -8,17 +8,14 @@
 //! enqueue position; the consumer's position is private to it.
 
 use std::cell::Cell;
-use std::os::unix::fs::MetadataExt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::doorbell::{futex_wait, futex_wake};
+use crate::doorbell::futex_wait;
+use crate::layout::LEN_ABANDONED;
+use crate::pid::process_alive;
 use crate::segment::Segment;
 use crate::{segment_prefix, ShmConfig, ShmError};
-
-/// A producer gives up (reports "full") after this many lost races or odd sequence values, so
-/// a corrupted segment cannot make it spin forever.
-const CLAIM_ATTEMPTS: usize = 1 << 16;
 
 /// This process's own receive segment. Not `Sync`: there is exactly one consumer.
 pub struct RecvQueue {
@@ -28,6 +25,8 @@ pub struct RecvQueue {
     /// Cells before this position are handed back to producers; `released <= head`.
     released: Cell<u64>,
     release_batch: u64,
+    /// Set while a `try_recv` callback runs: a nested call must not release its cell.
+    in_recv: Cell<bool>,
     creator: u32,
 }
 
@@ -40,7 +39,9 @@ impl RecvQueue {
     /// Creates `/dev/shm/ibdyn-<pid>-<suffix>`: for a process that needs more than one queue.
     pub fn create_with_suffix(suffix: &str, cfg: &ShmConfig) -> Result<RecvQueue, ShmError> {
         if suffix.is_empty() || suffix.contains('/') {
-            return Err(ShmError::Config(format!("{suffix:?} is not a segment suffix")));
+            return Err(ShmError::Config(format!(
+                "{suffix:?} is not a segment suffix"
+            )));
         }
         let name = format!("{}-{suffix}", segment_prefix(std::process::id() as i32));
         Self::create_named(name, cfg)
@@ -48,18 +49,24 @@ impl RecvQueue {
 
     fn create_named(name: String, cfg: &ShmConfig) -> Result<RecvQueue, ShmError> {
         let seg = Segment::create(&name, cfg)?;
-        tracing::debug!(name, cells = cfg.cells, payload = cfg.cell_payload, "receive queue created");
+        tracing::debug!(
+            name,
+            cells = cfg.cells,
+            payload = cfg.cell_payload,
+            "receive queue created"
+        );
         Ok(RecvQueue {
             seg,
             name,
             head: Cell::new(0),
             released: Cell::new(0),
             release_batch: (cfg.cells as u64 / 8).clamp(1, 16),
+            in_recv: Cell::new(false),
             creator: std::process::id(),
         })
     }
 
-    /// The segment name a sender passes to [`SendQueue::open`].
+    /// The segment name a sender passes to [`SendQueue::open`](crate::SendQueue::open).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -80,6 +87,9 @@ impl RecvQueue {
     /// immediate reply.
     #[inline]
     pub fn try_recv<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        if self.in_recv.get() {
+            return None; // called from inside a callback: the outer packet is still in use
+        }
         let mut f = Some(f);
         loop {
             let pos = self.head.get();
@@ -91,11 +101,14 @@ impl RecvQueue {
             // SAFETY: the Acquire above pairs with the producer's Release, so the length and
             // payload it wrote are visible; the cell stays ours until `release` passes it.
             let len = unsafe { self.seg.cell_len(pos).read() } as usize;
-            let out = if len <= self.seg.geo.payload {
+            let out = if len == LEN_ABANDONED as usize {
+                None
+            } else if len <= self.seg.geo.payload {
                 // SAFETY: `len <= payload` bytes of this cell lie inside the mapping; well-behaved
                 // producers do not write the cell before we release it (a rogue process with
                 // write access could, which changes bytes under `f` but stays in bounds).
                 let bytes = unsafe { std::slice::from_raw_parts(self.seg.cell_data(pos), len) };
+                let _busy = Busy::enter(&self.in_recv);
                 f.take().map(|f| f(bytes))
             } else {
                 tracing::warn!(
@@ -117,10 +130,15 @@ impl RecvQueue {
     /// Hands every consumed cell back to the producers.
     #[inline]
     fn release(&self) {
+        if self.in_recv.get() {
+            return;
+        }
         let cells = self.seg.geo.cells as u64;
         let head = self.head.get();
         let mut pos = self.released.get();
         while pos != head {
+            // Cleared so a pid seen in a claimed cell is always that of its current claimer.
+            self.seg.cell_producer(pos).store(0, Ordering::Relaxed);
             self.seg
                 .cell_seq(pos)
                 .store(pos.wrapping_add(cells), Ordering::Release);
@@ -143,11 +161,46 @@ impl RecvQueue {
         let claimed = self.seg.enqueue_pos().load(Ordering::SeqCst) != self.head.get();
         if !claimed {
             futex_wait(bell, ring_at, timeout);
-        } else if !self.pending() {
+        } else if !self.pending() && !self.reclaim_abandoned() {
             // Claimed but not yet published: the producer is mid-copy.
             std::thread::yield_now();
         }
         sleeping.store(0, Ordering::Relaxed);
+    }
+}
+
+impl RecvQueue {
+    /// If the head cell was claimed by a producer that died before publishing it, publishes it
+    /// as abandoned so the packets behind it flow again. True if it did.
+    fn reclaim_abandoned(&self) -> bool {
+        let pos = self.head.get();
+        let seq = self.seg.cell_seq(pos);
+        if seq.load(Ordering::Acquire) != pos {
+            return false;
+        }
+        let pid = self.seg.cell_producer(pos).load(Ordering::Acquire);
+        if pid == 0 || process_alive(pid) {
+            return false;
+        }
+        // SAFETY: the cell is claimed by a dead process, so no one else writes it.
+        unsafe { self.seg.cell_len(pos).write(LEN_ABANDONED) };
+        if seq
+            .compare_exchange(
+                pos,
+                pos.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        tracing::warn!(
+            name = self.name,
+            pid,
+            "a producer died in the middle of a send; skipping its cell"
+        );
+        true
     }
 }
 
@@ -160,119 +213,18 @@ impl Drop for RecvQueue {
     }
 }
 
-/// Asks for the cell's line in exclusive state, so checking its sequence and then writing it
-/// costs one coherence transfer instead of two.
-#[inline(always)]
-fn prefetch_for_write(word: &AtomicU64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHW is a hint: it never faults nor changes memory, flags or the stack
-    // (a NOP on CPUs without it).
-    unsafe {
-        std::arch::asm!("prefetchw [{0}]", in(reg) word.as_ptr(), options(nostack, preserves_flags, readonly));
+/// Marks a running `try_recv` callback; cleared even if the callback panics.
+struct Busy<'a>(&'a Cell<bool>);
+
+impl<'a> Busy<'a> {
+    fn enter(flag: &'a Cell<bool>) -> Busy<'a> {
+        flag.set(true);
+        Busy(flag)
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
 }
 
-/// A mapping of a peer's receive segment.
-pub struct SendQueue {
-    seg: Segment,
-    name: String,
-}
-
-impl SendQueue {
-    /// Maps the segment named `name` (e.g. `ibdyn-1234`) and checks its header.
-    pub fn open(name: &str) -> Result<SendQueue, ShmError> {
-        let seg = Segment::open(name)?;
-        tracing::debug!(name, payload = seg.geo.payload, cells = seg.geo.cells, "send queue opened");
-        Ok(SendQueue {
-            seg,
-            name: name.to_string(),
-        })
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    pub fn max_payload(&self) -> usize {
-        self.seg.geo.payload
-    }
-
-    /// Process id of the receiver, as written in its header.
-    pub fn receiver_pid(&self) -> i32 {
-        self.seg.owner_pid()
-    }
-
-    /// False once the receiver's segment is gone (it dropped its queue, or its node daemon
-    /// cleaned up after it) or replaced by a new one of the same name.
-    pub fn receiver_alive(&self) -> bool {
-        match std::fs::metadata(&self.seg.path) {
-            Ok(m) => (m.dev(), m.ino()) == self.seg.ino,
-            Err(_) => false,
-        }
-    }
-
-    /// Gathers `parts` into one cell. `Ok(false)`: the ring is full (progress, then retry).
-    #[inline]
-    pub fn try_send(&self, parts: &[&[u8]]) -> Result<bool, ShmError> {
-        let len: usize = parts.iter().map(|p| p.len()).sum();
-        let geo = self.seg.geo;
-        if len > geo.payload {
-            return Err(ShmError::TooLarge {
-                len,
-                max: geo.payload,
-            });
-        }
-        let enq = self.seg.enqueue_pos();
-        let mut pos = enq.load(Ordering::Relaxed);
-        for _ in 0..CLAIM_ATTEMPTS {
-            let seq = self.seg.cell_seq(pos);
-            prefetch_for_write(seq);
-            let lag = seq.load(Ordering::Acquire).wrapping_sub(pos) as i64;
-            if lag == 0 {
-                match enq.compare_exchange_weak(
-                    pos,
-                    pos.wrapping_add(1),
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        self.fill(pos, parts, len);
-                        seq.store(pos.wrapping_add(1), Ordering::Release);
-                        self.ring();
-                        return Ok(true);
-                    }
-                    Err(now) => pos = now,
-                }
-            } else if lag < 0 {
-                return Ok(false);
-            } else {
-                pos = enq.load(Ordering::Relaxed);
-            }
-        }
-        Ok(false)
-    }
-
-    #[inline]
-    fn fill(&self, pos: u64, parts: &[&[u8]], len: usize) {
-        let dst = self.seg.cell_data(pos);
-        let mut at = 0;
-        for p in parts {
-            // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes fit in it, and
-            // a local slice cannot overlap the shared mapping's cell we own.
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), dst.add(at), p.len()) };
-            at += p.len();
-        }
-        // SAFETY: the length word of our claimed cell, aligned and in bounds.
-        unsafe { self.seg.cell_len(pos).write(len as u32) };
-    }
-
-    #[inline]
-    fn ring(&self) {
-        if self.seg.sleeping().load(Ordering::SeqCst) != 0 {
-            self.seg.doorbell().fetch_add(1, Ordering::SeqCst);
-            futex_wake(self.seg.doorbell());
-        }
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.set(false);
     }
 }

@@ -1,0 +1,139 @@
+//! The producer side of the eager queue (see `recv.rs` for the ring's rules): claim a
+//! position with a CAS, fill the cell, publish its sequence, ring only if the receiver sleeps.
+
+use std::os::unix::fs::MetadataExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::doorbell::futex_wake;
+use crate::pid::my_pid;
+use crate::segment::Segment;
+use crate::ShmError;
+
+/// A producer gives up (reports "full") after this many lost races or odd sequence values, so
+/// a corrupted segment cannot make it spin forever.
+const CLAIM_ATTEMPTS: usize = 1 << 16;
+
+/// A mapping of a peer's receive segment.
+pub struct SendQueue {
+    seg: Segment,
+    name: String,
+}
+
+impl SendQueue {
+    /// Maps the segment named `name` (e.g. `ibdyn-1234`) and checks its header.
+    pub fn open(name: &str) -> Result<SendQueue, ShmError> {
+        let seg = Segment::open(name)?;
+        tracing::debug!(
+            name,
+            payload = seg.geo.payload,
+            cells = seg.geo.cells,
+            "send queue opened"
+        );
+        Ok(SendQueue {
+            seg,
+            name: name.to_string(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn max_payload(&self) -> usize {
+        self.seg.geo.payload
+    }
+
+    /// Process id of the receiver, as written in its header.
+    pub fn receiver_pid(&self) -> i32 {
+        self.seg.owner_pid()
+    }
+
+    /// False once the receiver's segment is gone (it dropped its queue, or its node daemon
+    /// cleaned up after it) or replaced by a new one of the same name.
+    pub fn receiver_alive(&self) -> bool {
+        match std::fs::metadata(&self.seg.path) {
+            Ok(m) => (m.dev(), m.ino()) == self.seg.ino,
+            Err(_) => false,
+        }
+    }
+
+    /// Gathers `parts` into one cell. `Ok(false)`: the ring is full (progress, then retry).
+    #[inline]
+    pub fn try_send(&self, parts: &[&[u8]]) -> Result<bool, ShmError> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let geo = self.seg.geo;
+        if len > geo.payload {
+            return Err(ShmError::TooLarge {
+                len,
+                max: geo.payload,
+            });
+        }
+        let enq = self.seg.enqueue_pos();
+        let mut pos = enq.load(Ordering::Relaxed);
+        for _ in 0..CLAIM_ATTEMPTS {
+            let seq = self.seg.cell_seq(pos);
+            prefetch_for_write(seq);
+            let lag = seq.load(Ordering::Acquire).wrapping_sub(pos) as i64;
+            if lag == 0 {
+                match enq.compare_exchange_weak(
+                    pos,
+                    pos.wrapping_add(1),
+                    Ordering::SeqCst,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        self.seg
+                            .cell_producer(pos)
+                            .store(my_pid(), Ordering::Relaxed);
+                        self.fill(pos, parts, len);
+                        seq.store(pos.wrapping_add(1), Ordering::Release);
+                        self.ring();
+                        return Ok(true);
+                    }
+                    Err(now) => pos = now,
+                }
+            } else if lag < 0 {
+                return Ok(false);
+            } else {
+                pos = enq.load(Ordering::Relaxed);
+            }
+        }
+        Ok(false)
+    }
+
+    #[inline]
+    fn fill(&self, pos: u64, parts: &[&[u8]], len: usize) {
+        let dst = self.seg.cell_data(pos);
+        let mut at = 0;
+        for p in parts {
+            // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes fit in it, and
+            // a local slice cannot overlap the shared mapping's cell we own.
+            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), dst.add(at), p.len()) };
+            at += p.len();
+        }
+        // SAFETY: the length word of our claimed cell, aligned and in bounds.
+        unsafe { self.seg.cell_len(pos).write(len as u32) };
+    }
+
+    #[inline]
+    fn ring(&self) {
+        if self.seg.sleeping().load(Ordering::SeqCst) != 0 {
+            self.seg.doorbell().fetch_add(1, Ordering::SeqCst);
+            futex_wake(self.seg.doorbell());
+        }
+    }
+}
+
+/// Asks for the cell's line in exclusive state, so checking its sequence and then writing it
+/// costs one coherence transfer instead of two.
+#[inline(always)]
+fn prefetch_for_write(word: &AtomicU64) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHW is a hint: it never faults nor changes memory, flags or the stack
+    // (a NOP on CPUs without it).
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) word.as_ptr(), options(nostack, preserves_flags, readonly));
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = word;
+}
