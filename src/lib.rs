@@ -16,6 +16,7 @@
 
 mod collective;
 mod datatype;
+mod dynamic;
 mod point_to_point;
 
 pub use collective::{
@@ -27,17 +28,22 @@ pub use ibdyn_intercomm::{
     wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result, Status, Universe,
     ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
 };
+pub use dynamic::{close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn, SpawnOptions, Wireup};
 pub use ibdyn_pmi as pmi;
 pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
 
 /// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.
+/// In a spawned job this also connects to the parent job (`universe.parent()`).
 pub fn initialize() -> Result<Universe> {
-    Universe::init()
+    let universe = Universe::init()?;
+    ibdyn_spawn::dynamic::attach_parent(&universe)?;
+    Ok(universe)
 }
 
 /// The traits a program imports: `use ibdyn::traits::*;`.
 pub mod traits {
     pub use crate::collective::{CommunicatorCollectives, Root};
     pub use crate::datatype::{Buffer, BufferMut, Equivalence};
+    pub use crate::dynamic::{ConnectAccept, Spawn};
     pub use crate::point_to_point::{CommunicatorExt, Source};
 }

@@ -239,10 +239,12 @@ impl State {
         if let Some(c) = self.peers.known_cards.get(&g) {
             return Ok(c.clone());
         }
-        if g.job != self.me.job {
-            return Err(CommError::InvalidArgument(format!("no address card is known for {g}")));
-        }
-        let bytes = self.pmi.get_wait_bytes(&card_key(g.rank), CARD_TIMEOUT)?;
+        let bytes = if g.job == self.me.job {
+            self.pmi.get_wait_bytes(&card_key(g.rank), CARD_TIMEOUT)?
+        } else {
+            // A process of another job (spawned, or connected): its job's key-value space.
+            self.pmi.get_wait_bytes_from(&ibdyn_pmi::kvsname_of(g.job), &card_key(g.rank), CARD_TIMEOUT)?
+        };
         let card = ProcCard::from_bytes(&bytes)?;
         if card.gpid != g {
             return Err(CommError::Malformed(format!("the card published for {g} names {}", card.gpid)));

@@ -66,7 +66,7 @@ impl Runtime {
     }
 
     /// Progresses until a control datagram for which `want` returns true arrives (it is
-    /// removed and returned), `check` fails, or `timeout` passes. `check` runs now and then
+    /// removed and returned with the sender's card), `check` fails, or `timeout` passes. `check` runs now and then
     /// with the process-management client, to notice a peer that can no longer answer.
     pub fn await_control(
         &self,
@@ -74,7 +74,7 @@ impl Runtime {
         what: &str,
         mut want: impl FnMut(&[u8]) -> bool,
         mut check: impl FnMut(&mut PmiClient) -> Result<()>,
-    ) -> Result<Vec<u8>> {
+    ) -> Result<(AddressCard, Vec<u8>)> {
         let deadline = Instant::now() + timeout;
         let mut found = None;
         let mut failed = None;
@@ -85,7 +85,7 @@ impl Runtime {
         }
         eng.wait_until(|st| {
             if let Some(i) = st.control_inbox.iter().position(|(_, d)| want(d)) {
-                found = st.control_inbox.remove(i).map(|(_, d)| d);
+                found = st.control_inbox.remove(i);
                 return true;
             }
             if let Some((to, why)) = st.control_failures.pop_front() {
@@ -107,7 +107,7 @@ impl Runtime {
             false
         })?;
         match (found, failed) {
-            (Some(d), _) => Ok(d),
+            (Some(m), _) => Ok(m),
             (None, Some(e)) => Err(e),
             (None, None) => Err(CommError::Timeout { what: what.to_string(), secs: timeout.as_secs() }),
         }

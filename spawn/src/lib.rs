@@ -3,6 +3,7 @@
 //! loopback, authenticated by a per-job secret, and run fence / allgather as a tree.
 
 pub mod daemon;
+pub mod dynamic;
 mod error;
 pub mod launcher;
 mod link;
