@@ -1,0 +1,110 @@
+//! Bounding volume hierarchy over the bounded primitives of a scene.
+
+use crate::geometry::Aabb;
+use crate::vec3::Vec3;
+
+const LEAF_SIZE: usize = 2;
+const STACK_DEPTH: usize = 64;
+
+#[derive(Debug, Clone)]
+struct Node {
+    bounds: Aabb,
+    /// Leaf: first index into `order`; inner: index of the right child (left is next).
+    start_or_right: u32,
+    /// Leaf: number of primitives; 0 for an inner node.
+    count: u32,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Bvh {
+    nodes: Vec<Node>,
+    order: Vec<u32>,
+}
+
+impl Bvh {
+    /// Build over `(primitive index, bounds)` pairs.
+    pub fn build(items: &[(u32, Aabb)]) -> Bvh {
+        let mut bvh = Bvh {
+            nodes: Vec::new(),
+            order: items.iter().map(|i| i.0).collect(),
+        };
+        if items.is_empty() {
+            return bvh;
+        }
+        let mut work: Vec<(u32, Aabb)> = items.to_vec();
+        bvh.build_range(&mut work, 0, items.len(), 0);
+        bvh.order = work.iter().map(|i| i.0).collect();
+        bvh
+    }
+
+    fn build_range(&mut self, work: &mut [(u32, Aabb)], start: usize, end: usize, depth: usize) {
+        let slice = &mut work[start..end];
+        let bounds = slice.iter().fold(Aabb::EMPTY, |b, i| b.union(i.1));
+        let node = self.nodes.len();
+        self.nodes.push(Node {
+            bounds,
+            start_or_right: start as u32,
+            count: (end - start) as u32,
+        });
+        // The depth limit keeps traversal within the fixed stack.
+        if end - start <= LEAF_SIZE || depth + 2 >= STACK_DEPTH {
+            return;
+        }
+        let cb = slice
+            .iter()
+            .fold(Aabb::EMPTY, |b, i| b.grow(i.1.centroid()));
+        let ext = cb.max - cb.min;
+        let axis = if ext.x >= ext.y && ext.x >= ext.z {
+            0
+        } else if ext.y >= ext.z {
+            1
+        } else {
+            2
+        };
+        slice.sort_by(|a, b| a.1.centroid()[axis].total_cmp(&b.1.centroid()[axis]));
+        let mid = start + (end - start) / 2;
+        self.build_range(work, start, mid, depth + 1);
+        let right = self.nodes.len() as u32;
+        self.build_range(work, mid, end, depth + 1);
+        self.nodes[node].start_or_right = right;
+        self.nodes[node].count = 0;
+    }
+
+    /// Call `visit(primitive)` for each primitive whose box the ray may meet before `t_max()`.
+    /// `visit` may shrink the bound it reads through `t_max` (nearest-hit search); returning
+    /// `false` stops the walk.
+    pub fn walk(
+        &self,
+        origin: Vec3,
+        dir: Vec3,
+        mut t_max: impl FnMut() -> f64,
+        mut visit: impl FnMut(u32) -> bool,
+    ) {
+        if self.nodes.is_empty() {
+            return;
+        }
+        let inv = Vec3::new(1.0 / dir.x, 1.0 / dir.y, 1.0 / dir.z);
+        let mut stack = [0u32; STACK_DEPTH];
+        let mut top = 1;
+        while top > 0 {
+            top -= 1;
+            let node = &self.nodes[stack[top] as usize];
+            if !node.bounds.hit(origin, inv, t_max()) {
+                continue;
+            }
+            if node.count > 0 {
+                let s = node.start_or_right as usize;
+                for &p in &self.order[s..s + node.count as usize] {
+                    if !visit(p) {
+                        return;
+                    }
+                }
+            } else {
+                let idx = stack[top] as usize;
+                stack[top] = node.start_or_right;
+                stack[top + 1] = (idx + 1) as u32;
+                top += 2;
+            }
+        }
+    }
+}
