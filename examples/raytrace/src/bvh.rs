@@ -13,6 +13,8 @@ struct Node {
     start_or_right: u32,
     /// Leaf: number of primitives; 0 for an inner node.
     count: u32,
+    /// Inner node: the axis it was split along.
+    axis: u8,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -45,6 +47,7 @@ impl Bvh {
             bounds,
             start_or_right: start as u32,
             count: (end - start) as u32,
+            axis: 0,
         });
         // The depth limit keeps traversal within the fixed stack.
         if end - start <= LEAF_SIZE || depth + 2 >= STACK_DEPTH {
@@ -68,6 +71,7 @@ impl Bvh {
         self.build_range(work, mid, end, depth + 1);
         self.nodes[node].start_or_right = right;
         self.nodes[node].count = 0;
+        self.nodes[node].axis = axis as u8;
     }
 
     /// Call `visit(primitive)` for each primitive whose box the ray may meet before `t_max()`.
@@ -100,9 +104,16 @@ impl Bvh {
                     }
                 }
             } else {
-                let idx = stack[top] as usize;
-                stack[top] = node.start_or_right;
-                stack[top + 1] = (idx + 1) as u32;
+                // Visit the near child first so nearest-hit searches cut off early.
+                let left = stack[top] + 1;
+                let right = node.start_or_right;
+                let (near, far) = if dir[node.axis as usize] < 0.0 {
+                    (right, left)
+                } else {
+                    (left, right)
+                };
+                stack[top] = far;
+                stack[top + 1] = near;
                 top += 2;
             }
         }

@@ -72,24 +72,22 @@ impl Aabb {
 
     /// Does the ray (with precomputed `inv_dir`) meet the box within `(0, t_max)`?
     pub fn hit(&self, origin: Vec3, inv_dir: Vec3, t_max: f64) -> bool {
-        let mut t0 = 0.0f64;
-        let mut t1 = t_max;
-        for axis in 0..3 {
-            let a = (self.min[axis] - origin[axis]) * inv_dir[axis];
-            let b = (self.max[axis] - origin[axis]) * inv_dir[axis];
-            let (near, far) = if a < b { (a, b) } else { (b, a) };
-            // NaN (0 * inf) compares false and keeps the previous bound.
-            if near > t0 {
-                t0 = near;
+        let slab = |min: f64, max: f64, o: f64, inv: f64| {
+            let a = (min - o) * inv;
+            let b = (max - o) * inv;
+            if a < b {
+                (a, b)
+            } else {
+                (b, a)
             }
-            if far < t1 {
-                t1 = far;
-            }
-            if t0 > t1 {
-                return false;
-            }
-        }
-        true
+        };
+        let (x0, x1) = slab(self.min.x, self.max.x, origin.x, inv_dir.x);
+        let (y0, y1) = slab(self.min.y, self.max.y, origin.y, inv_dir.y);
+        let (z0, z1) = slab(self.min.z, self.max.z, origin.z, inv_dir.z);
+        // f64::max/min ignore NaN (0 * inf), keeping the other bound.
+        let t0 = x0.max(y0).max(z0).max(0.0);
+        let t1 = x1.min(y1).min(z1).min(t_max);
+        t0 <= t1
     }
 }
 

@@ -3,7 +3,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use ibdyn_raytrace::cli::{Args, Mode};
-use ibdyn_raytrace::{render_local, Error, Result};
+use ibdyn_raytrace::{render_local_report, Error, Result};
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -34,9 +34,9 @@ fn run(args: &Args) -> Result<()> {
                     );
                 }
             };
-            let image = render_local(&scene, args.tile, threads, &progress)?;
+            let report = render_local_report(&scene, args.tile, threads, None, &progress)?;
             let secs = start.elapsed().as_secs_f64();
-            image.write_png(&args.output)?;
+            report.image.write_png(&args.output)?;
             println!(
                 "rendered {}x{} at {} spp (depth {}) in {secs:.2} s with {threads} thread(s), tiles of {} -> {}",
                 s.width,
@@ -46,6 +46,14 @@ fn run(args: &Args) -> Result<()> {
                 args.tile,
                 args.output.display()
             );
+            if threads > 1 {
+                let counts: Vec<String> = report
+                    .per_worker
+                    .iter()
+                    .map(|(w, n)| format!("{w}:{n}"))
+                    .collect();
+                println!("tiles per thread: {}", counts.join(" "));
+            }
             Ok(())
         }
         Mode::Master { .. } => Err(Error::NeedsSpawn {

@@ -1,14 +1,10 @@
 //! Turning tiles into pixels: deterministic per pixel sample, so the image is the same
 //! whichever process or thread renders which tile, in whatever order.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
-
 use crate::error::Result;
-use crate::image::Image;
 use crate::rng::{mix64, sample_seed, Rng};
 use crate::scene::Scene;
-use crate::tile::{tiles, Tile};
+use crate::tile::{Tile, TileResult};
 use crate::tracer::SampleCtx;
 use crate::vec3::{Color, Vec3};
 
@@ -87,43 +83,10 @@ fn to_srgb8(c: Color) -> [u8; 3] {
     [map(c.x), map(c.y), map(c.z)]
 }
 
-/// Render the whole image in this process with `threads` threads pulling tiles of
-/// `tile_size` from a shared queue. `on_tile(done, total)` is called after each tile.
-pub fn render_local(
-    scene: &Scene,
-    tile_size: u32,
-    threads: usize,
-    on_tile: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Image> {
-    let s = &scene.settings;
-    let work = tiles(s.width, s.height, tile_size);
-    let image = Mutex::new(Image::new(s.width, s.height));
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let first_error = Mutex::new(None);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| {
-                while let Some(&tile) = work.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let pixels = render_tile(scene, tile);
-                    let pasted = match image.lock() {
-                        Ok(mut img) => img.paste_pixels(&tile, &pixels),
-                        Err(poisoned) => poisoned.into_inner().paste_pixels(&tile, &pixels),
-                    };
-                    if let Err(e) = pasted {
-                        first_error
-                            .lock()
-                            .unwrap_or_else(|p| p.into_inner())
-                            .get_or_insert(e);
-                        return;
-                    }
-                    on_tile(done.fetch_add(1, Ordering::Relaxed) + 1, work.len());
-                }
-            });
-        }
-    });
-    if let Some(e) = first_error.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
-    }
-    Ok(image.into_inner().unwrap_or_else(|p| p.into_inner()))
+/// A worker's whole job for one message: decode the tile, check it fits the image, render
+/// it and encode the answer ([`TileResult`] bytes).
+pub fn render_tile_message(scene: &Scene, tile_bytes: &[u8]) -> Result<Vec<u8>> {
+    let tile = Tile::from_bytes(tile_bytes)?;
+    tile.check(scene.settings.width, scene.settings.height)?;
+    Ok(TileResult::new(tile, &render_tile(scene, tile)).to_bytes())
 }

@@ -7,8 +7,9 @@ use crate::light::AreaLight;
 use crate::material::Material;
 use crate::vec3::{Color, Vec3};
 
-/// Margin for the "inside another member of my union" test, so touching parts keep both faces.
-const UNION_MARGIN: f64 = 1e-7;
+/// How far outside a face we look for another member of its union: a face with another member
+/// just outside it is inside the union (this also hides faces where two parts touch).
+const UNION_PROBE: f64 = 1e-6;
 
 /// Image size and quality; part of the scene so a tile's pixels depend on the scene alone.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -104,23 +105,23 @@ impl Scene {
         let Some(span) = prim.shape.span(ray) else {
             return [None, None];
         };
-        let keep = |t: f64| -> bool {
+        let keep = |t: f64, n: Vec3| -> bool {
             if !(t > EPSILON && t < t_max) {
                 return false;
             }
             match prim.union {
                 None => true,
                 Some(u) => {
-                    let p = ray.at(t);
+                    let outside = ray.at(t) + n * UNION_PROBE;
                     !self.unions[u as usize].iter().any(|&o| {
-                        o != idx && self.primitives[o as usize].shape.contains(p, UNION_MARGIN)
+                        o != idx && self.primitives[o as usize].shape.contains(outside, 0.0)
                     })
                 }
             }
         };
         [
-            keep(span.t0).then_some((span.t0, span.n0)),
-            keep(span.t1).then_some((span.t1, span.n1)),
+            keep(span.t0, span.n0).then_some((span.t0, span.n0)),
+            keep(span.t1, span.n1).then_some((span.t1, span.n1)),
         ]
     }
 
@@ -128,8 +129,15 @@ impl Scene {
     pub fn intersect(&self, ray: &Ray, t_max: f64) -> Option<Hit> {
         let best = std::cell::Cell::new((t_max, None::<(Vec3, u32)>));
         let mut consider = |idx: u32| {
-            for (t, n) in self.crossings(idx, ray, best.get().0).into_iter().flatten() {
-                if t < best.get().0 {
+            // Ties go to the lower index, so the BVH's visiting order never shows.
+            let bound = best.get().0 * (1.0 + 1e-15) + f64::MIN_POSITIVE;
+            for (t, n) in self.crossings(idx, ray, bound).into_iter().flatten() {
+                let (bt, bh) = best.get();
+                let wins = match bh {
+                    None => t < bt,
+                    Some((_, bi)) => t < bt || (t == bt && idx < bi),
+                };
+                if wins {
                     best.set((t, Some((n, idx))));
                 }
             }

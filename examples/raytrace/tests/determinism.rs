@@ -1,7 +1,9 @@
 //! The image must not depend on how tiles are split, ordered, or rendered again.
 
+use ibdyn_raytrace::local::InjectedCrash;
 use ibdyn_raytrace::{
-    render_local, render_tile, tiles, Image, RenderOverrides, SceneSource, TileResult,
+    render_local, render_local_report, render_tile, render_tile_message, tiles, Image,
+    RenderOverrides, SceneSource, TileResult,
 };
 
 fn tiny_chess() -> SceneSource {
@@ -89,4 +91,39 @@ fn malformed_results_are_rejected_not_pasted() {
     assert!(image.paste(&outside, &[0; 8 * 8 * 3]).is_err());
     assert!(SceneSource::from_bytes(b"RTS1").is_err());
     assert!(SceneSource::from_bytes(b"nonsense bytes that are long enough").is_err());
+}
+
+#[test]
+fn a_crashed_worker_loses_no_tile() {
+    let source = tiny_chess();
+    let reference = render_in_order(&source, 8, false);
+    let scene = source.build().unwrap();
+    for after in [0, 3] {
+        let crash = InjectedCrash { worker: 1, after };
+        let report = render_local_report(&scene, 8, 3, Some(crash), &|_, _| {}).unwrap();
+        assert_eq!(report.lost, vec![1]);
+        assert_eq!(report.image.rgb, reference.rgb);
+        let total: usize = report.per_worker.values().sum();
+        assert_eq!(total, tiles(64, 36, 8).len());
+        assert_eq!(report.per_worker.get(&1).copied().unwrap_or(0), after);
+    }
+    // With every worker gone the master says so instead of waiting forever.
+    let crash = InjectedCrash {
+        worker: 0,
+        after: 1,
+    };
+    let e = render_local_report(&scene, 8, 1, Some(crash), &|_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("all workers are gone"), "{e}");
+}
+
+#[test]
+fn worker_message_round_trip() {
+    let scene = tiny_chess().build().unwrap();
+    let t = tiles(64, 36, 16)[4];
+    let answer =
+        TileResult::from_bytes(&render_tile_message(&scene, &t.to_bytes()).unwrap()).unwrap();
+    assert_eq!(answer, TileResult::new(t, &render_tile(&scene, t)));
+    let outside = ibdyn_raytrace::Tile { x: 60, ..t };
+    assert!(render_tile_message(&scene, &outside.to_bytes()).is_err());
+    assert!(render_tile_message(&scene, &[1, 2, 3]).is_err());
 }
