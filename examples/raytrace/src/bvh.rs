@@ -53,19 +53,30 @@ impl Bvh {
         if end - start <= LEAF_SIZE || depth + 2 >= STACK_DEPTH {
             return;
         }
-        let cb = slice
-            .iter()
-            .fold(Aabb::EMPTY, |b, i| b.grow(i.1.centroid()));
-        let ext = cb.max - cb.min;
-        let axis = if ext.x >= ext.y && ext.x >= ext.z {
-            0
-        } else if ext.y >= ext.z {
-            1
-        } else {
-            2
-        };
+        // Surface area heuristic: of all splits of the centroid-sorted items along each
+        // axis, take the one minimising area(left) * n_left + area(right) * n_right.
+        let n = slice.len();
+        let mut best = (f64::INFINITY, 0usize, n / 2);
+        let mut right_area = vec![0.0; n];
+        for axis in 0..3 {
+            slice.sort_by(|a, b| a.1.centroid()[axis].total_cmp(&b.1.centroid()[axis]));
+            let mut acc = Aabb::EMPTY;
+            for i in (1..n).rev() {
+                acc = acc.union(slice[i].1);
+                right_area[i] = acc.area();
+            }
+            let mut left = Aabb::EMPTY;
+            for i in 1..n {
+                left = left.union(slice[i - 1].1);
+                let cost = left.area() * i as f64 + right_area[i] * (n - i) as f64;
+                if cost < best.0 {
+                    best = (cost, axis, i);
+                }
+            }
+        }
+        let (_, axis, split) = best;
         slice.sort_by(|a, b| a.1.centroid()[axis].total_cmp(&b.1.centroid()[axis]));
-        let mid = start + (end - start) / 2;
+        let mid = start + split;
         self.build_range(work, start, mid, depth + 1);
         let right = self.nodes.len() as u32;
         self.build_range(work, mid, end, depth + 1);

@@ -66,6 +66,11 @@ impl Aabb {
         }
     }
 
+    pub fn area(self) -> f64 {
+        let d = self.max - self.min;
+        2.0 * (d.x * d.y + d.y * d.z + d.z * d.x)
+    }
+
     pub fn centroid(self) -> Vec3 {
         (self.min + self.max) * 0.5
     }
@@ -84,9 +89,20 @@ impl Aabb {
         let (x0, x1) = slab(self.min.x, self.max.x, origin.x, inv_dir.x);
         let (y0, y1) = slab(self.min.y, self.max.y, origin.y, inv_dir.y);
         let (z0, z1) = slab(self.min.z, self.max.z, origin.z, inv_dir.z);
-        // f64::max/min ignore NaN (0 * inf), keeping the other bound.
-        let t0 = x0.max(y0).max(z0).max(0.0);
-        let t1 = x1.min(y1).min(z1).min(t_max);
+        // Plain comparisons: a NaN bound (0 * inf) compares false and is skipped, and they
+        // compile to single instructions where f64::max/min do not.
+        let mut t0 = 0.0;
+        for v in [x0, y0, z0] {
+            if v > t0 {
+                t0 = v;
+            }
+        }
+        let mut t1 = t_max;
+        for v in [x1, y1, z1] {
+            if v < t1 {
+                t1 = v;
+            }
+        }
         t0 <= t1
     }
 }

@@ -50,7 +50,7 @@ fn default_scene_parses_with_overrides() {
             scene.settings.height,
             scene.settings.spp
         ),
-        (100, 360, 2)
+        (100, 450, 2)
     );
     assert!(scene.primitives.len() > 100 && !scene.unions.is_empty() && !scene.lights.is_empty());
 }
