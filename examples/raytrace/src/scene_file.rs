@@ -31,7 +31,7 @@ use crate::vec3::Vec3;
 /// The glass-and-metal chess board shipped with the program.
 pub const DEFAULT_SCENE: &str = include_str!("../scenes/chess.toml");
 
-const MAX_SIDE: u32 = 1 << 15;
+const MAX_SIDE: u32 = 1 << 14;
 const MAX_SPP: u32 = 1 << 16;
 const MAX_DEPTH: u32 = 64;
 
@@ -275,6 +275,18 @@ impl SceneSource {
     /// Parse and check the scene.
     pub fn build(&self) -> Result<Scene> {
         parse_scene(&self.origin, &self.text, &self.overrides)
+    }
+
+    /// A 64-bit digest of the wire form: master and workers can compare it to make sure
+    /// they render the same scene at the same settings.
+    pub fn fingerprint(&self) -> u64 {
+        self.to_bytes()
+            .chunks(8)
+            .fold(0x6a09_e667_f3bc_c908, |h, c| {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                crate::rng::mix64(h ^ u64::from_le_bytes(w)).wrapping_add(c.len() as u64)
+            })
     }
 
     /// Wire form: magic, four override words (0 = not given), origin length, origin, text.

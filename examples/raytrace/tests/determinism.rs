@@ -52,6 +52,10 @@ fn threads_and_scene_messages_do_not_change_the_image() {
     // A worker builds the scene from the bytes the master sent.
     let received = SceneSource::from_bytes(&source.to_bytes()).unwrap();
     assert_eq!(received, source);
+    assert_eq!(received.fingerprint(), source.fingerprint());
+    let mut other = source.clone();
+    other.overrides.spp = Some(4);
+    assert_ne!(other.fingerprint(), source.fingerprint());
     let scene = received.build().unwrap();
     let threaded = render_local(&scene, 5, 3, &|_, _| {}).unwrap();
     assert_eq!(threaded.rgb, reference.rgb);
