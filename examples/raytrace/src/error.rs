@@ -50,6 +50,12 @@ pub enum Error {
     EncodePng(#[from] png::EncodingError),
     #[error("decoding PNG: {0}")]
     DecodePng(#[from] png::DecodingError),
+    #[error("unsupported PNG: {0}")]
+    UnsupportedPng(String),
+    #[error("all workers are gone with {missing} of {total} tiles missing")]
+    WorkersGone { missing: usize, total: usize },
+    #[error("no worker answered within {0:?}")]
+    NoAnswer(std::time::Duration),
     #[error("{0}")]
     Usage(String),
     #[error("{mode}: needs the ibdyn spawn API (not yet available); use --local")]

@@ -92,7 +92,7 @@ impl Image {
         let mut buf = vec![0; reader.output_buffer_size()];
         let info = reader.next_frame(&mut buf)?;
         if info.color_type != png::ColorType::Rgb || info.bit_depth != png::BitDepth::Eight {
-            return Err(Error::Usage(format!(
+            return Err(Error::UnsupportedPng(format!(
                 "expected an 8-bit RGB PNG, got {:?} {:?}",
                 info.color_type, info.bit_depth
             )));

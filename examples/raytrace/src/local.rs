@@ -88,19 +88,18 @@ pub fn render_local_report(
         while !queue.is_complete() {
             let active: Vec<usize> = (0..workers.len()).filter(|&i| alive[i]).collect();
             if active.is_empty() {
-                return Err(Error::Usage(format!(
-                    "all workers are gone with {} of {} tiles missing",
-                    queue.total() - queue.done(),
-                    queue.total()
-                )));
+                return Err(Error::WorkersGone {
+                    missing: queue.total() - queue.done(),
+                    total: queue.total(),
+                });
             }
             let mut sel = Select::new();
             for &i in &active {
                 sel.recv(&workers[i].2);
             }
-            let op = sel.select_timeout(ANSWER_TIMEOUT).map_err(|_| {
-                Error::Usage(format!("no worker answered within {ANSWER_TIMEOUT:?}"))
-            })?;
+            let op = sel
+                .select_timeout(ANSWER_TIMEOUT)
+                .map_err(|_| Error::NoAnswer(ANSWER_TIMEOUT))?;
             let slot = active[op.index()];
             let (id, ref tx, ref rx) = workers[slot];
             match op.recv(rx) {
