@@ -137,7 +137,8 @@ impl Engine {
         }
         st.polls += 1;
         let active = st.fabric.as_ref().is_some_and(|f| f.connection_count() > 0);
-        if active || st.polls % 64 == 0 {
+        // With no connection yet, the fabric only has connect requests to deliver: look rarely.
+        if active || st.polls % 1024 == 0 {
             did |= st.progress_fabric()?;
         }
         Ok(did)
@@ -254,7 +255,7 @@ impl State {
     pub fn push(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
         self.peer(to)?;
         let State { peers, fabric, .. } = self;
-        let peer = peers.get_mut(to).expect("peer opened above");
+        let peer = peers.map.get_mut(&to).expect("peer opened above");
         if let Some(why) = &peer.dead {
             return Err(CommError::PeerDead { peer: peer.describe(), detail: why.clone() });
         }
@@ -262,6 +263,7 @@ impl State {
             Route::Shm(q) => {
                 if !(peer.backlog.is_empty() && q.try_send(parts)?) {
                     peer.backlog.push_back(parts.concat());
+                    peers.queued += 1;
                 }
             }
             Route::Net(card) => {
@@ -273,19 +275,20 @@ impl State {
     }
 
     fn flush_backlogs(&mut self) -> Result<bool> {
-        let mut did = false;
-        for (_, peer) in self.peers.iter_mut() {
+        let mut sent = 0;
+        for peer in self.peers.map.values_mut() {
             if let Route::Shm(q) = &peer.route {
                 while let Some(front) = peer.backlog.front() {
                     if !q.try_send(&[front])? {
                         break;
                     }
                     peer.backlog.pop_front();
-                    did = true;
+                    sent += 1;
                 }
             }
         }
-        Ok(did)
+        self.peers.queued -= sent;
+        Ok(sent > 0)
     }
 
     fn send_ctl(&mut self, to: Gpid, kind: Kind, word: u64, body: &[u8]) -> Result<()> {
@@ -652,8 +655,11 @@ impl State {
         let desc = match self.peers.get_mut(g) {
             Some(p) => {
                 p.dead.get_or_insert_with(|| why.to_string());
+                let dropped = p.backlog.len();
                 p.backlog.clear();
-                p.describe()
+                let desc = p.describe();
+                self.peers.queued -= dropped;
+                desc
             }
             None => g.to_string(),
         };
