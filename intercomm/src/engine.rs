@@ -1,7 +1,7 @@
 //! The progress engine: one per process. It owns the endpoints (shared-memory receive queue,
 //! fabric), the peer table, the request table and the matching queues, and moves packets.
 
-use crate::backoff::{Backoff, Step};
+use crate::backoff::{Backoff, Step, SPINS_DEDICATED, SPINS_SHARED};
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::packet::{Header, Kind, RtsBody, HEADER_LEN};
@@ -55,6 +55,8 @@ fn matches(ctx: u64, src: i32, tag: i32, m_ctx: u64, m_src: u32, m_tag: i32) -> 
 pub(crate) struct Engine {
     rx: RecvQueue,
     pub st: State,
+    /// How long an idle wait spins before yielding (fewer when processes share cores).
+    spins: u32,
 }
 
 /// Everything but the receive queue, so a packet can be handled in place while the queue is borrowed.
@@ -90,7 +92,11 @@ impl Engine {
             fabric: fabric.as_ref().map(|f| f.card().to_bytes()).unwrap_or_default(),
         };
         let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let local = pmi.local_ranks().len().max(1);
+        let spins = if local > cores { SPINS_SHARED } else { SPINS_DEDICATED };
         Engine {
+            spins,
             rx,
             st: State {
                 pmi,
@@ -115,7 +121,7 @@ impl Engine {
 
     /// One pass over every endpoint. Returns whether anything happened.
     pub fn progress(&mut self) -> Result<bool> {
-        let Engine { rx, st } = self;
+        let Engine { rx, st, .. } = self;
         let mut did = false;
         for _ in 0..64 {
             match rx.try_recv(|p| st.handle_packet(p)) {
@@ -147,7 +153,7 @@ impl Engine {
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked
     /// for liveness now and then, so a dead peer ends the wait with an error.
     pub fn wait_until(&mut self, mut done: impl FnMut(&mut State) -> bool) -> Result<()> {
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::new(self.spins);
         loop {
             if done(&mut self.st) {
                 return Ok(());
