@@ -6,6 +6,7 @@ mod coll;
 mod floors;
 mod floors_net;
 mod floors_proc;
+mod init;
 mod job;
 mod latency;
 mod launch;
@@ -36,6 +37,8 @@ enum Cmd {
     Bw(bw::Args),
     /// Intracommunicator collective latency, 8 B to 1 MiB (OSU style).
     Coll(coll::Args),
+    /// Start-up time and connections held: on-demand against all-to-all wire-up.
+    Init(init::Args),
 }
 
 fn main() {
@@ -46,6 +49,7 @@ fn main() {
         Cmd::Latency(a) => latency::run(a, cli.json),
         Cmd::Bw(a) => bw::run(a, cli.json),
         Cmd::Coll(a) => coll::run(a, cli.json),
+        Cmd::Init(a) => init::run(a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

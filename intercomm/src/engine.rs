@@ -180,6 +180,10 @@ impl Engine {
             Some(f) if f.connection_count() > 0 => f.wait(t.min(Duration::from_micros(100))),
             _ => self.rx.wait(t),
         }
+        // An idle process must still answer connect requests promptly.
+        if let Err(e) = self.st.progress_fabric() {
+            tracing::debug!("fabric progress: {e}");
+        }
     }
 
     /// Waits for request `id` and returns its result.
