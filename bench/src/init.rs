@@ -60,7 +60,11 @@ fn rank_main() -> Result<(), String> {
     w.sendrecv(&[1u8; 8], (r + 1) % n, 0, &mut got, (r + n - 1) % n, 0).map_err(e)?;
     w.sendrecv(&[1u8; 8], (r + n - 1) % n, 1, &mut got, (r + 1) % n, 1).map_err(e)?;
     let first_us = t1.elapsed().as_secs_f64() * 1e6;
+    // Count before anyone starts the reduction below (it talks to other peers): meet through
+    // the process manager, which makes no fabric connection.
+    u.with_pmi(|p| p.barrier()).map_err(|e| e.to_string())?;
     let conns = u.connection_count() as f64;
+    u.with_pmi(|p| p.barrier()).map_err(|e| e.to_string())?;
     let mut out = [0.0f64; 3];
     w.all_reduce_into(&[init_us, first_us, conns], &mut out, SystemOperation::max()).map_err(e)?;
     let mut sum = [0.0f64];
