@@ -73,3 +73,20 @@ fn peer_death_during_rendezvous_is_an_error() {
         );
     }
 }
+
+#[test]
+fn on_demand_wireup_connects_only_to_peers_in_use() {
+    let prog = example("ring_connections");
+    let out = ibdyn_run(&["-n", "8", "--nodes", "4", "--map-by", "node", prog.to_str().unwrap()], &[("IBDYN_PROVIDER", "sock")]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    // Ring neighbours are on other nodes (round-robin placement): two connections each.
+    for r in 0..8 {
+        assert!(stdout.contains(&format!("rank {r}: connections 2")), "rank {r}:\n{stdout}");
+    }
+}
+
+#[test]
+fn p2p_across_nodes_with_a_fifth_of_datagrams_dropped() {
+    check("4", "2", &[("IBDYN_PROVIDER", "sock"), ("IBDYN_SOCK_DROP", "0.2")]);
+}

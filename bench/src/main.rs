@@ -2,9 +2,11 @@
 //! the physical limit it is measured against (rows marked `floor`).
 
 mod bw;
+mod coll;
 mod floors;
 mod floors_net;
 mod floors_proc;
+mod init;
 mod job;
 mod latency;
 mod launch;
@@ -33,6 +35,10 @@ enum Cmd {
     Latency(latency::Args),
     /// Point-to-point bandwidth between two ranks, window of 64 (OSU style).
     Bw(bw::Args),
+    /// Intracommunicator collective latency, 8 B to 1 MiB (OSU style).
+    Coll(coll::Args),
+    /// Start-up time and connections held: on-demand against all-to-all wire-up.
+    Init(init::Args),
 }
 
 fn main() {
@@ -42,6 +48,8 @@ fn main() {
         Cmd::Launch(a) => launch::run(a, cli.json),
         Cmd::Latency(a) => latency::run(a, cli.json),
         Cmd::Bw(a) => bw::run(a, cli.json),
+        Cmd::Coll(a) => coll::run(a, cli.json),
+        Cmd::Init(a) => init::run(a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

@@ -12,15 +12,19 @@ pub(crate) enum Step {
 pub(crate) struct Backoff {
     idle: u32,
     blocks: u64,
+    spins: u32,
 }
 
-const SPINS: u32 = 1024;
+/// Progress passes to spin before yielding when every process has a core of its own.
+pub(crate) const SPINS_DEDICATED: u32 = 1024;
+/// ... and when processes share cores: the peer we wait for needs our core to make progress.
+pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;
 const MAX_BLOCK: Duration = Duration::from_millis(1);
 
 impl Backoff {
-    pub fn new() -> Backoff {
-        Backoff { idle: 0, blocks: 0 }
+    pub fn new(spins: u32) -> Backoff {
+        Backoff { idle: 0, blocks: 0, spins }
     }
 
     pub fn reset(&mut self) {
@@ -29,13 +33,13 @@ impl Backoff {
 
     pub fn step(&mut self) -> Step {
         self.idle = self.idle.saturating_add(1);
-        if self.idle <= SPINS {
+        if self.idle <= self.spins {
             Step::Spin
-        } else if self.idle <= SPINS + YIELDS {
+        } else if self.idle <= self.spins + YIELDS {
             Step::Yield
         } else {
             self.blocks += 1;
-            let n = (self.idle - SPINS - YIELDS).min(10);
+            let n = (self.idle - self.spins - YIELDS).min(10);
             Step::Block((Duration::from_micros(1) * (1 << n)).min(MAX_BLOCK))
         }
     }

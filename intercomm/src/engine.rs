@@ -1,7 +1,7 @@
 //! The progress engine: one per process. It owns the endpoints (shared-memory receive queue,
 //! fabric), the peer table, the request table and the matching queues, and moves packets.
 
-use crate::backoff::{Backoff, Step};
+use crate::backoff::{Backoff, Step, SPINS_DEDICATED, SPINS_SHARED};
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::packet::{Header, Kind, RtsBody, HEADER_LEN};
@@ -55,6 +55,8 @@ fn matches(ctx: u64, src: i32, tag: i32, m_ctx: u64, m_src: u32, m_tag: i32) -> 
 pub(crate) struct Engine {
     rx: RecvQueue,
     pub st: State,
+    /// How long an idle wait spins before yielding (fewer when processes share cores).
+    spins: u32,
 }
 
 /// Everything but the receive queue, so a packet can be handled in place while the queue is borrowed.
@@ -90,7 +92,11 @@ impl Engine {
             fabric: fabric.as_ref().map(|f| f.card().to_bytes()).unwrap_or_default(),
         };
         let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let local = pmi.local_ranks().len().max(1);
+        let spins = if local > cores { SPINS_SHARED } else { SPINS_DEDICATED };
         Engine {
+            spins,
             rx,
             st: State {
                 pmi,
@@ -115,7 +121,7 @@ impl Engine {
 
     /// One pass over every endpoint. Returns whether anything happened.
     pub fn progress(&mut self) -> Result<bool> {
-        let Engine { rx, st } = self;
+        let Engine { rx, st, .. } = self;
         let mut did = false;
         for _ in 0..64 {
             match rx.try_recv(|p| st.handle_packet(p)) {
@@ -137,7 +143,8 @@ impl Engine {
         }
         st.polls += 1;
         let active = st.fabric.as_ref().is_some_and(|f| f.connection_count() > 0);
-        if active || st.polls % 64 == 0 {
+        // With no connection yet, the fabric only has connect requests to deliver: look rarely.
+        if active || st.polls % 1024 == 0 {
             did |= st.progress_fabric()?;
         }
         Ok(did)
@@ -146,7 +153,7 @@ impl Engine {
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked
     /// for liveness now and then, so a dead peer ends the wait with an error.
     pub fn wait_until(&mut self, mut done: impl FnMut(&mut State) -> bool) -> Result<()> {
-        let mut backoff = Backoff::new();
+        let mut backoff = Backoff::new(self.spins);
         loop {
             if done(&mut self.st) {
                 return Ok(());
@@ -172,6 +179,10 @@ impl Engine {
         match self.st.fabric.as_mut() {
             Some(f) if f.connection_count() > 0 => f.wait(t.min(Duration::from_micros(100))),
             _ => self.rx.wait(t),
+        }
+        // An idle process must still answer connect requests promptly.
+        if let Err(e) = self.st.progress_fabric() {
+            tracing::debug!("fabric progress: {e}");
         }
     }
 
@@ -256,7 +267,7 @@ impl State {
     pub fn push(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
         self.peer(to)?;
         let State { peers, fabric, .. } = self;
-        let peer = peers.get_mut(to).expect("peer opened above");
+        let peer = peers.map.get_mut(&to).expect("peer opened above");
         if let Some(why) = &peer.dead {
             return Err(CommError::PeerDead { peer: peer.describe(), detail: why.clone() });
         }
@@ -264,6 +275,7 @@ impl State {
             Route::Shm(q) => {
                 if !(peer.backlog.is_empty() && q.try_send(parts)?) {
                     peer.backlog.push_back(parts.concat());
+                    peers.queued += 1;
                 }
             }
             Route::Net(card) => {
@@ -275,19 +287,20 @@ impl State {
     }
 
     fn flush_backlogs(&mut self) -> Result<bool> {
-        let mut did = false;
-        for (_, peer) in self.peers.iter_mut() {
+        let mut sent = 0;
+        for peer in self.peers.map.values_mut() {
             if let Route::Shm(q) = &peer.route {
                 while let Some(front) = peer.backlog.front() {
                     if !q.try_send(&[front])? {
                         break;
                     }
                     peer.backlog.pop_front();
-                    did = true;
+                    sent += 1;
                 }
             }
         }
-        Ok(did)
+        self.peers.queued -= sent;
+        Ok(sent > 0)
     }
 
     fn send_ctl(&mut self, to: Gpid, kind: Kind, word: u64, body: &[u8]) -> Result<()> {
@@ -654,8 +667,11 @@ impl State {
         let desc = match self.peers.get_mut(g) {
             Some(p) => {
                 p.dead.get_or_insert_with(|| why.to_string());
+                let dropped = p.backlog.len();
                 p.backlog.clear();
-                p.describe()
+                let desc = p.describe();
+                self.peers.queued -= dropped;
+                desc
             }
             None => g.to_string(),
         };

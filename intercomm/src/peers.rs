@@ -58,11 +58,33 @@ impl Peer {
     }
 }
 
+/// Process ids are already well spread: one multiply mixes them enough for the table.
+#[derive(Default)]
+pub(crate) struct GpidHasher(u64);
+
+impl std::hash::Hasher for GpidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = (self.0.rotate_left(32) ^ v as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type GpidMap<V> = HashMap<Gpid, V, std::hash::BuildHasherDefault<GpidHasher>>;
+
 #[derive(Default)]
 pub(crate) struct PeerTable {
-    map: HashMap<Gpid, Peer>,
+    pub map: GpidMap<Peer>,
+    /// Packets waiting in all backlogs (so progress skips the scan when there are none).
+    pub queued: usize,
     /// Cards learnt from outside the job's key-value space (spawn, connect/accept).
-    pub known_cards: HashMap<Gpid, ProcCard>,
+    pub known_cards: GpidMap<ProcCard>,
 }
 
 impl PeerTable {
@@ -74,11 +96,7 @@ impl PeerTable {
         self.map.entry(g).or_insert(p)
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&Gpid, &mut Peer)> {
-        self.map.iter_mut()
-    }
-
     pub fn has_backlog(&self) -> bool {
-        self.map.values().any(|p| !p.backlog.is_empty())
+        self.queued > 0
     }
 }
