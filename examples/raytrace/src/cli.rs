@@ -55,6 +55,20 @@ pub struct Args {
     /// No progress output.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Internal: run as a spawned worker.
+    #[arg(long, hide = true)]
+    pub worker: bool,
+    /// Test hook: the worker dies after rendering this many tiles.
+    #[arg(long, hide = true)]
+    pub crash_after: Option<usize>,
+    /// Test hook for the master: worker W (0-based spawn order) dies after K tiles, `W:K`.
+    #[arg(long, hide = true, value_name = "W:K", value_parser = parse_crash)]
+    pub crash_worker: Option<(usize, usize)>,
+}
+
+fn parse_crash(s: &str) -> std::result::Result<(usize, usize), String> {
+    let (w, k) = s.split_once(':').ok_or("expected W:K")?;
+    Ok((w.parse().map_err(|_| "bad worker number")?, k.parse().map_err(|_| "bad tile count")?))
 }
 
 /// A change of the worker set once `at` (0..=1) of the tiles are done.
@@ -76,6 +90,8 @@ pub enum Mode {
         shrink: Vec<Resize>,
     },
     Static,
+    /// A spawned worker.
+    Worker,
 }
 
 impl Args {
@@ -97,6 +113,9 @@ impl Args {
 
     /// Which way to run, checking that the options fit together.
     pub fn mode(&self) -> Result<Mode> {
+        if self.worker {
+            return Ok(Mode::Worker);
+        }
         let chosen = [self.local, self.workers.is_some(), self.static_mode]
             .iter()
             .filter(|&&b| b)

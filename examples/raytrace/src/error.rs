@@ -58,8 +58,8 @@ pub enum Error {
     NoAnswer(std::time::Duration),
     #[error("{0}")]
     Usage(String),
-    #[error("{mode}: needs the ibdyn spawn API (not yet available); use --local")]
-    NeedsSpawn { mode: String },
+    #[error("communication: {0}")]
+    Comm(#[from] ibdyn::CommError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -9,6 +9,7 @@
 pub mod bvh;
 pub mod camera;
 pub mod cli;
+pub mod cluster;
 pub mod error;
 pub mod geometry;
 pub mod image;

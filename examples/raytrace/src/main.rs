@@ -3,6 +3,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use ibdyn_raytrace::cli::{Args, Mode};
+use ibdyn_raytrace::cluster::{master, worker, MasterReport, Workers};
 use ibdyn_raytrace::{render_local_report, Error, Result};
 
 fn main() -> ExitCode {
@@ -56,11 +57,63 @@ fn run(args: &Args) -> Result<()> {
             }
             Ok(())
         }
-        Mode::Master { .. } => Err(Error::NeedsSpawn {
-            mode: "--workers".into(),
-        }),
-        Mode::Static => Err(Error::NeedsSpawn {
-            mode: "--static".into(),
-        }),
+        Mode::Master { workers, grow, shrink } => {
+            let universe = ibdyn::initialize()?;
+            if universe.world().size() != 1 {
+                return Err(Error::Usage("the master starts alone: ibdyn run -n 1 raytrace --workers N".into()));
+            }
+            let mut extra = vec![Vec::new(); 64];
+            if let Some((w, k)) = args.crash_worker {
+                extra.resize(extra.len().max(w + 1), Vec::new());
+                extra[w] = vec!["--crash-after".into(), k.to_string()];
+            }
+            let how = Workers::Spawn { count: workers, grow, shrink, extra_args: extra };
+            let report = master(&universe, &source, args.tile, how, args.quiet)?;
+            finish(args, &scene, report)
+        }
+        Mode::Static => {
+            let universe = ibdyn::initialize()?;
+            let world = universe.world();
+            if world.rank() == 0 {
+                let report = master(&universe, &source, args.tile, Workers::Static, args.quiet)?;
+                finish(args, &scene, report)
+            } else {
+                worker(&world, 0, None)?;
+                Ok(())
+            }
+        }
+        Mode::Worker => {
+            let universe = ibdyn::initialize()?;
+            let parent = universe
+                .parent()
+                .ok_or_else(|| Error::Usage("--worker is for processes spawned by a raytrace master".into()))?;
+            worker(&parent, 0, args.crash_after)?;
+            Ok(())
+        }
     }
+}
+
+fn finish(args: &Args, scene: &ibdyn_raytrace::Scene, r: MasterReport) -> Result<()> {
+    let s = scene.settings;
+    r.image.write_png(&args.output)?;
+    println!(
+        "rendered {}x{} at {} spp in {:.2} s with {} worker(s) ({} spawned, {} released, {} lost), tiles of {} -> {}",
+        s.width,
+        s.height,
+        s.spp,
+        r.seconds,
+        r.per_worker.len(),
+        r.spawned,
+        r.released,
+        r.lost.len(),
+        args.tile,
+        args.output.display()
+    );
+    let counts: Vec<String> = r.per_worker.iter().map(|(w, n)| format!("{w}:{n}")).collect();
+    println!("tiles per worker: {}", counts.join(" "));
+    if !r.lost.is_empty() {
+        let lost: Vec<String> = r.lost.iter().map(|w| w.to_string()).collect();
+        println!("workers lost (their tiles were rendered by others): {}", lost.join(" "));
+    }
+    Ok(())
 }
