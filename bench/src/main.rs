@@ -3,6 +3,7 @@
 
 mod bw;
 mod coll;
+mod dynamic;
 mod floors;
 mod floors_net;
 mod floors_proc;
@@ -39,6 +40,14 @@ enum Cmd {
     Coll(coll::Args),
     /// Start-up time and connections held: on-demand against all-to-all wire-up.
     Init(init::Args),
+    /// Time of the spawn call at the parent root (P parents, N children).
+    SpawnLatency(dynamic::Args),
+    /// Back-to-back spawns per second, children alive until the end.
+    SpawnRate(dynamic::Args),
+    /// Intercommunicator merge latency, N children for N parents.
+    Merge(dynamic::Args),
+    /// Inter- against intra-communicator ping-pong.
+    IntercommLatency(dynamic::Args),
 }
 
 fn main() {
@@ -50,6 +59,10 @@ fn main() {
         Cmd::Bw(a) => bw::run(a, cli.json),
         Cmd::Coll(a) => coll::run(a, cli.json),
         Cmd::Init(a) => init::run(a, cli.json),
+        Cmd::SpawnLatency(a) => dynamic::run(dynamic::Which::SpawnLatency, a, cli.json),
+        Cmd::SpawnRate(a) => dynamic::run(dynamic::Which::SpawnRate, a, cli.json),
+        Cmd::Merge(a) => dynamic::run(dynamic::Which::Merge, a, cli.json),
+        Cmd::IntercommLatency(a) => dynamic::run(dynamic::Which::IntercommLatency, a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

@@ -1,0 +1,287 @@
+//! The dynamic-process benchmarks of the paper (sec. 6): spawn latency, spawn rate, merge
+//! latency, and inter- against intra-communicator ping-pong. Each prints the floor:
+//! fork+exec+exit of a trivial program.
+
+use crate::job::{self, emit};
+use crate::report::Report;
+use ibdyn::traits::*;
+use ibdyn::{Communicator, SpawnOptions, SystemOperation, Wireup};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args, Clone)]
+pub struct Args {
+    /// Parent communicator sizes (spawn-latency) or pair sizes (merge).
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4")]
+    parents: Vec<usize>,
+    /// Children per spawn.
+    #[arg(long, value_delimiter = ',', default_value = "1,2,4,8")]
+    children: Vec<usize>,
+    /// Repetitions per point.
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    /// Node daemons.
+    #[arg(long, default_value_t = 1)]
+    nodes: usize,
+    /// Submit to a running `ibdyn dvm` instead of starting daemons per job.
+    #[arg(long)]
+    dvm: bool,
+    /// Wire-up between the roots: ud (one datagram each way) or rc (a connection).
+    #[arg(long, default_value = "ud")]
+    wireup: String,
+    /// Internal: run as a spawned child.
+    #[arg(long, hide = true)]
+    child: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    SpawnLatency,
+    SpawnRate,
+    Merge,
+    IntercommLatency,
+}
+
+impl Which {
+    fn name(self) -> &'static str {
+        match self {
+            Which::SpawnLatency => "spawn-latency",
+            Which::SpawnRate => "spawn-rate",
+            Which::Merge => "merge",
+            Which::IntercommLatency => "intercomm-latency",
+        }
+    }
+}
+
+fn e(err: ibdyn::CommError) -> String {
+    err.to_string()
+}
+
+pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
+    if a.child {
+        return child_main(which);
+    }
+    if job::in_job() {
+        return rank_main(which, &a);
+    }
+    let mut report = Report::new(which.name(), json);
+    let mut extra: Vec<&str> = Vec::new();
+    if a.dvm {
+        extra.push("--dvm");
+    }
+    let mut inner = vec![which.name().to_string(), "--reps".into(), a.reps.to_string(), "--wireup".into(), a.wireup.clone()];
+    inner.push("--children".into());
+    inner.push(a.children.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","));
+    let lead = |p: usize| {
+        [
+            ("parents", p.to_string()),
+            ("nodes", a.nodes.to_string()),
+            ("dvm", a.dvm.to_string()),
+            ("wireup", a.wireup.clone()),
+        ]
+    };
+    let sizes: Vec<usize> = match which {
+        Which::SpawnLatency | Which::Merge => a.parents.clone(),
+        Which::SpawnRate => vec![1],
+        Which::IntercommLatency => vec![2],
+    };
+    for p in sizes {
+        let rows = job::run_job(p, a.nodes, &extra, &[], &inner)?;
+        job::add_rows(&mut report, &lead(p), &rows)?;
+    }
+    let floor = crate::floors_proc::fork_exec_floor(std::path::Path::new("/bin/true"), &[], 1, 21)
+        .map_err(|e| format!("fork+exec floor: {e}"))?;
+    report.floor(&lead(0), "fork+exec+exit /bin/true", "ms", floor.as_secs_f64() * 1e3);
+    report.finish();
+    Ok(())
+}
+
+fn child_cmd(which: Which) -> Result<Command, String> {
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut c = Command::new(me);
+    c.args([which.name(), "--child"]);
+    Ok(c)
+}
+
+fn opts(a: &Args) -> Result<SpawnOptions, String> {
+    let mut o = SpawnOptions::default();
+    o.wireup = Wireup::parse(&a.wireup).map_err(e)?;
+    Ok(o)
+}
+
+struct Stats(Vec<f64>);
+
+impl Stats {
+    fn emit(&self, params: &[(&str, String)], unit: &str) {
+        let v = &self.0;
+        if v.is_empty() {
+            return;
+        }
+        let mean = v.iter().sum::<f64>() / v.len() as f64;
+        let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
+        let max = v.iter().cloned().fold(0.0, f64::max);
+        emit(params, "mean", unit, mean);
+        emit(params, "min", unit, min);
+        emit(params, "max", unit, max);
+    }
+}
+
+fn rank_main(which: Which, a: &Args) -> Result<(), String> {
+    let u = ibdyn::initialize().map_err(e)?;
+    let w = u.world();
+    let root = w.process_at_rank(0);
+    let o = opts(a)?;
+    match which {
+        Which::SpawnLatency => {
+            for &n in &a.children {
+                let mut t = Vec::new();
+                for _ in 0..a.reps {
+                    w.barrier().map_err(e)?;
+                    let t0 = Instant::now();
+                    let ic = root.spawn_with(&child_cmd(which)?, n as u32, &o).map_err(e)?;
+                    t.push(t0.elapsed().as_secs_f64() * 1e3);
+                    ic.disconnect().map_err(e)?;
+                }
+                if w.rank() == 0 {
+                    Stats(t).emit(&[("children", n.to_string())], "ms");
+                }
+            }
+        }
+        Which::SpawnRate => {
+            for &n in &a.children {
+                let mut kids: Vec<Communicator> = Vec::new();
+                let t0 = Instant::now();
+                while kids.len() < a.reps * 5 && t0.elapsed() < Duration::from_secs(20) {
+                    kids.push(root.spawn_with(&child_cmd(which)?, n as u32, &o).map_err(e)?);
+                }
+                let rate = kids.len() as f64 / t0.elapsed().as_secs_f64();
+                for ic in &kids {
+                    for r in 0..ic.remote_size() {
+                        ic.send(&[], r, 9).map_err(e)?;
+                    }
+                }
+                for ic in kids {
+                    ic.disconnect().map_err(e)?;
+                }
+                emit(&[("children", n.to_string())], "spawns_per_second", "1/s", rate);
+            }
+        }
+        Which::Merge => {
+            let n = w.size() as u32;
+            let ic = root.spawn_with(&child_cmd(which)?, n, &o).map_err(e)?;
+            let mut t = Vec::new();
+            for _ in 0..a.reps {
+                if w.rank() == 0 {
+                    for r in 0..ic.remote_size() {
+                        ic.send(&[], r, 7).map_err(e)?;
+                    }
+                }
+                let t0 = Instant::now();
+                let merged = ic.merge(false).map_err(e)?;
+                let mine = [t0.elapsed().as_secs_f64() * 1e6];
+                let mut max = [0.0f64];
+                merged.all_reduce_into(&mine, &mut max, SystemOperation::max()).map_err(e)?;
+                t.push(max[0]);
+                merged.free();
+            }
+            if w.rank() == 0 {
+                Stats(t).emit(&[("children", n.to_string())], "us");
+            }
+            if w.rank() == 0 {
+                for r in 0..ic.remote_size() {
+                    ic.send(&[], r, 9).map_err(e)?;
+                }
+            }
+            ic.disconnect().map_err(e)?;
+        }
+        Which::IntercommLatency => {
+            // Rank 0 and 1 of the parents: intra ping-pong; rank 0 and the child: inter.
+            let mut child_opts = o.clone();
+            if a.nodes > 1 {
+                child_opts.info.push(("host".into(), "1".into()));
+            } else {
+                child_opts.info.push(("host".into(), "0".into()));
+            }
+            let ic = root.spawn_with(&child_cmd(which)?, 1, &child_opts).map_err(e)?;
+            for size in [8usize, 1024, 65536, 1 << 20] {
+                let iters = if size <= 1024 { 5000 } else { 500 };
+                let intra = if w.size() > 1 { pingpong(&w, w.rank(), 1, size, iters)? } else { f64::NAN };
+                let inter = if w.rank() == 0 { pingpong(&ic, 0, 0, size, iters)? } else { f64::NAN };
+                if w.rank() == 0 {
+                    emit(&[("size", size.to_string())], "intra_one_way", "us", intra);
+                    emit(&[("size", size.to_string())], "inter_one_way", "us", inter);
+                }
+                w.barrier().map_err(e)?;
+            }
+            if w.rank() == 0 {
+                ic.send(&[], 0, 9).map_err(e)?;
+            }
+            ic.disconnect().map_err(e)?;
+        }
+    }
+    u.finalize().map_err(e)
+}
+
+/// One-way latency of a ping-pong between local rank `me` (0 pings) and `peer`.
+fn pingpong(c: &Communicator, me: i32, peer: i32, size: usize, iters: usize) -> Result<f64, String> {
+    if c.is_inter() && me != 0 {
+        return Ok(f64::NAN);
+    }
+    if !c.is_inter() && me > 1 {
+        return Ok(f64::NAN);
+    }
+    let s = vec![1u8; size];
+    let mut r = vec![0u8; size];
+    let mut t0 = Instant::now();
+    for i in 0..iters + 50 {
+        if i == 50 {
+            t0 = Instant::now();
+        }
+        if me == 0 {
+            c.send(&s, peer, 1).map_err(e)?;
+            c.recv(&mut r, peer, 1).map_err(e)?;
+        } else {
+            c.recv(&mut r, 0, 1).map_err(e)?;
+            c.send(&s, 0, 1).map_err(e)?;
+        }
+    }
+    Ok(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64))
+}
+
+/// A spawned child: what the benchmark needs of it, then leave.
+fn child_main(which: Which) -> Result<(), String> {
+    let u = ibdyn::initialize().map_err(e)?;
+    let parent = u.parent().ok_or("the child was not spawned")?;
+    match which {
+        Which::SpawnLatency => {}
+        Which::SpawnRate => {
+            parent.recv(&mut [], 0, 9).map_err(e)?;
+        }
+        Which::Merge => loop {
+            let mut b = [0u8; 0];
+            let st = parent.probe(0, ibdyn::ANY_TAG).map_err(e)?;
+            parent.recv(&mut b, 0, st.tag).map_err(e)?;
+            if st.tag == 9 {
+                break;
+            }
+            let merged = parent.merge(true).map_err(e)?;
+            let mut max = [0.0f64];
+            merged.all_reduce_into(&[0.0], &mut max, SystemOperation::max()).map_err(e)?;
+            merged.free();
+        },
+        Which::IntercommLatency => {
+            let (mut r, s) = (vec![0u8; 1 << 20], vec![1u8; 1 << 20]);
+            loop {
+                let st = parent.probe(0, ibdyn::ANY_TAG).map_err(e)?;
+                if st.tag == 9 {
+                    parent.recv(&mut [], 0, 9).map_err(e)?;
+                    break;
+                }
+                parent.recv(&mut r[..st.count], 0, 1).map_err(e)?;
+                parent.send(&s[..st.count], 0, 1).map_err(e)?;
+            }
+        }
+    }
+    parent.disconnect().map_err(e)?;
+    u.finalize().map_err(e)
+}
