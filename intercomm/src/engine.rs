@@ -316,7 +316,7 @@ impl State {
 
     fn send_ctl(&mut self, to: Gpid, kind: Kind, word: u64, body: &[u8]) -> Result<()> {
         let h = Header { kind, tag: 0, ctx: 0, src: 0, from: self.me.to_u64(), word };
-        self.push(to, &[&h.encode(), body])
+        self.push(to, &[&h.encode()[..], body])
     }
 
     // ---- sends and receives ----
@@ -329,7 +329,7 @@ impl State {
         let status = Status { source: dest_rank, tag, count: buf.len() };
         if buf.len() <= self.eager_limit {
             let h = Header { kind: Kind::Eager, tag, ctx, src: src_rank, from: self.me.to_u64(), word: 0 };
-            self.push(to, &[&h.encode(), buf])?;
+            self.push(to, &[&h.encode()[..], buf])?;
             return Ok(SendStart::Done(status));
         }
         let net = matches!(self.peer(to)?.route, Route::Net(_));
@@ -349,7 +349,7 @@ impl State {
             rkey: exposed.map_or(0, |e| e.2),
         };
         let h = Header { kind: Kind::Rts, tag, ctx, src: src_rank, from: self.me.to_u64(), word: id };
-        if let Err(e) = self.push(to, &[&h.encode(), &rts.encode()]) {
+        if let Err(e) = self.push(to, &[&h.encode()[..], &rts.encode()]) {
             if let (Some((addr, len, rkey)), Some(f)) = (exposed, self.fabric.as_mut()) {
                 f.release(&RemoteBuf { addr, len, rkey });
             }
@@ -593,7 +593,7 @@ impl State {
                 let h = Header { kind: Kind::Frag, tag: 0, ctx: 0, src: 0, from: me, word: recv_req };
                 // SAFETY: the send buffer stays borrowed by the request until it completes.
                 let data = unsafe { std::slice::from_raw_parts(send.ptr.add(off), n) };
-                if !q.try_send(&[&h.encode(), &(off as u64).to_le_bytes(), data])? {
+                if !q.try_send(&[&h.encode()[..], &(off as u64).to_le_bytes(), data])? {
                     break;
                 }
                 off += n;
