@@ -51,22 +51,34 @@ fn rank_main(a: &Args) -> Result<(), String> {
         let mut rbuf = vec![0u8; size];
         let iters = iters_for(size, a.iters);
         let warm = (iters / 10).max(5);
-        let mut t0 = Instant::now();
-        for i in 0..warm + iters {
-            if i == warm {
-                t0 = Instant::now();
+        let batches = 10;
+        let per = (iters / batches).max(1);
+        let mut batch_us = Vec::with_capacity(batches);
+        let mut total = 0.0;
+        for b in 0..=batches {
+            let t0 = Instant::now();
+            let n = if b == 0 { warm } else { per };
+            for _ in 0..n {
+                if rank == 0 {
+                    w.send(&sbuf, peer, 1).map_err(|e| e.to_string())?;
+                    w.recv(&mut rbuf, peer, 1).map_err(|e| e.to_string())?;
+                } else {
+                    w.recv(&mut rbuf, peer, 1).map_err(|e| e.to_string())?;
+                    w.send(&sbuf, peer, 1).map_err(|e| e.to_string())?;
+                }
             }
-            if rank == 0 {
-                w.send(&sbuf, peer, 1).map_err(|e| e.to_string())?;
-                w.recv(&mut rbuf, peer, 1).map_err(|e| e.to_string())?;
-            } else {
-                w.recv(&mut rbuf, peer, 1).map_err(|e| e.to_string())?;
-                w.send(&sbuf, peer, 1).map_err(|e| e.to_string())?;
+            if b > 0 {
+                let secs = t0.elapsed().as_secs_f64();
+                total += secs;
+                batch_us.push(secs * 1e6 / (2.0 * n as f64));
             }
         }
-        let us = t0.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64);
+        batch_us.sort_by(|x, y| x.total_cmp(y));
         if rank == 0 {
-            emit(&[("size", size.to_string())], "latency", "us", us);
+            let p = [("size", size.to_string())];
+            emit(&p, "mean", "us", total * 1e6 / (2.0 * (per * batches) as f64));
+            // The same statistic as the floor: the 10th percentile of batch means.
+            emit(&p, "p10", "us", batch_us[batch_us.len() / 10]);
         }
     }
     u.finalize().map_err(|e| e.to_string())

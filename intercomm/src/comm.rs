@@ -2,7 +2,7 @@
 //! intercommunicator, and point-to-point on them.
 
 use crate::context;
-use crate::engine::{Engine, ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::engine::{Engine, SendStart, ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::group::Group;
@@ -143,8 +143,11 @@ impl Communicator {
             return Ok(Request::completed(self.inner.eng.clone(), Status { source: PROC_NULL, tag, count: 0 }));
         }
         let to = self.gpid_of(dest)?;
-        let id = self.inner.eng.borrow_mut().st.isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
-        Ok(Request::new(self.inner.eng.clone(), id))
+        let start = self.inner.eng.borrow_mut().st.isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
+        Ok(match start {
+            SendStart::Done(status) => Request::completed(self.inner.eng.clone(), status),
+            SendStart::Pending(id) => Request::new(self.inner.eng.clone(), id),
+        })
     }
 
     /// Starts a receive into `buf`; `src` may be `ANY_SOURCE`, `tag` may be `ANY_TAG`.

@@ -27,6 +27,14 @@ pub(crate) fn card_key(rank: u32) -> String {
     format!("ibdyn-card-{rank}")
 }
 
+/// How a send started.
+pub(crate) enum SendStart {
+    /// Eager: the data is on its way and the buffer is free again.
+    Done(Status),
+    /// Rendezvous: request `id` completes when the receiver has pulled the data.
+    Pending(u64),
+}
+
 enum UnexpectedBody {
     Eager(Vec<u8>),
     Rts { from: Gpid, sender_req: u64, rts: RtsBody },
@@ -74,6 +82,8 @@ pub(crate) struct State {
     streaming: usize,
     events: Vec<Event>,
     polls: u64,
+    /// Set once the fabric carries traffic: from then on every progress pass polls it.
+    fabric_active: bool,
     /// Malformed packets dropped so far.
     pub malformed: u64,
     /// Control datagrams received over the fabric, for the dynamic-process layer.
@@ -112,6 +122,7 @@ impl Engine {
                 streaming: 0,
                 events: Vec::new(),
                 polls: 0,
+                fabric_active: false,
                 malformed: 0,
                 control_inbox: VecDeque::new(),
                 control_failures: VecDeque::new(),
@@ -142,9 +153,8 @@ impl Engine {
             did |= st.stream_fragments()?;
         }
         st.polls += 1;
-        let active = st.fabric.as_ref().is_some_and(|f| f.connection_count() > 0);
-        // With no connection yet, the fabric only has connect requests to deliver: look rarely.
-        if active || st.polls % 1024 == 0 {
+        // Before any fabric traffic, the fabric only has connect requests to deliver: look rarely.
+        if st.fabric_active || st.polls % 1024 == 0 {
             did |= st.progress_fabric()?;
         }
         Ok(did)
@@ -265,8 +275,10 @@ impl State {
 
     /// Queues one packet to `to`, in order behind anything queued before.
     pub fn push(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
-        self.peer(to)?;
-        let State { peers, fabric, .. } = self;
+        if !self.peers.map.contains_key(&to) {
+            self.peer(to)?;
+        }
+        let State { peers, fabric, fabric_active, .. } = self;
         let peer = peers.map.get_mut(&to).expect("peer opened above");
         if let Some(why) = &peer.dead {
             return Err(CommError::PeerDead { peer: peer.describe(), detail: why.clone() });
@@ -281,6 +293,7 @@ impl State {
             Route::Net(card) => {
                 let f = fabric.as_mut().expect("a fabric route implies a fabric");
                 f.send(to.to_u64(), card, parts)?;
+                *fabric_active = true;
             }
         }
         Ok(())
@@ -305,21 +318,23 @@ impl State {
 
     fn send_ctl(&mut self, to: Gpid, kind: Kind, word: u64, body: &[u8]) -> Result<()> {
         let h = Header { kind, tag: 0, ctx: 0, src: 0, from: self.me.to_u64(), word };
-        self.push(to, &[&h.encode(), body])
+        self.push(to, &[&h.encode()[..], body])
     }
 
     // ---- sends and receives ----
 
     /// Starts a send of `buf` to `to`; eager below the limit, rendezvous above.
     /// The caller keeps `buf` alive and unchanged until the request completes.
-    pub fn isend(&mut self, ctx: u64, src_rank: u32, to: Gpid, dest_rank: i32, tag: i32, buf: &[u8]) -> Result<u64> {
+    /// Starts a send: `SendStart::Done` when the data has left (eager),
+    /// `SendStart::Pending(id)` for a rendezvous.
+    pub fn isend(&mut self, ctx: u64, src_rank: u32, to: Gpid, dest_rank: i32, tag: i32, buf: &[u8]) -> Result<SendStart> {
         let status = Status { source: dest_rank, tag, count: buf.len() };
-        let net = matches!(self.peer(to)?.route, Route::Net(_));
         if buf.len() <= self.eager_limit {
             let h = Header { kind: Kind::Eager, tag, ctx, src: src_rank, from: self.me.to_u64(), word: 0 };
-            self.push(to, &[&h.encode(), buf])?;
-            return Ok(self.reqs.insert(ReqState::Done(Ok(status))));
+            self.push(to, &[&h.encode()[..], buf])?;
+            return Ok(SendStart::Done(status));
         }
+        let net = matches!(self.peer(to)?.route, Route::Net(_));
         let exposed = if net {
             let f = self.fabric.as_mut().expect("a fabric route implies a fabric");
             let rb = f.expose(buf.as_ptr(), buf.len())?;
@@ -336,14 +351,14 @@ impl State {
             rkey: exposed.map_or(0, |e| e.2),
         };
         let h = Header { kind: Kind::Rts, tag, ctx, src: src_rank, from: self.me.to_u64(), word: id };
-        if let Err(e) = self.push(to, &[&h.encode(), &rts.encode()]) {
+        if let Err(e) = self.push(to, &[&h.encode()[..], &rts.encode()]) {
             if let (Some((addr, len, rkey)), Some(f)) = (exposed, self.fabric.as_mut()) {
                 f.release(&RemoteBuf { addr, len, rkey });
             }
             self.reqs.remove(id);
             return Err(e);
         }
-        Ok(id)
+        Ok(SendStart::Pending(id))
     }
 
     /// Posts a receive into `buf[..cap]`; matches the unexpected queue first.
@@ -580,7 +595,7 @@ impl State {
                 let h = Header { kind: Kind::Frag, tag: 0, ctx: 0, src: 0, from: me, word: recv_req };
                 // SAFETY: the send buffer stays borrowed by the request until it completes.
                 let data = unsafe { std::slice::from_raw_parts(send.ptr.add(off), n) };
-                if !q.try_send(&[&h.encode(), &(off as u64).to_le_bytes(), data])? {
+                if !q.try_send(&[&h.encode()[..], &(off as u64).to_le_bytes(), data])? {
                     break;
                 }
                 off += n;
@@ -600,6 +615,7 @@ impl State {
         let mut events = std::mem::take(&mut self.events);
         f.progress(&mut events)?;
         let did = !events.is_empty();
+        self.fabric_active |= did;
         for ev in events.drain(..) {
             match ev {
                 Event::Message { data, .. } => {

@@ -35,8 +35,9 @@ impl Kind {
     }
 }
 
-/// Fixed header, 40 bytes: kind, tag, context id, source rank, sender, and a
-/// kind-specific 64-bit word (message id for rendezvous packets).
+/// Header: kind, tag, context id, source rank (24 bytes, all an eager packet needs, so an
+/// 8-byte message and its header share the queue cell's first cache line), then for the other
+/// kinds the sender and a kind-specific 64-bit word (message id for rendezvous packets).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Header {
     pub kind: Kind,
@@ -49,10 +50,24 @@ pub struct Header {
     pub word: u64,
 }
 
+/// Largest header.
 pub const HEADER_LEN: usize = 40;
+/// Header of an eager packet.
+pub const EAGER_HEADER_LEN: usize = 24;
+
+impl Kind {
+    fn header_len(self) -> usize {
+        if self == Kind::Eager {
+            EAGER_HEADER_LEN
+        } else {
+            HEADER_LEN
+        }
+    }
+}
 
 impl Header {
-    pub fn encode(&self) -> [u8; HEADER_LEN] {
+    /// The header's bytes (its length depends on the kind).
+    pub fn encode(&self) -> HeaderBytes {
         let mut b = [0u8; HEADER_LEN];
         b[0] = self.kind as u8;
         b[4..8].copy_from_slice(&self.tag.to_le_bytes());
@@ -60,25 +75,33 @@ impl Header {
         b[16..20].copy_from_slice(&self.src.to_le_bytes());
         b[24..32].copy_from_slice(&self.from.to_le_bytes());
         b[32..40].copy_from_slice(&self.word.to_le_bytes());
-        b
+        HeaderBytes { b, len: self.kind.header_len() }
     }
 
     /// Splits a packet into its header and the rest.
     pub fn decode(p: &[u8]) -> Result<(Header, &[u8])> {
-        if p.len() < HEADER_LEN {
-            return Err(CommError::Malformed(format!("packet of {} bytes is shorter than a header", p.len())));
+        let kind = Kind::from_u8(*p.first().ok_or_else(|| CommError::Malformed("empty packet".into()))?)?;
+        let len = kind.header_len();
+        if p.len() < len {
+            return Err(CommError::Malformed(format!("packet of {} bytes is shorter than its header", p.len())));
         }
         let le32 = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().unwrap());
-        let le64 = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().unwrap());
-        let h = Header {
-            kind: Kind::from_u8(p[0])?,
-            tag: le32(4) as i32,
-            ctx: le64(8),
-            src: le32(16),
-            from: le64(24),
-            word: le64(32),
-        };
-        Ok((h, &p[HEADER_LEN..]))
+        let le64 = |i: usize| if i + 8 <= len { u64::from_le_bytes(p[i..i + 8].try_into().unwrap()) } else { 0 };
+        let h = Header { kind, tag: le32(4) as i32, ctx: le64(8), src: le32(16), from: le64(24), word: le64(32) };
+        Ok((h, &p[len..]))
+    }
+}
+
+/// Encoded header bytes.
+pub struct HeaderBytes {
+    b: [u8; HEADER_LEN],
+    len: usize,
+}
+
+impl std::ops::Deref for HeaderBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.b[..self.len]
     }
 }
 
@@ -162,6 +185,11 @@ mod tests {
 
     #[test]
     fn header_round_trip_and_garbage() {
+        let e = Header { kind: Kind::Eager, tag: 3, ctx: 8, src: 1, from: 0, word: 0 };
+        let mut p = e.encode().to_vec();
+        assert_eq!(p.len(), EAGER_HEADER_LEN);
+        p.push(7);
+        assert_eq!(Header::decode(&p).unwrap(), (e, &[7u8][..]));
         let h = Header { kind: Kind::Rts, tag: 77, ctx: 0xdead_beef_0000_0010, src: 5, from: 42, word: 9 };
         let mut p = h.encode().to_vec();
         p.extend_from_slice(&[1, 2, 3]);

@@ -112,7 +112,7 @@ impl Universe {
         let hello = Header { kind: Kind::Hello, tag: 0, ctx: 0, src: 0, from: me.to_u64(), word: 0 }.encode();
         let size = eng.st.pmi.size();
         for rank in (0..size).filter(|&r| r != me.rank) {
-            eng.st.push(Gpid { job: me.job, rank }, &[&hello])?;
+            eng.st.push(Gpid { job: me.job, rank }, &[&hello[..]])?;
         }
         Ok(())
     }
