@@ -90,10 +90,12 @@ fn child(c: &mut PmiClient, what: &str) -> Res<()> {
         return Err(format!("parent said {pv:?}"));
     }
     if what == "wait-release" {
+        // A sibling may be killed meanwhile: no collective here.
         c.get_wait_from(&kvsname_of(parent), "release", WAIT)
             .map_err(e("wait for release"))?;
+    } else {
+        c.fence().map_err(e("child fence"))?;
     }
-    c.fence().map_err(e("child fence"))?;
     c.finalize().map_err(e("finalize"))?;
     Ok(())
 }

@@ -77,10 +77,10 @@ fn forced_node(c: &SpawnCommand, nnodes: u32) -> Result<Option<u32>, String> {
             let n: u32 = v
                 .trim_start_matches("node")
                 .parse()
-                .map_err(|_| format!("info {k}={v}: not a node daemon index"))?;
+                .map_err(|_| format!("info key {k} ({v}): not a node daemon index"))?;
             if n >= nnodes {
                 return Err(format!(
-                    "info {k}={v}: there are only {nnodes} node daemons (0..{})",
+                    "info key {k} ({v}): there are only {nnodes} node daemons (0..{})",
                     nnodes - 1
                 ));
             }
