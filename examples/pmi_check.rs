@@ -2,7 +2,7 @@
 //! Each mode prints `OK <rank>` (or a mode-specific line) and exits 0 when all checks pass,
 //! `FAIL rank <r>: ...` and exit code 1 otherwise.
 
-use ibdyn::pmi::{PmiClient, PmiCompletion, ServerKind, SpawnCommand, SpawnRequest};
+use ibdyn::pmi::{PmiClient, PmiCompletion, ServerKind};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::time::Duration;
 
@@ -274,21 +274,6 @@ fn run(mode: &str) -> Res<()> {
             // The others wait in a fence until the launcher tears the job down.
             let _ = c.fence();
             std::thread::sleep(Duration::from_secs(30));
-        }
-        "spawn" => {
-            let req = SpawnRequest {
-                commands: vec![SpawnCommand {
-                    program: "worker".into(),
-                    args: vec!["a b".into()],
-                    nprocs: 2,
-                    info: vec![],
-                }],
-                preput: vec![("parent".into(), "p0".into())],
-            };
-            match c.spawn(&req) {
-                Err(err) => println!("SPAWN-REFUSED rank {r}: {err}"),
-                Ok(()) => return Err("spawn succeeded".into()),
-            }
         }
         "getwait-timeout" => {
             if r == c.size() - 1 {

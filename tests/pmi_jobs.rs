@@ -109,16 +109,6 @@ fn abort_ends_the_job_with_its_code_and_message() {
 }
 
 #[test]
-fn spawn_is_answered_with_a_clear_error() {
-    let s = Scratch::new("spawn");
-    let out = pmi_check(&s, 2, 2, &[], "spawn");
-    assert_all_ok(&out, 2);
-    for l in lines_with(&out, "SPAWN-REFUSED") {
-        assert!(l.contains("not supported yet"), "{l}");
-    }
-}
-
-#[test]
 fn get_wait_times_out_naming_the_key() {
     let s = Scratch::new("getwait");
     for nodes in [1, 2] {

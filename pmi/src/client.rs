@@ -3,6 +3,7 @@
 
 use crate::conn::LineConn;
 use crate::env;
+use crate::jobs::{self, ChildStart, JobStatus, SpawnReply};
 use crate::error::{PmiError, Result};
 use crate::mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
 use crate::state::Directory;
@@ -71,6 +72,18 @@ pub struct PmiClient {
     done: HashMap<u64, Result<PmiCompletion>>,
     fallback_seq: u64,
     finalized: bool,
+    /// A singleton that spawned: the private launcher, alive while we hold its stdin.
+    private_launcher: Option<crate::singleton::PrivateLauncher>,
+}
+
+/// Where and as whom a process reaches its ibdyn node daemon.
+pub(crate) struct Served {
+    pub(crate) path: String,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    pub(crate) job_id: u32,
+    pub(crate) node_id: u32,
+    pub(crate) node_uid: String,
 }
 
 fn env_u32(name: &str) -> Result<Option<u32>> {
@@ -118,25 +131,17 @@ impl PmiClient {
                 .ok_or_else(|| PmiError::Env(format!("{} is not set", env::RANK)))?;
             let size = env_u32(env::SIZE)?
                 .ok_or_else(|| PmiError::Env(format!("{} is not set", env::SIZE)))?;
-            let stream = UnixStream::connect(&path).map_err(|source| PmiError::Connect {
-                path: path.clone(),
-                source,
-            })?;
-            let mut c = PmiClient::blank(
-                Server::Conn(LineConn::new(stream)),
-                ServerKind::Ibdyn,
+            let node_id = env_u32(env::NODE)?.unwrap_or(0);
+            let served = Served {
+                path,
                 rank,
                 size,
-                timeout,
-            );
-            c.job_id = env_u32(env::JOBID)?.unwrap_or(0);
-            c.node_id = env_u32(env::NODE)?.unwrap_or(0);
-            c.node_uid = std::env::var(env::NODE_UID)
-                .unwrap_or_else(|_| format!("{}-node{}", hostname(), c.node_id));
-            c.handshake(&format!(
-                "cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={rank}\n"
-            ))?;
-            return Ok(c);
+                job_id: env_u32(env::JOBID)?.unwrap_or(0),
+                node_id,
+                node_uid: std::env::var(env::NODE_UID)
+                    .unwrap_or_else(|_| format!("{}-node{node_id}", hostname())),
+            };
+            return PmiClient::connect_ibdyn(&served, timeout);
         }
         if let Ok(fdtext) = std::env::var(env::HYDRA_PMI_FD) {
             let fd: i32 = fdtext
@@ -182,6 +187,29 @@ impl PmiClient {
         Ok(c)
     }
 
+    /// Connects to an ibdyn node daemon as `served.rank` of job `served.job_id`.
+    pub(crate) fn connect_ibdyn(served: &Served, timeout: Duration) -> Result<PmiClient> {
+        let stream = UnixStream::connect(&served.path).map_err(|source| PmiError::Connect {
+            path: served.path.clone(),
+            source,
+        })?;
+        let mut c = PmiClient::blank(
+            Server::Conn(LineConn::new(stream)),
+            ServerKind::Ibdyn,
+            served.rank,
+            served.size,
+            timeout,
+        );
+        c.job_id = served.job_id;
+        c.node_id = served.node_id;
+        c.node_uid = served.node_uid.clone();
+        c.handshake(&format!(
+            "cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={} ibdyn_jobid={}\n",
+            served.rank, served.job_id
+        ))?;
+        Ok(c)
+    }
+
     fn blank(
         server: Server,
         kind: ServerKind,
@@ -207,6 +235,7 @@ impl PmiClient {
             done: HashMap::new(),
             fallback_seq: 0,
             finalized: false,
+            private_launcher: None,
         }
     }
 
@@ -395,16 +424,23 @@ impl PmiClient {
     }
 
     pub fn get(&mut self, key: &str) -> Result<String> {
+        let kvs = self.kvsname.clone();
+        self.get_from(&kvs, key)
+    }
+
+    /// A get in the key-value space `kvsname` (this job's or another's).
+    pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<String> {
         wire::check_key("key", key)?;
         if let Server::Singleton(dir) = &mut self.server {
+            let kvs = if kvsname == self.kvsname { "singleton" } else { kvsname };
             return dir
-                .kvs("singleton")
+                .kvs(kvs)
                 .get(key)
                 .map(str::to_string)
                 .ok_or_else(|| PmiError::KeyNotFound(key.into()));
         }
         let cmd = Command::new("get")
-            .arg("kvsname", &self.kvsname)
+            .arg("kvsname", kvsname)
             .arg("key", key);
         let r = self.request(cmd, "get_result")?;
         if r.rc() != 0 {
@@ -420,7 +456,15 @@ impl PmiClient {
     /// A get that waits (at most `timeout`) until some process of the job has put `key`;
     /// needs no fence under ibdyn. Under a plain PMI-1 server it is a get (fence first).
     pub fn get_wait(&mut self, key: &str, timeout: Duration) -> Result<String> {
+        let kvs = self.kvsname.clone();
+        self.get_wait_from(&kvs, key, timeout)
+    }
+
+    /// `get_wait` in the key-value space of another job (`kvsname_of(job_id)`) of the same
+    /// daemon set or DVM.
+    pub fn get_wait_from(&mut self, kvsname: &str, key: &str, timeout: Duration) -> Result<String> {
         wire::check_key("key", key)?;
+        wire::check_key("kvsname", kvsname)?;
         match self.kind {
             ServerKind::Ibdyn => {}
             ServerKind::Pmi1 => {
@@ -428,18 +472,20 @@ impl PmiClient {
                     key,
                     "PMI-1 server: get_wait falls back to get (visible after a fence)"
                 );
-                return self.get(key);
+                return self.get_from(kvsname, key);
             }
             ServerKind::Singleton => {
-                return self.get(key).map_err(|_| PmiError::KeyWaitTimeout {
-                    key: key.into(),
-                    secs: 0.0,
-                })
+                return self
+                    .get_from(kvsname, key)
+                    .map_err(|_| PmiError::KeyWaitTimeout {
+                        key: key.into(),
+                        secs: 0.0,
+                    })
             }
         }
         let ms = timeout.as_millis().min(u64::MAX as u128) as u64;
         let line = Command::new("ibdyn_get_wait")
-            .arg("kvsname", &self.kvsname)
+            .arg("kvsname", kvsname)
             .arg("key", key)
             .arg("timeout_ms", ms)
             .to_line();
@@ -456,6 +502,15 @@ impl PmiClient {
             });
         }
         Ok(r.get("value").unwrap_or("").to_string())
+    }
+
+    pub fn get_wait_bytes_from(
+        &mut self,
+        kvsname: &str,
+        key: &str,
+        timeout: Duration,
+    ) -> Result<Vec<u8>> {
+        hex_decode(&self.get_wait_from(kvsname, key, timeout)?)
     }
 
     pub fn get_wait_bytes(&mut self, key: &str, timeout: Duration) -> Result<Vec<u8>> {
@@ -649,17 +704,128 @@ impl PmiClient {
 
     // ---- process management ----------------------------------------------------------
 
-    /// Asks the server to start the processes of `req` as a new job (PMI-1 `mcmd=spawn`).
-    pub fn spawn(&mut self, req: &SpawnRequest) -> Result<()> {
+    /// Whether this process belongs to a spawned job (`PMI_SPAWNED=1`).
+    pub fn spawned(&self) -> bool {
+        std::env::var(env::SPAWNED).is_ok_and(|v| v.trim() == "1")
+    }
+
+    /// The job that spawned this one (ibdyn only).
+    pub fn parent_job_id(&self) -> Option<u32> {
+        env_u32(env::PARENT_JOBID).ok().flatten()
+    }
+
+    /// Starts the processes of `req` as one new job (PMI-1 `mcmd=spawn`; several commands =
+    /// spawn_multiple, ranks numbered across commands in order, `appnum` = command index).
+    /// Returns once every child has been exec'd or failed to; when some could not start,
+    /// the started ones are killed and the error carries every child's fate. A singleton
+    /// first starts a private daemon (`ibdyn`, from `IBDYN_BIN`, beside this executable or
+    /// on PATH) and becomes rank 0 of a one-process job under it.
+    pub fn spawn(&mut self, req: &SpawnRequest) -> Result<SpawnReply> {
         if req.commands.is_empty() {
             return Err(PmiError::invalid("spawn request", "", "has no command"));
         }
+        if req.commands.iter().any(|c| c.nprocs == 0) {
+            return Err(PmiError::invalid("spawn request", "", "a command has nprocs 0"));
+        }
         if matches!(self.server, Server::Singleton(_)) {
-            return Err(PmiError::NotSupported("spawn without a launcher".into()));
+            self.become_served()?;
         }
         let text = wire::format_spawn(req)?;
         let r = self.request_line(&text, "spawn_result", "spawn")?;
-        self.ok_or_server(&r, "spawn")
+        let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();
+        let Some(job) = r.get("jobid") else {
+            // A plain PMI-1 server: only success or failure.
+            self.ok_or_server(&r, "spawn")?;
+            return Ok(SpawnReply {
+                job_id: 0,
+                kvsname: String::new(),
+                size,
+                children: (0..size)
+                    .map(|rank| ChildStart {
+                        rank,
+                        node: 0,
+                        errno: 0,
+                        message: String::new(),
+                    })
+                    .collect(),
+            });
+        };
+        let job_id: u32 = job.parse().map_err(|_| PmiError::Malformed {
+            line: r.to_line(),
+            why: "jobid is not a number".into(),
+        })?;
+        let reply = SpawnReply {
+            job_id,
+            kvsname: r.get("kvsname").unwrap_or("").to_string(),
+            size: r.num("size")?,
+            children: jobs::decode_children(r.get("children").unwrap_or(""))?,
+        };
+        if reply.children.len() as u32 != reply.size {
+            return Err(PmiError::Malformed {
+                line: r.to_line(),
+                why: "children do not match size".into(),
+            });
+        }
+        if !reply.all_started() {
+            return Err(PmiError::SpawnFailed(Box::new(reply)));
+        }
+        Ok(reply)
+    }
+
+    /// Ranks of job `job_id` (this job or another of the daemon set) that have ended.
+    pub fn job_status(&mut self, job_id: u32) -> Result<JobStatus> {
+        if matches!(self.server, Server::Singleton(_)) {
+            if job_id == self.job_id {
+                return Ok(JobStatus {
+                    job_id,
+                    size: 1,
+                    exited: Vec::new(),
+                });
+            }
+            return Err(PmiError::NotSupported("job_status of another job as a singleton".into()));
+        }
+        if self.kind == ServerKind::Pmi1 {
+            return Err(PmiError::NotSupported("job_status".into()));
+        }
+        let r = self.request(
+            Command::new("ibdyn_job_status").arg("jobid", job_id),
+            "job_status_result",
+        )?;
+        self.ok_or_server(&r, "job_status")?;
+        Ok(JobStatus {
+            job_id,
+            size: r.num("size")?,
+            exited: jobs::decode_exits(r.get("exited").unwrap_or(""))?,
+        })
+    }
+
+    /// A singleton turns into rank 0 of a one-process job under a private daemon.
+    fn become_served(&mut self) -> Result<()> {
+        let (launcher, served) = crate::singleton::start(self.job_id, self.timeout)?;
+        let mut c = PmiClient::connect_ibdyn(&served, self.timeout)?;
+        if let Server::Singleton(dir) = &mut self.server {
+            let entries: Vec<(String, String)> = dir
+                .kvs("singleton")
+                .entries()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            for (k, v) in entries {
+                c.put(&k, &v)?;
+            }
+            let names: Vec<(String, String)> = dir
+                .names
+                .entries()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            for (k, v) in names {
+                c.publish_name(&k, &v)?;
+            }
+        }
+        c.private_launcher = Some(launcher);
+        c.next_reqid = self.next_reqid;
+        c.done = std::mem::take(&mut self.done);
+        *self = c;
+        Ok(())
     }
 
     /// Asks the launcher to end the whole job with `code`; never returns.

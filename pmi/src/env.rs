@@ -31,3 +31,12 @@ pub const HYDRA_PMI_FD: &str = "PMI_FD";
 pub const HYDRA_PMI_RANK: &str = "PMI_RANK";
 /// Size under a PMI-1 launcher.
 pub const HYDRA_PMI_SIZE: &str = "PMI_SIZE";
+
+/// Set to 1 in the processes of a spawned job (hydra's convention).
+pub const SPAWNED: &str = "PMI_SPAWNED";
+/// Job id of the job whose process spawned this one (spawned jobs only).
+pub const PARENT_JOBID: &str = "IBDYN_PARENT_JOBID";
+/// The `ibdyn` binary a singleton starts its private daemon with.
+pub const BIN: &str = "IBDYN_BIN";
+/// Prefix of the variables carrying `ibdyn_*` spawn info keys (`ibdyn_wireup` → `IBDYN_INFO_WIREUP`).
+pub const INFO_PREFIX: &str = "IBDYN_INFO_";

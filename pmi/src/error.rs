@@ -34,6 +34,10 @@ pub enum PmiError {
     NotSupported(String),
     #[error("unknown PMI request id {0}")]
     UnknownRequest(u64),
+    #[error("spawn failed: {0}")]
+    SpawnFailed(Box<crate::jobs::SpawnReply>),
+    #[error("cannot start a private ibdyn daemon for this singleton: {0}")]
+    Singleton(String),
     #[error("PMI client already finalized")]
     Finalized,
 }

@@ -6,6 +6,8 @@ mod client;
 mod conn;
 pub mod env;
 mod error;
+pub mod jobs;
+mod singleton;
 pub mod mapping;
 pub mod state;
 pub mod wire;
@@ -14,5 +16,6 @@ pub use client::{
     PmiClient, PmiCompletion, PmiRequest, ServerKind, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT,
 };
 pub use error::{PmiError, Result};
+pub use jobs::{kvsname_of, ChildStart, JobStatus, RankExit, SpawnReply};
 pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
 pub use wire::{SpawnCommand, SpawnRequest};

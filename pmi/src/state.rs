@@ -33,6 +33,10 @@ impl KvsStore {
         std::mem::take(&mut self.unfenced)
     }
 
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -70,6 +74,10 @@ impl NameService {
             .get(service)
             .map(String::as_str)
             .ok_or_else(|| NameError::NotPublished(service.into()))
+    }
+
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.services.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     pub fn unpublish(&mut self, service: &str) -> Result<(), NameError> {

@@ -7,6 +7,7 @@ use crate::placement::{tree, MapBy, Placement};
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, Command, Frame};
+use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -25,6 +26,19 @@ pub struct RunOptions {
     pub args: Vec<String>,
     /// The binary that serves `daemon` (default: this executable).
     pub daemon_exe: Option<PathBuf>,
+    /// A rank of the initial job ending abnormally is reported, not fatal.
+    pub keep_going: bool,
+    /// Serve a singleton instead of starting a job (see `Adopt`).
+    pub adopt: Option<Adopt>,
+}
+
+/// `ibdyn run --adopt-ready-fd FD --jobid J`: the private launcher of a singleton that
+/// spawns. Job J's only rank is the singleton itself; the ready line (socket, job id, node
+/// uid) goes to FD; EOF on stdin means the singleton is gone.
+#[derive(Clone, Copy, Debug)]
+pub struct Adopt {
+    pub ready_fd: i32,
+    pub jobid: u32,
 }
 
 enum LEvent {
@@ -164,12 +178,23 @@ fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
     }
 }
 
+/// What the launcher knows of one job.
+struct LJob {
+    exited: Vec<bool>,
+}
+
 struct Launcher {
     opts: RunOptions,
     outboxes: Vec<Outbox>,
-    exited: Vec<bool>,
-    placement: Placement,
+    jobs: std::collections::HashMap<u32, LJob>,
+    initial: u32,
+    /// The initial job's spawn reply has come (its ranks are known to be running).
+    started: bool,
+    node_uid0: String,
+    session: PathBuf,
     status: Option<i32>,
+    /// Abnormal ends seen under --keep-going.
+    failures: u32,
     teardown_since: Option<Instant>,
     signals_seen: u32,
     shutting_down: bool,
@@ -198,11 +223,34 @@ impl Launcher {
         self.teardown();
     }
 
-    fn output(&self, rank: u32, fd: u32, data: &[u8]) {
+    fn all_done(&self) -> bool {
+        self.started
+            && self
+                .jobs
+                .values()
+                .all(|j| j.exited.iter().all(|e| *e))
+    }
+
+    fn mark_exited(&mut self, job: u32, rank: u32) {
+        if let Some(e) = self
+            .jobs
+            .get_mut(&job)
+            .and_then(|j| j.exited.get_mut(rank as usize))
+        {
+            *e = true;
+        }
+    }
+
+    fn output(&self, job: u32, rank: u32, fd: u32, data: &[u8]) {
         let mut buf = Vec::with_capacity(data.len() + 16);
         if self.opts.tag_output {
+            let tag = if job == self.initial {
+                format!("[{rank}] ")
+            } else {
+                format!("[{job}.{rank}] ")
+            };
             for line in data.split_inclusive(|&b| b == b'\n') {
-                buf.extend_from_slice(format!("[{rank}] ").as_bytes());
+                buf.extend_from_slice(tag.as_bytes());
                 buf.extend_from_slice(line);
                 if !line.ends_with(b"\n") {
                     buf.push(b'\n');
@@ -221,46 +269,88 @@ impl Launcher {
     }
 
     fn on_daemon(&mut self, d: u32, cmd: Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
+        let job = || cmd.get("job").and_then(|j| j.parse::<u32>().ok());
         match cmd.name.as_str() {
             "d_io" => self.output(
+                job().unwrap_or(self.initial),
                 cmd.num("rank")?,
                 cmd.num("fd")?,
                 &hex_decode(cmd.get("data").unwrap_or(""))?,
             ),
+            "d_job" => {
+                let size: u32 = cmd.num("size")?;
+                let j: u32 = cmd.num("job")?;
+                self.jobs.entry(j).or_insert(LJob {
+                    exited: vec![false; size as usize],
+                });
+            }
+            "d_spawn_result" => self.on_initial_started(&cmd)?,
             "d_exit" => {
                 let rank: u32 = cmd.num("rank")?;
+                let j = job().unwrap_or(self.initial);
+                self.mark_exited(j, rank);
+                if cmd.get("failed").is_some() || cmd.get("cancelled").is_some() {
+                    return Ok(());
+                }
                 let (code, signal) = (
                     cmd.get("code").and_then(|c| c.parse().ok()),
                     cmd.get("signal").and_then(|c| c.parse().ok()),
                 );
-                if let Some(e) = self.exited.get_mut(rank as usize) {
-                    *e = true;
-                }
                 if code != Some(0) {
                     let (how, status) = describe(code, signal);
-                    self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
+                    if j == self.initial && !self.opts.keep_going {
+                        self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
+                    } else {
+                        eprintln!("ibdyn run: job {j} rank {rank} {how}");
+                        if j == self.initial {
+                            self.failures += 1;
+                            self.status.get_or_insert(status);
+                        }
+                    }
                 }
             }
             "d_abort" => {
                 let rank: u32 = cmd.num("rank")?;
                 let code: i32 = cmd.num("code")?;
                 let msg = msg_text(cmd.get("msg").unwrap_or(""));
+                let who = match job() {
+                    Some(j) if j != self.initial => format!("job {j} rank {rank}"),
+                    _ => format!("rank {rank}"),
+                };
                 self.fail(
-                    &format!("rank {rank} aborted the job with code {code}: {msg}"),
+                    &format!("{who} aborted the job with code {code}: {msg}"),
                     code,
                 );
             }
-            "d_start_failed" => {
-                let rank: u32 = cmd.num("rank")?;
-                if let Some(e) = self.exited.get_mut(rank as usize) {
-                    *e = true;
-                }
-                self.fail(
-                    &msg_text(cmd.get("msg").unwrap_or("cannot start a rank")),
-                    127,
-                );
-            }
             other => tracing::warn!("launcher: unknown message {other} from daemon {d}"),
+        }
+        Ok(())
+    }
+
+    /// The root's answer to the initial `l_spawn` / `l_adopt`.
+    fn on_initial_started(&mut self, cmd: &Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
+        self.started = true;
+        let children = ibdyn_pmi::jobs::decode_children(cmd.get("children").unwrap_or(""))?;
+        if cmd.get("jobid").is_none() {
+            let msg = msg_text(cmd.get("msg").unwrap_or("cannot start the job"));
+            self.fail(&msg, 127);
+            return Ok(());
+        }
+        if let Some(c) = children.iter().find(|c| !c.started()) {
+            let msg = format!("cannot start rank {}: {}", c.rank, c.message);
+            self.fail(&msg, 127);
+            return Ok(());
+        }
+        if let Some(a) = self.opts.adopt {
+            let ready = Command::new("ready")
+                .arg("sock", self.session.join("node0/pmi.sock").display())
+                .arg("jobid", a.jobid)
+                .arg("node_uid", &self.node_uid0);
+            // SAFETY: the fd was handed to us by the singleton for this one line; we own it.
+            let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(a.ready_fd) };
+            if let Err(e) = f.write_all(ready.to_line().as_bytes()) {
+                self.fail(&format!("cannot tell the singleton we are ready: {e}"), 1);
+            }
         }
         Ok(())
     }
@@ -275,19 +365,23 @@ impl Launcher {
             LEvent::Daemon(d, f) => tracing::warn!("launcher: bad frame from daemon {d}: {f:?}"),
             LEvent::DaemonClosed(d) => {
                 if !self.shutting_down {
-                    for r in self.placement.ranks_on(d) {
-                        self.exited[r as usize] = true;
-                    }
                     self.fail(&format!("node daemon {d} died"), 1);
                 }
             }
             LEvent::Stdin(data) => {
-                let root_node = self.placement.node_of[0] as usize;
+                if self.opts.adopt.is_some() {
+                    if data.is_none() {
+                        // The singleton is gone (its end of our stdin closed).
+                        self.mark_exited(self.initial, 0);
+                        self.started = true;
+                    }
+                    return;
+                }
                 let cmd = match data {
                     Some(d) => Command::new("l_stdin").arg("data", hex_encode(&d)),
                     None => Command::new("l_stdin_eof"),
                 };
-                let _ = self.outboxes[root_node].send(cmd.to_line());
+                self.broadcast(&cmd);
             }
             LEvent::Signal(s) => {
                 self.signals_seen += 1;
@@ -310,8 +404,6 @@ impl Launcher {
 #[derive(Clone, Copy)]
 struct DaemonLaunch<'a> {
     exe: &'a Path,
-    program: &'a Path,
-    jobid: u32,
     session: &'a Path,
     addr: &'a str,
     secret_hex: &'a str,
@@ -320,16 +412,10 @@ struct DaemonLaunch<'a> {
 fn spawn_daemon(o: &RunOptions, l: &DaemonLaunch, index: u32) -> Result<Child> {
     let DaemonLaunch {
         exe,
-        program,
-        jobid,
         session,
         addr,
         secret_hex,
     } = *l;
-    let map_by = match o.map_by {
-        MapBy::Slot => "slot",
-        MapBy::Node => "node",
-    };
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("daemon")
         .args([
@@ -338,19 +424,9 @@ fn spawn_daemon(o: &RunOptions, l: &DaemonLaunch, index: u32) -> Result<Child> {
             "--nnodes",
             &o.nnodes.to_string(),
         ])
-        .args([
-            "--nprocs",
-            &o.nprocs.to_string(),
-            "--map-by",
-            map_by,
-            "--jobid",
-            &jobid.to_string(),
-        ])
         .arg("--session-dir")
         .arg(session)
-        .args(["--launcher", addr, "--"])
-        .arg(program)
-        .args(&o.args)
+        .args(["--launcher", addr])
         .env(ibdyn_pmi::env::JOB_SECRET, secret_hex)
         .stdin(Stdio::null())
         .process_group(0);
@@ -380,9 +456,9 @@ fn accept_daemons(
     listener: &TcpListener,
     secret_hex: &str,
     daemons: &mut Daemons,
-) -> Result<Vec<(TcpStream, u16)>> {
+) -> Result<Vec<(TcpStream, u16, String)>> {
     let n = daemons.procs.len();
-    let mut got: Vec<Option<(TcpStream, u16)>> = (0..n).map(|_| None).collect();
+    let mut got: Vec<Option<(TcpStream, u16, String)>> = (0..n).map(|_| None).collect();
     let deadline = Instant::now() + STARTUP_LIMIT;
     listener
         .set_nonblocking(true)
@@ -400,7 +476,10 @@ fn accept_daemons(
                     }
                 };
                 match (hello.num::<usize>("index"), hello.num::<u16>("port")) {
-                    (Ok(i), Ok(p)) if i < n && got[i].is_none() => got[i] = Some((s, p)),
+                    (Ok(i), Ok(p)) if i < n && got[i].is_none() => {
+                        let uid = hello.get("node_uid").unwrap_or("").to_string();
+                        got[i] = Some((s, p, uid))
+                    }
                     _ => tracing::warn!("launcher: refused connection from {addr}: bad hello"),
                 }
             }
@@ -452,10 +531,13 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
         });
 }
 
-/// Runs a job to its end; returns the job's exit status.
+/// Runs a job to its end (and every job it spawned); returns the job's exit status.
 pub fn run(o: RunOptions) -> Result<i32> {
     let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
-    let program = resolve_program(&o.program)?;
+    let program = match o.adopt {
+        Some(_) => PathBuf::from(&o.program),
+        None => resolve_program(&o.program)?,
+    };
     let exe = match &o.daemon_exe {
         Some(p) => p.clone(),
         None => {
@@ -469,7 +551,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     })?;
     let session = SessionDir::create()?;
     let secret_hex = secret::format_secret(secret::random_u64()?);
-    let jobid = std::process::id();
+    let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
     let addr = listener
@@ -484,8 +566,6 @@ pub fn run(o: RunOptions) -> Result<i32> {
 
     let launch = DaemonLaunch {
         exe: &exe,
-        program: &program,
-        jobid,
         session: &session.0,
         addr: &addr,
         secret_hex: &secret_hex,
@@ -496,9 +576,10 @@ pub fn run(o: RunOptions) -> Result<i32> {
     }
     let streams = accept_daemons(&listener, &secret_hex, &mut daemons)?;
     link::refuse_late_connections(listener, secret_hex.clone(), "launcher".into());
-    let ports: Vec<u16> = streams.iter().map(|(_, p)| *p).collect();
+    let ports: Vec<u16> = streams.iter().map(|(_, p, _)| *p).collect();
+    let node_uid0 = streams.first().map(|(_, _, u)| u.clone()).unwrap_or_default();
     let mut outboxes = Vec::new();
-    for (d, (mut s, _)) in streams.into_iter().enumerate() {
+    for (d, (mut s, _, _)) in streams.into_iter().enumerate() {
         let d = d as u32;
         let mut peers = Command::new("l_peers");
         if let Some(p) = tree::parent(d) {
@@ -523,20 +604,46 @@ pub fn run(o: RunOptions) -> Result<i32> {
             },
         )?;
     }
+    let first = match o.adopt {
+        Some(a) => Command::new("l_adopt").arg("id", 0).arg("jobid", a.jobid),
+        None => {
+            let req = SpawnRequest {
+                commands: vec![SpawnCommand {
+                    program: program.display().to_string(),
+                    args: o.args.clone(),
+                    nprocs: o.nprocs,
+                    info: vec![],
+                }],
+                preput: vec![],
+            };
+            let text = ibdyn_pmi::wire::format_spawn(&req)?;
+            let nodes: Vec<String> = placement.node_of.iter().map(u32::to_string).collect();
+            Command::new("l_spawn")
+                .arg("id", 0)
+                .arg("jobid", jobid)
+                .arg("nodes", nodes.join(","))
+                .arg("req", hex_encode(text.as_bytes()))
+        }
+    };
+    let _ = outboxes[0].send(first.to_line());
     start_stdin_pump(tx.clone());
     drop(tx);
 
     let mut l = Launcher {
-        exited: vec![false; o.nprocs as usize],
+        jobs: std::collections::HashMap::new(),
+        initial: jobid,
+        started: false,
+        node_uid0,
+        session: session.0.clone(),
         opts: o,
         outboxes,
-        placement,
         status: None,
+        failures: 0,
         teardown_since: None,
         signals_seen: 0,
         shutting_down: false,
     };
-    while l.exited.iter().any(|e| !e) {
+    while !l.all_done() {
         let ev = match l.teardown_since {
             None => rx.recv().ok(),
             Some(t) => {
@@ -555,6 +662,12 @@ pub fn run(o: RunOptions) -> Result<i32> {
             None if l.teardown_since.is_none() => break,
             None => {}
         }
+    }
+    if l.failures > 0 {
+        eprintln!(
+            "ibdyn run: {} rank(s) of the job ended abnormally (--keep-going)",
+            l.failures
+        );
     }
     l.shutting_down = true;
     l.broadcast(&Command::new("l_shutdown"));

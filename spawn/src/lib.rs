@@ -11,7 +11,7 @@ pub mod placement;
 pub mod secret;
 mod signals;
 
-pub use daemon::{daemon_main, DaemonOptions, JobSpec};
+pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};
 pub use error::{Result, SpawnError};
-pub use launcher::{resolve_program, run, RunOptions};
+pub use launcher::{resolve_program, run, Adopt, RunOptions};
 pub use placement::{MapBy, Placement};

@@ -30,9 +30,19 @@ enum Cmd {
         /// Placement: `slot` fills nodes block-wise, `node` goes round-robin.
         #[arg(long, value_enum, default_value_t = MapBy::Slot)]
         map_by: MapBy,
-        /// Prefix every output line with `[rank] `.
+        /// Prefix every output line with `[rank] ` (`[job.rank] ` for spawned jobs).
         #[arg(long)]
         tag_output: bool,
+        /// A rank of the job ending abnormally is reported; the rest runs on (exit status
+        /// non-zero at the end).
+        #[arg(long)]
+        keep_going: bool,
+        /// Private launcher of a singleton: write the ready line to this descriptor.
+        #[arg(long, hide = true, requires = "jobid")]
+        adopt_ready_fd: Option<i32>,
+        /// Job id of the adopted singleton.
+        #[arg(long, hide = true)]
+        jobid: Option<u32>,
         /// The program and its arguments.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
@@ -47,17 +57,9 @@ enum Cmd {
         #[arg(long)]
         nnodes: u32,
         #[arg(long)]
-        nprocs: u32,
-        #[arg(long, value_enum)]
-        map_by: MapBy,
-        #[arg(long)]
-        jobid: u32,
-        #[arg(long)]
         session_dir: PathBuf,
         #[arg(long)]
         launcher: SocketAddr,
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
-        command: Vec<String>,
     },
 }
 
@@ -80,6 +82,9 @@ fn main() {
             nodes,
             map_by,
             tag_output,
+            keep_going,
+            adopt_ready_fd,
+            jobid,
             mut command,
         } => {
             let program = command.remove(0);
@@ -91,6 +96,11 @@ fn main() {
                 program,
                 args: command,
                 daemon_exe: None,
+                keep_going,
+                adopt: adopt_ready_fd.map(|fd| ibdyn_spawn::Adopt {
+                    ready_fd: fd,
+                    jobid: jobid.unwrap_or(0),
+                }),
             };
             match ibdyn_spawn::run(opts) {
                 Ok(status) => status,
@@ -110,24 +120,14 @@ fn main() {
         Cmd::Daemon {
             index,
             nnodes,
-            nprocs,
-            map_by,
-            jobid,
             session_dir,
             launcher,
-            mut command,
         } => {
-            let program = command.remove(0);
             let opts = DaemonOptions {
                 index,
                 nnodes,
-                nprocs,
-                map_by,
-                jobid,
                 session_dir,
                 launcher,
-                program,
-                args: command,
             };
             match ibdyn_spawn::daemon_main(opts) {
                 Ok(c) => c,

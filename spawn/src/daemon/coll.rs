@@ -58,9 +58,12 @@ impl Daemon {
         call: Coll,
         value: Option<String>,
     ) -> Result<(), String> {
-        let rank = self.rank_of(conn)?;
-        let rs = self
-            .job
+        let (job, rank) = self.rank_of(conn)?;
+        let j = self
+            .jobs
+            .get_mut(&job)
+            .ok_or_else(|| format!("job {job} unknown"))?;
+        let rs = j
             .ranks
             .get_mut(&rank)
             .ok_or_else(|| format!("rank {rank} unknown"))?;
@@ -70,14 +73,14 @@ impl Daemon {
         let seq = rs.next_seq;
         rs.next_seq += 1;
         let vals: Vec<(u32, String)> = value.map(|v| vec![(rank, v)]).unwrap_or_default();
-        match self.colls.arrive(seq, call.kind, 1, vals) {
+        match j.colls.arrive(seq, call.kind, 1, vals) {
             Ok(done) => {
-                self.coll_waiters
+                j.coll_waiters
                     .entry(seq)
                     .or_default()
                     .push(CollWaiter { conn, call });
                 if let Some(c) = done {
-                    self.coll_complete(seq, c);
+                    self.coll_complete(job, seq, c);
                 }
             }
             Err(e) => self.reply(conn, coll_reply(call, Err(&e.to_string()))),
@@ -85,11 +88,12 @@ impl Daemon {
         Ok(())
     }
 
-    fn coll_complete(&mut self, seq: u64, c: Collective) {
+    fn coll_complete(&mut self, job: u32, seq: u64, c: Collective) {
         if !self.is_root() {
             let vals: Vec<String> = c.values.iter().map(|(r, v)| format!("{r}:{v}")).collect();
             self.send_up(
                 &Command::new("d_coll")
+                    .arg("job", job)
                     .arg("seq", seq)
                     .arg("kind", c.kind.name())
                     .arg("count", c.arrived)
@@ -97,12 +101,19 @@ impl Daemon {
             );
             return;
         }
+        let Some((kvs, size)) = self
+            .jobs
+            .get(&job)
+            .map(|j| (j.spec.kvsname.clone(), j.spec.size))
+        else {
+            return;
+        };
         let mut done = Command::new("d_coll_done")
+            .arg("job", job)
             .arg("seq", seq)
             .arg("kind", c.kind.name());
         match c.kind {
             CollKind::Fence => {
-                let kvs = self.job.spec.kvsname.clone();
                 let data: Vec<String> = self
                     .dir
                     .kvs(&kvs)
@@ -114,7 +125,7 @@ impl Daemon {
                     .collect();
                 done = done.arg("kvs", kvs).arg("data", data.join(","));
             }
-            CollKind::Allgather => match order_values(self.job.spec.size, &c.values) {
+            CollKind::Allgather => match order_values(size, &c.values) {
                 Ok(vals) => done = done.arg("rc", 0).arg("values", vals.join(",")),
                 Err(e) => done = done.arg("rc", -1).arg("msg", msg_token(&e)),
             },
@@ -127,6 +138,7 @@ impl Daemon {
 
     /// Arrivals of a child's subtree.
     pub(crate) fn on_coll_up(&mut self, cmd: &Command) -> Result<(), PmiError> {
+        let job: u32 = cmd.num("job")?;
         let seq: u64 = cmd.num("seq")?;
         let kind = CollKind::parse(cmd.require("kind")?).ok_or_else(|| PmiError::Malformed {
             line: cmd.to_line(),
@@ -140,8 +152,12 @@ impl Daemon {
                 line: cmd.to_line(),
                 why: "bad rank in vals".into(),
             })?;
-        match self.colls.arrive(seq, kind, cmd.num("count")?, vals) {
-            Ok(Some(c)) => self.coll_complete(seq, c),
+        let Some(j) = self.jobs.get_mut(&job) else {
+            tracing::debug!("daemon {}: collective of unknown job {job} dropped", self.me);
+            return Ok(());
+        };
+        match j.colls.arrive(seq, kind, cmd.num("count")?, vals) {
+            Ok(Some(c)) => self.coll_complete(job, seq, c),
             Ok(None) => {}
             // The waiters of this collective were already failed by the d_coll_fail broadcast.
             Err(e) => tracing::debug!(
@@ -154,6 +170,7 @@ impl Daemon {
 
     /// The root's result of a collective: reply to the local ranks that called it.
     pub(crate) fn deliver_done(&mut self, cmd: &Command) -> Result<(), PmiError> {
+        let job: u32 = cmd.num("job")?;
         let seq: u64 = cmd.num("seq")?;
         if cmd.get("kind") == Some("fence") {
             let kvs = cmd.require("kvs")?.to_string();
@@ -169,15 +186,20 @@ impl Daemon {
         } else {
             Err(cmd.get("msg").unwrap_or("failed"))
         };
-        for w in self.coll_waiters.remove(&seq).unwrap_or_default() {
+        let waiters = self
+            .jobs
+            .get_mut(&job)
+            .and_then(|j| j.coll_waiters.remove(&seq))
+            .unwrap_or_default();
+        for w in waiters {
             self.reply(w.conn, coll_reply(w.call, result));
         }
         Ok(())
     }
 
-    /// `rank` will join no more collectives (it finalized, disconnected or exited).
-    pub(crate) fn rank_gone(&mut self, rank: u32, why: &str) {
-        let Some(rs) = self.job.ranks.get_mut(&rank) else {
+    /// A rank will join no more collectives (it finalized, disconnected or exited).
+    pub(crate) fn rank_gone(&mut self, job: u32, rank: u32, why: &str) {
+        let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };
         if rs.gone {
@@ -186,10 +208,11 @@ impl Daemon {
         rs.gone = true;
         let from = rs.next_seq;
         tracing::debug!(
-            "daemon {}: rank {rank} {why} (joins no collective from #{from})",
+            "daemon {}: job {job} rank {rank} {why} (joins no collective from #{from})",
             self.me
         );
         let fail = Command::new("d_coll_fail")
+            .arg("job", job)
             .arg("rank", rank)
             .arg("from_seq", from)
             .arg("why", msg_token(why));
@@ -220,24 +243,32 @@ impl Daemon {
 
     /// Fails every collective `rank` has not joined, at this daemon.
     pub(crate) fn apply_gone(&mut self, cmd: &Command) -> Result<(), PmiError> {
+        let job: u32 = cmd.num("job")?;
         let rank: u32 = cmd.num("rank")?;
         let from: u64 = cmd.num("from_seq")?;
         let why = msg_text(cmd.get("why").unwrap_or("left"));
-        self.colls.rank_gone(rank, from, &why);
-        let failing: Vec<u64> = self
+        let Some(j) = self.jobs.get_mut(&job) else {
+            return Ok(());
+        };
+        j.colls.rank_gone(rank, from, &why);
+        let failing: Vec<u64> = j
             .coll_waiters
             .keys()
             .copied()
             .filter(|&s| s >= from)
             .collect();
+        let mut replies = Vec::new();
         for seq in failing {
-            for w in self.coll_waiters.remove(&seq).unwrap_or_default() {
+            for w in j.coll_waiters.remove(&seq).unwrap_or_default() {
                 let msg = format!(
                     "rank {rank} {why} before joining {} #{seq}",
                     w.call.kind.name()
                 );
-                self.reply(w.conn, coll_reply(w.call, Err(&msg)));
+                replies.push((w.conn, coll_reply(w.call, Err(&msg))));
             }
+        }
+        for (conn, r) in replies {
+            self.reply(conn, r);
         }
         Ok(())
     }

@@ -2,7 +2,6 @@
 //! (daemon 0); a get that misses the local cache, or waits for a key, is answered by the root.
 
 use super::{ConnId, Daemon};
-use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
 use ibdyn_pmi::wire::{msg_text, msg_token, Command};
 use std::time::{Duration, Instant};
 
@@ -46,6 +45,8 @@ impl NameOp {
 /// A request this daemon passed up to the root, waiting for its answer.
 pub(crate) enum Forwarded {
     Get { conn: ConnId },
+    Spawn { conn: ConnId },
+    Status { conn: ConnId },
     Name { conn: ConnId, op: NameOp },
 }
 
@@ -86,17 +87,6 @@ fn name_reply(op: NameOp, r: &Result<String, String>) -> Command {
 }
 
 impl Daemon {
-    /// Keys a PMI-1 client expects the launcher to have put.
-    pub(crate) fn seed_job_keys(&mut self) {
-        let kvs = self.job.spec.kvsname.clone();
-        let mapping = self.job.spec.placement.mapping.format();
-        let size = self.job.spec.size;
-        let store = self.dir.kvs(&kvs);
-        store.learn(PROCESS_MAPPING_KEY, &mapping);
-        store.learn("PMI_universe_size", &size.to_string());
-        store.learn("PMI_appnum", "0");
-    }
-
     pub(crate) fn kvs_put(&mut self, kvs: &str, key: &str, value: &str) {
         if self.is_root() {
             self.dir.kvs(kvs).put(key, value);
@@ -173,7 +163,7 @@ impl Daemon {
         }
     }
 
-    fn wake_key_waiters(&mut self, kvs: &str, key: &str, value: &str) {
+    pub(crate) fn wake_key_waiters(&mut self, kvs: &str, key: &str, value: &str) {
         let (hit, keep): (Vec<KeyWaiter>, Vec<KeyWaiter>) = std::mem::take(&mut self.key_waiters)
             .into_iter()
             .partition(|w| w.kvs == kvs && w.key == key);
@@ -261,7 +251,13 @@ impl Daemon {
                     };
                     self.send_toward(origin, c);
                 }
-                "d_get" | "d_ns" => self.send_up(&cmd),
+                "d_spawn" if self.is_root() => self.on_spawn_up(&cmd),
+                "d_status" if self.is_root() => self.on_status_up(&cmd),
+                "d_started" if self.is_root() => self.on_started(&cmd),
+                "d_exited" if self.is_root() => self.on_exited_up(&cmd),
+                "d_get" | "d_ns" | "d_spawn" | "d_status" | "d_started" | "d_exited" => {
+                    self.send_up(&cmd)
+                }
                 "d_coll" => self.on_coll_up(&cmd)?,
                 "d_gone" => self.on_gone_up(cmd),
                 other => tracing::warn!(
@@ -280,7 +276,19 @@ impl Daemon {
     pub(crate) fn on_from_parent(&mut self, cmd: Command) {
         let r = (|| -> Result<(), ibdyn_pmi::PmiError> {
             match cmd.name.as_str() {
-                "d_get_result" | "d_ns_result" => {
+                "d_start" => {
+                    self.send_children(&cmd);
+                    self.on_start(&cmd);
+                }
+                "d_kill_job" => {
+                    self.send_children(&cmd);
+                    self.on_kill_job(&cmd);
+                }
+                "d_job_done" => {
+                    self.send_children(&cmd);
+                    self.on_job_done(&cmd);
+                }
+                "d_get_result" | "d_ns_result" | "d_spawn_result" | "d_status_result" => {
                     let origin: u32 = cmd.num("origin")?;
                     if origin != self.me {
                         self.send_toward(origin, cmd);
@@ -297,6 +305,13 @@ impl Daemon {
                                 conn,
                                 get_reply(key, value, cmd.get("timed_out") == Some("1")),
                             );
+                        }
+                        Some(Forwarded::Spawn { conn }) => self.deliver_spawn_result(conn, &cmd),
+                        Some(Forwarded::Status { conn }) => {
+                            let mut r = cmd.clone();
+                            r.name = "job_status_result".into();
+                            r.args.retain(|(k, _)| k != "origin" && k != "id");
+                            self.reply(conn, r);
                         }
                         Some(Forwarded::Name { conn, op }) => {
                             let r = if cmd.rc() == 0 {

@@ -7,16 +7,17 @@
 //! are turned into `Event`s by small threads.
 
 mod coll;
+mod jobs;
 mod kvs;
 mod pmi;
 mod ranks;
 
 use crate::error::{Result, SpawnError};
 use crate::link::{self, Outbox};
-use crate::placement::{tree, MapBy, Placement};
+use crate::placement::tree;
 use crate::{secret, signals};
 use crossbeam_channel::{Receiver, Sender};
-use ibdyn_pmi::state::{CollectiveTable, Directory};
+use ibdyn_pmi::state::Directory;
 use ibdyn_pmi::wire::{Command, Frame};
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -25,20 +26,15 @@ use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub use ranks::JobSpec;
+pub use ranks::{App, JobSpec};
 
 /// What `ibdyn daemon` is started with (the secret comes in `IBDYN_JOB_SECRET`).
 #[derive(Clone, Debug)]
 pub struct DaemonOptions {
     pub index: u32,
     pub nnodes: u32,
-    pub nprocs: u32,
-    pub map_by: MapBy,
-    pub jobid: u32,
     pub session_dir: PathBuf,
     pub launcher: SocketAddr,
-    pub program: String,
-    pub args: Vec<String>,
 }
 
 pub(crate) type ConnId = u64;
@@ -57,14 +53,17 @@ pub(crate) enum Event {
     Peer(Peer, Frame),
     PeerClosed(Peer),
     Output {
+        job: u32,
         rank: u32,
         fd: u8,
         data: Vec<u8>,
     },
     OutputEof {
+        job: u32,
         rank: u32,
     },
     Exited {
+        job: u32,
         rank: u32,
         pid: i32,
         code: Option<i32>,
@@ -81,14 +80,19 @@ const KILL_GRACE: Duration = Duration::from_secs(3);
 pub(crate) struct Daemon {
     pub(crate) me: u32,
     pub(crate) nnodes: u32,
-    pub(crate) job: ranks::Job,
+    /// Every job with ranks in this daemon set (each daemon knows them all, for routing
+    /// collectives), by job id.
+    pub(crate) jobs: std::collections::BTreeMap<u32, ranks::Job>,
+    /// The job that gets the launcher's stdin (and `init` without a job id).
+    pub(crate) initial_job: Option<u32>,
+    pub(crate) registry: jobs::Registry,
+    pub(crate) session_dir: PathBuf,
+    pub(crate) pmi_sock: PathBuf,
     pub(crate) launcher: Outbox,
     pub(crate) parent: Option<Outbox>,
     pub(crate) children: HashMap<u32, Outbox>,
     pub(crate) clients: HashMap<ConnId, pmi::Client>,
     pub(crate) dir: Directory,
-    pub(crate) colls: CollectiveTable,
-    pub(crate) coll_waiters: HashMap<u64, Vec<coll::CollWaiter>>,
     pub(crate) forwarded: HashMap<u64, kvs::Forwarded>,
     pub(crate) next_forward: u64,
     pub(crate) key_waiters: Vec<kvs::KeyWaiter>,
@@ -149,7 +153,7 @@ impl Daemon {
         if let Some(t) = self.abandon_deadline {
             consider(t);
         }
-        for rs in self.job.ranks.values() {
+        for rs in self.jobs.values().flat_map(|j| j.ranks.values()) {
             if let (Some(t), false) = (rs.reaped_at, rs.reported) {
                 consider(t + ranks::EOF_GRACE);
             }
@@ -180,21 +184,21 @@ impl Daemon {
         self.expire_key_waiters(now);
         if let Some(t) = self.killing_since {
             if now >= t + KILL_GRACE {
-                self.signal_ranks(libc::SIGKILL);
+                self.signal_ranks(libc::SIGKILL, None);
                 self.killing_since = None;
             }
         }
-        let due: Vec<u32> = self
-            .job
-            .ranks
+        let due: Vec<(u32, u32)> = self
+            .jobs
             .iter()
-            .filter(|(_, rs)| {
+            .flat_map(|(j, job)| job.ranks.iter().map(move |(r, rs)| (*j, *r, rs)))
+            .filter(|(_, _, rs)| {
                 !rs.reported && rs.reaped_at.is_some_and(|t| now >= t + ranks::EOF_GRACE)
             })
-            .map(|(r, _)| *r)
+            .map(|(j, r, _)| (j, r))
             .collect();
-        for r in due {
-            self.report_exit(r, true);
+        for (j, r) in due {
+            self.report_exit(j, r, true);
         }
     }
 
@@ -221,19 +225,26 @@ impl Daemon {
                 self.abandon();
             }
             Event::PeerClosed(p) => tracing::debug!("daemon {}: {p:?} connection closed", self.me),
-            Event::Output { rank, fd, data } => self.to_launcher(
+            Event::Output {
+                job,
+                rank,
+                fd,
+                data,
+            } => self.to_launcher(
                 Command::new("d_io")
+                    .arg("job", job)
                     .arg("rank", rank)
                     .arg("fd", fd)
                     .arg("data", ibdyn_pmi::wire::hex_encode(&data)),
             ),
-            Event::OutputEof { rank } => self.on_output_eof(rank),
+            Event::OutputEof { job, rank } => self.on_output_eof(job, rank),
             Event::Exited {
+                job,
                 rank,
                 pid,
                 code,
                 signal,
-            } => self.on_exited(rank, pid, code, signal),
+            } => self.on_exited(job, rank, pid, code, signal),
             Event::Signal(sig) => {
                 tracing::debug!(
                     "daemon {}: {} received: tearing down",
@@ -255,13 +266,14 @@ impl Daemon {
             "l_stdin_eof" => self.stdin_to_rank0(None),
             "l_signal" => {
                 if let Ok(sig) = cmd.num::<i32>("signum") {
-                    self.signal_ranks(sig);
+                    self.signal_ranks(sig, None);
                 }
             }
             "l_kill" => {
-                self.signal_ranks(libc::SIGTERM);
+                self.signal_ranks(libc::SIGTERM, None);
                 self.killing_since = Some(Instant::now());
             }
+            "l_spawn" | "l_adopt" if self.is_root() => self.on_launcher_spawn(&cmd),
             "l_shutdown" => self.stop = true,
             other => tracing::warn!("daemon {}: unknown launcher command {other}", self.me),
         }
@@ -270,7 +282,7 @@ impl Daemon {
     /// The launcher is gone or we were told to stop by a signal: kill every rank, wait a
     /// bounded time to reap them (and remove their shared memory), then leave.
     fn abandon(&mut self) {
-        self.signal_ranks(libc::SIGKILL);
+        self.signal_ranks(libc::SIGKILL, None);
         self.abandon_deadline
             .get_or_insert(Instant::now() + Duration::from_secs(2));
     }
@@ -278,9 +290,9 @@ impl Daemon {
     fn check_abandon(&mut self, now: Instant) {
         if let Some(t) = self.abandon_deadline {
             let all_reaped = self
-                .job
-                .ranks
+                .jobs
                 .values()
+                .flat_map(|j| j.ranks.values())
                 .all(|rs| rs.pid.is_none() || rs.reaped_at.is_some());
             if all_reaped || now >= t {
                 self.stop = true;
@@ -404,7 +416,6 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             ))
         })?;
     let me = o.index;
-    let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
 
     let node_dir = o.session_dir.join(format!("node{me}"));
     std::fs::DirBuilder::new()
@@ -427,7 +438,11 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
 
         let mut lstream = TcpStream::connect(o.launcher)
             .map_err(|e| SpawnError::io(format!("connect to launcher {}", o.launcher), e))?;
-        let hello = link::hello(&secret_hex, "daemon", me).arg("port", port);
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
+        let hello = link::hello(&secret_hex, "daemon", me)
+            .arg("port", port)
+            .arg("node_uid", &node_uid);
         std::io::Write::write_all(&mut lstream, hello.to_line().as_bytes())
             .map_err(|e| SpawnError::io("write to launcher", e))?;
         let peers = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
@@ -472,36 +487,24 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         for (i, s) in child_streams {
             children.insert(i, start_peer(s, Peer::Child(i), &tx)?);
         }
-        let expected: u32 = tree::subtree(me, o.nnodes)
-            .iter()
-            .map(|&d| placement.ranks_on(d).len() as u32)
-            .sum();
         serve_pmi_socket(pmi_listener, tx.clone());
 
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
-        let spec = JobSpec {
-            jobid: o.jobid,
-            kvsname: format!("kvs_{}_0", o.jobid),
-            size: o.nprocs,
-            appnum: 0,
-            placement,
-            program: o.program.clone(),
-            args: o.args.clone(),
-            session_dir: o.session_dir.clone(),
-            pmi_sock: sock_path.clone(),
-        };
         let mut d = Daemon {
             me,
             nnodes: o.nnodes,
-            job: ranks::Job::new(spec),
+            jobs: Default::default(),
+            initial_job: None,
+            registry: jobs::Registry {
+                load: vec![0; o.nnodes as usize],
+                ..Default::default()
+            },
+            session_dir: o.session_dir.clone(),
+            pmi_sock: sock_path.clone(),
             launcher,
             parent,
             children,
             clients: HashMap::new(),
             dir: Directory::default(),
-            colls: CollectiveTable::new(expected),
-            coll_waiters: HashMap::new(),
             forwarded: HashMap::new(),
             next_forward: 1,
             key_waiters: Vec::new(),
@@ -512,9 +515,6 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             abandon_deadline: None,
             stop: false,
         };
-        d.seed_job_keys();
-        let spec = d.job.spec.clone();
-        d.start_ranks(&spec, &spec.placement.ranks_on(me));
         drop(tx);
         d.run(rx);
         Ok(d.abandon_deadline.is_some())

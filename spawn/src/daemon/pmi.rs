@@ -9,7 +9,8 @@ use ibdyn_pmi::wire::{self, msg_token, Command, Frame, SpawnRequest};
 
 pub(crate) struct Client {
     out: Outbox,
-    pub(crate) rank: Option<u32>,
+    /// (job, rank) once `init` named them.
+    pub(crate) who: Option<(u32, u32)>,
     spawn: SpawnRequest,
 }
 
@@ -17,7 +18,7 @@ impl Client {
     pub(crate) fn new(out: Outbox) -> Client {
         Client {
             out,
-            rank: None,
+            who: None,
             spawn: SpawnRequest::default(),
         }
     }
@@ -40,11 +41,19 @@ impl Daemon {
         );
     }
 
-    pub(crate) fn rank_of(&self, conn: ConnId) -> Result<u32, String> {
+    /// (job, rank) of a client.
+    pub(crate) fn rank_of(&self, conn: ConnId) -> Result<(u32, u32), String> {
         self.clients
             .get(&conn)
-            .and_then(|c| c.rank)
+            .and_then(|c| c.who)
             .ok_or_else(|| "send cmd=init with ibdyn_rank= first".to_string())
+    }
+
+    fn job_of(&self, conn: ConnId) -> Result<&super::ranks::Job, String> {
+        let (job, _) = self.rank_of(conn)?;
+        self.jobs
+            .get(&job)
+            .ok_or_else(|| format!("job {job} is not known here"))
     }
 
     pub(crate) fn on_client_frame(&mut self, conn: ConnId, frame: Frame) {
@@ -63,35 +72,48 @@ impl Daemon {
         let Some(client) = self.clients.remove(&conn) else {
             return;
         };
-        if let Some(rank) = client.rank {
-            let finalized = self.job.ranks.get(&rank).is_some_and(|rs| rs.finalized);
-            if !finalized {
-                self.rank_gone(rank, "disconnected from PMI without finalize");
+        if let Some((job, rank)) = client.who {
+            let Some(rs) = self.rank_mut(job, rank) else {
+                return;
+            };
+            let finalized = rs.finalized;
+            if rs.adopted {
+                // The singleton that asked for this daemon is gone.
+                rs.exit = Some((Some(0), None));
+                rs.eofs = 2;
+                rs.reaped_at = Some(std::time::Instant::now());
             }
+            if !finalized {
+                self.rank_gone(job, rank, "disconnected from PMI without finalize");
+            }
+            self.report_exit(job, rank, false);
         }
     }
 
     fn on_client_cmd(&mut self, conn: ConnId, cmd: &Command) -> Result<(), String> {
         let arg = |k: &str| cmd.require(k).map_err(|e| e.to_string());
-        let kvs = || {
-            cmd.get("kvsname")
-                .unwrap_or(&self.job.spec.kvsname)
-                .to_string()
+        let kvs = || match cmd.get("kvsname") {
+            Some(k) => Ok(k.to_string()),
+            None => self.job_of(conn).map(|j| j.spec.kvsname.clone()),
         };
         match cmd.name.as_str() {
             "init" => {
                 let rank: u32 = cmd.num("ibdyn_rank").map_err(|e| e.to_string())?;
+                let job: u32 = match cmd.get("ibdyn_jobid") {
+                    Some(_) => cmd.num("ibdyn_jobid").map_err(|e| e.to_string())?,
+                    None => self
+                        .initial_job
+                        .ok_or_else(|| "init names no ibdyn_jobid".to_string())?,
+                };
                 let rs = self
-                    .job
-                    .ranks
-                    .get_mut(&rank)
-                    .ok_or_else(|| format!("rank {rank} does not run on this node"))?;
+                    .rank_mut(job, rank)
+                    .ok_or_else(|| format!("job {job} rank {rank} does not run on this node"))?;
                 if rs.conn.is_some() {
-                    return Err(format!("rank {rank} is already initialised"));
+                    return Err(format!("job {job} rank {rank} is already initialised"));
                 }
                 rs.conn = Some(conn);
                 if let Some(c) = self.clients.get_mut(&conn) {
-                    c.rank = Some(rank);
+                    c.who = Some((job, rank));
                 }
                 self.reply(
                     conn,
@@ -108,22 +130,28 @@ impl Daemon {
                     .arg("keylen_max", 64)
                     .arg("vallen_max", 1024),
             ),
-            "get_appnum" => self.reply(
-                conn,
-                Command::new("appnum").arg("appnum", self.job.spec.appnum),
-            ),
-            "get_my_kvsname" => self.reply(
-                conn,
-                Command::new("my_kvsname").arg("kvsname", &self.job.spec.kvsname),
-            ),
-            "get_universe_size" => self.reply(
-                conn,
-                Command::new("universe_size").arg("size", self.job.spec.size),
-            ),
+            "get_appnum" => {
+                let (_, rank) = self.rank_of(conn)?;
+                let j = self.job_of(conn)?;
+                let appnum = j.spec.app_of(rank).map_or(0, |a| a.appnum);
+                self.reply(conn, Command::new("appnum").arg("appnum", appnum))
+            }
+            "get_my_kvsname" => {
+                let k = self.job_of(conn)?.spec.kvsname.clone();
+                self.reply(conn, Command::new("my_kvsname").arg("kvsname", k))
+            }
+            "get_universe_size" => {
+                let size = self.job_of(conn)?.spec.size;
+                self.reply(conn, Command::new("universe_size").arg("size", size))
+            }
+            "ibdyn_job_status" => {
+                let job: u32 = cmd.num("jobid").map_err(|e| e.to_string())?;
+                self.request_status(conn, job);
+            }
             "put" => {
                 let (key, value) = (arg("key")?, cmd.get("value").unwrap_or(""));
                 wire::check_key("key", key).map_err(|e| e.to_string())?;
-                self.kvs_put(&kvs(), key, value);
+                self.kvs_put(&kvs()?, key, value);
                 self.reply(
                     conn,
                     Command::new("put_result")
@@ -131,10 +159,10 @@ impl Daemon {
                         .arg("msg", "success"),
                 );
             }
-            "get" => self.kvs_get(conn, &kvs(), arg("key")?, 0),
+            "get" => self.kvs_get(conn, &kvs()?, arg("key")?, 0),
             "ibdyn_get_wait" => {
                 let ms: u64 = cmd.num("timeout_ms").map_err(|e| e.to_string())?;
-                self.kvs_get(conn, &kvs(), arg("key")?, ms.max(1));
+                self.kvs_get(conn, &kvs()?, arg("key")?, ms.max(1));
             }
             "barrier_in" => self.enter_coll(
                 conn,
@@ -175,25 +203,26 @@ impl Daemon {
             "lookup_name" => self.name_op(conn, NameOp::Lookup, arg("service")?, ""),
             "unpublish_name" => self.name_op(conn, NameOp::Unpublish, arg("service")?, ""),
             "abort" => {
-                let rank = self.rank_of(conn)?;
+                let (job, rank) = self.rank_of(conn)?;
                 let code: i32 = cmd
                     .get("exitcode")
                     .and_then(|c| c.parse().ok())
                     .unwrap_or(1);
                 self.to_launcher(
                     Command::new("d_abort")
+                        .arg("job", job)
                         .arg("rank", rank)
                         .arg("code", code)
                         .arg("msg", cmd.get("msg").unwrap_or("none")),
                 );
             }
             "finalize" => {
-                let rank = self.rank_of(conn)?;
-                if let Some(rs) = self.job.ranks.get_mut(&rank) {
+                let (job, rank) = self.rank_of(conn)?;
+                if let Some(rs) = self.rank_mut(job, rank) {
                     rs.finalized = true;
                 }
                 self.reply(conn, Command::new("finalize_ack"));
-                self.rank_gone(rank, "finalized");
+                self.rank_gone(job, rank, "finalized");
             }
             other => return Err(format!("unknown command {other:?}")),
         }
@@ -224,21 +253,15 @@ impl Daemon {
             return;
         }
         let req = std::mem::take(&mut client.spawn);
-        let reply = match self.spawn_job(req) {
-            Ok(()) => Command::new("spawn_result").arg("rc", 0),
-            Err(msg) => Command::new("spawn_result")
-                .arg("rc", -1)
-                .arg("msg", msg_token(&msg)),
-        };
-        self.reply(conn, reply);
-    }
-
-    /// Where dynamic process creation plugs in: build a `JobSpec` for the new job, pick the
-    /// daemons, and have each run `start_ranks` for its share.
-    fn spawn_job(&mut self, req: SpawnRequest) -> Result<(), String> {
-        let n: u32 = req.commands.iter().map(|c| c.nprocs).sum();
-        Err(format!(
-            "spawn of {n} processes is not supported yet by this ibdyn daemon"
-        ))
+        if self.rank_of(conn).is_err() {
+            self.reply(
+                conn,
+                Command::new("spawn_result")
+                    .arg("rc", -1)
+                    .arg("msg", "send_cmd=init_first"),
+            );
+            return;
+        }
+        self.request_spawn(conn, req);
     }
 }

@@ -1,11 +1,14 @@
 //! Starting, watching and stopping the ranks of a job on this daemon.
 
 use super::{Daemon, Event};
-use crate::placement::Placement;
+use crate::placement::tree;
+use ibdyn_pmi::state::CollectiveTable;
+use ibdyn_pmi::ProcessMapping;
+use std::collections::HashMap;
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
-use ibdyn_pmi::wire::{msg_token, Command};
+use ibdyn_pmi::wire::Command;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
@@ -17,18 +20,62 @@ use std::time::{Duration, Instant};
 /// them) before its exit is reported anyway.
 pub(crate) const EOF_GRACE: Duration = Duration::from_secs(1);
 
+/// One command of a job: `nprocs` consecutive ranks run `program` with application number
+/// `appnum` (its index in a spawn_multiple).
+#[derive(Clone, Debug)]
+pub struct App {
+    pub program: String,
+    pub args: Vec<String>,
+    pub nprocs: u32,
+    pub appnum: i32,
+    /// `wdir` info key.
+    pub wdir: Option<String>,
+    /// `env` info entries (`KEY=VALUE`) and `ibdyn_*` keys as `IBDYN_INFO_*`.
+    pub env: Vec<(String, String)>,
+}
+
 /// Everything needed to start ranks of one job: "start these ranks of this job here".
 #[derive(Clone, Debug)]
 pub struct JobSpec {
     pub jobid: u32,
     pub kvsname: String,
     pub size: u32,
-    pub appnum: i32,
-    pub placement: Placement,
-    pub program: String,
-    pub args: Vec<String>,
+    pub apps: Vec<App>,
+    /// Daemon of every rank.
+    pub node_of: Vec<u32>,
+    /// Job whose process spawned this one (None for a job the launcher started).
+    pub parent: Option<u32>,
     pub session_dir: PathBuf,
     pub pmi_sock: PathBuf,
+}
+
+impl JobSpec {
+    /// The command rank `rank` runs.
+    pub fn app_of(&self, rank: u32) -> Option<&App> {
+        let mut first = 0;
+        self.apps.iter().find(|a| {
+            first += a.nprocs;
+            rank < first
+        })
+    }
+
+    pub fn ranks_on(&self, node: u32) -> Vec<u32> {
+        (0..self.node_of.len() as u32)
+            .filter(|&r| self.node_of[r as usize] == node)
+            .collect()
+    }
+
+    /// `PMI_process_mapping` of an arbitrary placement: one block per run of equal nodes.
+    pub fn mapping(&self) -> ProcessMapping {
+        let mut blocks: Vec<(u32, u32, u32)> = Vec::new();
+        for &n in &self.node_of {
+            match blocks.last_mut() {
+                Some((s, 1, k)) if *s == n => *k += 1,
+                _ => blocks.push((n, 1, 1)),
+            }
+        }
+        ProcessMapping { blocks }
+    }
 }
 
 #[derive(Default)]
@@ -45,25 +92,45 @@ pub(crate) struct RankState {
     pub(crate) eofs: u8,
     pub(crate) reaped_at: Option<Instant>,
     pub(crate) reported: bool,
+    /// Not started by us: the singleton that asked for this daemon.
+    pub(crate) adopted: bool,
+    /// Killed because its spawn failed elsewhere: its end is not news.
+    pub(crate) cancelled: bool,
 }
 
 pub(crate) struct Job {
     pub(crate) spec: JobSpec,
     pub(crate) ranks: BTreeMap<u32, RankState>,
+    pub(crate) colls: CollectiveTable,
+    pub(crate) coll_waiters: HashMap<u64, Vec<super::coll::CollWaiter>>,
 }
 
 impl Job {
-    pub(crate) fn new(spec: JobSpec) -> Job {
+    /// `me` of `nnodes` daemons: collectives complete here when the ranks of the subtree
+    /// have arrived.
+    pub(crate) fn new(spec: JobSpec, me: u32, nnodes: u32) -> Job {
+        let expected: u32 = tree::subtree(me, nnodes)
+            .iter()
+            .map(|&d| spec.ranks_on(d).len() as u32)
+            .sum();
         Job {
             spec,
             ranks: BTreeMap::new(),
+            colls: CollectiveTable::new(expected),
+            coll_waiters: HashMap::new(),
         }
     }
 }
 
-fn pump_output(mut pipe: impl Read + Send + 'static, rank: u32, fd: u8, tx: Sender<Event>) {
+fn pump_output(
+    mut pipe: impl Read + Send + 'static,
+    job: u32,
+    rank: u32,
+    fd: u8,
+    tx: Sender<Event>,
+) {
     let spawned = std::thread::Builder::new()
-        .name(format!("out{rank}.{fd}"))
+        .name(format!("out{job}.{rank}.{fd}"))
         .spawn(move || {
             let mut pending: Vec<u8> = Vec::new();
             let mut buf = vec![0u8; 16384];
@@ -79,33 +146,40 @@ fn pump_output(mut pipe: impl Read + Send + 'static, rank: u32, fd: u8, tx: Send
                             None => continue,
                         };
                         let data: Vec<u8> = pending.drain(..cut).collect();
-                        let _ = tx.send(Event::Output { rank, fd, data });
+                        let _ = tx.send(Event::Output {
+                            job,
+                            rank,
+                            fd,
+                            data,
+                        });
                     }
                 }
             }
             if !pending.is_empty() {
                 let _ = tx.send(Event::Output {
+                    job,
                     rank,
                     fd,
                     data: pending,
                 });
             }
-            let _ = tx.send(Event::OutputEof { rank });
+            let _ = tx.send(Event::OutputEof { job, rank });
         });
     if let Err(e) = spawned {
         tracing::warn!("cannot start an output thread for rank {rank}: {e}");
     }
 }
 
-fn wait_for(pid: i32, rank: u32, tx: Sender<Event>) {
+fn wait_for(pid: i32, job: u32, rank: u32, tx: Sender<Event>) {
     let spawned = std::thread::Builder::new()
-        .name(format!("wait{rank}"))
+        .name(format!("wait{job}.{rank}"))
         .spawn(move || {
             use nix::sys::wait::{waitpid, WaitStatus};
             loop {
                 match waitpid(nix::unistd::Pid::from_raw(pid), None) {
                     Ok(WaitStatus::Exited(_, code)) => {
                         let _ = tx.send(Event::Exited {
+                            job,
                             rank,
                             pid,
                             code: Some(code),
@@ -115,6 +189,7 @@ fn wait_for(pid: i32, rank: u32, tx: Sender<Event>) {
                     }
                     Ok(WaitStatus::Signaled(_, sig, _)) => {
                         let _ = tx.send(Event::Exited {
+                            job,
                             rank,
                             pid,
                             code: None,
@@ -126,6 +201,7 @@ fn wait_for(pid: i32, rank: u32, tx: Sender<Event>) {
                     Err(e) => {
                         tracing::warn!("waitpid({pid}) for rank {rank}: {e}");
                         let _ = tx.send(Event::Exited {
+                            job,
                             rank,
                             pid,
                             code: None,
@@ -141,27 +217,46 @@ fn wait_for(pid: i32, rank: u32, tx: Sender<Event>) {
     }
 }
 
+/// errno of a failed start, -1 when the error has none.
+fn errno_of(e: &std::io::Error) -> i32 {
+    e.raw_os_error().unwrap_or(-1)
+}
+
 impl Daemon {
-    /// Starts `ranks` of job `spec` on this daemon: the one place processes are created
-    /// (the initial job now; spawned jobs later, with their own `JobSpec`).
-    pub(crate) fn start_ranks(&mut self, spec: &JobSpec, ranks: &[u32]) {
-        for &r in ranks {
-            if let Err(e) = self.start_rank(spec, r) {
-                let msg = format!("cannot start rank {r}: {:?}: {e}", spec.program);
-                self.to_launcher(
-                    Command::new("d_start_failed")
-                        .arg("rank", r)
-                        .arg("msg", msg_token(&msg)),
-                );
-                let rs = self.job.ranks.entry(r).or_default();
-                rs.gone = true;
+    /// Starts the ranks of job `spec` placed on this daemon (the one place processes are
+    /// created); returns (rank, errno, message) of each, errno 0 when it was exec'd.
+    pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<(u32, i32, String)> {
+        let mut out = Vec::new();
+        for r in spec.ranks_on(self.me) {
+            match self.start_rank(spec, r) {
+                Ok(()) => out.push((r, 0, String::new())),
+                Err(e) => {
+                    let program = spec.app_of(r).map_or("?", |a| a.program.as_str());
+                    let wdir = spec
+                        .app_of(r)
+                        .and_then(|a| a.wdir.as_deref())
+                        .map(|w| format!(" in {w:?}"))
+                        .unwrap_or_default();
+                    let msg = format!("cannot execute {program:?}{wdir}: {e}");
+                    tracing::debug!("daemon {}: job {} rank {r}: {msg}", self.me, spec.jobid);
+                    if let Some(job) = self.jobs.get_mut(&spec.jobid) {
+                        let rs = job.ranks.entry(r).or_default();
+                        rs.gone = true;
+                        rs.reported = true;
+                    }
+                    out.push((r, errno_of(&e), msg));
+                }
             }
         }
+        out
     }
 
     fn start_rank(&mut self, spec: &JobSpec, rank: u32) -> std::io::Result<()> {
-        let mut cmd = std::process::Command::new(&spec.program);
-        cmd.args(&spec.args)
+        let app = spec
+            .app_of(rank)
+            .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        let mut cmd = std::process::Command::new(&app.program);
+        cmd.args(&app.args)
             .env(env::PMI_SOCK, &spec.pmi_sock)
             .env(env::RANK, rank.to_string())
             .env(env::SIZE, spec.size.to_string())
@@ -171,9 +266,11 @@ impl Daemon {
             .env(env::NNODES, self.nnodes.to_string())
             .env(env::JOB_SECRET, &self.secret_hex)
             .env(env::SESSION_DIR, &spec.session_dir)
-            .env(env::APPNUM, spec.appnum.to_string())
+            .env(env::APPNUM, app.appnum.to_string())
             .env_remove(env::HYDRA_PMI_FD)
-            .stdin(if rank == 0 {
+            .env_remove(env::SPAWNED)
+            .env_remove(env::PARENT_JOBID)
+            .stdin(if rank == 0 && spec.parent.is_none() {
                 Stdio::piped()
             } else {
                 Stdio::null()
@@ -181,6 +278,15 @@ impl Daemon {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        if let Some(p) = spec.parent {
+            cmd.env(env::SPAWNED, "1").env(env::PARENT_JOBID, p.to_string());
+        }
+        for (k, v) in &app.env {
+            cmd.env(k, v);
+        }
+        if let Some(w) = &app.wdir {
+            cmd.current_dir(w);
+        }
         let daemon_pid = std::process::id() as i32;
         // SAFETY: only async-signal-safe calls (prctl, getppid, raise) between fork and exec.
         unsafe {
@@ -201,13 +307,14 @@ impl Daemon {
         }
         let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
-        tracing::debug!("daemon {}: rank {rank} started as pid {pid}", self.me);
+        let job = spec.jobid;
+        tracing::debug!("daemon {}: job {job} rank {rank} started as pid {pid}", self.me);
         let tx = self.events.clone();
         if let Some(out) = child.stdout.take() {
-            pump_output(out, rank, 1, tx.clone());
+            pump_output(out, job, rank, 1, tx.clone());
         }
         if let Some(err) = child.stderr.take() {
-            pump_output(err, rank, 2, tx.clone());
+            pump_output(err, job, rank, 2, tx.clone());
         }
         let stdin = child.stdin.take().map(|mut w| {
             let (stx, srx) = crossbeam_channel::unbounded::<Option<Vec<u8>>>();
@@ -223,15 +330,18 @@ impl Daemon {
                 });
             stx
         });
-        wait_for(pid, rank, tx);
-        let rs = self.job.ranks.entry(rank).or_default();
-        rs.pid = Some(pid);
-        rs.stdin = stdin;
+        wait_for(pid, job, rank, tx);
+        if let Some(j) = self.jobs.get_mut(&job) {
+            let rs = j.ranks.entry(rank).or_default();
+            rs.pid = Some(pid);
+            rs.stdin = stdin;
+        }
         Ok(())
     }
 
     pub(crate) fn stdin_to_rank0(&mut self, data: Option<Vec<u8>>) {
-        if let Some(rs) = self.job.ranks.get_mut(&0) {
+        let Some(job) = self.initial_job else { return };
+        if let Some(rs) = self.jobs.get_mut(&job).and_then(|j| j.ranks.get_mut(&0)) {
             match (&rs.stdin, data) {
                 (Some(tx), Some(d)) => {
                     let _ = tx.send(Some(d));
@@ -242,30 +352,41 @@ impl Daemon {
         }
     }
 
-    pub(crate) fn signal_ranks(&mut self, sig: i32) {
-        for (r, rs) in &self.job.ranks {
-            if let (Some(pid), None) = (rs.pid, rs.reaped_at) {
-                tracing::debug!(
-                    "daemon {}: {} to rank {r} (pid {pid})",
-                    self.me,
-                    signals::name(sig)
-                );
-                // SAFETY: kill(2) on the process group of a child we have not reaped yet (each
-                // rank leads its own group, so helpers it started go too); the pid is still ours.
-                unsafe { libc::kill(-pid, sig) };
+    /// Signals every live rank of `only` (or of every job).
+    pub(crate) fn signal_ranks(&mut self, sig: i32, only: Option<u32>) {
+        for (j, job) in &self.jobs {
+            if only.is_some_and(|o| o != *j) {
+                continue;
+            }
+            for (r, rs) in &job.ranks {
+                if let (Some(pid), None) = (rs.pid, rs.reaped_at) {
+                    tracing::debug!(
+                        "daemon {}: {} to job {j} rank {r} (pid {pid})",
+                        self.me,
+                        signals::name(sig)
+                    );
+                    // SAFETY: kill(2) on the process group of a child we have not reaped yet
+                    // (each rank leads its own group, so helpers it started go too).
+                    unsafe { libc::kill(-pid, sig) };
+                }
             }
         }
     }
 
-    pub(crate) fn on_output_eof(&mut self, rank: u32) {
-        if let Some(rs) = self.job.ranks.get_mut(&rank) {
+    pub(crate) fn on_output_eof(&mut self, job: u32, rank: u32) {
+        if let Some(rs) = self.rank_mut(job, rank) {
             rs.eofs += 1;
         }
-        self.report_exit(rank, false);
+        self.report_exit(job, rank, false);
+    }
+
+    pub(crate) fn rank_mut(&mut self, job: u32, rank: u32) -> Option<&mut RankState> {
+        self.jobs.get_mut(&job).and_then(|j| j.ranks.get_mut(&rank))
     }
 
     pub(crate) fn on_exited(
         &mut self,
+        job: u32,
         rank: u32,
         pid: i32,
         code: Option<i32>,
@@ -273,16 +394,16 @@ impl Daemon {
     ) {
         match ibdyn_shm::remove_segments_of(pid) {
             Ok(n) if n > 0 => tracing::debug!(
-                "daemon {}: removed {n} shared-memory segments of rank {rank}",
+                "daemon {}: removed {n} shared-memory segments of job {job} rank {rank}",
                 self.me
             ),
             Ok(_) => {}
             Err(e) => tracing::warn!(
-                "daemon {}: cleaning /dev/shm after rank {rank}: {e}",
+                "daemon {}: cleaning /dev/shm after job {job} rank {rank}: {e}",
                 self.me
             ),
         }
-        let Some(rs) = self.job.ranks.get_mut(&rank) else {
+        let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };
         rs.exit = Some((code, signal));
@@ -293,13 +414,14 @@ impl Daemon {
             (Some(c), _) => format!("exited with code {c}"),
             _ => "exited".to_string(),
         };
-        self.rank_gone(rank, &why);
-        self.report_exit(rank, false);
+        self.rank_gone(job, rank, &why);
+        self.report_exit(job, rank, false);
     }
 
-    /// Tells the launcher that `rank` is done once it is reaped and its output drained.
-    pub(crate) fn report_exit(&mut self, rank: u32, force: bool) {
-        let Some(rs) = self.job.ranks.get_mut(&rank) else {
+    /// Tells the launcher (and the root) that a rank is done once it is reaped and its
+    /// output drained.
+    pub(crate) fn report_exit(&mut self, job: u32, rank: u32, force: bool) {
+        let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };
         let Some((code, signal)) = rs.exit else {
@@ -309,13 +431,20 @@ impl Daemon {
             return;
         }
         rs.reported = true;
-        let mut cmd = Command::new("d_exit").arg("rank", rank);
+        let cancelled = rs.cancelled;
+        let mut cmd = Command::new("d_exit").arg("job", job).arg("rank", rank);
         if let Some(c) = code {
             cmd = cmd.arg("code", c);
         }
         if let Some(s) = signal {
             cmd = cmd.arg("signal", s);
         }
-        self.to_launcher(cmd);
+        if cancelled {
+            cmd = cmd.arg("cancelled", 1);
+        }
+        self.to_launcher(cmd.clone());
+        cmd.name = "d_exited".into();
+        cmd = cmd.arg("node", self.me);
+        self.exited_up(cmd);
     }
 }
