@@ -1,301 +1,110 @@
-//! Test program for PMI-level spawn: `spawn_check MODE [ARGS]`. Parents print `OK <rank>` when
-//! every check passed, `FAIL ...` and exit 1 otherwise; children print `CHILD ...` lines.
+//! Dynamic-process checks under `ibdyn run -n P spawn_check [ud|rc] [N]`: the parents spawn N
+//! children of this program, exchange messages over the intercommunicator, merge it, run a
+//! collective on the merged communicator, and disconnect. Rank 0 prints
+//! `spawn_check: all passed`. `spawn_check missing` checks that spawning a missing program
+//! is an error naming it, and that the parents' communicator still works afterwards.
 
-use ibdyn::pmi::{
-    kvsname_of, PmiClient, PmiError, SpawnCommand, SpawnReply, SpawnRequest,
-};
-use std::time::{Duration, Instant};
+use ibdyn::traits::*;
+use ibdyn::{SpawnOptions, SystemOperation, Wireup};
+use std::process::Command;
 
-type Res<T> = Result<T, String>;
-
-fn e<E: std::fmt::Display>(what: &str) -> impl Fn(E) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
-
-fn me() -> String {
-    std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "spawn_check".into())
-}
-
-fn cmd(args: &[&str], n: u32, info: &[(&str, &str)]) -> SpawnCommand {
-    SpawnCommand {
-        program: me(),
-        args: args.iter().map(|s| s.to_string()).collect(),
-        nprocs: n,
-        info: info
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
+fn child(universe: &ibdyn::Universe) -> Result<(), String> {
+    let parent = universe.parent().ok_or("no parent")?;
+    let world = universe.world();
+    let e = |e: ibdyn::CommError| e.to_string();
+    // Every child greets every parent.
+    for p in 0..parent.remote_size() {
+        parent.send(&world.rank().to_le_bytes(), p, 1).map_err(e)?;
     }
-}
-
-const WAIT: Duration = Duration::from_secs(30);
-
-/// Polls job_status until every rank of `job` has ended (bounded).
-fn wait_job(c: &mut PmiClient, job: u32) -> Res<ibdyn::pmi::JobStatus> {
-    let deadline = Instant::now() + WAIT;
-    let mut pause = Duration::from_micros(200);
-    loop {
-        let st = c.job_status(job).map_err(e("job_status"))?;
-        if st.all_exited() {
-            return Ok(st);
-        }
-        if Instant::now() >= deadline {
-            return Err(format!("job {job} did not end: {st:?}"));
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(20));
+    let merged = parent.merge(true).map_err(e)?;
+    let mut sum = [0i64];
+    merged.all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum()).map_err(e)?;
+    let n = merged.size() as i64;
+    if sum[0] != n * (n - 1) / 2 {
+        return Err(format!("allreduce on the merged communicator gave {}", sum[0]));
     }
+    parent.disconnect().map_err(e)
 }
 
-/// Reads what each child put, from the child job's key-value space.
-fn hear_children(c: &mut PmiClient, reply: &SpawnReply) -> Res<()> {
-    for r in 0..reply.size {
-        let v = c
-            .get_wait_from(&reply.kvsname, &format!("hello-{r}"), WAIT)
-            .map_err(e("get_wait_from child"))?;
-        println!("HEARD {r} {v}");
+fn parent(universe: &ibdyn::Universe, wireup: Wireup, n: u32) -> Result<(), String> {
+    let world = universe.world();
+    let e = |e: ibdyn::CommError| e.to_string();
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.arg("child");
+    let opts = SpawnOptions { wireup, ..SpawnOptions::default() };
+    let children = world.process_at_rank(0).spawn_with(&cmd, n, &opts).map_err(e)?;
+    if !children.is_inter() || children.remote_size() != n as i32 || children.size() != world.size() {
+        return Err("the spawn intercommunicator has the wrong shape".into());
+    }
+    let mut seen = vec![false; n as usize];
+    for _ in 0..n {
+        let mut b = [0u8; 4];
+        let st = children.recv(&mut b, ibdyn::ANY_SOURCE, 1).map_err(e)?;
+        if i32::from_le_bytes(b) != st.source {
+            return Err("a child sent the wrong rank".into());
+        }
+        seen[st.source as usize] = true;
+    }
+    if !seen.iter().all(|&s| s) {
+        return Err("not every child greeted".into());
+    }
+    let merged = children.merge(false).map_err(e)?;
+    if merged.size() != world.size() + n as i32 || merged.rank() != world.rank() {
+        return Err(format!("merged: rank {} of {}; parents must come first", merged.rank(), merged.size()));
+    }
+    let mut sum = [0i64];
+    merged.all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum()).map_err(e)?;
+    let m = merged.size() as i64;
+    if sum[0] != m * (m - 1) / 2 {
+        return Err(format!("allreduce on the merged communicator gave {}", sum[0]));
+    }
+    children.disconnect().map_err(e)
+}
+
+fn missing(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    let cmd = Command::new("/nonexistent/ibdyn-no-such-program");
+    match world.process_at_rank(0).spawn(&cmd, 2) {
+        Err(ibdyn::CommError::SpawnFailed { failures }) => {
+            if world.rank() == 0 {
+                for f in &failures {
+                    println!("spawn_check: child {} failed: {} (code {})", f.rank, f.message, f.code);
+                }
+            }
+        }
+        Err(ibdyn::CommError::RootFailed { error, .. }) => println!("spawn_check: root failed: {error}"),
+        other => return Err(format!("spawning a missing program gave {:?}", other.map(|_| ()))),
+    }
+    // The parents' communicator still works.
+    let mut sum = [0i64];
+    world.all_reduce_into(&[1i64], &mut sum, SystemOperation::sum()).map_err(|e| e.to_string())?;
+    if sum[0] != world.size() as i64 {
+        return Err("the parents' communicator is broken after a failed spawn".into());
     }
     Ok(())
-}
-
-fn child(c: &mut PmiClient, what: &str) -> Res<()> {
-    if !c.spawned() {
-        return Err("spawned() is false in a child".into());
-    }
-    let parent = c.parent_job_id().ok_or("no parent job id")?;
-    let pre = c.get("preput-key").map_err(e("get preput"))?;
-    let info = std::env::var("IBDYN_INFO_WIREUP").unwrap_or_else(|_| "-".into());
-    let extra = std::env::var("SPAWN_CHECK_ENV").unwrap_or_else(|_| "-".into());
-    let cwd = std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_default();
-    println!(
-        "CHILD rank={} size={} appnum={} node={} preput={pre} wireup={info} env={extra} cwd={cwd}",
-        c.rank(),
-        c.size(),
-        c.appnum(),
-        c.node_id()
-    );
-    c.put(&format!("pid-{}", c.rank()), &std::process::id().to_string())
-        .map_err(e("put pid"))?;
-    c.put(&format!("hello-{}", c.rank()), &format!("node{}", c.node_id()))
-        .map_err(e("put hello"))?;
-    // Cross-job read: the parent's key-value space.
-    let pv = c
-        .get_wait_from(&kvsname_of(parent), "parent-says", WAIT)
-        .map_err(e("get_wait_from parent"))?;
-    if pv != "hi" {
-        return Err(format!("parent said {pv:?}"));
-    }
-    if what == "wait-release" {
-        // A sibling may be killed meanwhile: no collective here.
-        c.get_wait_from(&kvsname_of(parent), "release", WAIT)
-            .map_err(e("wait for release"))?;
-    } else {
-        c.fence().map_err(e("child fence"))?;
-    }
-    c.finalize().map_err(e("finalize"))?;
-    Ok(())
-}
-
-fn spawn_and_hear(c: &mut PmiClient, req: &SpawnRequest) -> Res<SpawnReply> {
-    let reply = c.spawn(req).map_err(e("spawn"))?;
-    let nodes: Vec<String> = reply.children.iter().map(|ch| ch.node.to_string()).collect();
-    println!(
-        "SPAWNED job={} size={} nodes={}",
-        reply.job_id,
-        reply.size,
-        nodes.join(",")
-    );
-    hear_children(c, &reply)?;
-    Ok(reply)
-}
-
-fn run(mode: &str, args: &[String]) -> Res<()> {
-    let mut c = PmiClient::init().map_err(e("init"))?;
-    if mode == "child" {
-        return child(&mut c, args.first().map_or("", String::as_str));
-    }
-    if mode == "trivial" {
-        return c.finalize().map_err(e("finalize"));
-    }
-    let r = c.rank();
-    let n: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(2);
-    let preput = vec![("preput-key".to_string(), format!("from-{}", c.job_id()))];
-    c.put("parent-says", "hi").map_err(e("put"))?;
-    match mode {
-        // spawn N children; info as extra `key=value` arguments.
-        "parent" => {
-            let info: Vec<(String, String)> = args[1.min(args.len())..]
-                .iter()
-                .filter_map(|a| a.split_once('='))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            let info: Vec<(&str, &str)> =
-                info.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            let req = SpawnRequest {
-                commands: vec![cmd(&["child"], n, &info)],
-                preput,
-            };
-            let reply = spawn_and_hear(&mut c, &req)?;
-            let st = wait_job(&mut c, reply.job_id)?;
-            if let Some(bad) = st.first_abnormal() {
-                return Err(format!("child rank {} {}", bad.rank, bad.how()));
-            }
-        }
-        "multi" => {
-            let req = SpawnRequest {
-                commands: vec![cmd(&["child"], 2, &[]), cmd(&["child"], 1, &[])],
-                preput,
-            };
-            let reply = spawn_and_hear(&mut c, &req)?;
-            wait_job(&mut c, reply.job_id)?;
-        }
-        "missing" => {
-            let bad = SpawnCommand {
-                program: "/nonexistent/ibdyn-no-such-program".into(),
-                args: vec![],
-                nprocs: 2,
-                info: vec![],
-            };
-            for req in [
-                SpawnRequest {
-                    commands: vec![bad.clone()],
-                    preput: preput.clone(),
-                },
-                SpawnRequest {
-                    commands: vec![cmd(&["child", "wait-release"], 1, &[]), bad],
-                    preput: preput.clone(),
-                },
-            ] {
-                match c.spawn(&req) {
-                    Err(PmiError::SpawnFailed(reply)) => {
-                        for ch in &reply.children {
-                            println!(
-                                "CHILDSTART rank={} errno={} msg={}",
-                                ch.rank, ch.errno, ch.message
-                            );
-                        }
-                        let st = wait_job(&mut c, reply.job_id)?;
-                        println!("FAILEDJOB exited={}", st.exited.len());
-                    }
-                    other => return Err(format!("spawn of a missing program gave {other:?}")),
-                }
-            }
-            c.put("after", "still-works").map_err(e("put after"))?;
-            c.fence().map_err(e("fence after"))?;
-            let v = c.get("after").map_err(e("get after"))?;
-            if v != "still-works" {
-                return Err(format!("get after gave {v:?}"));
-            }
-        }
-        "kill" => {
-            let req = SpawnRequest {
-                commands: vec![cmd(&["child", "wait-release"], 2, &[])],
-                preput,
-            };
-            let reply = spawn_and_hear(&mut c, &req)?;
-            let pid: i32 = c
-                .get_wait_from(&reply.kvsname, "pid-1", WAIT)
-                .map_err(e("pid"))?
-                .parse()
-                .map_err(e("pid"))?;
-            let killed = std::process::Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .status()
-                .map_err(e("kill"))?;
-            if !killed.success() {
-                return Err(format!("kill {pid} failed"));
-            }
-            let deadline = Instant::now() + WAIT;
-            loop {
-                let st = c.job_status(reply.job_id).map_err(e("job_status"))?;
-                if let Some(x) = st.exited.iter().find(|x| x.rank == 1) {
-                    println!("STATUS rank 1 {}", x.how());
-                    break;
-                }
-                if Instant::now() >= deadline {
-                    return Err("rank 1 not reported".into());
-                }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            c.put("release", "1").map_err(e("put release"))?;
-            wait_job(&mut c, reply.job_id)?;
-        }
-        // N cycles of a trivial child; reports the daemon's fds/threads/children growth.
-        "cycles" => {
-            let req = SpawnRequest {
-                commands: vec![cmd(&["trivial"], 1, &[])],
-                preput,
-            };
-            let daemon = std::os::unix::process::parent_id() as i32;
-            let mut before = None;
-            for i in 0..n {
-                if i == 20 {
-                    before = Some(census(daemon));
-                }
-                let reply = c.spawn(&req).map_err(e(&format!("spawn #{i}")))?;
-                wait_job(&mut c, reply.job_id)?;
-            }
-            // The daemon's helper threads of the last child may still be finishing.
-            std::thread::sleep(Duration::from_millis(200));
-            let after = census(daemon);
-            println!("CENSUS before={:?} after={:?}", before, after);
-        }
-        // Times the spawn call of N trivial children, REPS times.
-        "time" => {
-            let reps: u32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20);
-            let req = SpawnRequest {
-                commands: vec![cmd(&["trivial"], n, &[])],
-                preput,
-            };
-            let mut times = Vec::new();
-            for _ in 0..reps + 2 {
-                let t = Instant::now();
-                let reply = c.spawn(&req).map_err(e("spawn"))?;
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-                wait_job(&mut c, reply.job_id)?;
-            }
-            let times = &times[2..];
-            let mean = times.iter().sum::<f64>() / times.len() as f64;
-            let min = times.iter().cloned().fold(f64::MAX, f64::min);
-            let max = times.iter().cloned().fold(0.0, f64::max);
-            println!("TIME n={n} reps={reps} mean_ms={mean:.3} min_ms={min:.3} max_ms={max:.3}");
-        }
-        other => return Err(format!("unknown mode {other:?}")),
-    }
-    c.finalize().map_err(e("finalize"))?;
-    println!("OK {r}");
-    Ok(())
-}
-
-/// (open fds, threads, child processes) of `pid`.
-fn census(pid: i32) -> (usize, usize, usize) {
-    let count = |p: String| std::fs::read_dir(p).map(|d| d.count()).unwrap_or(0);
-    let fds = count(format!("/proc/{pid}/fd"));
-    let threads = count(format!("/proc/{pid}/task"));
-    let kids = std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter(|stat| {
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<i32>().ok())
-                == Some(pid)
-        })
-        .count();
-    (fds, threads, kids)
 }
 
 fn main() {
+    let universe = ibdyn::initialize().unwrap_or_else(|e| {
+        eprintln!("spawn_check: init: {e}");
+        std::process::exit(2)
+    });
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mode = args.first().cloned().unwrap_or_else(|| "parent".into());
-    if let Err(err) = run(&mode, &args[1.min(args.len())..]) {
-        let rank = std::env::var("IBDYN_RANK").unwrap_or_default();
-        println!("FAIL {mode} rank {rank}: {err}");
+    let mode = args.first().map(String::as_str).unwrap_or("ud");
+    let result = match mode {
+        "child" => child(&universe),
+        "missing" => missing(&universe),
+        w => {
+            let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
+            Wireup::parse(w).map_err(|e| e.to_string()).and_then(|w| parent(&universe, w, n))
+        }
+    };
+    if let Err(msg) = result {
+        eprintln!("spawn_check ({mode}): rank {}: {msg}", universe.world().rank());
         std::process::exit(1);
+    }
+    if universe.world().rank() == 0 && mode != "child" {
+        println!("spawn_check: all passed");
     }
 }

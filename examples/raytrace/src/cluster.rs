@@ -215,7 +215,7 @@ fn spawn_worker(world: &Communicator, extra: Vec<String>) -> Result<(Communicato
 /// Whether a spawned worker's process has exited (released workers are marked gone before).
 fn worker_died(w: &Worker) -> Result<bool> {
     let Some(job) = w.job else { return Ok(false) };
-    let st = w.comm.runtime().with_pmi(|p| p.job_status(job))?;
+    let st = w.comm.runtime().with_pmi(|p| p.job_status(job)).map_err(ibdyn::CommError::from)?;
     Ok(!st.exited.is_empty())
 }
 

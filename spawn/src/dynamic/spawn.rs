@@ -82,7 +82,8 @@ fn root_spawn(rt: &Runtime, comm: &Communicator, ctx: u64, cmds: &[(&std::proces
     let failures: Vec<ChildFailure> = reply
         .children
         .iter()
-        .filter_map(|c| c.error.as_ref().map(|(code, msg)| ChildFailure { rank: c.rank, code: *code, message: msg.clone() }))
+        .filter(|c| !c.started())
+        .map(|c| ChildFailure { rank: c.rank, code: c.errno, message: c.message.clone() })
         .collect();
     if !failures.is_empty() {
         return Err(CommError::SpawnFailed { failures });
@@ -127,7 +128,11 @@ fn children_alive(pmi: &mut ibdyn_pmi::PmiClient, job: u32) -> Result<()> {
     let failures = status
         .exited
         .iter()
-        .map(|x| ChildFailure { rank: x.rank, code: x.code, message: format!("exited before connecting back: {}", x.how) })
+        .map(|x| ChildFailure {
+            rank: x.rank,
+            code: x.code.unwrap_or(-1),
+            message: format!("exited before connecting back: {}", x.how()),
+        })
         .collect();
     Err(CommError::SpawnFailed { failures })
 }

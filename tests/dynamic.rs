@@ -1,0 +1,48 @@
+//! Dynamic processes across real processes: spawn (UD and RC wire-up, one node and across
+//! nodes), point-to-point over the intercommunicator, merge, collectives on the merged
+//! communicator, disconnect; a spawn of a missing program.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn example(name: &str) -> PathBuf {
+    let mut p = std::env::current_exe().expect("test binary path");
+    p.pop();
+    if p.ends_with("deps") {
+        p.pop();
+    }
+    p.join("examples").join(name)
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ibdyn")).arg("run").args(args).output().expect("start ibdyn run")
+}
+
+fn assert_passed(out: &Output, what: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("spawn_check: all passed"),
+        "{what}: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn spawn_merge_and_disconnect() {
+    let prog = example("spawn_check");
+    let p = prog.to_str().unwrap();
+    for (n, nodes, wireup, kids) in [("1", "1", "ud", "1"), ("2", "1", "ud", "3"), ("2", "2", "ud", "3"), ("3", "2", "rc", "2")] {
+        let out = run(&["-n", n, "--nodes", nodes, p, wireup, kids]);
+        assert_passed(&out, &format!("{n} parents on {nodes} node(s), {wireup} wire-up, {kids} children"));
+    }
+}
+
+#[test]
+fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
+    let prog = example("spawn_check");
+    let out = run(&["-n", "2", prog.to_str().unwrap(), "missing"]);
+    assert_passed(&out, "missing program");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("/nonexistent/ibdyn-no-such-program") && stdout.contains("No such file"), "{stdout}");
+}
