@@ -85,6 +85,46 @@ fn missing(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
+/// Resources this process holds: open descriptors, threads, and ibdyn's /dev/shm entries.
+fn resources() -> (usize, usize, usize) {
+    let count = |d: &str| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
+    let shm = std::fs::read_dir("/dev/shm")
+        .map(|r| r.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("ibdyn")).count())
+        .unwrap_or(0);
+    (count("/proc/self/fd"), count("/proc/self/task"), shm)
+}
+
+/// Many spawn/disconnect cycles of one child: nothing may grow.
+fn cycles(universe: &ibdyn::Universe, n: usize) -> Result<(), String> {
+    let world = universe.world();
+    let e = |e: ibdyn::CommError| e.to_string();
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.arg("leaf");
+    let mut before = (0, 0, 0);
+    for i in 0..n {
+        if i == 5 {
+            before = resources();
+        }
+        let c = world.process_at_rank(0).spawn(&cmd, 1).map_err(e)?;
+        c.disconnect().map_err(e)?;
+    }
+    // Children that left may take a moment to be reaped and cleaned up.
+    let mut after = resources();
+    for _ in 0..100 {
+        if after.0 <= before.0 && after.1 <= before.1 && after.2 <= before.2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        after = resources();
+    }
+    println!("spawn_check: {n} cycles: fds {} -> {}, threads {} -> {}, shm entries {} -> {}", before.0, after.0, before.1, after.1, before.2, after.2);
+    if after.0 > before.0 || after.1 > before.1 || after.2 > before.2 {
+        return Err("resources grew over the spawn cycles".into());
+    }
+    Ok(())
+}
+
 fn main() {
     let universe = ibdyn::initialize().unwrap_or_else(|e| {
         eprintln!("spawn_check: init: {e}");
@@ -94,6 +134,8 @@ fn main() {
     let mode = args.first().map(String::as_str).unwrap_or("ud");
     let result = match mode {
         "child" => child(&universe),
+        "leaf" => universe.parent().ok_or_else(|| "no parent".to_string()).and_then(|p| p.disconnect().map_err(|e| e.to_string())),
+        "cycles" => cycles(&universe, args.get(1).and_then(|s| s.parse().ok()).unwrap_or(500)),
         "missing" => missing(&universe),
         w => {
             let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
@@ -104,7 +146,7 @@ fn main() {
         eprintln!("spawn_check ({mode}): rank {}: {msg}", universe.world().rank());
         std::process::exit(1);
     }
-    if universe.world().rank() == 0 && mode != "child" {
+    if universe.world().rank() == 0 && mode != "child" && mode != "leaf" {
         println!("spawn_check: all passed");
     }
 }

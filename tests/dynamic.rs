@@ -46,3 +46,10 @@ fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("/nonexistent/ibdyn-no-such-program") && stdout.contains("No such file"), "{stdout}");
 }
+
+#[test]
+fn five_hundred_spawn_cycles_leak_nothing() {
+    let prog = example("spawn_check");
+    let out = run(&["-n", "1", prog.to_str().unwrap(), "cycles", "500"]);
+    assert_passed(&out, "500 spawn/disconnect cycles");
+}
