@@ -53,3 +53,31 @@ fn five_hundred_spawn_cycles_leak_nothing() {
     let out = run(&["-n", "1", prog.to_str().unwrap(), "cycles", "500"]);
     assert_passed(&out, "500 spawn/disconnect cycles");
 }
+
+#[test]
+fn connect_accept_through_the_name_service() {
+    let prog = example("client_server");
+    let out = run(&["-n", "2", "--nodes", "2", prog.to_str().unwrap(), "pair", "svc-pair"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("served") && stdout.contains("connected and answered"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
+    let prog = example("client_server");
+    let out = Command::new(env!("CARGO_BIN_EXE_ibdyn"))
+        .args(["run", "-n", "2", prog.to_str().unwrap(), "noaccept", "svc-noaccept"])
+        .env("IBDYN_CONNECT_TIMEOUT", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("connect failed as expected"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,99 @@
+//! Client/server between jobs through ports and the name service.
+//! `client_server server NAME` opens a port, publishes it as NAME, accepts one client, answers
+//! its message and disconnects. `client_server client NAME` looks NAME up (waiting for it),
+//! connects, sends a message, checks the answer. `client_server pair` runs both in one job
+//! (rank 0 serves, rank 1 connects). `client_server noaccept` checks that connecting to a port
+//! nobody accepts on fails within `IBDYN_CONNECT_TIMEOUT`.
+
+use ibdyn::traits::*;
+use std::time::{Duration, Instant};
+
+fn e(err: ibdyn::CommError) -> String {
+    err.to_string()
+}
+
+fn serve(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
+    let me = universe.self_comm();
+    let port = ibdyn::open_port(&me);
+    ibdyn::publish_name(&me, name, &port).map_err(e)?;
+    let client = me.process_at_rank(0).accept(&port).map_err(e)?;
+    let (msg, _) = client.recv_vec(0, 1).map_err(e)?;
+    client.send(&[&b"re: "[..], &msg].concat(), 0, 2).map_err(e)?;
+    client.disconnect().map_err(e)?;
+    ibdyn::unpublish_name(&me, name).map_err(e)?;
+    ibdyn::close_port(port);
+    println!("client_server: served");
+    Ok(())
+}
+
+fn connect(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
+    let me = universe.self_comm();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let port = loop {
+        match ibdyn::lookup_name(&me, name) {
+            Ok(p) => break p,
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Err(err) => return Err(format!("lookup of {name}: {err}")),
+        }
+    };
+    let server = me.process_at_rank(0).connect(&port).map_err(e)?;
+    server.send(b"hello", 0, 1).map_err(e)?;
+    let (answer, _) = server.recv_vec(0, 2).map_err(e)?;
+    if answer != b"re: hello" {
+        return Err(format!("wrong answer {:?}", String::from_utf8_lossy(&answer)));
+    }
+    server.disconnect().map_err(e)?;
+    println!("client_server: connected and answered");
+    Ok(())
+}
+
+fn main() {
+    let universe = ibdyn::initialize().unwrap_or_else(|err| {
+        eprintln!("client_server: init: {err}");
+        std::process::exit(2)
+    });
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let name = args.get(1).cloned().unwrap_or_else(|| "ibdyn-client-server".into());
+    let rank = universe.world().rank();
+    let result = match args.first().map(String::as_str) {
+        Some("server") => serve(&universe, &name),
+        Some("client") => connect(&universe, &name),
+        Some("pair") if rank == 0 => serve(&universe, &name),
+        Some("pair") => connect(&universe, &name),
+        Some("noaccept") if rank == 0 => {
+            let me = universe.self_comm();
+            let port = ibdyn::open_port(&me);
+            ibdyn::publish_name(&me, &name, &port).map_err(e).map(|_| {
+                // Stay alive (but never accept) until the client has given up.
+                let _ = universe.world().recv(&mut [], 1, 9);
+            })
+        }
+        Some("noaccept") => {
+            let me = universe.self_comm();
+            let r = (|| -> Result<(), String> {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                let port = loop {
+                    match ibdyn::lookup_name(&me, &name) {
+                        Ok(p) => break p,
+                        Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                        Err(err) => return Err(err.to_string()),
+                    }
+                };
+                match me.process_at_rank(0).connect(&port) {
+                    Err(err) => {
+                        println!("client_server: connect failed as expected: {err}");
+                        Ok(())
+                    }
+                    Ok(_) => Err("connect to a port nobody accepts on succeeded".into()),
+                }
+            })();
+            let _ = universe.world().send(&[], 0, 9);
+            r
+        }
+        _ => Err("usage: client_server server|client|pair|noaccept [NAME]".into()),
+    };
+    if let Err(msg) = result {
+        eprintln!("client_server: rank {rank}: {msg}");
+        std::process::exit(1);
+    }
+}
