@@ -18,7 +18,9 @@ fn serve(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
     ibdyn::publish_name(&me, name, &port).map_err(e)?;
     let client = me.process_at_rank(0).accept(&port).map_err(e)?;
     let (msg, _) = client.recv_vec(0, 1).map_err(e)?;
-    client.send(&[&b"re: "[..], &msg].concat(), 0, 2).map_err(e)?;
+    client
+        .send(&[&b"re: "[..], &msg].concat(), 0, 2)
+        .map_err(e)?;
     client.disconnect().map_err(e)?;
     ibdyn::unpublish_name(&me, name).map_err(e)?;
     ibdyn::close_port(port);
@@ -40,7 +42,10 @@ fn connect(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
     server.send(b"hello", 0, 1).map_err(e)?;
     let (answer, _) = server.recv_vec(0, 2).map_err(e)?;
     if answer != b"re: hello" {
-        return Err(format!("wrong answer {:?}", String::from_utf8_lossy(&answer)));
+        return Err(format!(
+            "wrong answer {:?}",
+            String::from_utf8_lossy(&answer)
+        ));
     }
     server.disconnect().map_err(e)?;
     println!("client_server: connected and answered");
@@ -53,7 +58,10 @@ fn main() {
         std::process::exit(2)
     });
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let name = args.get(1).cloned().unwrap_or_else(|| "ibdyn-client-server".into());
+    let name = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "ibdyn-client-server".into());
     let rank = universe.world().rank();
     let result = match args.first().map(String::as_str) {
         Some("server") => serve(&universe, &name),
@@ -75,7 +83,9 @@ fn main() {
                 let port = loop {
                     match ibdyn::lookup_name(&me, &name) {
                         Ok(p) => break p,
-                        Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+                        Err(_) if Instant::now() < deadline => {
+                            std::thread::sleep(Duration::from_millis(20))
+                        }
                         Err(err) => return Err(err.to_string()),
                     }
                 };

@@ -6,19 +6,38 @@ use ibdyn::traits::*;
 use ibdyn::{CommError, Communicator, ANY_SOURCE, ANY_TAG};
 
 type R<T = ()> = Result<T, String>;
+type Check = (&'static str, fn(&Communicator) -> R);
 
 fn ctx<T>(what: &str, r: ibdyn::Result<T>) -> R<T> {
     r.map_err(|e| format!("{what}: {e}"))
 }
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {
-    (0..len).map(|i| ((i * 31 + seed * 7) % 251) as u8).collect()
+    (0..len)
+        .map(|i| ((i * 31 + seed * 7) % 251) as u8)
+        .collect()
 }
 
 /// Every size from 0 B to 16 MiB around the eager/rendezvous threshold, around a ring.
 fn sizes(world: &Communicator) -> R {
     let eager = ibdyn::DEFAULT_EAGER_LIMIT;
-    let mut sizes = vec![0, 1, 2, 7, 8, 63, 64, 1000, 4096, eager - 1, eager, eager + 1, 65536, 1 << 20, (1 << 20) + 3];
+    let mut sizes = vec![
+        0,
+        1,
+        2,
+        7,
+        8,
+        63,
+        64,
+        1000,
+        4096,
+        eager - 1,
+        eager,
+        eager + 1,
+        65536,
+        1 << 20,
+        (1 << 20) + 3,
+    ];
     sizes.push(16 << 20);
     let (rank, size) = (world.rank(), world.size());
     let right = (rank + 1) % size;
@@ -26,7 +45,10 @@ fn sizes(world: &Communicator) -> R {
     for (i, &n) in sizes.iter().enumerate() {
         let out = pattern(n, rank as usize + i);
         let mut inb = vec![0u8; n];
-        let st = ctx("sendrecv", world.sendrecv(&out, right, i as i32, &mut inb, left, i as i32))?;
+        let st = ctx(
+            "sendrecv",
+            world.sendrecv(&out, right, i as i32, &mut inb, left, i as i32),
+        )?;
         if st.count != n || st.source != left || inb != pattern(n, left as usize + i) {
             return Err(format!("size {n}: wrong data or status {st:?}"));
         }
@@ -50,7 +72,12 @@ fn wildcards(world: &Communicator) -> R {
             return Err("a sender was never matched".into());
         }
     } else {
-        ctx("send", world.process_at_rank(0).send_with_tag(&vec![rank as u32; 3], 100 + rank))?;
+        ctx(
+            "send",
+            world
+                .process_at_rank(0)
+                .send_with_tag(&vec![rank as u32; 3], 100 + rank),
+        )?;
     }
     Ok(())
 }
@@ -85,11 +112,19 @@ fn ordering(world: &Communicator) -> R {
 /// Traffic on a duplicate or split communicator never matches receives on another.
 fn isolation(world: &Communicator) -> R {
     let dup = ctx("dup", world.dup())?;
-    let halves = ctx("split", world.split(Some((world.rank() % 2) as u32), -world.rank()))?.ok_or("split gave None")?;
+    let halves = ctx(
+        "split",
+        world.split(Some((world.rank() % 2) as u32), -world.rank()),
+    )?
+    .ok_or("split gave None")?;
     // The split orders by key: ranks in reverse order.
     let expect_size = (world.size() + 1 - world.rank() % 2) / 2;
     if halves.size() != expect_size || halves.rank() != (expect_size - 1 - world.rank() / 2) {
-        return Err(format!("split: rank {} of {} unexpected", halves.rank(), halves.size()));
+        return Err(format!(
+            "split: rank {} of {} unexpected",
+            halves.rank(),
+            halves.size()
+        ));
     }
     if world.rank() == 0 {
         ctx("send on dup", dup.send(b"dup", 1, 7))?;
@@ -97,7 +132,10 @@ fn isolation(world: &Communicator) -> R {
     } else if world.rank() == 1 {
         let (m, _) = ctx("recv on world", world.recv_vec(0, ANY_TAG))?;
         if m != b"world" {
-            return Err(format!("world receive matched {:?}", String::from_utf8_lossy(&m)));
+            return Err(format!(
+                "world receive matched {:?}",
+                String::from_utf8_lossy(&m)
+            ));
         }
         let (m, _) = ctx("recv on dup", dup.recv_vec(ANY_SOURCE, 7))?;
         if m != b"dup" {
@@ -107,7 +145,17 @@ fn isolation(world: &Communicator) -> R {
     // A ring on the split halves works.
     let (r, s) = (halves.rank(), halves.size());
     let mut got = [0u8; 4];
-    ctx("ring on split", halves.sendrecv(&r.to_le_bytes(), (r + 1) % s, 0, &mut got, (r + s - 1) % s, 0))?;
+    ctx(
+        "ring on split",
+        halves.sendrecv(
+            &r.to_le_bytes(),
+            (r + 1) % s,
+            0,
+            &mut got,
+            (r + s - 1) % s,
+            0,
+        ),
+    )?;
     if i32::from_le_bytes(got) != (r + s - 1) % s {
         return Err("ring on split communicator got a wrong value".into());
     }
@@ -121,14 +169,20 @@ fn isolation(world: &Communicator) -> R {
 
 /// A too-small receive buffer is an error with both sizes; the next message is intact.
 fn truncation(world: &Communicator) -> R {
-    for (i, n) in [100usize, ibdyn::DEFAULT_EAGER_LIMIT * 4].into_iter().enumerate() {
+    for (i, n) in [100usize, ibdyn::DEFAULT_EAGER_LIMIT * 4]
+        .into_iter()
+        .enumerate()
+    {
         if world.rank() == 0 {
             ctx("send big", world.send(&pattern(n, 1), 1, 20 + i as i32))?;
             ctx("send next", world.send(&pattern(n, 2), 1, 20 + i as i32))?;
         } else if world.rank() == 1 {
             let mut small = vec![0u8; 10];
             match world.recv(&mut small, 0, 20 + i as i32) {
-                Err(CommError::Truncated { message_len, buffer_len }) if message_len == n && buffer_len == 10 => {}
+                Err(CommError::Truncated {
+                    message_len,
+                    buffer_len,
+                }) if message_len == n && buffer_len == 10 => {}
                 other => return Err(format!("truncated receive of {n} gave {other:?}")),
             }
             let (m, _) = ctx("recv after truncation", world.recv_vec(0, 20 + i as i32))?;
@@ -143,7 +197,10 @@ fn truncation(world: &Communicator) -> R {
 /// Bad ranks and tags are errors, not panics.
 fn bad_arguments(world: &Communicator) -> R {
     let size = world.size();
-    if !matches!(world.send(b"x", size, 0), Err(CommError::InvalidRank { .. })) {
+    if !matches!(
+        world.send(b"x", size, 0),
+        Err(CommError::InvalidRank { .. })
+    ) {
         return Err("send to rank == size was not an InvalidRank error".into());
     }
     if !matches!(world.send(b"x", -7, 0), Err(CommError::InvalidRank { .. })) {
@@ -153,7 +210,10 @@ fn bad_arguments(world: &Communicator) -> R {
         return Err("negative tag was not an InvalidTag error".into());
     }
     let mut b = [0u8; 1];
-    if !matches!(world.recv(&mut b, size + 3, 0), Err(CommError::InvalidRank { .. })) {
+    if !matches!(
+        world.recv(&mut b, size + 3, 0),
+        Err(CommError::InvalidRank { .. })
+    ) {
         return Err("receive from a bad rank was not an InvalidRank error".into());
     }
     Ok(())
@@ -187,7 +247,12 @@ fn many_outstanding(world: &Communicator) -> R {
                 done += 1;
             }
             drop(reqs);
-            if done != n || bufs.iter().enumerate().any(|(i, b)| b[0] != (i % 256) as u8) {
+            if done != n
+                || bufs
+                    .iter()
+                    .enumerate()
+                    .any(|(i, b)| b[0] != (i % 256) as u8)
+            {
                 return Err("outstanding receives got wrong data".into());
             }
         }
@@ -205,7 +270,7 @@ fn main() {
         }
     };
     let world = universe.world();
-    let checks: [(&str, fn(&Communicator) -> R); 7] = [
+    let checks: [Check; 7] = [
         ("sizes", sizes),
         ("wildcards", wildcards),
         ("ordering", ordering),

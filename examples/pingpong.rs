@@ -34,7 +34,10 @@ fn main() -> Result<(), ibdyn::CommError> {
         }
         if rank == 0 {
             let us = t0.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64);
-            println!("{size:>8} B  {us:>9.3} us one-way  {:>8.1} MB/s", size as f64 / us);
+            println!(
+                "{size:>8} B  {us:>9.3} us one-way  {:>8.1} MB/s",
+                size as f64 / us
+            );
         }
     }
     universe.finalize()

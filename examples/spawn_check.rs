@@ -18,10 +18,15 @@ fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     }
     let merged = parent.merge(true).map_err(e)?;
     let mut sum = [0i64];
-    merged.all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum()).map_err(e)?;
+    merged
+        .all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum())
+        .map_err(e)?;
     let n = merged.size() as i64;
     if sum[0] != n * (n - 1) / 2 {
-        return Err(format!("allreduce on the merged communicator gave {}", sum[0]));
+        return Err(format!(
+            "allreduce on the merged communicator gave {}",
+            sum[0]
+        ));
     }
     parent.disconnect().map_err(e)
 }
@@ -32,9 +37,16 @@ fn parent(universe: &ibdyn::Universe, wireup: Wireup, n: u32) -> Result<(), Stri
     let me = std::env::current_exe().map_err(|x| x.to_string())?;
     let mut cmd = Command::new(me);
     cmd.arg("child");
-    let opts = SpawnOptions { wireup, ..SpawnOptions::default() };
-    let children = world.process_at_rank(0).spawn_with(&cmd, n, &opts).map_err(e)?;
-    if !children.is_inter() || children.remote_size() != n as i32 || children.size() != world.size() {
+    let opts = SpawnOptions {
+        wireup,
+        ..SpawnOptions::default()
+    };
+    let children = world
+        .process_at_rank(0)
+        .spawn_with(&cmd, n, &opts)
+        .map_err(e)?;
+    if !children.is_inter() || children.remote_size() != n as i32 || children.size() != world.size()
+    {
         return Err("the spawn intercommunicator has the wrong shape".into());
     }
     let mut seen = vec![false; n as usize];
@@ -51,13 +63,22 @@ fn parent(universe: &ibdyn::Universe, wireup: Wireup, n: u32) -> Result<(), Stri
     }
     let merged = children.merge(false).map_err(e)?;
     if merged.size() != world.size() + n as i32 || merged.rank() != world.rank() {
-        return Err(format!("merged: rank {} of {}; parents must come first", merged.rank(), merged.size()));
+        return Err(format!(
+            "merged: rank {} of {}; parents must come first",
+            merged.rank(),
+            merged.size()
+        ));
     }
     let mut sum = [0i64];
-    merged.all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum()).map_err(e)?;
+    merged
+        .all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum())
+        .map_err(e)?;
     let m = merged.size() as i64;
     if sum[0] != m * (m - 1) / 2 {
-        return Err(format!("allreduce on the merged communicator gave {}", sum[0]));
+        return Err(format!(
+            "allreduce on the merged communicator gave {}",
+            sum[0]
+        ));
     }
     children.disconnect().map_err(e)
 }
@@ -69,16 +90,28 @@ fn missing(universe: &ibdyn::Universe) -> Result<(), String> {
         Err(ibdyn::CommError::SpawnFailed { failures }) => {
             if world.rank() == 0 {
                 for f in &failures {
-                    println!("spawn_check: child {} failed: {} (code {})", f.rank, f.message, f.code);
+                    println!(
+                        "spawn_check: child {} failed: {} (code {})",
+                        f.rank, f.message, f.code
+                    );
                 }
             }
         }
-        Err(ibdyn::CommError::RootFailed { error, .. }) => println!("spawn_check: root failed: {error}"),
-        other => return Err(format!("spawning a missing program gave {:?}", other.map(|_| ()))),
+        Err(ibdyn::CommError::RootFailed { error, .. }) => {
+            println!("spawn_check: root failed: {error}")
+        }
+        other => {
+            return Err(format!(
+                "spawning a missing program gave {:?}",
+                other.map(|_| ())
+            ))
+        }
     }
     // The parents' communicator still works.
     let mut sum = [0i64];
-    world.all_reduce_into(&[1i64], &mut sum, SystemOperation::sum()).map_err(|e| e.to_string())?;
+    world
+        .all_reduce_into(&[1i64], &mut sum, SystemOperation::sum())
+        .map_err(|e| e.to_string())?;
     if sum[0] != world.size() as i64 {
         return Err("the parents' communicator is broken after a failed spawn".into());
     }
@@ -89,7 +122,11 @@ fn missing(universe: &ibdyn::Universe) -> Result<(), String> {
 fn resources() -> (usize, usize, usize) {
     let count = |d: &str| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
     let shm = std::fs::read_dir("/dev/shm")
-        .map(|r| r.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("ibdyn")).count())
+        .map(|r| {
+            r.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("ibdyn"))
+                .count()
+        })
         .unwrap_or(0);
     (count("/proc/self/fd"), count("/proc/self/task"), shm)
 }
@@ -118,7 +155,10 @@ fn cycles(universe: &ibdyn::Universe, n: usize) -> Result<(), String> {
         std::thread::sleep(std::time::Duration::from_millis(20));
         after = resources();
     }
-    println!("spawn_check: {n} cycles: fds {} -> {}, threads {} -> {}, shm entries {} -> {}", before.0, after.0, before.1, after.1, before.2, after.2);
+    println!(
+        "spawn_check: {n} cycles: fds {} -> {}, threads {} -> {}, shm entries {} -> {}",
+        before.0, after.0, before.1, after.1, before.2, after.2
+    );
     if after.0 > before.0 || after.1 > before.1 || after.2 > before.2 {
         return Err("resources grew over the spawn cycles".into());
     }
@@ -134,16 +174,27 @@ fn main() {
     let mode = args.first().map(String::as_str).unwrap_or("ud");
     let result = match mode {
         "child" => child(&universe),
-        "leaf" => universe.parent().ok_or_else(|| "no parent".to_string()).and_then(|p| p.disconnect().map_err(|e| e.to_string())),
-        "cycles" => cycles(&universe, args.get(1).and_then(|s| s.parse().ok()).unwrap_or(500)),
+        "leaf" => universe
+            .parent()
+            .ok_or_else(|| "no parent".to_string())
+            .and_then(|p| p.disconnect().map_err(|e| e.to_string())),
+        "cycles" => cycles(
+            &universe,
+            args.get(1).and_then(|s| s.parse().ok()).unwrap_or(500),
+        ),
         "missing" => missing(&universe),
         w => {
             let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
-            Wireup::parse(w).map_err(|e| e.to_string()).and_then(|w| parent(&universe, w, n))
+            Wireup::parse(w)
+                .map_err(|e| e.to_string())
+                .and_then(|w| parent(&universe, w, n))
         }
     };
     if let Err(msg) = result {
-        eprintln!("spawn_check ({mode}): rank {}: {msg}", universe.world().rank());
+        eprintln!(
+            "spawn_check ({mode}): rank {}: {msg}",
+            universe.world().rank()
+        );
         std::process::exit(1);
     }
     if universe.world().rank() == 0 && mode != "child" && mode != "leaf" {

@@ -60,10 +60,14 @@ impl SystemOperation {
 pub struct UserOperation;
 
 impl UserOperation {
-    pub fn commutative<T: Element, F: Fn(&[T], &mut [T]) + Send + Sync + 'static>(f: F) -> Operation {
+    pub fn commutative<T: Element, F: Fn(&[T], &mut [T]) + Send + Sync + 'static>(
+        f: F,
+    ) -> Operation {
         Operation::User(Op::user::<T, F>(true, f))
     }
-    pub fn non_commutative<T: Element, F: Fn(&[T], &mut [T]) + Send + Sync + 'static>(f: F) -> Operation {
+    pub fn non_commutative<T: Element, F: Fn(&[T], &mut [T]) + Send + Sync + 'static>(
+        f: F,
+    ) -> Operation {
         Operation::User(Op::user::<T, F>(false, f))
     }
 }
@@ -82,12 +86,17 @@ fn coll(comm: &Communicator) -> Result<Rc<Collectives<Communicator>>> {
         return Err(crate::CommError::CommFreed);
     }
     if comm.is_inter() {
-        return Err(crate::CommError::InvalidArgument("intercommunicator collectives are not available yet".into()));
+        return Err(crate::CommError::InvalidArgument(
+            "intercommunicator collectives are not available yet".into(),
+        ));
     }
     Ok(ibdyn_collectives::collectives_of(comm)?)
 }
 
-fn with<R>(comm: &Communicator, f: impl FnOnce(&Collectives<Communicator>) -> ibdyn_collectives::Result<R>) -> Result<R> {
+fn with<R>(
+    comm: &Communicator,
+    f: impl FnOnce(&Collectives<Communicator>) -> ibdyn_collectives::Result<R>,
+) -> Result<R> {
     let c = coll(comm)?;
     Ok(f(&c)?)
 }
@@ -112,7 +121,9 @@ impl CollectiveRequest<'_> {
 
 fn start<'b>(
     comm: &Communicator,
-    f: impl FnOnce(&'b Collectives<Communicator>) -> ibdyn_collectives::Result<CollRequest<'b, Communicator>>,
+    f: impl FnOnce(
+        &'b Collectives<Communicator>,
+    ) -> ibdyn_collectives::Result<CollRequest<'b, Communicator>>,
 ) -> Result<CollectiveRequest<'b>> {
     let state = coll(comm)?;
     // SAFETY: `c` lives inside the Rc allocation `state`, which the returned request keeps
@@ -126,15 +137,44 @@ fn start<'b>(
 pub trait CommunicatorCollectives {
     fn barrier(&self) -> Result<()>;
     fn immediate_barrier(&self) -> Result<CollectiveRequest<'static>>;
-    fn all_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()>;
+    fn all_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()>;
     /// `counts`/`displs` in bytes of the receive buffer, one per rank.
-    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R, counts: &[usize], displs: &[usize]) -> Result<()>;
-    fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()>;
+    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()>;
+    fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()>;
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
-    fn immediate_all_reduce_into<'b, T: Element>(&self, send: &'b [T], recv: &'b mut [T], op: Operation) -> Result<CollectiveRequest<'b>>;
-    fn reduce_scatter_block_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
+    fn immediate_all_reduce_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    fn reduce_scatter_block_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()>;
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
-    fn exclusive_scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
+    fn exclusive_scan_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()>;
 }
 
 impl CommunicatorCollectives for Communicator {
@@ -144,52 +184,131 @@ impl CommunicatorCollectives for Communicator {
     fn immediate_barrier(&self) -> Result<CollectiveRequest<'static>> {
         start(self, |c| c.ibarrier())
     }
-    fn all_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()> {
+    fn all_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()> {
         with(self, |c| c.allgather(send.as_bytes(), recv.as_bytes_mut()))
     }
-    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R, counts: &[usize], displs: &[usize]) -> Result<()> {
-        with(self, |c| c.allgatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs))
+    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()> {
+        with(self, |c| {
+            c.allgatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs)
+        })
     }
-    fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()> {
+    fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()> {
         with(self, |c| c.alltoall(send.as_bytes(), recv.as_bytes_mut()))
     }
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
-        with(self, |c| c.allreduce(ibdyn_collectives::as_bytes(send), ibdyn_collectives::as_bytes_mut(recv), &op))
+        with(self, |c| {
+            c.allreduce(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+            )
+        })
     }
-    fn immediate_all_reduce_into<'b, T: Element>(&self, send: &'b [T], recv: &'b mut [T], op: Operation) -> Result<CollectiveRequest<'b>> {
+    fn immediate_all_reduce_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
         let op = op.op_for::<T>()?;
-        start(self, |c| c.iallreduce(ibdyn_collectives::as_bytes(send), ibdyn_collectives::as_bytes_mut(recv), &op))
+        start(self, |c| {
+            c.iallreduce(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+            )
+        })
     }
-    fn reduce_scatter_block_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
+    fn reduce_scatter_block_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()> {
         let op = op.op_for::<T>()?;
-        with(self, |c| c.reduce_scatter_block(ibdyn_collectives::as_bytes(send), ibdyn_collectives::as_bytes_mut(recv), &op))
+        with(self, |c| {
+            c.reduce_scatter_block(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+            )
+        })
     }
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
-        with(self, |c| c.scan(ibdyn_collectives::as_bytes(send), ibdyn_collectives::as_bytes_mut(recv), &op))
+        with(self, |c| {
+            c.scan(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+            )
+        })
     }
-    fn exclusive_scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
+    fn exclusive_scan_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()> {
         let op = op.op_for::<T>()?;
-        with(self, |c| c.exscan(ibdyn_collectives::as_bytes(send), ibdyn_collectives::as_bytes_mut(recv), &op))
+        with(self, |c| {
+            c.exscan(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+            )
+        })
     }
 }
 
 /// Rooted collectives, called on the root process (rsmpi's `Root`).
 pub trait Root {
     fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<()>;
-    fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(&self, buf: &'b mut B) -> Result<CollectiveRequest<'b>>;
+    fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(
+        &self,
+        buf: &'b mut B,
+    ) -> Result<CollectiveRequest<'b>>;
     /// Non-root side of a gather.
     fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()>;
-    fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()>;
+    fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()>;
     /// `counts`/`displs` in bytes, significant at the root.
-    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R, counts: &[usize], displs: &[usize]) -> Result<()>;
+    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()>;
     /// Non-root side of a scatter.
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()>;
-    fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()>;
+    fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()>;
     /// Non-root side of a reduce.
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()>;
-    fn reduce_into_root<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
+    fn reduce_into_root<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation)
+        -> Result<()>;
 }
 
 impl Root for Process<'_> {
@@ -197,38 +316,79 @@ impl Root for Process<'_> {
         let root = self.root()?;
         with(self.communicator(), |c| c.bcast(buf.as_bytes_mut(), root))
     }
-    fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(&self, buf: &'b mut B) -> Result<CollectiveRequest<'b>> {
+    fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(
+        &self,
+        buf: &'b mut B,
+    ) -> Result<CollectiveRequest<'b>> {
         let root = self.root()?;
         start(self.communicator(), |c| c.ibcast(buf.as_bytes_mut(), root))
     }
     fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()> {
         let root = self.root()?;
-        with(self.communicator(), |c| c.gather(send.as_bytes(), &mut [], root))
+        with(self.communicator(), |c| {
+            c.gather(send.as_bytes(), &mut [], root)
+        })
     }
-    fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()> {
+    fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()> {
         let root = self.root()?;
-        with(self.communicator(), |c| c.gather(send.as_bytes(), recv.as_bytes_mut(), root))
+        with(self.communicator(), |c| {
+            c.gather(send.as_bytes(), recv.as_bytes_mut(), root)
+        })
     }
-    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R, counts: &[usize], displs: &[usize]) -> Result<()> {
+    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+        counts: &[usize],
+        displs: &[usize],
+    ) -> Result<()> {
         let root = self.root()?;
-        with(self.communicator(), |c| c.gatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs, root))
+        with(self.communicator(), |c| {
+            c.gatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs, root)
+        })
     }
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()> {
         let root = self.root()?;
-        with(self.communicator(), |c| c.scatter(&[], recv.as_bytes_mut(), root))
+        with(self.communicator(), |c| {
+            c.scatter(&[], recv.as_bytes_mut(), root)
+        })
     }
-    fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(&self, send: &S, recv: &mut R) -> Result<()> {
+    fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()> {
         let root = self.root()?;
-        with(self.communicator(), |c| c.scatter(send.as_bytes(), recv.as_bytes_mut(), root))
+        with(self.communicator(), |c| {
+            c.scatter(send.as_bytes(), recv.as_bytes_mut(), root)
+        })
     }
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()> {
         let root = self.root()?;
         let op = op.op_for::<T>()?;
-        with(self.communicator(), |c| c.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, root))
+        with(self.communicator(), |c| {
+            c.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, root)
+        })
     }
-    fn reduce_into_root<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
+    fn reduce_into_root<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()> {
         let root = self.root()?;
         let op = op.op_for::<T>()?;
-        with(self.communicator(), |c| c.reduce(ibdyn_collectives::as_bytes(send), ibdyn_collectives::as_bytes_mut(recv), &op, root))
+        with(self.communicator(), |c| {
+            c.reduce(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+                root,
+            )
+        })
     }
 }

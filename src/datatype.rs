@@ -73,7 +73,9 @@ impl<T: Equivalence> BufferMut for T {
 impl<T: Equivalence> BufferMut for [T] {
     fn as_bytes_mut(&mut self) -> &mut [u8] {
         // SAFETY: as above, for the whole slice.
-        unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr().cast(), std::mem::size_of_val(self)) }
+        unsafe {
+            std::slice::from_raw_parts_mut(self.as_mut_ptr().cast(), std::mem::size_of_val(self))
+        }
     }
 }
 
@@ -86,7 +88,7 @@ impl<T: Equivalence> BufferMut for Vec<T> {
 /// Rebuilds a vector of `T` from received bytes; an error if they are not a whole number of `T`.
 pub fn vec_from_bytes<T: Equivalence>(bytes: &[u8]) -> crate::Result<Vec<T>> {
     let sz = std::mem::size_of::<T>().max(1);
-    if bytes.len() % sz != 0 {
+    if !bytes.len().is_multiple_of(sz) {
         return Err(crate::CommError::InvalidArgument(format!(
             "received {} bytes, not a whole number of {}-byte elements",
             bytes.len(),

@@ -7,7 +7,9 @@ use crate::point_to_point::Process;
 use crate::{Communicator, Result};
 use std::process::Command;
 
-pub use ibdyn_spawn::dynamic::{close_port, lookup_name, open_port, publish_name, unpublish_name, Port, SpawnOptions, Wireup};
+pub use ibdyn_spawn::dynamic::{
+    close_port, lookup_name, open_port, publish_name, unpublish_name, Port, SpawnOptions, Wireup,
+};
 
 /// Spawning, collective over the communicator, with this process as the root.
 pub trait Spawn {
@@ -15,19 +17,35 @@ pub trait Spawn {
     /// directory are taken from it). Returns the intercommunicator to the children.
     fn spawn(&self, cmd: &Command, maxprocs: u32) -> Result<Communicator>;
     /// `spawn` with info keys (`host`, `wdir`, ...), the wire-up kind and the timeout.
-    fn spawn_with(&self, cmd: &Command, maxprocs: u32, opts: &SpawnOptions) -> Result<Communicator>;
+    fn spawn_with(&self, cmd: &Command, maxprocs: u32, opts: &SpawnOptions)
+        -> Result<Communicator>;
     /// Several programs as one job (MPI_Comm_spawn_multiple), ranks numbered in order.
-    fn spawn_multiple(&self, cmds: &[(&Command, u32)], opts: &SpawnOptions) -> Result<Communicator>;
+    fn spawn_multiple(&self, cmds: &[(&Command, u32)], opts: &SpawnOptions)
+        -> Result<Communicator>;
 }
 
 impl Spawn for Process<'_> {
     fn spawn(&self, cmd: &Command, maxprocs: u32) -> Result<Communicator> {
         self.spawn_with(cmd, maxprocs, &SpawnOptions::default())
     }
-    fn spawn_with(&self, cmd: &Command, maxprocs: u32, opts: &SpawnOptions) -> Result<Communicator> {
-        ibdyn_spawn::dynamic::spawn_multiple(self.communicator(), self.rank(), &[(cmd, maxprocs)], opts)
+    fn spawn_with(
+        &self,
+        cmd: &Command,
+        maxprocs: u32,
+        opts: &SpawnOptions,
+    ) -> Result<Communicator> {
+        ibdyn_spawn::dynamic::spawn_multiple(
+            self.communicator(),
+            self.rank(),
+            &[(cmd, maxprocs)],
+            opts,
+        )
     }
-    fn spawn_multiple(&self, cmds: &[(&Command, u32)], opts: &SpawnOptions) -> Result<Communicator> {
+    fn spawn_multiple(
+        &self,
+        cmds: &[(&Command, u32)],
+        opts: &SpawnOptions,
+    ) -> Result<Communicator> {
         ibdyn_spawn::dynamic::spawn_multiple(self.communicator(), self.rank(), cmds, opts)
     }
 }

@@ -20,15 +20,18 @@ mod dynamic;
 mod point_to_point;
 
 pub use collective::{
-    Algorithm, CollOp, CollectiveRequest, CommunicatorCollectives, ElemType, Operation, Root, SystemOperation, UserOperation,
-    COLL_ALGO_ENV,
+    Algorithm, CollOp, CollectiveRequest, CommunicatorCollectives, ElemType, Operation, Root,
+    SystemOperation, UserOperation, COLL_ALGO_ENV,
 };
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
-pub use ibdyn_intercomm::{
-    wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result, Status, Universe,
-    ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
+pub use dynamic::{
+    close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn,
+    SpawnOptions, Wireup,
 };
-pub use dynamic::{close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn, SpawnOptions, Wireup};
+pub use ibdyn_intercomm::{
+    wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result,
+    Status, Universe, ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
+};
 pub use ibdyn_pmi as pmi;
 pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
 

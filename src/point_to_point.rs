@@ -22,18 +22,25 @@ pub trait CommunicatorExt {
     fn this_process(&self) -> Process<'_>;
     fn duplicate(&self) -> Result<Communicator>;
     fn split_by_color(&self, color: Option<u32>) -> Result<Option<Communicator>>;
-    fn split_by_color_with_key(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>>;
+    fn split_by_color_with_key(&self, color: Option<u32>, key: i32)
+        -> Result<Option<Communicator>>;
 }
 
 impl CommunicatorExt for Communicator {
     fn process_at_rank(&self, r: i32) -> Process<'_> {
-        Process { comm: self, rank: r }
+        Process {
+            comm: self,
+            rank: r,
+        }
     }
     fn any_process(&self) -> AnyProcess<'_> {
         AnyProcess { comm: self }
     }
     fn this_process(&self) -> Process<'_> {
-        Process { comm: self, rank: self.rank() }
+        Process {
+            comm: self,
+            rank: self.rank(),
+        }
     }
     fn duplicate(&self) -> Result<Communicator> {
         self.dup()
@@ -41,7 +48,11 @@ impl CommunicatorExt for Communicator {
     fn split_by_color(&self, color: Option<u32>) -> Result<Option<Communicator>> {
         self.split(color, self.rank())
     }
-    fn split_by_color_with_key(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
+    fn split_by_color_with_key(
+        &self,
+        color: Option<u32>,
+        key: i32,
+    ) -> Result<Option<Communicator>> {
         self.split(color, key)
     }
 }
@@ -54,7 +65,9 @@ pub trait Source {
     fn receive_with_tag<T: Equivalence>(&self, tag: i32) -> Result<(T, Status)> {
         // SAFETY: T is Equivalence: every bit pattern, all-zero included, is a valid value.
         let mut v: T = unsafe { std::mem::zeroed() };
-        let st = self.comm().recv(v.as_bytes_mut(), self.source_rank(), tag)?;
+        let st = self
+            .comm()
+            .recv(v.as_bytes_mut(), self.source_rank(), tag)?;
         if st.count != std::mem::size_of::<T>() {
             return Err(crate::CommError::InvalidArgument(format!(
                 "expected one {}-byte value, received {} bytes",
@@ -74,16 +87,29 @@ pub trait Source {
     fn receive_vec<T: Equivalence>(&self) -> Result<(Vec<T>, Status)> {
         self.receive_vec_with_tag(ANY_TAG)
     }
-    fn receive_into_with_tag<B: BufferMut + ?Sized>(&self, buf: &mut B, tag: i32) -> Result<Status> {
-        self.comm().recv(buf.as_bytes_mut(), self.source_rank(), tag)
+    fn receive_into_with_tag<B: BufferMut + ?Sized>(
+        &self,
+        buf: &mut B,
+        tag: i32,
+    ) -> Result<Status> {
+        self.comm()
+            .recv(buf.as_bytes_mut(), self.source_rank(), tag)
     }
     fn receive_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<Status> {
         self.receive_into_with_tag(buf, ANY_TAG)
     }
-    fn immediate_receive_into_with_tag<'a, B: BufferMut + ?Sized>(&self, buf: &'a mut B, tag: i32) -> Result<Request<'a>> {
-        self.comm().irecv(buf.as_bytes_mut(), self.source_rank(), tag)
+    fn immediate_receive_into_with_tag<'a, B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+        tag: i32,
+    ) -> Result<Request<'a>> {
+        self.comm()
+            .irecv(buf.as_bytes_mut(), self.source_rank(), tag)
     }
-    fn immediate_receive_into<'a, B: BufferMut + ?Sized>(&self, buf: &'a mut B) -> Result<Request<'a>> {
+    fn immediate_receive_into<'a, B: BufferMut + ?Sized>(
+        &self,
+        buf: &'a mut B,
+    ) -> Result<Request<'a>> {
         self.immediate_receive_into_with_tag(buf, ANY_TAG)
     }
     fn probe_with_tag(&self, tag: i32) -> Result<Status> {
@@ -125,7 +151,10 @@ impl<'c> Process<'c> {
     /// This process's rank as the root of a collective, checked against the communicator.
     pub(crate) fn root(&self) -> Result<usize> {
         if self.rank < 0 || self.rank >= self.comm.size() {
-            return Err(crate::CommError::InvalidRank { rank: self.rank as i64, size: self.comm.size() as usize });
+            return Err(crate::CommError::InvalidRank {
+                rank: self.rank as i64,
+                size: self.comm.size() as usize,
+            });
         }
         Ok(self.rank as usize)
     }
@@ -138,7 +167,11 @@ impl<'c> Process<'c> {
     pub fn immediate_send<'a, B: Buffer + ?Sized>(&self, buf: &'a B) -> Result<Request<'a>> {
         self.immediate_send_with_tag(buf, 0)
     }
-    pub fn immediate_send_with_tag<'a, B: Buffer + ?Sized>(&self, buf: &'a B, tag: i32) -> Result<Request<'a>> {
+    pub fn immediate_send_with_tag<'a, B: Buffer + ?Sized>(
+        &self,
+        buf: &'a B,
+        tag: i32,
+    ) -> Result<Request<'a>> {
         self.comm.isend(buf.as_bytes(), self.rank, tag)
     }
 }

@@ -16,7 +16,16 @@ fn example(name: &str) -> PathBuf {
 fn run(n: &str, nodes: &str, algo: Option<&str>) {
     let prog = example("coll_check");
     let mut c = Command::new(env!("CARGO_BIN_EXE_ibdyn"));
-    c.args(["run", "-n", n, "--nodes", nodes, "--map-by", "node", prog.to_str().unwrap()]);
+    c.args([
+        "run",
+        "-n",
+        n,
+        "--nodes",
+        nodes,
+        "--map-by",
+        "node",
+        prog.to_str().unwrap(),
+    ]);
     if let Some(a) = algo {
         c.env("IBDYN_COLL_ALGO", a);
     }

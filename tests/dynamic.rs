@@ -15,7 +15,11 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibdyn")).arg("run").args(args).output().expect("start ibdyn run")
+    Command::new(env!("CARGO_BIN_EXE_ibdyn"))
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("start ibdyn run")
 }
 
 fn assert_passed(out: &Output, what: &str) {
@@ -32,9 +36,17 @@ fn assert_passed(out: &Output, what: &str) {
 fn spawn_merge_and_disconnect() {
     let prog = example("spawn_check");
     let p = prog.to_str().unwrap();
-    for (n, nodes, wireup, kids) in [("1", "1", "ud", "1"), ("2", "1", "ud", "3"), ("2", "2", "ud", "3"), ("3", "2", "rc", "2")] {
+    for (n, nodes, wireup, kids) in [
+        ("1", "1", "ud", "1"),
+        ("2", "1", "ud", "3"),
+        ("2", "2", "ud", "3"),
+        ("3", "2", "rc", "2"),
+    ] {
         let out = run(&["-n", n, "--nodes", nodes, p, wireup, kids]);
-        assert_passed(&out, &format!("{n} parents on {nodes} node(s), {wireup} wire-up, {kids} children"));
+        assert_passed(
+            &out,
+            &format!("{n} parents on {nodes} node(s), {wireup} wire-up, {kids} children"),
+        );
     }
 }
 
@@ -44,7 +56,10 @@ fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
     let out = run(&["-n", "2", prog.to_str().unwrap(), "missing"]);
     assert_passed(&out, "missing program");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("/nonexistent/ibdyn-no-such-program") && stdout.contains("No such file"), "{stdout}");
+    assert!(
+        stdout.contains("/nonexistent/ibdyn-no-such-program") && stdout.contains("No such file"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -57,10 +72,20 @@ fn five_hundred_spawn_cycles_leak_nothing() {
 #[test]
 fn connect_accept_through_the_name_service() {
     let prog = example("client_server");
-    let out = run(&["-n", "2", "--nodes", "2", prog.to_str().unwrap(), "pair", "svc-pair"]);
+    let out = run(&[
+        "-n",
+        "2",
+        "--nodes",
+        "2",
+        prog.to_str().unwrap(),
+        "pair",
+        "svc-pair",
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && stdout.contains("served") && stdout.contains("connected and answered"),
+        out.status.success()
+            && stdout.contains("served")
+            && stdout.contains("connected and answered"),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -70,7 +95,14 @@ fn connect_accept_through_the_name_service() {
 fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
     let prog = example("client_server");
     let out = Command::new(env!("CARGO_BIN_EXE_ibdyn"))
-        .args(["run", "-n", "2", prog.to_str().unwrap(), "noaccept", "svc-noaccept"])
+        .args([
+            "run",
+            "-n",
+            "2",
+            prog.to_str().unwrap(),
+            "noaccept",
+            "svc-noaccept",
+        ])
         .env("IBDYN_CONNECT_TIMEOUT", "1")
         .output()
         .unwrap();

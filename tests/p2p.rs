@@ -25,13 +25,31 @@ fn ibdyn_run(args: &[&str], envs: &[(&str, &str)]) -> Output {
 fn assert_ok(out: &Output, expect: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}", out.status);
-    assert!(stdout.contains(expect), "missing {expect:?} in stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains(expect),
+        "missing {expect:?} in stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
 }
 
 fn check(n: &str, nodes: &str, envs: &[(&str, &str)]) {
     let prog = example("p2p_check");
-    let out = ibdyn_run(&["-n", n, "--nodes", nodes, "--map-by", "node", prog.to_str().unwrap()], envs);
+    let out = ibdyn_run(
+        &[
+            "-n",
+            n,
+            "--nodes",
+            nodes,
+            "--map-by",
+            "node",
+            prog.to_str().unwrap(),
+        ],
+        envs,
+    );
     assert_ok(&out, &format!("p2p_check: all passed on {n} ranks"));
 }
 
@@ -57,14 +75,30 @@ fn p2p_with_copy_fallback_when_cma_is_off() {
 
 #[test]
 fn p2p_with_eager_wireup() {
-    check("4", "2", &[("IBDYN_WIREUP", "all"), ("IBDYN_PROVIDER", "sock")]);
+    check(
+        "4",
+        "2",
+        &[("IBDYN_WIREUP", "all"), ("IBDYN_PROVIDER", "sock")],
+    );
 }
 
 #[test]
 fn peer_death_during_rendezvous_is_an_error() {
     for nodes in ["1", "2"] {
         let prog = example("peer_death");
-        let out = ibdyn_run(&["--keep-going", "-n", "2", "--nodes", nodes, "--map-by", "node", prog.to_str().unwrap()], &[]);
+        let out = ibdyn_run(
+            &[
+                "--keep-going",
+                "-n",
+                "2",
+                "--nodes",
+                nodes,
+                "--map-by",
+                "node",
+                prog.to_str().unwrap(),
+            ],
+            &[],
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             stdout.contains("send failed as expected") && stdout.contains("rank 1"),
@@ -77,16 +111,38 @@ fn peer_death_during_rendezvous_is_an_error() {
 #[test]
 fn on_demand_wireup_connects_only_to_peers_in_use() {
     let prog = example("ring_connections");
-    let out = ibdyn_run(&["-n", "8", "--nodes", "4", "--map-by", "node", prog.to_str().unwrap()], &[("IBDYN_PROVIDER", "sock")]);
+    let out = ibdyn_run(
+        &[
+            "-n",
+            "8",
+            "--nodes",
+            "4",
+            "--map-by",
+            "node",
+            prog.to_str().unwrap(),
+        ],
+        &[("IBDYN_PROVIDER", "sock")],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Ring neighbours are on other nodes (round-robin placement): two connections each.
     for r in 0..8 {
-        assert!(stdout.contains(&format!("rank {r}: connections 2")), "rank {r}:\n{stdout}");
+        assert!(
+            stdout.contains(&format!("rank {r}: connections 2")),
+            "rank {r}:\n{stdout}"
+        );
     }
 }
 
 #[test]
 fn p2p_across_nodes_with_a_fifth_of_datagrams_dropped() {
-    check("4", "2", &[("IBDYN_PROVIDER", "sock"), ("IBDYN_SOCK_DROP", "0.2")]);
+    check(
+        "4",
+        "2",
+        &[("IBDYN_PROVIDER", "sock"), ("IBDYN_SOCK_DROP", "0.2")],
+    );
 }

@@ -24,16 +24,37 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         return rank_main(&a);
     }
     let mut report = Report::new("bw", json);
-    let args = vec!["bw".into(), "--max-size".into(), a.max_size.to_string(), "--iters".into(), a.iters.to_string()];
+    let args = vec![
+        "bw".into(),
+        "--max-size".into(),
+        a.max_size.to_string(),
+        "--iters".into(),
+        a.iters.to_string(),
+    ];
     let rows = job::run_job(2, a.nodes, &["--map-by", "node"], &[], &args)?;
     add_rows(&mut report, &[("nodes", a.nodes.to_string())], &rows)?;
     let mb = 4 << 20;
     let p = [("nodes", a.nodes.to_string()), ("size", mb.to_string())];
     if a.nodes == 1 {
-        report.floor(&p, "memcpy", "MB/s", crate::floors::memcpy_gbps(mb) * 1000.0);
-        report.floor(&p, "process_vm_readv", "MB/s", crate::floors::cma_read_gbps(mb) * 1000.0);
+        report.floor(
+            &p,
+            "memcpy",
+            "MB/s",
+            crate::floors::memcpy_gbps(mb) * 1000.0,
+        );
+        report.floor(
+            &p,
+            "process_vm_readv",
+            "MB/s",
+            crate::floors::cma_read_gbps(mb) * 1000.0,
+        );
     } else {
-        report.floor(&p, "tcp stream", "MB/s", crate::floors_net::tcp_bandwidth_mbps(1 << 20, 400));
+        report.floor(
+            &p,
+            "tcp stream",
+            "MB/s",
+            crate::floors_net::tcp_bandwidth_mbps(1 << 20, 400),
+        );
     }
     report.finish();
     Ok(())
@@ -56,11 +77,19 @@ fn rank_main(a: &Args) -> Result<(), String> {
                 t0 = Instant::now();
             }
             if rank == 0 {
-                let reqs = sbufs.iter().map(|b| w.isend(b, 1, 2)).collect::<Result<Vec<_>, _>>().map_err(e)?;
+                let reqs = sbufs
+                    .iter()
+                    .map(|b| w.isend(b, 1, 2))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(e)?;
                 ibdyn::wait_all(reqs).map_err(e)?;
                 w.recv(&mut ack, 1, 3).map_err(e)?;
             } else {
-                let reqs = rbufs.iter_mut().map(|b| w.irecv(b, 0, 2)).collect::<Result<Vec<_>, _>>().map_err(e)?;
+                let reqs = rbufs
+                    .iter_mut()
+                    .map(|b| w.irecv(b, 0, 2))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(e)?;
                 ibdyn::wait_all(reqs).map_err(e)?;
                 w.send(&ack, 0, 3).map_err(e)?;
             }

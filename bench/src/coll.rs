@@ -27,11 +27,26 @@ pub struct Args {
     iters: usize,
 }
 
-const OPS: &[&str] = &["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter", "reduce_scatter", "scan"];
+const OPS: &[&str] = &[
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "allgather",
+    "alltoall",
+    "gather",
+    "scatter",
+    "reduce_scatter",
+    "scan",
+];
 
 pub fn run(a: Args, json: bool) -> Result<(), String> {
     if !OPS.contains(&a.op.as_str()) {
-        return Err(format!("unknown --op {:?}; one of {}", a.op, OPS.join(", ")));
+        return Err(format!(
+            "unknown --op {:?}; one of {}",
+            a.op,
+            OPS.join(", ")
+        ));
     }
     if job::in_job() {
         return rank_main(&a);
@@ -47,12 +62,27 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         a.iters.to_string(),
     ];
     let rows = job::run_job(a.np, a.nodes, &[], &[], &args)?;
-    add_rows(&mut report, &[("op", a.op.clone()), ("np", a.np.to_string()), ("nodes", a.nodes.to_string())], &rows)?;
+    add_rows(
+        &mut report,
+        &[
+            ("op", a.op.clone()),
+            ("np", a.np.to_string()),
+            ("nodes", a.nodes.to_string()),
+        ],
+        &rows,
+    )?;
     report.finish();
     Ok(())
 }
 
-fn one(w: &Communicator, op: &str, size: usize, sbuf: &[u8], rbuf: &mut [u8], big: &mut [u8]) -> ibdyn::Result<()> {
+fn one(
+    w: &Communicator,
+    op: &str,
+    size: usize,
+    sbuf: &[u8],
+    rbuf: &mut [u8],
+    big: &mut [u8],
+) -> ibdyn::Result<()> {
     let n = w.size() as usize;
     let root = w.process_at_rank(0);
     let elems = (size / 8).max(1);
@@ -61,7 +91,9 @@ fn one(w: &Communicator, op: &str, size: usize, sbuf: &[u8], rbuf: &mut [u8], bi
         "barrier" => w.barrier(),
         "bcast" => root.broadcast_into(&mut rbuf[..size]),
         "allreduce" => w.all_reduce_into(sv, as_i64_mut(rbuf, elems), SystemOperation::sum()),
-        "reduce" if w.rank() == 0 => root.reduce_into_root(sv, as_i64_mut(rbuf, elems), SystemOperation::sum()),
+        "reduce" if w.rank() == 0 => {
+            root.reduce_into_root(sv, as_i64_mut(rbuf, elems), SystemOperation::sum())
+        }
         "reduce" => root.reduce_into(sv, SystemOperation::sum()),
         "scan" => w.scan_into(sv, as_i64_mut(rbuf, elems), SystemOperation::sum()),
         "allgather" => w.all_gather_into(&sbuf[..size], &mut big[..size * n]),
@@ -71,7 +103,9 @@ fn one(w: &Communicator, op: &str, size: usize, sbuf: &[u8], rbuf: &mut [u8], bi
         }
         "gather" if w.rank() == 0 => root.gather_into_root(&sbuf[..size], &mut big[..size * n]),
         "gather" => root.gather_into(&sbuf[..size]),
-        "scatter" if w.rank() == 0 => root.scatter_into_root(&big[..size * n].to_vec()[..], &mut rbuf[..size]),
+        "scatter" if w.rank() == 0 => {
+            root.scatter_into_root(&big[..size * n].to_vec()[..], &mut rbuf[..size])
+        }
         "scatter" => root.scatter_into(&mut rbuf[..size]),
         "reduce_scatter" => {
             let per = elems;
@@ -83,13 +117,13 @@ fn one(w: &Communicator, op: &str, size: usize, sbuf: &[u8], rbuf: &mut [u8], bi
 }
 
 fn bytemuck_i64(b: &[u8], elems: usize) -> &[i64] {
-    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize) % 8 == 0);
+    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize).is_multiple_of(8));
     // SAFETY: aligned (checked), long enough (checked), i64 accepts any bit pattern.
     unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), elems) }
 }
 
 fn as_i64_mut(b: &mut [u8], elems: usize) -> &mut [i64] {
-    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize) % 8 == 0);
+    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize).is_multiple_of(8));
     // SAFETY: as above, for a unique borrow.
     unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast(), elems) }
 }
@@ -99,7 +133,11 @@ fn rank_main(a: &Args) -> Result<(), String> {
     let w = u.world();
     let n = w.size() as usize;
     let rooted = matches!(a.op.as_str(), "bcast" | "reduce" | "gather" | "scatter");
-    let list = if a.op == "barrier" { vec![0] } else { sizes(8, a.max_size) };
+    let list = if a.op == "barrier" {
+        vec![0]
+    } else {
+        sizes(8, a.max_size)
+    };
     let cap = a.max_size.max(8) + 8;
     let mut sbuf = vec![0u64; cap / 8 + 1];
     let mut rbuf = vec![0u64; cap / 8 + 1];
@@ -127,9 +165,12 @@ fn rank_main(a: &Args) -> Result<(), String> {
         }
         let mine = [total * 1e6 / iters as f64];
         let (mut lo, mut hi, mut sum) = ([0.0f64], [0.0f64], [0.0f64]);
-        w.all_reduce_into(&mine, &mut lo, SystemOperation::min()).map_err(e)?;
-        w.all_reduce_into(&mine, &mut hi, SystemOperation::max()).map_err(e)?;
-        w.all_reduce_into(&mine, &mut sum, SystemOperation::sum()).map_err(e)?;
+        w.all_reduce_into(&mine, &mut lo, SystemOperation::min())
+            .map_err(e)?;
+        w.all_reduce_into(&mine, &mut hi, SystemOperation::max())
+            .map_err(e)?;
+        w.all_reduce_into(&mine, &mut sum, SystemOperation::sum())
+            .map_err(e)?;
         if w.rank() == 0 {
             let p = [("size", size.to_string())];
             emit(&p, "avg", "us", sum[0] / n as f64);

@@ -69,9 +69,21 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     if a.dvm {
         extra.push("--dvm");
     }
-    let mut inner = vec![which.name().to_string(), "--reps".into(), a.reps.to_string(), "--wireup".into(), a.wireup.clone()];
+    let mut inner = vec![
+        which.name().to_string(),
+        "--reps".into(),
+        a.reps.to_string(),
+        "--wireup".into(),
+        a.wireup.clone(),
+    ];
     inner.push("--children".into());
-    inner.push(a.children.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","));
+    inner.push(
+        a.children
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+    );
     let lead = |p: usize| {
         [
             ("parents", p.to_string()),
@@ -91,7 +103,12 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     }
     let floor = crate::floors_proc::fork_exec_floor(std::path::Path::new("/bin/true"), &[], 1, 21)
         .map_err(|e| format!("fork+exec floor: {e}"))?;
-    report.floor(&lead(0), "fork+exec+exit /bin/true", "ms", floor.as_secs_f64() * 1e3);
+    report.floor(
+        &lead(0),
+        "fork+exec+exit /bin/true",
+        "ms",
+        floor.as_secs_f64() * 1e3,
+    );
     report.finish();
     Ok(())
 }
@@ -104,9 +121,10 @@ fn child_cmd(which: Which) -> Result<Command, String> {
 }
 
 fn opts(a: &Args) -> Result<SpawnOptions, String> {
-    let mut o = SpawnOptions::default();
-    o.wireup = Wireup::parse(&a.wireup).map_err(e)?;
-    Ok(o)
+    Ok(SpawnOptions {
+        wireup: Wireup::parse(&a.wireup).map_err(e)?,
+        ..SpawnOptions::default()
+    })
 }
 
 struct Stats(Vec<f64>);
@@ -138,7 +156,9 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 for _ in 0..a.reps {
                     w.barrier().map_err(e)?;
                     let t0 = Instant::now();
-                    let ic = root.spawn_with(&child_cmd(which)?, n as u32, &o).map_err(e)?;
+                    let ic = root
+                        .spawn_with(&child_cmd(which)?, n as u32, &o)
+                        .map_err(e)?;
                     t.push(t0.elapsed().as_secs_f64() * 1e3);
                     ic.disconnect().map_err(e)?;
                 }
@@ -152,7 +172,10 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 let mut kids: Vec<Communicator> = Vec::new();
                 let t0 = Instant::now();
                 while kids.len() < a.reps * 5 && t0.elapsed() < Duration::from_secs(20) {
-                    kids.push(root.spawn_with(&child_cmd(which)?, n as u32, &o).map_err(e)?);
+                    kids.push(
+                        root.spawn_with(&child_cmd(which)?, n as u32, &o)
+                            .map_err(e)?,
+                    );
                 }
                 let rate = kids.len() as f64 / t0.elapsed().as_secs_f64();
                 for ic in &kids {
@@ -163,7 +186,12 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 for ic in kids {
                     ic.disconnect().map_err(e)?;
                 }
-                emit(&[("children", n.to_string())], "spawns_per_second", "1/s", rate);
+                emit(
+                    &[("children", n.to_string())],
+                    "spawns_per_second",
+                    "1/s",
+                    rate,
+                );
             }
         }
         Which::Merge => {
@@ -180,7 +208,9 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 let merged = ic.merge(false).map_err(e)?;
                 let mine = [t0.elapsed().as_secs_f64() * 1e6];
                 let mut max = [0.0f64];
-                merged.all_reduce_into(&mine, &mut max, SystemOperation::max()).map_err(e)?;
+                merged
+                    .all_reduce_into(&mine, &mut max, SystemOperation::max())
+                    .map_err(e)?;
                 t.push(max[0]);
                 merged.free();
             }
@@ -202,11 +232,21 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
             } else {
                 child_opts.info.push(("host".into(), "0".into()));
             }
-            let ic = root.spawn_with(&child_cmd(which)?, 1, &child_opts).map_err(e)?;
+            let ic = root
+                .spawn_with(&child_cmd(which)?, 1, &child_opts)
+                .map_err(e)?;
             for size in [8usize, 1024, 65536, 1 << 20] {
                 let iters = if size <= 1024 { 5000 } else { 500 };
-                let intra = if w.size() > 1 { pingpong(&w, w.rank(), 1, size, iters)? } else { f64::NAN };
-                let inter = if w.rank() == 0 { pingpong(&ic, 0, 0, size, iters)? } else { f64::NAN };
+                let intra = if w.size() > 1 {
+                    pingpong(&w, w.rank(), 1, size, iters)?
+                } else {
+                    f64::NAN
+                };
+                let inter = if w.rank() == 0 {
+                    pingpong(&ic, 0, 0, size, iters)?
+                } else {
+                    f64::NAN
+                };
                 if w.rank() == 0 {
                     emit(&[("size", size.to_string())], "intra_one_way", "us", intra);
                     emit(&[("size", size.to_string())], "inter_one_way", "us", inter);
@@ -223,7 +263,13 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
 }
 
 /// One-way latency of a ping-pong between local rank `me` (0 pings) and `peer`.
-fn pingpong(c: &Communicator, me: i32, peer: i32, size: usize, iters: usize) -> Result<f64, String> {
+fn pingpong(
+    c: &Communicator,
+    me: i32,
+    peer: i32,
+    size: usize,
+    iters: usize,
+) -> Result<f64, String> {
     if c.is_inter() && me != 0 {
         return Ok(f64::NAN);
     }
@@ -266,7 +312,9 @@ fn child_main(which: Which) -> Result<(), String> {
             }
             let merged = parent.merge(true).map_err(e)?;
             let mut max = [0.0f64];
-            merged.all_reduce_into(&[0.0], &mut max, SystemOperation::max()).map_err(e)?;
+            merged
+                .all_reduce_into(&[0.0], &mut max, SystemOperation::max())
+                .map_err(e)?;
             merged.free();
         },
         Which::IntercommLatency => {

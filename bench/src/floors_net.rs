@@ -207,7 +207,12 @@ mod tests {
         assert!(tcp_bandwidth_mbps(65536, 50) > 0.0);
         assert!(udp_pingpong_one_way_us(1500, 5).is_finite());
         if std::env::var("IBDYN_FLOORS_PRINT").is_ok() {
-            eprintln!("udp8 {:.2} us, tcp8 {:.2} us, tcp 1MiB {:.0} MB/s", udp_pingpong_one_way_us(8, 5000), tcp_pingpong_one_way_us(8, 5000), tcp_bandwidth_mbps(1 << 20, 64));
+            eprintln!(
+                "udp8 {:.2} us, tcp8 {:.2} us, tcp 1MiB {:.0} MB/s",
+                udp_pingpong_one_way_us(8, 5000),
+                tcp_pingpong_one_way_us(8, 5000),
+                tcp_bandwidth_mbps(1 << 20, 64)
+            );
         }
     }
 }

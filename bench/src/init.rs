@@ -27,18 +27,35 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
     for &n in &a.n {
         let nodes = a.nodes.min(n).max(1);
         for mode in ["on-demand", "all"] {
-            let envs: &[(&str, &str)] = if mode == "all" { &[("IBDYN_WIREUP", "all")] } else { &[] };
+            let envs: &[(&str, &str)] = if mode == "all" {
+                &[("IBDYN_WIREUP", "all")]
+            } else {
+                &[]
+            };
             let t = Instant::now();
             let rows = job::run_job(n, nodes, &["--map-by", "node"], envs, &["init".into()])?;
             let wall = t.elapsed().as_secs_f64() * 1e3;
-            let p = [("n", n.to_string()), ("nodes", nodes.to_string()), ("wireup", mode.to_string())];
+            let p = [
+                ("n", n.to_string()),
+                ("nodes", nodes.to_string()),
+                ("wireup", mode.to_string()),
+            ];
             job::add_rows(&mut report, &p, &rows)?;
             report.add(&p, "job wall time", "ms", wall);
         }
-        let floor = crate::floors_proc::fork_exec_floor(std::path::Path::new("/bin/true"), &[], n as u32, 3)
-            .map_err(|e| format!("fork+exec floor: {e}"))?;
+        let floor = crate::floors_proc::fork_exec_floor(
+            std::path::Path::new("/bin/true"),
+            &[],
+            n as u32,
+            3,
+        )
+        .map_err(|e| format!("fork+exec floor: {e}"))?;
         report.floor(
-            &[("n", n.to_string()), ("nodes", "-".into()), ("wireup", "-".into())],
+            &[
+                ("n", n.to_string()),
+                ("nodes", "-".into()),
+                ("wireup", "-".into()),
+            ],
             "fork+exec /bin/true x n",
             "ms",
             floor.as_secs_f64() * 1e3,
@@ -57,8 +74,10 @@ fn rank_main() -> Result<(), String> {
     let e = |e: ibdyn::CommError| e.to_string();
     let t1 = Instant::now();
     let mut got = [0u8; 8];
-    w.sendrecv(&[1u8; 8], (r + 1) % n, 0, &mut got, (r + n - 1) % n, 0).map_err(e)?;
-    w.sendrecv(&[1u8; 8], (r + n - 1) % n, 1, &mut got, (r + 1) % n, 1).map_err(e)?;
+    w.sendrecv(&[1u8; 8], (r + 1) % n, 0, &mut got, (r + n - 1) % n, 0)
+        .map_err(e)?;
+    w.sendrecv(&[1u8; 8], (r + n - 1) % n, 1, &mut got, (r + 1) % n, 1)
+        .map_err(e)?;
     let first_us = t1.elapsed().as_secs_f64() * 1e6;
     // Count before anyone starts the reduction below (it talks to other peers): meet through
     // the process manager, which makes no fabric connection.
@@ -66,9 +85,15 @@ fn rank_main() -> Result<(), String> {
     let conns = u.connection_count() as f64;
     u.with_pmi(|p| p.barrier()).map_err(|e| e.to_string())?;
     let mut out = [0.0f64; 3];
-    w.all_reduce_into(&[init_us, first_us, conns], &mut out, SystemOperation::max()).map_err(e)?;
+    w.all_reduce_into(
+        &[init_us, first_us, conns],
+        &mut out,
+        SystemOperation::max(),
+    )
+    .map_err(e)?;
     let mut sum = [0.0f64];
-    w.all_reduce_into(&[conns], &mut sum, SystemOperation::sum()).map_err(e)?;
+    w.all_reduce_into(&[conns], &mut sum, SystemOperation::sum())
+        .map_err(e)?;
     if r == 0 {
         emit(&[], "init_max", "us", out[0]);
         emit(&[], "first_ring_exchange_max", "us", out[1]);

@@ -27,23 +27,43 @@ pub fn ibdyn_bin() -> PathBuf {
 
 /// Runs `ibdyn run -n n --nodes nodes [extra] <this binary> args...` and returns rank 0's
 /// result lines (those starting with `ROW `).
-pub fn run_job(n: usize, nodes: usize, extra: &[&str], envs: &[(&str, &str)], args: &[String]) -> Result<Vec<String>, String> {
+pub fn run_job(
+    n: usize,
+    nodes: usize,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+    args: &[String],
+) -> Result<Vec<String>, String> {
     let me = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
     let mut cmd = Command::new(ibdyn_bin());
-    cmd.arg("run").arg("-n").arg(n.to_string()).arg("--nodes").arg(nodes.to_string());
+    cmd.arg("run")
+        .arg("-n")
+        .arg(n.to_string())
+        .arg("--nodes")
+        .arg(nodes.to_string());
     cmd.args(extra).arg(me).args(args);
     for (k, v) in envs {
         cmd.env(k, v);
     }
-    let out = cmd.output().map_err(|e| format!("cannot start {}: {e}", ibdyn_bin().display()))?;
+    let out = cmd
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", ibdyn_bin().display()))?;
     if !out.status.success() {
         return Err(format!(
             "job failed ({}): {}",
             out.status,
-            String::from_utf8_lossy(&out.stderr).lines().take(20).collect::<Vec<_>>().join("\n")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .take(20)
+                .collect::<Vec<_>>()
+                .join("\n")
         ));
     }
-    Ok(String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("ROW ")).map(str::to_string).collect())
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("ROW "))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Prints one result row from inside a job: `ROW k=v k=v ... stat unit value`.
@@ -53,17 +73,25 @@ pub fn emit(params: &[(&str, String)], stat: &str, unit: &str, value: f64) {
 }
 
 /// Adds rows printed by `emit` to a report, with extra leading parameters.
-pub fn add_rows(report: &mut Report, lead: &[(&str, String)], rows: &[String]) -> Result<(), String> {
+pub fn add_rows(
+    report: &mut Report,
+    lead: &[(&str, String)],
+    rows: &[String],
+) -> Result<(), String> {
     for row in rows {
         let parts: Vec<&str> = row.split_whitespace().skip(1).collect();
         if parts.len() < 3 {
             return Err(format!("bad result line: {row}"));
         }
         let (kv, tail) = parts.split_at(parts.len() - 3);
-        let value: f64 = tail[2].parse().map_err(|_| format!("bad value in: {row}"))?;
+        let value: f64 = tail[2]
+            .parse()
+            .map_err(|_| format!("bad value in: {row}"))?;
         let mut params: Vec<(&str, String)> = lead.to_vec();
         for p in kv {
-            let (k, v) = p.split_once('=').ok_or_else(|| format!("bad parameter in: {row}"))?;
+            let (k, v) = p
+                .split_once('=')
+                .ok_or_else(|| format!("bad parameter in: {row}"))?;
             params.push((k, v.to_string()));
         }
         report.add(&params, tail[0], tail[1], value);

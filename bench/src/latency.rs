@@ -22,17 +22,38 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         return rank_main(&a);
     }
     let mut report = Report::new("latency", json);
-    let args = vec!["latency".into(), "--max-size".into(), a.max_size.to_string(), "--iters".into(), a.iters.to_string()];
+    let args = vec![
+        "latency".into(),
+        "--max-size".into(),
+        a.max_size.to_string(),
+        "--iters".into(),
+        a.iters.to_string(),
+    ];
     let rows = job::run_job(2, a.nodes, &["--map-by", "node"], &[], &args)?;
     add_rows(&mut report, &[("nodes", a.nodes.to_string())], &rows)?;
     if a.nodes == 1 {
         let ns = crate::floors::flag_pingpong_one_way_ns(100_000);
-        report.floor(&[("nodes", "1".into()), ("size", "8".into())], "shm flag ping-pong", "us", ns / 1000.0);
+        report.floor(
+            &[("nodes", "1".into()), ("size", "8".into())],
+            "shm flag ping-pong",
+            "us",
+            ns / 1000.0,
+        );
     } else {
         for s in [8usize, 4096] {
             let p = [("nodes", a.nodes.to_string()), ("size", s.to_string())];
-            report.floor(&p, "udp ping-pong", "us", crate::floors_net::udp_pingpong_one_way_us(s, 20000));
-            report.floor(&p, "tcp ping-pong", "us", crate::floors_net::tcp_pingpong_one_way_us(s, 20000));
+            report.floor(
+                &p,
+                "udp ping-pong",
+                "us",
+                crate::floors_net::udp_pingpong_one_way_us(s, 20000),
+            );
+            report.floor(
+                &p,
+                "tcp ping-pong",
+                "us",
+                crate::floors_net::tcp_pingpong_one_way_us(s, 20000),
+            );
         }
     }
     report.finish();
@@ -76,7 +97,12 @@ fn rank_main(a: &Args) -> Result<(), String> {
         batch_us.sort_by(|x, y| x.total_cmp(y));
         if rank == 0 {
             let p = [("size", size.to_string())];
-            emit(&p, "mean", "us", total * 1e6 / (2.0 * (per * batches) as f64));
+            emit(
+                &p,
+                "mean",
+                "us",
+                total * 1e6 / (2.0 * (per * batches) as f64),
+            );
             // The same statistic as the floor: the 10th percentile of batch means.
             emit(&p, "p10", "us", batch_us[batch_us.len() / 10]);
         }

@@ -17,7 +17,10 @@ mod report;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "ibdyn-bench", about = "ibdyn benchmarks (OSU-style tables; --json for JSON Lines)")]
+#[command(
+    name = "ibdyn-bench",
+    about = "ibdyn benchmarks (OSU-style tables; --json for JSON Lines)"
+)]
 struct Cli {
     /// Print JSON Lines (one object per measured row) instead of a table.
     #[arg(long, global = true)]

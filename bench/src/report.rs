@@ -25,7 +25,11 @@ pub struct Report {
 
 impl Report {
     pub fn new(bench: &str, json: bool) -> Report {
-        Report { bench: bench.to_string(), json, rows: Vec::new() }
+        Report {
+            bench: bench.to_string(),
+            json,
+            rows: Vec::new(),
+        }
     }
 
     /// Adds a measured row and, in JSON mode, prints it at once.
@@ -40,7 +44,10 @@ impl Report {
 
     fn push(&mut self, params: &[(&str, String)], stat: &str, unit: &str, value: f64, floor: bool) {
         let row = Row {
-            params: params.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            params: params
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
             stat: stat.to_string(),
             unit: unit.to_string(),
             value,
@@ -65,7 +72,11 @@ impl Report {
             ",\"stat\":{},\"unit\":{},\"value\":{},\"floor\":{}}}",
             json_str(&row.stat),
             json_str(&row.unit),
-            if row.value.is_finite() { format!("{}", row.value) } else { "null".into() },
+            if row.value.is_finite() {
+                format!("{}", row.value)
+            } else {
+                "null".into()
+            },
             row.floor
         )
         .unwrap();
@@ -86,16 +97,30 @@ impl Report {
             l.push(r.stat.clone());
             l.push(format_value(r.value));
             l.push(r.unit.clone());
-            l.push(if r.floor { "floor".into() } else { "ibdyn".into() });
+            l.push(if r.floor {
+                "floor".into()
+            } else {
+                "ibdyn".into()
+            });
             lines.push(l);
         }
         let cols = lines.iter().map(|l| l.len()).max().unwrap_or(0);
         let widths: Vec<usize> = (0..cols)
-            .map(|c| lines.iter().filter_map(|l| l.get(c)).map(|s| s.len()).max().unwrap_or(0))
+            .map(|c| {
+                lines
+                    .iter()
+                    .filter_map(|l| l.get(c))
+                    .map(|s| s.len())
+                    .max()
+                    .unwrap_or(0)
+            })
             .collect();
         for l in &lines {
-            let cells: Vec<String> =
-                l.iter().enumerate().map(|(i, s)| format!("{:>w$}", s, w = widths[i])).collect();
+            let cells: Vec<String> = l
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{:>w$}", s, w = widths[i]))
+                .collect();
             println!("{}", cells.join("  "));
         }
     }

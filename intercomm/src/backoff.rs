@@ -24,7 +24,11 @@ const MAX_BLOCK: Duration = Duration::from_millis(1);
 
 impl Backoff {
     pub fn new(spins: u32) -> Backoff {
-        Backoff { idle: 0, blocks: 0, spins }
+        Backoff {
+            idle: 0,
+            blocks: 0,
+            spins,
+        }
     }
 
     pub fn reset(&mut self) {

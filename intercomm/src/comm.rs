@@ -40,10 +40,16 @@ pub struct Communicator {
 }
 
 impl Communicator {
-    pub(crate) fn new(eng: Rc<RefCell<Engine>>, ctx: u64, local: Group, remote: Option<Group>, me: Gpid) -> Result<Communicator> {
-        let rank = local
-            .rank_of(me)
-            .ok_or_else(|| CommError::InvalidArgument(format!("{me} is not a member of the group")))? as u32;
+    pub(crate) fn new(
+        eng: Rc<RefCell<Engine>>,
+        ctx: u64,
+        local: Group,
+        remote: Option<Group>,
+        me: Gpid,
+    ) -> Result<Communicator> {
+        let rank = local.rank_of(me).ok_or_else(|| {
+            CommError::InvalidArgument(format!("{me} is not a member of the group"))
+        })? as u32;
         let inner = CommInner {
             eng,
             ctx,
@@ -54,7 +60,10 @@ impl Communicator {
             derived: Cell::new(0),
             attrs: RefCell::new(Vec::new()),
         };
-        Ok(Communicator { inner: Rc::new(inner), ctx })
+        Ok(Communicator {
+            inner: Rc::new(inner),
+            ctx,
+        })
     }
 
     pub fn rank(&self) -> i32 {
@@ -91,7 +100,10 @@ impl Communicator {
     /// The same communicator on its collective context: traffic there never matches
     /// point-to-point receives. Collective algorithms run on this view.
     pub fn collective_view(&self) -> Communicator {
-        Communicator { inner: self.inner.clone(), ctx: context::collective(self.inner.ctx) }
+        Communicator {
+            inner: self.inner.clone(),
+            ctx: context::collective(self.inner.ctx),
+        }
     }
 
     /// The process id of rank `r` of the peer group.
@@ -140,10 +152,22 @@ impl Communicator {
         self.check()?;
         Self::check_send_tag(tag)?;
         if dest == PROC_NULL {
-            return Ok(Request::completed(self.inner.eng.clone(), Status { source: PROC_NULL, tag, count: 0 }));
+            return Ok(Request::completed(
+                self.inner.eng.clone(),
+                Status {
+                    source: PROC_NULL,
+                    tag,
+                    count: 0,
+                },
+            ));
         }
         let to = self.gpid_of(dest)?;
-        let start = self.inner.eng.borrow_mut().st.isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
+        let start =
+            self.inner
+                .eng
+                .borrow_mut()
+                .st
+                .isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
         Ok(match start {
             SendStart::Done(status) => Request::completed(self.inner.eng.clone(), status),
             SendStart::Pending(id) => Request::new(self.inner.eng.clone(), id),
@@ -154,10 +178,24 @@ impl Communicator {
     pub fn irecv<'a>(&self, buf: &'a mut [u8], src: i32, tag: i32) -> Result<Request<'a>> {
         self.check()?;
         if src == PROC_NULL {
-            return Ok(Request::completed(self.inner.eng.clone(), Status { source: PROC_NULL, tag: ANY_TAG, count: 0 }));
+            return Ok(Request::completed(
+                self.inner.eng.clone(),
+                Status {
+                    source: PROC_NULL,
+                    tag: ANY_TAG,
+                    count: 0,
+                },
+            ));
         }
         let peer = self.check_recv(src, tag)?;
-        let posted = PostedRecv { buf: buf.as_mut_ptr(), cap: buf.len(), ctx: self.ctx, src, tag, peer };
+        let posted = PostedRecv {
+            buf: buf.as_mut_ptr(),
+            cap: buf.len(),
+            ctx: self.ctx,
+            src,
+            tag,
+            peer,
+        };
         let id = self.inner.eng.borrow_mut().st.irecv(posted)?;
         Ok(Request::new(self.inner.eng.clone(), id))
     }
@@ -178,7 +216,15 @@ impl Communicator {
         Ok((v, got))
     }
 
-    pub fn sendrecv(&self, sbuf: &[u8], dest: i32, stag: i32, rbuf: &mut [u8], src: i32, rtag: i32) -> Result<Status> {
+    pub fn sendrecv(
+        &self,
+        sbuf: &[u8],
+        dest: i32,
+        stag: i32,
+        rbuf: &mut [u8],
+        src: i32,
+        rtag: i32,
+    ) -> Result<Status> {
         let r = self.irecv(rbuf, src, rtag)?;
         let s = self.isend(sbuf, dest, stag)?;
         let st = r.wait();
@@ -207,10 +253,13 @@ impl Communicator {
             found = st.iprobe(ctx, src, tag).map(Ok);
             if found.is_none() {
                 checks += 1;
-                if let Some(g) = peer.filter(|_| checks % 4096 == 0) {
+                if let Some(g) = peer.filter(|_| checks.is_multiple_of(4096)) {
                     if let Some(p) = st.peers.get_mut(g) {
                         if !p.check_alive() {
-                            found = Some(Err(CommError::PeerDead { peer: p.describe(), detail: "probe".into() }));
+                            found = Some(Err(CommError::PeerDead {
+                                peer: p.describe(),
+                                detail: "probe".into(),
+                            }));
                         }
                     }
                 }
@@ -246,7 +295,13 @@ impl Communicator {
     pub fn dup(&self) -> Result<Communicator> {
         self.check()?;
         let ctx = self.next_ctx();
-        Communicator::new(self.inner.eng.clone(), ctx, self.inner.local.clone(), self.inner.remote.clone(), self.me())
+        Communicator::new(
+            self.inner.eng.clone(),
+            ctx,
+            self.inner.local.clone(),
+            self.inner.remote.clone(),
+            self.me(),
+        )
     }
 
     /// Partitions the communicator by colour, ordering each part by (key, old rank). `None`
@@ -254,7 +309,9 @@ impl Communicator {
     pub fn split(&self, color: Option<u32>, key: i32) -> Result<Option<Communicator>> {
         self.check()?;
         if self.is_inter() {
-            return Err(CommError::InvalidArgument("split of an intercommunicator is not supported".into()));
+            return Err(CommError::InvalidArgument(
+                "split of an intercommunicator is not supported".into(),
+            ));
         }
         let ctx = self.next_ctx();
         let mut mine = [0u8; 12];
@@ -269,7 +326,12 @@ impl Communicator {
             .map(|(r, c)| (i32::from_le_bytes(c[8..12].try_into().unwrap()), r))
             .collect();
         members.sort();
-        let group = Group::new(members.iter().map(|&(_, r)| self.inner.local.members()[r]).collect());
+        let group = Group::new(
+            members
+                .iter()
+                .map(|&(_, r)| self.inner.local.members()[r])
+                .collect(),
+        );
         Communicator::new(self.inner.eng.clone(), ctx, group, None, self.me()).map(Some)
     }
 
@@ -277,8 +339,14 @@ impl Communicator {
     /// `None`. Collective over this communicator, and every member passes the same group.
     pub fn create(&self, group: &Group) -> Result<Option<Communicator>> {
         self.check()?;
-        if let Some(p) = group.members().iter().find(|p| self.inner.local.rank_of(**p).is_none()) {
-            return Err(CommError::InvalidArgument(format!("{p} is not in the parent communicator")));
+        if let Some(p) = group
+            .members()
+            .iter()
+            .find(|p| self.inner.local.rank_of(**p).is_none())
+        {
+            return Err(CommError::InvalidArgument(format!(
+                "{p} is not in the parent communicator"
+            )));
         }
         let ctx = self.next_ctx();
         if group.rank_of(self.me()).is_none() {
@@ -304,7 +372,10 @@ impl Communicator {
     pub fn attribute<T: 'static>(&self, make: impl FnOnce() -> T) -> Rc<T> {
         let id = TypeId::of::<T>();
         if let Some((_, v)) = self.inner.attrs.borrow().iter().find(|(t, _)| *t == id) {
-            return v.clone().downcast::<T>().expect("attribute stored under its own type id");
+            return v
+                .clone()
+                .downcast::<T>()
+                .expect("attribute stored under its own type id");
         }
         let v: Rc<T> = Rc::new(make());
         self.inner.attrs.borrow_mut().push((id, v.clone()));
@@ -342,7 +413,14 @@ impl Communicator {
         let mut dist = 1;
         while dist < p {
             let mut b = [0u8; 0];
-            self.sendrecv(&[], (r + dist) % p, TAG_BARRIER, &mut b, (r - dist + p) % p, TAG_BARRIER)?;
+            self.sendrecv(
+                &[],
+                (r + dist) % p,
+                TAG_BARRIER,
+                &mut b,
+                (r - dist + p) % p,
+                TAG_BARRIER,
+            )?;
             dist <<= 1;
         }
         Ok(())

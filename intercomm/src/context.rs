@@ -54,7 +54,10 @@ mod tests {
                 assert!(seen.insert(c));
             }
         }
-        assert_ne!(from_names(&["mpi://WORLD", "a"]), from_names(&["mpi://WORLD", "b"]));
+        assert_ne!(
+            from_names(&["mpi://WORLD", "a"]),
+            from_names(&["mpi://WORLD", "b"])
+        );
         assert_ne!(from_names(&["ab", "c"]), from_names(&["a", "bc"]));
     }
 }

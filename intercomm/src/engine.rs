@@ -37,7 +37,11 @@ pub(crate) enum SendStart {
 
 enum UnexpectedBody {
     Eager(Vec<u8>),
-    Rts { from: Gpid, sender_req: u64, rts: RtsBody },
+    Rts {
+        from: Gpid,
+        sender_req: u64,
+        rts: RtsBody,
+    },
 }
 
 struct Unexpected {
@@ -93,18 +97,32 @@ pub(crate) struct State {
 }
 
 impl Engine {
-    pub fn new(pmi: PmiClient, me: Gpid, rx: RecvQueue, fabric: Option<Fabric>, eager_limit: usize, cma: bool) -> Engine {
+    pub fn new(
+        pmi: PmiClient,
+        me: Gpid,
+        rx: RecvQueue,
+        fabric: Option<Fabric>,
+        eager_limit: usize,
+        cma: bool,
+    ) -> Engine {
         let card = ProcCard {
             gpid: me,
             node_uid: pmi.node_uid().to_string(),
             pid: std::process::id() as i32,
             shm_name: rx.name().to_string(),
-            fabric: fabric.as_ref().map(|f| f.card().to_bytes()).unwrap_or_default(),
+            fabric: fabric
+                .as_ref()
+                .map(|f| f.card().to_bytes())
+                .unwrap_or_default(),
         };
         let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let local = pmi.local_ranks().len().max(1);
-        let spins = if local > cores { SPINS_SHARED } else { SPINS_DEDICATED };
+        let spins = if local > cores {
+            SPINS_SHARED
+        } else {
+            SPINS_DEDICATED
+        };
         Engine {
             spins,
             rx,
@@ -177,7 +195,7 @@ impl Engine {
                 Step::Yield => std::thread::yield_now(),
                 Step::Block(t) => {
                     self.block(t);
-                    if backoff.blocks() % LIVENESS_EVERY == 0 {
+                    if backoff.blocks().is_multiple_of(LIVENESS_EVERY) {
                         self.st.check_liveness();
                     }
                 }
@@ -216,7 +234,9 @@ impl State {
                 _ => None,
             },
             Some(_) => None,
-            None => Some(Err(CommError::InvalidArgument(format!("request {id:#x} is unknown or already completed")))),
+            None => Some(Err(CommError::InvalidArgument(format!(
+                "request {id:#x} is unknown or already completed"
+            )))),
         }
     }
 
@@ -247,7 +267,14 @@ impl State {
         if self.peers.get_mut(g).is_none() {
             let card = self.card_of(g)?;
             let p = Peer::open(card, &self.card.node_uid)?;
-            tracing::debug!("route to {g}: {}", if matches!(p.route, Route::Shm(_)) { "shm" } else { "fabric" });
+            tracing::debug!(
+                "route to {g}: {}",
+                if matches!(p.route, Route::Shm(_)) {
+                    "shm"
+                } else {
+                    "fabric"
+                }
+            );
             self.peers.insert(g, p);
         }
         Ok(self.peers.get_mut(g).expect("just inserted"))
@@ -264,11 +291,18 @@ impl State {
             self.pmi.get_wait_bytes(&card_key(g.rank), CARD_TIMEOUT)?
         } else {
             // A process of another job (spawned, or connected): its job's key-value space.
-            self.pmi.get_wait_bytes_from(&ibdyn_pmi::kvsname_of(g.job), &card_key(g.rank), CARD_TIMEOUT)?
+            self.pmi.get_wait_bytes_from(
+                &ibdyn_pmi::kvsname_of(g.job),
+                &card_key(g.rank),
+                CARD_TIMEOUT,
+            )?
         };
         let card = ProcCard::from_bytes(&bytes)?;
         if card.gpid != g {
-            return Err(CommError::Malformed(format!("the card published for {g} names {}", card.gpid)));
+            return Err(CommError::Malformed(format!(
+                "the card published for {g} names {}",
+                card.gpid
+            )));
         }
         Ok(card)
     }
@@ -278,10 +312,18 @@ impl State {
         if !self.peers.map.contains_key(&to) {
             self.peer(to)?;
         }
-        let State { peers, fabric, fabric_active, .. } = self;
+        let State {
+            peers,
+            fabric,
+            fabric_active,
+            ..
+        } = self;
         let peer = peers.map.get_mut(&to).expect("peer opened above");
         if let Some(why) = &peer.dead {
-            return Err(CommError::PeerDead { peer: peer.describe(), detail: why.clone() });
+            return Err(CommError::PeerDead {
+                peer: peer.describe(),
+                detail: why.clone(),
+            });
         }
         match &peer.route {
             Route::Shm(q) => {
@@ -317,7 +359,14 @@ impl State {
     }
 
     fn send_ctl(&mut self, to: Gpid, kind: Kind, word: u64, body: &[u8]) -> Result<()> {
-        let h = Header { kind, tag: 0, ctx: 0, src: 0, from: self.me.to_u64(), word };
+        let h = Header {
+            kind,
+            tag: 0,
+            ctx: 0,
+            src: 0,
+            from: self.me.to_u64(),
+            word,
+        };
         self.push(to, &[&h.encode()[..], body])
     }
 
@@ -327,22 +376,50 @@ impl State {
     /// The caller keeps `buf` alive and unchanged until the request completes.
     /// Starts a send: `SendStart::Done` when the data has left (eager),
     /// `SendStart::Pending(id)` for a rendezvous.
-    pub fn isend(&mut self, ctx: u64, src_rank: u32, to: Gpid, dest_rank: i32, tag: i32, buf: &[u8]) -> Result<SendStart> {
-        let status = Status { source: dest_rank, tag, count: buf.len() };
+    pub fn isend(
+        &mut self,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        dest_rank: i32,
+        tag: i32,
+        buf: &[u8],
+    ) -> Result<SendStart> {
+        let status = Status {
+            source: dest_rank,
+            tag,
+            count: buf.len(),
+        };
         if buf.len() <= self.eager_limit {
-            let h = Header { kind: Kind::Eager, tag, ctx, src: src_rank, from: self.me.to_u64(), word: 0 };
+            let h = Header {
+                kind: Kind::Eager,
+                tag,
+                ctx,
+                src: src_rank,
+                from: self.me.to_u64(),
+                word: 0,
+            };
             self.push(to, &[&h.encode()[..], buf])?;
             return Ok(SendStart::Done(status));
         }
         let net = matches!(self.peer(to)?.route, Route::Net(_));
         let exposed = if net {
-            let f = self.fabric.as_mut().expect("a fabric route implies a fabric");
+            let f = self
+                .fabric
+                .as_mut()
+                .expect("a fabric route implies a fabric");
             let rb = f.expose(buf.as_ptr(), buf.len())?;
             Some((rb.addr, rb.len, rb.rkey))
         } else {
             None
         };
-        let send = RndvSend { ptr: buf.as_ptr(), len: buf.len(), to, status, exposed };
+        let send = RndvSend {
+            ptr: buf.as_ptr(),
+            len: buf.len(),
+            to,
+            status,
+            exposed,
+        };
         let id = self.reqs.insert(ReqState::SendRndv(send));
         let rts = RtsBody {
             len: buf.len() as u64,
@@ -350,7 +427,14 @@ impl State {
             addr: exposed.map_or(buf.as_ptr() as u64, |e| e.0),
             rkey: exposed.map_or(0, |e| e.2),
         };
-        let h = Header { kind: Kind::Rts, tag, ctx, src: src_rank, from: self.me.to_u64(), word: id };
+        let h = Header {
+            kind: Kind::Rts,
+            tag,
+            ctx,
+            src: src_rank,
+            from: self.me.to_u64(),
+            word: id,
+        };
         if let Err(e) = self.push(to, &[&h.encode()[..], &rts.encode()]) {
             if let (Some((addr, len, rkey)), Some(f)) = (exposed, self.fabric.as_mut()) {
                 f.release(&RemoteBuf { addr, len, rkey });
@@ -364,7 +448,11 @@ impl State {
     /// Posts a receive into `buf[..cap]`; matches the unexpected queue first.
     pub fn irecv(&mut self, r: PostedRecv) -> Result<u64> {
         let id = self.reqs.insert(ReqState::RecvPosted(r));
-        if let Some(i) = self.unexpected.iter().position(|u| matches(r.ctx, r.src, r.tag, u.ctx, u.src, u.tag)) {
+        if let Some(i) = self
+            .unexpected
+            .iter()
+            .position(|u| matches(r.ctx, r.src, r.tag, u.ctx, u.src, u.tag))
+        {
             let u = self.unexpected.remove(i).expect("index from position");
             self.deliver(id, r, u.src, u.tag, u.body);
         } else {
@@ -375,11 +463,14 @@ impl State {
 
     /// Looks for a matching message without receiving it.
     pub fn iprobe(&self, ctx: u64, src: i32, tag: i32) -> Option<Status> {
-        self.unexpected.iter().find(|u| matches(ctx, src, tag, u.ctx, u.src, u.tag)).map(|u| Status {
-            source: u.src as i32,
-            tag: u.tag,
-            count: u.len(),
-        })
+        self.unexpected
+            .iter()
+            .find(|u| matches(ctx, src, tag, u.ctx, u.src, u.tag))
+            .map(|u| Status {
+                source: u.src as i32,
+                tag: u.tag,
+                count: u.len(),
+            })
     }
 
     fn match_posted(&mut self, ctx: u64, src: u32, tag: i32) -> Option<(u64, PostedRecv)> {
@@ -405,28 +496,58 @@ impl State {
     fn deliver(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, body: UnexpectedBody) {
         match body {
             UnexpectedBody::Eager(data) => self.deliver_eager(id, r, src, tag, &data),
-            UnexpectedBody::Rts { from, sender_req, rts } => self.start_pull(id, r, src, tag, from, sender_req, rts),
+            UnexpectedBody::Rts {
+                from,
+                sender_req,
+                rts,
+            } => self.start_pull(id, r, src, tag, from, sender_req, rts),
         }
     }
 
     fn deliver_eager(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, data: &[u8]) {
         let result = if data.len() > r.cap {
-            Err(CommError::Truncated { message_len: data.len(), buffer_len: r.cap })
+            Err(CommError::Truncated {
+                message_len: data.len(),
+                buffer_len: r.cap,
+            })
         } else {
             // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, owned by the receive
             // request's borrow until the request completes; data.len() <= r.cap.
             unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, data.len()) };
-            Ok(Status { source: src as i32, tag, count: data.len() })
+            Ok(Status {
+                source: src as i32,
+                tag,
+                count: data.len(),
+            })
         };
         self.set(id, ReqState::Done(result));
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn start_pull(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, from: Gpid, sender_req: u64, rts: RtsBody) {
+    fn start_pull(
+        &mut self,
+        id: u64,
+        r: PostedRecv,
+        src: u32,
+        tag: i32,
+        from: Gpid,
+        sender_req: u64,
+        rts: RtsBody,
+    ) {
         let len = rts.len as usize;
-        let status = Status { source: src as i32, tag, count: len };
+        let status = Status {
+            source: src as i32,
+            tag,
+            count: len,
+        };
         if len > r.cap {
-            self.set(id, ReqState::Done(Err(CommError::Truncated { message_len: len, buffer_len: r.cap })));
+            self.set(
+                id,
+                ReqState::Done(Err(CommError::Truncated {
+                    message_len: len,
+                    buffer_len: r.cap,
+                })),
+            );
             // The sender's part is done either way: release it.
             if let Err(e) = self.send_ctl(from, Kind::Fin, sender_req, &[]) {
                 tracing::debug!("could not release the sender {from} after a truncation: {e}");
@@ -439,19 +560,41 @@ impl State {
         }
     }
 
-    fn pull(&mut self, id: u64, buf: *mut u8, status: Status, from: Gpid, sender_req: u64, rts: RtsBody) -> Result<()> {
+    fn pull(
+        &mut self,
+        id: u64,
+        buf: *mut u8,
+        status: Status,
+        from: Gpid,
+        sender_req: u64,
+        rts: RtsBody,
+    ) -> Result<()> {
         let len = status.count;
         let route_net = match &self.peer(from)?.route {
-            Route::Net(card) => Some(card.clone()),
+            Route::Net(card) => Some(*card),
             Route::Shm(_) => None,
         };
         if let Some(card) = route_net {
-            let remote = RemoteBuf { addr: rts.addr, len: rts.len, rkey: rts.rkey };
-            let f = self.fabric.as_mut().expect("a fabric route implies a fabric");
+            let remote = RemoteBuf {
+                addr: rts.addr,
+                len: rts.len,
+                rkey: rts.rkey,
+            };
+            let f = self
+                .fabric
+                .as_mut()
+                .expect("a fabric route implies a fabric");
             // SAFETY: `buf` holds at least `len` bytes and stays borrowed by the request until
             // the read completes (ReadDone/ReadFailed), which is when the request finishes.
             unsafe { f.read(from.to_u64(), &card, remote, buf, len, id)? };
-            self.set(id, ReqState::RecvPulling { status, from, sender_req });
+            self.set(
+                id,
+                ReqState::RecvPulling {
+                    status,
+                    from,
+                    sender_req,
+                },
+            );
             return Ok(());
         }
         if self.cma {
@@ -467,7 +610,10 @@ impl State {
                     self.cma = false;
                 }
                 Err(e) => {
-                    return Err(CommError::PeerDead { peer: from.to_string(), detail: format!("reading its buffer failed: {e}") })
+                    return Err(CommError::PeerDead {
+                        peer: from.to_string(),
+                        detail: format!("reading its buffer failed: {e}"),
+                    })
                 }
             }
         }
@@ -475,7 +621,15 @@ impl State {
             self.set(id, ReqState::Done(Ok(status)));
             return self.send_ctl(from, Kind::Fin, sender_req, &[]);
         }
-        self.set(id, ReqState::RecvFrags { buf, got: 0, status, from });
+        self.set(
+            id,
+            ReqState::RecvFrags {
+                buf,
+                got: 0,
+                status,
+                from,
+            },
+        );
         self.send_ctl(from, Kind::Cts, sender_req, &id.to_le_bytes())
     }
 
@@ -522,7 +676,11 @@ impl State {
                         ctx: h.ctx,
                         src: h.src,
                         tag: h.tag,
-                        body: UnexpectedBody::Rts { from, sender_req: h.word, rts },
+                        body: UnexpectedBody::Rts {
+                            from,
+                            sender_req: h.word,
+                            rts,
+                        },
                     });
                 }
             }
@@ -531,17 +689,34 @@ impl State {
                     let status = s.status;
                     self.finish_send(h.word, Ok(status));
                 }
-                _ => return Err(CommError::Malformed(format!("FIN for unknown send {:#x}", h.word))),
+                _ => {
+                    return Err(CommError::Malformed(format!(
+                        "FIN for unknown send {:#x}",
+                        h.word
+                    )))
+                }
             },
             Kind::Cts => {
                 let recv_req = crate::packet::Reader::new(body).u64()?;
                 match self.reqs.get_mut(h.word) {
                     Some(ReqState::SendRndv(s)) => {
                         let send = *s;
-                        self.set(h.word, ReqState::SendStream { send, recv_req, sent: 0 });
+                        self.set(
+                            h.word,
+                            ReqState::SendStream {
+                                send,
+                                recv_req,
+                                sent: 0,
+                            },
+                        );
                         self.streaming += 1;
                     }
-                    _ => return Err(CommError::Malformed(format!("CTS for unknown send {:#x}", h.word))),
+                    _ => {
+                        return Err(CommError::Malformed(format!(
+                            "CTS for unknown send {:#x}",
+                            h.word
+                        )))
+                    }
                 }
             }
             Kind::Frag => {
@@ -549,8 +724,13 @@ impl State {
                 let offset = rd.u64()? as usize;
                 let data = rd.rest();
                 let done = match self.reqs.get_mut(h.word) {
-                    Some(ReqState::RecvFrags { buf, got, status, .. }) => {
-                        if offset.checked_add(data.len()).is_none_or(|end| end > status.count) {
+                    Some(ReqState::RecvFrags {
+                        buf, got, status, ..
+                    }) => {
+                        if offset
+                            .checked_add(data.len())
+                            .is_none_or(|end| end > status.count)
+                        {
                             return Err(CommError::Malformed(format!(
                                 "fragment [{offset}, +{}) outside a {}-byte message",
                                 data.len(),
@@ -559,11 +739,22 @@ impl State {
                         }
                         // SAFETY: the receive buffer holds status.count bytes (checked against
                         // the posted capacity at match time); the range was checked above.
-                        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf.add(offset), data.len()) };
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(
+                                data.as_ptr(),
+                                buf.add(offset),
+                                data.len(),
+                            )
+                        };
                         *got += data.len();
                         (*got == status.count).then_some(*status)
                     }
-                    _ => return Err(CommError::Malformed(format!("fragment for unknown receive {:#x}", h.word))),
+                    _ => {
+                        return Err(CommError::Malformed(format!(
+                            "fragment for unknown receive {:#x}",
+                            h.word
+                        )))
+                    }
                 };
                 if let Some(status) = done {
                     self.set(h.word, ReqState::Done(Ok(status)));
@@ -584,7 +775,14 @@ impl State {
             .map(|(id, _)| id)
             .collect();
         for id in ids {
-            let Some(ReqState::SendStream { send, recv_req, sent }) = self.reqs.get_mut(id) else { continue };
+            let Some(ReqState::SendStream {
+                send,
+                recv_req,
+                sent,
+            }) = self.reqs.get_mut(id)
+            else {
+                continue;
+            };
             let (send, recv_req, mut off) = (*send, *recv_req, *sent);
             let me = self.me.to_u64();
             let peer = self.peer(send.to)?;
@@ -592,7 +790,14 @@ impl State {
             let chunk_max = q.max_payload().saturating_sub(HEADER_LEN + 8).max(1);
             while off < send.len {
                 let n = chunk_max.min(send.len - off);
-                let h = Header { kind: Kind::Frag, tag: 0, ctx: 0, src: 0, from: me, word: recv_req };
+                let h = Header {
+                    kind: Kind::Frag,
+                    tag: 0,
+                    ctx: 0,
+                    src: 0,
+                    from: me,
+                    word: recv_req,
+                };
                 // SAFETY: the send buffer stays borrowed by the request until it completes.
                 let data = unsafe { std::slice::from_raw_parts(send.ptr.add(off), n) };
                 if !q.try_send(&[&h.encode()[..], &(off as u64).to_le_bytes(), data])? {
@@ -611,7 +816,9 @@ impl State {
     }
 
     fn progress_fabric(&mut self) -> Result<bool> {
-        let Some(f) = self.fabric.as_mut() else { return Ok(false) };
+        let Some(f) = self.fabric.as_mut() else {
+            return Ok(false);
+        };
         let mut events = std::mem::take(&mut self.events);
         f.progress(&mut events)?;
         let did = !events.is_empty();
@@ -625,7 +832,13 @@ impl State {
                     }
                 }
                 Event::ReadDone { token } => {
-                    if let Some(ReqState::RecvPulling { status, from, sender_req, .. }) = self.reqs.get_mut(token) {
+                    if let Some(ReqState::RecvPulling {
+                        status,
+                        from,
+                        sender_req,
+                        ..
+                    }) = self.reqs.get_mut(token)
+                    {
                         let (status, from, sender_req) = (*status, *from, *sender_req);
                         self.set(token, ReqState::Done(Ok(status)));
                         if let Err(e) = self.send_ctl(from, Kind::Fin, sender_req, &[]) {
@@ -643,7 +856,9 @@ impl State {
                 }
                 // This layer issues no RDMA writes.
                 Event::WriteDone { .. } | Event::WriteFailed { .. } => {}
-                Event::PeerFailed { peer, error } => self.fail_peer(Gpid::from_u64(peer), &error.to_string()),
+                Event::PeerFailed { peer, error } => {
+                    self.fail_peer(Gpid::from_u64(peer), &error.to_string())
+                }
             }
         }
         self.events = events;
@@ -658,7 +873,9 @@ impl State {
         for (_, st) in self.reqs.iter_mut() {
             let g = match st {
                 ReqState::RecvPosted(r) => r.peer,
-                ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => Some(*from),
+                ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => {
+                    Some(*from)
+                }
                 ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => Some(s.to),
                 ReqState::Done(_) => None,
             };
@@ -705,8 +922,14 @@ impl State {
             }
         }
         for id in failed {
-            let err = CommError::PeerDead { peer: desc.clone(), detail: why.to_string() };
-            if matches!(self.reqs.get_mut(id), Some(ReqState::SendRndv(_) | ReqState::SendStream { .. })) {
+            let err = CommError::PeerDead {
+                peer: desc.clone(),
+                detail: why.to_string(),
+            };
+            if matches!(
+                self.reqs.get_mut(id),
+                Some(ReqState::SendRndv(_) | ReqState::SendStream { .. })
+            ) {
                 self.finish_send(id, Err(err));
             } else {
                 self.posted.retain(|&p| p != id);

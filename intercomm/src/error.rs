@@ -7,8 +7,13 @@ pub enum CommError {
     InvalidRank { rank: i64, size: usize },
     #[error("tag {0} is invalid (tags are >= 0; ANY_TAG only on receives)")]
     InvalidTag(i32),
-    #[error("message truncated: {message_len} bytes arrived for a {buffer_len}-byte receive buffer")]
-    Truncated { message_len: usize, buffer_len: usize },
+    #[error(
+        "message truncated: {message_len} bytes arrived for a {buffer_len}-byte receive buffer"
+    )]
+    Truncated {
+        message_len: usize,
+        buffer_len: usize,
+    },
     #[error("the communicator has been freed")]
     CommFreed,
     #[error("peer {peer} is dead: {detail}")]
@@ -49,6 +54,10 @@ pub struct ChildFailure {
 
 impl std::fmt::Display for ChildFailure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "child {}: {} (code {})", self.rank, self.message, self.code)
+        write!(
+            f,
+            "child {}: {} (code {})",
+            self.rank, self.message, self.code
+        )
     }
 }

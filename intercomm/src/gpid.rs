@@ -15,7 +15,10 @@ impl Gpid {
         ((self.job as u64) << 32) | self.rank as u64
     }
     pub fn from_u64(v: u64) -> Gpid {
-        Gpid { job: (v >> 32) as u32, rank: v as u32 }
+        Gpid {
+            job: (v >> 32) as u32,
+            rank: v as u32,
+        }
     }
 }
 
@@ -46,7 +49,11 @@ impl ProcCard {
         b.extend_from_slice(&CARD_MAGIC.to_le_bytes());
         b.extend_from_slice(&self.gpid.to_u64().to_le_bytes());
         b.extend_from_slice(&self.pid.to_le_bytes());
-        for field in [self.node_uid.as_bytes(), self.shm_name.as_bytes(), &self.fabric] {
+        for field in [
+            self.node_uid.as_bytes(),
+            self.shm_name.as_bytes(),
+            &self.fabric,
+        ] {
             b.extend_from_slice(&(field.len() as u32).to_le_bytes());
             b.extend_from_slice(field);
         }
@@ -56,14 +63,22 @@ impl ProcCard {
     pub fn from_bytes(b: &[u8]) -> Result<ProcCard> {
         let mut r = crate::packet::Reader::new(b);
         if r.u32()? != CARD_MAGIC {
-            return Err(CommError::Malformed("address card has a wrong magic".into()));
+            return Err(CommError::Malformed(
+                "address card has a wrong magic".into(),
+            ));
         }
         let gpid = Gpid::from_u64(r.u64()?);
         let pid = r.u32()? as i32;
         let node_uid = r.string()?;
         let shm_name = r.string()?;
         let fabric = r.bytes()?.to_vec();
-        Ok(ProcCard { gpid, node_uid, pid, shm_name, fabric })
+        Ok(ProcCard {
+            gpid,
+            node_uid,
+            pid,
+            shm_name,
+            fabric,
+        })
     }
 }
 

@@ -20,7 +20,9 @@ pub enum GroupRelation {
 
 impl Group {
     pub fn new(members: Vec<Gpid>) -> Group {
-        Group { members: Arc::new(members) }
+        Group {
+            members: Arc::new(members),
+        }
     }
 
     pub fn empty() -> Group {
@@ -40,7 +42,10 @@ impl Group {
         usize::try_from(rank)
             .ok()
             .and_then(|r| self.members.get(r).copied())
-            .ok_or(CommError::InvalidRank { rank, size: self.size() })
+            .ok_or(CommError::InvalidRank {
+                rank,
+                size: self.size(),
+            })
     }
 
     pub fn rank_of(&self, p: Gpid) -> Option<usize> {
@@ -56,12 +61,24 @@ impl Group {
 
     /// Members of `self` that are also in `other`, in `self`'s order.
     pub fn intersection(&self, other: &Group) -> Group {
-        Group::new(self.members.iter().copied().filter(|p| other.members.contains(p)).collect())
+        Group::new(
+            self.members
+                .iter()
+                .copied()
+                .filter(|p| other.members.contains(p))
+                .collect(),
+        )
     }
 
     /// Members of `self` not in `other`, in `self`'s order.
     pub fn difference(&self, other: &Group) -> Group {
-        Group::new(self.members.iter().copied().filter(|p| !other.members.contains(p)).collect())
+        Group::new(
+            self.members
+                .iter()
+                .copied()
+                .filter(|p| !other.members.contains(p))
+                .collect(),
+        )
     }
 
     /// The members at `ranks`, in that order; ranks must be valid and distinct.
@@ -70,7 +87,9 @@ impl Group {
         for &r in ranks {
             let p = self.get(r)?;
             if v.contains(&p) {
-                return Err(CommError::InvalidArgument(format!("rank {r} appears twice in incl")));
+                return Err(CommError::InvalidArgument(format!(
+                    "rank {r} appears twice in incl"
+                )));
             }
             v.push(p);
         }
@@ -83,18 +102,29 @@ impl Group {
         for &r in ranks {
             drop.push(self.get(r)?);
         }
-        Ok(Group::new(self.members.iter().copied().filter(|p| !drop.contains(p)).collect()))
+        Ok(Group::new(
+            self.members
+                .iter()
+                .copied()
+                .filter(|p| !drop.contains(p))
+                .collect(),
+        ))
     }
 
     /// For each rank of `self` in `ranks`, its rank in `other` (None = MPI_UNDEFINED).
     pub fn translate_ranks(&self, ranks: &[i64], other: &Group) -> Result<Vec<Option<usize>>> {
-        ranks.iter().map(|&r| Ok(other.rank_of(self.get(r)?))).collect()
+        ranks
+            .iter()
+            .map(|&r| Ok(other.rank_of(self.get(r)?)))
+            .collect()
     }
 
     pub fn compare(&self, other: &Group) -> GroupRelation {
         if self.members == other.members {
             GroupRelation::Identical
-        } else if self.size() == other.size() && self.members.iter().all(|p| other.members.contains(p)) {
+        } else if self.size() == other.size()
+            && self.members.iter().all(|p| other.members.contains(p))
+        {
             GroupRelation::Similar
         } else {
             GroupRelation::Unequal
@@ -122,7 +152,10 @@ mod tests {
         assert!(a.incl(&[4]).is_err());
         assert!(a.incl(&[1, 1]).is_err());
         assert!(a.excl(&[-1]).is_err());
-        assert_eq!(a.translate_ranks(&[1, 2, 3], &b).unwrap(), vec![Some(2), None, Some(1)]);
+        assert_eq!(
+            a.translate_ranks(&[1, 2, 3], &b).unwrap(),
+            vec![Some(2), None, Some(1)]
+        );
         assert_eq!(a.compare(&a.clone()), GroupRelation::Identical);
         assert_eq!(a.compare(&g(&[3, 2, 1, 0])), GroupRelation::Similar);
         assert_eq!(a.compare(&b), GroupRelation::Unequal);

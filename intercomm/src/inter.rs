@@ -32,7 +32,10 @@ pub(crate) fn decode_group(b: &[u8]) -> Result<(u64, Vec<ProcCard>)> {
     let ctx = r.u64()?;
     let n = r.u32()? as usize;
     if n > b.len() {
-        return Err(CommError::Malformed(format!("group of {n} members in {} bytes", b.len())));
+        return Err(CommError::Malformed(format!(
+            "group of {n} members in {} bytes",
+            b.len()
+        )));
     }
     let mut cards = Vec::with_capacity(n);
     for _ in 0..n {
@@ -44,9 +47,17 @@ pub(crate) fn decode_group(b: &[u8]) -> Result<(u64, Vec<ProcCard>)> {
 impl Communicator {
     /// MPI_Intercomm_create: `self` is the local intracommunicator; the two leaders talk over
     /// `peer` (in which `remote_leader` is the other leader's rank), using `tag`.
-    pub fn intercomm_create(&self, local_leader: i32, peer: &Communicator, remote_leader: i32, tag: i32) -> Result<Communicator> {
+    pub fn intercomm_create(
+        &self,
+        local_leader: i32,
+        peer: &Communicator,
+        remote_leader: i32,
+        tag: i32,
+    ) -> Result<Communicator> {
         if self.is_inter() {
-            return Err(CommError::InvalidArgument("intercomm_create needs an intracommunicator".into()));
+            return Err(CommError::InvalidArgument(
+                "intercomm_create needs an intracommunicator".into(),
+            ));
         }
         self.gpid_of(local_leader)?;
         let proposal = self.next_ctx();
@@ -54,34 +65,63 @@ impl Communicator {
         if self.rank() == local_leader {
             let mine = encode_group(self, proposal)?;
             let pv = peer.collective_view();
-            let (send, recv) = (pv.isend(&mine, remote_leader, TAG_CREATE | ((tag & 0xffff) << 8))?, pv.recv_vec(remote_leader, TAG_CREATE | ((tag & 0xffff) << 8)));
+            let (send, recv) = (
+                pv.isend(&mine, remote_leader, TAG_CREATE | ((tag & 0xffff) << 8))?,
+                pv.recv_vec(remote_leader, TAG_CREATE | ((tag & 0xffff) << 8)),
+            );
             remote_blob = recv?.0;
             send.wait()?;
         }
-        let remote_blob = self.collective_view().bcast_bytes(remote_blob, local_leader)?;
+        let remote_blob = self
+            .collective_view()
+            .bcast_bytes(remote_blob, local_leader)?;
         let (remote_proposal, cards) = decode_group(&remote_blob)?;
         let remote = Group::new(cards.iter().map(|c| c.gpid).collect());
         self.learn_cards(cards);
         // Both sides must use one id: the proposal of the group holding the lowest process id.
         let lowest = |g: &Group| g.members().iter().min().copied();
-        let ctx = if lowest(self.group()) < lowest(&remote) { proposal } else { remote_proposal };
-        Communicator::new(self.engine().clone(), ctx, self.group().clone(), Some(remote), self.me())
+        let ctx = if lowest(self.group()) < lowest(&remote) {
+            proposal
+        } else {
+            remote_proposal
+        };
+        Communicator::new(
+            self.engine().clone(),
+            ctx,
+            self.group().clone(),
+            Some(remote),
+            self.me(),
+        )
     }
 
     /// MPI_Intercomm_merge: an intracommunicator of both groups, the `high = false` group
     /// first; with equal `high`, the group holding the lowest process id first.
     pub fn merge(&self, high: bool) -> Result<Communicator> {
-        let remote = self.remote_group().ok_or_else(|| CommError::InvalidArgument("merge needs an intercommunicator".into()))?.clone();
+        let remote = self
+            .remote_group()
+            .ok_or_else(|| CommError::InvalidArgument("merge needs an intercommunicator".into()))?
+            .clone();
         let ctx = self.next_ctx();
         let local = self.local_comm();
         let mut theirs = vec![0u8];
         if self.rank() == 0 {
-            self.collective_view().sendrecv(&[high as u8], 0, TAG_MERGE, &mut theirs, 0, TAG_MERGE)?;
+            self.collective_view().sendrecv(
+                &[high as u8],
+                0,
+                TAG_MERGE,
+                &mut theirs,
+                0,
+                TAG_MERGE,
+            )?;
         }
         let theirs = local.collective_view().bcast_bytes(theirs, 0)?;
         let remote_high = theirs.first().copied().unwrap_or(0) != 0;
         let lowest = |g: &Group| g.members().iter().min().copied();
-        let local_first = if high != remote_high { !high } else { lowest(self.group()) < lowest(&remote) };
+        let local_first = if high != remote_high {
+            !high
+        } else {
+            lowest(self.group()) < lowest(&remote)
+        };
         let members = if local_first {
             self.group().union(&remote)
         } else {
@@ -93,8 +133,14 @@ impl Communicator {
     /// The intracommunicator of this intercommunicator's local group.
     pub fn local_comm(&self) -> Communicator {
         let ctx = context::derive(self.base_ctx(), u64::MAX);
-        Communicator::new(self.engine().clone(), ctx, self.group().clone(), None, self.me())
-            .expect("this process is in its own local group")
+        Communicator::new(
+            self.engine().clone(),
+            ctx,
+            self.group().clone(),
+            None,
+            self.me(),
+        )
+        .expect("this process is in its own local group")
     }
 
     /// MPI_Comm_disconnect: waits until both sides reach it (so no message is in flight on

@@ -21,10 +21,10 @@ pub use engine::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 pub use error::{ChildFailure, CommError, Result};
 pub use gpid::{Gpid, ProcCard};
 pub use group::{Group, GroupRelation};
+pub use ibdyn_verbs::AddressCard;
 pub use reqs::Status;
 pub use request::{wait_all, wait_any, Request};
 pub use runtime::Runtime;
-pub use ibdyn_verbs::AddressCard;
 pub use universe::{init_logging, Universe, DEFAULT_EAGER_LIMIT};
 
 /// Whether a CMA failure means the kernel refuses it (so the copy fallback applies) rather

@@ -75,19 +75,41 @@ impl Header {
         b[16..20].copy_from_slice(&self.src.to_le_bytes());
         b[24..32].copy_from_slice(&self.from.to_le_bytes());
         b[32..40].copy_from_slice(&self.word.to_le_bytes());
-        HeaderBytes { b, len: self.kind.header_len() }
+        HeaderBytes {
+            b,
+            len: self.kind.header_len(),
+        }
     }
 
     /// Splits a packet into its header and the rest.
     pub fn decode(p: &[u8]) -> Result<(Header, &[u8])> {
-        let kind = Kind::from_u8(*p.first().ok_or_else(|| CommError::Malformed("empty packet".into()))?)?;
+        let kind = Kind::from_u8(
+            *p.first()
+                .ok_or_else(|| CommError::Malformed("empty packet".into()))?,
+        )?;
         let len = kind.header_len();
         if p.len() < len {
-            return Err(CommError::Malformed(format!("packet of {} bytes is shorter than its header", p.len())));
+            return Err(CommError::Malformed(format!(
+                "packet of {} bytes is shorter than its header",
+                p.len()
+            )));
         }
         let le32 = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().unwrap());
-        let le64 = |i: usize| if i + 8 <= len { u64::from_le_bytes(p[i..i + 8].try_into().unwrap()) } else { 0 };
-        let h = Header { kind, tag: le32(4) as i32, ctx: le64(8), src: le32(16), from: le64(24), word: le64(32) };
+        let le64 = |i: usize| {
+            if i + 8 <= len {
+                u64::from_le_bytes(p[i..i + 8].try_into().unwrap())
+            } else {
+                0
+            }
+        };
+        let h = Header {
+            kind,
+            tag: le32(4) as i32,
+            ctx: le64(8),
+            src: le32(16),
+            from: le64(24),
+            word: le64(32),
+        };
         Ok((h, &p[len..]))
     }
 }
@@ -134,7 +156,12 @@ impl RtsBody {
         let pid = r.u32()? as i32;
         let addr = r.u64()?;
         let rkey = r.u32()?;
-        Ok(RtsBody { len, pid, addr, rkey })
+        Ok(RtsBody {
+            len,
+            pid,
+            addr,
+            rkey,
+        })
     }
 }
 
@@ -150,7 +177,10 @@ impl<'a> Reader<'a> {
 
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.b.len() < n {
-            return Err(CommError::Malformed(format!("needed {n} more bytes, {} left", self.b.len())));
+            return Err(CommError::Malformed(format!(
+                "needed {n} more bytes, {} left",
+                self.b.len()
+            )));
         }
         let (head, tail) = self.b.split_at(n);
         self.b = tail;
@@ -171,7 +201,8 @@ impl<'a> Reader<'a> {
     }
 
     pub fn string(&mut self) -> Result<String> {
-        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| CommError::Malformed("string is not UTF-8".into()))
+        String::from_utf8(self.bytes()?.to_vec())
+            .map_err(|_| CommError::Malformed("string is not UTF-8".into()))
     }
 
     pub fn rest(self) -> &'a [u8] {
@@ -185,12 +216,26 @@ mod tests {
 
     #[test]
     fn header_round_trip_and_garbage() {
-        let e = Header { kind: Kind::Eager, tag: 3, ctx: 8, src: 1, from: 0, word: 0 };
+        let e = Header {
+            kind: Kind::Eager,
+            tag: 3,
+            ctx: 8,
+            src: 1,
+            from: 0,
+            word: 0,
+        };
         let mut p = e.encode().to_vec();
         assert_eq!(p.len(), EAGER_HEADER_LEN);
         p.push(7);
         assert_eq!(Header::decode(&p).unwrap(), (e, &[7u8][..]));
-        let h = Header { kind: Kind::Rts, tag: 77, ctx: 0xdead_beef_0000_0010, src: 5, from: 42, word: 9 };
+        let h = Header {
+            kind: Kind::Rts,
+            tag: 77,
+            ctx: 0xdead_beef_0000_0010,
+            src: 5,
+            from: 42,
+            word: 9,
+        };
         let mut p = h.encode().to_vec();
         p.extend_from_slice(&[1, 2, 3]);
         let (back, rest) = Header::decode(&p).unwrap();
@@ -199,7 +244,12 @@ mod tests {
         assert!(Header::decode(&p[..10]).is_err());
         p[0] = 99;
         assert!(Header::decode(&p).is_err());
-        let body = RtsBody { len: 1 << 30, pid: 12, addr: 0x7fff_0000, rkey: 3 };
+        let body = RtsBody {
+            len: 1 << 30,
+            pid: 12,
+            addr: 0x7fff_0000,
+            rkey: 3,
+        };
         assert_eq!(RtsBody::decode(&body.encode()).unwrap(), body);
         assert!(RtsBody::decode(&body.encode()[..20]).is_err());
     }

@@ -34,7 +34,12 @@ impl Peer {
             }
             Route::Net(AddressCard::from_bytes(&card.fabric)?)
         };
-        Ok(Peer { card, route, backlog: VecDeque::new(), dead: None })
+        Ok(Peer {
+            card,
+            route,
+            backlog: VecDeque::new(),
+            dead: None,
+        })
     }
 
     pub fn describe(&self) -> String {

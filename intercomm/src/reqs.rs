@@ -20,13 +20,26 @@ pub(crate) enum ReqState {
     /// A receive waiting for a matching message.
     RecvPosted(PostedRecv),
     /// A receive whose data is being pulled by an RDMA read.
-    RecvPulling { status: Status, from: Gpid, sender_req: u64 },
+    RecvPulling {
+        status: Status,
+        from: Gpid,
+        sender_req: u64,
+    },
     /// A receive filled by fragments pushed through the queue (CMA refused).
-    RecvFrags { buf: *mut u8, got: usize, status: Status, from: Gpid },
+    RecvFrags {
+        buf: *mut u8,
+        got: usize,
+        status: Status,
+        from: Gpid,
+    },
     /// A rendezvous send waiting for the receiver to pull.
     SendRndv(RndvSend),
     /// A rendezvous send pushing fragments (CMA refused): `sent` bytes so far.
-    SendStream { send: RndvSend, recv_req: u64, sent: usize },
+    SendStream {
+        send: RndvSend,
+        recv_req: u64,
+        sent: usize,
+    },
 }
 
 #[derive(Copy, Clone)]
@@ -106,9 +119,17 @@ mod tests {
     #[test]
     fn stale_ids_do_not_alias() {
         let mut t = ReqTable::default();
-        let a = t.insert(ReqState::Done(Ok(Status { source: 0, tag: 0, count: 0 })));
+        let a = t.insert(ReqState::Done(Ok(Status {
+            source: 0,
+            tag: 0,
+            count: 0,
+        })));
         assert!(t.remove(a).is_some());
-        let b = t.insert(ReqState::Done(Ok(Status { source: 1, tag: 0, count: 0 })));
+        let b = t.insert(ReqState::Done(Ok(Status {
+            source: 1,
+            tag: 0,
+            count: 0,
+        })));
         assert_ne!(a, b);
         assert!(t.get_mut(a).is_none());
         assert!(t.remove(a).is_none());

@@ -20,12 +20,22 @@ pub struct Request<'a> {
 
 impl<'a> Request<'a> {
     pub(crate) fn new(eng: Rc<RefCell<Engine>>, id: u64) -> Request<'a> {
-        Request { eng, id: Some(id), ready: None, _buf: PhantomData }
+        Request {
+            eng,
+            id: Some(id),
+            ready: None,
+            _buf: PhantomData,
+        }
     }
 
     /// A request that completed immediately (e.g. to or from `PROC_NULL`).
     pub(crate) fn completed(eng: Rc<RefCell<Engine>>, status: Status) -> Request<'a> {
-        Request { eng, id: None, ready: Some(status), _buf: PhantomData }
+        Request {
+            eng,
+            id: None,
+            ready: Some(status),
+            _buf: PhantomData,
+        }
     }
 
     /// Blocks until the operation completes.
@@ -110,7 +120,9 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
     let eng = reqs[0].eng.clone();
     let mut found = None;
     eng.borrow_mut().wait_until(|st| {
-        found = reqs.iter().position(|r| r.id.is_none_or(|id| st.is_done(id)));
+        found = reqs
+            .iter()
+            .position(|r| r.id.is_none_or(|id| st.is_done(id)));
         found.is_some()
     })?;
     let i = found.expect("wait_until returns when one is done");

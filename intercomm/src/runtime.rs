@@ -21,7 +21,9 @@ pub struct Runtime {
 impl Communicator {
     /// The runtime this communicator belongs to.
     pub fn runtime(&self) -> Runtime {
-        Runtime { eng: self.engine().clone() }
+        Runtime {
+            eng: self.engine().clone(),
+        }
     }
 }
 
@@ -89,7 +91,10 @@ impl Runtime {
                 return true;
             }
             if let Some((to, why)) = st.control_failures.pop_front() {
-                failed = Some(CommError::PeerDead { peer: format!("{to:?}"), detail: why });
+                failed = Some(CommError::PeerDead {
+                    peer: format!("{to:?}"),
+                    detail: why,
+                });
                 return true;
             }
             let now = Instant::now();
@@ -101,7 +106,10 @@ impl Runtime {
                 }
             }
             if now > deadline {
-                failed = Some(CommError::Timeout { what: what.to_string(), secs: timeout.as_secs() });
+                failed = Some(CommError::Timeout {
+                    what: what.to_string(),
+                    secs: timeout.as_secs(),
+                });
                 return true;
             }
             false
@@ -109,18 +117,28 @@ impl Runtime {
         match (found, failed) {
             (Some(m), _) => Ok(m),
             (None, Some(e)) => Err(e),
-            (None, None) => Err(CommError::Timeout { what: what.to_string(), secs: timeout.as_secs() }),
+            (None, None) => Err(CommError::Timeout {
+                what: what.to_string(),
+                secs: timeout.as_secs(),
+            }),
         }
     }
 
     /// A communicator from its parts: an intracommunicator when `remote` is None, else an
     /// intercommunicator. Every member must build it with the same context id and groups.
-    pub fn make_communicator(&self, ctx: u64, local: Group, remote: Option<Group>) -> Result<Communicator> {
+    pub fn make_communicator(
+        &self,
+        ctx: u64,
+        local: Group,
+        remote: Option<Group>,
+    ) -> Result<Communicator> {
         let me = self.me();
         Communicator::new(self.eng.clone(), ctx, local, remote, me)
     }
 }
 
 fn no_fabric() -> CommError {
-    CommError::InvalidArgument("this process has no fabric endpoint (control datagrams need one)".into())
+    CommError::InvalidArgument(
+        "this process has no fabric endpoint (control datagrams need one)".into(),
+    )
 }

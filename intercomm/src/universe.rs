@@ -38,7 +38,10 @@ fn env_usize(name: &str) -> Option<usize> {
 }
 
 fn job_secret() -> u64 {
-    std::env::var("IBDYN_JOB_SECRET").ok().and_then(|s| u64::from_str_radix(s.trim(), 16).ok()).unwrap_or(0)
+    std::env::var("IBDYN_JOB_SECRET")
+        .ok()
+        .and_then(|s| u64::from_str_radix(s.trim(), 16).ok())
+        .unwrap_or(0)
 }
 
 /// Installs the `IBDYN_LOG` log filter (silent by default). Safe to call more than once.
@@ -63,7 +66,10 @@ impl Universe {
     fn init_inner() -> Result<Universe> {
         init_logging();
         let pmi = PmiClient::init()?;
-        let me = Gpid { job: pmi.job_id(), rank: pmi.rank() };
+        let me = Gpid {
+            job: pmi.job_id(),
+            rank: pmi.rank(),
+        };
         let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
         if let Err(e) = ibdyn_shm::cma::allow_peers() {
             tracing::debug!("could not allow peers to read this process: {e}");
@@ -89,7 +95,13 @@ impl Universe {
         let world = Communicator::new(eng.clone(), context::world(me.job), world_group, None, me)?;
         let self_ctx = context::derive(context::world(me.job), u64::MAX - me.rank as u64);
         let self_comm = Communicator::new(eng.clone(), self_ctx, Group::new(vec![me]), None, me)?;
-        let u = Universe { eng, world, self_comm, parent: RefCell::new(None), finalized: false };
+        let u = Universe {
+            eng,
+            world,
+            self_comm,
+            parent: RefCell::new(None),
+            finalized: false,
+        };
         if std::env::var("IBDYN_WIREUP").is_ok_and(|v| v == "all") {
             u.wire_up_all()?;
         }
@@ -109,7 +121,15 @@ impl Universe {
                 eng.st.peers.known_cards.insert(card.gpid, card);
             }
         }
-        let hello = Header { kind: Kind::Hello, tag: 0, ctx: 0, src: 0, from: me.to_u64(), word: 0 }.encode();
+        let hello = Header {
+            kind: Kind::Hello,
+            tag: 0,
+            ctx: 0,
+            src: 0,
+            from: me.to_u64(),
+            word: 0,
+        }
+        .encode();
         let size = eng.st.pmi.size();
         for rank in (0..size).filter(|&r| r != me.rank) {
             eng.st.push(Gpid { job: me.job, rank }, &[&hello[..]])?;
@@ -138,12 +158,22 @@ impl Universe {
 
     /// Which fabric provider this process uses for inter-node traffic, if any.
     pub fn provider(&self) -> Option<String> {
-        self.eng.borrow().st.fabric.as_ref().map(|f| f.provider().to_string())
+        self.eng
+            .borrow()
+            .st
+            .fabric
+            .as_ref()
+            .map(|f| f.provider().to_string())
     }
 
     /// Fabric connections this process holds (made on demand).
     pub fn connection_count(&self) -> usize {
-        self.eng.borrow().st.fabric.as_ref().map_or(0, |f| f.connection_count())
+        self.eng
+            .borrow()
+            .st
+            .fabric
+            .as_ref()
+            .map_or(0, |f| f.connection_count())
     }
 
     /// Runs `f` with the process-management client (for the dynamic-process layer).
@@ -172,7 +202,10 @@ impl Universe {
         let f = eng.st.pmi.finalize().map_err(CommError::from);
         INITIALIZED.store(false, Ordering::SeqCst);
         if timed_out {
-            return Err(CommError::Timeout { what: "queued messages to leave at finalize".into(), secs: FLUSH_TIMEOUT.as_secs() });
+            return Err(CommError::Timeout {
+                what: "queued messages to leave at finalize".into(),
+                secs: FLUSH_TIMEOUT.as_secs(),
+            });
         }
         r.and(f)
     }
@@ -188,7 +221,11 @@ impl Drop for Universe {
 
 fn open_fabric(me: Gpid) -> Result<Option<Fabric>> {
     let forced = std::env::var("IBDYN_PROVIDER").is_ok();
-    let cfg = FabricConfig { job_secret: job_secret(), local_key: me.to_u64(), ..FabricConfig::default() };
+    let cfg = FabricConfig {
+        job_secret: job_secret(),
+        local_key: me.to_u64(),
+        ..FabricConfig::default()
+    };
     match Fabric::open(cfg) {
         Ok(f) => Ok(Some(f)),
         Err(e) if forced => Err(e.into()),

@@ -68,7 +68,10 @@ pub struct Args {
 
 fn parse_crash(s: &str) -> std::result::Result<(usize, usize), String> {
     let (w, k) = s.split_once(':').ok_or("expected W:K")?;
-    Ok((w.parse().map_err(|_| "bad worker number")?, k.parse().map_err(|_| "bad tile count")?))
+    Ok((
+        w.parse().map_err(|_| "bad worker number")?,
+        k.parse().map_err(|_| "bad tile count")?,
+    ))
 }
 
 /// A change of the worker set once `at` (0..=1) of the tiles are done.

@@ -52,13 +52,24 @@ pub struct MasterReport {
 /// How the master gets its workers.
 pub enum Workers {
     /// Spawn this many (each one a job of its own), growing and shrinking as planned.
-    Spawn { count: u32, grow: Vec<crate::cli::Resize>, shrink: Vec<crate::cli::Resize>, extra_args: Vec<Vec<String>> },
+    Spawn {
+        count: u32,
+        grow: Vec<crate::cli::Resize>,
+        shrink: Vec<crate::cli::Resize>,
+        extra_args: Vec<Vec<String>>,
+    },
     /// Ranks 1.. of the world.
     Static,
 }
 
 /// Runs the master: renders `source` with `workers`, printing progress unless `quiet`.
-pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Workers, quiet: bool) -> Result<MasterReport> {
+pub fn master(
+    universe: &Universe,
+    source: &SceneSource,
+    tile: u32,
+    workers: Workers,
+    quiet: bool,
+) -> Result<MasterReport> {
     let t0 = Instant::now();
     let scene = source.build()?;
     let s = scene.settings;
@@ -72,30 +83,46 @@ pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Wor
     let mut released = 0usize;
     let mut plan = ResizePlan::new(&[], &[]);
     let mut extra: Vec<Vec<String>> = Vec::new();
-    let add = |pool: &mut Vec<Worker>, comm: Communicator, rank: i32, job: Option<u32>| -> Result<()> {
-        let id = pool.len() as WorkerId;
-        comm.send(&scene_bytes, rank, TAG_SCENE)?;
-        pool.push(Worker { id, comm, rank, job, releasing: false, gone: false });
-        Ok(())
-    };
+    let add =
+        |pool: &mut Vec<Worker>, comm: Communicator, rank: i32, job: Option<u32>| -> Result<()> {
+            let id = pool.len() as WorkerId;
+            comm.send(&scene_bytes, rank, TAG_SCENE)?;
+            pool.push(Worker {
+                id,
+                comm,
+                rank,
+                job,
+                releasing: false,
+                gone: false,
+            });
+            Ok(())
+        };
     match workers {
         Workers::Static => {
             for r in 1..world.size() {
                 add(&mut pool, world.clone(), r, None)?;
             }
         }
-        Workers::Spawn { count, grow, shrink, extra_args } => {
+        Workers::Spawn {
+            count,
+            grow,
+            shrink,
+            extra_args,
+        } => {
             plan = ResizePlan::new(&grow, &shrink);
             extra = extra_args;
             for _ in 0..count {
-                let (comm, job) = spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
+                let (comm, job) =
+                    spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
                 spawned += 1;
                 add(&mut pool, comm, 0, Some(job))?;
             }
         }
     }
     if pool.is_empty() {
-        return Err(Error::Usage("no workers: use --workers N, or run --static with more than one process".into()));
+        return Err(Error::Usage(
+            "no workers: use --workers N, or run --static with more than one process".into(),
+        ));
     }
     let feed = |w: &Worker, queue: &mut TileQueue| -> Result<bool> {
         match queue.assign(w.id) {
@@ -115,11 +142,15 @@ pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Wor
     let mut last_shown = usize::MAX;
     while !queue.is_complete() {
         let mut got_any = false;
+        #[allow(clippy::needless_range_loop)]
+        // feed() borrows the pool entry; indices keep it simple
         for i in 0..pool.len() {
             if pool[i].gone {
                 continue;
             }
-            let Some(st) = pool[i].comm.iprobe(pool[i].rank, TAG_RESULT)? else { continue };
+            let Some(st) = pool[i].comm.iprobe(pool[i].rank, TAG_RESULT)? else {
+                continue;
+            };
             got_any = true;
             let mut buf = vec![0u8; st.count];
             pool[i].comm.recv(&mut buf, pool[i].rank, TAG_RESULT)?;
@@ -140,7 +171,8 @@ pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Wor
             match ev {
                 ResizeEvent::Grow(n) => {
                     for _ in 0..n {
-                        let (comm, job) = spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
+                        let (comm, job) =
+                            spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
                         spawned += 1;
                         add(&mut pool, comm, 0, Some(job))?;
                         let w = pool.last().expect("just added");
@@ -151,7 +183,9 @@ pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Wor
                 }
                 ResizeEvent::Shrink(n) => {
                     // Release the newest active workers; keep at least one.
-                    let active: Vec<usize> = (0..pool.len()).filter(|&i| !pool[i].gone && !pool[i].releasing).collect();
+                    let active: Vec<usize> = (0..pool.len())
+                        .filter(|&i| !pool[i].gone && !pool[i].releasing)
+                        .collect();
                     for &i in active.iter().rev().take(n as usize) {
                         if pool.iter().filter(|w| !w.gone && !w.releasing).count() <= 1 {
                             break;
@@ -175,22 +209,32 @@ pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Wor
                 pool[i].gone = true;
                 lost.push(pool[i].id);
                 let back = queue.requeue_worker(pool[i].id);
-                eprintln!("raytrace: worker {} died; its {} tile(s) go to the others", pool[i].id, back.len());
+                eprintln!(
+                    "raytrace: worker {} died; its {} tile(s) go to the others",
+                    pool[i].id,
+                    back.len()
+                );
                 // Hand the re-queued tiles to the workers still rendering.
-                for j in 0..pool.len() {
-                    if !pool[j].gone && !pool[j].releasing {
-                        feed(&pool[j], &mut queue)?;
-                    }
+                for w in pool.iter().filter(|w| !w.gone && !w.releasing) {
+                    feed(w, &mut queue)?;
                 }
             }
             if pool.iter().all(|w| w.gone) && !queue.is_complete() {
-                return Err(Error::WorkersGone { missing: queue.total() - queue.done(), total: queue.total() });
+                return Err(Error::WorkersGone {
+                    missing: queue.total() - queue.done(),
+                    total: queue.total(),
+                });
             }
         }
         if !quiet && queue.done() * 20 / queue.total() != last_shown {
             last_shown = queue.done() * 20 / queue.total();
             let active = pool.iter().filter(|w| !w.gone).count();
-            eprintln!("tiles {}/{} ({:.0}%), workers active {active}", queue.done(), queue.total(), 100.0 * queue.done() as f64 / queue.total() as f64);
+            eprintln!(
+                "tiles {}/{} ({:.0}%), workers active {active}",
+                queue.done(),
+                queue.total(),
+                100.0 * queue.done() as f64 / queue.total() as f64
+            );
         }
         if !got_any {
             std::thread::sleep(Duration::from_micros(200));
@@ -199,12 +243,20 @@ pub fn master(universe: &Universe, source: &SceneSource, tile: u32, workers: Wor
     for w in pool.iter().filter(|w| !w.gone) {
         w.comm.send(&[], w.rank, TAG_STOP)?;
     }
-    Ok(MasterReport { image, per_worker: queue.per_worker().clone(), lost, spawned, released, seconds: t0.elapsed().as_secs_f64() })
+    Ok(MasterReport {
+        image,
+        per_worker: queue.per_worker().clone(),
+        lost,
+        spawned,
+        released,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
 }
 
 /// Spawns one worker (a job of its own) running this program with `--worker`.
 fn spawn_worker(world: &Communicator, extra: Vec<String>) -> Result<(Communicator, u32)> {
-    let exe = std::env::current_exe().map_err(|e| Error::Usage(format!("cannot find this program: {e}")))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::Usage(format!("cannot find this program: {e}")))?;
     let mut cmd = Command::new(exe);
     cmd.arg("--worker").args(extra);
     let ic = world.process_at_rank(0).spawn(&cmd, 1)?;
@@ -215,7 +267,11 @@ fn spawn_worker(world: &Communicator, extra: Vec<String>) -> Result<(Communicato
 /// Whether a spawned worker's process has exited (released workers are marked gone before).
 fn worker_died(w: &Worker) -> Result<bool> {
     let Some(job) = w.job else { return Ok(false) };
-    let st = w.comm.runtime().with_pmi(|p| p.job_status(job)).map_err(ibdyn::CommError::from)?;
+    let st = w
+        .comm
+        .runtime()
+        .with_pmi(|p| p.job_status(job))
+        .map_err(ibdyn::CommError::from)?;
     Ok(!st.exited.is_empty())
 }
 
@@ -237,7 +293,11 @@ pub fn worker(comm: &Communicator, master_rank: i32, crash_after: Option<usize>)
                 comm.send(&answer, master_rank, TAG_RESULT)?;
                 done += 1;
             }
-            other => return Err(Error::Usage(format!("worker: unexpected message tag {other}"))),
+            other => {
+                return Err(Error::Usage(format!(
+                    "worker: unexpected message tag {other}"
+                )))
+            }
         }
     }
 }

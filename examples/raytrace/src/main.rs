@@ -57,17 +57,28 @@ fn run(args: &Args) -> Result<()> {
             }
             Ok(())
         }
-        Mode::Master { workers, grow, shrink } => {
+        Mode::Master {
+            workers,
+            grow,
+            shrink,
+        } => {
             let universe = ibdyn::initialize()?;
             if universe.world().size() != 1 {
-                return Err(Error::Usage("the master starts alone: ibdyn run -n 1 raytrace --workers N".into()));
+                return Err(Error::Usage(
+                    "the master starts alone: ibdyn run -n 1 raytrace --workers N".into(),
+                ));
             }
             let mut extra = vec![Vec::new(); 64];
             if let Some((w, k)) = args.crash_worker {
                 extra.resize(extra.len().max(w + 1), Vec::new());
                 extra[w] = vec!["--crash-after".into(), k.to_string()];
             }
-            let how = Workers::Spawn { count: workers, grow, shrink, extra_args: extra };
+            let how = Workers::Spawn {
+                count: workers,
+                grow,
+                shrink,
+                extra_args: extra,
+            };
             let report = master(&universe, &source, args.tile, how, args.quiet)?;
             finish(args, &scene, report)
         }
@@ -84,9 +95,9 @@ fn run(args: &Args) -> Result<()> {
         }
         Mode::Worker => {
             let universe = ibdyn::initialize()?;
-            let parent = universe
-                .parent()
-                .ok_or_else(|| Error::Usage("--worker is for processes spawned by a raytrace master".into()))?;
+            let parent = universe.parent().ok_or_else(|| {
+                Error::Usage("--worker is for processes spawned by a raytrace master".into())
+            })?;
             worker(&parent, 0, args.crash_after)?;
             Ok(())
         }
@@ -109,11 +120,18 @@ fn finish(args: &Args, scene: &ibdyn_raytrace::Scene, r: MasterReport) -> Result
         args.tile,
         args.output.display()
     );
-    let counts: Vec<String> = r.per_worker.iter().map(|(w, n)| format!("{w}:{n}")).collect();
+    let counts: Vec<String> = r
+        .per_worker
+        .iter()
+        .map(|(w, n)| format!("{w}:{n}"))
+        .collect();
     println!("tiles per worker: {}", counts.join(" "));
     if !r.lost.is_empty() {
         let lost: Vec<String> = r.lost.iter().map(|w| w.to_string()).collect();
-        println!("workers lost (their tiles were rendered by others): {}", lost.join(" "));
+        println!(
+            "workers lost (their tiles were rendered by others): {}",
+            lost.join(" ")
+        );
     }
     Ok(())
 }

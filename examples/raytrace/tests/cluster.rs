@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const SIZE: [&str; 8] = ["--width", "96", "--height", "64", "--spp", "2", "--tile", "16"];
+const SIZE: [&str; 8] = [
+    "--width", "96", "--height", "64", "--spp", "2", "--tile", "16",
+];
 
 fn target_dir() -> PathBuf {
     let mut p = std::env::current_exe().expect("test binary path");
@@ -18,7 +20,11 @@ fn target_dir() -> PathBuf {
 
 fn ibdyn() -> PathBuf {
     let p = target_dir().join("ibdyn");
-    assert!(p.exists(), "{} is missing: build the workspace first (cargo build --workspace)", p.display());
+    assert!(
+        p.exists(),
+        "{} is missing: build the workspace first (cargo build --workspace)",
+        p.display()
+    );
     p
 }
 
@@ -28,7 +34,11 @@ fn raytrace() -> PathBuf {
 
 fn local_reference(dir: &Path) -> Vec<u8> {
     let out = dir.join("local.png");
-    let o = Command::new(raytrace()).args(SIZE).args(["--local", "-q", "-o", out.to_str().unwrap()]).output().unwrap();
+    let o = Command::new(raytrace())
+        .args(SIZE)
+        .args(["--local", "-q", "-o", out.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::read(out).unwrap()
 }
@@ -51,7 +61,12 @@ fn render(dir: &Path, name: &str, launcher: &[&str], mode: &[&str]) -> (Vec<u8>,
         .output()
         .expect("start ibdyn run");
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(o.status.success(), "{name}: {}\n{stdout}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{name}: {}\n{stdout}\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
     (std::fs::read(&out).unwrap(), stdout)
 }
 
@@ -62,12 +77,26 @@ fn same_image_whatever_the_workers_do() {
     let cases: [(&str, &[&str], &[&str]); 4] = [
         ("spawned", &["-n", "1"], &["--workers", "3"]),
         ("static", &["-n", "3"], &["--static"]),
-        ("grow-shrink", &["-n", "1", "--nodes", "2"], &["--workers", "1", "--grow-at", "20%:+2", "--shrink-at", "60%:-2"]),
+        (
+            "grow-shrink",
+            &["-n", "1", "--nodes", "2"],
+            &[
+                "--workers",
+                "1",
+                "--grow-at",
+                "20%:+2",
+                "--shrink-at",
+                "60%:-2",
+            ],
+        ),
         ("one-worker", &["-n", "1"], &["--workers", "1"]),
     ];
     for (name, launcher, mode) in cases {
         let (png, stdout) = render(&dir, name, launcher, mode);
-        assert!(png == reference, "{name}: the image differs from the one-process render\n{stdout}");
+        assert!(
+            png == reference,
+            "{name}: the image differs from the one-process render\n{stdout}"
+        );
         if name == "grow-shrink" {
             assert!(stdout.contains("3 spawned, 2 released"), "{stdout}");
         }
@@ -79,8 +108,19 @@ fn same_image_whatever_the_workers_do() {
 fn a_crashing_worker_loses_no_tile() {
     let dir = scratch("crash");
     let reference = local_reference(&dir);
-    let (png, stdout) = render(&dir, "crash", &["-n", "1"], &["--workers", "3", "--crash-worker", "1:2"]);
-    assert!(png == reference, "the image differs after a worker crash\n{stdout}");
-    assert!(stdout.contains("workers lost (their tiles were rendered by others): 1"), "{stdout}");
+    let (png, stdout) = render(
+        &dir,
+        "crash",
+        &["-n", "1"],
+        &["--workers", "3", "--crash-worker", "1:2"],
+    );
+    assert!(
+        png == reference,
+        "the image differs after a worker crash\n{stdout}"
+    );
+    assert!(
+        stdout.contains("workers lost (their tiles were rendered by others): 1"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(dir).ok();
 }

@@ -21,14 +21,26 @@ pub fn attach_parent(universe: &Universe) -> Result<()> {
         let info = rt.with_pmi(|p| p.get(PARENT_KEY))?;
         let info = ParentInfo::decode(&unhex(&info)?)?;
         let me = rt.me();
-        let hello = Hello { spawn_id: info.spawn_id, job: me.job, size: world.size() as u32, root: rt.card() }.encode();
+        let hello = Hello {
+            spawn_id: info.spawn_id,
+            job: me.job,
+            size: world.size() as u32,
+            root: rt.card(),
+        }
+        .encode();
         rt.learn_cards([info.root.clone()]);
         match info.wireup {
             Wireup::Ud => {
                 let to = AddressCard::from_bytes(&info.root.fabric)?;
                 rt.control_send(&to, &hello)?;
                 let id = info.spawn_id;
-                rt.await_control(timeout, "the parent root's answer", |d| Welcome::is(d, id), |_| Ok(()))?.1
+                rt.await_control(
+                    timeout,
+                    "the parent root's answer",
+                    |d| Welcome::is(d, id),
+                    |_| Ok(()),
+                )?
+                .1
             }
             Wireup::Rc => {
                 let pair = root_pair(&rt, info.spawn_id, info.root.gpid)?;
@@ -71,7 +83,10 @@ pub(crate) fn recv_bounded(
             last_check = Instant::now();
         }
         if Instant::now() > deadline {
-            return Err(CommError::Timeout { what: "the other root".into(), secs: timeout.as_secs() });
+            return Err(CommError::Timeout {
+                what: "the other root".into(),
+                secs: timeout.as_secs(),
+            });
         }
         std::thread::sleep(Duration::from_micros(50));
     }

@@ -14,7 +14,9 @@ mod spawn;
 mod wire;
 
 pub use child::attach_parent;
-pub use port::{accept, close_port, connect, lookup_name, open_port, publish_name, unpublish_name, Port};
+pub use port::{
+    accept, close_port, connect, lookup_name, open_port, publish_name, unpublish_name, Port,
+};
 pub use spawn::{spawn_multiple, SpawnOptions};
 pub use wire::Wireup;
 
@@ -25,7 +27,10 @@ use std::time::Duration;
 pub const DEFAULT_SPAWN_TIMEOUT: Duration = Duration::from_secs(60);
 
 pub(crate) fn env_secs(name: &str, default: Duration) -> Duration {
-    std::env::var(name).ok().and_then(|v| v.trim().parse::<f64>().ok()).map_or(default, Duration::from_secs_f64)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map_or(default, Duration::from_secs_f64)
 }
 
 /// Broadcasts a variable-length message from `root` of an intracommunicator, through the
@@ -34,13 +39,21 @@ pub(crate) fn bcast_vec(comm: &Communicator, root: i32, data: Vec<u8>) -> Result
     let coll = ibdyn_collectives::collectives_of(comm)?;
     let mut len = (data.len() as u64).to_le_bytes();
     coll.bcast(&mut len, root as usize)?;
-    let mut buf = if comm.rank() == root { data } else { vec![0u8; u64::from_le_bytes(len) as usize] };
+    let mut buf = if comm.rank() == root {
+        data
+    } else {
+        vec![0u8; u64::from_le_bytes(len) as usize]
+    };
     coll.bcast(&mut buf, root as usize)?;
     Ok(buf)
 }
 
 /// Outcome of a root-only step, broadcast so every member returns the same result.
-pub(crate) fn share_outcome(comm: &Communicator, root: i32, outcome: Option<Result<Vec<u8>>>) -> Result<Vec<u8>> {
+pub(crate) fn share_outcome(
+    comm: &Communicator,
+    root: i32,
+    outcome: Option<Result<Vec<u8>>>,
+) -> Result<Vec<u8>> {
     let msg = match outcome {
         Some(Ok(payload)) => [&[0u8][..], &payload].concat(),
         Some(Err(CommError::SpawnFailed { failures })) => {
@@ -60,8 +73,13 @@ pub(crate) fn share_outcome(comm: &Communicator, root: i32, outcome: Option<Resu
     let got = bcast_vec(comm, root, msg)?;
     match got.first() {
         Some(0) => Ok(got[1..].to_vec()),
-        Some(1) => Err(CommError::SpawnFailed { failures: decode_failures(&got[1..]) }),
-        Some(2) => Err(CommError::RootFailed { root, error: String::from_utf8_lossy(&got[1..]).into_owned() }),
+        Some(1) => Err(CommError::SpawnFailed {
+            failures: decode_failures(&got[1..]),
+        }),
+        Some(2) => Err(CommError::RootFailed {
+            root,
+            error: String::from_utf8_lossy(&got[1..]).into_owned(),
+        }),
         _ => Err(CommError::Malformed("empty outcome from the root".into())),
     }
 }
@@ -71,9 +89,14 @@ fn decode_failures(mut b: &[u8]) -> Vec<ibdyn_intercomm::ChildFailure> {
     while b.len() >= 12 {
         let rank = u32::from_le_bytes(b[0..4].try_into().expect("4 bytes"));
         let code = i32::from_le_bytes(b[4..8].try_into().expect("4 bytes"));
-        let n = (u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")) as usize).min(b.len() - 12);
+        let n =
+            (u32::from_le_bytes(b[8..12].try_into().expect("4 bytes")) as usize).min(b.len() - 12);
         let message = String::from_utf8_lossy(&b[12..12 + n]).into_owned();
-        out.push(ibdyn_intercomm::ChildFailure { rank, code, message });
+        out.push(ibdyn_intercomm::ChildFailure {
+            rank,
+            code,
+            message,
+        });
         b = &b[12 + n..];
     }
     out

@@ -25,7 +25,10 @@ impl Port {
 pub fn open_port(comm: &Communicator) -> Port {
     let id = random_id();
     let card = comm.runtime().card().to_bytes();
-    let name = format!("{PORT_PREFIX}{}", hex(&[&id.to_le_bytes()[..], &card].concat()));
+    let name = format!(
+        "{PORT_PREFIX}{}",
+        hex(&[&id.to_le_bytes()[..], &card].concat())
+    );
     Port { id, name }
 }
 
@@ -38,14 +41,20 @@ fn parse_port(name: &str) -> Result<(u64, ProcCard)> {
         .ok_or_else(|| CommError::InvalidArgument(format!("{name:?} is not an ibdyn port name")))?;
     let b = unhex(hexed)?;
     if b.len() < 8 {
-        return Err(CommError::InvalidArgument(format!("port name {name:?} is too short")));
+        return Err(CommError::InvalidArgument(format!(
+            "port name {name:?} is too short"
+        )));
     }
     let id = u64::from_le_bytes(b[0..8].try_into().expect("8 bytes"));
     Ok((id, ProcCard::from_bytes(&b[8..])?))
 }
 
 fn cards_of(rt: &Runtime, comm: &Communicator) -> Result<Vec<ProcCard>> {
-    comm.group().members().iter().map(|&g| rt.card_of(g)).collect()
+    comm.group()
+        .members()
+        .iter()
+        .map(|&g| rt.card_of(g))
+        .collect()
 }
 
 fn finish(rt: &Runtime, comm: &Communicator, shared: Vec<u8>) -> Result<Communicator> {
@@ -63,11 +72,27 @@ pub fn accept(port: &Port, comm: &Communicator, root: i32) -> Result<Communicato
     let outcome = (comm.rank() == root).then(|| -> Result<Vec<u8>> {
         let timeout = env_secs("IBDYN_ACCEPT_TIMEOUT", Duration::from_secs(600));
         let id = port.id;
-        let (from, req) = rt.await_control(timeout, "a connect on the port", |d| Rendezvous::is(d, false, id), |_| Ok(()))?;
+        let (from, req) = rt.await_control(
+            timeout,
+            "a connect on the port",
+            |d| Rendezvous::is(d, false, id),
+            |_| Ok(()),
+        )?;
         let req = Rendezvous::decode(&req)?;
-        let answer = Rendezvous { accept: true, port_id: id, ctx, group: cards_of(&rt, comm)? };
+        let answer = Rendezvous {
+            accept: true,
+            port_id: id,
+            ctx,
+            group: cards_of(&rt, comm)?,
+        };
         rt.control_send(&from, &answer.encode())?;
-        Ok(Rendezvous { accept: true, port_id: id, ctx, group: req.group }.encode())
+        Ok(Rendezvous {
+            accept: true,
+            port_id: id,
+            ctx,
+            group: req.group,
+        }
+        .encode())
     });
     let shared = share_outcome(comm, root, outcome)?;
     finish(&rt, comm, shared)
@@ -80,10 +105,19 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
     let outcome = (comm.rank() == root).then(|| -> Result<Vec<u8>> {
         let (id, server) = parse_port(port_name)?;
         let timeout = env_secs("IBDYN_CONNECT_TIMEOUT", Duration::from_secs(60));
-        let req = Rendezvous { accept: false, port_id: id, ctx: 0, group: cards_of(&rt, comm)? };
+        let req = Rendezvous {
+            accept: false,
+            port_id: id,
+            ctx: 0,
+            group: cards_of(&rt, comm)?,
+        };
         rt.control_send(&AddressCard::from_bytes(&server.fabric)?, &req.encode())?;
-        let what = format!("an accept on port {}", &port_name[..port_name.len().min(32)]);
-        let (_, answer) = rt.await_control(timeout, &what, |d| Rendezvous::is(d, true, id), |_| Ok(()))?;
+        let what = format!(
+            "an accept on port {}",
+            &port_name[..port_name.len().min(32)]
+        );
+        let (_, answer) =
+            rt.await_control(timeout, &what, |d| Rendezvous::is(d, true, id), |_| Ok(()))?;
         Ok(answer)
     });
     let shared = share_outcome(comm, root, outcome)?;
@@ -92,7 +126,9 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
 
 /// Publishes `port` under `service` in the daemons' name service.
 pub fn publish_name(comm: &Communicator, service: &str, port: &Port) -> Result<()> {
-    Ok(comm.runtime().with_pmi(|p| p.publish_name(service, port.name()))?)
+    Ok(comm
+        .runtime()
+        .with_pmi(|p| p.publish_name(service, port.name()))?)
 }
 
 /// Looks up the port published under `service`.
@@ -103,4 +139,3 @@ pub fn lookup_name(comm: &Communicator, service: &str) -> Result<String> {
 pub fn unpublish_name(comm: &Communicator, service: &str) -> Result<()> {
     Ok(comm.runtime().with_pmi(|p| p.unpublish_name(service))?)
 }
-

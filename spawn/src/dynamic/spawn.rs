@@ -2,7 +2,9 @@
 
 use super::wire::{hex, random_id, Hello, ParentInfo, Welcome, Wireup, PARENT_KEY};
 use super::{env_secs, share_outcome, DEFAULT_SPAWN_TIMEOUT};
-use ibdyn_intercomm::{AddressCard, ChildFailure, CommError, Communicator, Gpid, Group, Result, Runtime};
+use ibdyn_intercomm::{
+    AddressCard, ChildFailure, CommError, Communicator, Gpid, Group, Result, Runtime,
+};
 use ibdyn_pmi::wire::{SpawnCommand, SpawnRequest};
 use std::time::{Duration, Instant};
 
@@ -18,15 +20,25 @@ pub struct SpawnOptions {
 
 impl Default for SpawnOptions {
     fn default() -> Self {
-        SpawnOptions { info: Vec::new(), wireup: Wireup::Ud, timeout: env_secs("IBDYN_SPAWN_TIMEOUT", DEFAULT_SPAWN_TIMEOUT) }
+        SpawnOptions {
+            info: Vec::new(),
+            wireup: Wireup::Ud,
+            timeout: env_secs("IBDYN_SPAWN_TIMEOUT", DEFAULT_SPAWN_TIMEOUT),
+        }
     }
 }
 
 /// Turns a `std::process::Command` (program, arguments, environment, working directory) and
 /// a process count into a PMI spawn command.
-fn to_spawn_command(cmd: &std::process::Command, n: u32, opts: &SpawnOptions) -> Result<SpawnCommand> {
+fn to_spawn_command(
+    cmd: &std::process::Command,
+    n: u32,
+    opts: &SpawnOptions,
+) -> Result<SpawnCommand> {
     let text = |s: &std::ffi::OsStr, what: &str| {
-        s.to_str().map(str::to_string).ok_or_else(|| CommError::InvalidArgument(format!("{what} {s:?} is not UTF-8")))
+        s.to_str()
+            .map(str::to_string)
+            .ok_or_else(|| CommError::InvalidArgument(format!("{what} {s:?} is not UTF-8")))
     };
     let mut info = opts.info.clone();
     if let Some(dir) = cmd.get_current_dir() {
@@ -34,13 +46,26 @@ fn to_spawn_command(cmd: &std::process::Command, n: u32, opts: &SpawnOptions) ->
     }
     for (k, v) in cmd.get_envs() {
         if let Some(v) = v {
-            info.push(("env".into(), format!("{}={}", text(k, "variable")?, text(v, "value")?)));
+            info.push((
+                "env".into(),
+                format!("{}={}", text(k, "variable")?, text(v, "value")?),
+            ));
         }
     }
-    info.push(("ibdyn_wireup".into(), if opts.wireup == Wireup::Rc { "rc".into() } else { "ud".into() }));
+    info.push((
+        "ibdyn_wireup".into(),
+        if opts.wireup == Wireup::Rc {
+            "rc".into()
+        } else {
+            "ud".into()
+        },
+    ));
     Ok(SpawnCommand {
         program: text(cmd.get_program(), "program")?,
-        args: cmd.get_args().map(|a| text(a, "argument")).collect::<Result<_>>()?,
+        args: cmd
+            .get_args()
+            .map(|a| text(a, "argument"))
+            .collect::<Result<_>>()?,
         nprocs: n,
         info,
     })
@@ -48,9 +73,16 @@ fn to_spawn_command(cmd: &std::process::Command, n: u32, opts: &SpawnOptions) ->
 
 /// MPI_Comm_spawn_multiple: collective over `comm`; `root` starts `n` processes of each
 /// command as one new job. Returns the intercommunicator whose remote group is the children.
-pub fn spawn_multiple(comm: &Communicator, root: i32, cmds: &[(&std::process::Command, u32)], opts: &SpawnOptions) -> Result<Communicator> {
+pub fn spawn_multiple(
+    comm: &Communicator,
+    root: i32,
+    cmds: &[(&std::process::Command, u32)],
+    opts: &SpawnOptions,
+) -> Result<Communicator> {
     if comm.is_inter() {
-        return Err(CommError::InvalidArgument("spawn needs an intracommunicator".into()));
+        return Err(CommError::InvalidArgument(
+            "spawn needs an intracommunicator".into(),
+        ));
     }
     comm.gpid_of(root)?;
     let rt = comm.runtime();
@@ -58,7 +90,9 @@ pub fn spawn_multiple(comm: &Communicator, root: i32, cmds: &[(&std::process::Co
     let outcome = (comm.rank() == root).then(|| root_spawn(&rt, comm, ctx, cmds, opts));
     let shared = share_outcome(comm, root, outcome)?;
     if shared.len() != 8 {
-        return Err(CommError::Malformed("spawn outcome of the wrong size".into()));
+        return Err(CommError::Malformed(
+            "spawn outcome of the wrong size".into(),
+        ));
     }
     let job = u32::from_le_bytes(shared[0..4].try_into().expect("4 bytes"));
     let size = u32::from_le_bytes(shared[4..8].try_into().expect("4 bytes"));
@@ -67,14 +101,29 @@ pub fn spawn_multiple(comm: &Communicator, root: i32, cmds: &[(&std::process::Co
 }
 
 /// The root's part: ask the process manager, then meet the child root.
-fn root_spawn(rt: &Runtime, comm: &Communicator, ctx: u64, cmds: &[(&std::process::Command, u32)], opts: &SpawnOptions) -> Result<Vec<u8>> {
+fn root_spawn(
+    rt: &Runtime,
+    comm: &Communicator,
+    ctx: u64,
+    cmds: &[(&std::process::Command, u32)],
+    opts: &SpawnOptions,
+) -> Result<Vec<u8>> {
     if cmds.is_empty() || cmds.iter().any(|(_, n)| *n == 0) {
-        return Err(CommError::InvalidArgument("spawn needs at least one command with at least one process".into()));
+        return Err(CommError::InvalidArgument(
+            "spawn needs at least one command with at least one process".into(),
+        ));
     }
     let spawn_id = random_id();
-    let info = ParentInfo { spawn_id, wireup: opts.wireup, root: rt.card() };
+    let info = ParentInfo {
+        spawn_id,
+        wireup: opts.wireup,
+        root: rt.card(),
+    };
     let req = SpawnRequest {
-        commands: cmds.iter().map(|(c, n)| to_spawn_command(c, *n, opts)).collect::<Result<_>>()?,
+        commands: cmds
+            .iter()
+            .map(|(c, n)| to_spawn_command(c, *n, opts))
+            .collect::<Result<_>>()?,
         preput: vec![(PARENT_KEY.to_string(), hex(&info.encode()))],
     };
     let t0 = Instant::now();
@@ -83,19 +132,38 @@ fn root_spawn(rt: &Runtime, comm: &Communicator, ctx: u64, cmds: &[(&std::proces
         .children
         .iter()
         .filter(|c| !c.started())
-        .map(|c| ChildFailure { rank: c.rank, code: c.errno, message: c.message.clone() })
+        .map(|c| ChildFailure {
+            rank: c.rank,
+            code: c.errno,
+            message: c.message.clone(),
+        })
         .collect();
     if !failures.is_empty() {
         return Err(CommError::SpawnFailed { failures });
     }
     let (job, size) = (reply.job_id, reply.size);
     tracing::debug!("spawn: job {job} of {size} started in {:?}", t0.elapsed());
-    let group = comm.group().members().iter().map(|&g| rt.card_of(g)).collect::<Result<Vec<_>>>()?;
-    let welcome = Welcome { spawn_id, ctx, group }.encode();
+    let group = comm
+        .group()
+        .members()
+        .iter()
+        .map(|&g| rt.card_of(g))
+        .collect::<Result<Vec<_>>>()?;
+    let welcome = Welcome {
+        spawn_id,
+        ctx,
+        group,
+    }
+    .encode();
     let check = |pmi: &mut ibdyn_pmi::PmiClient| children_alive(pmi, job);
     match opts.wireup {
         Wireup::Ud => {
-            let hello = rt.await_control(opts.timeout, "the spawned job's root to connect back", |d| Hello::is(d, spawn_id), check)?;
+            let hello = rt.await_control(
+                opts.timeout,
+                "the spawned job's root to connect back",
+                |d| Hello::is(d, spawn_id),
+                check,
+            )?;
             let hello = Hello::decode(&hello.1)?;
             let to = AddressCard::from_bytes(&hello.root.fabric)?;
             rt.learn_cards([hello.root]);
@@ -104,7 +172,9 @@ fn root_spawn(rt: &Runtime, comm: &Communicator, ctx: u64, cmds: &[(&std::proces
         Wireup::Rc => {
             let pair = root_pair(rt, spawn_id, Gpid { job, rank: 0 })?;
             let mut buf = Vec::new();
-            super::child::recv_bounded(&pair, &mut buf, opts.timeout, |pmi| children_alive(pmi, job))?;
+            super::child::recv_bounded(&pair, &mut buf, opts.timeout, |pmi| {
+                children_alive(pmi, job)
+            })?;
             Hello::decode(&buf)?;
             pair.send(&welcome, 0, 0)?;
         }
@@ -116,7 +186,11 @@ fn root_spawn(rt: &Runtime, comm: &Communicator, ctx: u64, cmds: &[(&std::proces
 /// The intercommunicator of just the two roots, for the connection-based wire-up.
 pub(crate) fn root_pair(rt: &Runtime, spawn_id: u64, other: Gpid) -> Result<Communicator> {
     let ctx = ibdyn_intercomm::context::from_names(&["spawn-roots", &spawn_id.to_string()]);
-    rt.make_communicator(ctx, Group::new(vec![rt.me()]), Some(Group::new(vec![other])))
+    rt.make_communicator(
+        ctx,
+        Group::new(vec![rt.me()]),
+        Some(Group::new(vec![other])),
+    )
 }
 
 /// Fails when a child of `job` has exited before connecting back.

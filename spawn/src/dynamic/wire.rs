@@ -25,7 +25,9 @@ impl Wireup {
         match s {
             "ud" => Ok(Wireup::Ud),
             "rc" => Ok(Wireup::Rc),
-            _ => Err(CommError::InvalidArgument(format!("wire-up {s:?} is not ud or rc"))),
+            _ => Err(CommError::InvalidArgument(format!(
+                "wire-up {s:?} is not ud or rc"
+            ))),
         }
     }
 }
@@ -46,10 +48,14 @@ impl<'a> Rd<'a> {
         Ok(h)
     }
     fn u32(&mut self, what: &str) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4, what)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4, what)?.try_into().expect("4 bytes"),
+        ))
     }
     fn u64(&mut self, what: &str) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8, what)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8, what)?.try_into().expect("8 bytes"),
+        ))
     }
     fn blob(&mut self, what: &str) -> Result<&'a [u8]> {
         let n = self.u32(what)? as usize;
@@ -81,9 +87,17 @@ impl ParentInfo {
     pub fn decode(b: &[u8]) -> Result<ParentInfo> {
         let mut r = Rd(b);
         let spawn_id = r.u64("parent info")?;
-        let wireup = if r.take(1, "parent info")?[0] == 1 { Wireup::Rc } else { Wireup::Ud };
+        let wireup = if r.take(1, "parent info")?[0] == 1 {
+            Wireup::Rc
+        } else {
+            Wireup::Ud
+        };
         let root = ProcCard::from_bytes(r.blob("parent info")?)?;
-        Ok(ParentInfo { spawn_id, wireup, root })
+        Ok(ParentInfo {
+            spawn_id,
+            wireup,
+            root,
+        })
     }
 }
 
@@ -101,7 +115,9 @@ fn decode_cards(r: &mut Rd<'_>, what: &str) -> Result<Vec<ProcCard>> {
     if n > r.0.len() {
         return Err(malformed(what));
     }
-    (0..n).map(|_| ProcCard::from_bytes(r.blob(what)?)).collect()
+    (0..n)
+        .map(|_| ProcCard::from_bytes(r.blob(what)?))
+        .collect()
 }
 
 /// The child root's hello: which spawn, and the children's job.
@@ -166,7 +182,11 @@ impl Welcome {
         let spawn_id = r.u64("welcome")?;
         let ctx = r.u64("welcome")?;
         let group = decode_cards(&mut r, "welcome")?;
-        Ok(Welcome { spawn_id, ctx, group })
+        Ok(Welcome {
+            spawn_id,
+            ctx,
+            group,
+        })
     }
 }
 
@@ -182,7 +202,11 @@ pub struct Rendezvous {
 
 impl Rendezvous {
     pub fn encode(&self) -> Vec<u8> {
-        let mut b = if self.accept { ACCEPT.to_vec() } else { CONNECT.to_vec() };
+        let mut b = if self.accept {
+            ACCEPT.to_vec()
+        } else {
+            CONNECT.to_vec()
+        };
         b.extend_from_slice(&self.port_id.to_le_bytes());
         b.extend_from_slice(&self.ctx.to_le_bytes());
         b.extend_from_slice(&encode_cards(&self.group));
@@ -202,7 +226,12 @@ impl Rendezvous {
         let port_id = r.u64("connect")?;
         let ctx = r.u64("connect")?;
         let group = decode_cards(&mut r, "connect")?;
-        Ok(Rendezvous { accept, port_id, ctx, group })
+        Ok(Rendezvous {
+            accept,
+            port_id,
+            ctx,
+            group,
+        })
     }
 }
 
@@ -216,12 +245,15 @@ pub fn hex(b: &[u8]) -> String {
 }
 
 pub fn unhex(s: &str) -> Result<Vec<u8>> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(CommError::Malformed("odd-length hex string".into()));
     }
     (0..s.len())
         .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|_| CommError::Malformed(format!("bad hex in {s:?}"))))
+        .map(|i| {
+            u8::from_str_radix(&s[i..i + 2], 16)
+                .map_err(|_| CommError::Malformed(format!("bad hex in {s:?}")))
+        })
         .collect()
 }
 
@@ -238,19 +270,43 @@ mod tests {
     use super::*;
 
     fn card(rank: u32) -> ProcCard {
-        ProcCard { gpid: Gpid { job: 3, rank }, node_uid: "n".into(), pid: 10 + rank as i32, shm_name: "s".into(), fabric: vec![1, 2] }
+        ProcCard {
+            gpid: Gpid { job: 3, rank },
+            node_uid: "n".into(),
+            pid: 10 + rank as i32,
+            shm_name: "s".into(),
+            fabric: vec![1, 2],
+        }
     }
 
     #[test]
     fn messages_round_trip_and_reject_garbage() {
-        let p = ParentInfo { spawn_id: 9, wireup: Wireup::Rc, root: card(0) };
+        let p = ParentInfo {
+            spawn_id: 9,
+            wireup: Wireup::Rc,
+            root: card(0),
+        };
         assert_eq!(ParentInfo::decode(&p.encode()).unwrap(), p);
-        let h = Hello { spawn_id: 9, job: 4, size: 8, root: card(1) };
+        let h = Hello {
+            spawn_id: 9,
+            job: 4,
+            size: 8,
+            root: card(1),
+        };
         assert!(Hello::is(&h.encode(), 9) && !Hello::is(&h.encode(), 8));
         assert_eq!(Hello::decode(&h.encode()).unwrap(), h);
-        let w = Welcome { spawn_id: 9, ctx: 42, group: vec![card(0), card(1)] };
+        let w = Welcome {
+            spawn_id: 9,
+            ctx: 42,
+            group: vec![card(0), card(1)],
+        };
         assert_eq!(Welcome::decode(&w.encode()).unwrap(), w);
-        let c = Rendezvous { accept: false, port_id: 5, ctx: 0, group: vec![card(2)] };
+        let c = Rendezvous {
+            accept: false,
+            port_id: 5,
+            ctx: 0,
+            group: vec![card(2)],
+        };
         assert!(Rendezvous::is(&c.encode(), false, 5) && !Rendezvous::is(&c.encode(), true, 5));
         assert_eq!(Rendezvous::decode(&c.encode()).unwrap(), c);
         for m in [h.encode(), w.encode(), c.encode()] {
