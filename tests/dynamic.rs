@@ -25,7 +25,7 @@ fn run(args: &[&str]) -> Output {
 fn assert_passed(out: &Output, what: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && stdout.contains("spawn_check: all passed"),
+        out.status.success() && stdout.contains("dynamic_check: all passed"),
         "{what}: {}\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
@@ -34,7 +34,7 @@ fn assert_passed(out: &Output, what: &str) {
 
 #[test]
 fn spawn_merge_and_disconnect() {
-    let prog = example("spawn_check");
+    let prog = example("dynamic_check");
     let p = prog.to_str().unwrap();
     for (n, nodes, wireup, kids) in [
         ("1", "1", "ud", "1"),
@@ -52,7 +52,7 @@ fn spawn_merge_and_disconnect() {
 
 #[test]
 fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
-    let prog = example("spawn_check");
+    let prog = example("dynamic_check");
     let out = run(&["-n", "2", prog.to_str().unwrap(), "missing"]);
     assert_passed(&out, "missing program");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -64,7 +64,7 @@ fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
 
 #[test]
 fn five_hundred_spawn_cycles_leak_nothing() {
-    let prog = example("spawn_check");
+    let prog = example("dynamic_check");
     let out = run(&["-n", "1", prog.to_str().unwrap(), "cycles", "500"]);
     assert_passed(&out, "500 spawn/disconnect cycles");
 }

@@ -1,7 +1,7 @@
-//! Dynamic-process checks under `ibdyn run -n P spawn_check [ud|rc] [N]`: the parents spawn N
+//! Dynamic-process checks under `ibdyn run -n P dynamic_check [ud|rc] [N]`: the parents spawn N
 //! children of this program, exchange messages over the intercommunicator, merge it, run a
 //! collective on the merged communicator, and disconnect. Rank 0 prints
-//! `spawn_check: all passed`. `spawn_check missing` checks that spawning a missing program
+//! `dynamic_check: all passed`. `dynamic_check missing` checks that spawning a missing program
 //! is an error naming it, and that the parents' communicator still works afterwards.
 
 use ibdyn::traits::*;
@@ -91,14 +91,14 @@ fn missing(universe: &ibdyn::Universe) -> Result<(), String> {
             if world.rank() == 0 {
                 for f in &failures {
                     println!(
-                        "spawn_check: child {} failed: {} (code {})",
+                        "dynamic_check: child {} failed: {} (code {})",
                         f.rank, f.message, f.code
                     );
                 }
             }
         }
         Err(ibdyn::CommError::RootFailed { error, .. }) => {
-            println!("spawn_check: root failed: {error}")
+            println!("dynamic_check: root failed: {error}")
         }
         other => {
             return Err(format!(
@@ -156,7 +156,7 @@ fn cycles(universe: &ibdyn::Universe, n: usize) -> Result<(), String> {
         after = resources();
     }
     println!(
-        "spawn_check: {n} cycles: fds {} -> {}, threads {} -> {}, shm entries {} -> {}",
+        "dynamic_check: {n} cycles: fds {} -> {}, threads {} -> {}, shm entries {} -> {}",
         before.0, after.0, before.1, after.1, before.2, after.2
     );
     if after.0 > before.0 || after.1 > before.1 || after.2 > before.2 {
@@ -167,7 +167,7 @@ fn cycles(universe: &ibdyn::Universe, n: usize) -> Result<(), String> {
 
 fn main() {
     let universe = ibdyn::initialize().unwrap_or_else(|e| {
-        eprintln!("spawn_check: init: {e}");
+        eprintln!("dynamic_check: init: {e}");
         std::process::exit(2)
     });
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -192,12 +192,12 @@ fn main() {
     };
     if let Err(msg) = result {
         eprintln!(
-            "spawn_check ({mode}): rank {}: {msg}",
+            "dynamic_check ({mode}): rank {}: {msg}",
             universe.world().rank()
         );
         std::process::exit(1);
     }
     if universe.world().rank() == 0 && mode != "child" && mode != "leaf" {
-        println!("spawn_check: all passed");
+        println!("dynamic_check: all passed");
     }
 }
