@@ -121,6 +121,9 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
     if mode == "trivial" {
         return c.finalize().map_err(e("finalize"));
     }
+    if mode == "server" || mode == "client" {
+        return name_service(&mut c, mode == "server");
+    }
     let r = c.rank();
     let n: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(2);
     let preput = vec![("preput-key".to_string(), format!("from-{}", c.job_id()))];
@@ -268,6 +271,43 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
     }
     c.finalize().map_err(e("finalize"))?;
     println!("OK {r}");
+    Ok(())
+}
+
+/// Two independently started jobs meet through the name service: the server publishes,
+/// the client looks it up and publishes its answer.
+fn name_service(c: &mut PmiClient, server: bool) -> Res<()> {
+    let lookup = |c: &mut PmiClient, name: &str| -> Res<String> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match c.lookup_name(name) {
+                Ok(v) => return Ok(v),
+                Err(PmiError::ServiceNotFound(_)) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err(err) => return Err(format!("lookup {name}: {err}")),
+            }
+        }
+    };
+    let me = format!("job{}", c.job_id());
+    if server {
+        c.publish_name("spawn-check-svc", &me).map_err(e("publish"))?;
+        let peer = lookup(c, "spawn-check-reply")?;
+        println!("SERVER {me} met {peer}");
+        c.unpublish_name("spawn-check-svc").map_err(e("unpublish"))?;
+    } else {
+        let peer = lookup(c, "spawn-check-svc")?;
+        c.publish_name("spawn-check-reply", &me).map_err(e("publish"))?;
+        println!("CLIENT {me} met {peer}");
+        // Leave the reply until the server has seen it (its unpublish of its own name).
+        let deadline = Instant::now() + WAIT;
+        while c.lookup_name("spawn-check-svc").is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        c.unpublish_name("spawn-check-reply").map_err(e("unpublish"))?;
+    }
+    c.finalize().map_err(e("finalize"))?;
+    println!("OK {}", c.rank());
     Ok(())
 }
 

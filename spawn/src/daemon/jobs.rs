@@ -159,7 +159,7 @@ impl Daemon {
     pub(crate) fn request_spawn(&mut self, conn: ConnId, req: SpawnRequest) {
         let parent = self.clients.get(&conn).and_then(|c| c.who).map(|(j, _)| j);
         if self.is_root() {
-            self.root_spawn(req, parent, Requester::Local(conn), None, None, false);
+            self.root_spawn(req, parent, Requester::Local(conn), None, None, &[]);
             return;
         }
         let hex = match encode_request(&req) {
@@ -220,7 +220,7 @@ impl Daemon {
         requester: Requester,
         nodes: Option<Vec<u32>>,
         jobid: Option<u32>,
-        adopt: bool,
+        flags: &[(&str, &str)],
     ) {
         let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();
         let prepared = (|| {
@@ -268,6 +268,9 @@ impl Daemon {
             },
         );
         let mut jl = Command::new("d_job").arg("job", job).arg("size", size);
+        if let Requester::Launcher { id } = requester {
+            jl = jl.arg("id", id);
+        }
         if let Some(p) = parent {
             jl = jl.arg("parent", p);
         }
@@ -280,8 +283,8 @@ impl Daemon {
         if let Some(p) = parent {
             start = start.arg("parent", p);
         }
-        if adopt {
-            start = start.arg("adopt", 1);
+        for (k, v) in flags {
+            start = start.arg(k, v);
         }
         self.send_children(&start);
         self.on_start(&start);
@@ -312,6 +315,7 @@ impl Daemon {
                 apps,
                 node_of: nodes,
                 parent,
+                stdin: cmd.get("stdin") == Some("1"),
                 session_dir: self.session_dir.clone(),
                 pmi_sock: self.pmi_sock.clone(),
             };
@@ -352,7 +356,9 @@ impl Daemon {
             }
             vec![(0, 0, String::new())]
         } else {
-            self.initial_job.get_or_insert(job);
+            if spec.stdin {
+                self.initial_job = Some(job);
+            }
             self.start_ranks(&spec)
         };
         let items: Vec<String> = results
@@ -581,7 +587,7 @@ impl Daemon {
         match decode_request(cmd.get("req").unwrap_or("")) {
             Ok(req) => {
                 let parent = cmd.get("parent").and_then(|p| p.parse().ok());
-                self.root_spawn(req, parent, requester, None, None, false)
+                self.root_spawn(req, parent, requester, None, None, &[])
             }
             Err(m) => self.answer_spawn(requester, Err(m)),
         }
@@ -617,7 +623,16 @@ impl Daemon {
         let jobid = cmd.get("jobid").and_then(|j| j.parse().ok());
         let parent = cmd.get("parent").and_then(|p| p.parse().ok());
         match (req, nodes) {
-            (Ok(req), Ok(nodes)) => self.root_spawn(req, parent, requester, nodes, jobid, adopt),
+            (Ok(req), Ok(nodes)) => {
+                let mut flags = Vec::new();
+                if adopt {
+                    flags.push(("adopt", "1"));
+                }
+                if cmd.get("stdin") == Some("1") {
+                    flags.push(("stdin", "1"));
+                }
+                self.root_spawn(req, parent, requester, nodes, jobid, &flags)
+            }
             (Err(m), _) | (_, Err(m)) => self.answer_spawn(requester, Err(m)),
         }
     }

@@ -274,6 +274,12 @@ impl Daemon {
                 self.killing_since = Some(Instant::now());
             }
             "l_spawn" | "l_adopt" if self.is_root() => self.on_launcher_spawn(&cmd),
+            "l_kill_job" if self.is_root() => {
+                let mut kill = cmd.clone();
+                kill.name = "d_kill_job".into();
+                self.send_children(&kill);
+                self.on_kill_job(&kill);
+            }
             "l_shutdown" => self.stop = true,
             other => tracing::warn!("daemon {}: unknown launcher command {other}", self.me),
         }
