@@ -1,9 +1,7 @@
 //! Test program for PMI-level spawn: `spawn_check MODE [ARGS]`. Parents print `OK <rank>` when
 //! every check passed, `FAIL ...` and exit 1 otherwise; children print `CHILD ...` lines.
 
-use ibdyn::pmi::{
-    kvsname_of, PmiClient, PmiError, SpawnCommand, SpawnReply, SpawnRequest,
-};
+use ibdyn::pmi::{kvsname_of, PmiClient, PmiError, SpawnCommand, SpawnReply, SpawnRequest};
 use std::time::{Duration, Instant};
 
 type Res<T> = Result<T, String>;
@@ -78,10 +76,16 @@ fn child(c: &mut PmiClient, what: &str) -> Res<()> {
         c.appnum(),
         c.node_id()
     );
-    c.put(&format!("pid-{}", c.rank()), &std::process::id().to_string())
-        .map_err(e("put pid"))?;
-    c.put(&format!("hello-{}", c.rank()), &format!("node{}", c.node_id()))
-        .map_err(e("put hello"))?;
+    c.put(
+        &format!("pid-{}", c.rank()),
+        &std::process::id().to_string(),
+    )
+    .map_err(e("put pid"))?;
+    c.put(
+        &format!("hello-{}", c.rank()),
+        &format!("node{}", c.node_id()),
+    )
+    .map_err(e("put hello"))?;
     // Cross-job read: the parent's key-value space.
     let pv = c
         .get_wait_from(&kvsname_of(parent), "parent-says", WAIT)
@@ -102,7 +106,11 @@ fn child(c: &mut PmiClient, what: &str) -> Res<()> {
 
 fn spawn_and_hear(c: &mut PmiClient, req: &SpawnRequest) -> Res<SpawnReply> {
     let reply = c.spawn(req).map_err(e("spawn"))?;
-    let nodes: Vec<String> = reply.children.iter().map(|ch| ch.node.to_string()).collect();
+    let nodes: Vec<String> = reply
+        .children
+        .iter()
+        .map(|ch| ch.node.to_string())
+        .collect();
     println!(
         "SPAWNED job={} size={} nodes={}",
         reply.job_id,
@@ -291,20 +299,24 @@ fn name_service(c: &mut PmiClient, server: bool) -> Res<()> {
     };
     let me = format!("job{}", c.job_id());
     if server {
-        c.publish_name("spawn-check-svc", &me).map_err(e("publish"))?;
+        c.publish_name("spawn-check-svc", &me)
+            .map_err(e("publish"))?;
         let peer = lookup(c, "spawn-check-reply")?;
         println!("SERVER {me} met {peer}");
-        c.unpublish_name("spawn-check-svc").map_err(e("unpublish"))?;
+        c.unpublish_name("spawn-check-svc")
+            .map_err(e("unpublish"))?;
     } else {
         let peer = lookup(c, "spawn-check-svc")?;
-        c.publish_name("spawn-check-reply", &me).map_err(e("publish"))?;
+        c.publish_name("spawn-check-reply", &me)
+            .map_err(e("publish"))?;
         println!("CLIENT {me} met {peer}");
         // Leave the reply until the server has seen it (its unpublish of its own name).
         let deadline = Instant::now() + WAIT;
         while c.lookup_name("spawn-check-svc").is_ok() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        c.unpublish_name("spawn-check-reply").map_err(e("unpublish"))?;
+        c.unpublish_name("spawn-check-reply")
+            .map_err(e("unpublish"))?;
     }
     c.finalize().map_err(e("finalize"))?;
     println!("OK {}", c.rank());

@@ -50,7 +50,11 @@ impl<'a> Dvm<'a> {
 
     fn stop(&mut self) {
         self.stopped = true;
-        let out = run_bounded(self.s.ibdyn(&["dvm", "stop"]), None, Duration::from_secs(60));
+        let out = run_bounded(
+            self.s.ibdyn(&["dvm", "stop"]),
+            None,
+            Duration::from_secs(60),
+        );
         assert!(out.status.success(), "{}", show(&out));
         self.s.assert_clean();
     }
@@ -59,7 +63,11 @@ impl<'a> Dvm<'a> {
 impl Drop for Dvm<'_> {
     fn drop(&mut self) {
         if !self.stopped {
-            let _ = run_bounded(self.s.ibdyn(&["dvm", "stop"]), None, Duration::from_secs(60));
+            let _ = run_bounded(
+                self.s.ibdyn(&["dvm", "stop"]),
+                None,
+                Duration::from_secs(60),
+            );
         }
     }
 }
@@ -81,7 +89,11 @@ fn dvm_runs_jobs_returns_status_and_stops_clean() {
     }
     let out = dvm.run(&["-n", "2", "sh", "-c", "exit 3"]);
     assert_eq!(out.status.code(), Some(3), "{}", show(&out));
-    assert!(text(&out.stderr).contains("exited with code 3"), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("exited with code 3"),
+        "{}",
+        show(&out)
+    );
     let out = dvm.run(&["-n", "1", "no-such-program-ibdyn"]);
     assert_eq!(out.status.code(), Some(127), "{}", show(&out));
     // The DVM still serves after those.
@@ -109,11 +121,20 @@ fn two_jobs_under_one_dvm_meet_through_the_name_service() {
     assert_all_ok(&server, 1);
     let c = lines_with(&client, "CLIENT");
     let sv = lines_with(&server, "SERVER");
-    assert_eq!((c.len(), sv.len()), (1, 1), "{}\n{}", show(&client), show(&server));
+    assert_eq!(
+        (c.len(), sv.len()),
+        (1, 1),
+        "{}\n{}",
+        show(&client),
+        show(&server)
+    );
     // Each names the other's job.
     let cjob = c[0].split(' ').nth(1).unwrap();
     let sjob = sv[0].split(' ').nth(1).unwrap();
-    assert!(c[0].ends_with(sjob) && sv[0].ends_with(cjob), "{c:?} {sv:?}");
+    assert!(
+        c[0].ends_with(sjob) && sv[0].ends_with(cjob),
+        "{c:?} {sv:?}"
+    );
     dvm.stop();
 }
 
@@ -128,7 +149,8 @@ fn a_client_without_the_secret_is_refused() {
         .and_then(|p| p.parse().ok())
         .expect("port in contact file");
     let mut sock = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    sock.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
     sock.write_all(b"cmd=ibdyn_auth secret=0123456789abcdef role=client index=0\ncmd=c_stop\n")
         .unwrap();
     let mut buf = Vec::new();

@@ -65,7 +65,14 @@ fn spawn_multiple_numbers_ranks_across_commands_with_appnums() {
     assert_all_ok(&out, 1);
     let mut got: Vec<String> = lines_with(&out, "CHILD ")
         .iter()
-        .map(|l| format!("{}:{}:{}", field(l, "rank"), field(l, "size"), field(l, "appnum")))
+        .map(|l| {
+            format!(
+                "{}:{}:{}",
+                field(l, "rank"),
+                field(l, "size"),
+                field(l, "appnum")
+            )
+        })
         .collect();
     got.sort();
     assert_eq!(got, ["0:3:0", "1:3:0", "2:3:1"], "{}", show(&out));
@@ -179,7 +186,10 @@ fn job_status_reports_a_killed_child_and_the_launcher_names_it() {
         .collect();
     assert_eq!(tagged.len(), 2, "{}", show(&out));
     for l in tagged {
-        assert!(l.starts_with('[') && l[1..].split(']').next().unwrap().contains('.'), "{l}");
+        assert!(
+            l.starts_with('[') && l[1..].split(']').next().unwrap().contains('.'),
+            "{l}"
+        );
     }
 }
 

@@ -3,8 +3,8 @@
 
 use crate::conn::LineConn;
 use crate::env;
-use crate::jobs::{self, ChildStart, JobStatus, SpawnReply};
 use crate::error::{PmiError, Result};
+use crate::jobs::{self, ChildStart, JobStatus, SpawnReply};
 use crate::mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
 use crate::state::Directory;
 use crate::wire::{self, hex_decode, hex_encode, msg_text, Command, SpawnRequest};
@@ -432,16 +432,18 @@ impl PmiClient {
     pub fn get_from(&mut self, kvsname: &str, key: &str) -> Result<String> {
         wire::check_key("key", key)?;
         if let Server::Singleton(dir) = &mut self.server {
-            let kvs = if kvsname == self.kvsname { "singleton" } else { kvsname };
+            let kvs = if kvsname == self.kvsname {
+                "singleton"
+            } else {
+                kvsname
+            };
             return dir
                 .kvs(kvs)
                 .get(key)
                 .map(str::to_string)
                 .ok_or_else(|| PmiError::KeyNotFound(key.into()));
         }
-        let cmd = Command::new("get")
-            .arg("kvsname", kvsname)
-            .arg("key", key);
+        let cmd = Command::new("get").arg("kvsname", kvsname).arg("key", key);
         let r = self.request(cmd, "get_result")?;
         if r.rc() != 0 {
             return Err(PmiError::KeyNotFound(key.into()));
@@ -725,7 +727,11 @@ impl PmiClient {
             return Err(PmiError::invalid("spawn request", "", "has no command"));
         }
         if req.commands.iter().any(|c| c.nprocs == 0) {
-            return Err(PmiError::invalid("spawn request", "", "a command has nprocs 0"));
+            return Err(PmiError::invalid(
+                "spawn request",
+                "",
+                "a command has nprocs 0",
+            ));
         }
         if matches!(self.server, Server::Singleton(_)) {
             self.become_served()?;
@@ -782,7 +788,9 @@ impl PmiClient {
                     exited: Vec::new(),
                 });
             }
-            return Err(PmiError::NotSupported("job_status of another job as a singleton".into()));
+            return Err(PmiError::NotSupported(
+                "job_status of another job as a singleton".into(),
+            ));
         }
         if self.kind == ServerKind::Pmi1 {
             return Err(PmiError::NotSupported("job_status".into()));

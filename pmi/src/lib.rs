@@ -7,8 +7,8 @@ mod conn;
 pub mod env;
 mod error;
 pub mod jobs;
-mod singleton;
 pub mod mapping;
+mod singleton;
 pub mod state;
 pub mod wire;
 

@@ -144,8 +144,12 @@ pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
 fn connect(contact: &Contact) -> Result<TcpStream> {
     let mut s = TcpStream::connect(("127.0.0.1", contact.port))
         .map_err(|e| SpawnError::io(format!("connect to the DVM on port {}", contact.port), e))?;
-    s.write_all(link::hello(&contact.secret, "client", 0).to_line().as_bytes())
-        .map_err(|e| SpawnError::io("write to the DVM", e))?;
+    s.write_all(
+        link::hello(&contact.secret, "client", 0)
+            .to_line()
+            .as_bytes(),
+    )
+    .map_err(|e| SpawnError::io("write to the DVM", e))?;
     let _ = s.set_nodelay(true);
     Ok(s)
 }
@@ -454,7 +458,8 @@ impl Controller {
                     self.to_client(owner, c);
                     let submitted = self.clients.get(&owner).and_then(|c| c.job) == Some(job);
                     if submitted {
-                        let (_, st) = describe(code, cmd.get("signal").and_then(|s| s.parse().ok()));
+                        let (_, st) =
+                            describe(code, cmd.get("signal").and_then(|s| s.parse().ok()));
                         if let Some(c) = self.clients.get_mut(&owner) {
                             c.status.get_or_insert(st);
                         }

@@ -228,11 +228,7 @@ impl Launcher {
     }
 
     fn all_done(&self) -> bool {
-        self.started
-            && self
-                .jobs
-                .values()
-                .all(|j| j.exited.iter().all(|e| *e))
+        self.started && self.jobs.values().all(|j| j.exited.iter().all(|e| *e))
     }
 
     fn mark_exited(&mut self, job: u32, rank: u32) {
@@ -332,7 +328,10 @@ impl Launcher {
     }
 
     /// The root's answer to the initial `l_spawn` / `l_adopt`.
-    fn on_initial_started(&mut self, cmd: &Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
+    fn on_initial_started(
+        &mut self,
+        cmd: &Command,
+    ) -> std::result::Result<(), ibdyn_pmi::PmiError> {
         self.started = true;
         let children = ibdyn_pmi::jobs::decode_children(cmd.get("children").unwrap_or(""))?;
         if cmd.get("jobid").is_none() {
@@ -351,7 +350,8 @@ impl Launcher {
                 .arg("jobid", a.jobid)
                 .arg("node_uid", &self.node_uid0);
             // SAFETY: the fd was handed to us by the singleton for this one line; we own it.
-            let mut f = unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(a.ready_fd) };
+            let mut f =
+                unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(a.ready_fd) };
             if let Err(e) = f.write_all(ready.to_line().as_bytes()) {
                 self.fail(&format!("cannot tell the singleton we are ready: {e}"), 1);
             }
@@ -573,7 +573,10 @@ pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Res
     let streams = accept_daemons(&listener, &secret_hex, &mut daemons)?;
     link::refuse_late_connections(listener, secret_hex.clone(), "launcher".into());
     let ports: Vec<u16> = streams.iter().map(|(_, p, _)| *p).collect();
-    let node_uid0 = streams.first().map(|(_, _, u)| u.clone()).unwrap_or_default();
+    let node_uid0 = streams
+        .first()
+        .map(|(_, _, u)| u.clone())
+        .unwrap_or_default();
     let mut outboxes = Vec::new();
     for (d, (mut s, _, _)) in streams.into_iter().enumerate() {
         let d = d as u32;

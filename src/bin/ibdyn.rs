@@ -91,7 +91,10 @@ enum DvmAction {
 fn dvm(action: DvmAction) -> i32 {
     let r = match action {
         DvmAction::Start { nodes } => ibdyn_spawn::dvm_start(nodes).map(|p| {
-            println!("ibdyn dvm: {nodes} node daemon(s) running; contact file {}", p.display());
+            println!(
+                "ibdyn dvm: {nodes} node daemon(s) running; contact file {}",
+                p.display()
+            );
             0
         }),
         DvmAction::Stop => ibdyn_spawn::dvm_stop().map(|_| {
@@ -132,7 +135,9 @@ fn info() -> i32 {
         }
         Err(e) => println!("InfiniBand devices: cannot list ({e})"),
     }
-    let forced = std::env::var("IBDYN_PROVIDER").ok().filter(|v| !v.trim().is_empty());
+    let forced = std::env::var("IBDYN_PROVIDER")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
     match ibdyn_verbs::FabricConfig::default().resolve_provider() {
         Ok(p) => println!(
             "fabric provider a job would use: {p}{}",

@@ -153,7 +153,10 @@ impl Daemon {
                 why: "bad rank in vals".into(),
             })?;
         let Some(j) = self.jobs.get_mut(&job) else {
-            tracing::debug!("daemon {}: collective of unknown job {job} dropped", self.me);
+            tracing::debug!(
+                "daemon {}: collective of unknown job {job} dropped",
+                self.me
+            );
             return Ok(());
         };
         match j.colls.arrive(seq, kind, cmd.num("count")?, vals) {

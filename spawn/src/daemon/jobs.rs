@@ -556,9 +556,10 @@ impl Daemon {
                     .arg("size", rec.size)
                     .arg("exited", encode_exits(&exits))
             }
-            None => Command::new(name)
-                .arg("rc", -1)
-                .arg("msg", msg_token(&format!("no job {job} in this daemon set"))),
+            None => Command::new(name).arg("rc", -1).arg(
+                "msg",
+                msg_token(&format!("no job {job} in this daemon set")),
+            ),
         }
     }
 

@@ -2,14 +2,14 @@
 
 use super::{Daemon, Event};
 use crate::placement::tree;
-use ibdyn_pmi::state::CollectiveTable;
-use ibdyn_pmi::ProcessMapping;
-use std::collections::HashMap;
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
+use ibdyn_pmi::state::CollectiveTable;
 use ibdyn_pmi::wire::Command;
+use ibdyn_pmi::ProcessMapping;
 use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -281,7 +281,8 @@ impl Daemon {
             .stderr(Stdio::piped())
             .process_group(0);
         if let Some(p) = spec.parent {
-            cmd.env(env::SPAWNED, "1").env(env::PARENT_JOBID, p.to_string());
+            cmd.env(env::SPAWNED, "1")
+                .env(env::PARENT_JOBID, p.to_string());
         }
         for (k, v) in &app.env {
             cmd.env(k, v);
@@ -310,7 +311,10 @@ impl Daemon {
         let mut child = cmd.spawn()?;
         let pid = child.id() as i32;
         let job = spec.jobid;
-        tracing::debug!("daemon {}: job {job} rank {rank} started as pid {pid}", self.me);
+        tracing::debug!(
+            "daemon {}: job {job} rank {rank} started as pid {pid}",
+            self.me
+        );
         let tx = self.events.clone();
         if let Some(out) = child.stdout.take() {
             pump_output(out, job, rank, 1, tx.clone());
