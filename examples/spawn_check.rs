@@ -121,7 +121,35 @@ fn spawn_and_hear(c: &mut PmiClient, req: &SpawnRequest) -> Res<SpawnReply> {
     Ok(reply)
 }
 
+/// The floor: fork+exec+exit of N copies of this program (no PMI), mean over REPS.
+fn floor(args: &[String]) -> Res<()> {
+    let n: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(1);
+    let reps: u32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20);
+    let mut times = Vec::new();
+    for _ in 0..reps + 2 {
+        let t = Instant::now();
+        let kids: Vec<std::process::Child> = (0..n)
+            .map(|_| std::process::Command::new(me()).arg("nothing").spawn())
+            .collect::<Result<_, _>>()
+            .map_err(e("fork+exec"))?;
+        for mut k in kids {
+            k.wait().map_err(e("wait"))?;
+        }
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let times = &times[2..];
+    let mean = times.iter().sum::<f64>() / times.len() as f64;
+    let min = times.iter().cloned().fold(f64::MAX, f64::min);
+    println!("FLOOR n={n} reps={reps} mean_ms={mean:.3} min_ms={min:.3}");
+    Ok(())
+}
+
 fn run(mode: &str, args: &[String]) -> Res<()> {
+    match mode {
+        "nothing" => return Ok(()),
+        "floor" => return floor(args),
+        _ => {}
+    }
     let mut c = PmiClient::init().map_err(e("init"))?;
     if mode == "child" {
         return child(&mut c, args.first().map_or("", String::as_str));

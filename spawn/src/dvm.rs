@@ -327,6 +327,7 @@ struct Controller {
     all: Vec<Outbox>,
     clients: HashMap<u64, Client>,
     jobs: HashMap<u32, DJob>,
+    early_exits: HashMap<u32, Vec<Command>>,
     stopping: Option<Instant>,
 }
 
@@ -414,6 +415,9 @@ impl Controller {
                         exited: vec![false; size as usize],
                     },
                 );
+                for early in self.early_exits.remove(&job).unwrap_or_default() {
+                    self.on_daemon(early)?;
+                }
             }
             "d_spawn_result" => {
                 let id: u64 = cmd.num("id")?;
@@ -443,6 +447,8 @@ impl Controller {
             "d_exit" => {
                 let (job, rank): (u32, u32) = (cmd.num("job")?, cmd.num("rank")?);
                 let Some(d) = self.jobs.get_mut(&job) else {
+                    // Its d_job (on the root's link) may still be on the way.
+                    self.early_exits.entry(job).or_default().push(cmd);
                     return Ok(());
                 };
                 if let Some(e) = d.exited.get_mut(rank as usize) {
@@ -540,6 +546,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
         all: outboxes,
         clients: HashMap::new(),
         jobs: HashMap::new(),
+        early_exits: HashMap::new(),
         stopping: None,
     };
     loop {

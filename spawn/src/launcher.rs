@@ -191,6 +191,7 @@ struct Launcher {
     opts: RunOptions,
     outboxes: Vec<Outbox>,
     jobs: std::collections::HashMap<u32, LJob>,
+    early_exits: std::collections::HashMap<u32, Vec<u32>>,
     initial: u32,
     /// The initial job's spawn reply has come (its ranks are known to be running).
     started: bool,
@@ -232,12 +233,16 @@ impl Launcher {
     }
 
     fn mark_exited(&mut self, job: u32, rank: u32) {
-        if let Some(e) = self
-            .jobs
-            .get_mut(&job)
-            .and_then(|j| j.exited.get_mut(rank as usize))
-        {
+        let Some(j) = self.jobs.get_mut(&job) else {
+            // Its d_job (on the root's link) may still be on the way.
+            self.early_exits.entry(job).or_default().push(rank);
+            return;
+        };
+        if let Some(e) = j.exited.get_mut(rank as usize) {
             *e = true;
+        }
+        if job != self.initial && j.exited.iter().all(|e| *e) {
+            self.jobs.remove(&job);
         }
     }
 
@@ -283,6 +288,9 @@ impl Launcher {
                 self.jobs.entry(j).or_insert(LJob {
                     exited: vec![false; size as usize],
                 });
+                for r in self.early_exits.remove(&j).unwrap_or_default() {
+                    self.mark_exited(j, r);
+                }
             }
             "d_spawn_result" => self.on_initial_started(&cmd)?,
             "d_exit" => {
@@ -665,6 +673,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
 
     let mut l = Launcher {
         jobs: std::collections::HashMap::new(),
+        early_exits: std::collections::HashMap::new(),
         initial: jobid,
         started: false,
         node_uid0,

@@ -428,6 +428,8 @@ impl Daemon {
             }
         }
         self.answer_spawn(p.requester, Ok((job, size, p.children)));
+        // Fast children may all have ended before the last daemon's exec report came.
+        self.maybe_job_done(job);
     }
 
     fn answer_spawn(
@@ -502,7 +504,19 @@ impl Daemon {
                 *l = l.saturating_sub(1);
             }
         }
-        if rec.exited.len() as u32 >= rec.size && !self.registry.pending.contains_key(&job) {
+        self.maybe_job_done(job);
+    }
+
+    /// Root: once every rank of a finished spawn has ended, the job's state goes everywhere.
+    fn maybe_job_done(&mut self, job: u32) {
+        let Some(rec) = self.registry.records.get(&job) else {
+            return;
+        };
+        let ended = rec.exited.len() as u32 >= rec.size;
+        if ended
+            && !self.registry.pending.contains_key(&job)
+            && !self.registry.finished.contains(&job)
+        {
             self.registry.finished.push_back(job);
             while self.registry.finished.len() > FINISHED_KEPT {
                 if let Some(old) = self.registry.finished.pop_front() {
