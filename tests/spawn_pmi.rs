@@ -128,7 +128,8 @@ fn info_keys_force_the_node_and_set_wdir_env_and_ibdyn_keys() {
             "2",
             "host=2",
             "ibdyn_wireup=rc",
-            "env=SPAWN_CHECK_ENV=yes",
+            "env=SPAWN_CHECK_OTHER=x",
+            "env_hex=SPAWN_CHECK_ENV=796573",
             &wd,
         ],
     );

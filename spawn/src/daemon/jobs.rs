@@ -102,6 +102,15 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
                     env.push((name.to_string(), val.to_string()));
                 }
             }
+            // For values with whitespace (not allowed in PMI values): `KEY=<hex of value>`.
+            "env_hex" => {
+                if let Some((name, hex)) = v.split_once('=') {
+                    match hex_decode(hex) {
+                        Ok(b) => env.push((name.to_string(), String::from_utf8_lossy(&b).into())),
+                        Err(e) => tracing::warn!("info env_hex={v}: {e}"),
+                    }
+                }
+            }
             _ => {
                 if let Some(rest) = k.strip_prefix("ibdyn_") {
                     env.push((
