@@ -286,8 +286,14 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
         // Times the spawn call of N trivial children, REPS times.
         "time" => {
             let reps: u32 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(20);
+            let mut command = cmd(&["trivial"], n, &[]);
+            // An optional third argument: another program to time (e.g. /bin/true).
+            if let Some(p) = args.get(2) {
+                command.program = p.clone();
+                command.args.clear();
+            }
             let req = SpawnRequest {
-                commands: vec![cmd(&["trivial"], n, &[])],
+                commands: vec![command],
                 preput,
             };
             let mut times = Vec::new();
