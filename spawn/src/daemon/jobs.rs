@@ -14,6 +14,7 @@ use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
 use ibdyn_pmi::wire::{self, hex_decode, hex_encode, msg_text, msg_token, Command, Frame, Framer};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
 
 /// How many finished jobs the root remembers for `job_status`.
 const FINISHED_KEPT: usize = 1024;
@@ -32,7 +33,11 @@ pub(crate) struct JobRecord {
     exited: BTreeMap<u32, RankExit>,
 }
 
+/// How long the root waits for every daemon's exec report of a spawn.
+const START_REPORT_LIMIT: Duration = Duration::from_secs(60);
+
 pub(crate) struct PendingSpawn {
+    pub(crate) deadline: Instant,
     requester: Requester,
     waiting: BTreeSet<u32>,
     children: Vec<ChildStart>,
@@ -264,6 +269,7 @@ impl Daemon {
         self.registry.pending.insert(
             job,
             PendingSpawn {
+                deadline: Instant::now() + START_REPORT_LIMIT,
                 requester,
                 waiting,
                 children: (0..size)
@@ -439,6 +445,32 @@ impl Daemon {
         self.answer_spawn(p.requester, Ok((job, size, p.children)));
         // Fast children may all have ended before the last daemon's exec report came.
         self.maybe_job_done(job);
+    }
+
+    /// Root: spawns whose daemons did not all report in time fail (their ranks are killed).
+    pub(crate) fn expire_spawns(&mut self, now: Instant) {
+        let late: Vec<u32> = self
+            .registry
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline <= now)
+            .map(|(j, _)| *j)
+            .collect();
+        for job in late {
+            let Some(p) = self.registry.pending.remove(&job) else {
+                continue;
+            };
+            let kill = Command::new("d_kill_job").arg("job", job);
+            self.send_children(&kill);
+            self.on_kill_job(&kill);
+            let waiting: Vec<String> = p.waiting.iter().map(u32::to_string).collect();
+            let msg = format!(
+                "node daemon(s) {} did not report the start of job {job} within {} s",
+                waiting.join(","),
+                START_REPORT_LIMIT.as_secs()
+            );
+            self.answer_spawn(p.requester, Err(msg));
+        }
     }
 
     fn answer_spawn(

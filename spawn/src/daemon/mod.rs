@@ -153,6 +153,9 @@ impl Daemon {
         if let Some(t) = self.abandon_deadline {
             consider(t);
         }
+        if let Some(t) = self.registry.pending.values().map(|p| p.deadline).min() {
+            consider(t);
+        }
         for rs in self.jobs.values().flat_map(|j| j.ranks.values()) {
             if let (Some(t), false) = (rs.reaped_at, rs.reported) {
                 consider(t + ranks::EOF_GRACE);
@@ -182,6 +185,7 @@ impl Daemon {
         let now = Instant::now();
         self.check_abandon(now);
         self.expire_key_waiters(now);
+        self.expire_spawns(now);
         if let Some(t) = self.killing_since {
             if now >= t + KILL_GRACE {
                 self.signal_ranks(libc::SIGKILL, None);
