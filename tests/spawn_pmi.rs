@@ -128,7 +128,8 @@ fn info_keys_force_the_node_and_set_wdir_env_and_ibdyn_keys() {
             "2",
             "host=2",
             "ibdyn_wireup=rc",
-            "env=SPAWN_CHECK_ENV=yes",
+            "env=SPAWN_CHECK_OTHER=x",
+            "env_hex=SPAWN_CHECK_ENV=796573",
             &wd,
         ],
     );
@@ -228,4 +229,51 @@ fn five_hundred_spawn_cycles_do_not_grow_the_daemon() {
     assert!(nums[3] <= nums[0], "fds grew: {}", census[0]);
     assert!(nums[4] <= nums[1], "threads grew: {}", census[0]);
     assert!(nums[5] <= nums[2], "children grew: {}", census[0]);
+}
+
+#[test]
+fn a_singleton_that_spawns_gets_a_private_daemon_that_goes_away_with_it() {
+    let s = Scratch::new("singleton");
+    let mut c = std::process::Command::new(example_bin("spawn_check"));
+    c.args(["parent", "2"])
+        .env("TMPDIR", &s.dir)
+        .env("IBDYN_BIN", ibdyn_bin())
+        .env_remove("IBDYN_PMI_SOCK")
+        .env_remove("PMI_FD");
+    let out = run_bounded(c, None, std::time::Duration::from_secs(60));
+    assert_all_ok(&out, 1);
+    assert_eq!(lines_with(&out, "CHILD ").len(), 2, "{}", show(&out));
+    assert_eq!(lines_with(&out, "HEARD").len(), 2, "{}", show(&out));
+    // The private launcher and daemon leave right after the singleton (bounded wait).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let left = std::fs::read_dir(&s.dir).unwrap().count();
+        let procs = processes_mentioning(&s.dir.to_string_lossy());
+        if left == 0 && procs.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left behind: {left} entries, processes {procs:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_singleton_without_an_ibdyn_binary_gets_a_clear_error() {
+    let s = Scratch::new("nobin");
+    let mut c = std::process::Command::new(example_bin("spawn_check"));
+    c.args(["parent", "1"])
+        .env("TMPDIR", &s.dir)
+        .env("IBDYN_BIN", s.dir.join("no-such-ibdyn"));
+    let out = run_bounded(c, None, std::time::Duration::from_secs(60));
+    assert!(!out.status.success());
+    let fail = lines_with(&out, "FAIL");
+    assert!(
+        fail.len() == 1 && fail[0].contains("IBDYN_BIN") && fail[0].contains("no-such-ibdyn"),
+        "{}",
+        show(&out)
+    );
+    s.assert_clean();
 }

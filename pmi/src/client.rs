@@ -807,6 +807,16 @@ impl PmiClient {
         })
     }
 
+    /// A singleton becomes rank 0 of a one-process job under a private daemon now (spawn
+    /// does it on first use). Afterwards `kvsname()` and `node_uid()` are the daemon's;
+    /// call it before publishing anything that depends on them. No-op when served.
+    pub fn serve_singleton(&mut self) -> Result<()> {
+        if matches!(self.server, Server::Singleton(_)) {
+            self.become_served()?;
+        }
+        Ok(())
+    }
+
     /// A singleton turns into rank 0 of a one-process job under a private daemon.
     fn become_served(&mut self) -> Result<()> {
         let (launcher, served) = crate::singleton::start(self.job_id, self.timeout)?;

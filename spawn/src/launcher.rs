@@ -41,9 +41,13 @@ pub struct Adopt {
     pub jobid: u32,
 }
 
-enum LEvent {
+pub(crate) enum LEvent {
     Daemon(u32, Frame),
     DaemonClosed(u32),
+    /// A DVM client (`ibdyn run --dvm`, `ibdyn dvm stop`) connected, sent a frame, left.
+    ClientOpen(u64, Outbox),
+    Client(u64, Frame),
+    ClientClosed(u64),
     Stdin(Option<Vec<u8>>),
     Signal(i32),
 }
@@ -97,7 +101,7 @@ pub fn resolve_program(program: &str) -> Result<PathBuf> {
 }
 
 /// The job's private directory; removed (with everything in it) when dropped.
-struct SessionDir(PathBuf);
+pub(crate) struct SessionDir(pub(crate) PathBuf);
 
 impl SessionDir {
     fn create() -> Result<SessionDir> {
@@ -128,13 +132,13 @@ impl Drop for SessionDir {
     }
 }
 
-struct Daemons {
+pub(crate) struct Daemons {
     procs: Vec<Child>,
 }
 
 impl Daemons {
     /// Waits a bounded time for every daemon to exit, then kills the rest.
-    fn reap(&mut self, limit: Duration) {
+    pub(crate) fn reap(&mut self, limit: Duration) {
         let deadline = Instant::now() + limit;
         loop {
             let alive = self
@@ -167,7 +171,7 @@ impl Drop for Daemons {
     }
 }
 
-fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
+pub(crate) fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
     match (code, signal) {
         (_, Some(s)) => (
             format!("was killed by signal {s} ({})", signals::name(s)),
@@ -187,6 +191,7 @@ struct Launcher {
     opts: RunOptions,
     outboxes: Vec<Outbox>,
     jobs: std::collections::HashMap<u32, LJob>,
+    early_exits: std::collections::HashMap<u32, Vec<u32>>,
     initial: u32,
     /// The initial job's spawn reply has come (its ranks are known to be running).
     started: bool,
@@ -228,12 +233,16 @@ impl Launcher {
     }
 
     fn mark_exited(&mut self, job: u32, rank: u32) {
-        if let Some(e) = self
-            .jobs
-            .get_mut(&job)
-            .and_then(|j| j.exited.get_mut(rank as usize))
-        {
+        let Some(j) = self.jobs.get_mut(&job) else {
+            // Its d_job (on the root's link) may still be on the way.
+            self.early_exits.entry(job).or_default().push(rank);
+            return;
+        };
+        if let Some(e) = j.exited.get_mut(rank as usize) {
             *e = true;
+        }
+        if job != self.initial && j.exited.iter().all(|e| *e) {
+            self.jobs.remove(&job);
         }
     }
 
@@ -279,6 +288,9 @@ impl Launcher {
                 self.jobs.entry(j).or_insert(LJob {
                     exited: vec![false; size as usize],
                 });
+                for r in self.early_exits.remove(&j).unwrap_or_default() {
+                    self.mark_exited(j, r);
+                }
             }
             "d_spawn_result" => self.on_initial_started(&cmd)?,
             "d_exit" => {
@@ -383,6 +395,7 @@ impl Launcher {
                 };
                 self.broadcast(&cmd);
             }
+            LEvent::ClientOpen(..) | LEvent::Client(..) | LEvent::ClientClosed(_) => {}
             LEvent::Signal(s) => {
                 self.signals_seen += 1;
                 tracing::debug!("launcher: {} received", signals::name(s));
@@ -409,7 +422,7 @@ struct DaemonLaunch<'a> {
     secret_hex: &'a str,
 }
 
-fn spawn_daemon(o: &RunOptions, l: &DaemonLaunch, index: u32) -> Result<Child> {
+fn spawn_daemon(nnodes: u32, l: &DaemonLaunch, index: u32) -> Result<Child> {
     let DaemonLaunch {
         exe,
         session,
@@ -422,7 +435,7 @@ fn spawn_daemon(o: &RunOptions, l: &DaemonLaunch, index: u32) -> Result<Child> {
             "--index",
             &index.to_string(),
             "--nnodes",
-            &o.nnodes.to_string(),
+            &nnodes.to_string(),
         ])
         .arg("--session-dir")
         .arg(session)
@@ -531,27 +544,19 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
         });
 }
 
-/// Runs a job to its end (and every job it spawned); returns the job's exit status.
-pub fn run(o: RunOptions) -> Result<i32> {
-    let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
-    let program = match o.adopt {
-        Some(_) => PathBuf::from(&o.program),
-        None => resolve_program(&o.program)?,
-    };
-    let exe = match &o.daemon_exe {
-        Some(p) => p.clone(),
-        None => {
-            std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?
-        }
-    };
-    let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
-    let sig_tx = tx.clone();
-    signals::watch(move |s| {
-        let _ = sig_tx.send(LEvent::Signal(s));
-    })?;
+/// Running node daemons wired into a tree, and the launcher's links to them.
+pub(crate) struct DaemonSet {
+    pub(crate) daemons: Daemons,
+    pub(crate) outboxes: Vec<Outbox>,
+    pub(crate) node_uid0: String,
+    pub(crate) session: SessionDir,
+}
+
+/// Starts `nnodes` daemons (`exe daemon ...`), wires them into a tree and turns their
+/// lines into `LEvent`s on `tx`.
+pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Result<DaemonSet> {
     let session = SessionDir::create()?;
     let secret_hex = secret::format_secret(secret::random_u64()?);
-    let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
     let addr = listener
@@ -563,16 +568,15 @@ pub fn run(o: RunOptions) -> Result<i32> {
         format!("{}\n", addr.rsplit(':').next().unwrap_or("")),
     )
     .map_err(|e| SpawnError::io("write launcher.port", e))?;
-
     let launch = DaemonLaunch {
-        exe: &exe,
+        exe,
         session: &session.0,
         addr: &addr,
         secret_hex: &secret_hex,
     };
     let mut daemons = Daemons { procs: Vec::new() };
-    for d in 0..o.nnodes {
-        daemons.procs.push(spawn_daemon(&o, &launch, d)?);
+    for d in 0..nnodes {
+        daemons.procs.push(spawn_daemon(nnodes, &launch, d)?);
     }
     let streams = accept_daemons(&listener, &secret_hex, &mut daemons)?;
     link::refuse_late_connections(listener, secret_hex.clone(), "launcher".into());
@@ -607,6 +611,40 @@ pub fn run(o: RunOptions) -> Result<i32> {
             },
         )?;
     }
+    Ok(DaemonSet {
+        daemons,
+        outboxes,
+        node_uid0,
+        session,
+    })
+}
+
+/// Runs a job to its end (and every job it spawned); returns the job's exit status.
+pub fn run(o: RunOptions) -> Result<i32> {
+    let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
+    let program = match o.adopt {
+        Some(_) => PathBuf::from(&o.program),
+        None => resolve_program(&o.program)?,
+    };
+    let exe = match &o.daemon_exe {
+        Some(p) => p.clone(),
+        None => {
+            std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?
+        }
+    };
+    let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
+    let sig_tx = tx.clone();
+    signals::watch(move |s| {
+        let _ = sig_tx.send(LEvent::Signal(s));
+    })?;
+    let set = start_daemons(o.nnodes, &exe, &tx)?;
+    let DaemonSet {
+        mut daemons,
+        outboxes,
+        node_uid0,
+        session,
+    } = set;
+    let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let first = match o.adopt {
         Some(a) => Command::new("l_adopt").arg("id", 0).arg("jobid", a.jobid),
         None => {
@@ -623,6 +661,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
             let nodes: Vec<String> = placement.node_of.iter().map(u32::to_string).collect();
             Command::new("l_spawn")
                 .arg("id", 0)
+                .arg("stdin", 1)
                 .arg("jobid", jobid)
                 .arg("nodes", nodes.join(","))
                 .arg("req", hex_encode(text.as_bytes()))
@@ -634,6 +673,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
 
     let mut l = Launcher {
         jobs: std::collections::HashMap::new(),
+        early_exits: std::collections::HashMap::new(),
         initial: jobid,
         started: false,
         node_uid0,

@@ -3,6 +3,7 @@
 //! loopback, authenticated by a per-job secret, and run fence / allgather as a tree.
 
 pub mod daemon;
+pub mod dvm;
 pub mod dynamic;
 mod error;
 pub mod launcher;
@@ -12,6 +13,7 @@ pub mod secret;
 mod signals;
 
 pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};
+pub use dvm::{dvm_dir, dvm_serve, dvm_start, dvm_stop, run_on_dvm};
 pub use error::{Result, SpawnError};
 pub use launcher::{resolve_program, run, Adopt, RunOptions};
 pub use placement::{MapBy, Placement};

@@ -37,6 +37,9 @@ enum Cmd {
         /// non-zero at the end).
         #[arg(long)]
         keep_going: bool,
+        /// Submit the job to the running DVM (`ibdyn dvm start`) instead of starting daemons.
+        #[arg(long)]
+        dvm: bool,
         /// Private launcher of a singleton: write the ready line to this descriptor.
         #[arg(long, hide = true, requires = "jobid")]
         adopt_ready_fd: Option<i32>,
@@ -49,6 +52,11 @@ enum Cmd {
     },
     /// Version, fabric providers, CMA permission, shared-memory directory.
     Info,
+    /// Persistent node daemons that `ibdyn run --dvm` submits jobs to.
+    Dvm {
+        #[command(subcommand)]
+        action: DvmAction,
+    },
     /// A node daemon (started by `ibdyn run`).
     #[command(hide = true)]
     Daemon {
@@ -63,6 +71,44 @@ enum Cmd {
     },
 }
 
+#[derive(Subcommand)]
+enum DvmAction {
+    /// Start K node daemons in the background; prints where the contact file is.
+    Start {
+        #[arg(long, default_value_t = 1)]
+        nodes: u32,
+    },
+    /// End the DVM, its jobs and daemons.
+    Stop,
+    /// The DVM controller itself (started by `dvm start`).
+    #[command(hide = true)]
+    Serve {
+        #[arg(long)]
+        nodes: u32,
+    },
+}
+
+fn dvm(action: DvmAction) -> i32 {
+    let r = match action {
+        DvmAction::Start { nodes } => ibdyn_spawn::dvm_start(nodes).map(|p| {
+            println!(
+                "ibdyn dvm: {nodes} node daemon(s) running; contact file {}",
+                p.display()
+            );
+            0
+        }),
+        DvmAction::Stop => ibdyn_spawn::dvm_stop().map(|_| {
+            println!("ibdyn dvm: stopped");
+            0
+        }),
+        DvmAction::Serve { nodes } => ibdyn_spawn::dvm_serve(nodes),
+    };
+    r.unwrap_or_else(|e| {
+        eprintln!("ibdyn dvm: {e}");
+        1
+    })
+}
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env(ibdyn::pmi::env::LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
@@ -71,6 +117,45 @@ fn init_logging() {
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
+}
+
+/// `ibdyn info`: what this machine offers a job.
+fn info() -> i32 {
+    println!("ibdyn {}", env!("CARGO_PKG_VERSION"));
+    match ibdyn_verbs::devices() {
+        Ok(d) if d.is_empty() => println!("InfiniBand devices: none"),
+        Ok(d) => {
+            println!("InfiniBand devices:");
+            for x in d {
+                println!(
+                    "  {} port {}: {} {} lid {} mtu {}",
+                    x.name, x.port, x.link_layer, x.state, x.lid, x.active_mtu
+                );
+            }
+        }
+        Err(e) => println!("InfiniBand devices: cannot list ({e})"),
+    }
+    let forced = std::env::var("IBDYN_PROVIDER")
+        .ok()
+        .filter(|v| !v.trim().is_empty());
+    match ibdyn_verbs::FabricConfig::default().resolve_provider() {
+        Ok(p) => println!(
+            "fabric provider a job would use: {p}{}",
+            match &forced {
+                Some(v) => format!(" (forced by IBDYN_PROVIDER={v})"),
+                None => " (IBDYN_PROVIDER=ib|sock forces one)".into(),
+            }
+        ),
+        Err(e) => println!("fabric provider: {e}"),
+    }
+    println!("cross-memory attach (CMA): {}", ibdyn_shm::cma::probe());
+    let shm = std::path::Path::new("/dev/shm");
+    let writable = std::fs::metadata(shm).is_ok_and(|m| m.is_dir());
+    println!(
+        "shared-memory directory: /dev/shm ({})",
+        if writable { "present" } else { "missing" }
+    );
+    0
 }
 
 fn main() {
@@ -83,11 +168,22 @@ fn main() {
             map_by,
             tag_output,
             keep_going,
+            dvm,
             adopt_ready_fd,
             jobid,
             mut command,
         } => {
             let program = command.remove(0);
+            if dvm {
+                let r = ibdyn_spawn::run_on_dvm(nprocs, &program, &command, tag_output);
+                std::process::exit(r.unwrap_or_else(|e| {
+                    eprintln!("ibdyn run: {e}");
+                    match e {
+                        ibdyn_spawn::SpawnError::Program { .. } => 127,
+                        _ => 1,
+                    }
+                }));
+            }
             let opts = RunOptions {
                 nprocs,
                 nnodes: nodes,
@@ -113,10 +209,8 @@ fn main() {
                 }
             }
         }
-        Cmd::Info => {
-            println!("ibdyn {}", env!("CARGO_PKG_VERSION"));
-            0
-        }
+        Cmd::Info => info(),
+        Cmd::Dvm { action } => dvm(action),
         Cmd::Daemon {
             index,
             nnodes,

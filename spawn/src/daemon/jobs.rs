@@ -14,6 +14,7 @@ use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
 use ibdyn_pmi::wire::{self, hex_decode, hex_encode, msg_text, msg_token, Command, Frame, Framer};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
 
 /// How many finished jobs the root remembers for `job_status`.
 const FINISHED_KEPT: usize = 1024;
@@ -32,7 +33,11 @@ pub(crate) struct JobRecord {
     exited: BTreeMap<u32, RankExit>,
 }
 
+/// How long the root waits for every daemon's exec report of a spawn.
+const START_REPORT_LIMIT: Duration = Duration::from_secs(60);
+
 pub(crate) struct PendingSpawn {
+    pub(crate) deadline: Instant,
     requester: Requester,
     waiting: BTreeSet<u32>,
     children: Vec<ChildStart>,
@@ -102,6 +107,15 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
                     env.push((name.to_string(), val.to_string()));
                 }
             }
+            // For values with whitespace (not allowed in PMI values): `KEY=<hex of value>`.
+            "env_hex" => {
+                if let Some((name, hex)) = v.split_once('=') {
+                    match hex_decode(hex) {
+                        Ok(b) => env.push((name.to_string(), String::from_utf8_lossy(&b).into())),
+                        Err(e) => tracing::warn!("info env_hex={v}: {e}"),
+                    }
+                }
+            }
             _ => {
                 if let Some(rest) = k.strip_prefix("ibdyn_") {
                     env.push((
@@ -159,7 +173,7 @@ impl Daemon {
     pub(crate) fn request_spawn(&mut self, conn: ConnId, req: SpawnRequest) {
         let parent = self.clients.get(&conn).and_then(|c| c.who).map(|(j, _)| j);
         if self.is_root() {
-            self.root_spawn(req, parent, Requester::Local(conn), None, None, false);
+            self.root_spawn(req, parent, Requester::Local(conn), None, None, &[]);
             return;
         }
         let hex = match encode_request(&req) {
@@ -220,7 +234,7 @@ impl Daemon {
         requester: Requester,
         nodes: Option<Vec<u32>>,
         jobid: Option<u32>,
-        adopt: bool,
+        flags: &[(&str, &str)],
     ) {
         let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();
         let prepared = (|| {
@@ -255,6 +269,7 @@ impl Daemon {
         self.registry.pending.insert(
             job,
             PendingSpawn {
+                deadline: Instant::now() + START_REPORT_LIMIT,
                 requester,
                 waiting,
                 children: (0..size)
@@ -268,6 +283,9 @@ impl Daemon {
             },
         );
         let mut jl = Command::new("d_job").arg("job", job).arg("size", size);
+        if let Requester::Launcher { id } = requester {
+            jl = jl.arg("id", id);
+        }
         if let Some(p) = parent {
             jl = jl.arg("parent", p);
         }
@@ -280,8 +298,8 @@ impl Daemon {
         if let Some(p) = parent {
             start = start.arg("parent", p);
         }
-        if adopt {
-            start = start.arg("adopt", 1);
+        for (k, v) in flags {
+            start = start.arg(k, v);
         }
         self.send_children(&start);
         self.on_start(&start);
@@ -312,6 +330,7 @@ impl Daemon {
                 apps,
                 node_of: nodes,
                 parent,
+                stdin: cmd.get("stdin") == Some("1"),
                 session_dir: self.session_dir.clone(),
                 pmi_sock: self.pmi_sock.clone(),
             };
@@ -352,7 +371,9 @@ impl Daemon {
             }
             vec![(0, 0, String::new())]
         } else {
-            self.initial_job.get_or_insert(job);
+            if spec.stdin {
+                self.initial_job = Some(job);
+            }
             self.start_ranks(&spec)
         };
         let items: Vec<String> = results
@@ -422,6 +443,34 @@ impl Daemon {
             }
         }
         self.answer_spawn(p.requester, Ok((job, size, p.children)));
+        // Fast children may all have ended before the last daemon's exec report came.
+        self.maybe_job_done(job);
+    }
+
+    /// Root: spawns whose daemons did not all report in time fail (their ranks are killed).
+    pub(crate) fn expire_spawns(&mut self, now: Instant) {
+        let late: Vec<u32> = self
+            .registry
+            .pending
+            .iter()
+            .filter(|(_, p)| p.deadline <= now)
+            .map(|(j, _)| *j)
+            .collect();
+        for job in late {
+            let Some(p) = self.registry.pending.remove(&job) else {
+                continue;
+            };
+            let kill = Command::new("d_kill_job").arg("job", job);
+            self.send_children(&kill);
+            self.on_kill_job(&kill);
+            let waiting: Vec<String> = p.waiting.iter().map(u32::to_string).collect();
+            let msg = format!(
+                "node daemon(s) {} did not report the start of job {job} within {} s",
+                waiting.join(","),
+                START_REPORT_LIMIT.as_secs()
+            );
+            self.answer_spawn(p.requester, Err(msg));
+        }
     }
 
     fn answer_spawn(
@@ -496,7 +545,19 @@ impl Daemon {
                 *l = l.saturating_sub(1);
             }
         }
-        if rec.exited.len() as u32 >= rec.size && !self.registry.pending.contains_key(&job) {
+        self.maybe_job_done(job);
+    }
+
+    /// Root: once every rank of a finished spawn has ended, the job's state goes everywhere.
+    fn maybe_job_done(&mut self, job: u32) {
+        let Some(rec) = self.registry.records.get(&job) else {
+            return;
+        };
+        let ended = rec.exited.len() as u32 >= rec.size;
+        if ended
+            && !self.registry.pending.contains_key(&job)
+            && !self.registry.finished.contains(&job)
+        {
             self.registry.finished.push_back(job);
             while self.registry.finished.len() > FINISHED_KEPT {
                 if let Some(old) = self.registry.finished.pop_front() {
@@ -582,7 +643,7 @@ impl Daemon {
         match decode_request(cmd.get("req").unwrap_or("")) {
             Ok(req) => {
                 let parent = cmd.get("parent").and_then(|p| p.parse().ok());
-                self.root_spawn(req, parent, requester, None, None, false)
+                self.root_spawn(req, parent, requester, None, None, &[])
             }
             Err(m) => self.answer_spawn(requester, Err(m)),
         }
@@ -618,7 +679,16 @@ impl Daemon {
         let jobid = cmd.get("jobid").and_then(|j| j.parse().ok());
         let parent = cmd.get("parent").and_then(|p| p.parse().ok());
         match (req, nodes) {
-            (Ok(req), Ok(nodes)) => self.root_spawn(req, parent, requester, nodes, jobid, adopt),
+            (Ok(req), Ok(nodes)) => {
+                let mut flags = Vec::new();
+                if adopt {
+                    flags.push(("adopt", "1"));
+                }
+                if cmd.get("stdin") == Some("1") {
+                    flags.push(("stdin", "1"));
+                }
+                self.root_spawn(req, parent, requester, nodes, jobid, &flags)
+            }
             (Err(m), _) | (_, Err(m)) => self.answer_spawn(requester, Err(m)),
         }
     }

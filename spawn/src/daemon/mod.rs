@@ -153,6 +153,9 @@ impl Daemon {
         if let Some(t) = self.abandon_deadline {
             consider(t);
         }
+        if let Some(t) = self.registry.pending.values().map(|p| p.deadline).min() {
+            consider(t);
+        }
         for rs in self.jobs.values().flat_map(|j| j.ranks.values()) {
             if let (Some(t), false) = (rs.reaped_at, rs.reported) {
                 consider(t + ranks::EOF_GRACE);
@@ -182,6 +185,7 @@ impl Daemon {
         let now = Instant::now();
         self.check_abandon(now);
         self.expire_key_waiters(now);
+        self.expire_spawns(now);
         if let Some(t) = self.killing_since {
             if now >= t + KILL_GRACE {
                 self.signal_ranks(libc::SIGKILL, None);
@@ -274,6 +278,12 @@ impl Daemon {
                 self.killing_since = Some(Instant::now());
             }
             "l_spawn" | "l_adopt" if self.is_root() => self.on_launcher_spawn(&cmd),
+            "l_kill_job" if self.is_root() => {
+                let mut kill = cmd.clone();
+                kill.name = "d_kill_job".into();
+                self.send_children(&kill);
+                self.on_kill_job(&kill);
+            }
             "l_shutdown" => self.stop = true,
             other => tracing::warn!("daemon {}: unknown launcher command {other}", self.me),
         }

@@ -45,6 +45,8 @@ pub struct JobSpec {
     pub node_of: Vec<u32>,
     /// Job whose process spawned this one (None for a job the launcher started).
     pub parent: Option<u32>,
+    /// Rank 0 reads the launcher's stdin.
+    pub stdin: bool,
     pub session_dir: PathBuf,
     pub pmi_sock: PathBuf,
 }
@@ -270,7 +272,7 @@ impl Daemon {
             .env_remove(env::HYDRA_PMI_FD)
             .env_remove(env::SPAWNED)
             .env_remove(env::PARENT_JOBID)
-            .stdin(if rank == 0 && spec.parent.is_none() {
+            .stdin(if rank == 0 && spec.stdin {
                 Stdio::piped()
             } else {
                 Stdio::null()
