@@ -361,6 +361,11 @@ impl Communicator {
         self.inner.attrs.borrow_mut().clear();
     }
 
+    /// Drops the cached attributes (at finalisation, to break handle cycles).
+    pub(crate) fn clear_attributes(&self) {
+        self.inner.attrs.borrow_mut().clear();
+    }
+
     /// Whether `free` was called on any handle of this communicator.
     pub fn is_freed(&self) -> bool {
         self.inner.freed.get()

@@ -65,7 +65,14 @@ impl Universe {
 
     fn init_inner() -> Result<Universe> {
         init_logging();
-        let pmi = PmiClient::init()?;
+        let mut pmi = PmiClient::init()?;
+        if pmi.server_kind() == ibdyn_pmi::ServerKind::Singleton {
+            // A program started on its own gets a private daemon at once, so that it can spawn
+            // and its children share its node (and its shared memory).
+            if let Err(e) = pmi.serve_singleton() {
+                tracing::debug!("running as a plain singleton (no daemon): {e}");
+            }
+        }
         let me = Gpid {
             job: pmi.job_id(),
             rank: pmi.rank(),
@@ -191,7 +198,8 @@ impl Universe {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
         }
-        let mut eng = self.eng.borrow_mut();
+        let eng_rc = self.eng.clone();
+        let mut eng = eng_rc.borrow_mut();
         let deadline = Instant::now() + FLUSH_TIMEOUT;
         let mut timed_out = false;
         eng.wait_until(|st| {
@@ -200,6 +208,15 @@ impl Universe {
         })?;
         let r = eng.st.pmi.barrier().map_err(CommError::from);
         let f = eng.st.pmi.finalize().map_err(CommError::from);
+        drop(eng);
+        // Cached collective state holds handles of its communicator (a cycle): let it go, and
+        // remove this process's segment name now rather than when the last handle drops.
+        for c in [Some(&self.world), Some(&self.self_comm), self.parent.get_mut().as_ref()].into_iter().flatten() {
+            c.clear_attributes();
+        }
+        if let Err(e) = ibdyn_shm::remove_segments_of(std::process::id() as i32) {
+            tracing::debug!("removing this process's shared-memory segment: {e}");
+        }
         INITIALIZED.store(false, Ordering::SeqCst);
         if timed_out {
             return Err(CommError::Timeout {

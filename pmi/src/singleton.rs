@@ -76,7 +76,12 @@ pub(crate) fn start(job_id: u32, timeout: Duration) -> Result<(PrivateLauncher, 
         .unwrap_or_else(|_| "singleton".into());
     let (read_end, write_end) = pipe()?;
     let w = write_end.as_raw_fd();
+    // The private job's secret is chosen here and shared with the launcher, so this process
+    // (already running) knows it too: the fabric's control datagrams carry it.
+    let secret = format!("{:016x}", random_secret()?);
+    std::env::set_var(env::JOB_SECRET, &secret);
     let mut cmd = std::process::Command::new(&bin);
+    cmd.env(env::JOB_SECRET, &secret).env("IBDYN_ADOPTING", "1");
     cmd.args(["run", "--adopt-ready-fd"])
         .arg(READY_FD.to_string())
         .args(["--jobid", &job_id.to_string(), "-n", "1", "--"])
@@ -163,4 +168,12 @@ fn read_ready(fd: OwnedFd, limit: Duration, child: &mut Child) -> Result<String>
             });
         }
     }
+}
+
+fn random_secret() -> Result<u64> {
+    let mut b = [0u8; 8];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut b))
+        .map_err(|e| PmiError::io("read /dev/urandom", e))?;
+    Ok(u64::from_le_bytes(b))
 }

@@ -127,7 +127,19 @@ fn root_spawn(
         preput: vec![(PARENT_KEY.to_string(), hex(&info.encode()))],
     };
     let t0 = Instant::now();
-    let reply = rt.with_pmi(|p| p.spawn(&req))?;
+    let reply = match rt.with_pmi(|p| p.spawn(&req)) {
+        Ok(r) => r,
+        Err(ibdyn_pmi::PmiError::SpawnFailed(reply)) => {
+            let failures = reply
+                .children
+                .iter()
+                .filter(|c| !c.started())
+                .map(|c| ChildFailure { rank: c.rank, code: c.errno, message: c.message.clone() })
+                .collect();
+            return Err(CommError::SpawnFailed { failures });
+        }
+        Err(e) => return Err(e.into()),
+    };
     let failures: Vec<ChildFailure> = reply
         .children
         .iter()
