@@ -17,12 +17,19 @@
 //! | alltoallv | linear if the largest block <= 32 KiB, else pairwise |
 //! | reduce_scatter(_block) | binomial reduce + scatter if not commutative; halving < 512 KiB; ring |
 //! | scan, exscan | recursive doubling |
+//!
+//! On a communicator spanning several nodes with several processes on some node, barrier,
+//! bcast, reduce, allreduce and allgather (blocking forms) run two-level (`twolevel.rs`);
+//! `<op>:flat` keeps one flat. A forced algorithm then applies to each level.
 
 use crate::error::{CollError, Result};
 use std::collections::HashMap;
 
 /// The environment variable that forces algorithms.
 pub const ALGO_ENV: &str = "IBDYN_COLL_ALGO";
+
+/// The setting that keeps an operation flat across nodes: `IBDYN_COLL_ALGO=allreduce:flat`.
+pub const FLAT: &str = "flat";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CollOp {
@@ -213,6 +220,8 @@ impl Default for Thresholds {
 #[derive(Clone, Debug, Default)]
 pub struct AlgoConfig {
     forced: HashMap<CollOp, Algorithm>,
+    /// Operations kept flat on a communicator spanning several nodes (`<op>:flat`).
+    flat: std::collections::HashSet<CollOp>,
     pub thresholds: Thresholds,
 }
 
@@ -251,6 +260,10 @@ impl AlgoConfig {
                     names(CollOp::ALL.iter().map(|o| o.name()))
                 ))
             })?;
+            if algo.trim() == FLAT {
+                cfg.flat.insert(op);
+                continue;
+            }
             let algo = Algorithm::ALL
                 .iter()
                 .copied()
@@ -283,6 +296,20 @@ impl AlgoConfig {
         }
         self.forced.insert(op, algo);
         Ok(())
+    }
+
+    /// Keeps `op` flat (`true`) or lets it take its two-level form across nodes (`false`).
+    pub fn set_flat(&mut self, op: CollOp, flat: bool) {
+        if flat {
+            self.flat.insert(op);
+        } else {
+            self.flat.remove(&op);
+        }
+    }
+
+    /// Whether `op` is kept flat on communicators spanning several nodes.
+    pub fn is_flat(&self, op: CollOp) -> bool {
+        self.flat.contains(&op)
     }
 
     /// Returns `op` to the automatic choice.
@@ -388,10 +415,14 @@ mod tests {
             "allreduc:ring",
             "allreduce:rings",
             "bcast:bruck",
+            "bcast:flatt",
         ] {
             let e = AlgoConfig::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad.split(',').next().unwrap()), "{e}");
         }
+        let c = AlgoConfig::parse("bcast:flat,bcast:binomial").unwrap();
+        assert!(c.is_flat(CollOp::Bcast) && !c.is_flat(CollOp::Reduce));
+        assert_eq!(c.forced(CollOp::Bcast), Some(Algorithm::Binomial));
         let e = AlgoConfig::parse("bcast:bruck").unwrap_err().to_string();
         assert!(e.contains("binomial, scatter_allgather"), "{e}");
     }

@@ -193,6 +193,9 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Every rank's `send` (equal sizes) into every `recv`, in rank order.
     pub fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        if let Some(l) = self.two_level(CollOp::Allgather) {
+            return l.allgather(self, send, recv);
+        }
         self.iallgather(send, recv)?.wait()
     }
 
