@@ -109,7 +109,12 @@ impl<C: PointToPoint> Collectives<C> {
     }
 
     /// As `two_level`, for a reduction: only if it keeps the order `o` needs.
+    /// A non-commutative one with a reordering algorithm forced stays flat (which refuses it).
     pub(crate) fn two_level_for(&self, op: CollOp, o: &Op) -> Option<&Levels<C>> {
+        let reorders = |c: CollOp| self.config.forced(c).is_some_and(|a| a.reorders(c));
+        if !o.is_commutative() && (reorders(CollOp::Reduce) || reorders(op)) {
+            return None;
+        }
         self.two_level(op).filter(|l| l.keeps_order(o))
     }
 
