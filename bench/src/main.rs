@@ -7,6 +7,7 @@ mod floors;
 mod floors_net;
 mod floors_proc;
 mod init;
+mod intercomm_coll;
 mod job;
 mod latency;
 mod launch;
@@ -37,6 +38,8 @@ enum Cmd {
     Bw(bw::Args),
     /// Intracommunicator collective latency, 8 B to 1 MiB (OSU style).
     Coll(coll::Args),
+    /// Intercommunicator collective latency (1+3, 2+2, 1+7), 8 B to 1 MiB (OSU style).
+    IntercommColl(intercomm_coll::Args),
     /// Start-up time and connections held: on-demand against all-to-all wire-up.
     Init(init::Args),
 }
@@ -50,6 +53,7 @@ fn main() {
         Cmd::Bw(a) => bw::run(a, cli.json),
         Cmd::Coll(a) => coll::run(a, cli.json),
         Cmd::Init(a) => init::run(a, cli.json),
+        Cmd::IntercommColl(a) => intercomm_coll::run(a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");
