@@ -9,6 +9,7 @@ use crate::coll::Collectives;
 use crate::comm_adapter::collectives_of;
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
+use crate::exec::CollRequest;
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
 use ibdyn_intercomm::Communicator;
@@ -27,8 +28,10 @@ pub enum InterRole {
 }
 
 /// Alltoall goes through the leaders while the whole matrix (either way) is at most this many
-/// bytes; above, each process exchanges directly with every remote one.
+/// bytes and there are at least `ALLTOALL_VIA_LEADERS_PAIRS` pairs of processes; otherwise
+/// each process exchanges directly with every remote one (one round, no forwarding).
 const ALLTOALL_VIA_LEADERS: usize = 64 * 1024;
+const ALLTOALL_VIA_LEADERS_PAIRS: usize = 64;
 
 /// Collectives over an intercommunicator; one per intercommunicator (`inter_collectives_of`).
 pub struct InterCollectives {
@@ -58,6 +61,115 @@ pub fn inter_collectives_of(comm: &Communicator) -> Result<Rc<InterCollectives>>
     match &cached.0 {
         Ok(c) => Ok(c.clone()),
         Err(e) => Err(CollError::Failed(format!("intercommunicator collectives: {e}"))),
+    }
+}
+
+/// Polls until `done` says so, backing off: spin, then yield, then short sleeps.
+fn poll(mut done: impl FnMut() -> Result<bool>) -> Result<()> {
+    let mut idle = 0u32;
+    while !done()? {
+        idle = idle.saturating_add(1);
+        if idle < 64 {
+            std::hint::spin_loop();
+        } else if idle < 20_000 {
+            std::thread::yield_now();
+        } else {
+            let us = 1u64 << (idle - 20_000).min(10);
+            std::thread::sleep(std::time::Duration::from_micros(us));
+        }
+    }
+    Ok(())
+}
+
+/// How a group's part reaches its leader.
+enum Up<'a> {
+    Reduce(&'a [u8], &'a Op),
+    Gather(&'a [u8]),
+}
+
+/// How the other group's part spreads from the leader: a bcast of `theirs`, or a scatter
+/// of it into `recv`.
+enum Down<'a> {
+    Bcast,
+    Scatter(&'a mut [u8]),
+}
+
+impl InterCollectives {
+    fn start_up<'b>(&'b self, up: &Up<'b>, part: &'b mut [u8]) -> Result<CollRequest<'b, Communicator>> {
+        match *up {
+            Up::Reduce(send, op) => self.local.ireduce(send, part, op, 0),
+            Up::Gather(send) => self.local.igather(send, part, 0),
+        }
+    }
+
+    fn start_down<'b>(&'b self, down: Down<'b>, theirs: &'b mut [u8]) -> Result<CollRequest<'b, Communicator>> {
+        match down {
+            Down::Bcast => self.local.ibcast(theirs, 0),
+            Down::Scatter(recv) => self.local.iscatter(theirs, recv, 0),
+        }
+    }
+
+    /// The overlapped form of "collect this group's part at the leader, swap parts between
+    /// the leaders, spread the other group's part from the leader": the leader starts the
+    /// spreading as soon as the other part arrives, while its own may still be collecting,
+    /// so the two directions do not wait for each other. Non-blocking local collectives are
+    /// flat, so only local groups on one node take this form (`overlap`).
+    fn cross(&self, t: i32, up: Up<'_>, part: &mut [u8], down: Down<'_>, theirs: &mut [u8]) -> Result<()> {
+        if !self.leader() {
+            let mut u = self.start_up(&up, part)?;
+            let mut d = self.start_down(down, theirs)?;
+            return poll(|| Ok(u.test()? & d.test()?));
+        }
+        let want = theirs.len();
+        let size_ok = |got: usize| {
+            if got == want {
+                Ok(())
+            } else {
+                Err(CollError::SizeMismatch { peer: 0, expected: want, got })
+            }
+        };
+        let mut r = PointToPoint::irecv(&self.bridge, &mut *theirs, 0, t)?;
+        let mut u = self.start_up(&up, &mut *part)?;
+        let (mut got, mut up_done) = (None, false);
+        poll(|| {
+            up_done = u.test()?;
+            if got.is_none() {
+                got = P2pRequest::test(&mut r)?;
+            }
+            Ok(up_done || got.is_some())
+        })?;
+        if up_done {
+            drop(u);
+            let s = PointToPoint::isend(&self.bridge, &*part, 0, t)?;
+            size_ok(match got {
+                Some(n) => {
+                    drop(r);
+                    n
+                }
+                None => P2pRequest::wait(r)?,
+            })?;
+            self.start_down(down, theirs)?.wait()?;
+            P2pRequest::wait(s)?;
+        } else {
+            drop(r);
+            size_ok(got.unwrap_or(0))?;
+            let mut d = self.start_down(down, theirs)?;
+            poll(|| {
+                let up_done = u.test()?;
+                d.test()?;
+                Ok(up_done)
+            })?;
+            drop(u);
+            let s = PointToPoint::isend(&self.bridge, &*part, 0, t)?;
+            d.wait()?;
+            P2pRequest::wait(s)?;
+        }
+        Ok(())
+    }
+
+    /// Whether the overlapped form applies (local group on one node).
+    fn overlap(&self) -> bool {
+        !self.local.is_two_level()
     }
 }
 
@@ -149,6 +261,9 @@ impl InterCollectives {
     /// Returns once every process of both groups has entered it.
     pub fn barrier(&self) -> Result<()> {
         let t = self.next_tag();
+        if self.overlap() {
+            return self.cross(t, Up::Gather(&[]), &mut [], Down::Bcast, &mut []);
+        }
         self.local.gather(&[], &mut [], 0)?;
         if self.leader() {
             self.swap(t, &[], &mut [])?;
@@ -200,6 +315,9 @@ impl InterCollectives {
             ));
         }
         let mut part = self.on_leader(send.len());
+        if self.overlap() {
+            return self.cross(t, Up::Reduce(send, op), &mut part, Down::Bcast, recv);
+        }
         self.local.reduce(send, &mut part, op, 0)?;
         if self.leader() {
             self.swap(t, &part, recv)?;
@@ -222,6 +340,9 @@ impl InterCollectives {
             ));
         }
         let mut mine = self.on_leader(send.len() * self.size);
+        if self.overlap() {
+            return self.cross(t, Up::Gather(send), &mut mine, Down::Bcast, recv);
+        }
         self.local.gather(send, &mut mine, 0)?;
         if self.leader() {
             self.swap(t, &mine, recv)?;
@@ -244,7 +365,7 @@ impl InterCollectives {
             ));
         }
         let (sb, rb) = (send.len() / q, recv.len() / q);
-        if p * q * sb.max(rb) > ALLTOALL_VIA_LEADERS {
+        if p * q * sb.max(rb) > ALLTOALL_VIA_LEADERS || p * q < ALLTOALL_VIA_LEADERS_PAIRS {
             return self.alltoall_direct(t, send, recv, sb, rb);
         }
         // Gather the p x q matrix of blocks at the leader, swap matrices, and scatter the
@@ -324,8 +445,11 @@ impl InterCollectives {
             ));
         }
         let mut part = self.on_leader(send.len());
-        self.local.reduce(send, &mut part, op, 0)?;
         let mut theirs = self.on_leader(send.len());
+        if self.overlap() {
+            return self.cross(t, Up::Reduce(send, op), &mut part, Down::Scatter(recv), &mut theirs);
+        }
+        self.local.reduce(send, &mut part, op, 0)?;
         if self.leader() {
             self.swap(t, &part, &mut theirs)?;
         }
