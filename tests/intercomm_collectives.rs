@@ -16,7 +16,15 @@ fn example(name: &str) -> PathBuf {
     p.join("examples").join(name)
 }
 
-fn run(prog: &str, n: usize, nodes: usize, map_by_node: bool, args: &[&str], algo: Option<&str>, expect: &str) {
+fn run(
+    prog: &str,
+    n: usize,
+    nodes: usize,
+    map_by_node: bool,
+    args: &[&str],
+    algo: Option<&str>,
+    expect: &str,
+) {
     let path = example(prog);
     let mut c = Command::new(env!("CARGO_BIN_EXE_ibdyn"));
     let (n_s, nodes_s) = (n.to_string(), nodes.to_string());
@@ -40,7 +48,15 @@ fn run(prog: &str, n: usize, nodes: usize, map_by_node: bool, args: &[&str], alg
 
 fn inter(a: usize, b: usize, nodes: usize, map_by_node: bool) {
     let a_s = a.to_string();
-    run("intercoll_check", a + b, nodes, map_by_node, &[&a_s], None, &format!("all passed on {a}+{b} ranks"));
+    run(
+        "intercoll_check",
+        a + b,
+        nodes,
+        map_by_node,
+        &[&a_s],
+        None,
+        &format!("all passed on {a}+{b} ranks"),
+    );
 }
 
 #[test]
@@ -81,7 +97,23 @@ fn two_level_with_forced_algorithms() {
         "allreduce:rabenseifner,bcast:binomial,reduce:binomial,allgather:ring,barrier:binomial",
         "allreduce:flat,bcast:flat,reduce:flat,allgather:flat,barrier:flat",
     ] {
-        run("coll_check", 7, 3, false, &[], Some(algo), "coll_check: all passed on 7 ranks");
+        run(
+            "coll_check",
+            7,
+            3,
+            false,
+            &[],
+            Some(algo),
+            "coll_check: all passed on 7 ranks",
+        );
     }
-    run("coll_check", 6, 2, true, &[], None, "coll_check: all passed on 6 ranks");
+    run(
+        "coll_check",
+        6,
+        2,
+        true,
+        &[],
+        None,
+        "coll_check: all passed on 6 ranks",
+    );
 }

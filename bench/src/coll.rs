@@ -96,13 +96,13 @@ fn one(w: &Communicator, op: &str, size: usize, sbuf: &[u8], rbuf: &mut [u8], bi
 }
 
 fn bytemuck_i64(b: &[u8], elems: usize) -> &[i64] {
-    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize) % 8 == 0);
+    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize).is_multiple_of(8));
     // SAFETY: aligned (checked), long enough (checked), i64 accepts any bit pattern.
     unsafe { std::slice::from_raw_parts(b.as_ptr().cast(), elems) }
 }
 
 fn as_i64_mut(b: &mut [u8], elems: usize) -> &mut [i64] {
-    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize) % 8 == 0);
+    assert!(b.len() >= elems * 8 && (b.as_ptr() as usize).is_multiple_of(8));
     // SAFETY: as above, for a unique borrow.
     unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr().cast(), elems) }
 }

@@ -31,12 +31,25 @@ pub struct Args {
     split: usize,
 }
 
-const OPS: &[&str] = &["barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter", "reduce_scatter"];
+const OPS: &[&str] = &[
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "allgather",
+    "alltoall",
+    "gather",
+    "scatter",
+    "reduce_scatter",
+];
 
 fn parse_groups(s: &str) -> Result<Vec<(usize, usize)>, String> {
     s.split(',')
         .map(|g| {
-            let (a, b) = g.trim().split_once('+').ok_or_else(|| format!("bad group pair {g:?} (want A+B)"))?;
+            let (a, b) = g
+                .trim()
+                .split_once('+')
+                .ok_or_else(|| format!("bad group pair {g:?} (want A+B)"))?;
             let (a, b) = (a.parse::<usize>(), b.parse::<usize>());
             match (a, b) {
                 (Ok(a), Ok(b)) if a > 0 && b > 0 => Ok((a, b)),
@@ -48,7 +61,11 @@ fn parse_groups(s: &str) -> Result<Vec<(usize, usize)>, String> {
 
 pub fn run(a: Args, json: bool) -> Result<(), String> {
     if !OPS.contains(&a.op.as_str()) {
-        return Err(format!("unknown --op {:?}; one of {}", a.op, OPS.join(", ")));
+        return Err(format!(
+            "unknown --op {:?}; one of {}",
+            a.op,
+            OPS.join(", ")
+        ));
     }
     if job::in_job() {
         return rank_main(&a);
@@ -67,7 +84,11 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
             ga.to_string(),
         ];
         let rows = job::run_job(ga + gb, a.nodes, &[], &[], &args)?;
-        let lead = [("op", a.op.clone()), ("groups", format!("{ga}+{gb}")), ("nodes", a.nodes.to_string())];
+        let lead = [
+            ("op", a.op.clone()),
+            ("groups", format!("{ga}+{gb}")),
+            ("nodes", a.nodes.to_string()),
+        ];
         add_rows(&mut report, &lead, &rows)?;
     }
     report.finish();
@@ -97,7 +118,9 @@ fn one(ic: &Communicator, first: bool, op: &str, size: usize, b: &mut Bufs) -> i
     match op {
         "barrier" => ic.barrier(),
         "bcast" => ic.inter_broadcast_into(role, &mut bytes(s)[..size]),
-        "reduce" => ic.inter_reduce_into(role, &s[..elems], &mut r[..elems], SystemOperation::sum()),
+        "reduce" => {
+            ic.inter_reduce_into(role, &s[..elems], &mut r[..elems], SystemOperation::sum())
+        }
         "allreduce" => ic.all_reduce_into(&s[..elems], &mut r[..elems], SystemOperation::sum()),
         "allgather" => ic.all_gather_into(&bytes(s)[..size], &mut bytes(r)[..size * q]),
         "alltoall" => ic.all_to_all_into(&bytes(s)[..size * q], &mut bytes(r)[..size * q]),
@@ -129,11 +152,20 @@ fn rank_main(a: &Args) -> Result<(), String> {
         .split(Some(u32::from(!first)), 0)
         .map_err(e)?
         .ok_or("split gave no communicator")?;
-    let ic = local.intercomm_create(0, &w, if first { split as i32 } else { 0 }, 91).map_err(e)?;
+    let ic = local
+        .intercomm_create(0, &w, if first { split as i32 } else { 0 }, 91)
+        .map_err(e)?;
     let rooted = matches!(a.op.as_str(), "bcast" | "reduce" | "gather" | "scatter");
-    let list = if a.op == "barrier" { vec![0] } else { sizes(8, a.max_size) };
+    let list = if a.op == "barrier" {
+        vec![0]
+    } else {
+        sizes(8, a.max_size)
+    };
     let cap = (a.max_size.max(8) * n.max(n * n / 4)) / 8 + 8;
-    let mut b = Bufs { send: vec![1u64; cap], recv: vec![0u64; cap] };
+    let mut b = Bufs {
+        send: vec![1u64; cap],
+        recv: vec![0u64; cap],
+    };
     for size in list {
         let iters = job::iters_for(size.max(1) * n.min(8), a.iters).max(10);
         for _ in 0..iters.min(20) {
@@ -150,9 +182,12 @@ fn rank_main(a: &Args) -> Result<(), String> {
         }
         let mine = [total * 1e6 / iters as f64];
         let (mut lo, mut hi, mut sum) = ([0.0f64], [0.0f64], [0.0f64]);
-        w.all_reduce_into(&mine, &mut lo, SystemOperation::min()).map_err(e)?;
-        w.all_reduce_into(&mine, &mut hi, SystemOperation::max()).map_err(e)?;
-        w.all_reduce_into(&mine, &mut sum, SystemOperation::sum()).map_err(e)?;
+        w.all_reduce_into(&mine, &mut lo, SystemOperation::min())
+            .map_err(e)?;
+        w.all_reduce_into(&mine, &mut hi, SystemOperation::max())
+            .map_err(e)?;
+        w.all_reduce_into(&mine, &mut sum, SystemOperation::sum())
+            .map_err(e)?;
         if w.rank() == 0 {
             let p = [("size", size.to_string())];
             emit(&p, "avg", "us", sum[0] / n as f64);

@@ -27,10 +27,14 @@ impl PointToPoint for Communicator {
 
 impl P2pRequest for Request<'_> {
     fn wait(self) -> Result<usize> {
-        Request::wait(self).map(|s| s.count).map_err(CollError::comm)
+        Request::wait(self)
+            .map(|s| s.count)
+            .map_err(CollError::comm)
     }
     fn test(&mut self) -> Result<Option<usize>> {
-        Request::test(self).map(|o| o.map(|s| s.count)).map_err(CollError::comm)
+        Request::test(self)
+            .map(|o| o.map(|s| s.count))
+            .map_err(CollError::comm)
     }
 }
 
@@ -41,10 +45,16 @@ struct Cached(std::result::Result<std::rc::Rc<crate::Collectives<Communicator>>,
 
 /// The collectives of `comm` (an intracommunicator), made on first use with the settings of
 /// `IBDYN_COLL_ALGO` (read once per process).
-pub fn collectives_of(comm: &Communicator) -> Result<std::rc::Rc<crate::Collectives<Communicator>>> {
-    static CONFIG: std::sync::OnceLock<std::result::Result<crate::AlgoConfig, String>> = std::sync::OnceLock::new();
+pub fn collectives_of(
+    comm: &Communicator,
+) -> Result<std::rc::Rc<crate::Collectives<Communicator>>> {
+    static CONFIG: std::sync::OnceLock<std::result::Result<crate::AlgoConfig, String>> =
+        std::sync::OnceLock::new();
     if comm.is_inter() {
-        return Err(CollError::arg("collective", "this operation needs an intracommunicator"));
+        return Err(CollError::arg(
+            "collective",
+            "this operation needs an intracommunicator",
+        ));
     }
     let cfg = CONFIG.get_or_init(|| crate::AlgoConfig::from_env().map_err(|e| e.to_string()));
     let cached = comm.attribute(|| {
@@ -57,16 +67,25 @@ pub fn collectives_of(comm: &Communicator) -> Result<std::rc::Rc<crate::Collecti
     });
     match &cached.0 {
         Ok(c) => Ok(c.clone()),
-        Err(e) => Err(CollError::BadSetting { setting: crate::ALGO_ENV.into(), why: e.clone() }),
+        Err(e) => Err(CollError::BadSetting {
+            setting: crate::ALGO_ENV.into(),
+            why: e.clone(),
+        }),
     }
 }
 
 /// New collectives on `comm` (an intracommunicator) with `config`, node-aware when `comm`
 /// spans several nodes. Not cached: keep it, and call it collectively (e.g. on a `dup` of
 /// the communicator, to compare settings side by side).
-pub fn collectives_with(comm: &Communicator, config: crate::AlgoConfig) -> Result<crate::Collectives<Communicator>> {
+pub fn collectives_with(
+    comm: &Communicator,
+    config: crate::AlgoConfig,
+) -> Result<crate::Collectives<Communicator>> {
     if comm.is_inter() {
-        return Err(CollError::arg("collective", "this operation needs an intracommunicator"));
+        return Err(CollError::arg(
+            "collective",
+            "this operation needs an intracommunicator",
+        ));
     }
     let ids = comm.node_ids().map_err(CollError::comm)?;
     crate::Collectives::with_config(comm.collective_view(), config)?.with_nodes(&ids)

@@ -57,10 +57,18 @@ pub fn inter_collectives_of(comm: &Communicator) -> Result<Rc<InterCollectives>>
             "this operation needs an intercommunicator",
         ));
     }
-    let cached = comm.attribute(|| Cached(InterCollectives::new(comm).map(Rc::new).map_err(|e| e.to_string())));
+    let cached = comm.attribute(|| {
+        Cached(
+            InterCollectives::new(comm)
+                .map(Rc::new)
+                .map_err(|e| e.to_string()),
+        )
+    });
     match &cached.0 {
         Ok(c) => Ok(c.clone()),
-        Err(e) => Err(CollError::Failed(format!("intercommunicator collectives: {e}"))),
+        Err(e) => Err(CollError::Failed(format!(
+            "intercommunicator collectives: {e}"
+        ))),
     }
 }
 
@@ -95,14 +103,22 @@ enum Down<'a> {
 }
 
 impl InterCollectives {
-    fn start_up<'b>(&'b self, up: &Up<'b>, part: &'b mut [u8]) -> Result<CollRequest<'b, Communicator>> {
+    fn start_up<'b>(
+        &'b self,
+        up: &Up<'b>,
+        part: &'b mut [u8],
+    ) -> Result<CollRequest<'b, Communicator>> {
         match *up {
             Up::Reduce(send, op) => self.local.ireduce(send, part, op, 0),
             Up::Gather(send) => self.local.igather(send, part, 0),
         }
     }
 
-    fn start_down<'b>(&'b self, down: Down<'b>, theirs: &'b mut [u8]) -> Result<CollRequest<'b, Communicator>> {
+    fn start_down<'b>(
+        &'b self,
+        down: Down<'b>,
+        theirs: &'b mut [u8],
+    ) -> Result<CollRequest<'b, Communicator>> {
         match down {
             Down::Bcast => self.local.ibcast(theirs, 0),
             Down::Scatter(recv) => self.local.iscatter(theirs, recv, 0),
@@ -114,7 +130,14 @@ impl InterCollectives {
     /// spreading as soon as the other part arrives, while its own may still be collecting,
     /// so the two directions do not wait for each other. Non-blocking local collectives are
     /// flat, so only local groups on one node take this form (`overlap`).
-    fn cross(&self, t: i32, up: Up<'_>, part: &mut [u8], down: Down<'_>, theirs: &mut [u8]) -> Result<()> {
+    fn cross(
+        &self,
+        t: i32,
+        up: Up<'_>,
+        part: &mut [u8],
+        down: Down<'_>,
+        theirs: &mut [u8],
+    ) -> Result<()> {
         if !self.leader() {
             let mut u = self.start_up(&up, part)?;
             let mut d = self.start_down(down, theirs)?;
@@ -125,7 +148,11 @@ impl InterCollectives {
             if got == want {
                 Ok(())
             } else {
-                Err(CollError::SizeMismatch { peer: 0, expected: want, got })
+                Err(CollError::SizeMismatch {
+                    peer: 0,
+                    expected: want,
+                    got,
+                })
             }
         };
         let mut r = PointToPoint::irecv(&self.bridge, &mut *theirs, 0, t)?;
@@ -214,7 +241,10 @@ impl InterCollectives {
         if r >= self.remote_size {
             return Err(bad(
                 op,
-                format!("root {r} is not below the remote group size {}", self.remote_size),
+                format!(
+                    "root {r} is not below the remote group size {}",
+                    self.remote_size
+                ),
             ));
         }
         Ok(())
@@ -311,7 +341,11 @@ impl InterCollectives {
         if recv.len() != send.len() {
             return Err(bad(
                 CollOp::Allreduce,
-                format!("receive buffer is {} bytes, send is {}", recv.len(), send.len()),
+                format!(
+                    "receive buffer is {} bytes, send is {}",
+                    recv.len(),
+                    send.len()
+                ),
             ));
         }
         let mut part = self.on_leader(send.len());
@@ -387,7 +421,14 @@ impl InterCollectives {
         self.local.scatter(&out, recv, 0)
     }
 
-    fn alltoall_direct(&self, t: i32, send: &[u8], recv: &mut [u8], sb: usize, rb: usize) -> Result<()> {
+    fn alltoall_direct(
+        &self,
+        t: i32,
+        send: &[u8],
+        recv: &mut [u8],
+        sb: usize,
+        rb: usize,
+    ) -> Result<()> {
         let q = self.remote_size;
         let mut recvs = Vec::with_capacity(q);
         if rb == 0 {
@@ -403,7 +444,12 @@ impl InterCollectives {
         for j in 0..q {
             // Stagger the destinations so every process does not start at remote rank 0.
             let to = (j + self.rank) % q;
-            sends.push(PointToPoint::isend(&self.bridge, &send[to * sb..(to + 1) * sb], to, t)?);
+            sends.push(PointToPoint::isend(
+                &self.bridge,
+                &send[to * sb..(to + 1) * sb],
+                to,
+                t,
+            )?);
         }
         let mut first_err = None;
         for (i, r) in recvs {
@@ -447,7 +493,13 @@ impl InterCollectives {
         let mut part = self.on_leader(send.len());
         let mut theirs = self.on_leader(send.len());
         if self.overlap() {
-            return self.cross(t, Up::Reduce(send, op), &mut part, Down::Scatter(recv), &mut theirs);
+            return self.cross(
+                t,
+                Up::Reduce(send, op),
+                &mut part,
+                Down::Scatter(recv),
+                &mut theirs,
+            );
         }
         self.local.reduce(send, &mut part, op, 0)?;
         if self.leader() {
@@ -458,7 +510,13 @@ impl InterCollectives {
 
     /// Local rank i gets `counts[i]` elements of the reduction of the other group's `send`
     /// (which holds the sum of `counts` elements; both groups reduce the same total).
-    pub fn reduce_scatter(&self, send: &[u8], recv: &mut [u8], counts: &[usize], op: &Op) -> Result<()> {
+    pub fn reduce_scatter(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<()> {
         let t = self.next_tag();
         let esz = op.elem_size();
         if counts.len() != self.size {
@@ -523,7 +581,11 @@ impl InterCollectives {
                 if !send.len().is_multiple_of(self.remote_size) {
                     return Err(bad(
                         CollOp::Scatter,
-                        format!("root's {} bytes are not {} equal blocks", send.len(), self.remote_size),
+                        format!(
+                            "root's {} bytes are not {} equal blocks",
+                            send.len(),
+                            self.remote_size
+                        ),
                     ));
                 }
                 self.put(t, send, 0)

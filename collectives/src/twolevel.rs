@@ -72,7 +72,12 @@ impl<C: PointToPoint + Clone> Collectives<C> {
         } else {
             None
         };
-        tracing::debug!(nodes = members.len(), p, contiguous, "two-level collectives");
+        tracing::debug!(
+            nodes = members.len(),
+            p,
+            contiguous,
+            "two-level collectives"
+        );
         self.set_levels(Levels {
             node,
             leaders,
@@ -146,7 +151,11 @@ impl<C: PointToPoint> Levels<C> {
         let t = top.next_tag();
         let lead = self.leader_of(root);
         if lead != root {
-            let data = if top.rank() == root { buf.to_vec() } else { Vec::new() };
+            let data = if top.rank() == root {
+                buf.to_vec()
+            } else {
+                Vec::new()
+            };
             self.hop(top, t | 1, root, lead, &data, buf)?;
         }
         if let Some(l) = &self.leaders {
@@ -213,7 +222,12 @@ impl<C: PointToPoint> Levels<C> {
         phase(&self.node, t | 3, |c| c.bcast(recv, 0))
     }
 
-    pub(crate) fn allgather(&self, top: &Collectives<C>, send: &[u8], recv: &mut [u8]) -> Result<()> {
+    pub(crate) fn allgather(
+        &self,
+        top: &Collectives<C>,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<()> {
         let t = top.next_tag();
         let (p, b) = (top.size(), send.len());
         if recv.len() != p * b {
@@ -239,7 +253,9 @@ impl<C: PointToPoint> Levels<C> {
                 phase(l, t | 2, |c| c.allgatherv(&mine, recv, &counts, &displs))?;
             } else {
                 let mut all = vec![0u8; p * b];
-                phase(l, t | 2, |c| c.allgatherv(&mine, &mut all, &counts, &displs))?;
+                phase(l, t | 2, |c| {
+                    c.allgatherv(&mine, &mut all, &counts, &displs)
+                })?;
                 for (k, m) in self.members.iter().enumerate() {
                     for (j, &r) in m.iter().enumerate() {
                         let at = displs[k] + j * b;

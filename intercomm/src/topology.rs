@@ -35,7 +35,11 @@ impl Communicator {
         }
         let ids: Rc<[u32]> = ids.into();
         *cache.0.borrow_mut() = Some(ids.clone());
-        tracing::debug!(nodes = uids.len(), size = ids.len(), "communicator node map");
+        tracing::debug!(
+            nodes = uids.len(),
+            size = ids.len(),
+            "communicator node map"
+        );
         Ok(ids)
     }
 }
