@@ -19,7 +19,8 @@
 //! | scan, exscan | recursive doubling |
 //!
 //! On a communicator spanning several nodes with several processes on some node, barrier,
-//! bcast, reduce, allreduce and allgather (blocking forms) run two-level (`twolevel.rs`);
+//! bcast, reduce, allreduce and allgather (blocking forms; allgather below 1 MiB in total)
+//! run two-level (`twolevel.rs`);
 //! `<op>:flat` keeps one flat. A forced algorithm then applies to each level.
 
 use crate::error::{CollError, Result};
@@ -196,6 +197,8 @@ pub struct Thresholds {
     pub alltoall_medium: usize,
     /// reduce_scatter (total bytes): recursive halving below, ring above.
     pub reduce_scatter_long: usize,
+    /// allgather across nodes (total bytes): two-level below, flat above.
+    pub allgather_two_level_max: usize,
 }
 
 impl Default for Thresholds {
@@ -212,6 +215,7 @@ impl Default for Thresholds {
             alltoall_bruck_procs: 8,
             alltoall_medium: 32 * 1024,
             reduce_scatter_long: 512 * 1024,
+            allgather_two_level_max: 1024 * 1024,
         }
     }
 }
