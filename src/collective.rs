@@ -5,7 +5,9 @@
 use crate::datatype::{Buffer, BufferMut};
 use crate::point_to_point::Process;
 use crate::{Communicator, Result};
-use ibdyn_collectives::{BuiltinOp, CollRequest, Collectives, Element, Op};
+use ibdyn_collectives::{
+    BuiltinOp, CollRequest, Collectives, Element, InterCollectives, InterRole, Op,
+};
 use std::rc::Rc;
 
 pub use ibdyn_collectives::{Algorithm, CollOp, ElemType};
@@ -87,10 +89,32 @@ fn coll(comm: &Communicator) -> Result<Rc<Collectives<Communicator>>> {
     }
     if comm.is_inter() {
         return Err(crate::CommError::InvalidArgument(
-            "intercommunicator collectives are not available yet".into(),
+            "this collective is not defined (or not offered) on an intercommunicator".into(),
         ));
     }
     Ok(ibdyn_collectives::collectives_of(comm)?)
+}
+
+fn inter(comm: &Communicator) -> Result<Option<Rc<InterCollectives>>> {
+    if comm.is_freed() {
+        return Err(crate::CommError::CommFreed);
+    }
+    if !comm.is_inter() {
+        return Ok(None);
+    }
+    Ok(Some(ibdyn_collectives::inter_collectives_of(comm)?))
+}
+
+/// Runs `f` on the intercommunicator collectives of `comm`, or `g` on its intracommunicator ones.
+fn either<R>(
+    comm: &Communicator,
+    f: impl FnOnce(&InterCollectives) -> ibdyn_collectives::Result<R>,
+    g: impl FnOnce(&Collectives<Communicator>) -> ibdyn_collectives::Result<R>,
+) -> Result<R> {
+    match inter(comm)? {
+        Some(ic) => Ok(f(&ic)?),
+        None => with(comm, g),
+    }
 }
 
 fn with<R>(
@@ -179,7 +203,7 @@ pub trait CommunicatorCollectives {
 
 impl CommunicatorCollectives for Communicator {
     fn barrier(&self) -> Result<()> {
-        with(self, |c| c.barrier())
+        either(self, |ic| ic.barrier(), |c| c.barrier())
     }
     fn immediate_barrier(&self) -> Result<CollectiveRequest<'static>> {
         start(self, |c| c.ibarrier())
@@ -189,7 +213,11 @@ impl CommunicatorCollectives for Communicator {
         send: &S,
         recv: &mut R,
     ) -> Result<()> {
-        with(self, |c| c.allgather(send.as_bytes(), recv.as_bytes_mut()))
+        let (s, r) = (send.as_bytes(), recv.as_bytes_mut());
+        match inter(self)? {
+            Some(ic) => Ok(ic.allgather(s, r)?),
+            None => with(self, |c| c.allgather(s, r)),
+        }
     }
     fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
@@ -207,17 +235,22 @@ impl CommunicatorCollectives for Communicator {
         send: &S,
         recv: &mut R,
     ) -> Result<()> {
-        with(self, |c| c.alltoall(send.as_bytes(), recv.as_bytes_mut()))
+        let (s, r) = (send.as_bytes(), recv.as_bytes_mut());
+        match inter(self)? {
+            Some(ic) => Ok(ic.alltoall(s, r)?),
+            None => with(self, |c| c.alltoall(s, r)),
+        }
     }
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
-        with(self, |c| {
-            c.allreduce(
-                ibdyn_collectives::as_bytes(send),
-                ibdyn_collectives::as_bytes_mut(recv),
-                &op,
-            )
-        })
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        match inter(self)? {
+            Some(ic) => Ok(ic.allreduce(s, r, &op)?),
+            None => with(self, |c| c.allreduce(s, r, &op)),
+        }
     }
     fn immediate_all_reduce_into<'b, T: Element>(
         &self,
@@ -241,13 +274,14 @@ impl CommunicatorCollectives for Communicator {
         op: Operation,
     ) -> Result<()> {
         let op = op.op_for::<T>()?;
-        with(self, |c| {
-            c.reduce_scatter_block(
-                ibdyn_collectives::as_bytes(send),
-                ibdyn_collectives::as_bytes_mut(recv),
-                &op,
-            )
-        })
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        match inter(self)? {
+            Some(ic) => Ok(ic.reduce_scatter_block(s, r, &op)?),
+            None => with(self, |c| c.reduce_scatter_block(s, r, &op)),
+        }
     }
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
@@ -311,8 +345,38 @@ pub trait Root {
         -> Result<()>;
 }
 
+/// On an intercommunicator, `process_at_rank(r)` names the root in the REMOTE group, so the
+/// `Root` methods are the other group's side (`InterRoot::Remote(r)`); the root's own group
+/// uses `InterCommunicatorCollectives` with `InterRoot::Root` / `InterRoot::ProcNull`.
+fn remote_root(p: &Process<'_>) -> Result<Option<(Rc<InterCollectives>, InterRole)>> {
+    let comm = p.communicator();
+    match inter(comm)? {
+        None => Ok(None),
+        Some(ic) => {
+            let r = p.rank();
+            if r < 0 || r >= comm.remote_size() {
+                return Err(crate::CommError::InvalidRank {
+                    rank: r as i64,
+                    size: comm.remote_size() as usize,
+                });
+            }
+            Ok(Some((ic, InterRole::Remote(r as usize))))
+        }
+    }
+}
+
+fn root_side_on_inter() -> crate::CommError {
+    crate::CommError::InvalidArgument(
+        "on an intercommunicator the root calls InterCommunicatorCollectives with InterRoot::Root"
+            .into(),
+    )
+}
+
 impl Root for Process<'_> {
     fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<()> {
+        if let Some((ic, role)) = remote_root(self)? {
+            return Ok(ic.bcast(buf.as_bytes_mut(), role)?);
+        }
         let root = self.root()?;
         with(self.communicator(), |c| c.bcast(buf.as_bytes_mut(), root))
     }
@@ -320,10 +384,16 @@ impl Root for Process<'_> {
         &self,
         buf: &'b mut B,
     ) -> Result<CollectiveRequest<'b>> {
+        if self.communicator().is_inter() {
+            return Err(root_side_on_inter());
+        }
         let root = self.root()?;
         start(self.communicator(), |c| c.ibcast(buf.as_bytes_mut(), root))
     }
     fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()> {
+        if let Some((ic, role)) = remote_root(self)? {
+            return Ok(ic.gather(send.as_bytes(), &mut [], role)?);
+        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.gather(send.as_bytes(), &mut [], root)
@@ -334,6 +404,9 @@ impl Root for Process<'_> {
         send: &S,
         recv: &mut R,
     ) -> Result<()> {
+        if self.communicator().is_inter() {
+            return Err(root_side_on_inter());
+        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.gather(send.as_bytes(), recv.as_bytes_mut(), root)
@@ -346,12 +419,18 @@ impl Root for Process<'_> {
         counts: &[usize],
         displs: &[usize],
     ) -> Result<()> {
+        if self.communicator().is_inter() {
+            return Err(root_side_on_inter());
+        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.gatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs, root)
         })
     }
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()> {
+        if let Some((ic, role)) = remote_root(self)? {
+            return Ok(ic.scatter(&[], recv.as_bytes_mut(), role)?);
+        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.scatter(&[], recv.as_bytes_mut(), root)
@@ -362,14 +441,20 @@ impl Root for Process<'_> {
         send: &S,
         recv: &mut R,
     ) -> Result<()> {
+        if self.communicator().is_inter() {
+            return Err(root_side_on_inter());
+        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.scatter(send.as_bytes(), recv.as_bytes_mut(), root)
         })
     }
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()> {
-        let root = self.root()?;
         let op = op.op_for::<T>()?;
+        if let Some((ic, role)) = remote_root(self)? {
+            return Ok(ic.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, role)?);
+        }
+        let root = self.root()?;
         with(self.communicator(), |c| {
             c.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, root)
         })
@@ -380,6 +465,9 @@ impl Root for Process<'_> {
         recv: &mut [T],
         op: Operation,
     ) -> Result<()> {
+        if self.communicator().is_inter() {
+            return Err(root_side_on_inter());
+        }
         let root = self.root()?;
         let op = op.op_for::<T>()?;
         with(self.communicator(), |c| {
@@ -390,5 +478,145 @@ impl Root for Process<'_> {
                 root,
             )
         })
+    }
+}
+
+/// A process's part in a rooted intercommunicator collective (MPI_ROOT, MPI_PROC_NULL, or
+/// the root's rank in the remote group).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InterRoot {
+    /// This process is the root.
+    Root,
+    /// This process is in the root's group but is not the root: it takes no part.
+    ProcNull,
+    /// The root is this rank of the other (remote) group.
+    Remote(i32),
+}
+
+impl InterRoot {
+    fn role(self, comm: &Communicator) -> Result<InterRole> {
+        Ok(match self {
+            InterRoot::Root => InterRole::Root,
+            InterRoot::ProcNull => InterRole::ProcNull,
+            InterRoot::Remote(r) if r >= 0 && r < comm.remote_size() => {
+                InterRole::Remote(r as usize)
+            }
+            InterRoot::Remote(r) => {
+                return Err(crate::CommError::InvalidRank {
+                    rank: r as i64,
+                    size: comm.remote_size() as usize,
+                })
+            }
+        })
+    }
+}
+
+fn inter_only(comm: &Communicator) -> Result<Rc<InterCollectives>> {
+    inter(comm)?.ok_or_else(|| {
+        crate::CommError::InvalidArgument("this operation needs an intercommunicator".into())
+    })
+}
+
+/// The rooted intercommunicator collectives, with MPI's roles. Results cross between the
+/// groups: the root receives from, or sends to, the OTHER group. (The unrooted ones are the
+/// `CommunicatorCollectives` methods, which work on intercommunicators too.)
+pub trait InterCommunicatorCollectives {
+    /// `buf` is read at the root, written in the other group, unused with `ProcNull`.
+    fn inter_broadcast_into<B: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        buf: &mut B,
+    ) -> Result<()>;
+    /// The root's `recv` gets the reduction of the other group's `send`; `recv` is used at
+    /// the root only, `send` in the other group only.
+    fn inter_reduce_into<T: Element>(
+        &self,
+        role: InterRoot,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()>;
+    /// The root's `recv` (remote-size blocks) gets the other group's `send` blocks.
+    fn inter_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()>;
+    /// Block i of the root's `send` goes to `recv` of remote rank i.
+    fn inter_scatter_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()>;
+    /// Local rank i gets `counts[i]` elements of the reduction of the other group's `send`.
+    fn inter_reduce_scatter_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<()>;
+}
+
+impl InterCommunicatorCollectives for Communicator {
+    fn inter_broadcast_into<B: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        buf: &mut B,
+    ) -> Result<()> {
+        let ic = inter_only(self)?;
+        Ok(ic.bcast(buf.as_bytes_mut(), role.role(self)?)?)
+    }
+    fn inter_reduce_into<T: Element>(
+        &self,
+        role: InterRoot,
+        send: &[T],
+        recv: &mut [T],
+        op: Operation,
+    ) -> Result<()> {
+        let ic = inter_only(self)?;
+        let op = op.op_for::<T>()?;
+        Ok(ic.reduce(
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+            &op,
+            role.role(self)?,
+        )?)
+    }
+    fn inter_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()> {
+        let ic = inter_only(self)?;
+        Ok(ic.gather(send.as_bytes(), recv.as_bytes_mut(), role.role(self)?)?)
+    }
+    fn inter_scatter_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &S,
+        recv: &mut R,
+    ) -> Result<()> {
+        let ic = inter_only(self)?;
+        Ok(ic.scatter(send.as_bytes(), recv.as_bytes_mut(), role.role(self)?)?)
+    }
+    fn inter_reduce_scatter_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<()> {
+        let ic = inter_only(self)?;
+        let op = op.op_for::<T>()?;
+        Ok(ic.reduce_scatter(
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+            counts,
+            &op,
+        )?)
     }
 }

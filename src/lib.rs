@@ -20,8 +20,9 @@ mod dynamic;
 mod point_to_point;
 
 pub use collective::{
-    Algorithm, CollOp, CollectiveRequest, CommunicatorCollectives, ElemType, Operation, Root,
-    SystemOperation, UserOperation, COLL_ALGO_ENV,
+    Algorithm, CollOp, CollectiveRequest, CommunicatorCollectives, ElemType,
+    InterCommunicatorCollectives, InterRoot, Operation, Root, SystemOperation, UserOperation,
+    COLL_ALGO_ENV,
 };
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 pub use dynamic::{
@@ -45,7 +46,7 @@ pub fn initialize() -> Result<Universe> {
 
 /// The traits a program imports: `use ibdyn::traits::*;`.
 pub mod traits {
-    pub use crate::collective::{CommunicatorCollectives, Root};
+    pub use crate::collective::{CommunicatorCollectives, InterCommunicatorCollectives, Root};
     pub use crate::datatype::{Buffer, BufferMut, Equivalence};
     pub use crate::dynamic::{ConnectAccept, Spawn};
     pub use crate::point_to_point::{CommunicatorExt, Source};

@@ -1,6 +1,8 @@
 //! `ibdyn-bench coll --op OP`: OSU-style collective latency on an intracommunicator, 8 B to
 //! 1 MiB: mean over iterations, and min/avg/max over ranks. Rooted operations are preceded by
-//! an (uncounted) barrier to remove skew, as the paper does.
+//! an (uncounted) barrier to remove skew, as the paper does. With `--nodes` > 1, operations
+//! that have two-level (node-aware) forms run twice in the same run: `form=two_level` (the
+//! automatic choice) and `form=flat` (`IBDYN_COLL_ALGO=<op>:flat`).
 
 use crate::job::{self, add_rows, emit, sizes};
 use crate::report::Report;
@@ -26,6 +28,9 @@ pub struct Args {
     #[arg(long, default_value_t = 1000)]
     iters: usize,
 }
+
+/// The operations with two-level forms.
+const TWO_LEVEL: &[&str] = &["barrier", "bcast", "reduce", "allreduce", "allgather"];
 
 const OPS: &[&str] = &[
     "barrier",
@@ -61,16 +66,31 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         "--iters".into(),
         a.iters.to_string(),
     ];
-    let rows = job::run_job(a.np, a.nodes, &[], &[], &args)?;
-    add_rows(
-        &mut report,
-        &[
+    let lead = |form: &str| {
+        [
             ("op", a.op.clone()),
             ("np", a.np.to_string()),
             ("nodes", a.nodes.to_string()),
-        ],
+            ("form", form.to_string()),
+        ]
+    };
+    let two_level = a.nodes > 1 && TWO_LEVEL.contains(&a.op.as_str());
+    let rows = job::run_job(a.np, a.nodes, &[], &[], &args)?;
+    add_rows(
+        &mut report,
+        &lead(if two_level { "two_level" } else { "auto" }),
         &rows,
     )?;
+    if two_level {
+        let user = std::env::var(ibdyn::COLL_ALGO_ENV).unwrap_or_default();
+        let flat = format!(
+            "{user}{}{}:flat",
+            if user.is_empty() { "" } else { "," },
+            a.op
+        );
+        let rows = job::run_job(a.np, a.nodes, &[], &[(ibdyn::COLL_ALGO_ENV, &flat)], &args)?;
+        add_rows(&mut report, &lead("flat"), &rows)?;
+    }
     report.finish();
     Ok(())
 }

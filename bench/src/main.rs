@@ -8,6 +8,7 @@ mod floors;
 mod floors_net;
 mod floors_proc;
 mod init;
+mod intercomm_coll;
 mod job;
 mod latency;
 mod launch;
@@ -41,6 +42,8 @@ enum Cmd {
     Bw(bw::Args),
     /// Intracommunicator collective latency, 8 B to 1 MiB (OSU style).
     Coll(coll::Args),
+    /// Intercommunicator collective latency (1+3, 2+2, 1+7), 8 B to 1 MiB (OSU style).
+    IntercommColl(intercomm_coll::Args),
     /// Start-up time and connections held: on-demand against all-to-all wire-up.
     Init(init::Args),
     /// Time of the spawn call at the parent root (P parents, N children).
@@ -66,6 +69,7 @@ fn main() {
         Cmd::SpawnRate(a) => dynamic::run(dynamic::Which::SpawnRate, a, cli.json),
         Cmd::Merge(a) => dynamic::run(dynamic::Which::Merge, a, cli.json),
         Cmd::IntercommLatency(a) => dynamic::run(dynamic::Which::IntercommLatency, a, cli.json),
+        Cmd::IntercommColl(a) => intercomm_coll::run(a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

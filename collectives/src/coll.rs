@@ -8,6 +8,7 @@ use crate::exec::CollRequest;
 use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
 use crate::schedule::{offsets, split_even, Region, Schedule};
+use crate::twolevel::Levels;
 use std::cell::Cell;
 
 /// Collectives over a team of a communicator's ranks (usually all of them).
@@ -19,6 +20,10 @@ pub struct Collectives<C: PointToPoint> {
     team: Team,
     seq: Cell<u32>,
     config: AlgoConfig,
+    /// The tag the next call takes instead of drawing one (a phase of a composed operation).
+    tag_override: Cell<Option<i32>>,
+    /// Node-aware teams, when the communicator spans several nodes (two-level forms).
+    levels: Option<Box<Levels<C>>>,
 }
 
 pub(crate) fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
@@ -45,6 +50,8 @@ impl<C: PointToPoint> Collectives<C> {
             team,
             seq: Cell::new(0),
             config,
+            tag_override: Cell::new(None),
+            levels: None,
         }
     }
 
@@ -72,9 +79,43 @@ impl<C: PointToPoint> Collectives<C> {
     /// Tags: one per collective call, multiples of 8 so a composed (two-level) operation can
     /// give its phases distinct tags.
     pub(crate) fn next_tag(&self) -> i32 {
+        if let Some(t) = self.tag_override.take() {
+            return t;
+        }
         let s = self.seq.get();
         self.seq.set(s.wrapping_add(1));
         ((s & 0x0fff_ffff) << 3) as i32
+    }
+
+    pub(crate) fn set_tag_override(&self, tag: Option<i32>) {
+        self.tag_override.set(tag);
+    }
+
+    pub(crate) fn set_levels(&mut self, levels: Levels<C>) {
+        self.levels = Some(Box::new(levels));
+    }
+
+    /// Whether this collective spans several nodes and so has two-level forms.
+    pub fn is_two_level(&self) -> bool {
+        self.levels.is_some()
+    }
+
+    /// The two-level form of `op`, unless flat is wanted or there is none.
+    pub(crate) fn two_level(&self, op: CollOp) -> Option<&Levels<C>> {
+        if self.config.is_flat(op) {
+            return None;
+        }
+        self.levels.as_deref()
+    }
+
+    /// As `two_level`, for a reduction: only if it keeps the order `o` needs.
+    /// A non-commutative one with a reordering algorithm forced stays flat (which refuses it).
+    pub(crate) fn two_level_for(&self, op: CollOp, o: &Op) -> Option<&Levels<C>> {
+        let reorders = |c: CollOp| self.config.forced(c).is_some_and(|a| a.reorders(c));
+        if !o.is_commutative() && (reorders(CollOp::Reduce) || reorders(op)) {
+            return None;
+        }
+        self.two_level(op).filter(|l| l.keeps_order(o))
     }
 
     pub(crate) fn check_root(&self, op: CollOp, root: usize) -> Result<()> {
@@ -115,6 +156,9 @@ impl<C: PointToPoint> Collectives<C> {
     // ---- barrier ----
 
     pub fn barrier(&self) -> Result<()> {
+        if let Some(l) = self.two_level(CollOp::Barrier) {
+            return l.barrier(self);
+        }
         self.ibarrier()?.wait()
     }
 
@@ -135,6 +179,10 @@ impl<C: PointToPoint> Collectives<C> {
     // ---- bcast ----
 
     pub fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
+        if let Some(l) = self.two_level(CollOp::Bcast) {
+            self.check_root(CollOp::Bcast, root)?;
+            return l.bcast(self, buf, root);
+        }
         self.ibcast(buf, root)?.wait()
     }
 

@@ -59,7 +59,7 @@ pub fn collectives_of(
     let cfg = CONFIG.get_or_init(|| crate::AlgoConfig::from_env().map_err(|e| e.to_string()));
     let cached = comm.attribute(|| {
         Cached(match cfg {
-            Ok(cfg) => crate::Collectives::with_config(comm.collective_view(), cfg.clone())
+            Ok(cfg) => collectives_with(comm, cfg.clone())
                 .map(std::rc::Rc::new)
                 .map_err(|e| e.to_string()),
             Err(e) => Err(e.clone()),
@@ -72,4 +72,21 @@ pub fn collectives_of(
             why: e.clone(),
         }),
     }
+}
+
+/// New collectives on `comm` (an intracommunicator) with `config`, node-aware when `comm`
+/// spans several nodes. Not cached: keep it, and call it collectively (e.g. on a `dup` of
+/// the communicator, to compare settings side by side).
+pub fn collectives_with(
+    comm: &Communicator,
+    config: crate::AlgoConfig,
+) -> Result<crate::Collectives<Communicator>> {
+    if comm.is_inter() {
+        return Err(CollError::arg(
+            "collective",
+            "this operation needs an intracommunicator",
+        ));
+    }
+    let ids = comm.node_ids().map_err(CollError::comm)?;
+    crate::Collectives::with_config(comm.collective_view(), config)?.with_nodes(&ids)
 }

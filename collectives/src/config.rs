@@ -17,12 +17,20 @@
 //! | alltoallv | linear if the largest block <= 32 KiB, else pairwise |
 //! | reduce_scatter(_block) | binomial reduce + scatter if not commutative; halving < 512 KiB; ring |
 //! | scan, exscan | recursive doubling |
+//!
+//! On a communicator spanning several nodes with several processes on some node, barrier,
+//! bcast, reduce, allreduce and allgather (blocking forms; allgather below 1 MiB in total)
+//! run two-level (`twolevel.rs`);
+//! `<op>:flat` keeps one flat. A forced algorithm then applies to each level.
 
 use crate::error::{CollError, Result};
 use std::collections::HashMap;
 
 /// The environment variable that forces algorithms.
 pub const ALGO_ENV: &str = "IBDYN_COLL_ALGO";
+
+/// The setting that keeps an operation flat across nodes: `IBDYN_COLL_ALGO=allreduce:flat`.
+pub const FLAT: &str = "flat";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CollOp {
@@ -189,6 +197,8 @@ pub struct Thresholds {
     pub alltoall_medium: usize,
     /// reduce_scatter (total bytes): recursive halving below, ring above.
     pub reduce_scatter_long: usize,
+    /// allgather across nodes (total bytes): two-level below, flat above.
+    pub allgather_two_level_max: usize,
 }
 
 impl Default for Thresholds {
@@ -205,6 +215,7 @@ impl Default for Thresholds {
             alltoall_bruck_procs: 8,
             alltoall_medium: 32 * 1024,
             reduce_scatter_long: 512 * 1024,
+            allgather_two_level_max: 1024 * 1024,
         }
     }
 }
@@ -213,6 +224,8 @@ impl Default for Thresholds {
 #[derive(Clone, Debug, Default)]
 pub struct AlgoConfig {
     forced: HashMap<CollOp, Algorithm>,
+    /// Operations kept flat on a communicator spanning several nodes (`<op>:flat`).
+    flat: std::collections::HashSet<CollOp>,
     pub thresholds: Thresholds,
 }
 
@@ -251,6 +264,10 @@ impl AlgoConfig {
                     names(CollOp::ALL.iter().map(|o| o.name()))
                 ))
             })?;
+            if algo.trim() == FLAT {
+                cfg.flat.insert(op);
+                continue;
+            }
             let algo = Algorithm::ALL
                 .iter()
                 .copied()
@@ -283,6 +300,20 @@ impl AlgoConfig {
         }
         self.forced.insert(op, algo);
         Ok(())
+    }
+
+    /// Keeps `op` flat (`true`) or lets it take its two-level form across nodes (`false`).
+    pub fn set_flat(&mut self, op: CollOp, flat: bool) {
+        if flat {
+            self.flat.insert(op);
+        } else {
+            self.flat.remove(&op);
+        }
+    }
+
+    /// Whether `op` is kept flat on communicators spanning several nodes.
+    pub fn is_flat(&self, op: CollOp) -> bool {
+        self.flat.contains(&op)
     }
 
     /// Returns `op` to the automatic choice.
@@ -388,10 +419,14 @@ mod tests {
             "allreduc:ring",
             "allreduce:rings",
             "bcast:bruck",
+            "bcast:flatt",
         ] {
             let e = AlgoConfig::parse(bad).unwrap_err().to_string();
             assert!(e.contains(bad.split(',').next().unwrap()), "{e}");
         }
+        let c = AlgoConfig::parse("bcast:flat,bcast:binomial").unwrap();
+        assert!(c.is_flat(CollOp::Bcast) && !c.is_flat(CollOp::Reduce));
+        assert_eq!(c.forced(CollOp::Bcast), Some(Algorithm::Binomial));
         let e = AlgoConfig::parse("bcast:bruck").unwrap_err().to_string();
         assert!(e.contains("binomial, scatter_allgather"), "{e}");
     }

@@ -23,20 +23,23 @@
 mod algo;
 mod coll;
 mod comm_adapter;
-pub use comm_adapter::collectives_of;
+pub use comm_adapter::{collectives_of, collectives_with};
 mod config;
 mod error;
 mod exec;
+mod inter;
+pub use inter::{inter_collectives_of, InterCollectives, InterRole};
 mod movement;
 mod op;
 mod p2p;
 mod reductions;
 mod schedule;
+mod twolevel;
 mod typed;
 mod typed_ops;
 
 pub use coll::Collectives;
-pub use config::{AlgoConfig, Algorithm, CollOp, Thresholds, ALGO_ENV};
+pub use config::{AlgoConfig, Algorithm, CollOp, Thresholds, ALGO_ENV, FLAT};
 pub use error::{CollError, Result};
 pub use exec::CollRequest;
 pub use op::{BuiltinOp, ElemType, Op};

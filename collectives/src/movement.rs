@@ -193,6 +193,12 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Every rank's `send` (equal sizes) into every `recv`, in rank order.
     pub fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        if let Some(l) = self.two_level(CollOp::Allgather) {
+            // Large totals: the flat ring moves less data through the node leaders.
+            if send.len() * self.size() < self.config().thresholds.allgather_two_level_max {
+                return l.allgather(self, send, recv);
+            }
+        }
         self.iallgather(send, recv)?.wait()
     }
 

@@ -12,6 +12,10 @@ use crate::schedule::{offsets, Region, Schedule};
 impl<C: PointToPoint> Collectives<C> {
     /// Reduces every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
     pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, root: usize) -> Result<()> {
+        if let Some(l) = self.two_level_for(CollOp::Reduce, op) {
+            self.check_root(CollOp::Reduce, root)?;
+            return l.reduce(self, send, recv, op, root);
+        }
         self.ireduce(send, recv, op, root)?.wait()
     }
 
@@ -57,6 +61,9 @@ impl<C: PointToPoint> Collectives<C> {
     }
 
     pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
+        if let Some(l) = self.two_level_for(CollOp::Allreduce, op) {
+            return l.allreduce(self, send, recv, op);
+        }
         self.iallreduce(send, recv, op)?.wait()
     }
 

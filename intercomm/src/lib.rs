@@ -14,6 +14,7 @@ mod peers;
 mod reqs;
 mod request;
 mod runtime;
+mod topology;
 mod universe;
 
 pub use comm::Communicator;

@@ -211,7 +211,14 @@ impl Universe {
         drop(eng);
         // Cached collective state holds handles of its communicator (a cycle): let it go, and
         // remove this process's segment name now rather than when the last handle drops.
-        for c in [Some(&self.world), Some(&self.self_comm), self.parent.get_mut().as_ref()].into_iter().flatten() {
+        for c in [
+            Some(&self.world),
+            Some(&self.self_comm),
+            self.parent.get_mut().as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
             c.clear_attributes();
         }
         if let Err(e) = ibdyn_shm::remove_segments_of(std::process::id() as i32) {

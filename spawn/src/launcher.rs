@@ -557,7 +557,10 @@ pub(crate) struct DaemonSet {
 pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Result<DaemonSet> {
     let session = SessionDir::create()?;
     // A singleton that adopts these daemons chose the secret already (it is running).
-    let secret_hex = match std::env::var(ibdyn_pmi::env::JOB_SECRET).ok().and_then(|s| secret::parse_secret(&s)) {
+    let secret_hex = match std::env::var(ibdyn_pmi::env::JOB_SECRET)
+        .ok()
+        .and_then(|s| secret::parse_secret(&s))
+    {
         Some(s) if std::env::var_os("IBDYN_ADOPTING").is_some() => secret::format_secret(s),
         _ => secret::format_secret(secret::random_u64()?),
     };

@@ -134,7 +134,11 @@ fn root_spawn(
                 .children
                 .iter()
                 .filter(|c| !c.started())
-                .map(|c| ChildFailure { rank: c.rank, code: c.errno, message: c.message.clone() })
+                .map(|c| ChildFailure {
+                    rank: c.rank,
+                    code: c.errno,
+                    message: c.message.clone(),
+                })
                 .collect();
             return Err(CommError::SpawnFailed { failures });
         }
