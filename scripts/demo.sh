@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 cargo build --release --workspace --examples --bins
-exec target/release/ibdyn run -n 4 --nodes 2 --tag-output target/release/examples/hello "$@"
+exec target/release/ibdyn run -n 4 --nodes 2 --tag-output target/release/examples/ring "$@"
