@@ -65,6 +65,10 @@ impl Universe {
 
     fn init_inner() -> Result<Universe> {
         init_logging();
+        // Idle waits block for microseconds at a time; the default 50 us timer slack would
+        // make every such wake-up late.
+        // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
         let mut pmi = PmiClient::init()?;
         if pmi.server_kind() == ibdyn_pmi::ServerKind::Singleton {
             // A program started on its own gets a private daemon at once, so that it can spawn
