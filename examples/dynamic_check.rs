@@ -118,6 +118,50 @@ fn missing(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
+/// Children that exit before connecting back (`/bin/false`): the spawn fails within its bound.
+fn early_death(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    match world
+        .process_at_rank(0)
+        .spawn(&Command::new("/bin/false"), 2)
+    {
+        Err(err) => {
+            if world.rank() == 0 {
+                println!("dynamic_check: spawn failed as expected: {err}");
+            }
+            Ok(())
+        }
+        Ok(_) => Err("a spawn whose children never connect back succeeded".into()),
+    }
+}
+
+/// Child 1 of 3 dies after the spawn; receiving from it fails naming it, and the other
+/// children still work.
+fn later_death(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    let e = |e: ibdyn::CommError| e.to_string();
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.arg("mortal");
+    let kids = world.process_at_rank(0).spawn(&cmd, 3).map_err(e)?;
+    if world.rank() != 0 {
+        return Ok(());
+    }
+    let mut b = [0u8; 4];
+    match kids.recv(&mut b, 1, 5) {
+        Err(err) => {
+            println!("dynamic_check: receive from the dead child failed as expected: {err}")
+        }
+        Ok(_) => return Err("a receive from a dead child succeeded".into()),
+    }
+    for r in [0, 2] {
+        kids.send(&[1], r, 6).map_err(e)?;
+        kids.recv(&mut b, r, 7).map_err(e)?;
+    }
+    println!("dynamic_check: the other children still work");
+    Ok(())
+}
+
 /// Resources this process holds: open descriptors, threads, and ibdyn's /dev/shm entries.
 fn resources() -> (usize, usize, usize) {
     let count = |d: &str| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
@@ -174,6 +218,19 @@ fn main() {
     let mode = args.first().map(String::as_str).unwrap_or("ud");
     let result = match mode {
         "child" => child(&universe),
+        "earlydeath" => early_death(&universe),
+        "laterdeath" => later_death(&universe),
+        "mortal" => (|| -> Result<(), String> {
+            let parent = universe.parent().ok_or("no parent")?;
+            if universe.world().rank() == 1 {
+                std::process::abort();
+            }
+            let mut b = [0u8; 1];
+            parent.recv(&mut b, 0, 6).map_err(|e| e.to_string())?;
+            parent.send(&[0u8; 4], 0, 7).map_err(|e| e.to_string())?;
+            // The parents never disconnect from a job with a dead member; just leave.
+            std::process::exit(0);
+        })(),
         "leaf" => universe
             .parent()
             .ok_or_else(|| "no parent".to_string())
@@ -197,7 +254,7 @@ fn main() {
         );
         std::process::exit(1);
     }
-    if universe.world().rank() == 0 && mode != "child" && mode != "leaf" {
+    if universe.world().rank() == 0 && !matches!(mode, "child" | "leaf" | "mortal") {
         println!("dynamic_check: all passed");
     }
 }

@@ -113,3 +113,25 @@ fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn children_that_die_before_connecting_back_fail_the_spawn() {
+    let prog = example("dynamic_check");
+    let out = run(&["-n", "2", prog.to_str().unwrap(), "earlydeath"]);
+    assert_passed(&out, "children dying before connecting back");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("exited before connecting back"), "{stdout}");
+}
+
+#[test]
+fn a_child_that_dies_later_fails_only_what_needs_it() {
+    let prog = example("dynamic_check");
+    let out = run(&["-n", "1", prog.to_str().unwrap(), "laterdeath"]);
+    assert_passed(&out, "a child dying after the spawn");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("failed as expected") && stdout.contains("rank 1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("the other children still work"), "{stdout}");
+}

@@ -67,7 +67,9 @@ fn rank_main(a: &Args) -> Result<(), String> {
     let e = |e: ibdyn::CommError| e.to_string();
     for size in sizes(1, a.max_size) {
         let iters = iters_for(size, a.iters).max(10);
-        let sbufs: Vec<Vec<u8>> = (0..WINDOW).map(|_| vec![1u8; size]).collect();
+        // As in OSU's osu_bw, every send of the window uses one buffer; receives need their own
+        // (a buffer can be borrowed mutably by one request only).
+        let sbuf = vec![1u8; size];
         let mut rbufs: Vec<Vec<u8>> = (0..WINDOW).map(|_| vec![0u8; size]).collect();
         let mut ack = [0u8; 4];
         let warm = 2;
@@ -77,9 +79,8 @@ fn rank_main(a: &Args) -> Result<(), String> {
                 t0 = Instant::now();
             }
             if rank == 0 {
-                let reqs = sbufs
-                    .iter()
-                    .map(|b| w.isend(b, 1, 2))
+                let reqs = (0..WINDOW)
+                    .map(|_| w.isend(&sbuf, 1, 2))
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(e)?;
                 ibdyn::wait_all(reqs).map_err(e)?;
