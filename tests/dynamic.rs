@@ -5,6 +5,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// `ibdyn` under coreutils' `timeout`: a hung job fails the test instead of hanging it.
+fn bounded() -> Command {
+    let mut c = Command::new("timeout");
+    c.args(["--signal=TERM", "--kill-after=10", "180"])
+        .arg(env!("CARGO_BIN_EXE_ibdyn"));
+    c
+}
+
 fn example(name: &str) -> PathBuf {
     let mut p = std::env::current_exe().expect("test binary path");
     p.pop();
@@ -15,7 +23,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibdyn"))
+    bounded()
         .arg("run")
         .args(args)
         .output()
@@ -94,7 +102,7 @@ fn connect_accept_through_the_name_service() {
 #[test]
 fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
     let prog = example("client_server");
-    let out = Command::new(env!("CARGO_BIN_EXE_ibdyn"))
+    let out = bounded()
         .args([
             "run",
             "-n",

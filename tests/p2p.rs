@@ -4,6 +4,14 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+/// `ibdyn` under coreutils' `timeout`: a hung job fails the test instead of hanging it.
+fn bounded() -> Command {
+    let mut c = Command::new("timeout");
+    c.args(["--signal=TERM", "--kill-after=10", "180"])
+        .arg(env!("CARGO_BIN_EXE_ibdyn"));
+    c
+}
+
 fn example(name: &str) -> PathBuf {
     let mut p = std::env::current_exe().expect("test binary path");
     p.pop();
@@ -14,7 +22,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn ibdyn_run(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ibdyn"));
+    let mut c = bounded();
     c.arg("run").args(args);
     for (k, v) in envs {
         c.env(k, v);

@@ -20,7 +20,9 @@ pub(crate) const SPINS_DEDICATED: u32 = 1024;
 /// ... and when processes share cores: the peer we wait for needs our core to make progress.
 pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;
-const MAX_BLOCK: Duration = Duration::from_millis(1);
+/// Longest single block: an idle process wakes at most ~50 times a second (hundreds of idle
+/// spawned processes must not keep the cores busy); senders wake it sooner through the doorbell.
+const MAX_BLOCK: Duration = Duration::from_millis(20);
 
 impl Backoff {
     pub fn new(spins: u32) -> Backoff {
@@ -43,7 +45,7 @@ impl Backoff {
             Step::Yield
         } else {
             self.blocks += 1;
-            let n = (self.idle - self.spins - YIELDS).min(10);
+            let n = (self.idle - self.spins - YIELDS).min(15);
             Step::Block((Duration::from_micros(1) * (1 << n)).min(MAX_BLOCK))
         }
     }

@@ -88,6 +88,8 @@ pub(crate) struct State {
     polls: u64,
     /// Set once the fabric carries traffic: from then on every progress pass polls it.
     fabric_active: bool,
+    /// Set while a control datagram is awaited (idle waits then block on the fabric).
+    pub expect_control: bool,
     /// Malformed packets dropped so far.
     pub malformed: u64,
     /// Control datagrams received over the fabric, for the dynamic-process layer.
@@ -141,6 +143,7 @@ impl Engine {
                 events: Vec::new(),
                 polls: 0,
                 fabric_active: false,
+                expect_control: false,
                 malformed: 0,
                 control_inbox: VecDeque::new(),
                 control_failures: VecDeque::new(),
@@ -204,8 +207,12 @@ impl Engine {
     }
 
     fn block(&mut self, t: Duration) {
+        // With fabric traffic (or a control datagram awaited) block in the fabric's poll, which
+        // wakes on its sockets; shared-memory packets then wait at most 2 ms. Otherwise block on
+        // the shared-memory doorbell, which senders ring.
+        let fabric_first = self.st.fabric_active || self.st.expect_control;
         match self.st.fabric.as_mut() {
-            Some(f) if f.connection_count() > 0 => f.wait(t.min(Duration::from_micros(100))),
+            Some(f) if fabric_first => f.wait(t.min(Duration::from_millis(2))),
             _ => self.rx.wait(t),
         }
         // An idle process must still answer connect requests promptly.
@@ -886,6 +893,13 @@ impl State {
             }
         }
         for g in deps {
+            // A peer we only receive from has no route yet: open it to learn its process.
+            if self.peers.get_mut(g).is_none() {
+                if let Err(e) = self.peer(g) {
+                    self.fail_peer(g, &format!("cannot reach it: {e}"));
+                    continue;
+                }
+            }
             let dead = match self.peers.get_mut(g) {
                 Some(p) => (!p.check_alive()).then(|| p.dead.clone().unwrap_or_default()),
                 None => None,

@@ -85,7 +85,8 @@ impl Runtime {
         if eng.st.fabric.is_none() {
             return Err(no_fabric());
         }
-        eng.wait_until(|st| {
+        eng.st.expect_control = true;
+        let r = eng.wait_until(|st| {
             if let Some(i) = st.control_inbox.iter().position(|(_, d)| want(d)) {
                 found = st.control_inbox.remove(i);
                 return true;
@@ -113,7 +114,9 @@ impl Runtime {
                 return true;
             }
             false
-        })?;
+        });
+        eng.st.expect_control = false;
+        r?;
         match (found, failed) {
             (Some(m), _) => Ok(m),
             (None, Some(e)) => Err(e),
