@@ -829,7 +829,9 @@ impl State {
         let mut events = std::mem::take(&mut self.events);
         f.progress(&mut events)?;
         let did = !events.is_empty();
-        self.fabric_active |= did;
+        // Connection traffic makes every progress pass poll the fabric; control datagrams
+        // (a spawn's wire-up) do not: they are awaited explicitly.
+        self.fabric_active |= events.iter().any(|e| !matches!(e, Event::Control { .. } | Event::ControlFailed { .. }));
         for ev in events.drain(..) {
             match ev {
                 Event::Message { data, .. } => {
