@@ -831,7 +831,9 @@ impl State {
         let did = !events.is_empty();
         // Connection traffic makes every progress pass poll the fabric; control datagrams
         // (a spawn's wire-up) do not: they are awaited explicitly.
-        self.fabric_active |= events.iter().any(|e| !matches!(e, Event::Control { .. } | Event::ControlFailed { .. }));
+        self.fabric_active |= events
+            .iter()
+            .any(|e| !matches!(e, Event::Control { .. } | Event::ControlFailed { .. }));
         for ev in events.drain(..) {
             match ev {
                 Event::Message { data, .. } => {
