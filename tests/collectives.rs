@@ -1,29 +1,11 @@
 //! Collectives across real processes: every operation against a local reference, on one node
 //! and across emulated nodes, with the automatic choice and with each algorithm forced.
 
-use std::path::PathBuf;
-use std::process::Command;
-
-/// `ibdyn` under coreutils' `timeout`: a hung job fails the test instead of hanging it.
-fn bounded() -> Command {
-    let mut c = Command::new("timeout");
-    c.args(["--signal=TERM", "--kill-after=10", "180"])
-        .arg(env!("CARGO_BIN_EXE_ibdyn"));
-    c
-}
-
-fn example(name: &str) -> PathBuf {
-    let mut p = std::env::current_exe().expect("test binary path");
-    p.pop();
-    if p.ends_with("deps") {
-        p.pop();
-    }
-    p.join("examples").join(name)
-}
+mod common;
 
 fn run(n: &str, nodes: &str, algo: Option<&str>) {
-    let prog = example("coll_check");
-    let mut c = bounded();
+    let prog = common::example_bin("coll_check");
+    let mut c = common::ibdyn_bounded();
     c.args([
         "run",
         "-n",

@@ -2,28 +2,12 @@
 //! nodes), point-to-point over the intercommunicator, merge, collectives on the merged
 //! communicator, disconnect; a spawn of a missing program.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-/// `ibdyn` under coreutils' `timeout`: a hung job fails the test instead of hanging it.
-fn bounded() -> Command {
-    let mut c = Command::new("timeout");
-    c.args(["--signal=TERM", "--kill-after=10", "180"])
-        .arg(env!("CARGO_BIN_EXE_ibdyn"));
-    c
-}
-
-fn example(name: &str) -> PathBuf {
-    let mut p = std::env::current_exe().expect("test binary path");
-    p.pop();
-    if p.ends_with("deps") {
-        p.pop();
-    }
-    p.join("examples").join(name)
-}
+use std::process::Output;
 
 fn run(args: &[&str]) -> Output {
-    bounded()
+    common::ibdyn_bounded()
         .arg("run")
         .args(args)
         .output()
@@ -42,7 +26,7 @@ fn assert_passed(out: &Output, what: &str) {
 
 #[test]
 fn spawn_merge_and_disconnect() {
-    let prog = example("dynamic_check");
+    let prog = common::example_bin("dynamic_check");
     let p = prog.to_str().unwrap();
     for (n, nodes, wireup, kids) in [
         ("1", "1", "ud", "1"),
@@ -60,7 +44,7 @@ fn spawn_merge_and_disconnect() {
 
 #[test]
 fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
-    let prog = example("dynamic_check");
+    let prog = common::example_bin("dynamic_check");
     let out = run(&["-n", "2", prog.to_str().unwrap(), "missing"]);
     assert_passed(&out, "missing program");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -72,14 +56,14 @@ fn spawning_a_missing_program_is_an_error_and_the_parents_go_on() {
 
 #[test]
 fn five_hundred_spawn_cycles_leak_nothing() {
-    let prog = example("dynamic_check");
+    let prog = common::example_bin("dynamic_check");
     let out = run(&["-n", "1", prog.to_str().unwrap(), "cycles", "500"]);
     assert_passed(&out, "500 spawn/disconnect cycles");
 }
 
 #[test]
 fn connect_accept_through_the_name_service() {
-    let prog = example("client_server");
+    let prog = common::example_bin("client_server");
     let out = run(&[
         "-n",
         "2",
@@ -101,8 +85,8 @@ fn connect_accept_through_the_name_service() {
 
 #[test]
 fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
-    let prog = example("client_server");
-    let out = bounded()
+    let prog = common::example_bin("client_server");
+    let out = common::ibdyn_bounded()
         .args([
             "run",
             "-n",
@@ -124,7 +108,7 @@ fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
 
 #[test]
 fn children_that_die_before_connecting_back_fail_the_spawn() {
-    let prog = example("dynamic_check");
+    let prog = common::example_bin("dynamic_check");
     let out = run(&["-n", "2", prog.to_str().unwrap(), "earlydeath"]);
     assert_passed(&out, "children dying before connecting back");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -133,7 +117,7 @@ fn children_that_die_before_connecting_back_fail_the_spawn() {
 
 #[test]
 fn a_child_that_dies_later_fails_only_what_needs_it() {
-    let prog = example("dynamic_check");
+    let prog = common::example_bin("dynamic_check");
     let out = run(&["-n", "1", prog.to_str().unwrap(), "laterdeath"]);
     assert_passed(&out, "a child dying after the spawn");
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -1,28 +1,11 @@
 //! Point-to-point across real processes started by `ibdyn run`: shared memory on one node,
 //! the fabric (sock provider) across emulated nodes.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-/// `ibdyn` under coreutils' `timeout`: a hung job fails the test instead of hanging it.
-fn bounded() -> Command {
-    let mut c = Command::new("timeout");
-    c.args(["--signal=TERM", "--kill-after=10", "180"])
-        .arg(env!("CARGO_BIN_EXE_ibdyn"));
-    c
-}
-
-fn example(name: &str) -> PathBuf {
-    let mut p = std::env::current_exe().expect("test binary path");
-    p.pop();
-    if p.ends_with("deps") {
-        p.pop();
-    }
-    p.join("examples").join(name)
-}
+mod common;
+use std::process::Output;
 
 fn ibdyn_run(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut c = bounded();
+    let mut c = common::ibdyn_bounded();
     c.arg("run").args(args);
     for (k, v) in envs {
         c.env(k, v);
@@ -45,7 +28,7 @@ fn assert_ok(out: &Output, expect: &str) {
 }
 
 fn check(n: &str, nodes: &str, envs: &[(&str, &str)]) {
-    let prog = example("p2p_check");
+    let prog = common::example_bin("p2p_check");
     let out = ibdyn_run(
         &[
             "-n",
@@ -93,7 +76,7 @@ fn p2p_with_eager_wireup() {
 #[test]
 fn peer_death_during_rendezvous_is_an_error() {
     for nodes in ["1", "2"] {
-        let prog = example("peer_death");
+        let prog = common::example_bin("peer_death");
         let out = ibdyn_run(
             &[
                 "--keep-going",
@@ -118,7 +101,7 @@ fn peer_death_during_rendezvous_is_an_error() {
 
 #[test]
 fn on_demand_wireup_connects_only_to_peers_in_use() {
-    let prog = example("ring_connections");
+    let prog = common::example_bin("ring_connections");
     let out = ibdyn_run(
         &[
             "-n",

@@ -26,6 +26,14 @@ pub fn example_bin(name: &str) -> PathBuf {
     p
 }
 
+/// `ibdyn` under coreutils' `timeout`: a hung job fails its test instead of hanging the suite.
+pub fn ibdyn_bounded() -> Command {
+    let mut c = Command::new("timeout");
+    c.args(["--signal=TERM", "--kill-after=10", "180"])
+        .arg(ibdyn_bin());
+    c
+}
+
 /// `mpiexec.hydra` if installed.
 pub fn mpiexec_hydra() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
