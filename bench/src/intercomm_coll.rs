@@ -3,7 +3,7 @@
 //! 8 B to 1 MiB: mean over iterations, min/avg/max over all processes. Rooted operations
 //! (root: rank 0 of the first group) are preceded by an uncounted barrier, as the paper does.
 
-use crate::job::{self, add_rows, emit, sizes};
+use crate::job::{self, add_rows, sizes};
 use crate::report::Report;
 use ibdyn::traits::*;
 use ibdyn::{Communicator, InterRoot, SystemOperation};
@@ -180,20 +180,12 @@ fn rank_main(a: &Args) -> Result<(), String> {
             one(&ic, first, &a.op, size, &mut b).map_err(e)?;
             total += t.elapsed().as_secs_f64();
         }
-        let mine = [total * 1e6 / iters as f64];
-        let (mut lo, mut hi, mut sum) = ([0.0f64], [0.0f64], [0.0f64]);
-        w.all_reduce_into(&mine, &mut lo, SystemOperation::min())
-            .map_err(e)?;
-        w.all_reduce_into(&mine, &mut hi, SystemOperation::max())
-            .map_err(e)?;
-        w.all_reduce_into(&mine, &mut sum, SystemOperation::sum())
-            .map_err(e)?;
-        if w.rank() == 0 {
-            let p = [("size", size.to_string())];
-            emit(&p, "avg", "us", sum[0] / n as f64);
-            emit(&p, "min", "us", lo[0]);
-            emit(&p, "max", "us", hi[0]);
-        }
+        job::emit_over_ranks(
+            &w,
+            &[("size", size.to_string())],
+            total * 1e6 / iters as f64,
+        )
+        .map_err(e)?;
     }
     u.finalize().map_err(e)
 }

@@ -72,6 +72,26 @@ pub fn emit(params: &[(&str, String)], stat: &str, unit: &str, value: f64) {
     println!("ROW {} {stat} {unit} {value}", p.join(" "));
 }
 
+/// Emits the average, minimum and maximum of `us` over the ranks of `w` (at rank 0).
+pub fn emit_over_ranks(
+    w: &ibdyn::Communicator,
+    params: &[(&str, String)],
+    us: f64,
+) -> ibdyn::Result<()> {
+    use ibdyn::traits::*;
+    use ibdyn::SystemOperation;
+    let (mut lo, mut hi, mut sum) = ([0.0f64], [0.0f64], [0.0f64]);
+    w.all_reduce_into(&[us], &mut lo, SystemOperation::min())?;
+    w.all_reduce_into(&[us], &mut hi, SystemOperation::max())?;
+    w.all_reduce_into(&[us], &mut sum, SystemOperation::sum())?;
+    if w.rank() == 0 {
+        emit(params, "avg", "us", sum[0] / w.size() as f64);
+        emit(params, "min", "us", lo[0]);
+        emit(params, "max", "us", hi[0]);
+    }
+    Ok(())
+}
+
 /// Adds rows printed by `emit` to a report, with extra leading parameters.
 pub fn add_rows(
     report: &mut Report,
