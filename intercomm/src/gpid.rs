@@ -82,6 +82,34 @@ impl ProcCard {
     }
 }
 
+/// A list of address cards (a group, for a peer that may not know its members), in order.
+pub fn encode_cards(cards: &[ProcCard]) -> Vec<u8> {
+    let mut b = (cards.len() as u32).to_le_bytes().to_vec();
+    for c in cards {
+        let card = c.to_bytes();
+        b.extend_from_slice(&(card.len() as u32).to_le_bytes());
+        b.extend_from_slice(&card);
+    }
+    b
+}
+
+/// Decodes `encode_cards` at the start of `b`; returns the cards and the bytes that follow.
+pub fn decode_cards(b: &[u8]) -> Result<(Vec<ProcCard>, &[u8])> {
+    let mut r = crate::packet::Reader::new(b);
+    let n = r.u32()? as usize;
+    if n > b.len() {
+        return Err(CommError::Malformed(format!(
+            "list of {n} cards in {} bytes",
+            b.len()
+        )));
+    }
+    let mut cards = Vec::with_capacity(n);
+    for _ in 0..n {
+        cards.push(ProcCard::from_bytes(r.bytes()?)?);
+    }
+    Ok((cards, r.rest()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +129,8 @@ mod tests {
             assert!(ProcCard::from_bytes(&b[..cut]).is_err());
         }
         assert!(ProcCard::from_bytes(&[0xff; 40]).is_err());
+        let list = encode_cards(&[c.clone(), c.clone()]);
+        assert_eq!(decode_cards(&list).unwrap(), (vec![c.clone(), c], &[][..]));
+        assert!(decode_cards(&list[..list.len() - 1]).is_err());
     }
 }

@@ -4,7 +4,7 @@
 use crate::comm::Communicator;
 use crate::context;
 use crate::error::{CommError, Result};
-use crate::gpid::{Gpid, ProcCard};
+use crate::gpid::{decode_cards, encode_cards, Gpid, ProcCard};
 use crate::group::Group;
 use crate::packet::Reader;
 
@@ -13,35 +13,21 @@ const TAG_CREATE: i32 = 0x7f00_0001;
 const TAG_MERGE: i32 = 0x7ff0_0011;
 const TAG_DISCONNECT: i32 = 0x7ff0_0013;
 
-/// Encodes a group with the address cards of its members, for a peer that may not know them.
+/// A group with the address cards of its members, after the context id its side proposes.
 pub(crate) fn encode_group(comm: &Communicator, ctx_proposal: u64) -> Result<Vec<u8>> {
-    let mut b = Vec::new();
-    b.extend_from_slice(&ctx_proposal.to_le_bytes());
-    b.extend_from_slice(&(comm.size() as u32).to_le_bytes());
-    for &g in comm.group().members() {
-        let card = comm.card_of(g)?.to_bytes();
-        b.extend_from_slice(&(card.len() as u32).to_le_bytes());
-        b.extend_from_slice(&card);
-    }
-    Ok(b)
+    let cards = comm
+        .group()
+        .members()
+        .iter()
+        .map(|&g| comm.card_of(g))
+        .collect::<Result<Vec<_>>>()?;
+    Ok([&ctx_proposal.to_le_bytes()[..], &encode_cards(&cards)].concat())
 }
 
 /// Decodes `encode_group`: the context proposal and the members' cards.
 pub(crate) fn decode_group(b: &[u8]) -> Result<(u64, Vec<ProcCard>)> {
-    let mut r = Reader::new(b);
-    let ctx = r.u64()?;
-    let n = r.u32()? as usize;
-    if n > b.len() {
-        return Err(CommError::Malformed(format!(
-            "group of {n} members in {} bytes",
-            b.len()
-        )));
-    }
-    let mut cards = Vec::with_capacity(n);
-    for _ in 0..n {
-        cards.push(ProcCard::from_bytes(r.bytes()?)?);
-    }
-    Ok((ctx, cards))
+    let ctx = Reader::new(b).u64()?;
+    Ok((ctx, decode_cards(&b[8..])?.0))
 }
 
 impl Communicator {

@@ -20,7 +20,7 @@ mod universe;
 pub use comm::Communicator;
 pub use engine::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 pub use error::{ChildFailure, CommError, Result};
-pub use gpid::{Gpid, ProcCard};
+pub use gpid::{decode_cards, encode_cards, Gpid, ProcCard};
 pub use group::{Group, GroupRelation};
 pub use ibdyn_verbs::AddressCard;
 pub use reqs::Status;

@@ -1,7 +1,7 @@
 //! The few messages of the dynamic-process wire-up: what the spawning root leaves for the
 //! children, the child root's hello, the parent root's welcome, and connect/accept.
 
-use ibdyn_intercomm::{CommError, Gpid, ProcCard, Result};
+use ibdyn_intercomm::{encode_cards, CommError, Gpid, ProcCard, Result};
 
 const HELLO: &[u8; 4] = b"IBDH";
 const WELCOME: &[u8; 4] = b"IBDW";
@@ -101,23 +101,10 @@ impl ParentInfo {
     }
 }
 
-/// A group as the other side needs it: the members' address cards, in rank order.
-pub fn encode_cards(cards: &[ProcCard]) -> Vec<u8> {
-    let mut b = (cards.len() as u32).to_le_bytes().to_vec();
-    for c in cards {
-        put_blob(&mut b, &c.to_bytes());
-    }
-    b
-}
-
-fn decode_cards(r: &mut Rd<'_>, what: &str) -> Result<Vec<ProcCard>> {
-    let n = r.u32(what)? as usize;
-    if n > r.0.len() {
-        return Err(malformed(what));
-    }
-    (0..n)
-        .map(|_| ProcCard::from_bytes(r.blob(what)?))
-        .collect()
+fn decode_cards(r: &mut Rd<'_>) -> Result<Vec<ProcCard>> {
+    let (cards, rest) = ibdyn_intercomm::decode_cards(r.0)?;
+    r.0 = rest;
+    Ok(cards)
 }
 
 /// The child root's hello: which spawn, and the children's job.
@@ -181,7 +168,7 @@ impl Welcome {
         }
         let spawn_id = r.u64("welcome")?;
         let ctx = r.u64("welcome")?;
-        let group = decode_cards(&mut r, "welcome")?;
+        let group = decode_cards(&mut r)?;
         Ok(Welcome {
             spawn_id,
             ctx,
@@ -225,7 +212,7 @@ impl Rendezvous {
         };
         let port_id = r.u64("connect")?;
         let ctx = r.u64("connect")?;
-        let group = decode_cards(&mut r, "connect")?;
+        let group = decode_cards(&mut r)?;
         Ok(Rendezvous {
             accept,
             port_id,
