@@ -43,6 +43,7 @@ impl<'a> Dvm<'a> {
     }
 
     fn contact(&self) -> String {
+        // SAFETY: getuid has no preconditions and cannot fail.
         let uid = unsafe { libc_getuid() };
         std::fs::read_to_string(self.s.dir.join(format!("ibdyn-dvm-{uid}/contact")))
             .expect("contact file")
