@@ -29,9 +29,6 @@ pub struct Args {
     /// Wire-up between the roots: ud (one datagram each way) or rc (a connection).
     #[arg(long, default_value = "ud")]
     wireup: String,
-    /// Internal: run as a spawned child.
-    #[arg(long, hide = true)]
-    child: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -58,9 +55,6 @@ fn e(err: ibdyn::CommError) -> String {
 }
 
 pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
-    if a.child {
-        return child_main(which);
-    }
     if job::in_job() {
         return rank_main(which, &a);
     }
@@ -69,6 +63,7 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     if a.dvm {
         extra.push("--dvm");
     }
+    child_cmd(which)?;
     let mut inner = vec![
         which.name().to_string(),
         "--reps".into(),
@@ -113,10 +108,20 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The spawned program: a small binary installed beside this one (as a user's MPI program
+/// would be), so that the figures measure the runtime, not the start-up of a benchmark
+/// driver with every benchmark and an argument parser in it.
 fn child_cmd(which: Which) -> Result<Command, String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut c = Command::new(me);
-    c.args([which.name(), "--child"]);
+    let child = me.with_file_name("ibdyn-bench-child");
+    if !child.exists() {
+        return Err(format!(
+            "{} is missing (build it with `cargo build --release -p ibdyn-bench`)",
+            child.display()
+        ));
+    }
+    let mut c = Command::new(child);
+    c.arg(which.name());
     Ok(c)
 }
 
@@ -292,44 +297,4 @@ fn pingpong(
         }
     }
     Ok(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64))
-}
-
-/// A spawned child: what the benchmark needs of it, then leave.
-fn child_main(which: Which) -> Result<(), String> {
-    let u = ibdyn::initialize().map_err(e)?;
-    let parent = u.parent().ok_or("the child was not spawned")?;
-    match which {
-        Which::SpawnLatency => {}
-        Which::SpawnRate => {
-            parent.recv(&mut [], 0, 9).map_err(e)?;
-        }
-        Which::Merge => loop {
-            let mut b = [0u8; 0];
-            let st = parent.probe(0, ibdyn::ANY_TAG).map_err(e)?;
-            parent.recv(&mut b, 0, st.tag).map_err(e)?;
-            if st.tag == 9 {
-                break;
-            }
-            let merged = parent.merge(true).map_err(e)?;
-            let mut max = [0.0f64];
-            merged
-                .all_reduce_into(&[0.0], &mut max, SystemOperation::max())
-                .map_err(e)?;
-            merged.free();
-        },
-        Which::IntercommLatency => {
-            let (mut r, s) = (vec![0u8; 1 << 20], vec![1u8; 1 << 20]);
-            loop {
-                let st = parent.probe(0, ibdyn::ANY_TAG).map_err(e)?;
-                if st.tag == 9 {
-                    parent.recv(&mut [], 0, 9).map_err(e)?;
-                    break;
-                }
-                parent.recv(&mut r[..st.count], 0, 1).map_err(e)?;
-                parent.send(&s[..st.count], 0, 1).map_err(e)?;
-            }
-        }
-    }
-    parent.disconnect().map_err(e)?;
-    u.finalize().map_err(e)
 }

@@ -70,6 +70,10 @@ pub struct PmiClient {
     timeout: Duration,
     next_reqid: u64,
     done: HashMap<u64, Result<PmiCompletion>>,
+    /// Replies still owed for requests sent without waiting (`put_nowait`), oldest first.
+    owed: std::collections::VecDeque<&'static str>,
+    /// The failure of such a request, reported by the next call that waits for the server.
+    owed_error: Option<PmiError>,
     fallback_seq: u64,
     finalized: bool,
     /// A singleton that spawned: the private launcher, alive while we hold its stdin.
@@ -233,6 +237,8 @@ impl PmiClient {
             timeout,
             next_reqid: 1,
             done: HashMap::new(),
+            owed: Default::default(),
+            owed_error: None,
             fallback_seq: 0,
             finalized: false,
             private_launcher: None,
@@ -240,30 +246,68 @@ impl PmiClient {
     }
 
     fn handshake(&mut self, init_line: &str) -> Result<()> {
-        let r = self.request_line(init_line, "response_to_init", "init")?;
-        if r.rc() != 0 {
+        // Our own server answers in order, so the whole start-up conversation goes in one
+        // write and costs one round trip; a foreign PMI-1 server gets one request at a time.
+        let pipelined = self.kind == ServerKind::Ibdyn;
+        let kvs_guess = crate::jobs::kvsname_of(self.job_id);
+        let mapping_get = Command::new("get")
+            .arg("kvsname", &kvs_guess)
+            .arg("key", PROCESS_MAPPING_KEY)
+            .to_line();
+        let mut steps: Vec<(String, &'static str, &'static str)> = vec![
+            (init_line.to_string(), "response_to_init", "init"),
+            (Command::new("get_maxes").to_line(), "maxes", "get_maxes"),
+            (
+                Command::new("get_my_kvsname").to_line(),
+                "my_kvsname",
+                "get_my_kvsname",
+            ),
+            (Command::new("get_appnum").to_line(), "appnum", "get_appnum"),
+            (
+                Command::new("get_universe_size").to_line(),
+                "universe_size",
+                "get_universe_size",
+            ),
+        ];
+        if pipelined {
+            steps.push((mapping_get, "get_result", "get"));
+        }
+        let replies = if pipelined {
+            self.exchange_batch(&steps)?
+        } else {
+            let timeout = self.timeout;
+            steps
+                .iter()
+                .map(|(line, reply, what)| self.exchange(line, reply, what, timeout))
+                .collect::<Result<Vec<_>>>()?
+        };
+        let [init, maxes, kvs, appnum, us, rest @ ..] = &replies[..] else {
+            return Err(PmiError::Malformed {
+                line: String::new(),
+                why: "start-up replies missing".into(),
+            });
+        };
+        if init.rc() != 0 {
             return Err(PmiError::Server {
                 cmd: "init".into(),
-                msg: format!("rc={}", r.rc()),
+                msg: format!("rc={}", init.rc()),
             });
         }
-        let r = self.request(Command::new("get_maxes"), "maxes")?;
-        self.vallen_max = r
+        self.vallen_max = maxes
             .get("vallen_max")
             .and_then(|v| v.parse().ok())
             .unwrap_or(1024);
-        self.kvsname = self
-            .request(Command::new("get_my_kvsname"), "my_kvsname")?
-            .require("kvsname")?
-            .to_string();
-        self.appnum = self
-            .request(Command::new("get_appnum"), "appnum")?
-            .num("appnum")?;
-        let us: i64 = self
-            .request(Command::new("get_universe_size"), "universe_size")?
-            .num("size")?;
+        self.kvsname = kvs.require("kvsname")?.to_string();
+        self.appnum = appnum.num("appnum")?;
+        let us: i64 = us.num("size")?;
         self.universe_size = if us > 0 { us as u32 } else { self.size };
-        match self.get(PROCESS_MAPPING_KEY) {
+        let mapping = match rest.first() {
+            Some(r) if self.kvsname == kvs_guess && r.rc() == 0 => {
+                Ok(r.get("value").unwrap_or("").to_string())
+            }
+            _ => self.get(PROCESS_MAPPING_KEY),
+        };
+        match mapping {
             Ok(text) => self.nodes = ProcessMapping::parse(&text)?.nodes(self.size),
             Err(e) => tracing::debug!("no {PROCESS_MAPPING_KEY} ({e}): every rank on node 0"),
         }
@@ -366,12 +410,39 @@ impl PmiClient {
     ) -> Result<Command> {
         self.conn()?.send(line, what)?;
         let started = Instant::now();
-        let deadline = started + timeout;
+        self.await_reply(reply, what, started + timeout, started)
+    }
+
+    /// Sends several requests in one write and returns their replies in order.
+    fn exchange_batch(
+        &mut self,
+        steps: &[(String, &'static str, &'static str)],
+    ) -> Result<Vec<Command>> {
+        let text: String = steps.iter().map(|(l, _, _)| l.as_str()).collect();
+        let what = steps.first().map_or("batch", |s| s.2);
+        self.conn()?.send(&text, what)?;
+        let started = Instant::now();
+        let deadline = started + self.timeout;
+        steps
+            .iter()
+            .map(|(_, reply, what)| self.await_reply(reply, what, deadline, started))
+            .collect()
+    }
+
+    fn await_reply(
+        &mut self,
+        reply: &str,
+        what: &str,
+        deadline: Instant,
+        started: Instant,
+    ) -> Result<Command> {
         loop {
             let r = self.conn()?.recv(deadline, what, started)?;
-            if r.get("reqid").is_some() {
-                self.absorb(r)?;
+            let Some(r) = self.file_line(r)? else {
                 continue;
+            };
+            if let Some(e) = self.owed_error.take() {
+                return Err(e);
             }
             if r.name == reply {
                 return Ok(r);
@@ -382,6 +453,26 @@ impl PmiClient {
                 msg,
             });
         }
+    }
+
+    /// Files a line that is not the reply being waited for: a completion of a non-blocking
+    /// request, or the owed reply of a request sent without waiting. Returns any other line.
+    fn file_line(&mut self, line: Command) -> Result<Option<Command>> {
+        if line.get("reqid").is_some() {
+            self.absorb(line)?;
+            return Ok(None);
+        }
+        let Some(owed) = self.owed.pop_front() else {
+            return Ok(Some(line));
+        };
+        if line.name != owed || line.rc() != 0 {
+            let msg = msg_text(line.get("msg").unwrap_or(&line.name));
+            self.owed_error.get_or_insert(PmiError::Server {
+                cmd: owed.trim_end_matches("_result").into(),
+                msg,
+            });
+        }
+        Ok(None)
     }
 
     fn ok_or_server(&self, r: &Command, what: &str) -> Result<()> {
@@ -416,6 +507,24 @@ impl PmiClient {
             .arg("value", value);
         let r = self.request(cmd, "put_result")?;
         self.ok_or_server(&r, "put")
+    }
+
+    /// A put whose reply is read by the next call that waits for the server (a failure is
+    /// reported there). Saves a round trip at start-up; a plain `put` on other servers.
+    pub fn put_nowait(&mut self, key: &str, value: &str) -> Result<()> {
+        if self.kind != ServerKind::Ibdyn {
+            return self.put(key, value);
+        }
+        wire::check_key("key", key)?;
+        wire::check_value("value", value)?;
+        let line = Command::new("put")
+            .arg("kvsname", &self.kvsname)
+            .arg("key", key)
+            .arg("value", value)
+            .to_line();
+        self.conn()?.send(&line, "put")?;
+        self.owed.push_back("put_result");
+        Ok(())
     }
 
     /// Puts arbitrary bytes (hex on the wire).
@@ -614,13 +723,12 @@ impl PmiClient {
                 return Err(PmiError::UnknownRequest(req.id));
             }
             let line = self.conn()?.recv(deadline, "wait", started)?;
-            if line.get("reqid").is_none() {
+            if let Some(line) = self.file_line(line)? {
                 return Err(PmiError::Malformed {
                     line: line.to_line(),
                     why: "unexpected reply while waiting".into(),
                 });
             }
-            self.absorb(line)?;
         }
     }
 
@@ -633,13 +741,12 @@ impl PmiClient {
             return Err(PmiError::UnknownRequest(req.id));
         }
         while let Some(line) = self.conn()?.try_recv("test")? {
-            if line.get("reqid").is_none() {
+            if let Some(line) = self.file_line(line)? {
                 return Err(PmiError::Malformed {
                     line: line.to_line(),
                     why: "unexpected reply while testing".into(),
                 });
             }
-            self.absorb(line)?;
         }
         Ok(self.done.contains_key(&req.id))
     }
@@ -873,5 +980,98 @@ impl PmiClient {
         }
         self.finalized = true;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::kvsname_of;
+    use std::io::{BufRead, BufReader, Write};
+
+    /// A PMI server on the other end of a socket pair: answers each request line with the
+    /// reply `answer` gives (None: no reply), and returns how many lines it read in its first
+    /// read (to see pipelining).
+    fn fake_server(
+        answer: impl Fn(&Command) -> Option<String> + Send + 'static,
+    ) -> (PmiClient, std::thread::JoinHandle<usize>) {
+        let (ours, theirs) = UnixStream::pair().expect("socket pair");
+        let server = std::thread::spawn(move || {
+            let mut w = theirs.try_clone().expect("clone");
+            let mut r = BufReader::new(theirs);
+            let mut first_batch = 0;
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 {
+                if first_batch == 0 {
+                    first_batch = 1 + r.buffer().iter().filter(|&&b| b == b'\n').count();
+                }
+                let cmd = Command::parse(line.trim_end()).expect("a command");
+                if let Some(reply) = answer(&cmd) {
+                    w.write_all(reply.as_bytes()).expect("write");
+                }
+                line.clear();
+            }
+            first_batch
+        });
+        let mut c = PmiClient::blank(
+            Server::Conn(LineConn::new(ours)),
+            ServerKind::Ibdyn,
+            1,
+            2,
+            Duration::from_secs(5),
+        );
+        c.job_id = 7;
+        (c, server)
+    }
+
+    fn standard_answer(cmd: &Command) -> Option<String> {
+        Some(match cmd.name.as_str() {
+            "init" => "cmd=response_to_init rc=0 pmi_version=1 pmi_subversion=1\n".into(),
+            "get_maxes" => "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024\n".into(),
+            "get_my_kvsname" => format!("cmd=my_kvsname kvsname={}\n", kvsname_of(7)),
+            "get_appnum" => "cmd=appnum appnum=3\n".into(),
+            "get_universe_size" => "cmd=universe_size size=5\n".into(),
+            "get" if cmd.get("key") == Some(PROCESS_MAPPING_KEY) => {
+                "cmd=get_result rc=0 value=(vector,(0,1,1),(1,1,1))\n".into()
+            }
+            "put" => "cmd=put_result rc=1 msg=store_full\n".into(),
+            "get" => "cmd=get_result rc=0 value=v\n".into(),
+            _ => "cmd=error rc=1 msg=unexpected\n".into(),
+        })
+    }
+
+    #[test]
+    fn start_up_is_one_pipelined_exchange_with_our_server() {
+        let (mut c, server) = fake_server(standard_answer);
+        c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n")
+            .expect("handshake");
+        assert_eq!(c.kvsname(), kvsname_of(7));
+        assert_eq!(c.appnum(), 3);
+        assert_eq!(c.universe_size, 5);
+        assert_eq!(c.nodes, vec![0, 1]);
+        drop(c);
+        assert_eq!(
+            server.join().expect("server"),
+            6,
+            "all six requests in one write"
+        );
+    }
+
+    #[test]
+    fn a_failed_put_without_wait_is_reported_by_the_next_call() {
+        let (mut c, server) = fake_server(standard_answer);
+        c.kvsname = kvsname_of(7);
+        c.put_nowait("card-1", "abc").expect("sent");
+        match c.get("other") {
+            Err(PmiError::Server { cmd, msg }) => {
+                assert_eq!(cmd, "put");
+                assert!(msg.contains("store"), "{msg}");
+            }
+            other => panic!("expected the put's failure, got {other:?}"),
+        }
+        // The get's own reply was consumed too: the conversation is still in step.
+        assert_eq!(c.get("other").expect("get"), "v");
+        drop(c);
+        server.join().expect("server");
     }
 }

@@ -77,8 +77,9 @@ impl Segment {
         file.set_len(geo.segment_bytes() as u64)
             .map_err(|e| io_err(path, e))?;
         let meta = file.metadata().map_err(|e| io_err(path, e))?;
+        // Not populated: a fresh process would spend most of its start-up zeroing cells it
+        // may never use; each page faults in once, on first use.
         let map = MmapOptions::new()
-            .populate()
             .map_raw(file)
             .map_err(|e| io_err(path, e))?;
         let seg = Segment {
@@ -139,7 +140,6 @@ impl Segment {
             return Err(malformed(format!("size {len} bytes")));
         }
         let map = MmapOptions::new()
-            .populate()
             .map_raw(&file)
             .map_err(|e| io_err(&path, e))?;
         let mut seg = Segment {

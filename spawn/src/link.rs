@@ -10,8 +10,35 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// Lines queued for one peer.
-pub type Outbox = Sender<String>;
+/// Where lines for one peer go: a writer thread's queue (peers on the network, which may be
+/// slow), or straight into a local socket whose writes are bounded by a send timeout (PMI
+/// clients on this node, whose replies are small).
+#[derive(Clone)]
+pub enum Outbox {
+    Queue(Sender<String>),
+    Direct(std::sync::Arc<std::os::unix::net::UnixStream>),
+}
+
+impl Outbox {
+    pub fn direct(stream: std::os::unix::net::UnixStream) -> Outbox {
+        Outbox::Direct(std::sync::Arc::new(stream))
+    }
+
+    /// Sends one line; an error means the peer is gone (or stopped reading).
+    pub fn send(&self, line: String) -> std::result::Result<(), String> {
+        match self {
+            Outbox::Queue(q) => q.send(line).map_err(|_| "writer gone".to_string()),
+            Outbox::Direct(s) => {
+                let r = (&**s).write_all(line.as_bytes());
+                if let Err(e) = &r {
+                    tracing::debug!("write to a PMI client failed: {e}");
+                    let _ = s.shutdown(std::net::Shutdown::Both);
+                }
+                r.map_err(|e| e.to_string())
+            }
+        }
+    }
+}
 
 /// Starts the writer thread of a stream; the thread ends when every sender is dropped.
 pub fn start_writer<W: Write + Send + 'static>(mut w: W, name: String) -> Outbox {
@@ -29,7 +56,7 @@ pub fn start_writer<W: Write + Send + 'static>(mut w: W, name: String) -> Outbox
     if let Err(e) = spawned {
         tracing::warn!("cannot start a writer thread: {e}");
     }
-    tx
+    Outbox::Queue(tx)
 }
 
 /// Starts the reader thread of a stream: every frame goes to `on_frame`, then `on_close` once.

@@ -11,6 +11,7 @@ mod jobs;
 mod kvs;
 mod pmi;
 mod ranks;
+mod reactor;
 
 use crate::error::{Result, SpawnError};
 use crate::link::{self, Outbox};
@@ -97,6 +98,7 @@ pub(crate) struct Daemon {
     pub(crate) next_forward: u64,
     pub(crate) key_waiters: Vec<kvs::KeyWaiter>,
     pub(crate) events: Sender<Event>,
+    pub(crate) reactor: reactor::Reactor,
     pub(crate) node_uid: String,
     pub(crate) secret_hex: String,
     pub(crate) killing_since: Option<Instant>,
@@ -377,38 +379,6 @@ fn start_peer(stream: TcpStream, peer: Peer, tx: &Sender<Event>) -> Result<Outbo
     Ok(out)
 }
 
-fn serve_pmi_socket(listener: UnixListener, tx: Sender<Event>) {
-    let _ = std::thread::Builder::new()
-        .name("pmi-accept".into())
-        .spawn(move || {
-            let mut next: ConnId = 1;
-            for s in listener.incoming() {
-                let Ok(s) = s else { continue };
-                let id = next;
-                next += 1;
-                let Ok(w) = s.try_clone() else { continue };
-                let out = link::start_writer(w, format!("client{id}"));
-                if tx.send(Event::ClientOpen(id, out)).is_err() {
-                    return;
-                }
-                let (t1, t2) = (tx.clone(), tx.clone());
-                let started = link::start_reader(
-                    s,
-                    format!("client{id}"),
-                    move |f| {
-                        let _ = t1.send(Event::ClientFrame(id, f));
-                    },
-                    move || {
-                        let _ = t2.send(Event::ClientClosed(id));
-                    },
-                );
-                if let Err(e) = started {
-                    tracing::warn!("{e}");
-                }
-            }
-        });
-}
-
 /// Runs a node daemon until the launcher shuts it down; returns its exit status.
 pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
     let (tx, rx) = crossbeam_channel::unbounded::<Event>();
@@ -497,7 +467,8 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         for (i, s) in child_streams {
             children.insert(i, start_peer(s, Peer::Child(i), &tx)?);
         }
-        serve_pmi_socket(pmi_listener, tx.clone());
+        let reactor = reactor::Reactor::start(pmi_listener, tx.clone())
+            .map_err(|e| SpawnError::io("start the daemon's reader thread", e))?;
 
         let mut d = Daemon {
             me,
@@ -519,6 +490,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             next_forward: 1,
             key_waiters: Vec::new(),
             events: tx.clone(),
+            reactor,
             node_uid,
             secret_hex: secret_hex.clone(),
             killing_since: None,

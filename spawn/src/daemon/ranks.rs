@@ -10,7 +10,7 @@ use ibdyn_pmi::wire::Command;
 use ibdyn_pmi::ProcessMapping;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -121,54 +121,6 @@ impl Job {
             colls: CollectiveTable::new(expected),
             coll_waiters: HashMap::new(),
         }
-    }
-}
-
-fn pump_output(
-    mut pipe: impl Read + Send + 'static,
-    job: u32,
-    rank: u32,
-    fd: u8,
-    tx: Sender<Event>,
-) {
-    let spawned = std::thread::Builder::new()
-        .name(format!("out{job}.{rank}.{fd}"))
-        .spawn(move || {
-            let mut pending: Vec<u8> = Vec::new();
-            let mut buf = vec![0u8; 16384];
-            loop {
-                match pipe.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        pending.extend_from_slice(&buf[..n]);
-                        // Forward whole lines; a very long line goes in pieces.
-                        let cut = match pending.iter().rposition(|&b| b == b'\n') {
-                            Some(p) => p + 1,
-                            None if pending.len() >= 65536 => pending.len(),
-                            None => continue,
-                        };
-                        let data: Vec<u8> = pending.drain(..cut).collect();
-                        let _ = tx.send(Event::Output {
-                            job,
-                            rank,
-                            fd,
-                            data,
-                        });
-                    }
-                }
-            }
-            if !pending.is_empty() {
-                let _ = tx.send(Event::Output {
-                    job,
-                    rank,
-                    fd,
-                    data: pending,
-                });
-            }
-            let _ = tx.send(Event::OutputEof { job, rank });
-        });
-    if let Err(e) = spawned {
-        tracing::warn!("cannot start an output thread for rank {rank}: {e}");
     }
 }
 
@@ -315,12 +267,11 @@ impl Daemon {
             "daemon {}: job {job} rank {rank} started as pid {pid}",
             self.me
         );
-        let tx = self.events.clone();
         if let Some(out) = child.stdout.take() {
-            pump_output(out, job, rank, 1, tx.clone());
+            self.reactor.watch_output(out.into(), job, rank, 1);
         }
         if let Some(err) = child.stderr.take() {
-            pump_output(err, job, rank, 2, tx.clone());
+            self.reactor.watch_output(err.into(), job, rank, 2);
         }
         let stdin = child.stdin.take().map(|mut w| {
             let (stx, srx) = crossbeam_channel::unbounded::<Option<Vec<u8>>>();
@@ -336,7 +287,9 @@ impl Daemon {
                 });
             stx
         });
-        wait_for(pid, job, rank, tx);
+        if !self.reactor.watch_child(pid, job, rank) {
+            wait_for(pid, job, rank, self.events.clone());
+        }
         if let Some(j) = self.jobs.get_mut(&job) {
             let rs = j.ranks.entry(rank).or_default();
             rs.pid = Some(pid);

@@ -1,0 +1,265 @@
+//! The daemon's reader: one thread polls the PMI listening socket, every PMI client
+//! connection, every rank's stdout/stderr pipe and every rank's pidfd, and turns what it
+//! reads into `Event`s. Starting a rank or accepting a client costs no thread of its own,
+//! which keeps the event loop (and so the spawn path) short.
+
+use super::{ConnId, Event};
+use crate::link::Outbox;
+use crossbeam_channel::{Receiver, Sender};
+use ibdyn_pmi::wire::Framer;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::time::Duration;
+
+/// A client that leaves its replies unread this long is dropped.
+const CLIENT_WRITE_LIMIT: Duration = Duration::from_secs(10);
+/// Longest piece of output forwarded without a newline.
+const MAX_PENDING: usize = 65536;
+
+/// What a watched descriptor is.
+enum Source {
+    Output {
+        job: u32,
+        rank: u32,
+        fd: u8,
+        pending: Vec<u8>,
+    },
+    Client {
+        id: ConnId,
+        framer: Framer,
+    },
+    /// A pidfd: readable once the process has ended.
+    Child {
+        pid: i32,
+        job: u32,
+        rank: u32,
+    },
+}
+
+struct Watched {
+    fd: OwnedFd,
+    source: Source,
+}
+
+/// The main thread's handle: hands new rank pipes and pidfds to the reader thread.
+pub(crate) struct Reactor {
+    add: Sender<Watched>,
+    wake: OwnedFd,
+}
+
+impl Reactor {
+    /// Starts the reader thread; PMI clients connect on `listener`.
+    pub(crate) fn start(listener: UnixListener, events: Sender<Event>) -> std::io::Result<Self> {
+        let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
+        listener.set_nonblocking(true)?;
+        let (add, added) = crossbeam_channel::unbounded();
+        std::thread::Builder::new()
+            .name("reader".into())
+            .spawn(move || read_loop(listener, wake_r, added, events))?;
+        Ok(Reactor { add, wake: wake_w })
+    }
+
+    fn add(&self, fd: OwnedFd, source: Source) {
+        if self.add.send(Watched { fd, source }).is_ok() {
+            let _ = nix::unistd::write(&self.wake, &[1]);
+        }
+    }
+
+    /// Forwards a rank's stdout (`fd` 1) or stderr (2) to the event loop, line by line.
+    pub(crate) fn watch_output(&self, pipe: OwnedFd, job: u32, rank: u32, fd: u8) {
+        let source = Source::Output {
+            job,
+            rank,
+            fd,
+            pending: Vec::new(),
+        };
+        self.add(pipe, source);
+    }
+
+    /// Reaps rank `pid` when it ends (an `Exited` event). False when the kernel has no
+    /// pidfds (before Linux 5.3): the caller then waits for it another way.
+    pub(crate) fn watch_child(&self, pid: i32, job: u32, rank: u32) -> bool {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        if fd < 0 {
+            return false;
+        }
+        // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) };
+        self.add(fd, Source::Child { pid, job, rank });
+        true
+    }
+}
+
+fn read_loop(
+    listener: UnixListener,
+    wake: OwnedFd,
+    added: Receiver<Watched>,
+    events: Sender<Event>,
+) {
+    let mut watched: Vec<Watched> = Vec::new();
+    let mut next_id: ConnId = 1;
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let mut fds: Vec<libc::pollfd> = [wake.as_raw_fd(), listener.as_raw_fd()]
+            .into_iter()
+            .chain(watched.iter().map(|w| w.fd.as_raw_fd()))
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: `fds` is a valid array of pollfd for the length passed.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            tracing::warn!("daemon reader: poll: {}", std::io::Error::last_os_error());
+            return;
+        }
+
+        if fds[1].revents != 0 {
+            while let Ok((stream, _)) = listener.accept() {
+                match open_client(stream, next_id, &events) {
+                    Ok(w) => watched.push(w),
+                    Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
+                }
+                next_id += 1;
+            }
+        }
+        // Ready descriptors, highest index first so removal keeps the others' indices.
+        let ready: Vec<usize> = (0..fds.len() - 2)
+            .filter(|&i| fds[i + 2].revents != 0)
+            .rev()
+            .collect();
+        for i in ready {
+            if let Source::Child { pid, job, rank } = watched[i].source {
+                if reap(pid, job, rank, &events) {
+                    watched.swap_remove(i);
+                }
+                continue;
+            }
+            let open = match read_fd(watched[i].fd.as_raw_fd(), &mut buf) {
+                Ok(0) => false,
+                Ok(n) => deliver(&mut watched[i].source, &buf[..n], &events),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => true,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
+                Err(_) => false,
+            };
+            if !open {
+                let gone = watched.swap_remove(i);
+                closed(gone.source, &events);
+            }
+        }
+        if fds[0].revents != 0 {
+            let _ = read_fd(wake.as_raw_fd(), &mut buf);
+            watched.extend(added.try_iter());
+        }
+    }
+}
+
+fn open_client(stream: UnixStream, id: ConnId, events: &Sender<Event>) -> std::io::Result<Watched> {
+    stream.set_nonblocking(false)?;
+    stream.set_write_timeout(Some(CLIENT_WRITE_LIMIT))?;
+    let out = Outbox::direct(stream.try_clone()?);
+    let _ = events.send(Event::ClientOpen(id, out));
+    Ok(Watched {
+        fd: stream.into(),
+        source: Source::Client {
+            id,
+            framer: Framer::default(),
+        },
+    })
+}
+
+fn read_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: `buf` is valid for `buf.len()` bytes of writes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Hands what was read to the event loop; false once the receiver is gone.
+fn deliver(source: &mut Source, data: &[u8], events: &Sender<Event>) -> bool {
+    match source {
+        Source::Child { .. } => true,
+        Source::Client { id, framer } => framer
+            .push(data)
+            .into_iter()
+            .all(|f| events.send(Event::ClientFrame(*id, f)).is_ok()),
+        Source::Output {
+            job,
+            rank,
+            fd,
+            pending,
+        } => {
+            pending.extend_from_slice(data);
+            // Forward whole lines; a very long line goes in pieces.
+            let cut = match pending.iter().rposition(|&b| b == b'\n') {
+                Some(p) => p + 1,
+                None if pending.len() >= MAX_PENDING => pending.len(),
+                None => return true,
+            };
+            let data: Vec<u8> = pending.drain(..cut).collect();
+            events
+                .send(Event::Output {
+                    job: *job,
+                    rank: *rank,
+                    fd: *fd,
+                    data,
+                })
+                .is_ok()
+        }
+    }
+}
+
+fn closed(source: Source, events: &Sender<Event>) {
+    let _ = match source {
+        Source::Child { .. } => Ok(()),
+        Source::Client { id, .. } => events.send(Event::ClientClosed(id)),
+        Source::Output {
+            job,
+            rank,
+            fd,
+            pending,
+        } => {
+            if !pending.is_empty() {
+                let _ = events.send(Event::Output {
+                    job,
+                    rank,
+                    fd,
+                    data: pending,
+                });
+            }
+            events.send(Event::OutputEof { job, rank })
+        }
+    };
+}
+
+/// Reaps an ended rank; false if it has not ended after all.
+fn reap(pid: i32, job: u32, rank: u32, events: &Sender<Event>) -> bool {
+    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    let (code, signal) = match waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG))
+    {
+        Ok(WaitStatus::Exited(_, code)) => (Some(code), None),
+        Ok(WaitStatus::Signaled(_, sig, _)) => (None, Some(sig as i32)),
+        Ok(_) | Err(nix::errno::Errno::EINTR) => return false,
+        Err(e) => {
+            tracing::warn!("waitpid({pid}) for rank {rank}: {e}");
+            (None, None)
+        }
+    };
+    let _ = events.send(Event::Exited {
+        job,
+        rank,
+        pid,
+        code,
+        signal,
+    });
+    true
+}
