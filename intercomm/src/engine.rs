@@ -230,6 +230,20 @@ impl Engine {
         })?;
         out.expect("wait_until returns when the request is done")
     }
+
+    /// Like `wait_until`, but blocks as soon as there is nothing to do: for waits of
+    /// milliseconds (a spawn's wire-up), where spinning would only take the core from the
+    /// processes being waited for.
+    pub fn wait_blocking_until(&mut self, mut done: impl FnMut(&mut State) -> bool) -> Result<()> {
+        loop {
+            if done(&mut self.st) {
+                return Ok(());
+            }
+            if !self.progress()? {
+                self.block(Duration::from_millis(1));
+            }
+        }
+    }
 }
 
 impl State {

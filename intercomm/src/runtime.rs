@@ -86,7 +86,7 @@ impl Runtime {
             return Err(no_fabric());
         }
         eng.st.expect_control = true;
-        let r = eng.wait_until(|st| {
+        let r = eng.wait_blocking_until(|st| {
             if let Some(i) = st.control_inbox.iter().position(|(_, d)| want(d)) {
                 found = st.control_inbox.remove(i);
                 return true;

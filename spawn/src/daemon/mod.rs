@@ -9,6 +9,7 @@
 mod coll;
 mod jobs;
 mod kvs;
+mod launch;
 mod pmi;
 mod ranks;
 mod reactor;

@@ -1,6 +1,6 @@
 //! Starting, watching and stopping the ranks of a job on this daemon.
 
-use super::{Daemon, Event};
+use super::{launch, Daemon, Event};
 use crate::placement::tree;
 use crate::signals;
 use crossbeam_channel::Sender;
@@ -10,10 +10,9 @@ use ibdyn_pmi::wire::Command;
 use ibdyn_pmi::ProcessMapping;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// After a rank is reaped, how long its output pipes may stay open (a grandchild holding
@@ -209,71 +208,50 @@ impl Daemon {
         let app = spec
             .app_of(rank)
             .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-        let mut cmd = std::process::Command::new(&app.program);
-        cmd.args(&app.args)
-            .env(env::PMI_SOCK, &spec.pmi_sock)
-            .env(env::RANK, rank.to_string())
-            .env(env::SIZE, spec.size.to_string())
-            .env(env::JOBID, spec.jobid.to_string())
-            .env(env::NODE, self.me.to_string())
-            .env(env::NODE_UID, &self.node_uid)
-            .env(env::NNODES, self.nnodes.to_string())
-            .env(env::JOB_SECRET, &self.secret_hex)
-            .env(env::SESSION_DIR, &spec.session_dir)
-            .env(env::APPNUM, app.appnum.to_string())
-            .env_remove(env::HYDRA_PMI_FD)
-            .env_remove(env::SPAWNED)
-            .env_remove(env::PARENT_JOBID)
-            .stdin(if rank == 0 && spec.stdin {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        if let Some(p) = spec.parent {
-            cmd.env(env::SPAWNED, "1")
-                .env(env::PARENT_JOBID, p.to_string());
-        }
-        for (k, v) in &app.env {
-            cmd.env(k, v);
-        }
-        if let Some(w) = &app.wdir {
-            cmd.current_dir(w);
-        }
-        let daemon_pid = std::process::id() as i32;
-        // SAFETY: only async-signal-safe calls (prctl, getppid, raise) between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                crate::signals::unblock_all_in_child();
-                libc::prctl(
-                    libc::PR_SET_PDEATHSIG,
-                    libc::SIGKILL as libc::c_ulong,
-                    0,
-                    0,
-                    0,
-                );
-                if libc::getppid() != daemon_pid {
-                    libc::raise(libc::SIGKILL);
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn()?;
-        let pid = child.id() as i32;
+        let text = |n: u32| OsString::from(n.to_string());
+        let (rank_s, size_s, job_s) = (text(rank), text(spec.size), text(spec.jobid));
+        let (node_s, nnodes_s) = (text(self.me), text(self.nnodes));
+        let appnum_s = OsString::from(app.appnum.to_string());
+        let parent_s = spec.parent.map(text);
+        let rank_env = [
+            (env::PMI_SOCK, Some(spec.pmi_sock.as_os_str())),
+            (env::RANK, Some(rank_s.as_os_str())),
+            (env::SIZE, Some(size_s.as_os_str())),
+            (env::JOBID, Some(job_s.as_os_str())),
+            (env::NODE, Some(node_s.as_os_str())),
+            (env::NODE_UID, Some(OsStr::new(&self.node_uid))),
+            (env::NNODES, Some(nnodes_s.as_os_str())),
+            (env::JOB_SECRET, Some(OsStr::new(&self.secret_hex))),
+            (env::SESSION_DIR, Some(spec.session_dir.as_os_str())),
+            (env::APPNUM, Some(appnum_s.as_os_str())),
+            (env::HYDRA_PMI_FD, None),
+            (env::SPAWNED, spec.parent.map(|_| OsStr::new("1"))),
+            (env::PARENT_JOBID, parent_s.as_deref()),
+        ];
+        let mut set: Vec<(&OsStr, Option<&OsStr>)> =
+            rank_env.iter().map(|(k, v)| (OsStr::new(*k), *v)).collect();
+        set.extend(
+            app.env
+                .iter()
+                .map(|(k, v)| (OsStr::new(k.as_str()), Some(OsStr::new(v.as_str())))),
+        );
+        let mut child = launch::start(&launch::Launch {
+            program: &app.program,
+            args: &app.args,
+            env: launch::environment(&set),
+            cwd: app.wdir.as_deref(),
+            stdin_pipe: rank == 0 && spec.stdin,
+        })?;
+        let pid = child.pid;
         let job = spec.jobid;
         tracing::debug!(
             "daemon {}: job {job} rank {rank} started as pid {pid}",
             self.me
         );
-        if let Some(out) = child.stdout.take() {
-            self.reactor.watch_output(out.into(), job, rank, 1);
-        }
-        if let Some(err) = child.stderr.take() {
-            self.reactor.watch_output(err.into(), job, rank, 2);
-        }
-        let stdin = child.stdin.take().map(|mut w| {
+        let stdin_file = child.take_stdin();
+        self.reactor.watch_output(child.stdout, job, rank, 1);
+        self.reactor.watch_output(child.stderr, job, rank, 2);
+        let stdin = stdin_file.map(|mut w| {
             let (stx, srx) = crossbeam_channel::unbounded::<Option<Vec<u8>>>();
             let _ = std::thread::Builder::new()
                 .name("stdin".into())

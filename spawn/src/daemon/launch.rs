@@ -1,0 +1,349 @@
+//! Starting one rank: `clone(CLONE_VM | CLONE_VFORK)` and `execve`, as `posix_spawn` does,
+//! plus what `posix_spawn` cannot do: the rank gets SIGKILL when its daemon dies
+//! (`PR_SET_PDEATHSIG`). A plain `fork` would copy the daemon's page tables and then fault on
+//! every page either side writes until the exec; on the spawn path that cost is most of the
+//! daemon's share.
+
+use std::ffi::{CString, OsStr, OsString};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// What to start.
+pub(crate) struct Launch<'a> {
+    pub program: &'a str,
+    pub args: &'a [String],
+    /// The whole environment of the new process.
+    pub env: Vec<(OsString, OsString)>,
+    pub cwd: Option<&'a str>,
+    /// Give the process a pipe as stdin (else /dev/null).
+    pub stdin_pipe: bool,
+}
+
+/// A started process and the parent's ends of its pipes.
+pub(crate) struct Started {
+    pub pid: i32,
+    pub stdin: Option<OwnedFd>,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// Everything the child touches between clone and exec, prepared by the parent (the child
+/// shares the parent's memory and must not allocate).
+struct ChildPlan {
+    path: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    cwd: *const libc::c_char,
+    stdin: RawFd,
+    stdout: RawFd,
+    stderr: RawFd,
+    report: RawFd,
+    daemon: libc::pid_t,
+}
+
+const CHILD_STACK: usize = 64 * 1024;
+
+fn cstring(bytes: &[u8], what: &str) -> std::io::Result<CString> {
+    CString::new(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{what} contains a NUL byte"),
+        )
+    })
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
+}
+
+/// `program` as execvp would find it: as given when it names a path, else the first
+/// executable file of that name in `PATH` (of the new environment).
+fn resolve(program: &str, env: &[(OsString, OsString)]) -> std::io::Result<PathBuf> {
+    if program.contains('/') {
+        return Ok(PathBuf::from(program));
+    }
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let mut denied = false;
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(program);
+        if let Ok(meta) = std::fs::metadata(&candidate) {
+            use std::os::unix::fs::PermissionsExt;
+            if meta.is_file() && meta.permissions().mode() & 0o111 != 0 {
+                return Ok(candidate);
+            }
+            denied = true;
+        }
+    }
+    Err(std::io::Error::from_raw_os_error(if denied {
+        libc::EACCES
+    } else {
+        libc::ENOENT
+    }))
+}
+
+/// Starts `l` in its own process group; returns once it has been exec'd, or the reason it
+/// could not be (the errno of the failed step).
+pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
+    let path = cstring(
+        resolve(l.program, &l.env)?.as_os_str().as_bytes(),
+        "program",
+    )?;
+    let argv_c: Vec<CString> = std::iter::once(l.program)
+        .chain(l.args.iter().map(String::as_str))
+        .map(|a| cstring(a.as_bytes(), "argument"))
+        .collect::<std::io::Result<_>>()?;
+    let envp_c: Vec<CString> = l
+        .env
+        .iter()
+        .map(|(k, v)| {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            cstring(&kv, "environment")
+        })
+        .collect::<std::io::Result<_>>()?;
+    let argv: Vec<*const libc::c_char> = argv_c
+        .iter()
+        .map(|c| c.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let envp: Vec<*const libc::c_char> = envp_c
+        .iter()
+        .map(|c| c.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect();
+    let cwd = l
+        .cwd
+        .map(|d| cstring(Path::new(d).as_os_str().as_bytes(), "working directory"))
+        .transpose()?;
+
+    let (in_r, in_w) = if l.stdin_pipe {
+        let (r, w) = pipe()?;
+        (r, Some(w))
+    } else {
+        (OwnedFd::from(std::fs::File::open("/dev/null")?), None)
+    };
+    let (out_r, out_w) = pipe()?;
+    let (err_r, err_w) = pipe()?;
+    let (report_r, report_w) = pipe()?;
+    let plan = ChildPlan {
+        path: path.as_ptr(),
+        argv: argv.as_ptr(),
+        envp: envp.as_ptr(),
+        cwd: cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+        stdin: in_r.as_raw_fd(),
+        stdout: out_w.as_raw_fd(),
+        stderr: err_w.as_raw_fd(),
+        report: report_w.as_raw_fd(),
+        daemon: std::process::id() as libc::pid_t,
+    };
+    let mut stack = vec![0u8; CHILD_STACK];
+    // The stack grows down from its 16-byte aligned top.
+    let top = ((stack.as_mut_ptr() as usize + CHILD_STACK) & !15) as *mut libc::c_void;
+    // SAFETY: every signal is blocked around the clone so that no handler runs in the child
+    // on the shared memory; the old mask is restored right after. The child runs only
+    // `child_main` (async-signal-safe calls on `plan`, which outlives it: CLONE_VFORK keeps
+    // this thread suspended until the child has exec'd or exited).
+    let pid = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        let pid = libc::clone(
+            child_main,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            &plan as *const ChildPlan as *mut libc::c_void,
+        );
+        let err = std::io::Error::last_os_error();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        if pid < 0 {
+            return Err(err);
+        }
+        pid
+    };
+    drop((in_r, out_w, err_w, report_w, stack));
+    let mut errno = [0u8; 4];
+    // SAFETY: `errno` is valid for 4 bytes of writes.
+    let n = unsafe { libc::read(report_r.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
+    if n == 4 {
+        let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+        return Err(std::io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+    }
+    Ok(Started {
+        pid,
+        stdin: in_w,
+        stdout: out_r,
+        stderr: err_r,
+    })
+}
+
+/// Reports `errno` through the CLOEXEC pipe and ends the child.
+unsafe fn fail(report: RawFd) -> ! {
+    let e = *libc::__errno_location();
+    let bytes = e.to_ne_bytes();
+    libc::write(report, bytes.as_ptr().cast(), 4);
+    libc::_exit(127)
+}
+
+/// The child between clone and exec: async-signal-safe calls only, no allocation.
+extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` points at the parent's `ChildPlan`, alive while the parent is suspended.
+    unsafe {
+        let p = &*(arg as *const ChildPlan);
+        // Rust's runtime ignores SIGPIPE and handles SIGSEGV/SIGBUS; a new program starts
+        // with the defaults.
+        for sig in [libc::SIGPIPE, libc::SIGSEGV, libc::SIGBUS] {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        if libc::setpgid(0, 0) != 0 {
+            fail(p.report);
+        }
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::getppid() != p.daemon {
+            libc::_exit(127);
+        }
+        for (from, to) in [(p.stdin, 0), (p.stdout, 1), (p.stderr, 2)] {
+            if libc::dup2(from, to) < 0 {
+                fail(p.report);
+            }
+        }
+        if !p.cwd.is_null() && libc::chdir(p.cwd) != 0 {
+            fail(p.report);
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::execve(p.path, p.argv, p.envp);
+        fail(p.report)
+    }
+}
+
+/// The environment of a rank: the daemon's own, with `set` applied in order (a `None`
+/// value removes the variable).
+pub(crate) fn environment(set: &[(&OsStr, Option<&OsStr>)]) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    for (k, v) in set {
+        env.retain(|(key, _)| key != k);
+        if let Some(v) = v {
+            env.push((k.to_os_string(), v.to_os_string()));
+        }
+    }
+    env
+}
+
+impl Started {
+    /// The stdin pipe as a file the daemon writes to.
+    pub(crate) fn take_stdin(&mut self) -> Option<std::fs::File> {
+        self.stdin.take().map(std::fs::File::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn run(l: &Launch) -> (i32, String, String) {
+        let mut s = start(l).expect("started");
+        let (mut out, mut err) = (String::new(), String::new());
+        std::fs::File::from(s.stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        std::fs::File::from(s.stderr)
+            .read_to_string(&mut err)
+            .unwrap();
+        drop(s.stdin.take());
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
+        let code = match status {
+            nix::sys::wait::WaitStatus::Exited(_, c) => c,
+            other => panic!("{other:?}"),
+        };
+        (code, out, err)
+    }
+
+    #[test]
+    fn runs_a_program_from_path_with_its_environment_directory_and_pipes() {
+        let dir = std::env::temp_dir();
+        let args = vec![
+            "-c".to_string(),
+            "echo \"$IBDYN_T\"; pwd; echo oops >&2; cut -d' ' -f5 /proc/$$/stat; exit 3"
+                .to_string(),
+        ];
+        let (code, out, err) = run(&Launch {
+            program: "sh",
+            args: &args,
+            env: environment(&[(OsStr::new("IBDYN_T"), Some(OsStr::new("x y")))]),
+            cwd: dir.to_str(),
+            stdin_pipe: false,
+        });
+        assert_eq!(code, 3);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "x y");
+        assert_eq!(
+            Path::new(lines[1]).canonicalize().unwrap(),
+            dir.canonicalize().unwrap()
+        );
+        assert_eq!(err, "oops\n");
+        assert_ne!(
+            lines[2].trim(),
+            nix::unistd::getpgrp().to_string(),
+            "a process group of its own"
+        );
+    }
+
+    #[test]
+    fn a_missing_program_or_directory_is_an_error_with_the_os_reason() {
+        let none = Launch {
+            program: "ibdyn-no-such-program",
+            args: &[],
+            env: environment(&[]),
+            cwd: None,
+            stdin_pipe: false,
+        };
+        let e = start(&none).err().expect("missing program");
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+        let bad_dir = Launch {
+            program: "/bin/true",
+            args: &[],
+            env: environment(&[]),
+            cwd: Some("/ibdyn/no/such/dir"),
+            stdin_pipe: false,
+        };
+        let e = start(&bad_dir).err().expect("missing directory");
+        assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn stdin_is_a_pipe_when_asked() {
+        let args = vec!["-c".to_string(), "read line; echo got $line".to_string()];
+        let mut s = start(&Launch {
+            program: "sh",
+            args: &args,
+            env: environment(&[]),
+            cwd: None,
+            stdin_pipe: true,
+        })
+        .unwrap();
+        let mut w = s.take_stdin().expect("a stdin pipe");
+        std::io::Write::write_all(&mut w, b"hello\n").unwrap();
+        drop(w);
+        let mut out = String::new();
+        std::fs::File::from(s.stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(s.pid), None).unwrap();
+        assert_eq!(out, "got hello\n");
+    }
+}
