@@ -20,10 +20,18 @@ impl Communicator {
             return Ok(ids.clone());
         }
         let rt = self.runtime();
+        let me = rt.me();
         let mut uids: Vec<String> = Vec::new();
         let mut ids = Vec::with_capacity(self.group().size());
+        // Members of this process's own job: the process manager's mapping says where they
+        // run, without fetching (and waiting for) their address cards.
+        let same_job = self.group().members().iter().all(|g| g.job == me.job);
         for &g in self.group().members() {
-            let uid = rt.card_of(g)?.node_uid;
+            let uid = if same_job {
+                rt.with_pmi(|p| p.node_of(g.rank)).to_string()
+            } else {
+                rt.card_of(g)?.node_uid
+            };
             let id = match uids.iter().position(|u| *u == uid) {
                 Some(i) => i,
                 None => {
