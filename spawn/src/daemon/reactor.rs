@@ -1,4 +1,4 @@
-//! The daemon's reader: one thread polls the PMI listening socket, every PMI client
+//! The daemon's reader: one thread waits (epoll) on the PMI listening socket, every PMI client
 //! connection, every rank's stdout/stderr pipe and every rank's pidfd, and turns what it
 //! reads into `Event`s. Starting a rank or accepting a client costs no thread of its own,
 //! which keeps the event loop (and so the spawn path) short.
@@ -91,71 +91,132 @@ impl Reactor {
     }
 }
 
+const WAKE: u64 = 0;
+const LISTENER: u64 = 1;
+
+/// An epoll set: the cost of a wake-up does not grow with the number of ranks alive.
+struct Poller(OwnedFd);
+
+impl Poller {
+    fn new() -> std::io::Result<Poller> {
+        // SAFETY: epoll_create1 returns a new descriptor or -1.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: the descriptor is new and owned by nothing else.
+        Ok(Poller(unsafe {
+            <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd)
+        }))
+    }
+
+    fn add(&self, fd: RawFd, token: u64) -> std::io::Result<()> {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: token,
+        };
+        // SAFETY: `ev` is a valid epoll_event; `fd` is open.
+        if unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Ready tokens (waits without a timeout).
+    fn wait(&self, out: &mut Vec<u64>) -> std::io::Result<()> {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
+        // SAFETY: `evs` has room for the 64 events passed.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), 64, -1) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        out.clear();
+        out.extend(evs[..n as usize].iter().map(|e| e.u64));
+        Ok(())
+    }
+}
+
 fn read_loop(
     listener: UnixListener,
     wake: OwnedFd,
     added: Receiver<Watched>,
     events: Sender<Event>,
 ) {
-    let mut watched: Vec<Watched> = Vec::new();
-    let mut next_id: ConnId = 1;
-    let mut buf = vec![0u8; 65536];
-    loop {
-        let mut fds: Vec<libc::pollfd> = [wake.as_raw_fd(), listener.as_raw_fd()]
-            .into_iter()
-            .chain(watched.iter().map(|w| w.fd.as_raw_fd()))
-            .map(|fd| libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            })
-            .collect();
-        // SAFETY: `fds` is a valid array of pollfd for the length passed.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            tracing::warn!("daemon reader: poll: {}", std::io::Error::last_os_error());
+    let poller = match Poller::new().and_then(|p| {
+        p.add(wake.as_raw_fd(), WAKE)?;
+        p.add(listener.as_raw_fd(), LISTENER)?;
+        Ok(p)
+    }) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!("daemon reader: epoll: {e}");
             return;
         }
-
-        if fds[1].revents != 0 {
-            while let Ok((stream, _)) = listener.accept() {
-                match open_client(stream, next_id, &events) {
-                    Ok(w) => watched.push(w),
-                    Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
-                }
-                next_id += 1;
+    };
+    let mut watched: std::collections::HashMap<u64, Watched> = Default::default();
+    let mut next_token = LISTENER + 1;
+    let mut register = |w: Watched, watched: &mut std::collections::HashMap<u64, Watched>| {
+        match poller.add(w.fd.as_raw_fd(), next_token) {
+            Ok(()) => {
+                watched.insert(next_token, w);
+            }
+            Err(e) => {
+                tracing::warn!("daemon reader: cannot watch a descriptor: {e}");
+                closed(w.source, &events);
             }
         }
-        // Ready descriptors, highest index first so removal keeps the others' indices.
-        let ready: Vec<usize> = (0..fds.len() - 2)
-            .filter(|&i| fds[i + 2].revents != 0)
-            .rev()
-            .collect();
-        for i in ready {
-            if let Source::Child { pid, job, rank } = watched[i].source {
-                if reap(pid, job, rank, &events) {
-                    watched.swap_remove(i);
-                }
+        next_token += 1;
+    };
+    let mut next_id: ConnId = 1;
+    let mut buf = vec![0u8; 65536];
+    let mut ready = Vec::new();
+    loop {
+        if let Err(e) = poller.wait(&mut ready) {
+            if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            let open = match read_fd(watched[i].fd.as_raw_fd(), &mut buf) {
-                Ok(0) => false,
-                Ok(n) => deliver(&mut watched[i].source, &buf[..n], &events),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => true,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
-                Err(_) => false,
-            };
-            if !open {
-                let gone = watched.swap_remove(i);
-                closed(gone.source, &events);
-            }
+            tracing::warn!("daemon reader: epoll_wait: {e}");
+            return;
         }
-        if fds[0].revents != 0 {
-            let _ = read_fd(wake.as_raw_fd(), &mut buf);
-            watched.extend(added.try_iter());
+        for &token in &ready {
+            match token {
+                WAKE => {
+                    let _ = read_fd(wake.as_raw_fd(), &mut buf);
+                    for w in added.try_iter() {
+                        register(w, &mut watched);
+                    }
+                }
+                LISTENER => {
+                    while let Ok((stream, _)) = listener.accept() {
+                        match open_client(stream, next_id, &events) {
+                            Ok(w) => register(w, &mut watched),
+                            Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
+                        }
+                        next_id += 1;
+                    }
+                }
+                t => {
+                    let Some(w) = watched.get_mut(&t) else {
+                        continue;
+                    };
+                    let open = match w.source {
+                        Source::Child { pid, job, rank } => !reap(pid, job, rank, &events),
+                        _ => match read_fd(w.fd.as_raw_fd(), &mut buf) {
+                            Ok(0) => false,
+                            Ok(n) => deliver(&mut w.source, &buf[..n], &events),
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => true,
+                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
+                            Err(_) => false,
+                        },
+                    };
+                    if !open {
+                        // Closing the descriptor takes it out of the epoll set.
+                        if let Some(gone) = watched.remove(&t) {
+                            closed(gone.source, &events);
+                        }
+                    }
+                }
+            }
         }
     }
 }
