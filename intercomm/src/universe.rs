@@ -46,7 +46,10 @@ fn job_secret() -> u64 {
 
 /// Installs the `IBDYN_LOG` log filter (silent by default). Safe to call more than once.
 pub fn init_logging() {
-    let filter = std::env::var("IBDYN_LOG").unwrap_or_else(|_| "off".into());
+    // Silent unless asked: no subscriber at all then (it costs start-up time).
+    let Ok(filter) = std::env::var("IBDYN_LOG") else {
+        return;
+    };
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
         .with_writer(std::io::stderr)
