@@ -103,6 +103,9 @@ pub(crate) struct Daemon {
     pub(crate) node_uid: String,
     pub(crate) secret_hex: String,
     pub(crate) killing_since: Option<Instant>,
+    /// Reaped ranks whose output may still be draining: (report by, job, rank). Kept apart
+    /// so that the event loop does not scan every rank of every job on each event.
+    pub(crate) output_grace: Vec<(Instant, u32, u32)>,
     pub(crate) abandon_deadline: Option<Instant>,
     pub(crate) stop: bool,
 }
@@ -159,10 +162,10 @@ impl Daemon {
         if let Some(t) = self.registry.pending.values().map(|p| p.deadline).min() {
             consider(t);
         }
-        for rs in self.jobs.values().flat_map(|j| j.ranks.values()) {
-            if let (Some(t), false) = (rs.reaped_at, rs.reported) {
-                consider(t + ranks::EOF_GRACE);
-            }
+        // Entries of ranks already reported may linger until `on_timers` drops them: at most
+        // an early wake-up.
+        if let Some(t) = self.output_grace.iter().map(|g| g.0).min() {
+            consider(t);
         }
         d
     }
@@ -195,15 +198,18 @@ impl Daemon {
                 self.killing_since = None;
             }
         }
-        let due: Vec<(u32, u32)> = self
-            .jobs
-            .iter()
-            .flat_map(|(j, job)| job.ranks.iter().map(move |(r, rs)| (*j, *r, rs)))
-            .filter(|(_, _, rs)| {
-                !rs.reported && rs.reaped_at.is_some_and(|t| now >= t + ranks::EOF_GRACE)
-            })
-            .map(|(j, r, _)| (j, r))
-            .collect();
+        let mut due: Vec<(u32, u32)> = Vec::new();
+        let jobs = &self.jobs;
+        self.output_grace.retain(|&(t, j, r)| {
+            let unreported = jobs
+                .get(&j)
+                .and_then(|job| job.ranks.get(&r))
+                .is_some_and(|rs| !rs.reported);
+            if unreported && now >= t {
+                due.push((j, r));
+            }
+            unreported && now < t
+        });
         for (j, r) in due {
             self.report_exit(j, r, true);
         }
@@ -495,6 +501,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             node_uid,
             secret_hex: secret_hex.clone(),
             killing_since: None,
+            output_grace: Vec::new(),
             abandon_deadline: None,
             stop: false,
         };

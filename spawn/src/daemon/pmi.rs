@@ -81,7 +81,10 @@ impl Daemon {
                 // The singleton that asked for this daemon is gone.
                 rs.exit = Some((Some(0), None));
                 rs.eofs = 2;
-                rs.reaped_at = Some(std::time::Instant::now());
+                let now = std::time::Instant::now();
+                rs.reaped_at = Some(now);
+                self.output_grace
+                    .push((now + super::ranks::EOF_GRACE, job, rank));
             }
             if !finalized {
                 self.rank_gone(job, rank, "disconnected from PMI without finalize");

@@ -343,9 +343,11 @@ impl Daemon {
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };
+        let now = Instant::now();
         rs.exit = Some((code, signal));
-        rs.reaped_at = Some(Instant::now());
+        rs.reaped_at = Some(now);
         rs.stdin = None;
+        self.output_grace.push((now + EOF_GRACE, job, rank));
         let why = match (code, signal) {
             (_, Some(s)) => format!("was killed by {}", signals::name(s)),
             (Some(c), _) => format!("exited with code {c}"),
