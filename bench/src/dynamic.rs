@@ -70,6 +70,8 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
         a.reps.to_string(),
         "--wireup".into(),
         a.wireup.clone(),
+        "--nodes".into(),
+        a.nodes.to_string(),
     ];
     inner.push("--children".into());
     inner.push(
