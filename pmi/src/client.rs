@@ -74,6 +74,8 @@ pub struct PmiClient {
     owed: std::collections::VecDeque<&'static str>,
     /// The failure of such a request, reported by the next call that waits for the server.
     owed_error: Option<PmiError>,
+    /// Values of this job's pre-put keys, fetched at start-up (they never change).
+    preput: HashMap<String, String>,
     fallback_seq: u64,
     finalized: bool,
     /// A singleton that spawned: the private launcher, alive while we hold its stdin.
@@ -170,7 +172,7 @@ impl PmiClient {
                 size,
                 timeout,
             );
-            c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n")?;
+            c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n", &[])?;
             c.job_id = fnv32(&c.kvsname);
             c.node_id = c.nodes.get(rank as usize).copied().unwrap_or(0);
             c.node_uid = hostname();
@@ -207,10 +209,21 @@ impl PmiClient {
         c.job_id = served.job_id;
         c.node_id = served.node_id;
         c.node_uid = served.node_uid.clone();
-        c.handshake(&format!(
-            "cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={} ibdyn_jobid={}\n",
-            served.rank, served.job_id
-        ))?;
+        let preput_keys: Vec<String> = std::env::var(env::PREPUT_KEYS)
+            .map(|k| {
+                k.split(',')
+                    .filter(|k| wire::check_key("key", k).is_ok())
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        c.handshake(
+            &format!(
+                "cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={} ibdyn_jobid={}\n",
+                served.rank, served.job_id
+            ),
+            &preput_keys,
+        )?;
         Ok(c)
     }
 
@@ -239,13 +252,15 @@ impl PmiClient {
             done: HashMap::new(),
             owed: Default::default(),
             owed_error: None,
+            preput: HashMap::new(),
             fallback_seq: 0,
             finalized: false,
             private_launcher: None,
         }
     }
 
-    fn handshake(&mut self, init_line: &str) -> Result<()> {
+    /// The start-up exchange; `preput_keys` (ours only) are fetched with it.
+    fn handshake(&mut self, init_line: &str, preput_keys: &[String]) -> Result<()> {
         // Our own server answers in order, so the whole start-up conversation goes in one
         // write and costs one round trip; a foreign PMI-1 server gets one request at a time.
         let pipelined = self.kind == ServerKind::Ibdyn;
@@ -271,6 +286,13 @@ impl PmiClient {
         ];
         if pipelined {
             steps.push((mapping_get, "get_result", "get"));
+            for key in preput_keys {
+                let line = Command::new("get")
+                    .arg("kvsname", &kvs_guess)
+                    .arg("key", key)
+                    .to_line();
+                steps.push((line, "get_result", "get"));
+            }
         }
         let replies = if pipelined {
             self.exchange_batch(&steps)?
@@ -301,6 +323,14 @@ impl PmiClient {
         self.appnum = appnum.num("appnum")?;
         let us: i64 = us.num("size")?;
         self.universe_size = if us > 0 { us as u32 } else { self.size };
+        if self.kvsname == kvs_guess {
+            for (key, r) in preput_keys.iter().zip(rest.iter().skip(1)) {
+                if r.rc() == 0 {
+                    let value = r.get("value").unwrap_or("").to_string();
+                    self.preput.insert(key.clone(), value);
+                }
+            }
+        }
         let mapping = match rest.first() {
             Some(r) if self.kvsname == kvs_guess && r.rc() == 0 => {
                 Ok(r.get("value").unwrap_or("").to_string())
@@ -551,6 +581,11 @@ impl PmiClient {
                 .get(key)
                 .map(str::to_string)
                 .ok_or_else(|| PmiError::KeyNotFound(key.into()));
+        }
+        if kvsname == self.kvsname {
+            if let Some(v) = self.preput.get(key) {
+                return Ok(v.clone());
+            }
         }
         let cmd = Command::new("get").arg("kvsname", kvsname).arg("key", key);
         let r = self.request(cmd, "get_result")?;
@@ -990,18 +1025,20 @@ mod tests {
     use std::io::{BufRead, BufReader, Write};
 
     /// A PMI server on the other end of a socket pair: answers each request line with the
-    /// reply `answer` gives (None: no reply), and returns how many lines it read in its first
-    /// read (to see pipelining).
+    /// reply `answer` gives (None: no reply); returns how many lines came in its first read
+    /// (to see pipelining) and in all.
     fn fake_server(
         answer: impl Fn(&Command) -> Option<String> + Send + 'static,
-    ) -> (PmiClient, std::thread::JoinHandle<usize>) {
+    ) -> (PmiClient, std::thread::JoinHandle<(usize, usize)>) {
         let (ours, theirs) = UnixStream::pair().expect("socket pair");
         let server = std::thread::spawn(move || {
             let mut w = theirs.try_clone().expect("clone");
             let mut r = BufReader::new(theirs);
             let mut first_batch = 0;
+            let mut total = 0;
             let mut line = String::new();
             while r.read_line(&mut line).unwrap_or(0) > 0 {
+                total += 1;
                 if first_batch == 0 {
                     first_batch = 1 + r.buffer().iter().filter(|&&b| b == b'\n').count();
                 }
@@ -1011,7 +1048,7 @@ mod tests {
                 }
                 line.clear();
             }
-            first_batch
+            (first_batch, total)
         });
         let mut c = PmiClient::blank(
             Server::Conn(LineConn::new(ours)),
@@ -1034,6 +1071,9 @@ mod tests {
             "get" if cmd.get("key") == Some(PROCESS_MAPPING_KEY) => {
                 "cmd=get_result rc=0 value=(vector,(0,1,1),(1,1,1))\n".into()
             }
+            "get" if cmd.get("key") == Some("parent-info") => {
+                "cmd=get_result rc=0 value=card\n".into()
+            }
             "put" => "cmd=put_result rc=1 msg=store_full\n".into(),
             "get" => "cmd=get_result rc=0 value=v\n".into(),
             _ => "cmd=error rc=1 msg=unexpected\n".into(),
@@ -1043,17 +1083,22 @@ mod tests {
     #[test]
     fn start_up_is_one_pipelined_exchange_with_our_server() {
         let (mut c, server) = fake_server(standard_answer);
-        c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n")
-            .expect("handshake");
+        c.handshake(
+            "cmd=init pmi_version=1 pmi_subversion=1\n",
+            &["parent-info".to_string()],
+        )
+        .expect("handshake");
         assert_eq!(c.kvsname(), kvsname_of(7));
+        // The pre-put key came with the start-up exchange: no further request.
+        assert_eq!(c.get("parent-info").expect("prefetched"), "card");
         assert_eq!(c.appnum(), 3);
         assert_eq!(c.universe_size, 5);
         assert_eq!(c.nodes, vec![0, 1]);
         drop(c);
         assert_eq!(
             server.join().expect("server"),
-            6,
-            "all six requests in one write"
+            (7, 7),
+            "seven requests, all in one write"
         );
     }
 

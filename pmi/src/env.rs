@@ -36,6 +36,9 @@ pub const HYDRA_PMI_SIZE: &str = "PMI_SIZE";
 pub const SPAWNED: &str = "PMI_SPAWNED";
 /// Job id of the job whose process spawned this one (spawned jobs only).
 pub const PARENT_JOBID: &str = "IBDYN_PARENT_JOBID";
+/// Keys the spawner put before the job started (comma-separated): fetched with the PMI
+/// start-up exchange instead of one round trip each later.
+pub const PREPUT_KEYS: &str = "IBDYN_PREPUT_KEYS";
 /// The `ibdyn` binary a singleton starts its private daemon with.
 pub const BIN: &str = "IBDYN_BIN";
 /// Prefix of the variables carrying `ibdyn_*` spawn info keys (`ibdyn_wireup` → `IBDYN_INFO_WIREUP`).

@@ -333,6 +333,13 @@ impl Daemon {
                 stdin: cmd.get("stdin") == Some("1"),
                 session_dir: self.session_dir.clone(),
                 pmi_sock: self.pmi_sock.clone(),
+                preput_keys: req
+                    .preput
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .filter(|k| !k.contains(','))
+                    .collect::<Vec<_>>()
+                    .join(","),
             };
             let store = self.dir.kvs(&spec.kvsname);
             store.learn(PROCESS_MAPPING_KEY, &spec.mapping().format());

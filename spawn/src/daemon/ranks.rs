@@ -48,6 +48,8 @@ pub struct JobSpec {
     pub stdin: bool,
     pub session_dir: PathBuf,
     pub pmi_sock: PathBuf,
+    /// Names of the keys put for the job before it started (comma-separated).
+    pub preput_keys: String,
 }
 
 impl JobSpec {
@@ -225,6 +227,10 @@ impl Daemon {
             (env::SESSION_DIR, Some(spec.session_dir.as_os_str())),
             (env::APPNUM, Some(appnum_s.as_os_str())),
             (env::HYDRA_PMI_FD, None),
+            (
+                env::PREPUT_KEYS,
+                Some(OsStr::new(&spec.preput_keys)).filter(|k| !k.is_empty()),
+            ),
             (env::SPAWNED, spec.parent.map(|_| OsStr::new("1"))),
             (env::PARENT_JOBID, parent_s.as_deref()),
         ];
