@@ -172,13 +172,29 @@ fn rank_main(a: &Args) -> Result<(), String> {
             one(&ic, first, &a.op, size, &mut b).map_err(e)?;
         }
         let mut total = 0.0;
+        let mut each = Vec::with_capacity(iters);
         for _ in 0..iters {
             if rooted {
                 w.barrier().map_err(e)?;
             }
             let t = Instant::now();
             one(&ic, first, &a.op, size, &mut b).map_err(e)?;
-            total += t.elapsed().as_secs_f64();
+            let dt = t.elapsed().as_secs_f64();
+            each.push(dt);
+            total += dt;
+        }
+        if std::env::var("IBDYN_BENCH_RANKS").is_ok() {
+            each.sort_by(f64::total_cmp);
+            let q = |f: f64| each[((each.len() - 1) as f64 * f) as usize] * 1e6;
+            eprintln!(
+                "rank {} size {size}: mean {:.2} p50 {:.2} p90 {:.2} p99 {:.2} max {:.0} us",
+                w.rank(),
+                total * 1e6 / iters as f64,
+                q(0.5),
+                q(0.9),
+                q(0.99),
+                q(1.0)
+            );
         }
         job::emit_over_ranks(
             &w,

@@ -32,6 +32,10 @@ pub const ALGO_ENV: &str = "IBDYN_COLL_ALGO";
 /// The setting that keeps an operation flat across nodes: `IBDYN_COLL_ALGO=allreduce:flat`.
 pub const FLAT: &str = "flat";
 
+/// The setting that keeps an operation on one node off the shared-memory collective buffer
+/// (point-to-point messages instead): `IBDYN_COLL_ALGO=bcast:p2p`.
+pub const P2P: &str = "p2p";
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CollOp {
     Barrier,
@@ -199,6 +203,14 @@ pub struct Thresholds {
     pub reduce_scatter_long: usize,
     /// allgather across nodes (total bytes): two-level below, flat above.
     pub allgather_two_level_max: usize,
+    /// Teams on one node: the shared-memory collective buffer up to this many bytes
+    /// (bcast, reduce, allreduce: the message; gather: the block; allgather: the total);
+    /// point-to-point above.
+    pub shm_bcast_max: usize,
+    pub shm_reduce_max: usize,
+    pub shm_allreduce_max: usize,
+    pub shm_gather_max: usize,
+    pub shm_allgather_max: usize,
 }
 
 impl Default for Thresholds {
@@ -216,6 +228,11 @@ impl Default for Thresholds {
             alltoall_medium: 32 * 1024,
             reduce_scatter_long: 512 * 1024,
             allgather_two_level_max: 1024 * 1024,
+            shm_bcast_max: usize::MAX,
+            shm_reduce_max: usize::MAX,
+            shm_allreduce_max: usize::MAX,
+            shm_gather_max: usize::MAX,
+            shm_allgather_max: usize::MAX,
         }
     }
 }
@@ -226,6 +243,8 @@ pub struct AlgoConfig {
     forced: HashMap<CollOp, Algorithm>,
     /// Operations kept flat on a communicator spanning several nodes (`<op>:flat`).
     flat: std::collections::HashSet<CollOp>,
+    /// Operations kept off the node shared-memory buffer (`<op>:p2p`).
+    p2p: std::collections::HashSet<CollOp>,
     pub thresholds: Thresholds,
 }
 
@@ -268,6 +287,10 @@ impl AlgoConfig {
                 cfg.flat.insert(op);
                 continue;
             }
+            if algo.trim() == P2P {
+                cfg.p2p.insert(op);
+                continue;
+            }
             let algo = Algorithm::ALL
                 .iter()
                 .copied()
@@ -308,6 +331,33 @@ impl AlgoConfig {
             self.flat.insert(op);
         } else {
             self.flat.remove(&op);
+        }
+    }
+
+    /// Keeps `op` off the node shared-memory buffer (`true`) or lets it use it (`false`).
+    pub fn set_p2p(&mut self, op: CollOp, p2p: bool) {
+        if p2p {
+            self.p2p.insert(op);
+        } else {
+            self.p2p.remove(&op);
+        }
+    }
+
+    /// The largest size (as `Thresholds` names it) for which `op` goes through the node
+    /// shared-memory buffer; None when it has no such form or is kept off it.
+    pub fn shm_max(&self, op: CollOp) -> Option<usize> {
+        if self.p2p.contains(&op) {
+            return None;
+        }
+        let t = &self.thresholds;
+        match op {
+            CollOp::Barrier => Some(0),
+            CollOp::Bcast => Some(t.shm_bcast_max),
+            CollOp::Reduce => Some(t.shm_reduce_max),
+            CollOp::Allreduce => Some(t.shm_allreduce_max),
+            CollOp::Gather => Some(t.shm_gather_max),
+            CollOp::Allgather => Some(t.shm_allgather_max),
+            _ => None,
         }
     }
 

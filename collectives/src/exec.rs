@@ -4,6 +4,7 @@
 use crate::error::{CollError, Result};
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
+use crate::patience::Patience;
 use crate::schedule::{Buf, Local, Region, Schedule};
 use std::marker::PhantomData;
 
@@ -125,7 +126,21 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
     }
 
     /// Completes the posted transfers (all of them when blocking); true when none is left.
+    /// A blocking completion polls for a while first (`Patience`).
     fn complete(&mut self, block: bool) -> Result<bool> {
+        if block {
+            let mut patience = Patience::new();
+            while !self.complete_some(false)? {
+                if !patience.idle() {
+                    return self.complete_some(true);
+                }
+            }
+            return Ok(true);
+        }
+        self.complete_some(false)
+    }
+
+    fn complete_some(&mut self, block: bool) -> Result<bool> {
         let mut all = true;
         for p in &mut self.pending {
             let Some(req) = p.req.as_mut() else { continue };

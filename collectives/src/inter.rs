@@ -12,6 +12,7 @@ use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
+use crate::patience::{self, Patience};
 use ibdyn_intercomm::Communicator;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -74,15 +75,12 @@ pub fn inter_collectives_of(comm: &Communicator) -> Result<Rc<InterCollectives>>
 
 /// Polls until `done` says so, backing off: spin, then yield, then short sleeps.
 fn poll(mut done: impl FnMut() -> Result<bool>) -> Result<()> {
-    let mut idle = 0u32;
+    let mut patience = Patience::new();
+    let mut sleeps = 0u32;
     while !done()? {
-        idle = idle.saturating_add(1);
-        if idle < 64 {
-            std::hint::spin_loop();
-        } else if idle < 20_000 {
-            std::thread::yield_now();
-        } else {
-            let us = 1u64 << (idle - 20_000).min(10);
+        if !patience.idle() {
+            sleeps = sleeps.saturating_add(1);
+            let us = 1u64 << sleeps.min(10);
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
     }
@@ -173,10 +171,10 @@ impl InterCollectives {
                     drop(r);
                     n
                 }
-                None => P2pRequest::wait(r)?,
+                None => patience::wait(r)?,
             })?;
             self.start_down(down, theirs)?.wait()?;
-            P2pRequest::wait(s)?;
+            patience::wait(s)?;
         } else {
             drop(r);
             size_ok(got.unwrap_or(0))?;
@@ -189,14 +187,17 @@ impl InterCollectives {
             drop(u);
             let s = PointToPoint::isend(&self.bridge, &*part, 0, t)?;
             d.wait()?;
-            P2pRequest::wait(s)?;
+            patience::wait(s)?;
         }
         Ok(())
     }
 
     /// Whether the overlapped form applies (local group on one node).
     fn overlap(&self) -> bool {
-        !self.local.is_two_level()
+        if std::env::var("XOVERLAP").is_ok() {
+            return !self.local.is_two_level();
+        }
+        !self.local.is_two_level() && !self.local.is_node_local()
     }
 }
 
@@ -251,12 +252,12 @@ impl InterCollectives {
     }
 
     fn put(&self, tag: i32, data: &[u8], to: usize) -> Result<()> {
-        P2pRequest::wait(PointToPoint::isend(&self.bridge, data, to, tag)?).map(|_| ())
+        patience::wait(PointToPoint::isend(&self.bridge, data, to, tag)?).map(|_| ())
     }
 
     fn take(&self, tag: i32, buf: &mut [u8], from: usize) -> Result<()> {
         let want = buf.len();
-        let got = P2pRequest::wait(PointToPoint::irecv(&self.bridge, buf, from, tag)?)?;
+        let got = patience::wait(PointToPoint::irecv(&self.bridge, buf, from, tag)?)?;
         if got != want {
             return Err(CollError::SizeMismatch {
                 peer: from,
@@ -272,8 +273,8 @@ impl InterCollectives {
         let want = recv.len();
         let r = PointToPoint::irecv(&self.bridge, recv, 0, tag)?;
         let s = PointToPoint::isend(&self.bridge, send, 0, tag)?;
-        let got = P2pRequest::wait(r)?;
-        P2pRequest::wait(s)?;
+        let got = patience::wait(r)?;
+        patience::wait(s)?;
         if got != want {
             return Err(CollError::SizeMismatch {
                 peer: 0,
@@ -304,6 +305,20 @@ impl InterCollectives {
     /// The root's `buf` reaches every process of the other group.
     pub fn bcast(&self, buf: &mut [u8], role: InterRole) -> Result<()> {
         let t = self.next_tag();
+        if std::env::var("XDIRECT").is_ok() {
+            return match role {
+                InterRole::Root => {
+                    let mut v = Vec::new();
+                    for j in 0..self.remote_size {
+                        v.push(PointToPoint::isend(&self.bridge, buf, j, t)?);
+                    }
+                    for r in v { patience::wait(r)?; }
+                    Ok(())
+                }
+                InterRole::ProcNull => Ok(()),
+                InterRole::Remote(r) => self.take(t, buf, r),
+            };
+        }
         match role {
             InterRole::Root => self.put(t, buf, 0),
             InterRole::ProcNull => Ok(()),
@@ -320,6 +335,24 @@ impl InterCollectives {
     /// The root's `recv` gets the reduction of the other group's `send` buffers (rank order).
     pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, role: InterRole) -> Result<()> {
         let t = self.next_tag();
+        if std::env::var("XDIRECT").is_ok() {
+            return match role {
+                InterRole::Root => {
+                    let q = self.remote_size;
+                    let mut bufs = vec![vec![0u8; recv.len()]; q];
+                    let mut v = Vec::new();
+                    for (j, b) in bufs.iter_mut().enumerate() {
+                        v.push(PointToPoint::irecv(&self.bridge, b, j, t)?);
+                    }
+                    for r in v { patience::wait(r)?; }
+                    recv.copy_from_slice(&bufs[q - 1]);
+                    for j in (0..q - 1).rev() { op.apply(&bufs[j], recv); }
+                    Ok(())
+                }
+                InterRole::ProcNull => Ok(()),
+                InterRole::Remote(r) => self.put(t, send, r),
+            };
+        }
         match role {
             InterRole::Root => self.take(t, recv, 0),
             InterRole::ProcNull => Ok(()),
@@ -453,7 +486,7 @@ impl InterCollectives {
         }
         let mut first_err = None;
         for (i, r) in recvs {
-            match P2pRequest::wait(r) {
+            match patience::wait(r) {
                 Ok(got) if got == rb => {}
                 Ok(got) => {
                     first_err.get_or_insert(CollError::SizeMismatch {
@@ -468,7 +501,7 @@ impl InterCollectives {
             }
         }
         for s in sends {
-            if let Err(e) = P2pRequest::wait(s) {
+            if let Err(e) = patience::wait(s) {
                 first_err.get_or_insert(e);
             }
         }

@@ -50,6 +50,9 @@ impl<C: PointToPoint + Clone> Collectives<C> {
             members[k].push(r);
             node_of.push(k);
         }
+        if members.len() == 1 {
+            self.set_node_local();
+        }
         if members.len() < 2 || members.len() == p {
             return Ok(self);
         }
@@ -57,11 +60,12 @@ impl<C: PointToPoint + Clone> Collectives<C> {
         let me = self.rank();
         let cfg = self.config().clone();
         let mine = &members[node_of[me]];
-        let node = Collectives::on_team(
+        let mut node = Collectives::on_team(
             self.comm().clone(),
             Team::subset(me, mine.clone())?,
             cfg.clone(),
         );
+        node.set_node_local();
         let leaders = if mine[0] == me {
             let l: Vec<usize> = members.iter().map(|m| m[0]).collect();
             Some(Collectives::on_team(
@@ -123,10 +127,10 @@ impl<C: PointToPoint> Levels<C> {
     ) -> Result<()> {
         let me = top.rank();
         if me == from {
-            top.comm().isend(send, to, tag)?.wait()?;
+            crate::patience::wait(top.comm().isend(send, to, tag)?)?;
         } else if me == to {
             let want = recv.len();
-            let got = top.comm().irecv(recv, from, tag)?.wait()?;
+            let got = crate::patience::wait(top.comm().irecv(recv, from, tag)?)?;
             if got != want {
                 return Err(CollError::SizeMismatch {
                     peer: from,
