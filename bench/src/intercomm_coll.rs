@@ -173,6 +173,7 @@ fn rank_main(a: &Args) -> Result<(), String> {
         }
         let mut total = 0.0;
         let mut each = Vec::with_capacity(iters);
+        let mut trace = Vec::new();
         for _ in 0..iters {
             if rooted {
                 w.barrier().map_err(e)?;
@@ -180,8 +181,16 @@ fn rank_main(a: &Args) -> Result<(), String> {
             let t = Instant::now();
             one(&ic, first, &a.op, size, &mut b).map_err(e)?;
             let dt = t.elapsed().as_secs_f64();
+            if (500..510).contains(&each.len()) {
+                trace.push((each.len(), libc_now() - dt * 1e9, dt * 1e9));
+            }
             each.push(dt);
             total += dt;
+        }
+        if std::env::var("XTRACE").is_ok() {
+            for (i, ts, d) in &trace {
+                eprintln!("it {i} rank {} start {:.0} dur {:.0}", w.rank(), ts % 1e7, d);
+            }
         }
         if std::env::var("IBDYN_BENCH_RANKS").is_ok() {
             each.sort_by(f64::total_cmp);
@@ -204,4 +213,11 @@ fn rank_main(a: &Args) -> Result<(), String> {
         .map_err(e)?;
     }
     u.finalize().map_err(e)
+}
+
+fn libc_now() -> f64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
 }

@@ -42,6 +42,7 @@ pub struct InterCollectives {
     rank: usize,
     size: usize,
     remote_size: usize,
+    joined: crate::inter_nb::Joined,
 }
 
 fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
@@ -204,9 +205,11 @@ impl InterCollectives {
 impl InterCollectives {
     fn new(comm: &Communicator) -> Result<InterCollectives> {
         let local = collectives_of(&comm.local_comm())?;
+        let bridge = comm.collective_view();
         Ok(InterCollectives {
+            joined: crate::inter_nb::Joined::new(local.comm().clone(), bridge.clone()),
             local,
-            bridge: comm.collective_view(),
+            bridge,
             seq: Cell::new(0),
             rank: comm.rank() as usize,
             size: comm.size() as usize,
@@ -228,7 +231,11 @@ impl InterCollectives {
         self.remote_size
     }
 
-    fn next_tag(&self) -> i32 {
+    pub(crate) fn joined(&self) -> &crate::inter_nb::Joined {
+        &self.joined
+    }
+
+    pub(crate) fn next_tag(&self) -> i32 {
         let s = self.seq.get();
         self.seq.set(s.wrapping_add(1));
         ((s & 0x0fff_ffff) << 3) as i32
@@ -238,7 +245,7 @@ impl InterCollectives {
         self.rank == 0
     }
 
-    fn check_remote(&self, op: CollOp, r: usize) -> Result<()> {
+    pub(crate) fn check_remote(&self, op: CollOp, r: usize) -> Result<()> {
         if r >= self.remote_size {
             return Err(bad(
                 op,

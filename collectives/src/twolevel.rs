@@ -10,7 +10,7 @@ use crate::coll::{bad, Collectives};
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
 use crate::op::Op;
-use crate::p2p::{P2pRequest, PointToPoint, Team};
+use crate::p2p::{PointToPoint, Team};
 
 /// The node-aware teams of a communicator that spans several nodes.
 pub(crate) struct Levels<C: PointToPoint> {

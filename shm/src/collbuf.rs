@@ -305,18 +305,28 @@ impl CollBuf {
         if reached(flag.load(Ordering::Acquire), target) {
             return Ok(());
         }
-        for i in 0..self.spins + YIELDS {
-            if i < self.spins {
-                std::hint::spin_loop();
-                if i % 64 == 63 {
-                    progress();
-                }
-            } else {
-                std::thread::yield_now();
+        for i in 0..self.spins {
+            std::hint::spin_loop();
+            if i % 64 == 63 {
                 progress();
             }
             if reached(flag.load(Ordering::Acquire), target) {
                 return Ok(());
+            }
+        }
+        // Yield for a while: the member we wait for is usually about to post, and a sleeper
+        // pays a wake-up per step.
+        let yielding = Instant::now();
+        let mut i = 0u32;
+        loop {
+            std::thread::yield_now();
+            progress();
+            if reached(flag.load(Ordering::Acquire), target) {
+                return Ok(());
+            }
+            i += 1;
+            if i % 16 == 0 && yielding.elapsed() >= yield_for() {
+                break;
             }
         }
         let start = Instant::now();
@@ -542,8 +552,16 @@ impl CollBuf {
     }
 }
 
-/// Yields between spinning and sleeping.
-const YIELDS: u32 = 64;
+/// How long a wait yields between spinning and sleeping.
+fn yield_for() -> Duration {
+    static X: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    Duration::from_micros(*X.get_or_init(|| {
+        std::env::var("XYIELD")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(100)
+    }))
+}
 
 /// Spins before yielding: few when the team shares cores (the peer needs ours).
 fn spins_for(n: usize) -> u32 {
