@@ -278,7 +278,11 @@ fn non_blocking(ic: &Communicator, s: &Side, n: usize) -> R {
         "iallreduce",
         n,
     )?;
-    check(firsts == vals(s.theirs[0], n), "iallreduce non-commutative", n)?;
+    check(
+        firsts == vals(s.theirs[0], n),
+        "iallreduce non-commutative",
+        n,
+    )?;
     if s.g == 0 {
         check(b == vals(s.theirs[0] + 500, n), "ibcast", n)?;
     }

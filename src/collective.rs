@@ -6,7 +6,7 @@ use crate::datatype::{Buffer, BufferMut};
 use crate::point_to_point::Process;
 use crate::{Communicator, Result};
 use ibdyn_collectives::{
-    BuiltinOp, CollRequest, InterRequest, Collectives, Element, InterCollectives, InterRole, Op,
+    BuiltinOp, CollRequest, Collectives, Element, InterCollectives, InterRequest, InterRole, Op,
 };
 use std::rc::Rc;
 
@@ -152,10 +152,11 @@ impl CollectiveRequest<'_> {
         })
     }
     pub fn wait(self) -> Result<()> {
-        Ok(match self.inner {
+        match self.inner {
             Inflight::Intra { req, .. } => req.wait()?,
             Inflight::Inter { req, .. } => req.wait()?,
-        })
+        }
+        Ok(())
     }
 }
 

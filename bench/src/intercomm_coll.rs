@@ -172,38 +172,13 @@ fn rank_main(a: &Args) -> Result<(), String> {
             one(&ic, first, &a.op, size, &mut b).map_err(e)?;
         }
         let mut total = 0.0;
-        let mut each = Vec::with_capacity(iters);
-        let mut trace = Vec::new();
         for _ in 0..iters {
             if rooted {
                 w.barrier().map_err(e)?;
             }
             let t = Instant::now();
             one(&ic, first, &a.op, size, &mut b).map_err(e)?;
-            let dt = t.elapsed().as_secs_f64();
-            if (500..510).contains(&each.len()) {
-                trace.push((each.len(), libc_now() - dt * 1e9, dt * 1e9));
-            }
-            each.push(dt);
-            total += dt;
-        }
-        if std::env::var("XTRACE").is_ok() {
-            for (i, ts, d) in &trace {
-                eprintln!("it {i} rank {} start {:.0} dur {:.0}", w.rank(), ts % 1e7, d);
-            }
-        }
-        if std::env::var("IBDYN_BENCH_RANKS").is_ok() {
-            each.sort_by(f64::total_cmp);
-            let q = |f: f64| each[((each.len() - 1) as f64 * f) as usize] * 1e6;
-            eprintln!(
-                "rank {} size {size}: mean {:.2} p50 {:.2} p90 {:.2} p99 {:.2} max {:.0} us",
-                w.rank(),
-                total * 1e6 / iters as f64,
-                q(0.5),
-                q(0.9),
-                q(0.99),
-                q(1.0)
-            );
+            total += t.elapsed().as_secs_f64();
         }
         job::emit_over_ranks(
             &w,
@@ -213,11 +188,4 @@ fn rank_main(a: &Args) -> Result<(), String> {
         .map_err(e)?;
     }
     u.finalize().map_err(e)
-}
-
-fn libc_now() -> f64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as f64 * 1e9 + t.tv_nsec as f64
 }

@@ -5,10 +5,10 @@ use crate::algo::{binomial, dissemination, ring};
 use crate::config::{AlgoConfig, Algorithm, CollOp};
 use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
+use crate::nodeshm::NodeShm;
 use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
 use crate::schedule::{offsets, split_even, Region, Schedule};
-use crate::nodeshm::NodeShm;
 use crate::twolevel::Levels;
 use std::cell::Cell;
 

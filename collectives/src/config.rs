@@ -18,6 +18,12 @@
 //! | reduce_scatter(_block) | binomial reduce + scatter if not commutative; halving < 512 KiB; ring |
 //! | scan, exscan | recursive doubling |
 //!
+//! On a team whose processes share one node (a communicator on one node, or one node's part
+//! of a two-level form), blocking barrier, bcast, reduce, allreduce, gather and allgather
+//! rooted at the team's rank 0 go through the node's shared-memory collective buffer up to
+//! the `shm_*` thresholds (`nodeshm.rs`); `<op>:p2p` keeps one on point-to-point, and a
+//! forced algorithm does too.
+//!
 //! On a communicator spanning several nodes with several processes on some node, barrier,
 //! bcast, reduce, allreduce and allgather (blocking forms; allgather below 1 MiB in total)
 //! run two-level (`twolevel.rs`);
@@ -205,7 +211,12 @@ pub struct Thresholds {
     pub allgather_two_level_max: usize,
     /// Teams on one node: the shared-memory collective buffer up to this many bytes
     /// (bcast, reduce, allreduce: the message; gather: the block; allgather: the total);
-    /// point-to-point above.
+    /// point-to-point above. Measured on 4 processes / 2 cores (`ibdyn-bench coll` and
+    /// `intercomm-coll`, `<op>:p2p` against the default in the same session): the buffer
+    /// wins at every size for reduce (1 MiB: 1.2 ms against 2.6 ms) and below these sizes
+    /// for the others (8 B allreduce 8 us against 19 us); above them the single-copy
+    /// point-to-point trees win (1 MiB bcast 0.33 ms against 0.75 ms: every member copies
+    /// out of one leader's copy, on shared cores), and the gathers copy twice through it.
     pub shm_bcast_max: usize,
     pub shm_reduce_max: usize,
     pub shm_allreduce_max: usize,
@@ -228,11 +239,11 @@ impl Default for Thresholds {
             alltoall_medium: 32 * 1024,
             reduce_scatter_long: 512 * 1024,
             allgather_two_level_max: 1024 * 1024,
-            shm_bcast_max: usize::MAX,
+            shm_bcast_max: 256 * 1024,
             shm_reduce_max: usize::MAX,
-            shm_allreduce_max: usize::MAX,
-            shm_gather_max: usize::MAX,
-            shm_allgather_max: usize::MAX,
+            shm_allreduce_max: 256 * 1024,
+            shm_gather_max: 64 * 1024,
+            shm_allgather_max: 256 * 1024,
         }
     }
 }

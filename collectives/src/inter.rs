@@ -193,11 +193,10 @@ impl InterCollectives {
         Ok(())
     }
 
-    /// Whether the overlapped form applies (local group on one node).
+    /// Whether the overlapped form applies (local group on one node, without a node buffer).
+    /// A group on one node goes through its node buffer instead (blocking local steps),
+    /// which costs less than the overlap saves.
     fn overlap(&self) -> bool {
-        if std::env::var("XOVERLAP").is_ok() {
-            return !self.local.is_two_level();
-        }
         !self.local.is_two_level() && !self.local.is_node_local()
     }
 }
@@ -312,20 +311,6 @@ impl InterCollectives {
     /// The root's `buf` reaches every process of the other group.
     pub fn bcast(&self, buf: &mut [u8], role: InterRole) -> Result<()> {
         let t = self.next_tag();
-        if std::env::var("XDIRECT").is_ok() {
-            return match role {
-                InterRole::Root => {
-                    let mut v = Vec::new();
-                    for j in 0..self.remote_size {
-                        v.push(PointToPoint::isend(&self.bridge, buf, j, t)?);
-                    }
-                    for r in v { patience::wait(r)?; }
-                    Ok(())
-                }
-                InterRole::ProcNull => Ok(()),
-                InterRole::Remote(r) => self.take(t, buf, r),
-            };
-        }
         match role {
             InterRole::Root => self.put(t, buf, 0),
             InterRole::ProcNull => Ok(()),
@@ -342,24 +327,6 @@ impl InterCollectives {
     /// The root's `recv` gets the reduction of the other group's `send` buffers (rank order).
     pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, role: InterRole) -> Result<()> {
         let t = self.next_tag();
-        if std::env::var("XDIRECT").is_ok() {
-            return match role {
-                InterRole::Root => {
-                    let q = self.remote_size;
-                    let mut bufs = vec![vec![0u8; recv.len()]; q];
-                    let mut v = Vec::new();
-                    for (j, b) in bufs.iter_mut().enumerate() {
-                        v.push(PointToPoint::irecv(&self.bridge, b, j, t)?);
-                    }
-                    for r in v { patience::wait(r)?; }
-                    recv.copy_from_slice(&bufs[q - 1]);
-                    for j in (0..q - 1).rev() { op.apply(&bufs[j], recv); }
-                    Ok(())
-                }
-                InterRole::ProcNull => Ok(()),
-                InterRole::Remote(r) => self.put(t, send, r),
-            };
-        }
         match role {
             InterRole::Root => self.take(t, recv, 0),
             InterRole::ProcNull => Ok(()),

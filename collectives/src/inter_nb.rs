@@ -203,7 +203,11 @@ impl InterCollectives {
             ));
         }
         let mut s = Schedule::new();
-        let part = if me == 0 { s.scratch(n) } else { Region::empty() };
+        let part = if me == 0 {
+            s.scratch(n)
+        } else {
+            Region::empty()
+        };
         binomial::reduce(
             &mut s,
             me,

@@ -214,7 +214,11 @@ impl<C: PointToPoint> Collectives<C> {
                     ),
                 ));
             }
-            let out: &mut [u8] = if self.rank() == 0 { &mut *recv } else { &mut [] };
+            let out: &mut [u8] = if self.rank() == 0 {
+                &mut *recv
+            } else {
+                &mut []
+            };
             self.shm_gather(&b, send, out)?;
             return self.shm_bcast(&b, recv);
         }

@@ -9,8 +9,8 @@
 //! verdict (all mapped, or everyone stays on point-to-point for good).
 
 use crate::coll::Collectives;
-use crate::error::{CollError, Result};
 use crate::config::CollOp;
+use crate::error::{CollError, Result};
 use crate::p2p::PointToPoint;
 use ibdyn_shm::CollBuf;
 use std::cell::{Ref, RefCell};

@@ -28,17 +28,13 @@ impl Patience {
     /// Called after a poll that found nothing: spins or yields, and returns false once the
     /// wait should block instead.
     pub fn idle(&mut self) -> bool {
-        static X: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        let x = *X.get_or_init(|| std::env::var("XPOLL").ok().and_then(|v| v.parse().ok()).unwrap_or(200));
-        if x == 0 { return false; }
-        let poll_for = Duration::from_micros(x);
         self.polls = self.polls.saturating_add(1);
         if self.polls <= SPINS {
             std::hint::spin_loop();
             return true;
         }
         let since = *self.since.get_or_insert_with(Instant::now);
-        if self.polls % 16 == 0 && since.elapsed() > poll_for {
+        if self.polls.is_multiple_of(16) && since.elapsed() > POLL_FOR {
             return false;
         }
         std::thread::yield_now();

@@ -73,10 +73,18 @@ impl<C: PointToPoint> Collectives<C> {
             if recv.len() != send.len() {
                 return Err(bad(
                     CollOp::Allreduce,
-                    format!("receive buffer is {} bytes, send is {}", recv.len(), send.len()),
+                    format!(
+                        "receive buffer is {} bytes, send is {}",
+                        recv.len(),
+                        send.len()
+                    ),
                 ));
             }
-            let out: &mut [u8] = if self.rank() == 0 { &mut *recv } else { &mut [] };
+            let out: &mut [u8] = if self.rank() == 0 {
+                &mut *recv
+            } else {
+                &mut []
+            };
             self.shm_reduce(&b, send, out, op)?;
             return self.shm_bcast(&b, recv);
         }

@@ -2,9 +2,9 @@
 //! algorithm among the node leaders (each node's lowest rank), and a fan-out inside each
 //! node. Each level is an ordinary flat collective on a team; the phases take the tags
 //! `T | 1`, `T | 2`, ... of the one tag `T` the operation draws, so a two-level call never
-//! matches the traffic of another collective in flight. Intra-node traffic goes through the
-//! shared-memory queues of the point-to-point layer (a dedicated shared-memory collective
-//! buffer would save a copy per level; not done yet).
+//! matches the traffic of another collective in flight. The node steps run on the node
+//! team's shared-memory collective buffer (`nodeshm.rs`) where it wins, else through the
+//! point-to-point queues.
 
 use crate::coll::{bad, Collectives};
 use crate::config::CollOp;

@@ -39,12 +39,16 @@ const OFF_CHUNK: usize = 12;
 /// Leader's line: `down` flag, then the total length of the bcast in each half.
 const OFF_DOWN: usize = LINE;
 const OFF_SLEEPERS: usize = 2 * LINE;
+/// Set (to the failing rank + 1) when a member gave up, so the others stop waiting too.
+const OFF_FAILED: usize = 2 * LINE + 4;
 /// Member r's line: `up` flag, pid, then the total length it sends in each half.
 const OFF_UP: usize = 3 * LINE;
 const MAX_MEMBERS: usize = 1024;
 
-/// Default bound on one wait for another member.
-pub const COLL_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default bound on one wait for another member that is alive (a dead one is noticed
+/// sooner). Generous: a member may legitimately wait while its leader waits for a remote
+/// root that is busy computing.
+pub const COLL_TIMEOUT: Duration = Duration::from_secs(600);
 /// How often a blocked wait checks that the process it waits for is alive.
 const LIVENESS_EVERY: Duration = Duration::from_millis(200);
 const LONGEST_NAP: Duration = Duration::from_millis(20);
@@ -81,7 +85,7 @@ impl CollBuf {
     /// Creates the buffer of a team of `n` processes (the caller is rank 0, the leader)
     /// with `chunk` bytes per rank and half. `context` and `serial` make the name unique.
     pub fn create(n: usize, chunk: usize, context: u64, serial: u64) -> Result<CollBuf, ShmError> {
-        if !(1..=MAX_MEMBERS).contains(&n) || chunk == 0 || chunk % LINE != 0 || chunk > 1 << 26 {
+        if !(1..=MAX_MEMBERS).contains(&n) || chunk == 0 || !chunk.is_multiple_of(LINE) || chunk > 1 << 26 {
             return Err(ShmError::Config(format!(
                 "collective buffer of {n} members with {chunk}-byte chunks"
             )));
@@ -117,8 +121,7 @@ impl CollBuf {
         buf.u32_at(OFF_N).store(n as u32, Ordering::Relaxed);
         buf.u32_at(OFF_CHUNK).store(chunk as u32, Ordering::Relaxed);
         buf.up(0).store(0, Ordering::Relaxed);
-        buf.pid_of(0)
-            .store(std::process::id(), Ordering::Relaxed);
+        buf.pid_of(0).store(std::process::id(), Ordering::Relaxed);
         buf.u64_at(OFF_MAGIC).store(MAGIC, Ordering::Release);
         tracing::debug!(name = buf.name, n, chunk, "node collective buffer created");
         Ok(buf)
@@ -239,13 +242,13 @@ impl CollBuf {
     // ---- layout ----
 
     fn u64_at(&self, off: usize) -> &AtomicU64 {
-        debug_assert!(off % 8 == 0 && off + 8 <= self.map.len());
+        debug_assert!(off.is_multiple_of(8) && off + 8 <= self.map.len());
         // SAFETY: `off` is a multiple of 8 inside the page-aligned mapping (layout constants
         // below `data_offset`), which lives as long as self; other processes use it atomically.
         unsafe { &*(self.map.as_mut_ptr().add(off) as *const AtomicU64) }
     }
     fn u32_at(&self, off: usize) -> &AtomicU32 {
-        debug_assert!(off % 4 == 0 && off + 4 <= self.map.len());
+        debug_assert!(off.is_multiple_of(4) && off + 4 <= self.map.len());
         // SAFETY: as in `u64_at`, 4-byte aligned.
         unsafe { &*(self.map.as_mut_ptr().add(off) as *const AtomicU32) }
     }
@@ -257,6 +260,9 @@ impl CollBuf {
     }
     fn sleepers(&self) -> &AtomicU32 {
         self.u32_at(OFF_SLEEPERS)
+    }
+    fn failed(&self) -> &AtomicU32 {
+        self.u32_at(OFF_FAILED)
     }
     fn up(&self, r: usize) -> &AtomicU32 {
         self.u32_at(OFF_UP + r * LINE)
@@ -270,7 +276,11 @@ impl CollBuf {
     /// The root area's half `h` (`chunk` bytes).
     fn root_area(&self, half: usize) -> *mut u8 {
         // SAFETY: data_offset + 2 chunk (n + 1) is the mapping's length.
-        unsafe { self.map.as_mut_ptr().add(data_offset(self.n) + half * self.chunk) }
+        unsafe {
+            self.map
+                .as_mut_ptr()
+                .add(data_offset(self.n) + half * self.chunk)
+        }
     }
     /// Member `r`'s slot, half `h` (`chunk` bytes).
     fn slot(&self, r: usize, half: usize) -> *mut u8 {
@@ -325,7 +335,7 @@ impl CollBuf {
                 return Ok(());
             }
             i += 1;
-            if i % 16 == 0 && yielding.elapsed() >= yield_for() {
+            if i.is_multiple_of(16) && yielding.elapsed() >= YIELD_FOR {
                 break;
             }
         }
@@ -343,12 +353,20 @@ impl CollBuf {
             if reached(flag.load(Ordering::Acquire), target) {
                 return Ok(());
             }
+            let failed = self.failed().load(Ordering::Acquire);
+            if failed != 0 {
+                return Err(ShmError::CollAbandoned {
+                    name: self.name.clone(),
+                    rank: failed as usize - 1,
+                });
+            }
             nap = (nap * 2).min(LONGEST_NAP);
             let now = Instant::now();
             if now.duration_since(checked) >= LIVENESS_EVERY {
                 checked = now;
                 let pid = self.pid_of(who).load(Ordering::Acquire);
                 if pid != 0 && !process_alive(pid) {
+                    self.give_up();
                     return Err(ShmError::CollPeerGone {
                         name: self.name.clone(),
                         rank: who,
@@ -357,6 +375,7 @@ impl CollBuf {
                 }
             }
             if now.duration_since(start) >= self.timeout {
+                self.give_up();
                 return Err(ShmError::CollTimeout {
                     name: self.name.clone(),
                     rank: who,
@@ -364,6 +383,16 @@ impl CollBuf {
                 });
             }
         }
+    }
+
+    /// Tells every member that this one gave up (they end their waits with an error).
+    fn give_up(&self) {
+        let _ = self.failed().compare_exchange(
+            0,
+            self.rank as u32 + 1,
+            Ordering::AcqRel,
+            Ordering::Relaxed,
+        );
     }
 
     fn wait_members(&self, target: u32, progress: &dyn Fn()) -> Result<(), ShmError> {
@@ -412,7 +441,9 @@ impl CollBuf {
                 self.wait_members(s.wrapping_sub(2), progress)?;
                 // SAFETY: `len <= chunk` bytes into the leader-owned half; no member reads it
                 // until `down` says so.
-                unsafe { std::ptr::copy_nonoverlapping(buf[off..].as_ptr(), self.root_area(h), len) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(buf[off..].as_ptr(), self.root_area(h), len)
+                };
                 self.root_len(h).store(total as u64, Ordering::Relaxed);
                 self.post(self.down(), s);
             } else {
@@ -425,7 +456,9 @@ impl CollBuf {
                 }
                 // SAFETY: the leader filled `len` bytes of this half and will not write it
                 // again before our `up` reaches this step.
-                unsafe { std::ptr::copy_nonoverlapping(self.root_area(h), buf[off..].as_mut_ptr(), len) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(self.root_area(h), buf[off..].as_mut_ptr(), len)
+                };
                 self.post(self.up(self.rank), s);
             }
             off += len;
@@ -469,7 +502,13 @@ impl CollBuf {
                 // The leader has read this half two steps ago.
                 self.wait(self.down(), s.wrapping_sub(2), 0, progress)?;
                 // SAFETY: our own half, not read by the leader until `up` says so.
-                unsafe { std::ptr::copy_nonoverlapping(send[off..].as_ptr(), self.slot(self.rank, h), len) };
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        send[off..].as_ptr(),
+                        self.slot(self.rank, h),
+                        len,
+                    )
+                };
                 self.slot_len(self.rank, h)
                     .store(total as u64, Ordering::Relaxed);
                 self.post(self.up(self.rank), s);
@@ -496,9 +535,12 @@ impl CollBuf {
             }
             recv[..b].copy_from_slice(send);
         }
-        self.collect(send, self.chunk, &mut |r, off, part| {
-            recv[r * b + off..r * b + off + part.len()].copy_from_slice(part)
-        }, progress)
+        self.collect(
+            send,
+            self.chunk,
+            &mut |r, off, part| recv[r * b + off..r * b + off + part.len()].copy_from_slice(part),
+            progress,
+        )
     }
 
     /// The leader's `recv` gets the reduction, in rank order, of every member's `send`:
@@ -530,38 +572,36 @@ impl CollBuf {
         // Pieces arrive in rank order 1..n: keep the highest rank first, then fold lower
         // ranks in from the left, and the leader's own last: x0 ∘ (x1 ∘ (... ∘ x_{n-1})).
         let mut pieces: Vec<(usize, usize, *const u8, usize)> = Vec::with_capacity(n);
-        self.collect(send, step_len, &mut |r, off, part| {
-            pieces.push((r, off, part.as_ptr(), part.len()));
-            if r == n - 1 {
-                let len = part.len();
-                let out = &mut recv[off..off + len];
-                for (k, &(_, _, p, l)) in pieces.iter().rev().enumerate() {
-                    // SAFETY: every piece of this step is a slot half the leader owns until
-                    // it posts `down` for the step, which happens after this closure returns.
-                    let piece = unsafe { std::slice::from_raw_parts(p, l) };
-                    if k == 0 {
-                        out.copy_from_slice(piece);
-                    } else {
-                        op(piece, out);
+        self.collect(
+            send,
+            step_len,
+            &mut |r, off, part| {
+                pieces.push((r, off, part.as_ptr(), part.len()));
+                if r == n - 1 {
+                    let len = part.len();
+                    let out = &mut recv[off..off + len];
+                    for (k, &(_, _, p, l)) in pieces.iter().rev().enumerate() {
+                        // SAFETY: every piece of this step is a slot half the leader owns until
+                        // it posts `down` for the step, which happens after this closure returns.
+                        let piece = unsafe { std::slice::from_raw_parts(p, l) };
+                        if k == 0 {
+                            out.copy_from_slice(piece);
+                        } else {
+                            op(piece, out);
+                        }
                     }
+                    op(&send[off..off + len], out);
+                    pieces.clear();
                 }
-                op(&send[off..off + len], out);
-                pieces.clear();
-            }
-        }, progress)
+            },
+            progress,
+        )
     }
 }
 
-/// How long a wait yields between spinning and sleeping.
-fn yield_for() -> Duration {
-    static X: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    Duration::from_micros(*X.get_or_init(|| {
-        std::env::var("XYIELD")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(100)
-    }))
-}
+/// How long a wait yields between spinning and sleeping: a member posts within a few
+/// microseconds when it has a core, and sleeping costs a wake-up per step.
+const YIELD_FOR: Duration = Duration::from_micros(100);
 
 /// Spins before yielding: few when the team shares cores (the peer needs ours).
 fn spins_for(n: usize) -> u32 {
@@ -692,7 +732,12 @@ mod tests {
             let mut all = vec![0u8; if r == 0 { len * n } else { 0 }];
             let mine = vec![r as u8; len];
             b.gather(&mine, &mut all, &|| {}).unwrap();
-            if r == 0 && all.iter().enumerate().any(|(i, &x)| x != (i / len.max(1)) as u8) {
+            if r == 0
+                && all
+                    .iter()
+                    .enumerate()
+                    .any(|(i, &x)| x != (i / len.max(1)) as u8)
+            {
                 return false;
             }
             b.barrier(&|| {}).unwrap();

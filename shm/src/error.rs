@@ -52,8 +52,14 @@ pub enum ShmError {
     CmaSetup(String),
     #[error("node collective buffer {name}: rank {rank} (pid {pid}) is gone")]
     CollPeerGone { name: String, rank: usize, pid: u32 },
+    #[error("node collective buffer {name}: rank {rank} gave up on the operation")]
+    CollAbandoned { name: String, rank: usize },
     #[error("node collective buffer {name}: rank {rank} did not take its part within {secs} s")]
-    CollTimeout { name: String, rank: usize, secs: f64 },
+    CollTimeout {
+        name: String,
+        rank: usize,
+        secs: f64,
+    },
     #[error("node collective buffer {name}: rank {rank} moves {got} bytes, this rank expects {expected} (mismatched counts across ranks?)")]
     CollMismatch {
         name: String,
