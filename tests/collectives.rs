@@ -60,9 +60,7 @@ fn stale_node_buffers() -> Vec<String> {
     };
     dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|name| {
-            let Some((pid, rest)) = name
-                .strip_prefix("ibdyn-")
-                .and_then(|r| r.split_once('-'))
+            let Some((pid, rest)) = name.strip_prefix("ibdyn-").and_then(|r| r.split_once('-'))
             else {
                 return false;
             };
@@ -86,5 +84,8 @@ fn node_buffer_against_point_to_point_on_one_node() {
     );
     run("4", "1", Some("reduce:p2p,allgather:p2p"));
     let stale = stale_node_buffers();
-    assert!(stale.is_empty(), "node collective buffers left behind: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "node collective buffers left behind: {stale:?}"
+    );
 }

@@ -85,7 +85,11 @@ impl CollBuf {
     /// Creates the buffer of a team of `n` processes (the caller is rank 0, the leader)
     /// with `chunk` bytes per rank and half. `context` and `serial` make the name unique.
     pub fn create(n: usize, chunk: usize, context: u64, serial: u64) -> Result<CollBuf, ShmError> {
-        if !(1..=MAX_MEMBERS).contains(&n) || chunk == 0 || !chunk.is_multiple_of(LINE) || chunk > 1 << 26 {
+        if !(1..=MAX_MEMBERS).contains(&n)
+            || chunk == 0
+            || !chunk.is_multiple_of(LINE)
+            || chunk > 1 << 26
+        {
             return Err(ShmError::Config(format!(
                 "collective buffer of {n} members with {chunk}-byte chunks"
             )));
