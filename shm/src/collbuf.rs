@@ -295,6 +295,17 @@ impl CollBuf {
 
     // ---- flags ----
 
+    /// Fails once any member has given up (the members no longer agree on the steps).
+    fn check_usable(&self) -> Result<(), ShmError> {
+        match self.failed().load(Ordering::Acquire) {
+            0 => Ok(()),
+            f => Err(ShmError::CollAbandoned {
+                name: self.name.clone(),
+                rank: f as usize - 1,
+            }),
+        }
+    }
+
     fn next_step(&self) -> (u32, usize) {
         let s = self.step.get();
         self.step.set(s.wrapping_add(1));
@@ -406,7 +417,9 @@ impl CollBuf {
         Ok(())
     }
 
+    /// A size mismatch: the members no longer agree on the steps, so every one is told.
     fn mismatch(&self, rank: usize, expected: usize, got: u64) -> ShmError {
+        self.give_up();
         ShmError::CollMismatch {
             name: self.name.clone(),
             rank,
@@ -422,6 +435,7 @@ impl CollBuf {
     /// Every operation calls `progress` now and then while it waits (e.g. to drive the
     /// point-to-point layer, whose peers may need this process to answer).
     pub fn barrier(&self, progress: &dyn Fn()) -> Result<(), ShmError> {
+        self.check_usable()?;
         let (s, _) = self.next_step();
         if self.rank == 0 {
             self.wait_members(s, progress)?;
@@ -435,6 +449,7 @@ impl CollBuf {
 
     /// The leader's `buf` reaches every member's `buf` (all of the same length).
     pub fn bcast(&self, buf: &mut [u8], progress: &dyn Fn()) -> Result<(), ShmError> {
+        self.check_usable()?;
         let total = buf.len();
         let mut off = 0;
         loop {
@@ -481,6 +496,7 @@ impl CollBuf {
         take: &mut dyn FnMut(usize, usize, &[u8]),
         progress: &dyn Fn(),
     ) -> Result<(), ShmError> {
+        self.check_usable()?;
         let total = send.len();
         let mut off = 0;
         loop {
@@ -807,11 +823,14 @@ mod tests {
         fn body(b: &CollBuf) -> bool {
             let mut buf = vec![1u8; if b.rank() == 0 { 100 } else { 50 }];
             let r = b.bcast(&mut buf, &|| {});
-            if b.rank() == 0 {
+            let first = if b.rank() == 0 {
                 r.is_ok()
             } else {
                 matches!(r, Err(ShmError::CollMismatch { .. }))
-            }
+            };
+            // Then every member hears of it instead of waiting for steps that never come.
+            let after = b.barrier(&|| {});
+            first && matches!(after, Err(ShmError::CollAbandoned { rank: 1, .. }))
         }
         let codes = team(2, 64, body);
         assert!(codes.iter().all(|&c| c == 0), "{codes:?}");
