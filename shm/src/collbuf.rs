@@ -195,7 +195,6 @@ impl CollBuf {
             return Err(malformed(format!("rank {rank} is not a member of {n}")));
         }
         (buf.n, buf.chunk) = (n, chunk);
-        buf.spins = spins_for(n);
         buf.pid_of(rank)
             .store(std::process::id(), Ordering::Release);
         Ok(buf)
@@ -211,7 +210,7 @@ impl CollBuf {
             chunk,
             step: Cell::new(1),
             linked: Cell::new(true),
-            spins: spins_for(n),
+            spins: SPINS,
             timeout: COLL_TIMEOUT,
         }
     }
@@ -623,15 +622,9 @@ impl CollBuf {
 /// microseconds when it has a core, and sleeping costs a wake-up per step.
 const YIELD_FOR: Duration = Duration::from_micros(100);
 
-/// Spins before yielding: few when the team shares cores (the peer needs ours).
-fn spins_for(n: usize) -> u32 {
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-    if n > cores {
-        16
-    } else {
-        1000
-    }
-}
+/// Spins before yielding. Few: the team may share its cores with other processes (the
+/// member we wait for may need ours), and a yield costs little when the core is free.
+const SPINS: u32 = 32;
 
 impl Drop for CollBuf {
     fn drop(&mut self) {
