@@ -12,6 +12,7 @@ use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
+use crate::scratch::Scratch;
 use crate::patience::{self, Patience};
 use ibdyn_intercomm::Communicator;
 use std::cell::Cell;
@@ -291,8 +292,8 @@ impl InterCollectives {
         Ok(())
     }
 
-    fn on_leader(&self, n: usize) -> Vec<u8> {
-        vec![0u8; if self.leader() { n } else { 0 }]
+    fn on_leader(&self, n: usize) -> Scratch {
+        Scratch::zeroed(if self.leader() { n } else { 0 })
     }
 
     /// Returns once every process of both groups has entered it.
@@ -415,7 +416,7 @@ impl InterCollectives {
         self.local.gather(send, &mut mat, 0)?;
         let mut out = self.on_leader(p * q * rb);
         if self.leader() {
-            let mut theirs = vec![0u8; q * p * rb];
+            let mut theirs = Scratch::zeroed(q * p * rb);
             self.swap(t, &mat, &mut theirs)?;
             for j in 0..p {
                 for i in 0..q {

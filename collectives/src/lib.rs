@@ -42,6 +42,7 @@ mod p2p;
 mod patience;
 mod reductions;
 mod schedule;
+mod scratch;
 mod twolevel;
 mod typed;
 mod typed_ops;

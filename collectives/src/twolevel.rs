@@ -11,6 +11,7 @@ use crate::config::CollOp;
 use crate::error::{CollError, Result};
 use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
+use crate::scratch::Scratch;
 
 /// The node-aware teams of a communicator that spans several nodes.
 pub(crate) struct Levels<C: PointToPoint> {
@@ -187,9 +188,9 @@ impl<C: PointToPoint> Levels<C> {
             ));
         }
         let lead = self.leader_of(root);
-        let mut part = vec![0u8; if self.leaders.is_some() { n } else { 0 }];
+        let mut part = Scratch::zeroed(if self.leaders.is_some() { n } else { 0 });
         phase(&self.node, t | 1, |c| c.reduce(send, &mut part, op, 0))?;
-        let mut total = vec![0u8; if me == lead && me != root { n } else { 0 }];
+        let mut total = Scratch::zeroed(if me == lead && me != root { n } else { 0 });
         if let Some(l) = &self.leaders {
             let out: &mut [u8] = if me == root { &mut *recv } else { &mut total };
             phase(l, t | 2, |c| c.reduce(&part, out, op, self.node_of[root]))?;
@@ -217,7 +218,7 @@ impl<C: PointToPoint> Levels<C> {
             ));
         }
         if let Some(l) = &self.leaders {
-            let mut part = vec![0u8; n];
+            let mut part = Scratch::zeroed(n);
             phase(&self.node, t | 1, |c| c.reduce(send, &mut part, op, 0))?;
             phase(l, t | 2, |c| c.allreduce(&part, recv, op))?;
         } else {
@@ -242,7 +243,7 @@ impl<C: PointToPoint> Levels<C> {
         }
         let here = self.members[self.node_of[top.rank()]].len();
         if let Some(l) = &self.leaders {
-            let mut mine = vec![0u8; here * b];
+            let mut mine = Scratch::zeroed(here * b);
             phase(&self.node, t | 1, |c| c.gather(send, &mut mine, 0))?;
             let counts: Vec<usize> = self.members.iter().map(|m| m.len() * b).collect();
             let displs: Vec<usize> = counts
@@ -256,7 +257,7 @@ impl<C: PointToPoint> Levels<C> {
             if self.contiguous {
                 phase(l, t | 2, |c| c.allgatherv(&mine, recv, &counts, &displs))?;
             } else {
-                let mut all = vec![0u8; p * b];
+                let mut all = Scratch::zeroed(p * b);
                 phase(l, t | 2, |c| {
                     c.allgatherv(&mine, &mut all, &counts, &displs)
                 })?;
