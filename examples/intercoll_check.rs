@@ -229,6 +229,63 @@ fn inter_ops(ic: &Communicator, s: &Side, n: usize) -> R {
     if s.g == 0 {
         check(mine == vals(1000 + s.lr as i32, n), "scatter", n)?;
     }
+    non_blocking(ic, s, n)
+}
+
+/// ibarrier, iallreduce (commutative and not), ibcast from the second group's rank 0, all
+/// in flight together with a blocking barrier among them, completed out of order.
+fn non_blocking(ic: &Communicator, s: &Side, n: usize) -> R {
+    let me = s.mine[s.lr];
+    let other_sum = |i: usize| s.theirs.iter().map(|&r| v(r, i)).sum::<i64>();
+    let first =
+        UserOperation::non_commutative(|inv: &[i64], inout: &mut [i64]| inout.copy_from_slice(inv));
+    let mine = vals(me, n);
+    let (mut sum, mut firsts) = (vec![0i64; n], vec![0i64; n]);
+    let role = match (s.g, s.lr) {
+        (1, 0) => InterRoot::Root,
+        (1, _) => InterRoot::ProcNull,
+        _ => InterRoot::Remote(0),
+    };
+    let mut b = if role == InterRoot::Root {
+        vals(me + 500, n)
+    } else {
+        vec![0i64; n]
+    };
+    let bar = ic.immediate_barrier().map_err(e("ibarrier"))?;
+    let mut a = ic
+        .immediate_all_reduce_into(&mine, &mut sum, SystemOperation::sum())
+        .map_err(e("iallreduce"))?;
+    let bc = ic
+        .immediate_inter_broadcast_into(role, &mut b[..])
+        .map_err(e("ibcast"))?;
+    let c = ic
+        .immediate_all_reduce_into(&mine, &mut firsts, first)
+        .map_err(e("iallreduce non-commutative"))?;
+    ic.barrier().map_err(e("barrier among non-blocking ones"))?;
+    c.wait().map_err(e("iallreduce non-commutative"))?;
+    let start = std::time::Instant::now();
+    while !a.test().map_err(e("iallreduce test"))? {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            return Err("iallreduce did not complete by polling".into());
+        }
+        std::thread::yield_now();
+    }
+    drop(a);
+    bc.wait().map_err(e("ibcast"))?;
+    bar.wait().map_err(e("ibarrier"))?;
+    check(
+        sum == (0..n).map(other_sum).collect::<Vec<_>>(),
+        "iallreduce",
+        n,
+    )?;
+    check(
+        firsts == vals(s.theirs[0], n),
+        "iallreduce non-commutative",
+        n,
+    )?;
+    if s.g == 0 {
+        check(b == vals(s.theirs[0] + 500, n), "ibcast", n)?;
+    }
     Ok(())
 }
 

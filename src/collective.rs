@@ -6,7 +6,7 @@ use crate::datatype::{Buffer, BufferMut};
 use crate::point_to_point::Process;
 use crate::{Communicator, Result};
 use ibdyn_collectives::{
-    BuiltinOp, CollRequest, Collectives, Element, InterCollectives, InterRole, Op,
+    BuiltinOp, CollRequest, Collectives, Element, InterCollectives, InterRequest, InterRole, Op,
 };
 use std::rc::Rc;
 
@@ -129,17 +129,34 @@ fn with<R>(
 /// stays valid however the communicator handle is used meanwhile.
 #[must_use = "a collective request must be waited for"]
 pub struct CollectiveRequest<'b> {
-    // Field order matters: the request borrows the state behind `_state` and drops first.
-    req: CollRequest<'b, Communicator>,
-    _state: Rc<Collectives<Communicator>>,
+    inner: Inflight<'b>,
+}
+
+// Field order matters: each request borrows the state behind its Rc and drops first.
+enum Inflight<'b> {
+    Intra {
+        req: CollRequest<'b, Communicator>,
+        _state: Rc<Collectives<Communicator>>,
+    },
+    Inter {
+        req: InterRequest<'b>,
+        _state: Rc<InterCollectives>,
+    },
 }
 
 impl CollectiveRequest<'_> {
     pub fn test(&mut self) -> Result<bool> {
-        Ok(self.req.test()?)
+        Ok(match &mut self.inner {
+            Inflight::Intra { req, .. } => req.test()?,
+            Inflight::Inter { req, .. } => req.test()?,
+        })
     }
     pub fn wait(self) -> Result<()> {
-        Ok(self.req.wait()?)
+        match self.inner {
+            Inflight::Intra { req, .. } => req.wait()?,
+            Inflight::Inter { req, .. } => req.wait()?,
+        }
+        Ok(())
     }
 }
 
@@ -154,7 +171,22 @@ fn start<'b>(
     // alive (and drops after the borrowing request); Rc contents never move.
     let c: &'b Collectives<Communicator> = unsafe { &*Rc::as_ptr(&state) };
     let req = f(c)?;
-    Ok(CollectiveRequest { req, _state: state })
+    Ok(CollectiveRequest {
+        inner: Inflight::Intra { req, _state: state },
+    })
+}
+
+/// As `start`, for the intercommunicator collectives of `comm`.
+fn start_inter<'b>(
+    state: Rc<InterCollectives>,
+    f: impl FnOnce(&'b InterCollectives) -> ibdyn_collectives::Result<InterRequest<'b>>,
+) -> Result<CollectiveRequest<'b>> {
+    // SAFETY: as in `start`: the request keeps the Rc allocation alive and drops first.
+    let c: &'b InterCollectives = unsafe { &*Rc::as_ptr(&state) };
+    let req = f(c)?;
+    Ok(CollectiveRequest {
+        inner: Inflight::Inter { req, _state: state },
+    })
 }
 
 /// Collectives over every process of a communicator (rsmpi's `CommunicatorCollectives`).
@@ -206,7 +238,10 @@ impl CommunicatorCollectives for Communicator {
         either(self, |ic| ic.barrier(), |c| c.barrier())
     }
     fn immediate_barrier(&self) -> Result<CollectiveRequest<'static>> {
-        start(self, |c| c.ibarrier())
+        match inter(self)? {
+            Some(ic) => start_inter(ic, |c| c.ibarrier()),
+            None => start(self, |c| c.ibarrier()),
+        }
     }
     fn all_gather_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
@@ -259,13 +294,14 @@ impl CommunicatorCollectives for Communicator {
         op: Operation,
     ) -> Result<CollectiveRequest<'b>> {
         let op = op.op_for::<T>()?;
-        start(self, |c| {
-            c.iallreduce(
-                ibdyn_collectives::as_bytes(send),
-                ibdyn_collectives::as_bytes_mut(recv),
-                &op,
-            )
-        })
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        match inter(self)? {
+            Some(ic) => start_inter(ic, |c| c.iallreduce(s, r, &op)),
+            None => start(self, |c| c.iallreduce(s, r, &op)),
+        }
     }
     fn reduce_scatter_block_into<T: Element>(
         &self,
@@ -527,6 +563,12 @@ pub trait InterCommunicatorCollectives {
         role: InterRoot,
         buf: &mut B,
     ) -> Result<()>;
+    /// The non-blocking form of `inter_broadcast_into`.
+    fn immediate_inter_broadcast_into<'b, B: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        buf: &'b mut B,
+    ) -> Result<CollectiveRequest<'b>>;
     /// The root's `recv` gets the reduction of the other group's `send`; `recv` is used at
     /// the root only, `send` in the other group only.
     fn inter_reduce_into<T: Element>(
@@ -568,6 +610,15 @@ impl InterCommunicatorCollectives for Communicator {
     ) -> Result<()> {
         let ic = inter_only(self)?;
         Ok(ic.bcast(buf.as_bytes_mut(), role.role(self)?)?)
+    }
+    fn immediate_inter_broadcast_into<'b, B: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        buf: &'b mut B,
+    ) -> Result<CollectiveRequest<'b>> {
+        let ic = inter_only(self)?;
+        let role = role.role(self)?;
+        start_inter(ic, |c| c.ibcast(buf.as_bytes_mut(), role))
     }
     fn inter_reduce_into<T: Element>(
         &self,

@@ -52,3 +52,40 @@ fn each_algorithm_forced() {
         run("6", "1", Some(algo));
     }
 }
+
+/// Node collective buffers that outlived their creator (`ibdyn-<pid>-coll-*` of a dead pid).
+fn stale_node_buffers() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            let Some((pid, rest)) = name.strip_prefix("ibdyn-").and_then(|r| r.split_once('-'))
+            else {
+                return false;
+            };
+            rest.starts_with("coll-")
+                && pid
+                    .parse::<u32>()
+                    .is_ok_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+        })
+        .collect()
+}
+
+#[test]
+fn node_buffer_against_point_to_point_on_one_node() {
+    // The default takes the shared-memory collective buffer on one node; `<op>:p2p` keeps the
+    // same operations on point-to-point messages. Both must give the reference results.
+    run("5", "1", None);
+    run(
+        "5",
+        "1",
+        Some("barrier:p2p,bcast:p2p,reduce:p2p,allreduce:p2p,gather:p2p,allgather:p2p"),
+    );
+    run("4", "1", Some("reduce:p2p,allgather:p2p"));
+    let stale = stale_node_buffers();
+    assert!(
+        stale.is_empty(),
+        "node collective buffers left behind: {stale:?}"
+    );
+}

@@ -117,3 +117,21 @@ fn two_level_with_forced_algorithms() {
         "coll_check: all passed on 6 ranks",
     );
 }
+
+/// The local steps of the intercommunicator forms (and the non-blocking forms among them)
+/// on point-to-point messages instead of the node's shared-memory collective buffer.
+#[test]
+fn intercomm_on_one_node_without_node_buffer() {
+    for (a, b) in [(1, 3), (3, 5)] {
+        let a_s = a.to_string();
+        run(
+            "intercoll_check",
+            a + b,
+            1,
+            false,
+            &[&a_s],
+            Some("barrier:p2p,bcast:p2p,reduce:p2p,allreduce:p2p,gather:p2p,allgather:p2p"),
+            &format!("all passed on {a}+{b} ranks"),
+        );
+    }
+}

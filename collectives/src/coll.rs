@@ -5,6 +5,7 @@ use crate::algo::{binomial, dissemination, ring};
 use crate::config::{AlgoConfig, Algorithm, CollOp};
 use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
+use crate::nodeshm::NodeShm;
 use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
 use crate::schedule::{offsets, split_even, Region, Schedule};
@@ -24,6 +25,8 @@ pub struct Collectives<C: PointToPoint> {
     tag_override: Cell<Option<i32>>,
     /// Node-aware teams, when the communicator spans several nodes (two-level forms).
     levels: Option<Box<Levels<C>>>,
+    /// The node's shared-memory collective buffer, when every member shares one node.
+    shm: Option<NodeShm>,
 }
 
 pub(crate) fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
@@ -52,6 +55,7 @@ impl<C: PointToPoint> Collectives<C> {
             config,
             tag_override: Cell::new(None),
             levels: None,
+            shm: None,
         }
     }
 
@@ -93,6 +97,23 @@ impl<C: PointToPoint> Collectives<C> {
 
     pub(crate) fn set_levels(&mut self, levels: Levels<C>) {
         self.levels = Some(Box::new(levels));
+    }
+
+    /// Marks every member as sharing one node: blocking collectives may then go through the
+    /// node's shared-memory collective buffer.
+    pub(crate) fn set_node_local(&mut self) {
+        if self.size() > 1 {
+            self.shm = Some(NodeShm::new());
+        }
+    }
+
+    pub(crate) fn node_shm(&self) -> Option<&NodeShm> {
+        self.shm.as_ref()
+    }
+
+    /// Whether blocking collectives of this team may use a node shared-memory buffer.
+    pub fn is_node_local(&self) -> bool {
+        self.shm.is_some()
     }
 
     /// Whether this collective spans several nodes and so has two-level forms.
@@ -159,6 +180,9 @@ impl<C: PointToPoint> Collectives<C> {
         if let Some(l) = self.two_level(CollOp::Barrier) {
             return l.barrier(self);
         }
+        if let Some(b) = self.node_buf(CollOp::Barrier, 0, 0)? {
+            return self.shm_barrier(&b);
+        }
         self.ibarrier()?.wait()
     }
 
@@ -182,6 +206,9 @@ impl<C: PointToPoint> Collectives<C> {
         if let Some(l) = self.two_level(CollOp::Bcast) {
             self.check_root(CollOp::Bcast, root)?;
             return l.bcast(self, buf, root);
+        }
+        if let Some(b) = self.node_buf(CollOp::Bcast, buf.len(), root)? {
+            return self.shm_bcast(&b, buf);
         }
         self.ibcast(buf, root)?.wait()
     }

@@ -23,6 +23,15 @@ impl PointToPoint for Communicator {
     fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<Request<'a>> {
         Communicator::irecv(self, buf, src as i32, tag).map_err(CollError::comm)
     }
+    fn context_id(&self) -> u64 {
+        Communicator::context_id(self)
+    }
+    fn progress(&self) {
+        // A probe drives the progress engine; what it finds does not matter here.
+        if let Err(e) = self.iprobe(ibdyn_intercomm::ANY_SOURCE, ibdyn_intercomm::ANY_TAG) {
+            tracing::trace!("progress while waiting on shared memory: {e}");
+        }
+    }
 }
 
 impl P2pRequest for Request<'_> {

@@ -18,6 +18,12 @@
 //! | reduce_scatter(_block) | binomial reduce + scatter if not commutative; halving < 512 KiB; ring |
 //! | scan, exscan | recursive doubling |
 //!
+//! On a team whose processes share one node (a communicator on one node, or one node's part
+//! of a two-level form), blocking barrier, bcast, reduce, allreduce, gather and allgather
+//! rooted at the team's rank 0 go through the node's shared-memory collective buffer up to
+//! the `shm_*` thresholds (`nodeshm.rs`); `<op>:p2p` keeps one on point-to-point, and a
+//! forced algorithm does too.
+//!
 //! On a communicator spanning several nodes with several processes on some node, barrier,
 //! bcast, reduce, allreduce and allgather (blocking forms; allgather below 1 MiB in total)
 //! run two-level (`twolevel.rs`);
@@ -31,6 +37,10 @@ pub const ALGO_ENV: &str = "IBDYN_COLL_ALGO";
 
 /// The setting that keeps an operation flat across nodes: `IBDYN_COLL_ALGO=allreduce:flat`.
 pub const FLAT: &str = "flat";
+
+/// The setting that keeps an operation on one node off the shared-memory collective buffer
+/// (point-to-point messages instead): `IBDYN_COLL_ALGO=bcast:p2p`.
+pub const P2P: &str = "p2p";
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum CollOp {
@@ -199,6 +209,19 @@ pub struct Thresholds {
     pub reduce_scatter_long: usize,
     /// allgather across nodes (total bytes): two-level below, flat above.
     pub allgather_two_level_max: usize,
+    /// Teams on one node: the shared-memory collective buffer up to this many bytes
+    /// (bcast, reduce, allreduce: the message; gather: the block; allgather: the total);
+    /// point-to-point above. Measured on 4 processes / 2 cores (`ibdyn-bench coll` and
+    /// `intercomm-coll`, `<op>:p2p` against the default in the same session): the buffer
+    /// wins at every size for reduce (1 MiB: 1.2 ms against 2.6 ms) and below these sizes
+    /// for the others (8 B allreduce 8 us against 19 us); above them the single-copy
+    /// point-to-point trees win (1 MiB bcast 0.33 ms against 0.75 ms: every member copies
+    /// out of one leader's copy, on shared cores), and the gathers copy twice through it.
+    pub shm_bcast_max: usize,
+    pub shm_reduce_max: usize,
+    pub shm_allreduce_max: usize,
+    pub shm_gather_max: usize,
+    pub shm_allgather_max: usize,
 }
 
 impl Default for Thresholds {
@@ -216,6 +239,11 @@ impl Default for Thresholds {
             alltoall_medium: 32 * 1024,
             reduce_scatter_long: 512 * 1024,
             allgather_two_level_max: 1024 * 1024,
+            shm_bcast_max: 256 * 1024,
+            shm_reduce_max: usize::MAX,
+            shm_allreduce_max: 256 * 1024,
+            shm_gather_max: 64 * 1024,
+            shm_allgather_max: 256 * 1024,
         }
     }
 }
@@ -226,6 +254,8 @@ pub struct AlgoConfig {
     forced: HashMap<CollOp, Algorithm>,
     /// Operations kept flat on a communicator spanning several nodes (`<op>:flat`).
     flat: std::collections::HashSet<CollOp>,
+    /// Operations kept off the node shared-memory buffer (`<op>:p2p`).
+    p2p: std::collections::HashSet<CollOp>,
     pub thresholds: Thresholds,
 }
 
@@ -268,6 +298,10 @@ impl AlgoConfig {
                 cfg.flat.insert(op);
                 continue;
             }
+            if algo.trim() == P2P {
+                cfg.p2p.insert(op);
+                continue;
+            }
             let algo = Algorithm::ALL
                 .iter()
                 .copied()
@@ -308,6 +342,33 @@ impl AlgoConfig {
             self.flat.insert(op);
         } else {
             self.flat.remove(&op);
+        }
+    }
+
+    /// Keeps `op` off the node shared-memory buffer (`true`) or lets it use it (`false`).
+    pub fn set_p2p(&mut self, op: CollOp, p2p: bool) {
+        if p2p {
+            self.p2p.insert(op);
+        } else {
+            self.p2p.remove(&op);
+        }
+    }
+
+    /// The largest size (as `Thresholds` names it) for which `op` goes through the node
+    /// shared-memory buffer; None when it has no such form or is kept off it.
+    pub fn shm_max(&self, op: CollOp) -> Option<usize> {
+        if self.p2p.contains(&op) {
+            return None;
+        }
+        let t = &self.thresholds;
+        match op {
+            CollOp::Barrier => Some(0),
+            CollOp::Bcast => Some(t.shm_bcast_max),
+            CollOp::Reduce => Some(t.shm_reduce_max),
+            CollOp::Allreduce => Some(t.shm_allreduce_max),
+            CollOp::Gather => Some(t.shm_gather_max),
+            CollOp::Allgather => Some(t.shm_allgather_max),
+            _ => None,
         }
     }
 

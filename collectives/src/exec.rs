@@ -4,6 +4,8 @@
 use crate::error::{CollError, Result};
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
+use crate::patience::Patience;
+use crate::scratch::Scratch;
 use crate::schedule::{Buf, Local, Region, Schedule};
 use std::marker::PhantomData;
 
@@ -38,7 +40,7 @@ pub struct CollRequest<'b, C: PointToPoint + 'b> {
     send_ptr: *const u8,
     recv_ptr: *mut u8,
     /// Heap block addressed only through `scratch_ptr` once the request exists.
-    scratch: Vec<u8>,
+    scratch: Scratch,
     scratch_ptr: *mut u8,
     _bufs: PhantomData<(&'b [u8], &'b mut [u8])>,
 }
@@ -54,7 +56,7 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
         recv: &'b mut [u8],
     ) -> Result<Self> {
         sched.validate(send.len(), recv.len())?;
-        let mut scratch = vec![0u8; sched.scratch_len];
+        let mut scratch = Scratch::zeroed(sched.scratch_len);
         let scratch_ptr = scratch.as_mut_ptr();
         let mut req = CollRequest {
             pending: Vec::new(),
@@ -125,7 +127,21 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
     }
 
     /// Completes the posted transfers (all of them when blocking); true when none is left.
+    /// A blocking completion polls for a while first (`Patience`).
     fn complete(&mut self, block: bool) -> Result<bool> {
+        if block {
+            let mut patience = Patience::new();
+            while !self.complete_some(false)? {
+                if !patience.idle() {
+                    return self.complete_some(true);
+                }
+            }
+            return Ok(true);
+        }
+        self.complete_some(false)
+    }
+
+    fn complete_some(&mut self, block: bool) -> Result<bool> {
         let mut all = true;
         for p in &mut self.pending {
             let Some(req) = p.req.as_mut() else { continue };

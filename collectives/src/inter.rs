@@ -12,6 +12,8 @@ use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
+use crate::scratch::Scratch;
+use crate::patience::{self, Patience};
 use ibdyn_intercomm::Communicator;
 use std::cell::Cell;
 use std::rc::Rc;
@@ -41,6 +43,7 @@ pub struct InterCollectives {
     rank: usize,
     size: usize,
     remote_size: usize,
+    joined: crate::inter_nb::Joined,
 }
 
 fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
@@ -74,15 +77,12 @@ pub fn inter_collectives_of(comm: &Communicator) -> Result<Rc<InterCollectives>>
 
 /// Polls until `done` says so, backing off: spin, then yield, then short sleeps.
 fn poll(mut done: impl FnMut() -> Result<bool>) -> Result<()> {
-    let mut idle = 0u32;
+    let mut patience = Patience::new();
+    let mut sleeps = 0u32;
     while !done()? {
-        idle = idle.saturating_add(1);
-        if idle < 64 {
-            std::hint::spin_loop();
-        } else if idle < 20_000 {
-            std::thread::yield_now();
-        } else {
-            let us = 1u64 << (idle - 20_000).min(10);
+        if !patience.idle() {
+            sleeps = sleeps.saturating_add(1);
+            let us = 1u64 << sleeps.min(10);
             std::thread::sleep(std::time::Duration::from_micros(us));
         }
     }
@@ -173,10 +173,10 @@ impl InterCollectives {
                     drop(r);
                     n
                 }
-                None => P2pRequest::wait(r)?,
+                None => patience::wait(r)?,
             })?;
             self.start_down(down, theirs)?.wait()?;
-            P2pRequest::wait(s)?;
+            patience::wait(s)?;
         } else {
             drop(r);
             size_ok(got.unwrap_or(0))?;
@@ -189,23 +189,27 @@ impl InterCollectives {
             drop(u);
             let s = PointToPoint::isend(&self.bridge, &*part, 0, t)?;
             d.wait()?;
-            P2pRequest::wait(s)?;
+            patience::wait(s)?;
         }
         Ok(())
     }
 
-    /// Whether the overlapped form applies (local group on one node).
+    /// Whether the overlapped form applies (local group on one node, without a node buffer).
+    /// A group on one node goes through its node buffer instead (blocking local steps),
+    /// which costs less than the overlap saves.
     fn overlap(&self) -> bool {
-        !self.local.is_two_level()
+        !self.local.is_two_level() && !self.local.is_node_local()
     }
 }
 
 impl InterCollectives {
     fn new(comm: &Communicator) -> Result<InterCollectives> {
         let local = collectives_of(&comm.local_comm())?;
+        let bridge = comm.collective_view();
         Ok(InterCollectives {
+            joined: crate::inter_nb::Joined::new(local.comm().clone(), bridge.clone()),
             local,
-            bridge: comm.collective_view(),
+            bridge,
             seq: Cell::new(0),
             rank: comm.rank() as usize,
             size: comm.size() as usize,
@@ -227,7 +231,11 @@ impl InterCollectives {
         self.remote_size
     }
 
-    fn next_tag(&self) -> i32 {
+    pub(crate) fn joined(&self) -> &crate::inter_nb::Joined {
+        &self.joined
+    }
+
+    pub(crate) fn next_tag(&self) -> i32 {
         let s = self.seq.get();
         self.seq.set(s.wrapping_add(1));
         ((s & 0x0fff_ffff) << 3) as i32
@@ -237,7 +245,7 @@ impl InterCollectives {
         self.rank == 0
     }
 
-    fn check_remote(&self, op: CollOp, r: usize) -> Result<()> {
+    pub(crate) fn check_remote(&self, op: CollOp, r: usize) -> Result<()> {
         if r >= self.remote_size {
             return Err(bad(
                 op,
@@ -251,12 +259,12 @@ impl InterCollectives {
     }
 
     fn put(&self, tag: i32, data: &[u8], to: usize) -> Result<()> {
-        P2pRequest::wait(PointToPoint::isend(&self.bridge, data, to, tag)?).map(|_| ())
+        patience::wait(PointToPoint::isend(&self.bridge, data, to, tag)?).map(|_| ())
     }
 
     fn take(&self, tag: i32, buf: &mut [u8], from: usize) -> Result<()> {
         let want = buf.len();
-        let got = P2pRequest::wait(PointToPoint::irecv(&self.bridge, buf, from, tag)?)?;
+        let got = patience::wait(PointToPoint::irecv(&self.bridge, buf, from, tag)?)?;
         if got != want {
             return Err(CollError::SizeMismatch {
                 peer: from,
@@ -272,8 +280,8 @@ impl InterCollectives {
         let want = recv.len();
         let r = PointToPoint::irecv(&self.bridge, recv, 0, tag)?;
         let s = PointToPoint::isend(&self.bridge, send, 0, tag)?;
-        let got = P2pRequest::wait(r)?;
-        P2pRequest::wait(s)?;
+        let got = patience::wait(r)?;
+        patience::wait(s)?;
         if got != want {
             return Err(CollError::SizeMismatch {
                 peer: 0,
@@ -284,8 +292,8 @@ impl InterCollectives {
         Ok(())
     }
 
-    fn on_leader(&self, n: usize) -> Vec<u8> {
-        vec![0u8; if self.leader() { n } else { 0 }]
+    fn on_leader(&self, n: usize) -> Scratch {
+        Scratch::zeroed(if self.leader() { n } else { 0 })
     }
 
     /// Returns once every process of both groups has entered it.
@@ -408,7 +416,7 @@ impl InterCollectives {
         self.local.gather(send, &mut mat, 0)?;
         let mut out = self.on_leader(p * q * rb);
         if self.leader() {
-            let mut theirs = vec![0u8; q * p * rb];
+            let mut theirs = Scratch::zeroed(q * p * rb);
             self.swap(t, &mat, &mut theirs)?;
             for j in 0..p {
                 for i in 0..q {
@@ -453,7 +461,7 @@ impl InterCollectives {
         }
         let mut first_err = None;
         for (i, r) in recvs {
-            match P2pRequest::wait(r) {
+            match patience::wait(r) {
                 Ok(got) if got == rb => {}
                 Ok(got) => {
                     first_err.get_or_insert(CollError::SizeMismatch {
@@ -468,7 +476,7 @@ impl InterCollectives {
             }
         }
         for s in sends {
-            if let Err(e) = P2pRequest::wait(s) {
+            if let Err(e) = patience::wait(s) {
                 first_err.get_or_insert(e);
             }
         }

@@ -11,14 +11,18 @@
 //! implements it for `ibdyn_intercomm::Communicator`. Keep one `Collectives` per
 //! communicator: it numbers the calls, and the number is the tag (multiples of 8).
 //!
-//! Seams for what comes next:
-//! - Two-level forms: build a schedule on the node team, one on the leader team, and one
-//!   more on the node team, map each part's peers with its team, and `Schedule::append`
-//!   them into one collective (one tag, one request, non-blocking for free). The node
-//!   phases may later become shared-memory steps: a new `Local` kind.
-//! - Intercommunicator forms: a local-group collective on the local intracommunicator plus
-//!   one exchange between the group leaders on the intercommunicator; as one schedule, each
-//!   transfer would name which of the two endpoints it uses.
+//! A team whose processes share one node runs its blocking barrier, bcast, reduce,
+//! allreduce, gather and allgather through the node's shared-memory collective buffer
+//! (`nodeshm.rs` over `ibdyn_shm::CollBuf`: one copy in, flags, one copy out) where that is
+//! faster; the two-level forms' node steps and the intercommunicator forms' local steps use
+//! it too. Waits inside a collective poll for a while before they block (`patience.rs`).
+//!
+//! Non-blocking intercommunicator collectives (`inter_nb.rs`) are one schedule whose
+//! transfers name either endpoint (the local group's or the intercommunicator's).
+//!
+//! Seam for what comes next: non-blocking two-level forms: build a schedule on the node
+//! team, one on the leader team, and one more on the node team, map each part's peers with
+//! its team, and `Schedule::append` them into one collective.
 
 mod algo;
 mod coll;
@@ -28,18 +32,23 @@ mod config;
 mod error;
 mod exec;
 mod inter;
+mod inter_nb;
 pub use inter::{inter_collectives_of, InterCollectives, InterRole};
+pub use inter_nb::InterRequest;
 mod movement;
+mod nodeshm;
 mod op;
 mod p2p;
+mod patience;
 mod reductions;
 mod schedule;
+mod scratch;
 mod twolevel;
 mod typed;
 mod typed_ops;
 
 pub use coll::Collectives;
-pub use config::{AlgoConfig, Algorithm, CollOp, Thresholds, ALGO_ENV, FLAT};
+pub use config::{AlgoConfig, Algorithm, CollOp, Thresholds, ALGO_ENV, FLAT, P2P};
 pub use error::{CollError, Result};
 pub use exec::CollRequest;
 pub use op::{BuiltinOp, ElemType, Op};

@@ -11,6 +11,9 @@ use crate::schedule::{Region, Schedule};
 impl<C: PointToPoint> Collectives<C> {
     /// Gathers every rank's `send` (equal sizes) into `recv` at `root` (ignored elsewhere).
     pub fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
+        if let Some(b) = self.node_buf(CollOp::Gather, send.len(), root)? {
+            return self.shm_gather(&b, send, recv);
+        }
         self.igather(send, recv, root)?.wait()
     }
 
@@ -198,6 +201,26 @@ impl<C: PointToPoint> Collectives<C> {
             if send.len() * self.size() < self.config().thresholds.allgather_two_level_max {
                 return l.allgather(self, send, recv);
             }
+        }
+        if let Some(b) = self.node_buf(CollOp::Allgather, send.len() * self.size(), 0)? {
+            if recv.len() != send.len() * self.size() {
+                return Err(bad(
+                    CollOp::Allgather,
+                    format!(
+                        "receive buffer is {} bytes, not {} x {}",
+                        recv.len(),
+                        self.size(),
+                        send.len()
+                    ),
+                ));
+            }
+            let out: &mut [u8] = if self.rank() == 0 {
+                &mut *recv
+            } else {
+                &mut []
+            };
+            self.shm_gather(&b, send, out)?;
+            return self.shm_bcast(&b, recv);
         }
         self.iallgather(send, recv)?.wait()
     }

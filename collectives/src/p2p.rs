@@ -25,6 +25,13 @@ pub trait PointToPoint {
     fn size(&self) -> usize;
     fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<Self::Request<'a>>;
     fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<Self::Request<'a>>;
+    /// A number that names the communicator on its node (names its shared-memory buffers).
+    fn context_id(&self) -> u64 {
+        0
+    }
+    /// Moves pending point-to-point traffic along (called while a collective waits on
+    /// shared memory, so peers that need this process still get answers).
+    fn progress(&self) {}
 }
 
 /// The ranks an algorithm runs over, in their order, and this process's place among them.
@@ -112,5 +119,11 @@ impl<T: PointToPoint> PointToPoint for &T {
     }
     fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<Self::Request<'a>> {
         (**self).irecv(buf, src, tag)
+    }
+    fn context_id(&self) -> u64 {
+        (**self).context_id()
+    }
+    fn progress(&self) {
+        (**self).progress()
     }
 }

@@ -16,6 +16,10 @@ impl<C: PointToPoint> Collectives<C> {
             self.check_root(CollOp::Reduce, root)?;
             return l.reduce(self, send, recv, op, root);
         }
+        if let Some(b) = self.node_buf(CollOp::Reduce, send.len(), root)? {
+            self.check_op(CollOp::Reduce, op, send.len())?;
+            return self.shm_reduce(&b, send, recv, op);
+        }
         self.ireduce(send, recv, op, root)?.wait()
     }
 
@@ -63,6 +67,26 @@ impl<C: PointToPoint> Collectives<C> {
     pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
         if let Some(l) = self.two_level_for(CollOp::Allreduce, op) {
             return l.allreduce(self, send, recv, op);
+        }
+        if let Some(b) = self.node_buf(CollOp::Allreduce, send.len(), 0)? {
+            self.check_op(CollOp::Allreduce, op, send.len())?;
+            if recv.len() != send.len() {
+                return Err(bad(
+                    CollOp::Allreduce,
+                    format!(
+                        "receive buffer is {} bytes, send is {}",
+                        recv.len(),
+                        send.len()
+                    ),
+                ));
+            }
+            let out: &mut [u8] = if self.rank() == 0 {
+                &mut *recv
+            } else {
+                &mut []
+            };
+            self.shm_reduce(&b, send, out, op)?;
+            return self.shm_bcast(&b, recv);
         }
         self.iallreduce(send, recv, op)?.wait()
     }

@@ -2,15 +2,16 @@
 //! algorithm among the node leaders (each node's lowest rank), and a fan-out inside each
 //! node. Each level is an ordinary flat collective on a team; the phases take the tags
 //! `T | 1`, `T | 2`, ... of the one tag `T` the operation draws, so a two-level call never
-//! matches the traffic of another collective in flight. Intra-node traffic goes through the
-//! shared-memory queues of the point-to-point layer (a dedicated shared-memory collective
-//! buffer would save a copy per level; not done yet).
+//! matches the traffic of another collective in flight. The node steps run on the node
+//! team's shared-memory collective buffer (`nodeshm.rs`) where it wins, else through the
+//! point-to-point queues.
 
 use crate::coll::{bad, Collectives};
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
 use crate::op::Op;
-use crate::p2p::{P2pRequest, PointToPoint, Team};
+use crate::p2p::{PointToPoint, Team};
+use crate::scratch::Scratch;
 
 /// The node-aware teams of a communicator that spans several nodes.
 pub(crate) struct Levels<C: PointToPoint> {
@@ -50,6 +51,9 @@ impl<C: PointToPoint + Clone> Collectives<C> {
             members[k].push(r);
             node_of.push(k);
         }
+        if members.len() == 1 {
+            self.set_node_local();
+        }
         if members.len() < 2 || members.len() == p {
             return Ok(self);
         }
@@ -57,11 +61,12 @@ impl<C: PointToPoint + Clone> Collectives<C> {
         let me = self.rank();
         let cfg = self.config().clone();
         let mine = &members[node_of[me]];
-        let node = Collectives::on_team(
+        let mut node = Collectives::on_team(
             self.comm().clone(),
             Team::subset(me, mine.clone())?,
             cfg.clone(),
         );
+        node.set_node_local();
         let leaders = if mine[0] == me {
             let l: Vec<usize> = members.iter().map(|m| m[0]).collect();
             Some(Collectives::on_team(
@@ -123,10 +128,10 @@ impl<C: PointToPoint> Levels<C> {
     ) -> Result<()> {
         let me = top.rank();
         if me == from {
-            top.comm().isend(send, to, tag)?.wait()?;
+            crate::patience::wait(top.comm().isend(send, to, tag)?)?;
         } else if me == to {
             let want = recv.len();
-            let got = top.comm().irecv(recv, from, tag)?.wait()?;
+            let got = crate::patience::wait(top.comm().irecv(recv, from, tag)?)?;
             if got != want {
                 return Err(CollError::SizeMismatch {
                     peer: from,
@@ -183,9 +188,9 @@ impl<C: PointToPoint> Levels<C> {
             ));
         }
         let lead = self.leader_of(root);
-        let mut part = vec![0u8; if self.leaders.is_some() { n } else { 0 }];
+        let mut part = Scratch::zeroed(if self.leaders.is_some() { n } else { 0 });
         phase(&self.node, t | 1, |c| c.reduce(send, &mut part, op, 0))?;
-        let mut total = vec![0u8; if me == lead && me != root { n } else { 0 }];
+        let mut total = Scratch::zeroed(if me == lead && me != root { n } else { 0 });
         if let Some(l) = &self.leaders {
             let out: &mut [u8] = if me == root { &mut *recv } else { &mut total };
             phase(l, t | 2, |c| c.reduce(&part, out, op, self.node_of[root]))?;
@@ -213,7 +218,7 @@ impl<C: PointToPoint> Levels<C> {
             ));
         }
         if let Some(l) = &self.leaders {
-            let mut part = vec![0u8; n];
+            let mut part = Scratch::zeroed(n);
             phase(&self.node, t | 1, |c| c.reduce(send, &mut part, op, 0))?;
             phase(l, t | 2, |c| c.allreduce(&part, recv, op))?;
         } else {
@@ -238,7 +243,7 @@ impl<C: PointToPoint> Levels<C> {
         }
         let here = self.members[self.node_of[top.rank()]].len();
         if let Some(l) = &self.leaders {
-            let mut mine = vec![0u8; here * b];
+            let mut mine = Scratch::zeroed(here * b);
             phase(&self.node, t | 1, |c| c.gather(send, &mut mine, 0))?;
             let counts: Vec<usize> = self.members.iter().map(|m| m.len() * b).collect();
             let displs: Vec<usize> = counts
@@ -252,7 +257,7 @@ impl<C: PointToPoint> Levels<C> {
             if self.contiguous {
                 phase(l, t | 2, |c| c.allgatherv(&mine, recv, &counts, &displs))?;
             } else {
-                let mut all = vec![0u8; p * b];
+                let mut all = Scratch::zeroed(p * b);
                 phase(l, t | 2, |c| {
                     c.allgatherv(&mine, &mut all, &counts, &displs)
                 })?;

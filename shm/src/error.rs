@@ -50,4 +50,21 @@ pub enum ShmError {
     },
     #[error("cannot permit CMA from peers: {0}")]
     CmaSetup(String),
+    #[error("node collective buffer {name}: rank {rank} (pid {pid}) is gone")]
+    CollPeerGone { name: String, rank: usize, pid: u32 },
+    #[error("node collective buffer {name}: rank {rank} gave up on the operation")]
+    CollAbandoned { name: String, rank: usize },
+    #[error("node collective buffer {name}: rank {rank} did not take its part within {secs} s")]
+    CollTimeout {
+        name: String,
+        rank: usize,
+        secs: f64,
+    },
+    #[error("node collective buffer {name}: rank {rank} moves {got} bytes, this rank expects {expected} (mismatched counts across ranks?)")]
+    CollMismatch {
+        name: String,
+        rank: usize,
+        expected: usize,
+        got: u64,
+    },
 }

@@ -19,6 +19,7 @@
 //! [`RecvQueue::wait`]; the receiver's progress loop should spin and yield before waiting.
 
 pub mod cma;
+mod collbuf;
 mod config;
 mod doorbell;
 mod error;
@@ -30,6 +31,7 @@ mod send;
 
 use std::io;
 
+pub use collbuf::{CollBuf, COLL_TIMEOUT};
 pub use config::ShmConfig;
 pub use error::ShmError;
 pub use recv::RecvQueue;
