@@ -125,6 +125,9 @@ impl Engine {
         } else {
             SPINS_DEDICATED
         };
+        // Consumed cells go back to the senders when this process is idle (see wait_until),
+        // not between a packet's arrival and the reply it triggers.
+        rx.set_deferred_release(true);
         Engine {
             spins,
             rx,
@@ -193,6 +196,7 @@ impl Engine {
                 backoff.reset();
                 continue;
             }
+            self.rx.release_consumed();
             match backoff.step() {
                 Step::Spin => std::hint::spin_loop(),
                 Step::Yield => std::thread::yield_now(),
@@ -222,7 +226,16 @@ impl Engine {
     }
 
     /// Waits for request `id` and returns its result.
+    #[inline]
     pub fn wait(&mut self, id: u64) -> Result<Status> {
+        if let Some(r) = self.st.reqs.take_done(id) {
+            return r;
+        }
+        self.wait_slow(id)
+    }
+
+    #[inline(never)]
+    fn wait_slow(&mut self, id: u64) -> Result<Status> {
         let mut out = None;
         self.wait_until(|st| {
             out = st.take_done(id);
@@ -234,17 +247,9 @@ impl Engine {
 
 impl State {
     /// The result of `id` if it has completed (the request is then gone).
+    #[inline]
     pub fn take_done(&mut self, id: u64) -> Option<Result<Status>> {
-        match self.reqs.get_mut(id) {
-            Some(ReqState::Done(_)) => match self.reqs.remove(id) {
-                Some(ReqState::Done(r)) => Some(r),
-                _ => None,
-            },
-            Some(_) => None,
-            None => Some(Err(CommError::InvalidArgument(format!(
-                "request {id:#x} is unknown or already completed"
-            )))),
-        }
+        self.reqs.take_done(id)
     }
 
     pub fn is_done(&mut self, id: u64) -> bool {
@@ -315,8 +320,23 @@ impl State {
     }
 
     /// Queues one packet to `to`, in order behind anything queued before.
+    #[inline]
     pub fn push(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
-        if !self.peers.map.contains_key(&to) {
+        // The common case in one table lookup: a live same-node peer with room in its queue.
+        if let Some(peer) = self.peers.get_mut(to) {
+            if let (Route::Shm(q), None, true) = (&peer.route, &peer.dead, peer.backlog.is_empty())
+            {
+                if q.try_send(parts)? {
+                    return Ok(());
+                }
+            }
+        }
+        self.push_slow(to, parts)
+    }
+
+    #[inline(never)]
+    fn push_slow(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
+        if !self.peers.contains(to) {
             self.peer(to)?;
         }
         let State {
@@ -325,7 +345,7 @@ impl State {
             fabric_active,
             ..
         } = self;
-        let peer = peers.map.get_mut(&to).expect("peer opened above");
+        let peer = peers.get_mut(to).expect("peer opened above");
         if let Some(why) = &peer.dead {
             return Err(CommError::PeerDead {
                 peer: peer.describe(),
@@ -350,7 +370,7 @@ impl State {
 
     fn flush_backlogs(&mut self) -> Result<bool> {
         let mut sent = 0;
-        for peer in self.peers.map.values_mut() {
+        for peer in self.peers.iter_mut() {
             if let Route::Shm(q) = &peer.route {
                 while let Some(front) = peer.backlog.front() {
                     if !q.try_send(&[front])? {
@@ -383,6 +403,7 @@ impl State {
     /// The caller keeps `buf` alive and unchanged until the request completes.
     /// Starts a send: `SendStart::Done` when the data has left (eager),
     /// `SendStart::Pending(id)` for a rendezvous.
+    #[inline]
     pub fn isend(
         &mut self,
         ctx: u64,
@@ -398,17 +419,22 @@ impl State {
             count: buf.len(),
         };
         if buf.len() <= self.eager_limit {
-            let h = Header {
-                kind: Kind::Eager,
-                tag,
-                ctx,
-                src: src_rank,
-                from: self.me.to_u64(),
-                word: 0,
-            };
-            self.push(to, &[&h.encode()[..], buf])?;
+            self.push(to, &[&Header::encode_eager(tag, ctx, src_rank), buf])?;
             return Ok(SendStart::Done(status));
         }
+        self.isend_rndv(ctx, src_rank, to, tag, buf, status)
+    }
+
+    #[inline(never)]
+    fn isend_rndv(
+        &mut self,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        tag: i32,
+        buf: &[u8],
+        status: Status,
+    ) -> Result<SendStart> {
         let net = matches!(self.peer(to)?.route, Route::Net(_));
         let exposed = if net {
             let f = self
@@ -480,7 +506,17 @@ impl State {
             })
     }
 
+    #[inline]
     fn match_posted(&mut self, ctx: u64, src: u32, tag: i32) -> Option<(u64, PostedRecv)> {
+        // Usually the oldest posted receive is the one.
+        let &front = self.posted.front()?;
+        if let Some(ReqState::RecvPosted(r)) = self.reqs.get_mut(front) {
+            if matches(r.ctx, r.src, r.tag, ctx, src, tag) {
+                let r = *r;
+                self.posted.pop_front();
+                return Some((front, r));
+            }
+        }
         let reqs = &mut self.reqs;
         let i = self.posted.iter().position(|&id| match reqs.get_mut(id) {
             Some(ReqState::RecvPosted(r)) => matches(r.ctx, r.src, r.tag, ctx, src, tag),
@@ -511,6 +547,7 @@ impl State {
         }
     }
 
+    #[inline]
     fn deliver_eager(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, data: &[u8]) {
         let result = if data.len() > r.cap {
             Err(CommError::Truncated {
@@ -658,21 +695,35 @@ impl State {
 
     /// Handles one packet, in place. Only malformed packets are errors here; every other
     /// failure lands on the request it concerns.
+    #[inline]
     pub fn handle_packet(&mut self, p: &[u8]) -> Result<()> {
+        if let Some((ctx, src, tag, body)) = Header::decode_eager(p) {
+            self.handle_eager(ctx, src, tag, body);
+            return Ok(());
+        }
+        self.handle_control(p)
+    }
+
+    #[inline]
+    fn handle_eager(&mut self, ctx: u64, src: u32, tag: i32, body: &[u8]) {
+        if let Some((id, r)) = self.match_posted(ctx, src, tag) {
+            self.deliver_eager(id, r, src, tag, body);
+        } else {
+            self.unexpected.push_back(Unexpected {
+                ctx,
+                src,
+                tag,
+                body: UnexpectedBody::Eager(body.to_vec()),
+            });
+        }
+    }
+
+    /// Every packet but eager ones.
+    #[inline(never)]
+    fn handle_control(&mut self, p: &[u8]) -> Result<()> {
         let (h, body) = Header::decode(p)?;
         match h.kind {
-            Kind::Eager => {
-                if let Some((id, r)) = self.match_posted(h.ctx, h.src, h.tag) {
-                    self.deliver_eager(id, r, h.src, h.tag, body);
-                } else {
-                    self.unexpected.push_back(Unexpected {
-                        ctx: h.ctx,
-                        src: h.src,
-                        tag: h.tag,
-                        body: UnexpectedBody::Eager(body.to_vec()),
-                    });
-                }
-            }
+            Kind::Eager => self.handle_eager(h.ctx, h.src, h.tag, body),
             Kind::Rts => {
                 let rts = RtsBody::decode(body)?;
                 let from = Gpid::from_u64(h.from);

@@ -228,6 +228,12 @@ impl Segment {
         self.u32_at(OFF_SLEEPING)
     }
 
+    /// Every position before this one has been handed back by the receiver.
+    #[inline]
+    pub fn released_pos(&self) -> &AtomicU64 {
+        self.u64_at(OFF_RELEASED)
+    }
+
     #[inline]
     pub fn cell_seq(&self, pos: u64) -> &AtomicU64 {
         self.u64_at(self.geo.cell_offset(pos) + CELL_SEQ)
