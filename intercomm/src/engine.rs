@@ -60,6 +60,26 @@ impl Unexpected {
     }
 }
 
+/// Copies an eager message into the receive's buffer.
+#[inline]
+fn copy_eager(r: &PostedRecv, src: u32, tag: i32, data: &[u8]) -> Result<Status> {
+    if data.len() > r.cap {
+        return Err(CommError::Truncated {
+            message_len: data.len(),
+            buffer_len: r.cap,
+        });
+    }
+    // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, lent to the receive until it
+    // completes (the request's borrow, or the blocking call's); data.len() <= r.cap.
+    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, data.len()) };
+    Ok(Status {
+        source: src as i32,
+        tag,
+        count: data.len(),
+    })
+}
+
+#[inline]
 fn matches(ctx: u64, src: i32, tag: i32, m_ctx: u64, m_src: u32, m_tag: i32) -> bool {
     ctx == m_ctx && (src == ANY_SOURCE || src as u32 == m_src) && (tag == ANY_TAG || tag == m_tag)
 }
@@ -155,33 +175,94 @@ impl Engine {
     }
 
     /// One pass over every endpoint. Returns whether anything happened.
+    #[inline]
     pub fn progress(&mut self) -> Result<bool> {
         let Engine { rx, st, .. } = self;
         let mut did = false;
         for _ in 0..64 {
-            match rx.try_recv(|p| st.handle_packet(p)) {
-                None => break,
-                Some(r) => {
-                    did = true;
-                    if let Err(e) = r {
-                        st.malformed += 1;
-                        tracing::warn!("dropped a packet: {e}");
-                    }
-                }
+            if rx.try_recv(|p| st.handle_logged(p)).is_none() {
+                break;
+            }
+            did = true;
+        }
+        Ok(st.progress_others()? || did)
+    }
+
+    /// A blocking send: no request object unless the send is a rendezvous.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn send(
+        &mut self,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        dest_rank: i32,
+        tag: i32,
+        buf: &[u8],
+    ) -> Result<()> {
+        match self.st.isend(ctx, src_rank, to, dest_rank, tag, buf)? {
+            SendStart::Done(_) => Ok(()),
+            SendStart::Pending(id) => self.wait(id).map(|_| ()),
+        }
+    }
+
+    /// A blocking receive. When no other receive is posted and nothing waits unmatched, an
+    /// eager message for it is copied straight from the queue cell into `r.buf` while the wait
+    /// spins, with no entry in the request table. Anything else (a rendezvous, a message that
+    /// came unexpected, a wait that outlasts the spinning) takes the general path, which also
+    /// checks the peer's liveness.
+    pub fn recv(&mut self, r: PostedRecv) -> Result<Status> {
+        if self.st.posted.is_empty() && self.st.unexpected.is_empty() {
+            if let Some(res) = self.recv_direct(&r)? {
+                return res;
             }
         }
-        if st.peers.has_backlog() {
-            did |= st.flush_backlogs()?;
+        let id = self.st.irecv(r)?;
+        self.wait(id)
+    }
+
+    fn recv_direct(&mut self, r: &PostedRecv) -> Result<Option<Result<Status>>> {
+        let mut backoff = Backoff::new(self.spins);
+        loop {
+            let Engine { rx, st, .. } = self;
+            let mut got = None;
+            let mut did = false;
+            for _ in 0..64 {
+                let step = rx.try_recv(|p| {
+                    if let Some((ctx, src, tag, body)) = Header::decode_eager(p) {
+                        if matches(r.ctx, r.src, r.tag, ctx, src, tag) {
+                            return Some(copy_eager(r, src, tag, body));
+                        }
+                    }
+                    st.handle_logged(p);
+                    None
+                });
+                match step {
+                    None => break,
+                    Some(Some(res)) => {
+                        got = Some(res);
+                        break;
+                    }
+                    Some(None) => did = true,
+                }
+            }
+            if got.is_some() {
+                return Ok(got);
+            }
+            did |= st.progress_others()?;
+            if !st.unexpected.is_empty() {
+                return Ok(None); // maybe ours (a rendezvous, or from the fabric)
+            }
+            if did {
+                backoff.reset();
+                continue;
+            }
+            rx.release_consumed();
+            match backoff.step() {
+                Step::Spin => std::hint::spin_loop(),
+                _ => return Ok(None),
+            }
         }
-        if st.streaming > 0 {
-            did |= st.stream_fragments()?;
-        }
-        st.polls += 1;
-        // Before any fabric traffic, the fabric only has connect requests to deliver: look rarely.
-        if st.fabric_active || st.polls % 1024 == 0 {
-            did |= st.progress_fabric()?;
-        }
-        Ok(did)
     }
 
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked
@@ -196,17 +277,7 @@ impl Engine {
                 backoff.reset();
                 continue;
             }
-            self.rx.release_consumed();
-            match backoff.step() {
-                Step::Spin => std::hint::spin_loop(),
-                Step::Yield => std::thread::yield_now(),
-                Step::Block(t) => {
-                    self.block(t);
-                    if backoff.blocks().is_multiple_of(LIVENESS_EVERY) {
-                        self.st.check_liveness();
-                    }
-                }
-            }
+            self.idle(&mut backoff);
         }
     }
 
@@ -234,14 +305,44 @@ impl Engine {
         self.wait_slow(id)
     }
 
+    /// `wait_until` for one request, without the closure's bookkeeping on the hot path.
     #[inline(never)]
     fn wait_slow(&mut self, id: u64) -> Result<Status> {
-        let mut out = None;
-        self.wait_until(|st| {
-            out = st.take_done(id);
-            out.is_some()
-        })?;
-        out.expect("wait_until returns when the request is done")
+        let mut backoff = Backoff::new(self.spins);
+        loop {
+            if self.progress()? {
+                if let Some(r) = self.st.reqs.take_done(id) {
+                    return r;
+                }
+                backoff.reset();
+                continue;
+            }
+            if self.idle(&mut backoff) {
+                // Blocking progressed the fabric, or a liveness check failed the request.
+                if let Some(r) = self.st.reqs.take_done(id) {
+                    return r;
+                }
+            }
+        }
+    }
+
+    /// One idle step of a wait: hands consumed cells back, then spins, yields or blocks.
+    /// Returns whether it blocked (requests may then have completed or failed).
+    #[inline]
+    fn idle(&mut self, backoff: &mut Backoff) -> bool {
+        self.rx.release_consumed();
+        match backoff.step() {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => std::thread::yield_now(),
+            Step::Block(t) => {
+                self.block(t);
+                if backoff.blocks().is_multiple_of(LIVENESS_EVERY) {
+                    self.st.check_liveness();
+                }
+                return true;
+            }
+        }
+        false
     }
 }
 
@@ -549,21 +650,7 @@ impl State {
 
     #[inline]
     fn deliver_eager(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, data: &[u8]) {
-        let result = if data.len() > r.cap {
-            Err(CommError::Truncated {
-                message_len: data.len(),
-                buffer_len: r.cap,
-            })
-        } else {
-            // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, owned by the receive
-            // request's borrow until the request completes; data.len() <= r.cap.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, data.len()) };
-            Ok(Status {
-                source: src as i32,
-                tag,
-                count: data.len(),
-            })
-        };
+        let result = copy_eager(&r, src, tag, data);
         self.set(id, ReqState::Done(result));
     }
 
@@ -692,6 +779,37 @@ impl State {
     }
 
     // ---- incoming packets ----
+
+    /// Handles one packet; a malformed one is counted and logged. Returns whether it was good.
+    #[inline]
+    fn handle_logged(&mut self, p: &[u8]) -> bool {
+        match self.handle_packet(p) {
+            Ok(()) => true,
+            Err(e) => {
+                self.malformed += 1;
+                tracing::warn!("dropped a packet: {e}");
+                false
+            }
+        }
+    }
+
+    /// The endpoints other than the receive queue: backlogs, fragment streams, the fabric.
+    #[inline]
+    fn progress_others(&mut self) -> Result<bool> {
+        let mut did = false;
+        if self.peers.has_backlog() {
+            did |= self.flush_backlogs()?;
+        }
+        if self.streaming > 0 {
+            did |= self.stream_fragments()?;
+        }
+        self.polls += 1;
+        // Before any fabric traffic, the fabric only has connect requests to deliver: look rarely.
+        if self.fabric_active || self.polls % 1024 == 0 {
+            did |= self.progress_fabric()?;
+        }
+        Ok(did)
+    }
 
     /// Handles one packet, in place. Only malformed packets are errors here; every other
     /// failure lands on the request it concerns.
