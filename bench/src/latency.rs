@@ -65,21 +65,6 @@ fn rank_main(a: &Args) -> Result<(), String> {
     let w = u.world();
     let rank = w.rank();
     let peer = 1 - rank;
-    if let Some(n) = std::env::var("IBDYN_SELF_LOOP").ok().and_then(|v| v.parse::<u32>().ok()) {
-        let sbuf = [1u8; 8];
-        let mut rbuf = [0u8; 8];
-        for _ in 0..3 {
-            let t0 = Instant::now();
-            for _ in 0..n {
-                w.send(&sbuf, rank, 1).map_err(|e| e.to_string())?;
-                w.recv(&mut rbuf, rank, 1).map_err(|e| e.to_string())?;
-            }
-            emit(&[("size", format!("self{rank}"))], "selfloop", "ns", t0.elapsed().as_nanos() as f64 / n as f64);
-        }
-        if rank == 0 && std::env::var_os("IBDYN_SELF_ONLY").is_some() {
-            return Ok(());
-        }
-    }
     let mut all = vec![0usize];
     all.extend(sizes(1, a.max_size));
     for size in all {

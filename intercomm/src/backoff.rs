@@ -16,7 +16,7 @@ pub(crate) struct Backoff {
 }
 
 /// Progress passes to spin before yielding when every process has a core of its own.
-pub(crate) const SPINS_DEDICATED: u32 = 1024;
+pub(crate) const SPINS_DEDICATED: u32 = 256;
 /// ... and when processes share cores: the peer we wait for needs our core to make progress.
 pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;

@@ -60,6 +60,14 @@ impl Unexpected {
     }
 }
 
+/// How a blocking receive's direct wait ended (small, so the hot path moves little).
+enum Direct {
+    Received(Status),
+    Failed(Box<CommError>),
+    /// Not (yet) received: post the receive and wait the general way.
+    Post,
+}
+
 /// Copies an eager message into the receive's buffer.
 #[inline]
 fn copy_eager(r: &PostedRecv, src: u32, tag: i32, data: &[u8]) -> Result<Status> {
@@ -185,7 +193,7 @@ impl Engine {
             }
             did = true;
         }
-        Ok(st.progress_others()? || did)
+        Ok(st.progress_others(true)? || did)
     }
 
     /// A blocking send: no request object unless the send is a rendezvous.
@@ -200,6 +208,11 @@ impl Engine {
         tag: i32,
         buf: &[u8],
     ) -> Result<()> {
+        if buf.len() <= self.st.eager_limit {
+            return self
+                .st
+                .push(to, &[&Header::encode_eager(tag, ctx, src_rank), buf]);
+        }
         match self.st.isend(ctx, src_rank, to, dest_rank, tag, buf)? {
             SendStart::Done(_) => Ok(()),
             SendStart::Pending(id) => self.wait(id).map(|_| ()),
@@ -213,25 +226,29 @@ impl Engine {
     /// checks the peer's liveness.
     pub fn recv(&mut self, r: PostedRecv) -> Result<Status> {
         if self.st.posted.is_empty() && self.st.unexpected.is_empty() {
-            if let Some(res) = self.recv_direct(&r)? {
-                return res;
+            match self.recv_direct(&r) {
+                Direct::Received(status) => return Ok(status),
+                Direct::Failed(e) => return Err(*e),
+                Direct::Post => {}
             }
         }
         let id = self.st.irecv(r)?;
         self.wait(id)
     }
 
-    fn recv_direct(&mut self, r: &PostedRecv) -> Result<Option<Result<Status>>> {
+    fn recv_direct(&mut self, r: &PostedRecv) -> Direct {
         let mut backoff = Backoff::new(self.spins);
         loop {
             let Engine { rx, st, .. } = self;
-            let mut got = None;
             let mut did = false;
             for _ in 0..64 {
                 let step = rx.try_recv(|p| {
                     if let Some((ctx, src, tag, body)) = Header::decode_eager(p) {
                         if matches(r.ctx, r.src, r.tag, ctx, src, tag) {
-                            return Some(copy_eager(r, src, tag, body));
+                            return Some(match copy_eager(r, src, tag, body) {
+                                Ok(status) => Direct::Received(status),
+                                Err(e) => Direct::Failed(Box::new(e)),
+                            });
                         }
                     }
                     st.handle_logged(p);
@@ -239,19 +256,16 @@ impl Engine {
                 });
                 match step {
                     None => break,
-                    Some(Some(res)) => {
-                        got = Some(res);
-                        break;
-                    }
+                    Some(Some(got)) => return got,
                     Some(None) => did = true,
                 }
             }
-            if got.is_some() {
-                return Ok(got);
+            match st.progress_others(false) {
+                Ok(more) => did |= more,
+                Err(e) => return Direct::Failed(Box::new(e)),
             }
-            did |= st.progress_others()?;
             if !st.unexpected.is_empty() {
-                return Ok(None); // maybe ours (a rendezvous, or from the fabric)
+                return Direct::Post; // maybe ours (a rendezvous, or from the fabric)
             }
             if did {
                 backoff.reset();
@@ -260,7 +274,7 @@ impl Engine {
             rx.release_consumed();
             match backoff.step() {
                 Step::Spin => std::hint::spin_loop(),
-                _ => return Ok(None),
+                _ => return Direct::Post,
             }
         }
     }
@@ -794,8 +808,11 @@ impl State {
     }
 
     /// The endpoints other than the receive queue: backlogs, fragment streams, the fabric.
+    /// Until the fabric carries traffic it only has connect requests to deliver, so it is
+    /// looked at rarely, and not at all without `look_for_connects` (a short spin, after
+    /// which the caller waits the general way).
     #[inline]
-    fn progress_others(&mut self) -> Result<bool> {
+    fn progress_others(&mut self, look_for_connects: bool) -> Result<bool> {
         let mut did = false;
         if self.peers.has_backlog() {
             did |= self.flush_backlogs()?;
@@ -803,10 +820,13 @@ impl State {
         if self.streaming > 0 {
             did |= self.stream_fragments()?;
         }
-        self.polls += 1;
-        // Before any fabric traffic, the fabric only has connect requests to deliver: look rarely.
-        if self.fabric_active || self.polls % 1024 == 0 {
+        if self.fabric_active {
             did |= self.progress_fabric()?;
+        } else if look_for_connects {
+            self.polls += 1;
+            if self.polls.is_multiple_of(1024) {
+                did |= self.progress_fabric()?;
+            }
         }
         Ok(did)
     }

@@ -98,7 +98,8 @@ impl RecvQueue {
         let mut f = Some(f);
         loop {
             let pos = self.head.get();
-            if self.seg.cell_seq(pos).load(Ordering::Acquire) != pos.wrapping_add(1) {
+            let cell = self.seg.cell(pos);
+            if cell.seq().load(Ordering::Acquire) != pos.wrapping_add(1) {
                 if !self.deferred.get() {
                     self.release();
                 }
@@ -107,14 +108,14 @@ impl RecvQueue {
             self.head.set(pos.wrapping_add(1));
             // SAFETY: the Acquire above pairs with the producer's Release, so the length and
             // payload it wrote are visible; the cell stays ours until `release` passes it.
-            let len = unsafe { self.seg.cell_len(pos).read() } as usize;
+            let len = unsafe { cell.len().read() } as usize;
             let out = if len == LEN_ABANDONED as usize {
                 None
             } else if len <= self.seg.geo.payload {
                 // SAFETY: `len <= payload` bytes of this cell lie inside the mapping; well-behaved
                 // producers do not write the cell before we release it (a rogue process with
                 // write access could, which changes bytes under `f` but stays in bounds).
-                let bytes = unsafe { std::slice::from_raw_parts(self.seg.cell_data(pos), len) };
+                let bytes = unsafe { std::slice::from_raw_parts(cell.data(), len) };
                 let _busy = Busy::enter(&self.in_recv);
                 f.take().map(|f| f(bytes))
             } else {

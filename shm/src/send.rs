@@ -88,13 +88,20 @@ impl SendQueue {
                 Ok(_) => {
                     // Only stores from here on: they leave through the store buffer while the
                     // cell's line comes over, and the sequence store publishes them all.
-                    self.seg
-                        .cell_producer(pos)
-                        .store(my_pid(), Ordering::Relaxed);
-                    self.fill(pos, parts, len);
-                    self.seg
-                        .cell_seq(pos)
-                        .store(pos.wrapping_add(1), Ordering::Release);
+                    let cell = self.seg.cell(pos);
+                    cell.producer().store(my_pid(), Ordering::Relaxed);
+                    let mut at = 0;
+                    for p in parts {
+                        // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes
+                        // fit in it, and a local slice cannot overlap the shared cell we own.
+                        unsafe {
+                            std::ptr::copy_nonoverlapping(p.as_ptr(), cell.data().add(at), p.len())
+                        };
+                        at += p.len();
+                    }
+                    // SAFETY: the length word of our claimed cell, aligned and in bounds.
+                    unsafe { cell.len().write(len as u32) };
+                    cell.seq().store(pos.wrapping_add(1), Ordering::Release);
                     self.ring();
                     return Ok(true);
                 }
@@ -121,20 +128,6 @@ impl SendQueue {
         let now = self.seg.released_pos().load(Ordering::Acquire);
         self.released.store(now, Ordering::Relaxed);
         free(now)
-    }
-
-    #[inline]
-    fn fill(&self, pos: u64, parts: &[&[u8]], len: usize) {
-        let dst = self.seg.cell_data(pos);
-        let mut at = 0;
-        for p in parts {
-            // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes fit in it, and
-            // a local slice cannot overlap the shared mapping's cell we own.
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), dst.add(at), p.len()) };
-            at += p.len();
-        }
-        // SAFETY: the length word of our claimed cell, aligned and in bounds.
-        unsafe { self.seg.cell_len(pos).write(len as u32) };
     }
 
     #[inline]
