@@ -79,7 +79,7 @@ fn copy_eager(r: &PostedRecv, src: u32, tag: i32, data: &[u8]) -> Result<Status>
     }
     // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, lent to the receive until it
     // completes (the request's borrow, or the blocking call's); data.len() <= r.cap.
-    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, data.len()) };
+    unsafe { ibdyn_shm::copy_bytes(data.as_ptr(), r.buf, data.len()) };
     Ok(Status {
         source: src as i32,
         tag,

@@ -20,6 +20,7 @@
 
 pub mod cma;
 mod config;
+mod copy;
 mod doorbell;
 mod error;
 mod layout;
@@ -31,6 +32,7 @@ mod send;
 use std::io;
 
 pub use config::ShmConfig;
+pub use copy::copy_bytes;
 pub use error::ShmError;
 pub use recv::RecvQueue;
 pub use send::SendQueue;

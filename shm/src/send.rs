@@ -5,6 +5,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::copy::copy_bytes;
 use crate::doorbell::futex_wake;
 use crate::pid::my_pid;
 use crate::segment::Segment;
@@ -94,9 +95,7 @@ impl SendQueue {
                     for p in parts {
                         // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes
                         // fit in it, and a local slice cannot overlap the shared cell we own.
-                        unsafe {
-                            std::ptr::copy_nonoverlapping(p.as_ptr(), cell.data().add(at), p.len())
-                        };
+                        unsafe { copy_bytes(p.as_ptr(), cell.data().add(at), p.len()) };
                         at += p.len();
                     }
                     // SAFETY: the length word of our claimed cell, aligned and in bounds.
