@@ -20,6 +20,8 @@ pub const PROC_NULL: i32 = -3;
 
 /// How long a process waits for a peer's address card to appear.
 const CARD_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest block while packets wait for room in a peer's queue.
+const BACKLOG_RETRY: Duration = Duration::from_micros(50);
 /// Blocked waits between two liveness checks of the peers a wait depends on.
 const LIVENESS_EVERY: u64 = 64;
 
@@ -300,6 +302,13 @@ impl Engine {
         // wakes on its sockets; shared-memory packets then wait at most 2 ms. Otherwise block on
         // the shared-memory doorbell, which senders ring.
         let fabric_first = self.st.fabric_active || self.st.expect_control;
+        // Packets waiting for room in a peer's full queue: nothing rings us when the peer frees
+        // cells, so look again soon.
+        let t = if self.st.peers.has_backlog() {
+            t.min(BACKLOG_RETRY)
+        } else {
+            t
+        };
         match self.st.fabric.as_mut() {
             Some(f) if fabric_first => f.wait(t.min(Duration::from_millis(2))),
             _ => self.rx.wait(t),
