@@ -15,8 +15,10 @@ pub(crate) struct Backoff {
     spins: u32,
 }
 
-/// Progress passes to spin before yielding when every process has a core of its own.
-pub(crate) const SPINS_DEDICATED: u32 = 1024;
+/// Progress passes to spin before yielding when every process has a core of its own: about
+/// 20 us, far longer than a reply over shared memory takes, and short enough that two ranks
+/// squeezed onto one core by other load hand it over quickly.
+pub(crate) const SPINS_DEDICATED: u32 = 256;
 /// ... and when processes share cores: the peer we wait for needs our core to make progress.
 pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;

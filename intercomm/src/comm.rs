@@ -201,11 +201,39 @@ impl Communicator {
     }
 
     pub fn send(&self, buf: &[u8], dest: i32, tag: i32) -> Result<()> {
-        self.isend(buf, dest, tag)?.wait().map(|_| ())
+        self.check()?;
+        Self::check_send_tag(tag)?;
+        if dest == PROC_NULL {
+            return Ok(());
+        }
+        let to = self.gpid_of(dest)?;
+        // Blocking, so no request object (the engine makes one only for a rendezvous).
+        self.inner
+            .eng
+            .borrow_mut()
+            .send(self.ctx, self.inner.rank, to, dest, tag, buf)
     }
 
     pub fn recv(&self, buf: &mut [u8], src: i32, tag: i32) -> Result<Status> {
-        self.irecv(buf, src, tag)?.wait()
+        self.check()?;
+        if src == PROC_NULL {
+            return Ok(Status {
+                source: PROC_NULL,
+                tag: ANY_TAG,
+                count: 0,
+            });
+        }
+        let peer = self.check_recv(src, tag)?;
+        let posted = PostedRecv {
+            buf: buf.as_mut_ptr(),
+            cap: buf.len(),
+            ctx: self.ctx,
+            src,
+            tag,
+            peer,
+        };
+        // Blocking: an eager message can go straight into `buf` (see Engine::recv).
+        self.inner.eng.borrow_mut().recv(posted)
     }
 
     /// Receives a message of any size into a new vector.

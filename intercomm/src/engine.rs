@@ -20,6 +20,8 @@ pub const PROC_NULL: i32 = -3;
 
 /// How long a process waits for a peer's address card to appear.
 const CARD_TIMEOUT: Duration = Duration::from_secs(60);
+/// Longest block while packets wait for room in a peer's queue.
+const BACKLOG_RETRY: Duration = Duration::from_micros(50);
 /// Blocked waits between two liveness checks of the peers a wait depends on.
 const LIVENESS_EVERY: u64 = 64;
 
@@ -60,6 +62,34 @@ impl Unexpected {
     }
 }
 
+/// How a blocking receive's direct wait ended (small, so the hot path moves little).
+enum Direct {
+    Received(Status),
+    Failed(Box<CommError>),
+    /// Not (yet) received: post the receive and wait the general way.
+    Post,
+}
+
+/// Copies an eager message into the receive's buffer.
+#[inline]
+fn copy_eager(r: &PostedRecv, src: u32, tag: i32, data: &[u8]) -> Result<Status> {
+    if data.len() > r.cap {
+        return Err(CommError::Truncated {
+            message_len: data.len(),
+            buffer_len: r.cap,
+        });
+    }
+    // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, lent to the receive until it
+    // completes (the request's borrow, or the blocking call's); data.len() <= r.cap.
+    unsafe { ibdyn_shm::copy_bytes(data.as_ptr(), r.buf, data.len()) };
+    Ok(Status {
+        source: src as i32,
+        tag,
+        count: data.len(),
+    })
+}
+
+#[inline]
 fn matches(ctx: u64, src: i32, tag: i32, m_ctx: u64, m_src: u32, m_tag: i32) -> bool {
     ctx == m_ctx && (src == ANY_SOURCE || src as u32 == m_src) && (tag == ANY_TAG || tag == m_tag)
 }
@@ -125,6 +155,9 @@ impl Engine {
         } else {
             SPINS_DEDICATED
         };
+        // Consumed cells go back to the senders when this process is idle (see wait_until),
+        // not between a packet's arrival and the reply it triggers.
+        rx.set_deferred_release(true);
         Engine {
             spins,
             rx,
@@ -152,33 +185,100 @@ impl Engine {
     }
 
     /// One pass over every endpoint. Returns whether anything happened.
+    #[inline]
     pub fn progress(&mut self) -> Result<bool> {
         let Engine { rx, st, .. } = self;
         let mut did = false;
         for _ in 0..64 {
-            match rx.try_recv(|p| st.handle_packet(p)) {
-                None => break,
-                Some(r) => {
-                    did = true;
-                    if let Err(e) = r {
-                        st.malformed += 1;
-                        tracing::warn!("dropped a packet: {e}");
-                    }
-                }
+            if rx.try_recv(|p| st.handle_logged(p)).is_none() {
+                break;
+            }
+            did = true;
+        }
+        Ok(st.progress_others(true)? || did)
+    }
+
+    /// A blocking send: no request object unless the send is a rendezvous.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn send(
+        &mut self,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        dest_rank: i32,
+        tag: i32,
+        buf: &[u8],
+    ) -> Result<()> {
+        if buf.len() <= self.st.eager_limit {
+            return self
+                .st
+                .push(to, &[&Header::encode_eager(tag, ctx, src_rank), buf]);
+        }
+        match self.st.isend(ctx, src_rank, to, dest_rank, tag, buf)? {
+            SendStart::Done(_) => Ok(()),
+            SendStart::Pending(id) => self.wait(id).map(|_| ()),
+        }
+    }
+
+    /// A blocking receive. When no other receive is posted and nothing waits unmatched, an
+    /// eager message for it is copied straight from the queue cell into `r.buf` while the wait
+    /// spins, with no entry in the request table. Anything else (a rendezvous, a message that
+    /// came unexpected, a wait that outlasts the spinning) takes the general path, which also
+    /// checks the peer's liveness.
+    pub fn recv(&mut self, r: PostedRecv) -> Result<Status> {
+        if self.st.posted.is_empty() && self.st.unexpected.is_empty() {
+            match self.recv_direct(&r) {
+                Direct::Received(status) => return Ok(status),
+                Direct::Failed(e) => return Err(*e),
+                Direct::Post => {}
             }
         }
-        if st.peers.has_backlog() {
-            did |= st.flush_backlogs()?;
+        let id = self.st.irecv(r)?;
+        self.wait(id)
+    }
+
+    fn recv_direct(&mut self, r: &PostedRecv) -> Direct {
+        let mut backoff = Backoff::new(self.spins);
+        loop {
+            let Engine { rx, st, .. } = self;
+            let mut did = false;
+            for _ in 0..64 {
+                let step = rx.try_recv(|p| {
+                    if let Some((ctx, src, tag, body)) = Header::decode_eager(p) {
+                        if matches(r.ctx, r.src, r.tag, ctx, src, tag) {
+                            return Some(match copy_eager(r, src, tag, body) {
+                                Ok(status) => Direct::Received(status),
+                                Err(e) => Direct::Failed(Box::new(e)),
+                            });
+                        }
+                    }
+                    st.handle_logged(p);
+                    None
+                });
+                match step {
+                    None => break,
+                    Some(Some(got)) => return got,
+                    Some(None) => did = true,
+                }
+            }
+            match st.progress_others(false) {
+                Ok(more) => did |= more,
+                Err(e) => return Direct::Failed(Box::new(e)),
+            }
+            if !st.unexpected.is_empty() {
+                return Direct::Post; // maybe ours (a rendezvous, or from the fabric)
+            }
+            if did {
+                backoff.reset();
+                continue;
+            }
+            rx.release_consumed();
+            match backoff.step() {
+                Step::Spin => std::hint::spin_loop(),
+                _ => return Direct::Post,
+            }
         }
-        if st.streaming > 0 {
-            did |= st.stream_fragments()?;
-        }
-        st.polls += 1;
-        // Before any fabric traffic, the fabric only has connect requests to deliver: look rarely.
-        if st.fabric_active || st.polls % 1024 == 0 {
-            did |= st.progress_fabric()?;
-        }
-        Ok(did)
     }
 
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked
@@ -193,16 +293,7 @@ impl Engine {
                 backoff.reset();
                 continue;
             }
-            match backoff.step() {
-                Step::Spin => std::hint::spin_loop(),
-                Step::Yield => std::thread::yield_now(),
-                Step::Block(t) => {
-                    self.block(t);
-                    if backoff.blocks().is_multiple_of(LIVENESS_EVERY) {
-                        self.st.check_liveness();
-                    }
-                }
-            }
+            self.idle(&mut backoff);
         }
     }
 
@@ -211,6 +302,13 @@ impl Engine {
         // wakes on its sockets; shared-memory packets then wait at most 2 ms. Otherwise block on
         // the shared-memory doorbell, which senders ring.
         let fabric_first = self.st.fabric_active || self.st.expect_control;
+        // Packets waiting for room in a peer's full queue: nothing rings us when the peer frees
+        // cells, so look again soon.
+        let t = if self.st.peers.has_backlog() {
+            t.min(BACKLOG_RETRY)
+        } else {
+            t
+        };
         match self.st.fabric.as_mut() {
             Some(f) if fabric_first => f.wait(t.min(Duration::from_millis(2))),
             _ => self.rx.wait(t),
@@ -222,13 +320,52 @@ impl Engine {
     }
 
     /// Waits for request `id` and returns its result.
+    #[inline]
     pub fn wait(&mut self, id: u64) -> Result<Status> {
-        let mut out = None;
-        self.wait_until(|st| {
-            out = st.take_done(id);
-            out.is_some()
-        })?;
-        out.expect("wait_until returns when the request is done")
+        if let Some(r) = self.st.reqs.take_done(id) {
+            return r;
+        }
+        self.wait_slow(id)
+    }
+
+    /// `wait_until` for one request, without the closure's bookkeeping on the hot path.
+    #[inline(never)]
+    fn wait_slow(&mut self, id: u64) -> Result<Status> {
+        let mut backoff = Backoff::new(self.spins);
+        loop {
+            if self.progress()? {
+                if let Some(r) = self.st.reqs.take_done(id) {
+                    return r;
+                }
+                backoff.reset();
+                continue;
+            }
+            if self.idle(&mut backoff) {
+                // Blocking progressed the fabric, or a liveness check failed the request.
+                if let Some(r) = self.st.reqs.take_done(id) {
+                    return r;
+                }
+            }
+        }
+    }
+
+    /// One idle step of a wait: hands consumed cells back, then spins, yields or blocks.
+    /// Returns whether it blocked (requests may then have completed or failed).
+    #[inline]
+    fn idle(&mut self, backoff: &mut Backoff) -> bool {
+        self.rx.release_consumed();
+        match backoff.step() {
+            Step::Spin => std::hint::spin_loop(),
+            Step::Yield => std::thread::yield_now(),
+            Step::Block(t) => {
+                self.block(t);
+                if backoff.blocks().is_multiple_of(LIVENESS_EVERY) {
+                    self.st.check_liveness();
+                }
+                return true;
+            }
+        }
+        false
     }
 
     /// Like `wait_until`, but blocks as soon as there is nothing to do: for waits of
@@ -248,17 +385,9 @@ impl Engine {
 
 impl State {
     /// The result of `id` if it has completed (the request is then gone).
+    #[inline]
     pub fn take_done(&mut self, id: u64) -> Option<Result<Status>> {
-        match self.reqs.get_mut(id) {
-            Some(ReqState::Done(_)) => match self.reqs.remove(id) {
-                Some(ReqState::Done(r)) => Some(r),
-                _ => None,
-            },
-            Some(_) => None,
-            None => Some(Err(CommError::InvalidArgument(format!(
-                "request {id:#x} is unknown or already completed"
-            )))),
-        }
+        self.reqs.take_done(id)
     }
 
     pub fn is_done(&mut self, id: u64) -> bool {
@@ -329,8 +458,23 @@ impl State {
     }
 
     /// Queues one packet to `to`, in order behind anything queued before.
+    #[inline]
     pub fn push(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
-        if !self.peers.map.contains_key(&to) {
+        // The common case in one table lookup: a live same-node peer with room in its queue.
+        if let Some(peer) = self.peers.get_mut(to) {
+            if let (Route::Shm(q), None, true) = (&peer.route, &peer.dead, peer.backlog.is_empty())
+            {
+                if q.try_send(parts)? {
+                    return Ok(());
+                }
+            }
+        }
+        self.push_slow(to, parts)
+    }
+
+    #[inline(never)]
+    fn push_slow(&mut self, to: Gpid, parts: &[&[u8]]) -> Result<()> {
+        if !self.peers.contains(to) {
             self.peer(to)?;
         }
         let State {
@@ -339,7 +483,7 @@ impl State {
             fabric_active,
             ..
         } = self;
-        let peer = peers.map.get_mut(&to).expect("peer opened above");
+        let peer = peers.get_mut(to).expect("peer opened above");
         if let Some(why) = &peer.dead {
             return Err(CommError::PeerDead {
                 peer: peer.describe(),
@@ -364,7 +508,7 @@ impl State {
 
     fn flush_backlogs(&mut self) -> Result<bool> {
         let mut sent = 0;
-        for peer in self.peers.map.values_mut() {
+        for peer in self.peers.iter_mut() {
             if let Route::Shm(q) = &peer.route {
                 while let Some(front) = peer.backlog.front() {
                     if !q.try_send(&[front])? {
@@ -397,6 +541,7 @@ impl State {
     /// The caller keeps `buf` alive and unchanged until the request completes.
     /// Starts a send: `SendStart::Done` when the data has left (eager),
     /// `SendStart::Pending(id)` for a rendezvous.
+    #[inline]
     pub fn isend(
         &mut self,
         ctx: u64,
@@ -412,17 +557,22 @@ impl State {
             count: buf.len(),
         };
         if buf.len() <= self.eager_limit {
-            let h = Header {
-                kind: Kind::Eager,
-                tag,
-                ctx,
-                src: src_rank,
-                from: self.me.to_u64(),
-                word: 0,
-            };
-            self.push(to, &[&h.encode()[..], buf])?;
+            self.push(to, &[&Header::encode_eager(tag, ctx, src_rank), buf])?;
             return Ok(SendStart::Done(status));
         }
+        self.isend_rndv(ctx, src_rank, to, tag, buf, status)
+    }
+
+    #[inline(never)]
+    fn isend_rndv(
+        &mut self,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        tag: i32,
+        buf: &[u8],
+        status: Status,
+    ) -> Result<SendStart> {
         let net = matches!(self.peer(to)?.route, Route::Net(_));
         let exposed = if net {
             let f = self
@@ -494,7 +644,17 @@ impl State {
             })
     }
 
+    #[inline]
     fn match_posted(&mut self, ctx: u64, src: u32, tag: i32) -> Option<(u64, PostedRecv)> {
+        // Usually the oldest posted receive is the one.
+        let &front = self.posted.front()?;
+        if let Some(ReqState::RecvPosted(r)) = self.reqs.get_mut(front) {
+            if matches(r.ctx, r.src, r.tag, ctx, src, tag) {
+                let r = *r;
+                self.posted.pop_front();
+                return Some((front, r));
+            }
+        }
         let reqs = &mut self.reqs;
         let i = self.posted.iter().position(|&id| match reqs.get_mut(id) {
             Some(ReqState::RecvPosted(r)) => matches(r.ctx, r.src, r.tag, ctx, src, tag),
@@ -525,22 +685,9 @@ impl State {
         }
     }
 
+    #[inline]
     fn deliver_eager(&mut self, id: u64, r: PostedRecv, src: u32, tag: i32, data: &[u8]) {
-        let result = if data.len() > r.cap {
-            Err(CommError::Truncated {
-                message_len: data.len(),
-                buffer_len: r.cap,
-            })
-        } else {
-            // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, owned by the receive
-            // request's borrow until the request completes; data.len() <= r.cap.
-            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, data.len()) };
-            Ok(Status {
-                source: src as i32,
-                tag,
-                count: data.len(),
-            })
-        };
+        let result = copy_eager(&r, src, tag, data);
         self.set(id, ReqState::Done(result));
     }
 
@@ -670,23 +817,74 @@ impl State {
 
     // ---- incoming packets ----
 
+    /// Handles one packet; a malformed one is counted and logged. Returns whether it was good.
+    #[inline]
+    fn handle_logged(&mut self, p: &[u8]) -> bool {
+        match self.handle_packet(p) {
+            Ok(()) => true,
+            Err(e) => {
+                self.malformed += 1;
+                tracing::warn!("dropped a packet: {e}");
+                false
+            }
+        }
+    }
+
+    /// The endpoints other than the receive queue: backlogs, fragment streams, the fabric.
+    /// Until the fabric carries traffic it only has connect requests to deliver, so it is
+    /// looked at rarely, and not at all without `look_for_connects` (a short spin, after
+    /// which the caller waits the general way).
+    #[inline]
+    fn progress_others(&mut self, look_for_connects: bool) -> Result<bool> {
+        let mut did = false;
+        if self.peers.has_backlog() {
+            did |= self.flush_backlogs()?;
+        }
+        if self.streaming > 0 {
+            did |= self.stream_fragments()?;
+        }
+        if self.fabric_active {
+            did |= self.progress_fabric()?;
+        } else if look_for_connects {
+            self.polls += 1;
+            if self.polls.is_multiple_of(1024) {
+                did |= self.progress_fabric()?;
+            }
+        }
+        Ok(did)
+    }
+
     /// Handles one packet, in place. Only malformed packets are errors here; every other
     /// failure lands on the request it concerns.
+    #[inline]
     pub fn handle_packet(&mut self, p: &[u8]) -> Result<()> {
+        if let Some((ctx, src, tag, body)) = Header::decode_eager(p) {
+            self.handle_eager(ctx, src, tag, body);
+            return Ok(());
+        }
+        self.handle_control(p)
+    }
+
+    #[inline]
+    fn handle_eager(&mut self, ctx: u64, src: u32, tag: i32, body: &[u8]) {
+        if let Some((id, r)) = self.match_posted(ctx, src, tag) {
+            self.deliver_eager(id, r, src, tag, body);
+        } else {
+            self.unexpected.push_back(Unexpected {
+                ctx,
+                src,
+                tag,
+                body: UnexpectedBody::Eager(body.to_vec()),
+            });
+        }
+    }
+
+    /// Every packet but eager ones.
+    #[inline(never)]
+    fn handle_control(&mut self, p: &[u8]) -> Result<()> {
         let (h, body) = Header::decode(p)?;
         match h.kind {
-            Kind::Eager => {
-                if let Some((id, r)) = self.match_posted(h.ctx, h.src, h.tag) {
-                    self.deliver_eager(id, r, h.src, h.tag, body);
-                } else {
-                    self.unexpected.push_back(Unexpected {
-                        ctx: h.ctx,
-                        src: h.src,
-                        tag: h.tag,
-                        body: UnexpectedBody::Eager(body.to_vec()),
-                    });
-                }
-            }
+            Kind::Eager => self.handle_eager(h.ctx, h.src, h.tag, body),
             Kind::Rts => {
                 let rts = RtsBody::decode(body)?;
                 let from = Gpid::from_u64(h.from);

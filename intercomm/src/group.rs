@@ -42,7 +42,7 @@ impl Group {
         usize::try_from(rank)
             .ok()
             .and_then(|r| self.members.get(r).copied())
-            .ok_or(CommError::InvalidRank {
+            .ok_or_else(|| CommError::InvalidRank {
                 rank,
                 size: self.size(),
             })

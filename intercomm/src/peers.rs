@@ -83,9 +83,13 @@ impl std::hash::Hasher for GpidHasher {
 
 type GpidMap<V> = HashMap<Gpid, V, std::hash::BuildHasherDefault<GpidHasher>>;
 
+/// Peers in a vector, found through a hash index; the peer used last is found without hashing
+/// (a rank usually talks to the same peer several times in a row). Peers are never removed.
 #[derive(Default)]
 pub(crate) struct PeerTable {
-    pub map: GpidMap<Peer>,
+    peers: Vec<Peer>,
+    index: GpidMap<usize>,
+    last: Option<(Gpid, usize)>,
     /// Packets waiting in all backlogs (so progress skips the scan when there are none).
     pub queued: usize,
     /// Cards learnt from outside the job's key-value space (spawn, connect/accept).
@@ -93,12 +97,37 @@ pub(crate) struct PeerTable {
 }
 
 impl PeerTable {
+    #[inline]
     pub fn get_mut(&mut self, g: Gpid) -> Option<&mut Peer> {
-        self.map.get_mut(&g)
+        let i = match self.last {
+            Some((last, i)) if last == g => i,
+            _ => {
+                let i = *self.index.get(&g)?;
+                self.last = Some((g, i));
+                i
+            }
+        };
+        self.peers.get_mut(i)
+    }
+
+    pub fn contains(&self, g: Gpid) -> bool {
+        self.index.contains_key(&g)
     }
 
     pub fn insert(&mut self, g: Gpid, p: Peer) -> &mut Peer {
-        self.map.entry(g).or_insert(p)
+        let i = match self.index.get(&g) {
+            Some(&i) => i,
+            None => {
+                self.peers.push(p);
+                self.index.insert(g, self.peers.len() - 1);
+                self.peers.len() - 1
+            }
+        };
+        &mut self.peers[i]
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Peer> {
+        self.peers.iter_mut()
     }
 
     pub fn has_backlog(&self) -> bool {

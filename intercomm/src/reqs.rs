@@ -72,6 +72,7 @@ pub(crate) struct ReqTable {
 }
 
 impl ReqTable {
+    #[inline]
     pub fn insert(&mut self, st: ReqState) -> u64 {
         if let Some(i) = self.free.pop() {
             let slot = &mut self.slots[i as usize];
@@ -84,6 +85,27 @@ impl ReqTable {
         }
     }
 
+    /// `Some(result)` and the request is gone if it is done; `None` if it is still running.
+    /// `Some(Err(..))` for an id that names no request.
+    #[inline]
+    pub fn take_done(&mut self, id: u64) -> Option<Result<Status, CommError>> {
+        let (gen, i) = ((id >> 32) as u32, id as u32 as usize);
+        match self.slots.get_mut(i) {
+            Some((g, st @ Some(ReqState::Done(_)))) if *g == gen => {
+                self.free.push(i as u32);
+                match st.take() {
+                    Some(ReqState::Done(r)) => Some(r),
+                    _ => None,
+                }
+            }
+            Some((g, Some(_))) if *g == gen => None,
+            _ => Some(Err(CommError::InvalidArgument(format!(
+                "request {id:#x} is unknown or already completed"
+            )))),
+        }
+    }
+
+    #[inline]
     pub fn get_mut(&mut self, id: u64) -> Option<&mut ReqState> {
         let (gen, i) = ((id >> 32) as u32, id as u32 as usize);
         match self.slots.get_mut(i) {

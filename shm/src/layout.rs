@@ -7,6 +7,7 @@
 //! 16   cells u64 | cell_stride u64 | cell_payload u64 | owner pid u64
 //! 64   enqueue position (AtomicU64, producers only)
 //! 128  doorbell futex word (AtomicU32) | receiver-sleeping flag (AtomicU32)
+//! 192  released position (AtomicU64, receiver only): cells before it are free for producers
 //! 256  cells: [sequence AtomicU64 | length u32 | producer pid AtomicU32 | payload ...] x cells,
 //!      stride cell_stride
 //! ```
@@ -15,7 +16,7 @@ use crate::config::{MAX_CELLS, MAX_PAYLOAD, MIN_CELLS, MIN_PAYLOAD};
 use crate::{ShmConfig, ShmError};
 
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"IBDYNSHM");
-pub(crate) const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 2;
 pub(crate) const HEADER_BYTES: usize = 256;
 
 pub(crate) const OFF_MAGIC: usize = 0;
@@ -27,6 +28,7 @@ pub(crate) const OFF_OWNER: usize = 40;
 pub(crate) const OFF_ENQUEUE: usize = 64;
 pub(crate) const OFF_DOORBELL: usize = 128;
 pub(crate) const OFF_SLEEPING: usize = 132;
+pub(crate) const OFF_RELEASED: usize = 192;
 
 /// Cell header: sequence number, length, pid of the producer that claimed it; payload after.
 pub(crate) const CELL_SEQ: usize = 0;

@@ -21,6 +21,7 @@
 pub mod cma;
 mod collbuf;
 mod config;
+mod copy;
 mod doorbell;
 mod error;
 mod layout;
@@ -33,6 +34,7 @@ use std::io;
 
 pub use collbuf::{CollBuf, COLL_TIMEOUT};
 pub use config::ShmConfig;
+pub use copy::copy_bytes;
 pub use error::ShmError;
 pub use recv::RecvQueue;
 pub use send::SendQueue;

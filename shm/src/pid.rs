@@ -24,15 +24,22 @@ pub(crate) fn process_alive(pid: u32) -> bool {
 }
 
 /// This process's id, cached; a fork handler clears the cache in the child.
+#[inline]
 pub(crate) fn my_pid() -> u32 {
-    static PID: AtomicU32 = AtomicU32::new(0);
-    static HANDLER: Once = Once::new();
-    extern "C" fn forget_pid() {
-        PID.store(0, Ordering::Relaxed);
-    }
     let pid = PID.load(Ordering::Relaxed);
     if pid != 0 {
         return pid;
+    }
+    learn_pid()
+}
+
+static PID: AtomicU32 = AtomicU32::new(0);
+
+#[cold]
+fn learn_pid() -> u32 {
+    static HANDLER: Once = Once::new();
+    extern "C" fn forget_pid() {
+        PID.store(0, Ordering::Relaxed);
     }
     HANDLER.call_once(|| {
         // SAFETY: registers a handler that only stores to an atomic, which is async-signal-safe.

@@ -4,8 +4,11 @@
 //!
 //! Cell `i` of lap `l` (position `p = l * cells + i`) has sequence `p` when free for the
 //! producer of `p`, `p + 1` once that producer has published, and `p + cells` after the
-//! consumer released it for the next lap. Producers claim `p` with a CAS on the shared
-//! enqueue position; the consumer's position is private to it.
+//! consumer released it for the next lap. The consumer releases cells in batches and then
+//! publishes how far it got (the released position); a producer claims `p` with a CAS on the
+//! shared enqueue position once the released position says the cell is free (it only reads
+//! that word when its cached copy says the ring is full, so a send is stores only). The
+//! consumer's position is private to it.
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -27,6 +30,8 @@ pub struct RecvQueue {
     release_batch: u64,
     /// Set while a `try_recv` callback runs: a nested call must not release its cell.
     in_recv: Cell<bool>,
+    /// Whether the owner releases consumed cells itself when idle (see `set_deferred_release`).
+    deferred: Cell<bool>,
     creator: u32,
 }
 
@@ -62,6 +67,7 @@ impl RecvQueue {
             released: Cell::new(0),
             release_batch: (cfg.cells as u64 / 8).clamp(1, 16),
             in_recv: Cell::new(false),
+            deferred: Cell::new(false),
             creator: std::process::id(),
         })
     }
@@ -82,9 +88,8 @@ impl RecvQueue {
         self.seg.cell_seq(pos).load(Ordering::Acquire) == pos.wrapping_add(1)
     }
 
-    /// Pops one packet; `f` sees it in place. Cells go back to the producers in batches (or
-    /// as soon as the queue is found empty), which keeps the release stores off the path of an
-    /// immediate reply.
+    /// Pops one packet; `f` sees it in place. Cells go back to the producers in batches, and
+    /// also as soon as the queue is found empty unless release is deferred.
     #[inline]
     pub fn try_recv<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         if self.in_recv.get() {
@@ -93,21 +98,24 @@ impl RecvQueue {
         let mut f = Some(f);
         loop {
             let pos = self.head.get();
-            if self.seg.cell_seq(pos).load(Ordering::Acquire) != pos.wrapping_add(1) {
-                self.release();
+            let cell = self.seg.cell(pos);
+            if cell.seq().load(Ordering::Acquire) != pos.wrapping_add(1) {
+                if !self.deferred.get() {
+                    self.release();
+                }
                 return None;
             }
             self.head.set(pos.wrapping_add(1));
             // SAFETY: the Acquire above pairs with the producer's Release, so the length and
             // payload it wrote are visible; the cell stays ours until `release` passes it.
-            let len = unsafe { self.seg.cell_len(pos).read() } as usize;
+            let len = unsafe { cell.len().read() } as usize;
             let out = if len == LEN_ABANDONED as usize {
                 None
             } else if len <= self.seg.geo.payload {
                 // SAFETY: `len <= payload` bytes of this cell lie inside the mapping; well-behaved
                 // producers do not write the cell before we release it (a rogue process with
                 // write access could, which changes bytes under `f` but stays in bounds).
-                let bytes = unsafe { std::slice::from_raw_parts(self.seg.cell_data(pos), len) };
+                let bytes = unsafe { std::slice::from_raw_parts(cell.data(), len) };
                 let _busy = Busy::enter(&self.in_recv);
                 f.take().map(|f| f(bytes))
             } else {
@@ -127,6 +135,26 @@ impl RecvQueue {
         }
     }
 
+    /// With `true`, `try_recv` no longer hands cells back when it finds the queue empty (only
+    /// in batches while packets flow); the owner calls [`release_consumed`](Self::release_consumed)
+    /// when it has nothing else to do. A progress loop uses this so that the stores releasing a
+    /// cell (which take its cache line away from the producer) do not delay a reply sent right
+    /// after a packet arrives.
+    pub fn set_deferred_release(&self, on: bool) {
+        self.deferred.set(on);
+        if !on {
+            self.release();
+        }
+    }
+
+    /// Hands every consumed cell back to the producers (cheap when there is none).
+    #[inline]
+    pub fn release_consumed(&self) {
+        if self.released.get() != self.head.get() {
+            self.release();
+        }
+    }
+
     /// Hands every consumed cell back to the producers.
     #[inline]
     fn release(&self) {
@@ -136,6 +164,9 @@ impl RecvQueue {
         let cells = self.seg.geo.cells as u64;
         let head = self.head.get();
         let mut pos = self.released.get();
+        if pos == head {
+            return;
+        }
         while pos != head {
             // Cleared so a pid seen in a claimed cell is always that of its current claimer.
             self.seg.cell_producer(pos).store(0, Ordering::Relaxed);
@@ -145,6 +176,8 @@ impl RecvQueue {
             pos = pos.wrapping_add(1);
         }
         self.released.set(head);
+        // After the sequences: a producer that sees this position finds its cell reset.
+        self.seg.released_pos().store(head, Ordering::Release);
     }
 
     /// Blocks until a sender rings the doorbell or `timeout` passes (spurious returns possible).

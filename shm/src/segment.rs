@@ -228,6 +228,23 @@ impl Segment {
         self.u32_at(OFF_SLEEPING)
     }
 
+    /// The cell for `pos`, its address computed once.
+    #[inline]
+    pub fn cell(&self, pos: u64) -> CellRef<'_> {
+        // SAFETY: `cell_offset` is inside the mapping and a whole cell (stride) follows it.
+        let base = unsafe { self.map.as_mut_ptr().add(self.geo.cell_offset(pos)) };
+        CellRef {
+            base,
+            _seg: std::marker::PhantomData,
+        }
+    }
+
+    /// Every position before this one has been handed back by the receiver.
+    #[inline]
+    pub fn released_pos(&self) -> &AtomicU64 {
+        self.u64_at(OFF_RELEASED)
+    }
+
     #[inline]
     pub fn cell_seq(&self, pos: u64) -> &AtomicU64 {
         self.u64_at(self.geo.cell_offset(pos) + CELL_SEQ)
@@ -249,15 +266,38 @@ impl Segment {
                 .add(self.geo.cell_offset(pos) + CELL_LEN) as *mut u32
         }
     }
+}
 
-    /// First payload byte of the cell for `pos`; `geo.payload` bytes follow inside the mapping.
+/// One cell of a mapped segment (see `layout.rs` for its words).
+pub(crate) struct CellRef<'a> {
+    base: *mut u8,
+    _seg: std::marker::PhantomData<&'a Segment>,
+}
+
+impl CellRef<'_> {
     #[inline]
-    pub fn cell_data(&self, pos: u64) -> *mut u8 {
-        // SAFETY: cell_offset + CELL_DATA + payload <= cell_offset + stride <= mapping length.
-        unsafe {
-            self.map
-                .as_mut_ptr()
-                .add(self.geo.cell_offset(pos) + CELL_DATA)
-        }
+    pub fn seq(&self) -> &AtomicU64 {
+        // SAFETY: the cell start is 64-byte aligned inside the mapping, which outlives 'a.
+        unsafe { &*(self.base.add(CELL_SEQ) as *const AtomicU64) }
+    }
+
+    #[inline]
+    pub fn producer(&self) -> &AtomicU32 {
+        // SAFETY: as in `seq`, 4-byte aligned.
+        unsafe { &*(self.base.add(CELL_PRODUCER) as *const AtomicU32) }
+    }
+
+    /// Plain data, ordered by the sequence word.
+    #[inline]
+    pub fn len(&self) -> *mut u32 {
+        // SAFETY: in bounds, 8-byte aligned.
+        unsafe { self.base.add(CELL_LEN) as *mut u32 }
+    }
+
+    /// First payload byte; `geo.payload` bytes follow inside the mapping.
+    #[inline]
+    pub fn data(&self) -> *mut u8 {
+        // SAFETY: cell start + CELL_DATA + payload <= cell start + stride.
+        unsafe { self.base.add(CELL_DATA) }
     }
 }

@@ -1,9 +1,11 @@
-//! The producer side of the eager queue (see `recv.rs` for the ring's rules): claim a
-//! position with a CAS, fill the cell, publish its sequence, ring only if the receiver sleeps.
+//! The producer side of the eager queue (see `recv.rs` for the ring's rules): check the
+//! receiver has released the cell, claim its position with a CAS, fill the cell, publish its
+//! sequence, ring only if the receiver sleeps.
 
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::copy::copy_bytes;
 use crate::doorbell::futex_wake;
 use crate::pid::my_pid;
 use crate::segment::Segment;
@@ -17,6 +19,8 @@ const CLAIM_ATTEMPTS: usize = 1 << 16;
 pub struct SendQueue {
     seg: Segment,
     name: String,
+    /// The receiver's released position as last read (it only grows).
+    released: AtomicU64,
 }
 
 impl SendQueue {
@@ -32,6 +36,7 @@ impl SendQueue {
         Ok(SendQueue {
             seg,
             name: name.to_string(),
+            released: AtomicU64::new(0),
         })
     }
 
@@ -68,51 +73,60 @@ impl SendQueue {
                 max: geo.payload,
             });
         }
+        let cells = geo.cells as u64;
         let enq = self.seg.enqueue_pos();
         let mut pos = enq.load(Ordering::Relaxed);
         for _ in 0..CLAIM_ATTEMPTS {
-            let seq = self.seg.cell_seq(pos);
-            prefetch_for_write(seq);
-            let lag = seq.load(Ordering::Acquire).wrapping_sub(pos) as i64;
-            if lag == 0 {
-                match enq.compare_exchange_weak(
-                    pos,
-                    pos.wrapping_add(1),
-                    Ordering::SeqCst,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => {
-                        self.seg
-                            .cell_producer(pos)
-                            .store(my_pid(), Ordering::Relaxed);
-                        self.fill(pos, parts, len);
-                        seq.store(pos.wrapping_add(1), Ordering::Release);
-                        self.ring();
-                        return Ok(true);
-                    }
-                    Err(now) => pos = now,
-                }
-            } else if lag < 0 {
+            if !self.has_room(pos, cells) {
                 return Ok(false);
-            } else {
-                pos = enq.load(Ordering::Relaxed);
+            }
+            match enq.compare_exchange_weak(
+                pos,
+                pos.wrapping_add(1),
+                Ordering::SeqCst,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    // Only stores from here on: they leave through the store buffer while the
+                    // cell's line comes over, and the sequence store publishes them all.
+                    let cell = self.seg.cell(pos);
+                    cell.producer().store(my_pid(), Ordering::Relaxed);
+                    let mut at = 0;
+                    for p in parts {
+                        // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes
+                        // fit in it, and a local slice cannot overlap the shared cell we own.
+                        unsafe { copy_bytes(p.as_ptr(), cell.data().add(at), p.len()) };
+                        at += p.len();
+                    }
+                    // SAFETY: the length word of our claimed cell, aligned and in bounds.
+                    unsafe { cell.len().write(len as u32) };
+                    cell.seq().store(pos.wrapping_add(1), Ordering::Release);
+                    self.ring();
+                    return Ok(true);
+                }
+                Err(now) => pos = now,
             }
         }
         Ok(false)
     }
 
+    /// Whether the cell for `pos` was handed back by the receiver. Reads the receiver's
+    /// released position only when the copy cached from the last look says the ring is full,
+    /// so a send does not wait for the cell's line before writing it.
     #[inline]
-    fn fill(&self, pos: u64, parts: &[&[u8]], len: usize) {
-        let dst = self.seg.cell_data(pos);
-        let mut at = 0;
-        for p in parts {
-            // SAFETY: we claimed the cell; `at + p.len() <= len <= payload` bytes fit in it, and
-            // a local slice cannot overlap the shared mapping's cell we own.
-            unsafe { std::ptr::copy_nonoverlapping(p.as_ptr(), dst.add(at), p.len()) };
-            at += p.len();
+    fn has_room(&self, pos: u64, cells: u64) -> bool {
+        let free = |released: u64| {
+            let ahead = pos.wrapping_sub(released);
+            // A position behind `released` means a corrupt header: treat it as full.
+            ahead < cells
+        };
+        if free(self.released.load(Ordering::Relaxed)) {
+            return true;
         }
-        // SAFETY: the length word of our claimed cell, aligned and in bounds.
-        unsafe { self.seg.cell_len(pos).write(len as u32) };
+        // Acquire pairs with the receiver's Release store after it reset the cells' sequences.
+        let now = self.seg.released_pos().load(Ordering::Acquire);
+        self.released.store(now, Ordering::Relaxed);
+        free(now)
     }
 
     #[inline]
@@ -122,18 +136,4 @@ impl SendQueue {
             futex_wake(self.seg.doorbell());
         }
     }
-}
-
-/// Asks for the cell's line in exclusive state, so checking its sequence and then writing it
-/// costs one coherence transfer instead of two.
-#[inline(always)]
-fn prefetch_for_write(word: &AtomicU64) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHW is a hint: it never faults nor changes memory, flags or the stack
-    // (a NOP on CPUs without it).
-    unsafe {
-        std::arch::asm!("prefetchw [{0}]", in(reg) word.as_ptr(), options(nostack, preserves_flags, readonly));
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = word;
 }

@@ -163,7 +163,7 @@ fn open_rejects_missing_foreign_and_malformed_segments() {
     };
     let cases: [(u64, u64, &str); 6] = [
         (8, 99 | (256 << 32), "version"),
-        (8, 1 | (128 << 32), "header size"),
+        (8, 2 | (128 << 32), "header size"),
         (16, 3, "cells not a power of two"),
         (16, 16, "cells disagree with size"),
         (16, u64::MAX, "cells huge"),
