@@ -5,8 +5,8 @@ use crate::error::{CollError, Result};
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
 use crate::patience::Patience;
-use crate::scratch::Scratch;
 use crate::schedule::{Buf, Local, Region, Schedule};
+use crate::scratch::Scratch;
 use std::marker::PhantomData;
 
 struct Pending<R> {
