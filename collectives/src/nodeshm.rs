@@ -22,10 +22,20 @@ enum State {
     Off,
 }
 
-/// The collective buffer of a node-local team, made on first use.
+/// The collective buffer of a node-local team, made once the team has shown it is not a
+/// one-off (see `get`).
 pub(crate) struct NodeShm {
     state: RefCell<State>,
+    /// Eligible operations run on point-to-point so far.
+    uses: std::cell::Cell<u32>,
 }
+
+/// Eligible operations a team runs on point-to-point before it makes its buffer: a
+/// communicator made for one or two collectives (a merge, a split for one step) would pay
+/// more for the segment than it saves. Every member counts the same calls, so all decide alike.
+const USES_BEFORE_BUFFER: u32 = 2;
+/// Smallest team with a buffer: for two processes one message each way is as good.
+const MIN_TEAM: usize = 3;
 
 /// Bytes per rank and step of the buffer (two halves each): large enough that a step's
 /// flags cost little against its copy, small enough to stay in cache.
@@ -41,17 +51,26 @@ impl NodeShm {
     pub fn new() -> NodeShm {
         NodeShm {
             state: RefCell::new(State::Untried),
+            uses: std::cell::Cell::new(0),
         }
     }
 
-    /// The buffer, or None when the team stays on point-to-point. The first call is
-    /// collective over the team and uses `tag` for the set-up messages.
+    /// The buffer, or None when the team stays on point-to-point (for now or for good). The
+    /// call that makes it is collective over the team and uses `tag` for the set-up messages.
     pub fn get<C: PointToPoint>(
         &self,
         team: &Collectives<C>,
         tag: i32,
     ) -> Result<Option<Ref<'_, CollBuf>>> {
         if matches!(*self.state.borrow(), State::Untried) {
+            if team.size() < MIN_TEAM {
+                *self.state.borrow_mut() = State::Off;
+                return Ok(None);
+            }
+            if self.uses.get() < USES_BEFORE_BUFFER {
+                self.uses.set(self.uses.get() + 1);
+                return Ok(None);
+            }
             let made = set_up(team, tag)?;
             *self.state.borrow_mut() = match made {
                 Some(b) => State::Ready(b),
