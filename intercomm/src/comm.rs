@@ -187,15 +187,7 @@ impl Communicator {
                 },
             ));
         }
-        let peer = self.check_recv(src, tag)?;
-        let posted = PostedRecv {
-            buf: buf.as_mut_ptr(),
-            cap: buf.len(),
-            ctx: self.ctx,
-            src,
-            tag,
-            peer,
-        };
+        let posted = self.posted_recv(buf, src, tag)?;
         let id = self.inner.eng.borrow_mut().st.irecv(posted)?;
         Ok(Request::new(self.inner.eng.clone(), id))
     }
@@ -223,17 +215,22 @@ impl Communicator {
                 count: 0,
             });
         }
+        let posted = self.posted_recv(buf, src, tag)?;
+        // Blocking: an eager message can go straight into `buf` (see Engine::recv).
+        self.inner.eng.borrow_mut().recv(posted)
+    }
+
+    /// A receive of `buf` from `src` with `tag`, checked, ready to post.
+    fn posted_recv(&self, buf: &mut [u8], src: i32, tag: i32) -> Result<PostedRecv> {
         let peer = self.check_recv(src, tag)?;
-        let posted = PostedRecv {
+        Ok(PostedRecv {
             buf: buf.as_mut_ptr(),
             cap: buf.len(),
             ctx: self.ctx,
             src,
             tag,
             peer,
-        };
-        // Blocking: an eager message can go straight into `buf` (see Engine::recv).
-        self.inner.eng.borrow_mut().recv(posted)
+        })
     }
 
     /// Receives a message of any size into a new vector.
