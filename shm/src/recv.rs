@@ -208,7 +208,11 @@ impl RecvQueue {
     fn reclaim_abandoned(&self) -> bool {
         let pos = self.head.get();
         let seq = self.seg.cell_seq(pos);
-        if seq.load(Ordering::Acquire) != pos {
+        // A claimed, unpublished cell holds its position, or zero on the ring's first lap
+        // (cells start zeroed).
+        let claimed = seq.load(Ordering::Acquire);
+        let first_lap = claimed == 0 && pos < self.seg.geo.cells as u64;
+        if claimed != pos && !first_lap {
             return false;
         }
         let pid = self.seg.cell_producer(pos).load(Ordering::Acquire);
@@ -219,7 +223,7 @@ impl RecvQueue {
         unsafe { self.seg.cell_len(pos).write(LEN_ABANDONED) };
         if seq
             .compare_exchange(
-                pos,
+                claimed,
                 pos.wrapping_add(1),
                 Ordering::AcqRel,
                 Ordering::Relaxed,

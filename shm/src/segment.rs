@@ -100,9 +100,8 @@ impl Segment {
         seg.u64_at(OFF_PAYLOAD)
             .store(geo.payload as u64, Ordering::Relaxed);
         seg.u64_at(OFF_OWNER).store(pid, Ordering::Relaxed);
-        for i in 0..geo.cells as u64 {
-            seg.cell_seq(i).store(i, Ordering::Relaxed);
-        }
+        // Cell sequences start at zero (the fresh file): "free, first lap" for every cell, so
+        // making a queue touches no cell page (see `RecvQueue::reclaim_abandoned`).
         // Publishes everything above to a sender that sees the magic.
         seg.u64_at(OFF_MAGIC).store(MAGIC, Ordering::Release);
         Ok(seg)

@@ -245,3 +245,28 @@ fn a_forked_child_records_its_own_pid_in_cells() {
     assert_eq!(producer(0), std::process::id());
     assert_eq!(producer(1), child as u32);
 }
+
+#[test]
+fn a_producer_dying_mid_send_on_the_first_lap_does_not_block_the_queue() {
+    let rx = RecvQueue::create_with_suffix("abandon1", &ShmConfig::DEFAULT).unwrap();
+    let tx = SendQueue::open(rx.name()).unwrap();
+    for m in [&b"one"[..], &b"two"[..]] {
+        assert!(tx.try_send(&[m]).unwrap());
+        assert_eq!(recv_blocking(&rx, |b| b.to_vec()).as_deref(), Some(m));
+    }
+    let dead = fork_child(|| 0);
+    assert_eq!(reap(dead, LIMIT), Some(0));
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(format!("/dev/shm/{}", rx.name()))
+        .unwrap();
+    let stride = (file.metadata().unwrap().len() - 256) / ShmConfig::DEFAULT.cells as u64;
+    // Cell 2 claimed (enqueue position 3) by a process that died before publishing: its
+    // sequence is still the zero of a fresh segment, never written on this first lap.
+    file.write_all_at(&3u64.to_le_bytes(), 64).unwrap();
+    file.write_all_at(&(dead as u32).to_le_bytes(), 256 + 2 * stride + 12)
+        .unwrap();
+    assert!(tx.try_send(&[b"after"]).unwrap());
+    let got = recv_blocking(&rx, |b| b.to_vec());
+    assert_eq!(got.as_deref(), Some(&b"after"[..]));
+}
