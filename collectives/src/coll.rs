@@ -33,6 +33,21 @@ pub(crate) fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
     CollError::arg(op.name(), detail)
 }
 
+/// Operations whose receive buffer must be as long as the send buffer.
+pub(crate) fn same_len(op: CollOp, send: &[u8], recv: &[u8]) -> Result<()> {
+    if recv.len() != send.len() {
+        return Err(bad(
+            op,
+            format!(
+                "receive buffer is {} bytes, send is {}",
+                recv.len(),
+                send.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl<C: PointToPoint> Collectives<C> {
     /// Collectives over all of `comm`, with algorithm settings from `IBDYN_COLL_ALGO`.
     /// `comm` should be a communicator's collective view.

@@ -5,6 +5,7 @@
 //! group) over the intercommunicator's collective view. Rooted ones exchange one message
 //! between the root and the other group's leader.
 
+use crate::coll::bad;
 use crate::coll::Collectives;
 use crate::comm_adapter::collectives_of;
 use crate::config::CollOp;
@@ -44,10 +45,6 @@ pub struct InterCollectives {
     size: usize,
     remote_size: usize,
     joined: crate::inter_nb::Joined,
-}
-
-fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
-    crate::coll::bad(op, detail)
 }
 
 struct Cached(std::result::Result<Rc<InterCollectives>, String>);
@@ -346,16 +343,7 @@ impl InterCollectives {
     /// Every process gets the reduction of the other group's `send` buffers.
     pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
         let t = self.next_tag();
-        if recv.len() != send.len() {
-            return Err(bad(
-                CollOp::Allreduce,
-                format!(
-                    "receive buffer is {} bytes, send is {}",
-                    recv.len(),
-                    send.len()
-                ),
-            ));
-        }
+        crate::coll::same_len(CollOp::Allreduce, send, recv)?;
         let mut part = self.on_leader(send.len());
         if self.overlap() {
             return self.cross(t, Up::Reduce(send, op), &mut part, Down::Bcast, recv);

@@ -70,16 +70,7 @@ impl<C: PointToPoint> Collectives<C> {
         }
         if let Some(b) = self.node_buf(CollOp::Allreduce, send.len(), 0)? {
             self.check_op(CollOp::Allreduce, op, send.len())?;
-            if recv.len() != send.len() {
-                return Err(bad(
-                    CollOp::Allreduce,
-                    format!(
-                        "receive buffer is {} bytes, send is {}",
-                        recv.len(),
-                        send.len()
-                    ),
-                ));
-            }
+            crate::coll::same_len(CollOp::Allreduce, send, recv)?;
             let out: &mut [u8] = if self.rank() == 0 {
                 &mut *recv
             } else {

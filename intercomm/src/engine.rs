@@ -537,10 +537,9 @@ impl State {
 
     // ---- sends and receives ----
 
-    /// Starts a send of `buf` to `to`; eager below the limit, rendezvous above.
-    /// The caller keeps `buf` alive and unchanged until the request completes.
-    /// Starts a send: `SendStart::Done` when the data has left (eager),
-    /// `SendStart::Pending(id)` for a rendezvous.
+    /// Starts a send of `buf` to `to`: `SendStart::Done` when the data has left (eager, below
+    /// the limit), `SendStart::Pending(id)` for a rendezvous, during which the caller keeps
+    /// `buf` alive and unchanged.
     #[inline]
     pub fn isend(
         &mut self,

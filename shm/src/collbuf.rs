@@ -133,32 +133,11 @@ impl CollBuf {
 
     /// Maps the buffer `name` made by a leader, as member `rank`.
     pub fn open(name: &str, rank: usize) -> Result<CollBuf, ShmError> {
-        if name.is_empty() || name.contains('/') {
-            return Err(ShmError::Config(format!("{name:?} is not a segment name")));
-        }
-        let path = format!("/dev/shm/{name}");
+        let (file, path, meta) = crate::segment::open_existing(name)?;
         let malformed = |what: String| ShmError::Malformed {
             name: name.to_string(),
             what,
         };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => ShmError::Missing {
-                    name: name.to_string(),
-                },
-                _ => ShmError::Io {
-                    path: path.clone(),
-                    source: e,
-                },
-            })?;
-        let meta = file.metadata().map_err(|e| ShmError::Io {
-            path: path.clone(),
-            source: e,
-        })?;
         // SAFETY: geteuid has no preconditions.
         let me = unsafe { libc::geteuid() };
         if meta.uid() != me {

@@ -34,6 +34,28 @@ fn io_err(path: &str, source: io::Error) -> ShmError {
     }
 }
 
+/// Opens the existing `/dev/shm/<name>` for reading and writing (never through a symbolic
+/// link); returns it with its path and metadata.
+pub(crate) fn open_existing(name: &str) -> Result<(File, String, std::fs::Metadata), ShmError> {
+    if name.is_empty() || name.contains('/') {
+        return Err(ShmError::Config(format!("{name:?} is not a segment name")));
+    }
+    let path = shm_path(name);
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)
+        .map_err(|e| match e.kind() {
+            io::ErrorKind::NotFound => ShmError::Missing {
+                name: name.to_string(),
+            },
+            _ => io_err(&path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| io_err(&path, e))?;
+    Ok((file, path, meta))
+}
+
 impl Segment {
     /// Creates and initialises `/dev/shm/<name>` (0600, exclusive). A leftover file of the
     /// same name that this process does not own is stale (pid reuse) and is replaced.
@@ -109,22 +131,7 @@ impl Segment {
 
     /// Maps an existing segment and validates its header.
     pub fn open(name: &str) -> Result<Segment, ShmError> {
-        if name.is_empty() || name.contains('/') {
-            return Err(ShmError::Config(format!("{name:?} is not a segment name")));
-        }
-        let path = shm_path(name);
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                io::ErrorKind::NotFound => ShmError::Missing {
-                    name: name.to_string(),
-                },
-                _ => io_err(&path, e),
-            })?;
-        let meta = file.metadata().map_err(|e| io_err(&path, e))?;
+        let (file, path, meta) = open_existing(name)?;
         let len = usize::try_from(meta.len()).unwrap_or(usize::MAX);
         let malformed = |what: String| ShmError::Malformed {
             name: name.to_string(),

@@ -184,6 +184,9 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
 }
 
 /// Reports `errno` through the CLOEXEC pipe and ends the child.
+///
+/// # Safety
+/// Only in the child between clone and exec: it ends the process with `_exit`.
 unsafe fn fail(report: RawFd) -> ! {
     let e = *libc::__errno_location();
     let bytes = e.to_ne_bytes();

@@ -267,15 +267,17 @@ fn deliver(source: &mut Source, data: &[u8], events: &Sender<Event>) -> bool {
                 None => return true,
             };
             let data: Vec<u8> = pending.drain(..cut).collect();
-            events
-                .send(Event::Output {
-                    job: *job,
-                    rank: *rank,
-                    fd: *fd,
-                    data,
-                })
-                .is_ok()
+            events.send(output(*job, *rank, *fd, data)).is_ok()
         }
+    }
+}
+
+fn output(job: u32, rank: u32, fd: u8, data: Vec<u8>) -> Event {
+    Event::Output {
+        job,
+        rank,
+        fd,
+        data,
     }
 }
 
@@ -290,12 +292,7 @@ fn closed(source: Source, events: &Sender<Event>) {
             pending,
         } => {
             if !pending.is_empty() {
-                let _ = events.send(Event::Output {
-                    job,
-                    rank,
-                    fd,
-                    data: pending,
-                });
+                let _ = events.send(output(job, rank, fd, pending));
             }
             events.send(Event::OutputEof { job, rank })
         }
