@@ -232,33 +232,31 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
             ic.disconnect().map_err(e)?;
         }
         Which::IntercommLatency => {
-            // Rank 0 and 1 of the parents: intra ping-pong; rank 0 and the child: inter.
+            // Parent ranks 0 and 1 ping-pong (intra), then parent 0 and the child (inter), in
+            // alternating batches, so both see the same machine state; whoever is not in the
+            // current batch waits in a receive for its next one.
             let mut child_opts = o.clone();
-            if a.nodes > 1 {
-                child_opts.info.push(("host".into(), "1".into()));
-            } else {
-                child_opts.info.push(("host".into(), "0".into()));
-            }
+            let host = if a.nodes > 1 { "1" } else { "0" };
+            child_opts.info.push(("host".into(), host.into()));
             let ic = root
                 .spawn_with(&child_cmd(which)?, 1, &child_opts)
                 .map_err(e)?;
             for size in [8usize, 1024, 65536, 1 << 20] {
-                let iters = if size <= 1024 { 5000 } else { 500 };
-                let intra = if w.size() > 1 {
-                    pingpong(&w, w.rank(), 1, size, iters)?
-                } else {
-                    f64::NAN
-                };
-                let inter = if w.rank() == 0 {
-                    pingpong(&ic, 0, 0, size, iters)?
-                } else {
-                    f64::NAN
-                };
+                let per = if size <= 1024 { 500 } else { 50 };
+                let (intra, inter) = interleaved_pingpong(&w, &ic, size, per, 20)?;
                 if w.rank() == 0 {
-                    emit(&[("size", size.to_string())], "intra_one_way", "us", intra);
-                    emit(&[("size", size.to_string())], "inter_one_way", "us", inter);
+                    let p = [("size", size.to_string())];
+                    for (kind, batches) in [("intra", &intra), ("inter", &inter)] {
+                        let mean = batches.iter().sum::<f64>() / batches.len() as f64;
+                        emit(&p, &format!("{kind}_mean"), "us", mean);
+                        emit(
+                            &p,
+                            &format!("{kind}_p10"),
+                            "us",
+                            batches[batches.len() / 10],
+                        );
+                    }
                 }
-                w.barrier().map_err(e)?;
             }
             if w.rank() == 0 {
                 ic.send(&[], 0, 9).map_err(e)?;
@@ -269,34 +267,53 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
     u.finalize().map_err(e)
 }
 
-/// One-way latency of a ping-pong between local rank `me` (0 pings) and `peer`.
-fn pingpong(
-    c: &Communicator,
-    me: i32,
-    peer: i32,
+/// One-way latency (us) of `batches` alternating batches of `per` round trips: parent ranks 0-1
+/// (intra, skipped with one parent) and parent 0 - child (inter), each list sorted. Parent
+/// ranks above 1 take no part.
+fn interleaved_pingpong(
+    w: &Communicator,
+    ic: &Communicator,
     size: usize,
-    iters: usize,
-) -> Result<f64, String> {
-    if c.is_inter() && me != 0 {
-        return Ok(f64::NAN);
-    }
-    if !c.is_inter() && me > 1 {
-        return Ok(f64::NAN);
-    }
+    per: usize,
+    batches: usize,
+) -> Result<(Vec<f64>, Vec<f64>), String> {
     let s = vec![1u8; size];
     let mut r = vec![0u8; size];
-    let mut t0 = Instant::now();
-    for i in 0..iters + 50 {
-        if i == 50 {
-            t0 = Instant::now();
+    let (mut intra, mut inter) = (Vec::new(), Vec::new());
+    let me = w.rank();
+    // One warm-up batch of each kind first, not recorded.
+    for b in 0..=batches {
+        if w.size() > 1 && me <= 1 {
+            let t0 = Instant::now();
+            for _ in 0..per {
+                if me == 0 {
+                    w.send(&s, 1, 1).map_err(e)?;
+                    w.recv(&mut r, 1, 1).map_err(e)?;
+                } else {
+                    w.recv(&mut r, 0, 1).map_err(e)?;
+                    w.send(&s, 0, 1).map_err(e)?;
+                }
+            }
+            if b > 0 {
+                intra.push(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * per as f64));
+            }
         }
         if me == 0 {
-            c.send(&s, peer, 1).map_err(e)?;
-            c.recv(&mut r, peer, 1).map_err(e)?;
-        } else {
-            c.recv(&mut r, 0, 1).map_err(e)?;
-            c.send(&s, 0, 1).map_err(e)?;
+            let t0 = Instant::now();
+            for _ in 0..per {
+                ic.send(&s, 0, 1).map_err(e)?;
+                ic.recv(&mut r, 0, 1).map_err(e)?;
+            }
+            if b > 0 {
+                inter.push(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * per as f64));
+            }
         }
     }
-    Ok(t0.elapsed().as_secs_f64() * 1e6 / (2.0 * iters as f64))
+    for v in [&mut intra, &mut inter] {
+        v.sort_by(|x, y| x.total_cmp(y));
+    }
+    if intra.is_empty() {
+        intra.push(f64::NAN);
+    }
+    Ok((intra, inter))
 }
