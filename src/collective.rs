@@ -2,7 +2,8 @@
 //! `world.process_at_rank(0).broadcast_into(&mut buf)`, plus the non-blocking forms.
 //! The algorithms live in `ibdyn-collectives`; each communicator caches its collective state.
 
-use crate::datatype::{Buffer, BufferMut};
+use crate::datatype::{Buffer, BufferMut, Equivalence};
+use crate::partition::{invalid, Layout, Partition, PartitionMut};
 use crate::point_to_point::Process;
 use crate::{Communicator, Result};
 use ibdyn_collectives::{
@@ -130,6 +131,9 @@ fn with<R>(
 #[must_use = "a collective request must be waited for"]
 pub struct CollectiveRequest<'b> {
     inner: Inflight<'b>,
+    /// This rank's arguments were refused: the request runs an empty stand-in (so the other
+    /// ranks are not left waiting) and then reports this error.
+    refused: Option<crate::CommError>,
 }
 
 // Field order matters: each request borrows the state behind its Rc and drops first.
@@ -145,18 +149,41 @@ enum Inflight<'b> {
 }
 
 impl CollectiveRequest<'_> {
+    /// True once complete; an error once complete if it failed.
     pub fn test(&mut self) -> Result<bool> {
-        Ok(match &mut self.inner {
-            Inflight::Intra { req, .. } => req.test()?,
-            Inflight::Inter { req, .. } => req.test()?,
-        })
+        let done = match &mut self.inner {
+            Inflight::Intra { req, .. } => req.test(),
+            Inflight::Inter { req, .. } => req.test(),
+        };
+        match (self.refused.take(), done) {
+            (Some(e), Ok(true) | Err(_)) => Err(e),
+            (refused, done) => {
+                self.refused = refused;
+                Ok(done?)
+            }
+        }
     }
     pub fn wait(self) -> Result<()> {
-        match self.inner {
-            Inflight::Intra { req, .. } => req.wait()?,
-            Inflight::Inter { req, .. } => req.wait()?,
+        let done = match self.inner {
+            Inflight::Intra { req, .. } => req.wait(),
+            Inflight::Inter { req, .. } => req.wait(),
+        };
+        match self.refused {
+            Some(e) => Err(e),
+            None => Ok(done?),
         }
-        Ok(())
+    }
+
+    /// The request of an empty stand-in run for arguments refused with `e`.
+    /// If even the stand-in cannot start, the refusal is the error to report.
+    fn refused(started: Result<Self>, e: crate::CommError) -> Result<Self> {
+        match started {
+            Ok(mut req) => {
+                req.refused = Some(e);
+                Ok(req)
+            }
+            Err(_) => Err(e),
+        }
     }
 }
 
@@ -173,6 +200,7 @@ fn start<'b>(
     let req = f(c)?;
     Ok(CollectiveRequest {
         inner: Inflight::Intra { req, _state: state },
+        refused: None,
     })
 }
 
@@ -186,6 +214,7 @@ fn start_inter<'b>(
     let req = f(c)?;
     Ok(CollectiveRequest {
         inner: Inflight::Inter { req, _state: state },
+        refused: None,
     })
 }
 
@@ -198,19 +227,44 @@ pub trait CommunicatorCollectives {
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
-    /// `counts`/`displs` in bytes of the receive buffer, one per rank.
-    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+    fn immediate_all_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Rank i's `send` lands in block i of `recv` (every rank passes the same counts).
+    fn all_gather_varcount_into<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
+        recv: &mut PartitionMut<'_, T>,
     ) -> Result<()>;
+    fn immediate_all_gather_varcount_into<'b, S: Buffer + ?Sized, T: Equivalence>(
+        &self,
+        send: &'b S,
+        recv: &'b mut PartitionMut<'_, T>,
+    ) -> Result<CollectiveRequest<'b>>;
     fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
+    fn immediate_all_to_all_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Block j of `send` goes to rank j, block i of `recv` comes from rank i. The block this
+    /// rank sends to rank j must have the size rank j expects from it.
+    fn all_to_all_varcount_into<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &Partition<'_, S>,
+        recv: &mut PartitionMut<'_, R>,
+    ) -> Result<()>;
+    fn immediate_all_to_all_varcount_into<'b, S: Equivalence, R: Equivalence>(
+        &self,
+        send: &'b Partition<'_, S>,
+        recv: &'b mut PartitionMut<'_, R>,
+    ) -> Result<CollectiveRequest<'b>>;
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
     fn immediate_all_reduce_into<'b, T: Element>(
         &self,
@@ -224,13 +278,49 @@ pub trait CommunicatorCollectives {
         recv: &mut [T],
         op: Operation,
     ) -> Result<()>;
+    fn immediate_reduce_scatter_block_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Rank i's `recv` gets `counts[i]` elements of the reduction of every rank's `send`
+    /// (`counts` sums to `send.len()` and is the same on every rank). On an
+    /// intercommunicator the reduction is of the other group's `send`.
+    fn reduce_scatter_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<()>;
+    fn immediate_reduce_scatter_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
+    fn immediate_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Rank 0's `recv` is left untouched.
     fn exclusive_scan_into<T: Element>(
         &self,
         send: &[T],
         recv: &mut [T],
         op: Operation,
     ) -> Result<()>;
+    fn immediate_exclusive_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
 }
 
 impl CommunicatorCollectives for Communicator {
@@ -254,15 +344,36 @@ impl CommunicatorCollectives for Communicator {
             None => with(self, |c| c.allgather(s, r)),
         }
     }
-    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+    fn immediate_all_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        start(self, |c| c.iallgather(send.as_bytes(), recv.as_bytes_mut()))
+    }
+    fn all_gather_varcount_into<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
+        recv: &mut PartitionMut<'_, T>,
     ) -> Result<()> {
-        with(self, |c| {
-            c.allgatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs)
+        self.immediate_all_gather_varcount_into(send, recv)?.wait()
+    }
+    fn immediate_all_gather_varcount_into<'b, S: Buffer + ?Sized, T: Equivalence>(
+        &self,
+        send: &'b S,
+        recv: &'b mut PartitionMut<'_, T>,
+    ) -> Result<CollectiveRequest<'b>> {
+        let l = recv.layout("all_gather_varcount_into", self.size() as usize)?;
+        let send = send.as_bytes();
+        let me = self.rank() as usize;
+        if send.len() != l.counts[me] {
+            return Err(invalid(
+                "all_gather_varcount_into",
+                format!("sends {} bytes but block {me} is {}", send.len(), l.counts[me]),
+            ));
+        }
+        start(self, |c| {
+            c.iallgatherv(send, recv.bytes_mut(), &l.counts, &l.displs)
         })
     }
     fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
@@ -274,6 +385,61 @@ impl CommunicatorCollectives for Communicator {
         match inter(self)? {
             Some(ic) => Ok(ic.alltoall(s, r)?),
             None => with(self, |c| c.alltoall(s, r)),
+        }
+    }
+    fn immediate_all_to_all_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        start(self, |c| c.ialltoall(send.as_bytes(), recv.as_bytes_mut()))
+    }
+    fn all_to_all_varcount_into<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &Partition<'_, S>,
+        recv: &mut PartitionMut<'_, R>,
+    ) -> Result<()> {
+        self.immediate_all_to_all_varcount_into(send, recv)?.wait()
+    }
+    fn immediate_all_to_all_varcount_into<'b, S: Equivalence, R: Equivalence>(
+        &self,
+        send: &'b Partition<'_, S>,
+        recv: &'b mut PartitionMut<'_, R>,
+    ) -> Result<CollectiveRequest<'b>> {
+        const WHAT: &str = "all_to_all_varcount_into";
+        coll(self)?;
+        let (me, p) = (self.rank() as usize, self.size() as usize);
+        let checked = send.layout(WHAT, p).and_then(|sl| {
+            let rl = recv.layout(WHAT, p)?;
+            if sl.counts[me] != rl.counts[me] {
+                return Err(invalid(
+                    WHAT,
+                    format!(
+                        "sends itself {} bytes but expects {}",
+                        sl.counts[me], rl.counts[me]
+                    ),
+                ));
+            }
+            Ok((sl, rl))
+        });
+        match checked {
+            Ok((sl, rl)) => start(self, |c| {
+                c.ialltoallv(
+                    send.bytes(),
+                    &sl.counts,
+                    &sl.displs,
+                    recv.bytes_mut(),
+                    &rl.counts,
+                    &rl.displs,
+                )
+            }),
+            Err(e) => {
+                let z = Layout::empty(p);
+                let stand_in = start(self, |c| {
+                    c.ialltoallv(&[], &z.counts, &z.displs, &mut [], &z.counts, &z.displs)
+                });
+                CollectiveRequest::refused(stand_in, e)
+            }
         }
     }
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
@@ -319,6 +485,50 @@ impl CommunicatorCollectives for Communicator {
             None => with(self, |c| c.reduce_scatter_block(s, r, &op)),
         }
     }
+    fn immediate_reduce_scatter_block_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.ireduce_scatter_block(s, r, &op))
+    }
+    fn reduce_scatter_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<()> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        match inter(self)? {
+            Some(ic) => Ok(ic.reduce_scatter(s, r, counts, &op)?),
+            None => with(self, |c| c.reduce_scatter(s, r, counts, &op)),
+        }
+    }
+    fn immediate_reduce_scatter_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.ireduce_scatter(s, r, counts, &op))
+    }
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
         with(self, |c| {
@@ -328,6 +538,19 @@ impl CommunicatorCollectives for Communicator {
                 &op,
             )
         })
+    }
+    fn immediate_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.iscan(s, r, &op))
     }
     fn exclusive_scan_into<T: Element>(
         &self,
@@ -343,6 +566,19 @@ impl CommunicatorCollectives for Communicator {
                 &op,
             )
         })
+    }
+    fn immediate_exclusive_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.iexscan(s, r, &op))
     }
 }
 
@@ -360,14 +596,33 @@ pub trait Root {
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
-    /// `counts`/`displs` in bytes, significant at the root.
-    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+    fn immediate_gather_into<'b, S: Buffer + ?Sized>(
+        &self,
+        send: &'b S,
+    ) -> Result<CollectiveRequest<'b>>;
+    fn immediate_gather_into_root<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Non-root side of a gatherv: `send` may differ in size from rank to rank.
+    fn gather_varcount_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()>;
+    /// Rank i's `send` lands in block i of `recv`. If the partition does not fit, every rank
+    /// that sends a non-empty block gets a size mismatch (none is left waiting).
+    fn gather_varcount_into_root<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
+        recv: &mut PartitionMut<'_, T>,
     ) -> Result<()>;
+    fn immediate_gather_varcount_into<'b, S: Buffer + ?Sized>(
+        &self,
+        send: &'b S,
+    ) -> Result<CollectiveRequest<'b>>;
+    fn immediate_gather_varcount_into_root<'b, S: Buffer + ?Sized, T: Equivalence>(
+        &self,
+        send: &'b S,
+        recv: &'b mut PartitionMut<'_, T>,
+    ) -> Result<CollectiveRequest<'b>>;
     /// Non-root side of a scatter.
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()>;
     fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
@@ -375,10 +630,48 @@ pub trait Root {
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
+    fn immediate_scatter_into<'b, R: BufferMut + ?Sized>(
+        &self,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    fn immediate_scatter_into_root<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Non-root side of a scatterv: `recv` is the size of this rank's block at the root.
+    fn scatter_varcount_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()>;
+    /// Block i of `send` goes to rank i. If the partition does not fit, every rank that
+    /// expects a non-empty block gets a size mismatch (none is left waiting).
+    fn scatter_varcount_into_root<T: Equivalence, R: BufferMut + ?Sized>(
+        &self,
+        send: &Partition<'_, T>,
+        recv: &mut R,
+    ) -> Result<()>;
+    fn immediate_scatter_varcount_into<'b, R: BufferMut + ?Sized>(
+        &self,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    fn immediate_scatter_varcount_into_root<'b, T: Equivalence, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b Partition<'_, T>,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
     /// Non-root side of a reduce.
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()>;
     fn reduce_into_root<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation)
         -> Result<()>;
+    fn immediate_reduce_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    fn immediate_reduce_into_root<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
 }
 
 /// On an intercommunicator, `process_at_rank(r)` names the root in the REMOTE group, so the
@@ -448,20 +741,70 @@ impl Root for Process<'_> {
             c.gather(send.as_bytes(), recv.as_bytes_mut(), root)
         })
     }
-    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+    fn immediate_gather_into<'b, S: Buffer + ?Sized>(
+        &self,
+        send: &'b S,
+    ) -> Result<CollectiveRequest<'b>> {
+        let root = self.non_root("immediate_gather_into")?;
+        start(self.communicator(), |c| {
+            c.igather(send.as_bytes(), &mut [], root)
+        })
+    }
+    fn immediate_gather_into_root<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        let root = self.at_root()?;
+        start(self.communicator(), |c| {
+            c.igather(send.as_bytes(), recv.as_bytes_mut(), root)
+        })
+    }
+    fn gather_varcount_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()> {
+        self.immediate_gather_varcount_into(send)?.wait()
+    }
+    fn gather_varcount_into_root<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
+        recv: &mut PartitionMut<'_, T>,
     ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.gatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs, root)
+        self.immediate_gather_varcount_into_root(send, recv)?.wait()
+    }
+    fn immediate_gather_varcount_into<'b, S: Buffer + ?Sized>(
+        &self,
+        send: &'b S,
+    ) -> Result<CollectiveRequest<'b>> {
+        let root = self.non_root("gather_varcount_into")?;
+        start(self.communicator(), |c| {
+            c.igatherv(send.as_bytes(), &mut [], &[], &[], root)
         })
+    }
+    fn immediate_gather_varcount_into_root<'b, S: Buffer + ?Sized, T: Equivalence>(
+        &self,
+        send: &'b S,
+        recv: &'b mut PartitionMut<'_, T>,
+    ) -> Result<CollectiveRequest<'b>> {
+        const WHAT: &str = "gather_varcount_into_root";
+        let root = self.at_root()?;
+        let comm = self.communicator();
+        let send = send.as_bytes();
+        let checked = recv
+            .layout(WHAT, comm.size() as usize)
+            .and_then(|l| own_block(WHAT, l, root, send.len()));
+        match checked {
+            Ok(l) => start(comm, |c| {
+                c.igatherv(send, recv.bytes_mut(), &l.counts, &l.displs, root)
+            }),
+            Err(e) => {
+                // Receives nothing: each non-empty block sent is refused as truncated,
+                // which releases its sender.
+                let z = Layout::empty(comm.size() as usize);
+                let stand_in = start(comm, |c| {
+                    c.igatherv(&[], &mut [], &z.counts, &z.displs, root)
+                });
+                CollectiveRequest::refused(stand_in, e)
+            }
+        }
     }
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()> {
         if let Some((ic, role)) = remote_root(self)? {
@@ -484,6 +827,70 @@ impl Root for Process<'_> {
         with(self.communicator(), |c| {
             c.scatter(send.as_bytes(), recv.as_bytes_mut(), root)
         })
+    }
+    fn immediate_scatter_into<'b, R: BufferMut + ?Sized>(
+        &self,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        let root = self.non_root("immediate_scatter_into")?;
+        start(self.communicator(), |c| {
+            c.iscatter(&[], recv.as_bytes_mut(), root)
+        })
+    }
+    fn immediate_scatter_into_root<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        let root = self.at_root()?;
+        start(self.communicator(), |c| {
+            c.iscatter(send.as_bytes(), recv.as_bytes_mut(), root)
+        })
+    }
+    fn scatter_varcount_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()> {
+        self.immediate_scatter_varcount_into(recv)?.wait()
+    }
+    fn scatter_varcount_into_root<T: Equivalence, R: BufferMut + ?Sized>(
+        &self,
+        send: &Partition<'_, T>,
+        recv: &mut R,
+    ) -> Result<()> {
+        self.immediate_scatter_varcount_into_root(send, recv)?.wait()
+    }
+    fn immediate_scatter_varcount_into<'b, R: BufferMut + ?Sized>(
+        &self,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        let root = self.non_root("scatter_varcount_into")?;
+        start(self.communicator(), |c| {
+            c.iscatterv(&[], &[], &[], recv.as_bytes_mut(), root)
+        })
+    }
+    fn immediate_scatter_varcount_into_root<'b, T: Equivalence, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b Partition<'_, T>,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        const WHAT: &str = "scatter_varcount_into_root";
+        let root = self.at_root()?;
+        let comm = self.communicator();
+        let recv = recv.as_bytes_mut();
+        let checked = send
+            .layout(WHAT, comm.size() as usize)
+            .and_then(|l| own_block(WHAT, l, root, recv.len()));
+        match checked {
+            Ok(l) => start(comm, |c| {
+                c.iscatterv(send.bytes(), &l.counts, &l.displs, recv, root)
+            }),
+            Err(e) => {
+                // Sends every rank an empty block: a rank expecting data sees the mismatch.
+                let z = Layout::empty(comm.size() as usize);
+                let stand_in = start(comm, |c| {
+                    c.iscatterv(&[], &z.counts, &z.displs, &mut [], root)
+                });
+                CollectiveRequest::refused(stand_in, e)
+            }
+        }
     }
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
@@ -514,6 +921,83 @@ impl Root for Process<'_> {
                 root,
             )
         })
+    }
+    fn immediate_reduce_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let root = self.non_root("immediate_reduce_into")?;
+        start(self.communicator(), |c| {
+            c.ireduce(ibdyn_collectives::as_bytes(send), &mut [], &op, root)
+        })
+    }
+    fn immediate_reduce_into_root<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let root = self.at_root()?;
+        start(self.communicator(), |c| {
+            c.ireduce(
+                ibdyn_collectives::as_bytes(send),
+                ibdyn_collectives::as_bytes_mut(recv),
+                &op,
+                root,
+            )
+        })
+    }
+}
+
+/// The root's own block of a rooted varcount operation must match its other buffer.
+fn own_block(what: &'static str, l: Layout, root: usize, len: usize) -> Result<Layout> {
+    if l.counts[root] != len {
+        return Err(invalid(
+            what,
+            format!(
+                "the root's own block is {} bytes but its other buffer is {len}",
+                l.counts[root]
+            ),
+        ));
+    }
+    Ok(l)
+}
+
+impl Process<'_> {
+    /// The root's rank, for a rooted immediate collective called on the root itself
+    /// (intracommunicators only: on an intercommunicator the root's group uses `InterRoot`).
+    fn at_root(&self) -> Result<usize> {
+        if self.communicator().is_inter() {
+            return Err(root_side_on_inter());
+        }
+        let root = self.root()?;
+        if root != self.communicator().rank() as usize {
+            return Err(crate::CommError::InvalidArgument(format!(
+                "a *_root collective is called on the root; this is rank {}, the root is {root}",
+                self.communicator().rank()
+            )));
+        }
+        Ok(root)
+    }
+
+    /// The root's rank, for the non-root side of a rooted immediate collective.
+    fn non_root(&self, what: &str) -> Result<usize> {
+        if self.communicator().is_inter() {
+            return Err(crate::CommError::InvalidArgument(format!(
+                "{what} is not offered on an intercommunicator"
+            )));
+        }
+        let root = self.root()?;
+        if root == self.communicator().rank() as usize {
+            return Err(invalid(
+                what,
+                "called on the root, which calls the *_root form",
+            ));
+        }
+        Ok(root)
     }
 }
 

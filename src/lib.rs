@@ -17,6 +17,7 @@
 mod collective;
 mod datatype;
 mod dynamic;
+mod partition;
 mod point_to_point;
 
 pub use collective::{
@@ -25,6 +26,7 @@ pub use collective::{
     COLL_ALGO_ENV,
 };
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
+pub use partition::{Partition, PartitionMut};
 pub use dynamic::{
     close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn,
     SpawnOptions, Wireup,
