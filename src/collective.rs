@@ -369,7 +369,11 @@ impl CommunicatorCollectives for Communicator {
         if send.len() != l.counts[me] {
             return Err(invalid(
                 "all_gather_varcount_into",
-                format!("sends {} bytes but block {me} is {}", send.len(), l.counts[me]),
+                format!(
+                    "sends {} bytes but block {me} is {}",
+                    send.len(),
+                    l.counts[me]
+                ),
             ));
         }
         start(self, |c| {
@@ -855,7 +859,8 @@ impl Root for Process<'_> {
         send: &Partition<'_, T>,
         recv: &mut R,
     ) -> Result<()> {
-        self.immediate_scatter_varcount_into_root(send, recv)?.wait()
+        self.immediate_scatter_varcount_into_root(send, recv)?
+            .wait()
     }
     fn immediate_scatter_varcount_into<'b, R: BufferMut + ?Sized>(
         &self,

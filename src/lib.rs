@@ -26,7 +26,6 @@ pub use collective::{
     COLL_ALGO_ENV,
 };
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
-pub use partition::{Partition, PartitionMut};
 pub use dynamic::{
     close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn,
     SpawnOptions, Wireup,
@@ -36,6 +35,7 @@ pub use ibdyn_intercomm::{
     Status, Universe, ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
 };
 pub use ibdyn_pmi as pmi;
+pub use partition::{Partition, PartitionMut};
 pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
 
 /// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.

@@ -137,7 +137,9 @@ impl Layout {
             if d.checked_add(c).is_none_or(|end| end > len) {
                 return Err(invalid(
                     what,
-                    format!("block {i} ({c} elements at {d}) lies outside the {len}-element buffer"),
+                    format!(
+                        "block {i} ({c} elements at {d}) lies outside the {len}-element buffer"
+                    ),
                 ));
             }
         }
@@ -150,10 +152,7 @@ impl Layout {
             for w in blocks.windows(2) {
                 let ((d, c, i), (d2, _, j)) = (w[0], w[1]);
                 if d + c > d2 {
-                    return Err(invalid(
-                        what,
-                        format!("receive blocks {i} and {j} overlap"),
-                    ));
+                    return Err(invalid(what, format!("receive blocks {i} and {j} overlap")));
                 }
             }
         }
