@@ -400,6 +400,37 @@ fn refused(w: &Communicator) -> R {
         expect_err("gatherv with overlapping blocks", r)?;
     }
 
+    // The same with blocks above the eager limit (their senders wait for the receiver), and
+    // with one rank only refusing its alltoallv layout: the others see a size mismatch.
+    let big = 3000;
+    let send = vec![6i64; big];
+    let mut buf = vec![0i64; big * p];
+    let r = if rank == 0 {
+        let mut part = PartitionMut::new(&mut buf[..], vec![big; p], vec![0; p]);
+        root.gather_varcount_into_root(&send[..], &mut part)
+    } else {
+        root.gather_varcount_into(&send[..])
+    };
+    if rank == 0 && p > 1 {
+        expect_err("gatherv of large blocks with overlapping blocks", r)?;
+    }
+    let send = vec![7i64; big * p];
+    let spart = Partition::packed(&send[..], vec![big; p]);
+    let claimed = if rank == size - 1 { big + 1 } else { big };
+    let mut rpart = PartitionMut::packed(&mut buf[..], vec![claimed; p]);
+    expect_err(
+        "alltoallv of large blocks refused by the last rank",
+        w.all_to_all_varcount_into(&spart, &mut rpart),
+    )?;
+    let mut rpart = PartitionMut::packed(&mut buf[..], vec![big; p]);
+    w.all_to_all_varcount_into(&spart, &mut rpart)
+        .map_err(e("alltoallv after a refused one"))?;
+    check(
+        buf.iter().all(|&x| x == 7),
+        "alltoallv after a refused one",
+        big,
+    )?;
+
     // Still usable afterwards.
     w.barrier().map_err(e("barrier after refused counts"))?;
     let mut all = vec![0i32; p];
