@@ -201,6 +201,26 @@ fn varcount(w: &Communicator, n: usize) -> R {
         .map_err(e("reduce_scatter"))?;
         check(got == reference, "reduce_scatter", n)?;
     }
+
+    // Two varcount collectives outstanding, waited for in the reverse order.
+    let mut got = vec![0i64; counts[rank as usize]];
+    let mut buf = vec![GAP; len];
+    let gsend = mine(13);
+    let mut part = PartitionMut::new(&mut buf[..], counts.clone(), displs.clone());
+    let a = w
+        .immediate_reduce_scatter_into(&send, &mut got, &counts, SystemOperation::sum())
+        .map_err(e("ireduce_scatter"))?;
+    let b = w
+        .immediate_all_gather_varcount_into(&gsend[..], &mut part)
+        .map_err(e("iallgatherv"))?;
+    b.wait().map_err(e("iallgatherv"))?;
+    a.wait().map_err(e("ireduce_scatter"))?;
+    check(got == reference, "overlapped reduce_scatter", n)?;
+    check(
+        blocks_ok(&buf, &counts, &displs, want(13)),
+        "overlapped allgatherv",
+        n,
+    )?;
     Ok(())
 }
 
