@@ -451,6 +451,31 @@ fn refused(w: &Communicator) -> R {
         big,
     )?;
 
+    // Counts that differ across ranks (MPI forbids it) in multi-round schedules: the last
+    // rank thinks block 0 of an allgatherv is one element longer, rank 0 cuts a
+    // reduce_scatter differently. Whoever notices gets an error; nobody is left waiting.
+    if p > 1 {
+        let mut counts = vec![big; p];
+        if rank == size - 1 {
+            counts[0] += 1;
+        }
+        let send = vec![8i64; big];
+        let mut buf = vec![0i64; big * p + 1];
+        let r =
+            w.all_gather_varcount_into(&send[..], &mut PartitionMut::packed(&mut buf[..], counts));
+        if rank == size - 1 {
+            expect_err("allgatherv with a longer block 0 on the last rank", r)?;
+        }
+        let mut counts = vec![big; p];
+        if rank == 0 {
+            counts[0] += 1;
+            counts[p - 1] -= 1;
+        }
+        let send = vec![1i64; big * p];
+        let mut out = vec![0i64; counts[rank as usize]];
+        let _ = w.reduce_scatter_into(&send, &mut out, &counts, SystemOperation::sum());
+    }
+
     // Still usable afterwards.
     w.barrier().map_err(e("barrier after refused counts"))?;
     let mut all = vec![0i32; p];
