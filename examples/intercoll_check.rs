@@ -192,6 +192,20 @@ fn inter_ops(ic: &Communicator, s: &Side, n: usize) -> R {
         "reduce_scatter",
         n,
     )?;
+    // The CommunicatorCollectives form means the same on an intercommunicator.
+    let mut same = vec![0i64; counts[s.lr]];
+    ic.reduce_scatter_into(
+        &vals(me, total + 3),
+        &mut same,
+        &counts,
+        SystemOperation::sum(),
+    )
+    .map_err(e("reduce_scatter_into"))?;
+    check(
+        same == part,
+        "reduce_scatter_into on an intercommunicator",
+        n,
+    )?;
 
     // gather to the first group's rank 0; scatter from the second group's rank 0.
     let role = if s.g == 1 {

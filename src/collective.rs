@@ -1,14 +1,20 @@
 //! rsmpi-style collectives: `world.all_reduce_into(&x, &mut y, SystemOperation::sum())`,
 //! `world.process_at_rank(0).broadcast_into(&mut buf)`, plus the non-blocking forms.
 //! The algorithms live in `ibdyn-collectives`; each communicator caches its collective state.
+//! Varcount forms take a `Partition`/`PartitionMut` (counts and displacements in elements),
+//! checked on the calling rank; a rank whose layout is refused still runs the operation with
+//! empty blocks (a stand-in), so the others see a size mismatch rather than wait for ever.
 
-use crate::datatype::{Buffer, BufferMut};
-use crate::point_to_point::Process;
+use crate::datatype::{Buffer, BufferMut, Equivalence};
+use crate::partition::{invalid, Layout, Partition, PartitionMut};
 use crate::{Communicator, Result};
 use ibdyn_collectives::{
     BuiltinOp, CollRequest, Collectives, Element, InterCollectives, InterRequest, InterRole, Op,
 };
 use std::rc::Rc;
+
+mod root;
+pub use root::Root;
 
 pub use ibdyn_collectives::{Algorithm, CollOp, ElemType};
 
@@ -130,6 +136,9 @@ fn with<R>(
 #[must_use = "a collective request must be waited for"]
 pub struct CollectiveRequest<'b> {
     inner: Inflight<'b>,
+    /// This rank's arguments were refused: the request runs an empty stand-in (so the other
+    /// ranks are not left waiting) and then reports this error.
+    refused: Option<crate::CommError>,
 }
 
 // Field order matters: each request borrows the state behind its Rc and drops first.
@@ -145,18 +154,41 @@ enum Inflight<'b> {
 }
 
 impl CollectiveRequest<'_> {
+    /// True once complete; an error once complete if it failed.
     pub fn test(&mut self) -> Result<bool> {
-        Ok(match &mut self.inner {
-            Inflight::Intra { req, .. } => req.test()?,
-            Inflight::Inter { req, .. } => req.test()?,
-        })
+        let done = match &mut self.inner {
+            Inflight::Intra { req, .. } => req.test(),
+            Inflight::Inter { req, .. } => req.test(),
+        };
+        match (self.refused.take(), done) {
+            (Some(e), Ok(true) | Err(_)) => Err(e),
+            (refused, done) => {
+                self.refused = refused;
+                Ok(done?)
+            }
+        }
     }
     pub fn wait(self) -> Result<()> {
-        match self.inner {
-            Inflight::Intra { req, .. } => req.wait()?,
-            Inflight::Inter { req, .. } => req.wait()?,
+        let done = match self.inner {
+            Inflight::Intra { req, .. } => req.wait(),
+            Inflight::Inter { req, .. } => req.wait(),
+        };
+        match self.refused {
+            Some(e) => Err(e),
+            None => Ok(done?),
         }
-        Ok(())
+    }
+
+    /// The request of an empty stand-in run for arguments refused with `e`.
+    /// If even the stand-in cannot start, the refusal is the error to report.
+    fn refused(started: Result<Self>, e: crate::CommError) -> Result<Self> {
+        match started {
+            Ok(mut req) => {
+                req.refused = Some(e);
+                Ok(req)
+            }
+            Err(_) => Err(e),
+        }
     }
 }
 
@@ -173,6 +205,7 @@ fn start<'b>(
     let req = f(c)?;
     Ok(CollectiveRequest {
         inner: Inflight::Intra { req, _state: state },
+        refused: None,
     })
 }
 
@@ -186,6 +219,7 @@ fn start_inter<'b>(
     let req = f(c)?;
     Ok(CollectiveRequest {
         inner: Inflight::Inter { req, _state: state },
+        refused: None,
     })
 }
 
@@ -198,19 +232,44 @@ pub trait CommunicatorCollectives {
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
-    /// `counts`/`displs` in bytes of the receive buffer, one per rank.
-    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+    fn immediate_all_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Rank i's `send` lands in block i of `recv` (every rank passes the same counts).
+    fn all_gather_varcount_into<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
+        recv: &mut PartitionMut<'_, T>,
     ) -> Result<()>;
+    fn immediate_all_gather_varcount_into<'b, S: Buffer + ?Sized, T: Equivalence>(
+        &self,
+        send: &'b S,
+        recv: &'b mut PartitionMut<'_, T>,
+    ) -> Result<CollectiveRequest<'b>>;
     fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
+    fn immediate_all_to_all_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Block j of `send` goes to rank j, block i of `recv` comes from rank i. The block this
+    /// rank sends to rank j must have the size rank j expects from it.
+    fn all_to_all_varcount_into<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &Partition<'_, S>,
+        recv: &mut PartitionMut<'_, R>,
+    ) -> Result<()>;
+    fn immediate_all_to_all_varcount_into<'b, S: Equivalence, R: Equivalence>(
+        &self,
+        send: &'b Partition<'_, S>,
+        recv: &'b mut PartitionMut<'_, R>,
+    ) -> Result<CollectiveRequest<'b>>;
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
     fn immediate_all_reduce_into<'b, T: Element>(
         &self,
@@ -224,13 +283,49 @@ pub trait CommunicatorCollectives {
         recv: &mut [T],
         op: Operation,
     ) -> Result<()>;
+    fn immediate_reduce_scatter_block_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Rank i's `recv` gets `counts[i]` elements of the reduction of every rank's `send`
+    /// (`counts` sums to `send.len()` and is the same on every rank). On an
+    /// intercommunicator the reduction is of the other group's `send`.
+    fn reduce_scatter_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<()>;
+    fn immediate_reduce_scatter_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()>;
+    fn immediate_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Rank 0's `recv` is left untouched.
     fn exclusive_scan_into<T: Element>(
         &self,
         send: &[T],
         recv: &mut [T],
         op: Operation,
     ) -> Result<()>;
+    fn immediate_exclusive_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
 }
 
 impl CommunicatorCollectives for Communicator {
@@ -254,15 +349,40 @@ impl CommunicatorCollectives for Communicator {
             None => with(self, |c| c.allgather(s, r)),
         }
     }
-    fn all_gather_varcount_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+    fn immediate_all_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        start(self, |c| c.iallgather(send.as_bytes(), recv.as_bytes_mut()))
+    }
+    fn all_gather_varcount_into<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
+        recv: &mut PartitionMut<'_, T>,
     ) -> Result<()> {
-        with(self, |c| {
-            c.allgatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs)
+        self.immediate_all_gather_varcount_into(send, recv)?.wait()
+    }
+    fn immediate_all_gather_varcount_into<'b, S: Buffer + ?Sized, T: Equivalence>(
+        &self,
+        send: &'b S,
+        recv: &'b mut PartitionMut<'_, T>,
+    ) -> Result<CollectiveRequest<'b>> {
+        let l = recv.layout("all_gather_varcount_into", self.size() as usize)?;
+        let send = send.as_bytes();
+        let me = self.rank() as usize;
+        if send.len() != l.counts[me] {
+            return Err(invalid(
+                "all_gather_varcount_into",
+                format!(
+                    "sends {} bytes but block {me} is {}",
+                    send.len(),
+                    l.counts[me]
+                ),
+            ));
+        }
+        start(self, |c| {
+            c.iallgatherv(send, recv.bytes_mut(), &l.counts, &l.displs)
         })
     }
     fn all_to_all_into<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
@@ -274,6 +394,61 @@ impl CommunicatorCollectives for Communicator {
         match inter(self)? {
             Some(ic) => Ok(ic.alltoall(s, r)?),
             None => with(self, |c| c.alltoall(s, r)),
+        }
+    }
+    fn immediate_all_to_all_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        start(self, |c| c.ialltoall(send.as_bytes(), recv.as_bytes_mut()))
+    }
+    fn all_to_all_varcount_into<S: Equivalence, R: Equivalence>(
+        &self,
+        send: &Partition<'_, S>,
+        recv: &mut PartitionMut<'_, R>,
+    ) -> Result<()> {
+        self.immediate_all_to_all_varcount_into(send, recv)?.wait()
+    }
+    fn immediate_all_to_all_varcount_into<'b, S: Equivalence, R: Equivalence>(
+        &self,
+        send: &'b Partition<'_, S>,
+        recv: &'b mut PartitionMut<'_, R>,
+    ) -> Result<CollectiveRequest<'b>> {
+        const WHAT: &str = "all_to_all_varcount_into";
+        coll(self)?;
+        let (me, p) = (self.rank() as usize, self.size() as usize);
+        let checked = send.layout(WHAT, p).and_then(|sl| {
+            let rl = recv.layout(WHAT, p)?;
+            if sl.counts[me] != rl.counts[me] {
+                return Err(invalid(
+                    WHAT,
+                    format!(
+                        "sends itself {} bytes but expects {}",
+                        sl.counts[me], rl.counts[me]
+                    ),
+                ));
+            }
+            Ok((sl, rl))
+        });
+        match checked {
+            Ok((sl, rl)) => start(self, |c| {
+                c.ialltoallv(
+                    send.bytes(),
+                    &sl.counts,
+                    &sl.displs,
+                    recv.bytes_mut(),
+                    &rl.counts,
+                    &rl.displs,
+                )
+            }),
+            Err(e) => {
+                let z = Layout::empty(p);
+                let stand_in = start(self, |c| {
+                    c.ialltoallv(&[], &z.counts, &z.displs, &mut [], &z.counts, &z.displs)
+                });
+                CollectiveRequest::refused(stand_in, e)
+            }
         }
     }
     fn all_reduce_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
@@ -319,6 +494,50 @@ impl CommunicatorCollectives for Communicator {
             None => with(self, |c| c.reduce_scatter_block(s, r, &op)),
         }
     }
+    fn immediate_reduce_scatter_block_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.ireduce_scatter_block(s, r, &op))
+    }
+    fn reduce_scatter_into<T: Element>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<()> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        match inter(self)? {
+            Some(ic) => Ok(ic.reduce_scatter(s, r, counts, &op)?),
+            None => with(self, |c| c.reduce_scatter(s, r, counts, &op)),
+        }
+    }
+    fn immediate_reduce_scatter_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.ireduce_scatter(s, r, counts, &op))
+    }
     fn scan_into<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
         with(self, |c| {
@@ -328,6 +547,19 @@ impl CommunicatorCollectives for Communicator {
                 &op,
             )
         })
+    }
+    fn immediate_scan_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.iscan(s, r, &op))
     }
     fn exclusive_scan_into<T: Element>(
         &self,
@@ -344,176 +576,18 @@ impl CommunicatorCollectives for Communicator {
             )
         })
     }
-}
-
-/// Rooted collectives, called on the root process (rsmpi's `Root`).
-pub trait Root {
-    fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<()>;
-    fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(
+    fn immediate_exclusive_scan_into<'b, T: Element>(
         &self,
-        buf: &'b mut B,
-    ) -> Result<CollectiveRequest<'b>>;
-    /// Non-root side of a gather.
-    fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()>;
-    fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
-        &self,
-        send: &S,
-        recv: &mut R,
-    ) -> Result<()>;
-    /// `counts`/`displs` in bytes, significant at the root.
-    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
-        &self,
-        send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
-    ) -> Result<()>;
-    /// Non-root side of a scatter.
-    fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()>;
-    fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
-        &self,
-        send: &S,
-        recv: &mut R,
-    ) -> Result<()>;
-    /// Non-root side of a reduce.
-    fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()>;
-    fn reduce_into_root<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation)
-        -> Result<()>;
-}
-
-/// On an intercommunicator, `process_at_rank(r)` names the root in the REMOTE group, so the
-/// `Root` methods are the other group's side (`InterRoot::Remote(r)`); the root's own group
-/// uses `InterCommunicatorCollectives` with `InterRoot::Root` / `InterRoot::ProcNull`.
-fn remote_root(p: &Process<'_>) -> Result<Option<(Rc<InterCollectives>, InterRole)>> {
-    let comm = p.communicator();
-    match inter(comm)? {
-        None => Ok(None),
-        Some(ic) => {
-            let r = p.rank();
-            if r < 0 || r >= comm.remote_size() {
-                return Err(crate::CommError::InvalidRank {
-                    rank: r as i64,
-                    size: comm.remote_size() as usize,
-                });
-            }
-            Ok(Some((ic, InterRole::Remote(r as usize))))
-        }
-    }
-}
-
-fn root_side_on_inter() -> crate::CommError {
-    crate::CommError::InvalidArgument(
-        "on an intercommunicator the root calls InterCommunicatorCollectives with InterRoot::Root"
-            .into(),
-    )
-}
-
-impl Root for Process<'_> {
-    fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<()> {
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.bcast(buf.as_bytes_mut(), role)?);
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| c.bcast(buf.as_bytes_mut(), root))
-    }
-    fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(
-        &self,
-        buf: &'b mut B,
-    ) -> Result<CollectiveRequest<'b>> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
-        let root = self.root()?;
-        start(self.communicator(), |c| c.ibcast(buf.as_bytes_mut(), root))
-    }
-    fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()> {
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.gather(send.as_bytes(), &mut [], role)?);
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.gather(send.as_bytes(), &mut [], root)
-        })
-    }
-    fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
-        &self,
-        send: &S,
-        recv: &mut R,
-    ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.gather(send.as_bytes(), recv.as_bytes_mut(), root)
-        })
-    }
-    fn gather_varcount_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
-        &self,
-        send: &S,
-        recv: &mut R,
-        counts: &[usize],
-        displs: &[usize],
-    ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.gatherv(send.as_bytes(), recv.as_bytes_mut(), counts, displs, root)
-        })
-    }
-    fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()> {
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.scatter(&[], recv.as_bytes_mut(), role)?);
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.scatter(&[], recv.as_bytes_mut(), root)
-        })
-    }
-    fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
-        &self,
-        send: &S,
-        recv: &mut R,
-    ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.scatter(send.as_bytes(), recv.as_bytes_mut(), root)
-        })
-    }
-    fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()> {
-        let op = op.op_for::<T>()?;
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, role)?);
-        }
-        let root = self.root()?;
-        with(self.communicator(), |c| {
-            c.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, root)
-        })
-    }
-    fn reduce_into_root<T: Element>(
-        &self,
-        send: &[T],
-        recv: &mut [T],
+        send: &'b [T],
+        recv: &'b mut [T],
         op: Operation,
-    ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
-        let root = self.root()?;
+    ) -> Result<CollectiveRequest<'b>> {
         let op = op.op_for::<T>()?;
-        with(self.communicator(), |c| {
-            c.reduce(
-                ibdyn_collectives::as_bytes(send),
-                ibdyn_collectives::as_bytes_mut(recv),
-                &op,
-                root,
-            )
-        })
+        let (s, r) = (
+            ibdyn_collectives::as_bytes(send),
+            ibdyn_collectives::as_bytes_mut(recv),
+        );
+        start(self, |c| c.iexscan(s, r, &op))
     }
 }
 

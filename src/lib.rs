@@ -17,6 +17,7 @@
 mod collective;
 mod datatype;
 mod dynamic;
+mod partition;
 mod point_to_point;
 
 pub use collective::{
@@ -34,6 +35,7 @@ pub use ibdyn_intercomm::{
     Status, Universe, ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
 };
 pub use ibdyn_pmi as pmi;
+pub use partition::{Partition, PartitionMut};
 pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
 
 /// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.

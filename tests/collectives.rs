@@ -4,7 +4,11 @@
 mod common;
 
 fn run(n: &str, nodes: &str, algo: Option<&str>) {
-    let prog = common::example_bin("coll_check");
+    run_check("coll_check", n, nodes, algo);
+}
+
+fn run_check(check: &str, n: &str, nodes: &str, algo: Option<&str>) {
+    let prog = common::example_bin(check);
     let mut c = common::ibdyn_bounded();
     c.args([
         "run",
@@ -22,8 +26,8 @@ fn run(n: &str, nodes: &str, algo: Option<&str>) {
     let out = c.output().expect("start ibdyn run");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        out.status.success() && stdout.contains(&format!("coll_check: all passed on {n} ranks")),
-        "n={n} nodes={nodes} algo={algo:?}: {}\n{stdout}\n{}",
+        out.status.success() && stdout.contains(&format!("{check}: all passed on {n} ranks")),
+        "{check} n={n} nodes={nodes} algo={algo:?}: {}\n{stdout}\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
@@ -51,6 +55,30 @@ fn each_algorithm_forced() {
     ] {
         run("6", "1", Some(algo));
     }
+}
+
+/// scatterv, alltoallv, reduce_scatter with counts, the varcount gathers and the non-blocking
+/// forms (two outstanding, completed out of order), uneven counts with zeros, and refused
+/// counts coming back as errors.
+#[test]
+fn varcount_and_immediate_forms() {
+    for n in ["1", "2", "3", "5"] {
+        run_check("coll_varcount_check", n, "1", None);
+    }
+    run_check("coll_varcount_check", "3", "2", None);
+    run_check("coll_varcount_check", "5", "2", None);
+    run_check(
+        "coll_varcount_check",
+        "5",
+        "1",
+        Some("alltoallv:linear,reduce_scatter:ring,reduce_scatter_block:binomial,scan:linear,exscan:linear"),
+    );
+    run_check(
+        "coll_varcount_check",
+        "3",
+        "1",
+        Some("reduce_scatter:binomial,alltoall:bruck,allgather:ring,gather:linear,scatter:linear"),
+    );
 }
 
 /// Node collective buffers that outlived their creator (`ibdyn-<pid>-coll-*` of a dead pid).

@@ -50,6 +50,19 @@ impl CollError {
         CollError::Comm(e.to_string().into())
     }
 
+    /// A block of the wrong size (short, or truncated): the ranks' counts disagree, but the
+    /// transfer itself ended, so the collective can run on to its end.
+    pub(crate) fn is_size_error(&self) -> bool {
+        match self {
+            CollError::SizeMismatch { .. } => true,
+            CollError::Comm(inner) => matches!(
+                inner.downcast_ref::<ibdyn_intercomm::CommError>(),
+                Some(ibdyn_intercomm::CommError::Truncated { .. })
+            ),
+            _ => false,
+        }
+    }
+
     pub(crate) fn arg(op: &'static str, detail: impl Into<String>) -> CollError {
         CollError::InvalidArgument {
             op,

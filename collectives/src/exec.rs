@@ -42,6 +42,9 @@ pub struct CollRequest<'b, C: PointToPoint + 'b> {
     /// Heap block addressed only through `scratch_ptr` once the request exists.
     scratch: Scratch,
     scratch_ptr: *mut u8,
+    /// The first block of the wrong size: the schedule still runs to its end, so that no
+    /// peer is left waiting for a transfer of this rank, and then fails with it.
+    size_error: Option<CollError>,
     _bufs: PhantomData<(&'b [u8], &'b mut [u8])>,
 }
 
@@ -71,6 +74,7 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
             recv_ptr: recv.as_mut_ptr(),
             scratch,
             scratch_ptr,
+            size_error: None,
             _bufs: PhantomData,
         };
         req.advance(false)?;
@@ -118,6 +122,9 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
                 self.round += 1;
             }
             if self.round == self.sched.rounds.len() {
+                if let Some(e) = self.size_error.take() {
+                    return Err(e);
+                }
                 self.state = State::Done;
                 return Ok(true);
             }
@@ -147,24 +154,32 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
             let Some(req) = p.req.as_mut() else { continue };
             let got = if block {
                 let req = p.req.take().expect("checked above");
-                Some(req.wait()?)
+                req.wait().map(Some)
             } else {
-                let r = req.test()?;
-                if r.is_some() {
+                let r = req.test();
+                if !matches!(r, Ok(None)) {
                     p.req = None;
                 }
                 r
             };
-            match (got, p.expect) {
-                (None, _) => all = false,
-                (Some(got), Some((expected, peer))) if got != expected => {
-                    return Err(CollError::SizeMismatch {
+            let size_error = match (got, p.expect) {
+                (Ok(None), _) => {
+                    all = false;
+                    None
+                }
+                (Ok(Some(got)), Some((expected, peer))) if got != expected => {
+                    Some(CollError::SizeMismatch {
                         peer,
                         expected,
                         got,
-                    });
+                    })
                 }
-                _ => {}
+                (Ok(_), _) => None,
+                (Err(e), _) if e.is_size_error() => Some(e),
+                (Err(e), _) => return Err(e),
+            };
+            if let Some(e) = size_error {
+                self.size_error.get_or_insert(e);
             }
         }
         if all {
