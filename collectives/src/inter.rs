@@ -3,7 +3,8 @@
 //! two-level operation: a (node-aware) collective inside the local group, on the local
 //! intracommunicator, plus one exchange between the two group leaders (local rank 0 of each
 //! group) over the intercommunicator's collective view. Rooted ones exchange one message
-//! between the root and the other group's leader.
+//! between the root and the other group's leader; a bcast or reduce whose root and other
+//! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`).
 
 use crate::coll::bad;
 use crate::coll::Collectives;
@@ -18,6 +19,8 @@ use crate::scratch::Scratch;
 use ibdyn_intercomm::Communicator;
 use std::cell::Cell;
 use std::rc::Rc;
+
+mod rooted_shm;
 
 /// A process's part in a rooted intercommunicator collective.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -45,6 +48,7 @@ pub struct InterCollectives {
     size: usize,
     remote_size: usize,
     joined: crate::inter_nb::Joined,
+    rooted: rooted_shm::RootedShm,
 }
 
 struct Cached(std::result::Result<Rc<InterCollectives>, String>);
@@ -211,6 +215,7 @@ impl InterCollectives {
             rank: comm.rank() as usize,
             size: comm.size() as usize,
             remote_size: comm.remote_size() as usize,
+            rooted: rooted_shm::RootedShm::default(),
         })
     }
 
@@ -309,11 +314,16 @@ impl InterCollectives {
     /// The root's `buf` reaches every process of the other group.
     pub fn bcast(&self, buf: &mut [u8], role: InterRole) -> Result<()> {
         let t = self.next_tag();
+        if let InterRole::Remote(r) = role {
+            self.check_remote(CollOp::Bcast, r)?;
+        }
+        if let Some(done) = self.rooted_bcast(t, buf, role)? {
+            return Ok(done);
+        }
         match role {
             InterRole::Root => self.put(t, buf, 0),
             InterRole::ProcNull => Ok(()),
             InterRole::Remote(r) => {
-                self.check_remote(CollOp::Bcast, r)?;
                 if self.leader() {
                     self.take(t, buf, r)?;
                 }
@@ -325,11 +335,16 @@ impl InterCollectives {
     /// The root's `recv` gets the reduction of the other group's `send` buffers (rank order).
     pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, role: InterRole) -> Result<()> {
         let t = self.next_tag();
+        if let InterRole::Remote(r) = role {
+            self.check_remote(CollOp::Reduce, r)?;
+        }
+        if let Some(done) = self.rooted_reduce(t, send, recv, op, role)? {
+            return Ok(done);
+        }
         match role {
             InterRole::Root => self.take(t, recv, 0),
             InterRole::ProcNull => Ok(()),
             InterRole::Remote(r) => {
-                self.check_remote(CollOp::Reduce, r)?;
                 let mut part = self.on_leader(send.len());
                 self.local.reduce(send, &mut part, op, 0)?;
                 if self.leader() {
