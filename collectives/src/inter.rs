@@ -195,11 +195,19 @@ impl InterCollectives {
         Ok(())
     }
 
-    /// Whether the overlapped form applies (local group on one node, without a node buffer).
-    /// A group on one node goes through its node buffer instead (blocking local steps),
-    /// which costs less than the overlap saves.
-    fn overlap(&self) -> bool {
-        !self.local.is_two_level() && !self.local.is_node_local()
+    /// Whether the overlapped form applies to local steps `up` and `down` (operation and the
+    /// size its node-buffer threshold names): a group on one node whose steps go through its
+    /// node buffer runs them blocking instead, which costs less than the overlap saves; one
+    /// whose steps are both too large for the buffer overlaps them with the leaders' exchange.
+    fn overlap(&self, up: (CollOp, usize), down: (CollOp, usize)) -> bool {
+        if self.local.is_two_level() {
+            return false;
+        }
+        let cfg = self.local.config();
+        let on_buffer = |(op, bytes): (CollOp, usize)| {
+            cfg.forced(op).is_none() && cfg.shm_max(op).is_some_and(|m| bytes <= m)
+        };
+        !self.local.is_node_local() || !(on_buffer(up) || on_buffer(down))
     }
 }
 
@@ -301,7 +309,7 @@ impl InterCollectives {
     /// Returns once every process of both groups has entered it.
     pub fn barrier(&self) -> Result<()> {
         let t = self.next_tag();
-        if self.overlap() {
+        if self.overlap((CollOp::Gather, 0), (CollOp::Bcast, 0)) {
             return self.cross(t, Up::Gather(&[]), &mut [], Down::Bcast, &mut []);
         }
         self.local.gather(&[], &mut [], 0)?;
@@ -360,7 +368,7 @@ impl InterCollectives {
         let t = self.next_tag();
         crate::coll::same_len(CollOp::Allreduce, send, recv)?;
         let mut part = self.on_leader(send.len());
-        if self.overlap() {
+        if self.overlap((CollOp::Reduce, send.len()), (CollOp::Bcast, recv.len())) {
             return self.cross(t, Up::Reduce(send, op), &mut part, Down::Bcast, recv);
         }
         self.local.reduce(send, &mut part, op, 0)?;
@@ -385,7 +393,7 @@ impl InterCollectives {
             ));
         }
         let mut mine = self.on_leader(send.len() * self.size);
-        if self.overlap() {
+        if self.overlap((CollOp::Gather, send.len()), (CollOp::Bcast, recv.len())) {
             return self.cross(t, Up::Gather(send), &mut mine, Down::Bcast, recv);
         }
         self.local.gather(send, &mut mine, 0)?;
@@ -503,7 +511,7 @@ impl InterCollectives {
         }
         let mut part = self.on_leader(send.len());
         let mut theirs = self.on_leader(send.len());
-        if self.overlap() {
+        if self.overlap((CollOp::Reduce, send.len()), (CollOp::Scatter, recv.len())) {
             return self.cross(
                 t,
                 Up::Reduce(send, op),
