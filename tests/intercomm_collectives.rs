@@ -119,10 +119,12 @@ fn two_level_with_forced_algorithms() {
 }
 
 /// The local steps of the intercommunicator forms (and the non-blocking forms among them)
-/// on point-to-point messages instead of the node's shared-memory collective buffer.
+/// on point-to-point messages instead of the node's shared-memory collective buffer; rooted
+/// bcast and reduce then also go through the other group's leader instead of the buffer
+/// spanning the root and the other group.
 #[test]
 fn intercomm_on_one_node_without_node_buffer() {
-    for (a, b) in [(1, 3), (3, 5)] {
+    for (a, b) in [(1, 3), (2, 2), (3, 5)] {
         let a_s = a.to_string();
         run(
             "intercoll_check",

@@ -171,7 +171,11 @@ fn rank_main(a: &Args) -> Result<(), String> {
         let iters = job::iters_for(size.max(1) * n.min(8), a.iters).max(10);
         let s = bytes(&mut sbuf).to_vec();
         let (rb, bg) = (bytes(&mut rbuf), bytes(&mut big));
+        // Warm-up iterations as the timed ones (OSU does the same).
         for _ in 0..iters.min(20) {
+            if rooted {
+                w.barrier().map_err(e)?;
+            }
             one(&w, &a.op, size, &s, rb, bg).map_err(e)?;
         }
         let mut total = 0.0;

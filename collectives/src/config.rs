@@ -22,7 +22,9 @@
 //! of a two-level form), blocking barrier, bcast, reduce, allreduce, gather and allgather
 //! rooted at the team's rank 0 go through the node's shared-memory collective buffer up to
 //! the `shm_*` thresholds (`nodeshm.rs`); `<op>:p2p` keeps one on point-to-point, and a
-//! forced algorithm does too.
+//! forced algorithm does too. The same thresholds and settings govern intercommunicator
+//! bcast and reduce through a buffer spanning the root and the other group
+//! (`inter/rooted_shm.rs`, when they all share one node).
 //!
 //! On a communicator spanning several nodes with several processes on some node, barrier,
 //! bcast, reduce, allreduce and allgather (blocking forms; allgather below 1 MiB in total)

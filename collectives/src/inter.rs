@@ -3,7 +3,8 @@
 //! two-level operation: a (node-aware) collective inside the local group, on the local
 //! intracommunicator, plus one exchange between the two group leaders (local rank 0 of each
 //! group) over the intercommunicator's collective view. Rooted ones exchange one message
-//! between the root and the other group's leader.
+//! between the root and the other group's leader; a bcast or reduce whose root and other
+//! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`).
 
 use crate::coll::bad;
 use crate::coll::Collectives;
@@ -18,6 +19,8 @@ use crate::scratch::Scratch;
 use ibdyn_intercomm::Communicator;
 use std::cell::Cell;
 use std::rc::Rc;
+
+mod rooted_shm;
 
 /// A process's part in a rooted intercommunicator collective.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -45,6 +48,7 @@ pub struct InterCollectives {
     size: usize,
     remote_size: usize,
     joined: crate::inter_nb::Joined,
+    rooted: rooted_shm::RootedShm,
 }
 
 struct Cached(std::result::Result<Rc<InterCollectives>, String>);
@@ -191,11 +195,19 @@ impl InterCollectives {
         Ok(())
     }
 
-    /// Whether the overlapped form applies (local group on one node, without a node buffer).
-    /// A group on one node goes through its node buffer instead (blocking local steps),
-    /// which costs less than the overlap saves.
-    fn overlap(&self) -> bool {
-        !self.local.is_two_level() && !self.local.is_node_local()
+    /// Whether the overlapped form applies to local steps `up` and `down` (operation and the
+    /// size its node-buffer threshold names): a group on one node whose steps go through its
+    /// node buffer runs them blocking instead, which costs less than the overlap saves; one
+    /// whose steps are both too large for the buffer overlaps them with the leaders' exchange.
+    fn overlap(&self, up: (CollOp, usize), down: (CollOp, usize)) -> bool {
+        if self.local.is_two_level() {
+            return false;
+        }
+        let cfg = self.local.config();
+        let on_buffer = |(op, bytes): (CollOp, usize)| {
+            cfg.forced(op).is_none() && cfg.shm_max(op).is_some_and(|m| bytes <= m)
+        };
+        !self.local.is_node_local() || !(on_buffer(up) || on_buffer(down))
     }
 }
 
@@ -211,6 +223,7 @@ impl InterCollectives {
             rank: comm.rank() as usize,
             size: comm.size() as usize,
             remote_size: comm.remote_size() as usize,
+            rooted: rooted_shm::RootedShm::default(),
         })
     }
 
@@ -296,7 +309,7 @@ impl InterCollectives {
     /// Returns once every process of both groups has entered it.
     pub fn barrier(&self) -> Result<()> {
         let t = self.next_tag();
-        if self.overlap() {
+        if self.overlap((CollOp::Gather, 0), (CollOp::Bcast, 0)) {
             return self.cross(t, Up::Gather(&[]), &mut [], Down::Bcast, &mut []);
         }
         self.local.gather(&[], &mut [], 0)?;
@@ -309,11 +322,16 @@ impl InterCollectives {
     /// The root's `buf` reaches every process of the other group.
     pub fn bcast(&self, buf: &mut [u8], role: InterRole) -> Result<()> {
         let t = self.next_tag();
+        if let InterRole::Remote(r) = role {
+            self.check_remote(CollOp::Bcast, r)?;
+        }
+        if let Some(done) = self.rooted_bcast(t, buf, role)? {
+            return Ok(done);
+        }
         match role {
             InterRole::Root => self.put(t, buf, 0),
             InterRole::ProcNull => Ok(()),
             InterRole::Remote(r) => {
-                self.check_remote(CollOp::Bcast, r)?;
                 if self.leader() {
                     self.take(t, buf, r)?;
                 }
@@ -325,11 +343,16 @@ impl InterCollectives {
     /// The root's `recv` gets the reduction of the other group's `send` buffers (rank order).
     pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, role: InterRole) -> Result<()> {
         let t = self.next_tag();
+        if let InterRole::Remote(r) = role {
+            self.check_remote(CollOp::Reduce, r)?;
+        }
+        if let Some(done) = self.rooted_reduce(t, send, recv, op, role)? {
+            return Ok(done);
+        }
         match role {
             InterRole::Root => self.take(t, recv, 0),
             InterRole::ProcNull => Ok(()),
             InterRole::Remote(r) => {
-                self.check_remote(CollOp::Reduce, r)?;
                 let mut part = self.on_leader(send.len());
                 self.local.reduce(send, &mut part, op, 0)?;
                 if self.leader() {
@@ -345,7 +368,7 @@ impl InterCollectives {
         let t = self.next_tag();
         crate::coll::same_len(CollOp::Allreduce, send, recv)?;
         let mut part = self.on_leader(send.len());
-        if self.overlap() {
+        if self.overlap((CollOp::Reduce, send.len()), (CollOp::Bcast, recv.len())) {
             return self.cross(t, Up::Reduce(send, op), &mut part, Down::Bcast, recv);
         }
         self.local.reduce(send, &mut part, op, 0)?;
@@ -370,7 +393,7 @@ impl InterCollectives {
             ));
         }
         let mut mine = self.on_leader(send.len() * self.size);
-        if self.overlap() {
+        if self.overlap((CollOp::Gather, send.len()), (CollOp::Bcast, recv.len())) {
             return self.cross(t, Up::Gather(send), &mut mine, Down::Bcast, recv);
         }
         self.local.gather(send, &mut mine, 0)?;
@@ -488,7 +511,7 @@ impl InterCollectives {
         }
         let mut part = self.on_leader(send.len());
         let mut theirs = self.on_leader(send.len());
-        if self.overlap() {
+        if self.overlap((CollOp::Reduce, send.len()), (CollOp::Scatter, recv.len())) {
             return self.cross(
                 t,
                 Up::Reduce(send, op),

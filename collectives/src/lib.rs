@@ -15,7 +15,8 @@
 //! allreduce, gather and allgather through the node's shared-memory collective buffer
 //! (`nodeshm.rs` over `ibdyn_shm::CollBuf`: one copy in, flags, one copy out) where that is
 //! faster; the two-level forms' node steps and the intercommunicator forms' local steps use
-//! it too. Waits inside a collective poll for a while before they block (`patience.rs`).
+//! it too. Intercommunicator bcast and reduce whose root and other group share one node use
+//! one buffer spanning them (`inter/rooted_shm.rs`). Waits inside a collective poll for a while before they block (`patience.rs`).
 //!
 //! Non-blocking intercommunicator collectives (`inter_nb.rs`) are one schedule whose
 //! transfers name either endpoint (the local group's or the intercommunicator's).

@@ -467,15 +467,16 @@ impl CollBuf {
 
     /// Member contributions reach the leader: `take(r, offset, data)` is called on the leader
     /// for each member `r >= 1` and each piece of its `send` (rank order within a step).
+    /// `total` is the length every member sends (the leader's `send` may be empty).
     fn collect(
         &self,
         send: &[u8],
+        total: usize,
         step_len: usize,
         take: &mut dyn FnMut(usize, usize, &[u8]),
         progress: &dyn Fn(),
     ) -> Result<(), ShmError> {
         self.check_usable()?;
-        let total = send.len();
         let mut off = 0;
         loop {
             let len = step_len.min(total - off);
@@ -535,6 +536,7 @@ impl CollBuf {
         }
         self.collect(
             send,
+            b,
             self.chunk,
             &mut |r, off, part| recv[r * b + off..r * b + off + part.len()].copy_from_slice(part),
             progress,
@@ -551,6 +553,53 @@ impl CollBuf {
         op: &mut dyn FnMut(&[u8], &mut [u8]),
         progress: &dyn Fn(),
     ) -> Result<(), ShmError> {
+        self.fold(Some(send), send, recv, elem, op, progress)
+    }
+
+    /// As `reduce`, without a part from the leader: its `recv` gets the reduction of the
+    /// other members' `send` buffers in rank order (an intercommunicator reduce whose root
+    /// leads a buffer shared with the other group). The leader's `send` is ignored.
+    pub fn reduce_members(
+        &self,
+        send: &[u8],
+        recv: &mut [u8],
+        elem: usize,
+        op: &mut dyn FnMut(&[u8], &mut [u8]),
+        progress: &dyn Fn(),
+    ) -> Result<(), ShmError> {
+        if self.n < 2 {
+            return Err(ShmError::Config("a reduce of no members".into()));
+        }
+        self.fold(None, send, recv, elem, op, progress)
+    }
+
+    /// The members' side, or the leader's with its own part `own` folded in last.
+    fn fold(
+        &self,
+        own: Option<&[u8]>,
+        send: &[u8],
+        recv: &mut [u8],
+        elem: usize,
+        op: &mut dyn FnMut(&[u8], &mut [u8]),
+        progress: &dyn Fn(),
+    ) -> Result<(), ShmError> {
+        if self.rank == 0 {
+            if let Some(own) = own {
+                if recv.len() != own.len() {
+                    return Err(self.mismatch(0, own.len(), recv.len() as u64));
+                }
+                if self.n == 1 {
+                    recv.copy_from_slice(own);
+                    return Ok(());
+                }
+            }
+            return self.fold_at_leader(own, recv.len(), recv, elem, op, progress);
+        }
+        let step_len = self.step_len(elem)?;
+        self.collect(send, send.len(), step_len, &mut |_, _, _| {}, progress)
+    }
+
+    fn step_len(&self, elem: usize) -> Result<usize, ShmError> {
         let elem = elem.max(1);
         let step_len = (self.chunk / elem) * elem;
         if step_len == 0 {
@@ -559,19 +608,26 @@ impl CollBuf {
                 self.chunk
             )));
         }
-        if self.rank == 0 && recv.len() != send.len() {
-            return Err(self.mismatch(0, send.len(), recv.len() as u64));
-        }
+        Ok(step_len)
+    }
+
+    fn fold_at_leader(
+        &self,
+        own: Option<&[u8]>,
+        total: usize,
+        recv: &mut [u8],
+        elem: usize,
+        op: &mut dyn FnMut(&[u8], &mut [u8]),
+        progress: &dyn Fn(),
+    ) -> Result<(), ShmError> {
+        let step_len = self.step_len(elem)?;
         let n = self.n;
-        if n == 1 {
-            recv.copy_from_slice(send);
-            return Ok(());
-        }
         // Pieces arrive in rank order 1..n: keep the highest rank first, then fold lower
         // ranks in from the left, and the leader's own last: x0 ∘ (x1 ∘ (... ∘ x_{n-1})).
         let mut pieces: Vec<(usize, usize, *const u8, usize)> = Vec::with_capacity(n);
         self.collect(
-            send,
+            &[],
+            total,
             step_len,
             &mut |r, off, part| {
                 pieces.push((r, off, part.as_ptr(), part.len()));
@@ -588,7 +644,9 @@ impl CollBuf {
                             op(piece, out);
                         }
                     }
-                    op(&send[off..off + len], out);
+                    if let Some(own) = own {
+                        op(&own[off..off + len], out);
+                    }
                     pieces.clear();
                 }
             },
@@ -742,11 +800,24 @@ mod tests {
             .collect();
         let mut out = vec![0u8; if r == 0 { m.len() } else { 0 }];
         b.reduce(&m, &mut out, 32, &mut matmul, &|| {}).unwrap();
-        if r == 0 {
-            // The product of unit upper-triangular matrices adds the corners: sum of r + 1.
-            let want = (1..=n as i64).sum::<i64>();
-            let got = i64::from_ne_bytes(out[8..16].try_into().unwrap());
-            return got == want;
+        // The product of unit upper-triangular matrices adds the corners: sum of r + 1.
+        let corner = |o: &[u8]| i64::from_ne_bytes(o[8..16].try_into().unwrap());
+        if r == 0 && corner(&out) != (1..=n as i64).sum::<i64>() {
+            return false;
+        }
+        if n > 1 {
+            // Members only (the leader's part left out), in rank order, across several steps.
+            let long: Vec<u8> = m.repeat(5);
+            let mut out = vec![0u8; if r == 0 { long.len() } else { 0 }];
+            b.reduce_members(&long, &mut out, 32, &mut matmul, &|| {})
+                .unwrap();
+            if r == 0
+                && out
+                    .chunks(32)
+                    .any(|o| corner(o) != (2..=n as i64).sum::<i64>())
+            {
+                return false;
+            }
         }
         true
     }
