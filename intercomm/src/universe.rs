@@ -235,7 +235,12 @@ impl Universe {
             timed_out = Instant::now() > deadline;
             st.flushed() || timed_out
         })?;
-        let r = eng.st.pmi.barrier().map_err(CommError::from);
+        // A process alone in its job has no one to meet: no round trip to the process manager.
+        let r = if eng.st.pmi.size() > 1 {
+            eng.st.pmi.barrier().map_err(CommError::from)
+        } else {
+            Ok(())
+        };
         let f = eng.st.pmi.finalize().map_err(CommError::from);
         drop(eng);
         // Cached collective state holds handles of its communicator (a cycle): let it go, and
