@@ -41,7 +41,9 @@ pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
 /// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.
 /// In a spawned job this also connects to the parent job (`universe.parent()`).
 pub fn initialize() -> Result<Universe> {
-    let universe = Universe::init()?;
+    // The start-up answers of the process manager are read while a spawned job's root
+    // greets its parent (attach_parent finishes the start-up in every case).
+    let universe = Universe::init_deferred()?;
     ibdyn_spawn::dynamic::attach_parent(&universe)?;
     Ok(universe)
 }

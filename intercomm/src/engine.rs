@@ -148,13 +148,7 @@ impl Engine {
                 .unwrap_or_default(),
         };
         let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
-        let cores = usable_cores();
-        let local = pmi.local_ranks().len().max(1);
-        let spins = if local > cores {
-            SPINS_SHARED
-        } else {
-            SPINS_DEDICATED
-        };
+        let spins = spins_for(&pmi);
         // Consumed cells go back to the senders when this process is idle (see wait_until),
         // not between a packet's arrival and the reply it triggers.
         rx.set_deferred_release(true);
@@ -182,6 +176,11 @@ impl Engine {
                 control_failures: VecDeque::new(),
             },
         }
+    }
+
+    /// Chooses the idle spin count again (the process mapping may have come in since `new`).
+    pub fn retune_spins(&mut self) {
+        self.spins = spins_for(&self.st.pmi);
     }
 
     /// One pass over every endpoint. Returns whether anything happened.
@@ -1175,6 +1174,16 @@ impl State {
 
 /// CPUs this process may run on. `std::thread::available_parallelism` also reads the cgroup
 /// files, which costs a spawned process a noticeable share of its start-up.
+/// Spins of an idle wait: fewer when this node's ranks outnumber the usable cores.
+fn spins_for(pmi: &PmiClient) -> u32 {
+    let local = pmi.local_ranks().len().max(1);
+    if local > usable_cores() {
+        SPINS_SHARED
+    } else {
+        SPINS_DEDICATED
+    }
+}
+
 fn usable_cores() -> usize {
     // SAFETY: `set` is a plain bit mask the kernel fills; the size passed is its own.
     unsafe {

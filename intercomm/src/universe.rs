@@ -60,6 +60,16 @@ impl Universe {
     /// Initialises the runtime: connects to the process manager, opens the endpoints and
     /// publishes this process's address card. Peers are connected on first contact.
     pub fn init() -> Result<Universe> {
+        let u = Self::init_deferred()?;
+        u.finish_startup()?;
+        Ok(u)
+    }
+
+    /// Like `init`, but the process manager's answers to the start-up exchange may still be
+    /// owed (`PmiClient::init_deferred`): everything this process needs to be reached (its
+    /// endpoints and address card) is ready, so a spawned process can greet its parent
+    /// before waiting for them. `finish_startup` completes the start-up.
+    pub fn init_deferred() -> Result<Universe> {
         if INITIALIZED.swap(true, Ordering::SeqCst) {
             return Err(CommError::AlreadyInitialized);
         }
@@ -72,7 +82,7 @@ impl Universe {
         // make every such wake-up late.
         // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-        let mut pmi = PmiClient::init()?;
+        let mut pmi = PmiClient::init_deferred()?;
         if pmi.server_kind() == ibdyn_pmi::ServerKind::Singleton {
             // A program started on its own gets a private daemon at once, so that it can spawn
             // and its children share its node (and its shared memory).
@@ -124,6 +134,14 @@ impl Universe {
             u.wire_up_all()?;
         }
         Ok(u)
+    }
+
+    /// Reads the process manager's start-up answers if still owed (see `init_deferred`).
+    pub fn finish_startup(&self) -> Result<()> {
+        let mut eng = self.eng.borrow_mut();
+        eng.st.pmi.finish_startup()?;
+        eng.retune_spins();
+        Ok(())
     }
 
     /// Eager wire-up (`IBDYN_WIREUP=all`): fetch every card with one allgather and connect to
@@ -217,7 +235,12 @@ impl Universe {
             timed_out = Instant::now() > deadline;
             st.flushed() || timed_out
         })?;
-        let r = eng.st.pmi.barrier().map_err(CommError::from);
+        // A process alone in its job has no one to meet: no round trip to the process manager.
+        let r = if eng.st.pmi.size() > 1 {
+            eng.st.pmi.barrier().map_err(CommError::from)
+        } else {
+            Ok(())
+        };
         let f = eng.st.pmi.finalize().map_err(CommError::from);
         drop(eng);
         // Cached collective state holds handles of its communicator (a cycle): let it go, and

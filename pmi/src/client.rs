@@ -80,6 +80,20 @@ pub struct PmiClient {
     finalized: bool,
     /// A singleton that spawned: the private launcher, alive while we hold its stdin.
     private_launcher: Option<crate::singleton::PrivateLauncher>,
+    /// The start-up exchange, sent but not yet answered (see `init_deferred`).
+    startup: Option<PendingStartup>,
+    /// A put went out under the guessed key-value space name before the start-up answers.
+    early_put: bool,
+}
+
+/// The pipelined start-up requests whose replies are still to be read, in order.
+struct PendingStartup {
+    /// (reply name, request name) of each request.
+    steps: Vec<(&'static str, &'static str)>,
+    /// Pre-put keys asked for after the process mapping.
+    fetched: Vec<String>,
+    kvs_guess: String,
+    started: Instant,
 }
 
 /// Where and as whom a process reaches its ibdyn node daemon.
@@ -111,6 +125,16 @@ fn hostname() -> String {
         .unwrap_or_else(|| "localhost".into())
 }
 
+/// The pre-put values the daemon passed in the environment, in the order of `keys`.
+fn preput_from_env(keys: &[String]) -> Option<Vec<String>> {
+    let text = std::env::var(env::PREPUT_VALUES).ok()?;
+    let values: Vec<String> = text
+        .split(',')
+        .map(|v| hex_decode(v).ok().and_then(|b| String::from_utf8(b).ok()))
+        .collect::<Option<_>>()?;
+    (values.len() == keys.len()).then_some(values)
+}
+
 /// FNV-1a: a stable 32-bit id from a kvsname when the launcher gives no job id.
 fn fnv32(s: &str) -> u32 {
     s.bytes().fold(0x811c9dc5u32, |h, b| {
@@ -121,6 +145,17 @@ fn fnv32(s: &str) -> u32 {
 impl PmiClient {
     /// Connects to whatever launched this process (see the module comment).
     pub fn init() -> Result<PmiClient> {
+        let mut c = Self::init_deferred()?;
+        c.finish_startup()?;
+        Ok(c)
+    }
+
+    /// Like `init`, but under an ibdyn daemon the start-up requests are only sent: their
+    /// answers are read by `finish_startup` (or by the first call that waits for the
+    /// server). Rank, size, job id and puts are usable at once; the key-value space name,
+    /// process mapping, appnum and universe size are known after `finish_startup`. A spawned
+    /// process greets its parent meanwhile.
+    pub fn init_deferred() -> Result<PmiClient> {
         let timeout = match std::env::var(env::PMI_TIMEOUT) {
             Ok(v) => Duration::from_secs_f64(
                 v.parse::<f64>().ok().filter(|s| *s > 0.0).ok_or_else(|| {
@@ -147,7 +182,7 @@ impl PmiClient {
                 node_uid: std::env::var(env::NODE_UID)
                     .unwrap_or_else(|_| format!("{}-node{node_id}", hostname())),
             };
-            return PmiClient::connect_ibdyn(&served, timeout);
+            return PmiClient::connect_ibdyn(&served, timeout, true);
         }
         if let Ok(fdtext) = std::env::var(env::HYDRA_PMI_FD) {
             let fd: i32 = fdtext
@@ -172,7 +207,7 @@ impl PmiClient {
                 size,
                 timeout,
             );
-            c.handshake("cmd=init pmi_version=1 pmi_subversion=1\n", &[])?;
+            c.start_handshake("cmd=init pmi_version=1 pmi_subversion=1\n", Vec::new())?;
             c.job_id = fnv32(&c.kvsname);
             c.node_id = c.nodes.get(rank as usize).copied().unwrap_or(0);
             c.node_uid = hostname();
@@ -194,7 +229,11 @@ impl PmiClient {
     }
 
     /// Connects to an ibdyn node daemon as `served.rank` of job `served.job_id`.
-    pub(crate) fn connect_ibdyn(served: &Served, timeout: Duration) -> Result<PmiClient> {
+    pub(crate) fn connect_ibdyn(
+        served: &Served,
+        timeout: Duration,
+        defer: bool,
+    ) -> Result<PmiClient> {
         let stream = UnixStream::connect(&served.path).map_err(|source| PmiError::Connect {
             path: served.path.clone(),
             source,
@@ -217,13 +256,24 @@ impl PmiClient {
                     .collect()
             })
             .unwrap_or_default();
-        c.handshake(
+        // The daemon may hand the pre-put values over in the environment: no need to ask.
+        let fetch = match preput_from_env(&preput_keys) {
+            Some(values) => {
+                c.preput = preput_keys.into_iter().zip(values).collect();
+                Vec::new()
+            }
+            None => preput_keys,
+        };
+        c.start_handshake(
             &format!(
                 "cmd=init pmi_version=1 pmi_subversion=1 ibdyn_rank={} ibdyn_jobid={}\n",
                 served.rank, served.job_id
             ),
-            &preput_keys,
+            fetch,
         )?;
+        if !defer {
+            c.finish_startup()?;
+        }
         Ok(c)
     }
 
@@ -256,19 +306,18 @@ impl PmiClient {
             fallback_seq: 0,
             finalized: false,
             private_launcher: None,
+            startup: None,
+            early_put: false,
         }
     }
 
-    /// The start-up exchange; `preput_keys` (ours only) are fetched with it.
-    fn handshake(&mut self, init_line: &str, preput_keys: &[String]) -> Result<()> {
-        // Our own server answers in order, so the whole start-up conversation goes in one
-        // write and costs one round trip; a foreign PMI-1 server gets one request at a time.
+    /// Sends the start-up exchange; `preput_keys` (ours only) are fetched with it. Our own
+    /// server answers in order, so the whole conversation goes in one write and costs one
+    /// round trip, whose answers `finish_startup` reads; a foreign PMI-1 server gets one
+    /// request at a time, answered here.
+    fn start_handshake(&mut self, init_line: &str, preput_keys: Vec<String>) -> Result<()> {
         let pipelined = self.kind == ServerKind::Ibdyn;
         let kvs_guess = crate::jobs::kvsname_of(self.job_id);
-        let mapping_get = Command::new("get")
-            .arg("kvsname", &kvs_guess)
-            .arg("key", PROCESS_MAPPING_KEY)
-            .to_line();
         let mut steps: Vec<(String, &'static str, &'static str)> = vec![
             (init_line.to_string(), "response_to_init", "init"),
             (Command::new("get_maxes").to_line(), "maxes", "get_maxes"),
@@ -284,26 +333,68 @@ impl PmiClient {
                 "get_universe_size",
             ),
         ];
-        if pipelined {
-            steps.push((mapping_get, "get_result", "get"));
-            for key in preput_keys {
-                let line = Command::new("get")
-                    .arg("kvsname", &kvs_guess)
-                    .arg("key", key)
-                    .to_line();
-                steps.push((line, "get_result", "get"));
-            }
-        }
-        let replies = if pipelined {
-            self.exchange_batch(&steps)?
-        } else {
+        if !pipelined {
             let timeout = self.timeout;
-            steps
+            let replies = steps
                 .iter()
                 .map(|(line, reply, what)| self.exchange(line, reply, what, timeout))
-                .collect::<Result<Vec<_>>>()?
+                .collect::<Result<Vec<_>>>()?;
+            return self.apply_startup(&replies, &[], &kvs_guess);
+        }
+        for key in
+            std::iter::once(PROCESS_MAPPING_KEY).chain(preput_keys.iter().map(String::as_str))
+        {
+            let line = Command::new("get")
+                .arg("kvsname", &kvs_guess)
+                .arg("key", key)
+                .to_line();
+            steps.push((line, "get_result", "get"));
+        }
+        let text: String = steps.iter().map(|(l, _, _)| l.as_str()).collect();
+        self.conn()?.send(&text, "init")?;
+        // Until the answers come, the key-value space is the one our server names after the job.
+        self.kvsname = kvs_guess.clone();
+        self.startup = Some(PendingStartup {
+            steps: steps
+                .iter()
+                .map(|(_, reply, what)| (*reply, *what))
+                .collect(),
+            fetched: preput_keys,
+            kvs_guess,
+            started: Instant::now(),
+        });
+        Ok(())
+    }
+
+    /// Reads the answers of the start-up exchange if they are still owed (see
+    /// `init_deferred`); at once otherwise.
+    pub fn finish_startup(&mut self) -> Result<()> {
+        let Some(p) = self.startup.take() else {
+            return Ok(());
         };
-        let [init, maxes, kvs, appnum, us, rest @ ..] = &replies[..] else {
+        let deadline = p.started + self.timeout;
+        let mut replies = Vec::with_capacity(p.steps.len());
+        for (reply, what) in &p.steps {
+            // Straight off the connection: these answers precede those of any later request.
+            let r = self.conn()?.recv(deadline, what, p.started)?;
+            if r.name != *reply {
+                return Err(PmiError::Server {
+                    cmd: (*what).into(),
+                    msg: msg_text(r.get("msg").unwrap_or(&r.name)),
+                });
+            }
+            replies.push(r);
+        }
+        self.apply_startup(&replies, &p.fetched, &p.kvs_guess)
+    }
+
+    fn apply_startup(
+        &mut self,
+        replies: &[Command],
+        preput_keys: &[String],
+        kvs_guess: &str,
+    ) -> Result<()> {
+        let [init, maxes, kvs, appnum, us, rest @ ..] = replies else {
             return Err(PmiError::Malformed {
                 line: String::new(),
                 why: "start-up replies missing".into(),
@@ -320,6 +411,12 @@ impl PmiClient {
             .and_then(|v| v.parse().ok())
             .unwrap_or(1024);
         self.kvsname = kvs.require("kvsname")?.to_string();
+        if self.early_put && self.kvsname != kvs_guess {
+            return Err(PmiError::Malformed {
+                line: kvs.to_line(),
+                why: format!("the server's key-value space is not {kvs_guess}, where puts went"),
+            });
+        }
         self.appnum = appnum.num("appnum")?;
         let us: i64 = us.num("size")?;
         self.universe_size = if us > 0 { us as u32 } else { self.size };
@@ -443,22 +540,6 @@ impl PmiClient {
         self.await_reply(reply, what, started + timeout, started)
     }
 
-    /// Sends several requests in one write and returns their replies in order.
-    fn exchange_batch(
-        &mut self,
-        steps: &[(String, &'static str, &'static str)],
-    ) -> Result<Vec<Command>> {
-        let text: String = steps.iter().map(|(l, _, _)| l.as_str()).collect();
-        let what = steps.first().map_or("batch", |s| s.2);
-        self.conn()?.send(&text, what)?;
-        let started = Instant::now();
-        let deadline = started + self.timeout;
-        steps
-            .iter()
-            .map(|(_, reply, what)| self.await_reply(reply, what, deadline, started))
-            .collect()
-    }
-
     fn await_reply(
         &mut self,
         reply: &str,
@@ -466,6 +547,7 @@ impl PmiClient {
         deadline: Instant,
         started: Instant,
     ) -> Result<Command> {
+        self.finish_startup()?;
         loop {
             let r = self.conn()?.recv(deadline, what, started)?;
             let Some(r) = self.file_line(r)? else {
@@ -531,6 +613,7 @@ impl PmiClient {
             dir.kvs("singleton").put(key, value);
             return Ok(());
         }
+        self.early_put |= self.startup.is_some();
         let cmd = Command::new("put")
             .arg("kvsname", &self.kvsname)
             .arg("key", key)
@@ -547,6 +630,7 @@ impl PmiClient {
         }
         wire::check_key("key", key)?;
         wire::check_value("value", value)?;
+        self.early_put |= self.startup.is_some();
         let line = Command::new("put")
             .arg("kvsname", &self.kvsname)
             .arg("key", key)
@@ -748,6 +832,7 @@ impl PmiClient {
 
     /// Completes a non-blocking operation.
     pub fn wait(&mut self, req: PmiRequest) -> Result<PmiCompletion> {
+        self.finish_startup()?;
         let started = Instant::now();
         let deadline = started + self.timeout;
         loop {
@@ -775,6 +860,7 @@ impl PmiClient {
         if matches!(self.server, Server::Singleton(_)) {
             return Err(PmiError::UnknownRequest(req.id));
         }
+        self.finish_startup()?;
         while let Some(line) = self.conn()?.try_recv("test")? {
             if let Some(line) = self.file_line(line)? {
                 return Err(PmiError::Malformed {
@@ -962,7 +1048,7 @@ impl PmiClient {
     /// A singleton turns into rank 0 of a one-process job under a private daemon.
     fn become_served(&mut self) -> Result<()> {
         let (launcher, served) = crate::singleton::start(self.job_id, self.timeout)?;
-        let mut c = PmiClient::connect_ibdyn(&served, self.timeout)?;
+        let mut c = PmiClient::connect_ibdyn(&served, self.timeout, false)?;
         if let Server::Singleton(dir) = &mut self.server {
             let entries: Vec<(String, String)> = dir
                 .kvs("singleton")
@@ -1083,11 +1169,12 @@ mod tests {
     #[test]
     fn start_up_is_one_pipelined_exchange_with_our_server() {
         let (mut c, server) = fake_server(standard_answer);
-        c.handshake(
+        c.start_handshake(
             "cmd=init pmi_version=1 pmi_subversion=1\n",
-            &["parent-info".to_string()],
+            vec!["parent-info".to_string()],
         )
-        .expect("handshake");
+        .expect("sent");
+        c.finish_startup().expect("answered");
         assert_eq!(c.kvsname(), kvsname_of(7));
         // The pre-put key came with the start-up exchange: no further request.
         assert_eq!(c.get("parent-info").expect("prefetched"), "card");
@@ -1100,6 +1187,25 @@ mod tests {
             (7, 7),
             "seven requests, all in one write"
         );
+    }
+
+    #[test]
+    fn puts_may_go_out_before_the_start_up_answers_are_read() {
+        let (mut c, server) = fake_server(standard_answer);
+        c.start_handshake("cmd=init pmi_version=1 pmi_subversion=1\n", Vec::new())
+            .expect("sent");
+        // Usable before the answers: the key-value space is the one named after the job.
+        c.put_nowait("card-1", "abc").expect("sent");
+        assert_eq!(c.appnum(), 0, "not answered yet");
+        // The next call that waits reads the start-up answers first, then the put's reply.
+        match c.get("other") {
+            Err(PmiError::Server { cmd, .. }) => assert_eq!(cmd, "put"),
+            other => panic!("expected the put's failure, got {other:?}"),
+        }
+        assert_eq!(c.appnum(), 3);
+        assert_eq!(c.kvsname(), kvsname_of(7));
+        drop(c);
+        assert_eq!(server.join().expect("server").1, 8);
     }
 
     #[test]

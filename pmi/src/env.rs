@@ -39,6 +39,10 @@ pub const PARENT_JOBID: &str = "IBDYN_PARENT_JOBID";
 /// Keys the spawner put before the job started (comma-separated): fetched with the PMI
 /// start-up exchange instead of one round trip each later.
 pub const PREPUT_KEYS: &str = "IBDYN_PREPUT_KEYS";
+/// Their values (each hex, comma-separated, in the order of the keys), when small enough to
+/// travel in the environment: a spawned process then knows its parent before the start-up
+/// exchange is answered.
+pub const PREPUT_VALUES: &str = "IBDYN_PREPUT_VALUES";
 /// The `ibdyn` binary a singleton starts its private daemon with.
 pub const BIN: &str = "IBDYN_BIN";
 /// Prefix of the variables carrying `ibdyn_*` spawn info keys (`ibdyn_wireup` → `IBDYN_INFO_WIREUP`).

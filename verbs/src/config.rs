@@ -4,6 +4,9 @@ use crate::error::{Result, VerbsError};
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+/// Where the kernel lists the verbs devices (one entry per uverbs device).
+const VERBS_SYSFS_CLASS: &str = "/sys/class/infiniband_verbs";
+
 /// Which provider carries the traffic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ProviderKind {
@@ -79,6 +82,11 @@ impl FabricConfig {
             if !v.trim().is_empty() {
                 return v.parse();
             }
+        }
+        // libibverbs finds its devices under this sysfs class: without it there is none, and
+        // asking (a netlink socket, sysfs reads) would cost every process's start-up.
+        if !std::path::Path::new(VERBS_SYSFS_CLASS).exists() {
+            return Ok(ProviderKind::Sock);
         }
         match crate::devices() {
             Ok(d) if !d.is_empty() => Ok(ProviderKind::Ib),

@@ -35,6 +35,8 @@ pub(crate) struct JobRecord {
 
 /// How long the root waits for every daemon's exec report of a spawn.
 const START_REPORT_LIMIT: Duration = Duration::from_secs(60);
+/// Pre-put values (hex) up to this size travel in the children's environment as well.
+const PREPUT_ENV_LIMIT: usize = 16 * 1024;
 
 pub(crate) struct PendingSpawn {
     pub(crate) deadline: Instant,
@@ -323,6 +325,15 @@ impl Daemon {
                 .enumerate()
                 .map(|(i, c)| app_of(c, i as i32))
                 .collect();
+            let preput: Vec<&(String, String)> = req
+                .preput
+                .iter()
+                .filter(|(k, _)| !k.contains(','))
+                .collect();
+            let values: Vec<String> = preput
+                .iter()
+                .map(|(_, v)| hex_encode(v.as_bytes()))
+                .collect();
             let spec = JobSpec {
                 jobid: job,
                 kvsname: kvsname_of(job),
@@ -333,13 +344,13 @@ impl Daemon {
                 stdin: cmd.get("stdin") == Some("1"),
                 session_dir: self.session_dir.clone(),
                 pmi_sock: self.pmi_sock.clone(),
-                preput_keys: req
-                    .preput
+                preput_keys: preput
                     .iter()
                     .map(|(k, _)| k.as_str())
-                    .filter(|k| !k.contains(','))
                     .collect::<Vec<_>>()
                     .join(","),
+                preput_values: (values.iter().map(String::len).sum::<usize>() <= PREPUT_ENV_LIMIT)
+                    .then(|| values.join(",")),
             };
             let store = self.dir.kvs(&spec.kvsname);
             store.learn(PROCESS_MAPPING_KEY, &spec.mapping().format());

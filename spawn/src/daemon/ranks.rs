@@ -50,6 +50,8 @@ pub struct JobSpec {
     pub pmi_sock: PathBuf,
     /// Names of the keys put for the job before it started (comma-separated).
     pub preput_keys: String,
+    /// Their values, hex, in the same order (None when too large for the environment).
+    pub preput_values: Option<String>,
 }
 
 impl JobSpec {
@@ -230,6 +232,13 @@ impl Daemon {
             (
                 env::PREPUT_KEYS,
                 Some(OsStr::new(&spec.preput_keys)).filter(|k| !k.is_empty()),
+            ),
+            (
+                env::PREPUT_VALUES,
+                spec.preput_values
+                    .as_deref()
+                    .map(OsStr::new)
+                    .filter(|_| !spec.preput_keys.is_empty()),
             ),
             (env::SPAWNED, spec.parent.map(|_| OsStr::new("1"))),
             (env::PARENT_JOBID, parent_s.as_deref()),

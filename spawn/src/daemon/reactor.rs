@@ -122,6 +122,20 @@ impl Poller {
         Ok(())
     }
 
+    /// Stops watching `fd`. Closing it is not enough when the open file lives on in a
+    /// duplicate (a client socket's writer half): epoll would keep reporting it.
+    fn remove(&self, fd: RawFd) {
+        // SAFETY: EPOLL_CTL_DEL ignores the event argument; `fd` is open.
+        unsafe {
+            libc::epoll_ctl(
+                self.0.as_raw_fd(),
+                libc::EPOLL_CTL_DEL,
+                fd,
+                std::ptr::null_mut(),
+            )
+        };
+    }
+
     /// Ready tokens (waits without a timeout).
     fn wait(&self, out: &mut Vec<u64>) -> std::io::Result<()> {
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
@@ -210,8 +224,8 @@ fn read_loop(
                         },
                     };
                     if !open {
-                        // Closing the descriptor takes it out of the epoll set.
                         if let Some(gone) = watched.remove(&t) {
+                            poller.remove(gone.fd.as_raw_fd());
                             closed(gone.source, &events);
                         }
                     }

@@ -10,9 +10,14 @@ use std::time::{Duration, Instant};
 
 /// If this job was spawned, connects to the parent job and records the parent
 /// intercommunicator in `universe` (`universe.parent()`). Collective over the world.
+/// Completes the start-up of a universe made with `Universe::init_deferred`: the child root
+/// greets the parent root first, then reads the process manager's start-up answers.
 pub fn attach_parent(universe: &Universe) -> Result<()> {
     let world = universe.world();
     let rt = world.runtime();
+    if !rt.with_pmi(|p| p.spawned()) || world.rank() != 0 {
+        universe.finish_startup()?;
+    }
     if !rt.with_pmi(|p| p.spawned()) {
         return Ok(());
     }
@@ -33,6 +38,7 @@ pub fn attach_parent(universe: &Universe) -> Result<()> {
             Wireup::Ud => {
                 let to = AddressCard::from_bytes(&info.root.fabric)?;
                 rt.control_send(&to, &hello)?;
+                universe.finish_startup()?;
                 let id = info.spawn_id;
                 rt.await_control(
                     timeout,
@@ -45,6 +51,7 @@ pub fn attach_parent(universe: &Universe) -> Result<()> {
             Wireup::Rc => {
                 let pair = root_pair(&rt, info.spawn_id, info.root.gpid)?;
                 pair.send(&hello, 0, 0)?;
+                universe.finish_startup()?;
                 let mut buf = Vec::new();
                 recv_bounded(&pair, &mut buf, timeout, |_| Ok(()))?;
                 buf

@@ -1,6 +1,7 @@
 //! Device discovery: the device list, opening a device, querying ports and GIDs.
 
 use super::attrs::{mtu_bytes, LINK_LAYER_ETHERNET, LINK_LAYER_INFINIBAND};
+use super::dl::{load, verbs};
 use crate::error::{Result, VerbsError};
 use crate::DeviceInfo;
 use rdma_sys::*;
@@ -40,7 +41,7 @@ impl DeviceList {
     pub(crate) fn get() -> Result<DeviceList> {
         let mut n: i32 = 0;
         // SAFETY: `n` is a valid out-pointer; the list is freed in Drop.
-        let list = unsafe { ibv_get_device_list(&mut n) };
+        let list = unsafe { (load()?.ibv_get_device_list)(&mut n) };
         if list.is_null() {
             let e = std::io::Error::last_os_error();
             // With no RDMA subsystem at all libibverbs fails with ENOSYS rather than returning an
@@ -73,7 +74,7 @@ impl DeviceList {
 
     pub(crate) fn name(&self, i: usize) -> String {
         // SAFETY: the device pointer comes from the live list; the name is a NUL-terminated string.
-        unsafe { CStr::from_ptr(ibv_get_device_name(self.device(i))) }
+        unsafe { CStr::from_ptr((verbs().ibv_get_device_name)(self.device(i))) }
             .to_string_lossy()
             .into_owned()
     }
@@ -83,19 +84,19 @@ impl Drop for DeviceList {
     fn drop(&mut self) {
         if !self.list.is_null() {
             // SAFETY: the list came from ibv_get_device_list and is freed once.
-            unsafe { ibv_free_device_list(self.list) };
+            unsafe { (verbs().ibv_free_device_list)(self.list) };
         }
     }
 }
 
-/// Port attributes through `___ibv_query_port` (the extended query; the compat symbol reads an
-/// older, smaller struct).
+/// Port attributes through the context's extended query when the provider has it (as verbs.h's
+/// inline `ibv_query_port` does); the exported compat symbol reads an older, smaller struct.
 pub(crate) fn query_port(ctx: *mut ibv_context, port: u8) -> Result<ibv_port_attr> {
     // SAFETY: ibv_port_attr is plain C data; zero is a valid initial value.
     let mut attr: ibv_port_attr = unsafe { std::mem::zeroed() };
     // SAFETY: ctx is an open context and attr a valid out-pointer.
     verb_rc("ibv_query_port", unsafe {
-        ___ibv_query_port(ctx, port, &mut attr)
+        query_port_ext(ctx, port, &mut attr)
     })?;
     Ok(attr)
 }
@@ -105,7 +106,7 @@ pub(crate) fn query_device(ctx: *mut ibv_context) -> Result<ibv_device_attr> {
     let mut attr: ibv_device_attr = unsafe { std::mem::zeroed() };
     // SAFETY: ctx is an open context and attr a valid out-pointer.
     verb_rc("ibv_query_device", unsafe {
-        ibv_query_device(ctx, &mut attr)
+        (verbs().ibv_query_device)(ctx, &mut attr)
     })?;
     Ok(attr)
 }
@@ -114,7 +115,7 @@ pub(crate) fn query_gid(ctx: *mut ibv_context, port: u8, index: i32) -> Result<[
     let mut gid = ibv_gid { raw: [0; 16] };
     // SAFETY: ctx is open; gid is a valid out-pointer.
     verb_rc("ibv_query_gid", unsafe {
-        ibv_query_gid(ctx, port, index, &mut gid)
+        (verbs().ibv_query_gid)(ctx, port, index, &mut gid)
     })?;
     // SAFETY: every bit pattern of the union is a valid byte array.
     Ok(unsafe { gid.raw })
@@ -138,6 +139,30 @@ fn state_name(s: ibv_port_state::Type) -> &'static str {
     }
 }
 
+/// verbs.h's `___ibv_query_port`: the extended operation of a verbs context whose size says
+/// it has one, else the compat entry point.
+///
+/// # Safety
+/// `ctx` is an open device context and `attr` a valid out-pointer.
+unsafe fn query_port_ext(ctx: *mut ibv_context, port: u8, attr: *mut ibv_port_attr) -> i32 {
+    // A context made by a current provider is the last member of a `verbs_context`, marked by
+    // an all-ones `abi_compat`.
+    if (*ctx).abi_compat as usize == u32::MAX as usize {
+        let vc = ctx
+            .cast::<u8>()
+            .sub(std::mem::offset_of!(verbs_context, context))
+            .cast::<verbs_context>();
+        let needed =
+            std::mem::size_of::<verbs_context>() - std::mem::offset_of!(verbs_context, query_port);
+        if (*vc).sz >= needed {
+            if let Some(op) = (*vc).query_port {
+                return op(ctx, port, attr, std::mem::size_of::<ibv_port_attr>());
+            }
+        }
+    }
+    (verbs().ibv_query_port)(ctx, port, attr.cast())
+}
+
 /// Every port of every device.
 pub fn devices() -> Result<Vec<DeviceInfo>> {
     let list = DeviceList::get()?;
@@ -145,7 +170,7 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
     for i in 0..list.len() {
         let name = list.name(i);
         // SAFETY: device pointer from the live list.
-        let ctx = unsafe { ibv_open_device(list.device(i)) };
+        let ctx = unsafe { (verbs().ibv_open_device)(list.device(i)) };
         if ctx.is_null() {
             tracing::debug!("cannot open {name}: {}", std::io::Error::last_os_error());
             continue;
@@ -164,7 +189,7 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
             }
         }
         // SAFETY: ctx was opened above and is closed once.
-        unsafe { ibv_close_device(ctx) };
+        unsafe { (verbs().ibv_close_device)(ctx) };
     }
     Ok(out)
 }

@@ -10,6 +10,7 @@
 
 pub mod attrs;
 mod device;
+mod dl;
 #[cfg(test)]
 mod layout;
 
@@ -23,6 +24,7 @@ use crate::regcache::RegCache;
 use crate::RemoteBuf;
 use attrs::*;
 use device::{query_device, query_gid, query_port, verb_err, verb_rc, DeviceList};
+use dl::verbs;
 use rdma_sys::*;
 use std::collections::{HashMap, VecDeque};
 use std::ptr::null_mut;
@@ -109,7 +111,7 @@ unsafe impl Send for IbProvider {}
 
 fn wc_status(s: ibv_wc_status::Type) -> String {
     // SAFETY: ibv_wc_status_str returns a static NUL-terminated string for any value.
-    unsafe { std::ffi::CStr::from_ptr(ibv_wc_status_str(s)) }
+    unsafe { std::ffi::CStr::from_ptr((verbs().ibv_wc_status_str)(s)) }
         .to_string_lossy()
         .into_owned()
 }
@@ -129,7 +131,7 @@ impl IbProvider {
                 continue;
             }
             // SAFETY: device pointer from the live list.
-            let ctx = unsafe { ibv_open_device(list.device(i)) };
+            let ctx = unsafe { (verbs().ibv_open_device)(list.device(i)) };
             if ctx.is_null() {
                 continue;
             }
@@ -145,7 +147,7 @@ impl IbProvider {
                 Some(port) => return Self::on_port(cfg, ctx, port),
                 None => {
                     // SAFETY: opened above, closed once.
-                    unsafe { ibv_close_device(ctx) };
+                    unsafe { (verbs().ibv_close_device)(ctx) };
                 }
             }
         }
@@ -218,15 +220,15 @@ impl IbProvider {
     fn setup(&mut self) -> Result<()> {
         // SAFETY (block): each call gets live objects created just before; results are checked.
         unsafe {
-            self.pd = ibv_alloc_pd(self.ctx);
+            self.pd = (verbs().ibv_alloc_pd)(self.ctx);
             if self.pd.is_null() {
                 return Err(verb_err("ibv_alloc_pd"));
             }
-            self.channel = ibv_create_comp_channel(self.ctx);
+            self.channel = (verbs().ibv_create_comp_channel)(self.ctx);
             if self.channel.is_null() {
                 return Err(verb_err("ibv_create_comp_channel"));
             }
-            self.cq = ibv_create_cq(self.ctx, CQ_DEPTH, null_mut(), self.channel, 0);
+            self.cq = (verbs().ibv_create_cq)(self.ctx, CQ_DEPTH, null_mut(), self.channel, 0);
             if self.cq.is_null() {
                 return Err(verb_err("ibv_create_cq"));
             }
@@ -238,7 +240,7 @@ impl IbProvider {
                     srq_limit: 0,
                 },
             };
-            self.srq = ibv_create_srq(self.pd, &mut sattr);
+            self.srq = (verbs().ibv_create_srq)(self.pd, &mut sattr);
             if self.srq.is_null() {
                 return Err(verb_err("ibv_create_srq"));
             }
@@ -257,12 +259,15 @@ impl IbProvider {
                 qp_type: ibv_qp_type::IBV_QPT_UD,
                 sq_sig_all: 1,
             };
-            self.ud_qp = ibv_create_qp(self.pd, &mut init);
+            self.ud_qp = (verbs().ibv_create_qp)(self.pd, &mut init);
             if self.ud_qp.is_null() {
-                return Err(verb_err("ibv_create_qp(UD)"));
+                return Err(verb_err("(verbs().ibv_create_qp)(UD)"));
             }
             for (mut a, m) in ud_steps(self.port, 0) {
-                verb_rc("ibv_modify_qp(UD)", ibv_modify_qp(self.ud_qp, &mut a, m))?;
+                verb_rc(
+                    "(verbs().ibv_modify_qp)(UD)",
+                    (verbs().ibv_modify_qp)(self.ud_qp, &mut a, m),
+                )?;
             }
             self.card.qpn = (*self.ud_qp).qp_num;
         }
@@ -274,7 +279,7 @@ impl IbProvider {
         let access = ibv_access_flags::IBV_ACCESS_LOCAL_WRITE.0 as i32;
         // SAFETY: the slab is never resized, so its memory stays put until dereg in Drop.
         self.slab_mr = unsafe {
-            ibv_reg_mr(
+            (verbs().ibv_reg_mr)(
                 self.pd,
                 self.slab.as_mut_ptr().cast(),
                 self.slab.len(),
@@ -282,7 +287,7 @@ impl IbProvider {
             )
         };
         if self.slab_mr.is_null() {
-            return Err(verb_err("ibv_reg_mr(slab)"));
+            return Err(verb_err("(verbs().ibv_reg_mr)(slab)"));
         }
         for i in 0..UD_RECVS {
             self.post_ud_recv(i)?;
@@ -365,7 +370,7 @@ impl IbProvider {
         };
         let mut attr = ah_attr(&path);
         // SAFETY: pd is live; attr valid for the call.
-        let ah = unsafe { ibv_create_ah(self.pd, &mut attr) };
+        let ah = unsafe { (verbs().ibv_create_ah)(self.pd, &mut attr) };
         if ah.is_null() {
             return Err(verb_err("ibv_create_ah"));
         }
@@ -382,7 +387,8 @@ impl IbProvider {
         let mr = self.regs.acquire(addr, len.max(1), |a, l| {
             // SAFETY: the caller guarantees [addr, addr+len) is mapped memory that stays valid
             // while registered (contract of expose/read/write).
-            let mr = unsafe { ibv_reg_mr(pd, a as *mut libc::c_void, l as usize, access) };
+            let mr =
+                unsafe { (verbs().ibv_reg_mr)(pd, a as *mut libc::c_void, l as usize, access) };
             if mr.is_null() {
                 return Err(verb_err("ibv_reg_mr"));
             }
@@ -396,7 +402,7 @@ impl IbProvider {
     fn unregister(&mut self, rkey: u32) {
         for m in self.regs.release(|h| h.rkey == rkey) {
             // SAFETY: evicted registrations are no longer referenced.
-            unsafe { ibv_dereg_mr(m.mr) };
+            unsafe { (verbs().ibv_dereg_mr)(m.mr) };
         }
     }
 
@@ -756,17 +762,17 @@ impl Provider for IbProvider {
             sq_sig_all: 1,
         };
         // SAFETY: pd, cq and srq are live; init is valid for the call.
-        let qp = unsafe { ibv_create_qp(self.pd, &mut init) };
+        let qp = unsafe { (verbs().ibv_create_qp)(self.pd, &mut init) };
         if qp.is_null() {
-            return Err(verb_err("ibv_create_qp(RC)"));
+            return Err(verb_err("(verbs().ibv_create_qp)(RC)"));
         }
         let (mut a, m) = rc_init(self.port);
         // SAFETY: qp was just created.
-        if let Err(e) = verb_rc("ibv_modify_qp(INIT)", unsafe {
-            ibv_modify_qp(qp, &mut a, m)
+        if let Err(e) = verb_rc("(verbs().ibv_modify_qp)(INIT)", unsafe {
+            (verbs().ibv_modify_qp)(qp, &mut a, m)
         }) {
             // SAFETY: destroy the QP we created and nobody else knows.
-            unsafe { ibv_destroy_qp(qp) };
+            unsafe { (verbs().ibv_destroy_qp)(qp) };
             return Err(e);
         }
         // SAFETY: qp is live.
@@ -818,8 +824,14 @@ impl Provider for IbProvider {
         let (mut rts, sm) = rc_rts(q.psn, &self.rc);
         // SAFETY: q.qp is a live queue pair in INIT.
         unsafe {
-            verb_rc("ibv_modify_qp(RTR)", ibv_modify_qp(q.qp, &mut rtr, rm))?;
-            verb_rc("ibv_modify_qp(RTS)", ibv_modify_qp(q.qp, &mut rts, sm))?;
+            verb_rc(
+                "(verbs().ibv_modify_qp)(RTR)",
+                (verbs().ibv_modify_qp)(q.qp, &mut rtr, rm),
+            )?;
+            verb_rc(
+                "(verbs().ibv_modify_qp)(RTS)",
+                (verbs().ibv_modify_qp)(q.qp, &mut rts, sm),
+            )?;
         }
         self.qps.get_mut(&qpn).expect("checked").connected = true;
         self.try_post(qpn)
@@ -868,7 +880,7 @@ impl Provider for IbProvider {
                 }
             }
             // SAFETY: the queue pair is removed from our tables and destroyed once.
-            unsafe { ibv_destroy_qp(q.qp) };
+            unsafe { (verbs().ibv_destroy_qp)(q.qp) };
         }
     }
 
@@ -991,8 +1003,8 @@ impl Provider for IbProvider {
             let mut cq = null_mut();
             let mut ctx = null_mut();
             // SAFETY: the channel is readable, so this does not block; the event is acked once.
-            if unsafe { ibv_get_cq_event(self.channel, &mut cq, &mut ctx) } == 0 {
-                unsafe { ibv_ack_cq_events(cq, 1) };
+            if unsafe { (verbs().ibv_get_cq_event)(self.channel, &mut cq, &mut ctx) } == 0 {
+                unsafe { (verbs().ibv_ack_cq_events)(cq, 1) };
                 self.armed = false;
             }
         }
@@ -1004,33 +1016,33 @@ impl Drop for IbProvider {
         // SAFETY: every object was created by this provider and is destroyed once, dependants first.
         unsafe {
             for (_, q) in self.qps.drain() {
-                ibv_destroy_qp(q.qp);
+                (verbs().ibv_destroy_qp)(q.qp);
             }
             if !self.ud_qp.is_null() {
-                ibv_destroy_qp(self.ud_qp);
+                (verbs().ibv_destroy_qp)(self.ud_qp);
             }
             for (_, ah) in self.ahs.drain() {
-                ibv_destroy_ah(ah);
+                (verbs().ibv_destroy_ah)(ah);
             }
             if !self.srq.is_null() {
-                ibv_destroy_srq(self.srq);
+                (verbs().ibv_destroy_srq)(self.srq);
             }
             if !self.cq.is_null() {
-                ibv_destroy_cq(self.cq);
+                (verbs().ibv_destroy_cq)(self.cq);
             }
             if !self.channel.is_null() {
-                ibv_destroy_comp_channel(self.channel);
+                (verbs().ibv_destroy_comp_channel)(self.channel);
             }
             for m in self.regs.drain() {
-                ibv_dereg_mr(m.mr);
+                (verbs().ibv_dereg_mr)(m.mr);
             }
             if !self.slab_mr.is_null() {
-                ibv_dereg_mr(self.slab_mr);
+                (verbs().ibv_dereg_mr)(self.slab_mr);
             }
             if !self.pd.is_null() {
-                ibv_dealloc_pd(self.pd);
+                (verbs().ibv_dealloc_pd)(self.pd);
             }
-            ibv_close_device(self.ctx);
+            (verbs().ibv_close_device)(self.ctx);
         }
     }
 }
