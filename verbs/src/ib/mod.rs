@@ -261,11 +261,11 @@ impl IbProvider {
             };
             self.ud_qp = (verbs().ibv_create_qp)(self.pd, &mut init);
             if self.ud_qp.is_null() {
-                return Err(verb_err("(verbs().ibv_create_qp)(UD)"));
+                return Err(verb_err("ibv_create_qp(UD)"));
             }
             for (mut a, m) in ud_steps(self.port, 0) {
                 verb_rc(
-                    "(verbs().ibv_modify_qp)(UD)",
+                    "ibv_modify_qp(UD)",
                     (verbs().ibv_modify_qp)(self.ud_qp, &mut a, m),
                 )?;
             }
@@ -287,7 +287,7 @@ impl IbProvider {
             )
         };
         if self.slab_mr.is_null() {
-            return Err(verb_err("(verbs().ibv_reg_mr)(slab)"));
+            return Err(verb_err("ibv_reg_mr(slab)"));
         }
         for i in 0..UD_RECVS {
             self.post_ud_recv(i)?;
@@ -764,11 +764,11 @@ impl Provider for IbProvider {
         // SAFETY: pd, cq and srq are live; init is valid for the call.
         let qp = unsafe { (verbs().ibv_create_qp)(self.pd, &mut init) };
         if qp.is_null() {
-            return Err(verb_err("(verbs().ibv_create_qp)(RC)"));
+            return Err(verb_err("ibv_create_qp(RC)"));
         }
         let (mut a, m) = rc_init(self.port);
         // SAFETY: qp was just created.
-        if let Err(e) = verb_rc("(verbs().ibv_modify_qp)(INIT)", unsafe {
+        if let Err(e) = verb_rc("ibv_modify_qp(INIT)", unsafe {
             (verbs().ibv_modify_qp)(qp, &mut a, m)
         }) {
             // SAFETY: destroy the QP we created and nobody else knows.
@@ -825,11 +825,11 @@ impl Provider for IbProvider {
         // SAFETY: q.qp is a live queue pair in INIT.
         unsafe {
             verb_rc(
-                "(verbs().ibv_modify_qp)(RTR)",
+                "ibv_modify_qp(RTR)",
                 (verbs().ibv_modify_qp)(q.qp, &mut rtr, rm),
             )?;
             verb_rc(
-                "(verbs().ibv_modify_qp)(RTS)",
+                "ibv_modify_qp(RTS)",
                 (verbs().ibv_modify_qp)(q.qp, &mut rts, sm),
             )?;
         }
