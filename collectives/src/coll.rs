@@ -202,6 +202,16 @@ impl<C: PointToPoint> Collectives<C> {
     }
 
     pub fn ibarrier(&self) -> Result<CollRequest<'_, C>> {
+        self.start_barrier(false)
+    }
+
+    /// The node leaders' barrier inside a two-level one: the leader that arrived last
+    /// leaves last (see `dissemination::barrier_last_out`).
+    pub(crate) fn leaders_barrier(&self) -> Result<()> {
+        self.start_barrier(true)?.wait()
+    }
+
+    fn start_barrier(&self, last_out: bool) -> Result<CollRequest<'_, C>> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
         let mut s = Schedule::new();
@@ -210,6 +220,7 @@ impl<C: PointToPoint> Collectives<C> {
                 binomial::gather_tree(&mut s, me, p, 0, &|_, _| Region::empty());
                 binomial::bcast(&mut s, me, p, 0, Region::empty());
             }
+            _ if last_out => dissemination::barrier_last_out(&mut s, me, p),
             _ => dissemination::barrier(&mut s, me, p),
         }
         self.start(tag, s, None, &[], &mut [])

@@ -147,7 +147,7 @@ impl<C: PointToPoint> Levels<C> {
         let t = top.next_tag();
         phase(&self.node, t | 1, |c| c.gather(&[], &mut [], 0))?;
         if let Some(l) = &self.leaders {
-            phase(l, t | 2, |c| c.barrier())?;
+            phase(l, t | 2, |c| c.leaders_barrier())?;
         }
         phase(&self.node, t | 3, |c| c.bcast(&mut [], 0))
     }
