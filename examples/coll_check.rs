@@ -117,7 +117,7 @@ fn run(w: &Communicator, n: usize) -> R {
             .map_err(e("exscan"))?;
     }
 
-    let blk = n.min(4096);
+    let blk = n.min(1 << 16);
     let mut all = vec![0u8; blk * size as usize];
     w.all_gather_into(&bytes(rank, blk)[..], &mut all[..])
         .map_err(e("allgather"))?;
@@ -185,7 +185,8 @@ fn main() {
         std::process::exit(2)
     });
     let w = u.world();
-    for n in [0usize, 1, 7, 1000, 70_000] {
+    // Up to 4 MiB per rank (524 288 i64) for the whole-buffer operations.
+    for n in [0usize, 1, 7, 1000, 70_000, 524_288] {
         if let Err(msg) = run(&w, n) {
             eprintln!("coll_check: rank {}: {msg}", w.rank());
             std::process::exit(1);

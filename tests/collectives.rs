@@ -34,16 +34,18 @@ fn run_check(check: &str, n: &str, nodes: &str, algo: Option<&str>) {
 }
 
 #[test]
-fn automatic_choice_on_odd_and_even_sizes() {
-    for n in ["1", "2", "3", "5", "8"] {
-        run(n, "1", None);
+fn automatic_choice_on_every_size_from_1_to_9() {
+    for n in 1..=9 {
+        run(&n.to_string(), "1", None);
     }
 }
 
 #[test]
 fn across_nodes() {
     run("4", "2", None);
+    run("7", "2", None);
     run("5", "3", None);
+    run("9", "3", None);
 }
 
 #[test]
@@ -54,6 +56,7 @@ fn each_algorithm_forced() {
         "allreduce:recursive_doubling,allgather:recursive_doubling,alltoall:linear,gather:linear,scatter:linear,scan:linear,exscan:linear,reduce_scatter_block:ring",
     ] {
         run("6", "1", Some(algo));
+        run("7", "2", Some(algo));
     }
 }
 
