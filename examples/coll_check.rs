@@ -62,6 +62,24 @@ fn run(w: &Communicator, n: usize) -> R {
         .map_err(e("iallreduce"))?;
     check(req_out == sum, "iallreduce", n)?;
 
+    // The non-blocking bcast (from rank 0 this time) and barrier; across nodes these are
+    // the two-level forms composed into one schedule.
+    let mut ib = if rank == 0 {
+        bytes(0, n * 8)
+    } else {
+        vec![0; n * 8]
+    };
+    w.process_at_rank(0)
+        .immediate_broadcast_into(&mut ib[..])
+        .map_err(e("ibcast"))?
+        .wait()
+        .map_err(e("ibcast"))?;
+    check(ib == bytes(0, n * 8), "ibcast", n)?;
+    w.immediate_barrier()
+        .map_err(e("ibarrier"))?
+        .wait()
+        .map_err(e("ibarrier"))?;
+
     let p = w.process_at_rank(0);
     if rank == 0 {
         let mut out = vec![0i64; n];
@@ -80,17 +98,26 @@ fn run(w: &Communicator, n: usize) -> R {
     // A forced reordering algorithm (ring, Rabenseifner) must refuse it instead.
     let reordering = std::env::var(ibdyn::COLL_ALGO_ENV)
         .is_ok_and(|a| a.contains("allreduce:ring") || a.contains("allreduce:rabenseifner"));
-    match w.all_reduce_into(&mine, &mut out, first.clone()) {
-        Ok(()) if !reordering => check(
-            out.iter().enumerate().all(|(i, &x)| x == v(0, i)),
-            "non-commutative allreduce",
-            n,
-        )?,
-        Err(err) if reordering && err.to_string().contains("cannot run allreduce") => {}
-        other => {
-            return Err(format!(
-                "non-commutative allreduce (reordering forced: {reordering}) gave {other:?}"
-            ))
+    for immediate in [false, true] {
+        let got = if immediate {
+            w.immediate_all_reduce_into(&mine, &mut out, first.clone())
+                .and_then(|r| r.wait())
+        } else {
+            w.all_reduce_into(&mine, &mut out, first.clone())
+        };
+        match got {
+            Ok(()) if !reordering => check(
+                out.iter().enumerate().all(|(i, &x)| x == v(0, i)),
+                "non-commutative allreduce",
+                n,
+            )?,
+            Err(err) if reordering && err.to_string().contains("cannot run allreduce") => {}
+            other => {
+                return Err(format!(
+                    "non-commutative allreduce (immediate: {immediate}, reordering forced: \
+                     {reordering}) gave {other:?}"
+                ))
+            }
         }
     }
     w.scan_into(&mine, &mut out, SystemOperation::sum())

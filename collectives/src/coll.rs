@@ -144,6 +144,13 @@ impl<C: PointToPoint> Collectives<C> {
         self.levels.as_deref()
     }
 
+    /// As `two_level`, for a non-blocking form: those compose their phases from the
+    /// default algorithms, so a forced algorithm keeps the operation flat (and forced).
+    pub(crate) fn two_level_nb(&self, op: CollOp) -> Option<&Levels<C>> {
+        self.two_level(op)
+            .filter(|_| self.config.forced(op).is_none())
+    }
+
     /// As `two_level`, for a reduction: only if it keeps the order `o` needs.
     /// A non-commutative one with a reordering algorithm forced stays flat (which refuses it).
     pub(crate) fn two_level_for(&self, op: CollOp, o: &Op) -> Option<&Levels<C>> {
@@ -214,6 +221,9 @@ impl<C: PointToPoint> Collectives<C> {
     fn start_barrier(&self, last_out: bool) -> Result<CollRequest<'_, C>> {
         let tag = self.next_tag();
         let (me, p) = (self.rank(), self.size());
+        if let Some(l) = self.two_level_nb(CollOp::Barrier) {
+            return self.start(tag, l.barrier_schedule(me), None, &[], &mut []);
+        }
         let mut s = Schedule::new();
         match self.config.choose(CollOp::Barrier, 0, p, true)? {
             Algorithm::Binomial => {
@@ -243,6 +253,9 @@ impl<C: PointToPoint> Collectives<C> {
         let tag = self.next_tag();
         self.check_root(CollOp::Bcast, root)?;
         let (me, p, n) = (self.rank(), self.size(), buf.len());
+        if let Some(l) = self.two_level_nb(CollOp::Bcast) {
+            return self.start(tag, l.bcast_schedule(me, root, n), None, &[], buf);
+        }
         let mut s = Schedule::new();
         let all = Region::recv(0, n);
         match self.config.choose(CollOp::Bcast, n, p, true)? {

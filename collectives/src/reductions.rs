@@ -97,6 +97,13 @@ impl<C: PointToPoint> Collectives<C> {
                 format!("receive buffer is {} bytes, send is {n}", recv.len()),
             ));
         }
+        if let Some(l) = self
+            .two_level_for(CollOp::Allreduce, op)
+            .filter(|_| self.config().forced(CollOp::Allreduce).is_none())
+        {
+            let s = l.allreduce_schedule(me, n, op.is_commutative());
+            return self.start(tag, s, Some(op), send, recv);
+        }
         let mut s = Schedule::new();
         let acc = Region::recv(0, n);
         match self

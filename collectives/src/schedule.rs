@@ -149,7 +149,6 @@ impl Schedule {
     /// one's. With `map_peers` applied to each part first, this composes algorithms that run
     /// over different teams (node-local, then leaders, then node-local again) into one
     /// collective: the seam for two-level forms.
-    #[allow(dead_code)]
     pub fn append(&mut self, mut other: Schedule) {
         let shift = self.scratch_len;
         let fix = |r: &mut Region| {

@@ -13,6 +13,8 @@ use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
 use crate::scratch::Scratch;
 
+mod schedules;
+
 /// The node-aware teams of a communicator that spans several nodes.
 pub(crate) struct Levels<C: PointToPoint> {
     /// This process's node (team ranks 0.. = the node's ranks ascending; 0 is the leader).
