@@ -12,7 +12,8 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, reduce_scatter, scan
+    /// barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, reduce_scatter,
+    /// scan; ibarrier, ibcast, iallreduce (started and waited for at once)
     #[arg(long, default_value = "allreduce")]
     op: String,
     /// Processes.
@@ -30,7 +31,16 @@ pub struct Args {
 }
 
 /// The operations with two-level forms.
-const TWO_LEVEL: &[&str] = &["barrier", "bcast", "reduce", "allreduce", "allgather"];
+const TWO_LEVEL: &[&str] = &[
+    "barrier",
+    "bcast",
+    "reduce",
+    "allreduce",
+    "allgather",
+    "ibarrier",
+    "ibcast",
+    "iallreduce",
+];
 
 const OPS: &[&str] = &[
     "barrier",
@@ -43,6 +53,9 @@ const OPS: &[&str] = &[
     "scatter",
     "reduce_scatter",
     "scan",
+    "ibarrier",
+    "ibcast",
+    "iallreduce",
 ];
 
 pub fn run(a: Args, json: bool) -> Result<(), String> {
@@ -86,7 +99,9 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         let flat = format!(
             "{user}{}{}:flat",
             if user.is_empty() { "" } else { "," },
-            a.op
+            a.op.strip_prefix('i')
+                .filter(|o| OPS.contains(o))
+                .unwrap_or(&a.op)
         );
         let rows = job::run_job(a.np, a.nodes, &[], &[(ibdyn::COLL_ALGO_ENV, &flat)], &args)?;
         add_rows(&mut report, &lead("flat"), &rows)?;
@@ -109,6 +124,11 @@ fn one(
     let sv: &[i64] = bytemuck_i64(sbuf, elems);
     match op {
         "barrier" => w.barrier(),
+        "ibarrier" => w.immediate_barrier()?.wait(),
+        "ibcast" => root.immediate_broadcast_into(&mut rbuf[..size])?.wait(),
+        "iallreduce" => w
+            .immediate_all_reduce_into(sv, as_i64_mut(rbuf, elems), SystemOperation::sum())?
+            .wait(),
         "bcast" => root.broadcast_into(&mut rbuf[..size]),
         "allreduce" => w.all_reduce_into(sv, as_i64_mut(rbuf, elems), SystemOperation::sum()),
         "reduce" if w.rank() == 0 => {
@@ -152,8 +172,11 @@ fn rank_main(a: &Args) -> Result<(), String> {
     let u = ibdyn::initialize().map_err(|e| e.to_string())?;
     let w = u.world();
     let n = w.size() as usize;
-    let rooted = matches!(a.op.as_str(), "bcast" | "reduce" | "gather" | "scatter");
-    let list = if a.op == "barrier" {
+    let rooted = matches!(
+        a.op.as_str(),
+        "bcast" | "ibcast" | "reduce" | "gather" | "scatter"
+    );
+    let list = if a.op.ends_with("barrier") {
         vec![0]
     } else {
         sizes(8, a.max_size)
