@@ -144,7 +144,7 @@ fn run(w: &Communicator, n: usize) -> R {
             .map_err(e("exscan"))?;
     }
 
-    let blk = n.min(1 << 16);
+    let blk = n.min(1 << 19);
     let mut all = vec![0u8; blk * size as usize];
     w.all_gather_into(&bytes(rank, blk)[..], &mut all[..])
         .map_err(e("allgather"))?;

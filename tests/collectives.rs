@@ -8,6 +8,10 @@ fn run(n: &str, nodes: &str, algo: Option<&str>) {
 }
 
 fn run_check(check: &str, n: &str, nodes: &str, algo: Option<&str>) {
+    run_mapped(check, n, nodes, "node", algo);
+}
+
+fn run_mapped(check: &str, n: &str, nodes: &str, map_by: &str, algo: Option<&str>) {
     let prog = common::example_bin(check);
     let mut c = common::ibdyn_bounded();
     c.args([
@@ -17,7 +21,7 @@ fn run_check(check: &str, n: &str, nodes: &str, algo: Option<&str>) {
         "--nodes",
         nodes,
         "--map-by",
-        "node",
+        map_by,
         prog.to_str().unwrap(),
     ]);
     if let Some(a) = algo {
@@ -46,6 +50,13 @@ fn across_nodes() {
     run("7", "2", None);
     run("5", "3", None);
     run("9", "3", None);
+}
+
+/// Nodes holding equal contiguous blocks of ranks: large allgathers go by lanes.
+#[test]
+fn across_nodes_in_rank_blocks() {
+    run_mapped("coll_check", "8", "2", "slot", None);
+    run_mapped("coll_check", "9", "3", "slot", None);
 }
 
 #[test]

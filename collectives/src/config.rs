@@ -209,7 +209,8 @@ pub struct Thresholds {
     pub alltoall_medium: usize,
     /// reduce_scatter (total bytes): recursive halving below, ring above.
     pub reduce_scatter_long: usize,
-    /// allgather across nodes (total bytes): two-level below, flat above.
+    /// allgather across nodes (total bytes): through the node leaders below; above, by lanes
+    /// when the nodes hold equal contiguous blocks of ranks, else flat.
     pub allgather_two_level_max: usize,
     /// Teams on one node: the shared-memory collective buffer up to this many bytes
     /// (bcast, reduce, allreduce: the message; gather: the block; allgather: the total);
@@ -240,7 +241,7 @@ impl Default for Thresholds {
             alltoall_bruck_procs: 8,
             alltoall_medium: 32 * 1024,
             reduce_scatter_long: 512 * 1024,
-            allgather_two_level_max: 1024 * 1024,
+            allgather_two_level_max: 4 * 1024 * 1024,
             shm_bcast_max: 256 * 1024,
             shm_reduce_max: usize::MAX,
             shm_allreduce_max: 256 * 1024,

@@ -13,6 +13,7 @@ use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
 use crate::scratch::Scratch;
 
+mod lanes;
 mod schedules;
 
 /// The node-aware teams of a communicator that spans several nodes.
@@ -25,6 +26,9 @@ pub(crate) struct Levels<C: PointToPoint> {
     members: Vec<Vec<usize>>,
     /// Every node's ranks form one block, in node order (so rank order survives two levels).
     contiguous: bool,
+    /// The ranks with this one's place in every node (`lanes.rs`), when the nodes hold
+    /// contiguous blocks of equal size.
+    lane: Option<Collectives<C>>,
 }
 
 impl<C: PointToPoint + Clone> Collectives<C> {
@@ -79,6 +83,18 @@ impl<C: PointToPoint + Clone> Collectives<C> {
         } else {
             None
         };
+        let per_node = mine.len();
+        let lane = if contiguous && members.iter().all(|m| m.len() == per_node) {
+            let at = me - mine[0];
+            let l: Vec<usize> = members.iter().map(|m| m[at]).collect();
+            Some(Collectives::on_team(
+                self.comm().clone(),
+                Team::subset(me, l)?,
+                self.config().clone(),
+            ))
+        } else {
+            None
+        };
         tracing::debug!(
             nodes = members.len(),
             p,
@@ -91,6 +107,7 @@ impl<C: PointToPoint + Clone> Collectives<C> {
             node_of,
             members,
             contiguous,
+            lane,
         });
         Ok(self)
     }

@@ -1,0 +1,65 @@
+//! Large two-level allgather by lanes (the multi-leader form): when every node holds a
+//! contiguous block of `m` ranks, the ranks with local index `i` on all nodes form lane `i`.
+//! Each lane first gathers its blocks across the nodes (every lane at once, each block
+//! crossing the network once, straight into its place in `recv`), then the ranks of a node
+//! swap what their lanes brought (pairwise, single-copy where the transport allows). Against
+//! the leader form this saves the gather into the leader and the second copy of the node
+//! fan-out, and no one process carries every byte between the nodes. Used from the total
+//! where the leader form stops (`allgather_two_level_max`); below it the leader form's node
+//! steps through the shared-memory buffer cost less than the extra messages.
+
+use super::{phase, Levels};
+use crate::coll::{bad, Collectives};
+use crate::config::CollOp;
+use crate::error::Result;
+use crate::p2p::PointToPoint;
+use crate::schedule::{Region, Schedule};
+
+impl<C: PointToPoint> Levels<C> {
+    /// The lane form of a large allgather, if the nodes allow it (else None: flat).
+    pub(crate) fn allgather_by_lanes(
+        &self,
+        top: &Collectives<C>,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Option<Result<()>> {
+        let lane = self.lane.as_ref()?;
+        let t = top.next_tag();
+        let (p, b) = (top.size(), send.len());
+        if recv.len() != p * b {
+            return Some(Err(bad(
+                CollOp::Allgather,
+                format!("receive buffer is {} bytes, not {p} x {b}", recv.len()),
+            )));
+        }
+        Some(self.lanes(lane, t, send, recv))
+    }
+
+    /// `recv` (p blocks of `send.len()`) gets every rank's `send`. The nodes hold contiguous,
+    /// equal blocks of ranks (the condition for `lane`).
+    fn lanes(&self, lane: &Collectives<C>, t: i32, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        let b = send.len();
+        let m = self.members[0].len();
+        let me = self.node.rank();
+        // Node k's rank with local index i sits at block k m + i.
+        let at = |k: usize, i: usize| (k * m + i) * b;
+        let nodes = self.members.len();
+        let counts = vec![b; nodes];
+        let displs: Vec<usize> = (0..nodes).map(|k| at(k, me)).collect();
+        phase(lane, t | 4, |c| c.allgatherv(send, recv, &counts, &displs))?;
+        let mut s = Schedule::new();
+        for step in 1..m {
+            let (to, from) = ((me + step) % m, (me + m - step) % m);
+            let round = s.round();
+            for k in 0..nodes {
+                round
+                    .send(to, Region::recv(at(k, me), b))
+                    .recv(from, Region::recv(at(k, from), b));
+            }
+        }
+        phase(&self.node, t | 5, |c| {
+            let tag = c.next_tag();
+            c.start(tag, s, None, &[], recv)?.wait()
+        })
+    }
+}
