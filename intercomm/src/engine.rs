@@ -1172,26 +1172,12 @@ impl State {
     }
 }
 
-/// CPUs this process may run on. `std::thread::available_parallelism` also reads the cgroup
-/// files, which costs a spawned process a noticeable share of its start-up.
 /// Spins of an idle wait: fewer when this node's ranks outnumber the usable cores.
 fn spins_for(pmi: &PmiClient) -> u32 {
     let local = pmi.local_ranks().len().max(1);
-    if local > usable_cores() {
+    if local > ibdyn_shm::usable_cores() {
         SPINS_SHARED
     } else {
         SPINS_DEDICATED
-    }
-}
-
-fn usable_cores() -> usize {
-    // SAFETY: `set` is a plain bit mask the kernel fills; the size passed is its own.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
-            (libc::CPU_COUNT(&set) as usize).max(1)
-        } else {
-            1
-        }
     }
 }

@@ -27,6 +27,7 @@ use std::time::{Duration, Instant};
 
 use memmap2::{MmapOptions, MmapRaw};
 
+use crate::cores::usable_cores;
 use crate::doorbell::{futex_wait, futex_wake};
 use crate::pid::process_alive;
 use crate::ShmError;
@@ -419,7 +420,7 @@ impl CollBuf {
             let last = (1..self.n).all(|r| reached(self.up(r).load(Ordering::Acquire), s));
             self.wait_members(s, progress)?;
             self.post(self.down(), s);
-            if last && self.n > cores() {
+            if last && self.n > usable_cores() {
                 std::thread::yield_now();
             }
             Ok(())
@@ -662,11 +663,6 @@ impl CollBuf {
 /// How long a wait yields between spinning and sleeping: a member posts within a few
 /// microseconds when it has a core, and sleeping costs a wake-up per step.
 const YIELD_FOR: Duration = Duration::from_micros(100);
-
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
 
 /// Spins before yielding. Few: the team may share its cores with other processes (the
 /// member we wait for may need ours), and a yield costs little when the core is free.
