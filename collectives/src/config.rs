@@ -27,9 +27,11 @@
 //! (`inter/rooted_shm.rs`, when they all share one node).
 //!
 //! On a communicator spanning several nodes with several processes on some node, barrier,
-//! bcast, reduce, allreduce and allgather (blocking forms; allgather below 1 MiB in total)
-//! run two-level (`twolevel.rs`);
-//! `<op>:flat` keeps one flat. A forced algorithm then applies to each level.
+//! bcast, reduce, allreduce and allgather run two-level (`twolevel.rs`; allgather through the
+//! node leaders below `allgather_two_level_max` in total, by lanes above when the nodes hold
+//! equal contiguous blocks of ranks), and so do ibarrier, ibcast and iallreduce
+//! (`twolevel/schedules.rs`, unless an algorithm is forced). `<op>:flat` keeps one flat. A
+//! forced algorithm applies to each level of the blocking forms.
 
 use crate::error::{CollError, Result};
 use std::collections::HashMap;

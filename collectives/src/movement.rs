@@ -196,15 +196,11 @@ impl<C: PointToPoint> Collectives<C> {
 
     /// Every rank's `send` (equal sizes) into every `recv`, in rank order.
     pub fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
-        if let Some(l) = self.two_level(CollOp::Allgather) {
-            // Large totals: not through the node leaders, but by lanes where the nodes hold
-            // equal blocks of ranks (else the flat ring).
-            if send.len() * self.size() < self.config().thresholds.allgather_two_level_max {
-                return l.allgather(self, send, recv);
-            }
-            if let Some(done) = l.allgather_by_lanes(self, send, recv) {
-                return done;
-            }
+        if let Some(done) = self
+            .two_level(CollOp::Allgather)
+            .and_then(|l| l.allgather(self, send, recv))
+        {
+            return done;
         }
         if let Some(b) = self.node_buf(CollOp::Allgather, send.len() * self.size(), 0)? {
             if recv.len() != send.len() * self.size() {

@@ -98,8 +98,8 @@ impl<C: PointToPoint> Collectives<C> {
             ));
         }
         if let Some(l) = self
-            .two_level_for(CollOp::Allreduce, op)
-            .filter(|_| self.config().forced(CollOp::Allreduce).is_none())
+            .two_level_nb(CollOp::Allreduce)
+            .filter(|l| l.keeps_order(op))
         {
             let s = l.allreduce_schedule(me, n, op.is_commutative());
             return self.start(tag, s, Some(op), send, recv);

@@ -246,21 +246,36 @@ impl<C: PointToPoint> Levels<C> {
         phase(&self.node, t | 3, |c| c.bcast(recv, 0))
     }
 
+    /// Through the node leaders up to `allgather_two_level_max` bytes in total, by lanes
+    /// above (`lanes.rs`); None where neither applies (the caller runs it flat).
     pub(crate) fn allgather(
         &self,
         top: &Collectives<C>,
         send: &[u8],
         recv: &mut [u8],
-    ) -> Result<()> {
-        let t = top.next_tag();
+    ) -> Option<Result<()>> {
         let (p, b) = (top.size(), send.len());
+        let by_leaders = p * b < top.config().thresholds.allgather_two_level_max;
+        let lane = self.lane.as_ref().filter(|_| !by_leaders);
+        if !by_leaders && lane.is_none() {
+            return None;
+        }
+        let t = top.next_tag();
         if recv.len() != p * b {
-            return Err(bad(
+            return Some(Err(bad(
                 CollOp::Allgather,
                 format!("receive buffer is {} bytes, not {p} x {b}", recv.len()),
-            ));
+            )));
         }
-        let here = self.members[self.node_of[top.rank()]].len();
+        Some(match lane {
+            Some(lane) => self.allgather_by_lanes(lane, t, send, recv),
+            None => self.allgather_by_leaders(t, send, recv),
+        })
+    }
+
+    fn allgather_by_leaders(&self, t: i32, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        let (p, b) = (self.node_of.len(), send.len());
+        let here = self.node.size();
         if let Some(l) = &self.leaders {
             let mut mine = Scratch::zeroed(here * b);
             phase(&self.node, t | 1, |c| c.gather(send, &mut mine, 0))?;

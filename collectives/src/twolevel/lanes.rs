@@ -5,39 +5,26 @@
 //! swap what their lanes brought (pairwise, single-copy where the transport allows). Against
 //! the leader form this saves the gather into the leader and the second copy of the node
 //! fan-out, and no one process carries every byte between the nodes. Used from the total
-//! where the leader form stops (`allgather_two_level_max`); below it the leader form's node
-//! steps through the shared-memory buffer cost less than the extra messages.
+//! where the leader form stops (`allgather_two_level_max`, see `Levels::allgather`); below
+//! it the leader form's node steps through the shared-memory buffer cost less than the
+//! extra messages.
 
 use super::{phase, Levels};
-use crate::coll::{bad, Collectives};
-use crate::config::CollOp;
+use crate::coll::Collectives;
 use crate::error::Result;
 use crate::p2p::PointToPoint;
 use crate::schedule::{Region, Schedule};
 
 impl<C: PointToPoint> Levels<C> {
-    /// The lane form of a large allgather, if the nodes allow it (else None: flat).
-    pub(crate) fn allgather_by_lanes(
-        &self,
-        top: &Collectives<C>,
-        send: &[u8],
-        recv: &mut [u8],
-    ) -> Option<Result<()>> {
-        let lane = self.lane.as_ref()?;
-        let t = top.next_tag();
-        let (p, b) = (top.size(), send.len());
-        if recv.len() != p * b {
-            return Some(Err(bad(
-                CollOp::Allgather,
-                format!("receive buffer is {} bytes, not {p} x {b}", recv.len()),
-            )));
-        }
-        Some(self.lanes(lane, t, send, recv))
-    }
-
     /// `recv` (p blocks of `send.len()`) gets every rank's `send`. The nodes hold contiguous,
     /// equal blocks of ranks (the condition for `lane`).
-    fn lanes(&self, lane: &Collectives<C>, t: i32, send: &[u8], recv: &mut [u8]) -> Result<()> {
+    pub(super) fn allgather_by_lanes(
+        &self,
+        lane: &Collectives<C>,
+        t: i32,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<()> {
         let b = send.len();
         let m = self.members[0].len();
         let me = self.node.rank();
