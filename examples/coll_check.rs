@@ -5,7 +5,9 @@
 use ibdyn::traits::*;
 use ibdyn::{Communicator, SystemOperation, UserOperation};
 
-type R = Result<(), String>;
+#[path = "support/mod.rs"]
+mod support;
+use support::{check, e, R};
 
 fn v(r: i32, i: usize) -> i64 {
     ((r as i64) * 131 + (i as i64) * 7) % 1000 - 300
@@ -13,18 +15,6 @@ fn v(r: i32, i: usize) -> i64 {
 
 fn bytes(r: i32, n: usize) -> Vec<u8> {
     (0..n).map(|i| (r as usize * 37 + i * 11) as u8).collect()
-}
-
-fn e(what: &str) -> impl Fn(ibdyn::CommError) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
-
-fn check(ok: bool, what: &str, n: usize) -> R {
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{what} with {n} elements gave a wrong result"))
-    }
 }
 
 fn run(w: &Communicator, n: usize) -> R {

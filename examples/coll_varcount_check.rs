@@ -7,7 +7,9 @@
 use ibdyn::traits::*;
 use ibdyn::{Communicator, Partition, PartitionMut, SystemOperation};
 
-type R = Result<(), String>;
+#[path = "support/mod.rs"]
+mod support;
+use support::{check, e, R};
 
 /// Element k of what rank `r` contributes (tag `t` tells the operations apart).
 fn v(t: i64, r: i32, k: usize) -> i64 {
@@ -44,18 +46,6 @@ fn gapped(counts: &[usize]) -> (Vec<usize>, usize) {
 }
 
 const GAP: i64 = -7;
-
-fn e(what: &str) -> impl Fn(ibdyn::CommError) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
-
-fn check(ok: bool, what: &str, n: usize) -> R {
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{what} with n = {n} gave a wrong result"))
-    }
-}
 
 /// Block i of a gapped buffer holds `want(i)` and every gap still holds GAP.
 fn blocks_ok(

@@ -8,7 +8,9 @@ use ibdyn::traits::*;
 use ibdyn::{Communicator, InterRoot, SystemOperation, UserOperation};
 use ibdyn_collectives::{collectives_with, AlgoConfig, BuiltinOp, CollOp, ElemType, Op};
 
-type R = Result<(), String>;
+#[path = "support/mod.rs"]
+mod support;
+use support::{check, e, R};
 
 fn v(r: i32, i: usize) -> i64 {
     ((r as i64) * 131 + (i as i64) * 7) % 1000 - 300
@@ -16,18 +18,6 @@ fn v(r: i32, i: usize) -> i64 {
 
 fn vals(r: i32, n: usize) -> Vec<i64> {
     (0..n).map(|i| v(r, i)).collect()
-}
-
-fn e(what: &str) -> impl Fn(ibdyn::CommError) -> String + '_ {
-    move |err| format!("{what}: {err}")
-}
-
-fn check(ok: bool, what: &str, n: usize) -> R {
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{what} with {n} elements gave a wrong result"))
-    }
 }
 
 /// Near-equal parts of `total` over `parts`.
