@@ -1166,9 +1166,10 @@ impl State {
         }
     }
 
-    /// Whether every queued packet has left this process.
+    /// Whether every queued packet has left this process (also those the fabric holds while
+    /// a connection is being made).
     pub fn flushed(&self) -> bool {
-        !self.peers.has_backlog()
+        !self.peers.has_backlog() && self.fabric.as_ref().is_none_or(|f| f.flushed())
     }
 }
 

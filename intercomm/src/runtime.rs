@@ -68,12 +68,16 @@ impl Runtime {
     }
 
     /// Progresses until a control datagram for which `want` returns true arrives (it is
-    /// removed and returned with the sender's card), `check` fails, or `timeout` passes. `check` runs now and then
-    /// with the process-management client, to notice a peer that can no longer answer.
+    /// removed and returned with the sender's card), a datagram to `asked` (the peer this
+    /// wait expects an answer from) is undeliverable, `check` fails, or `timeout` passes.
+    /// `check` runs now and then with the process-management client, to notice a peer that can
+    /// no longer answer. Undeliverable datagrams to anyone else are not this wait's business
+    /// (e.g. a late acknowledgement lost from a process that has since exited) and are dropped.
     pub fn await_control(
         &self,
         timeout: Duration,
         what: &str,
+        asked: Option<&AddressCard>,
         mut want: impl FnMut(&[u8]) -> bool,
         mut check: impl FnMut(&mut PmiClient) -> Result<()>,
     ) -> Result<(AddressCard, Vec<u8>)> {
@@ -91,12 +95,15 @@ impl Runtime {
                 found = st.control_inbox.remove(i);
                 return true;
             }
-            if let Some((to, why)) = st.control_failures.pop_front() {
-                failed = Some(CommError::PeerDead {
-                    peer: format!("{to:?}"),
-                    detail: why,
-                });
-                return true;
+            while let Some((to, why)) = st.control_failures.pop_front() {
+                if asked == Some(&to) {
+                    failed = Some(CommError::PeerDead {
+                        peer: format!("{to:?}"),
+                        detail: why,
+                    });
+                    return true;
+                }
+                tracing::debug!("ignored while awaiting {what}: datagram to {to} undelivered");
             }
             let now = Instant::now();
             if now.duration_since(last_check) > Duration::from_millis(50) {

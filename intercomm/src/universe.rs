@@ -50,10 +50,20 @@ pub fn init_logging() {
     let Ok(filter) = std::env::var("IBDYN_LOG") else {
         return;
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .try_init();
+    let builder =
+        tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(filter));
+    // One file per process when asked: a log that does not depend on output forwarding.
+    if let Some(dir) = std::env::var_os("IBDYN_LOG_DIR") {
+        let path = std::path::Path::new(&dir).join(format!("ibdyn-{}.log", std::process::id()));
+        if let Ok(file) = std::fs::File::create(&path) {
+            let _ = builder
+                .with_ansi(false)
+                .with_writer(std::sync::Mutex::new(file))
+                .try_init();
+            return;
+        }
+    }
+    let _ = builder.with_writer(std::io::stderr).try_init();
 }
 
 impl Universe {

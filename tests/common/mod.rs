@@ -3,6 +3,8 @@
 //! bounded runs of real processes.
 #![allow(dead_code)]
 
+pub mod dvm;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -1,12 +1,23 @@
-//! On-demand RC connections. The first operation towards a peer sends a connect request over the
-//! UD control channel carrying a fresh local RC endpoint; the reply carries the peer's endpoint and
-//! completes both sides. Operations issued meanwhile are queued and go out in order once connected.
-//! When two peers request each other at once, the request of the peer with the smaller key wins:
-//! the other side connects its already-created endpoint to it and answers, and the losing request
-//! is ignored, so exactly one connection results.
+//! On-demand RC connections, made over the UD control channel in three steps:
+//!
+//! 1. The first operation towards a peer creates a local RC endpoint and sends `Request` (this
+//!    side is then the active one). Operations issued meanwhile wait in the peer's queue.
+//! 2. The peer (the passive side) connects an endpoint of its own to it and sends `Reply`. Its
+//!    endpoint is connected but the active side's is not yet: on `ib` a send now could reach a
+//!    queue pair that is not ready to receive, so the passive side keeps queueing.
+//! 3. The active side connects its endpoint, sends `Ready` and then its queue. The passive side
+//!    sends from the first of `Ready` or a message arriving on the connection.
+//!
+//! Simultaneous connects: when both sides sent `Request` before either saw the other's, the
+//! request of the smaller key wins. The larger key connects the endpoint it had already created
+//! to the winner's request and answers it, becoming the passive side: its half-open endpoint is
+//! the one that gets connected and its queue goes out on it, in order. The smaller key ignores the
+//! losing request. One connection results whatever the order of arrival; an endpoint that is not
+//! a peer's current one can break without the peer being declared failed.
 
 use crate::card::AddressCard;
 use crate::config::FabricConfig;
+use crate::conn_wire::Handshake;
 use crate::error::{Result, VerbsError};
 use crate::fabric::Event;
 use crate::provider::{Provider, RcEndpoint};
@@ -14,10 +25,6 @@ use crate::ud_channel::{answer_budget, UdChannel};
 use crate::RemoteBuf;
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
-
-pub(crate) const MSG_CONN_REQ: u8 = 1;
-pub(crate) const MSG_CONN_REP: u8 = 2;
-pub(crate) const MSG_USER: u8 = 3;
 
 /// An operation waiting for its connection.
 pub(crate) enum Op {
@@ -37,9 +44,17 @@ pub(crate) enum Op {
 }
 
 enum Link {
-    Connecting {
+    /// We sent `Request` for endpoint `qp` and wait for `Reply`.
+    Requested {
         qp: u32,
         req_seq: u64,
+        since: Instant,
+    },
+    /// We connected `qp` to the peer's request and answered; we wait for `Ready` (or its first
+    /// message) before sending.
+    Answered {
+        qp: u32,
+        rep_seq: Option<u64>,
         since: Instant,
     },
     Connected {
@@ -50,12 +65,21 @@ enum Link {
     },
 }
 
+impl Link {
+    fn qp(&self) -> Option<u32> {
+        match *self {
+            Link::Requested { qp, .. } | Link::Answered { qp, .. } | Link::Connected { qp } => {
+                Some(qp)
+            }
+            Link::Failed { .. } => None,
+        }
+    }
+}
+
 struct Peer {
     card: AddressCard,
     link: Link,
     queue: VecDeque<Op>,
-    /// Sequence number of our connect reply, to notice when it cannot be delivered.
-    rep_seq: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -64,6 +88,8 @@ pub struct ConnStats {
     pub connect_requests_received: u64,
     pub connect_replies_sent: u64,
     pub simultaneous_connects: u64,
+    /// Breaks reported on endpoints that were no peer's current one (ignored).
+    pub stale_endpoint_breaks: u64,
 }
 
 pub(crate) struct ConnManager {
@@ -71,27 +97,9 @@ pub(crate) struct ConnManager {
     cfg: FabricConfig,
     peers: HashMap<u64, Peer>,
     by_qp: HashMap<u32, u64>,
+    /// Peers in `Answered`: while none is, a received message needs no link check.
+    answered: usize,
     pub(crate) stats: ConnStats,
-}
-
-fn encode(kind: u8, key: u64, ep: RcEndpoint) -> Vec<u8> {
-    let mut b = Vec::with_capacity(17);
-    b.push(kind);
-    b.extend_from_slice(&key.to_le_bytes());
-    b.extend_from_slice(&ep.qpn.to_le_bytes());
-    b.extend_from_slice(&ep.psn.to_le_bytes());
-    b
-}
-
-/// Parse the body of a connect request or reply: (peer key, endpoint).
-pub(crate) fn decode(body: &[u8]) -> Option<(u64, RcEndpoint)> {
-    if body.len() != 16 {
-        return None;
-    }
-    let key = u64::from_le_bytes(body[0..8].try_into().ok()?);
-    let qpn = u32::from_le_bytes(body[8..12].try_into().ok()?);
-    let psn = u32::from_le_bytes(body[12..16].try_into().ok()?);
-    Some((key, RcEndpoint { qpn, psn }))
 }
 
 impl ConnManager {
@@ -101,6 +109,7 @@ impl ConnManager {
             cfg: cfg.clone(),
             peers: HashMap::new(),
             by_qp: HashMap::new(),
+            answered: 0,
             stats: ConnStats::default(),
         }
     }
@@ -117,6 +126,11 @@ impl ConnManager {
             self.peers.get(&peer).map(|p| &p.link),
             Some(Link::Connected { .. })
         )
+    }
+
+    /// True when no operation waits for a connection.
+    pub(crate) fn quiescent(&self) -> bool {
+        self.peers.values().all(|p| p.queue.is_empty())
     }
 
     /// Submit an operation: run it now if connected, else queue it (connecting on demand).
@@ -143,7 +157,7 @@ impl ConnManager {
         match self.peers.get_mut(&peer) {
             Some(p) => match p.link {
                 Link::Connected { qp } => op.map_or(Ok(()), |op| run(prov, qp, op)),
-                Link::Connecting { .. } => {
+                Link::Requested { .. } | Link::Answered { .. } => {
                     p.queue.extend(op);
                     Ok(())
                 }
@@ -154,7 +168,11 @@ impl ConnManager {
             },
             None => {
                 let ep = prov.rc_create()?;
-                let req_seq = match ch.send(card, &encode(MSG_CONN_REQ, self.local_key, ep), now) {
+                let request = Handshake::Request {
+                    key: self.local_key,
+                    ep,
+                };
+                let req_seq = match ch.send(card, &request.encode(), now) {
                     Ok(s) => s,
                     Err(e) => {
                         prov.rc_destroy(ep.qpn);
@@ -171,13 +189,12 @@ impl ConnManager {
                     peer,
                     Peer {
                         card: *card,
-                        link: Link::Connecting {
+                        link: Link::Requested {
                             qp: ep.qpn,
                             req_seq,
                             since: now,
                         },
                         queue: op.into_iter().collect(),
-                        rep_seq: None,
                     },
                 );
                 Ok(())
@@ -185,92 +202,190 @@ impl ConnManager {
         }
     }
 
-    /// A connect request or reply arrived over the control channel.
+    /// A handshake message arrived over the control channel.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn on_control(
+    pub(crate) fn on_handshake(
         &mut self,
         prov: &mut dyn Provider,
         ch: &mut UdChannel,
-        kind: u8,
+        msg: Handshake,
         from: AddressCard,
-        body: &[u8],
         now: Instant,
         out: &mut Vec<Event>,
     ) -> bool {
-        let Some((key, ep)) = decode(body) else {
-            return false;
-        };
+        let key = msg.key();
         if key == self.local_key || from.provider() != prov.kind() {
             return false;
         }
-        if kind == MSG_CONN_REQ {
-            self.stats.connect_requests_received += 1;
-            let (qp, yield_to_them) = match self.peers.get(&key).map(|p| &p.link) {
-                None => match prov.rc_create() {
-                    Ok(local) => {
-                        self.by_qp.insert(local.qpn, key);
-                        self.peers.insert(
-                            key,
-                            Peer {
-                                card: from,
-                                link: Link::Connected { qp: local.qpn },
-                                queue: VecDeque::new(),
-                                rep_seq: None,
-                            },
-                        );
-                        (local.qpn, false)
-                    }
-                    Err(e) => {
-                        tracing::debug!("cannot create RC endpoint for peer {key:#x}: {e}");
-                        return true;
-                    }
-                },
-                Some(Link::Connecting { qp, .. }) if key < self.local_key => {
-                    self.stats.simultaneous_connects += 1;
-                    (*qp, true)
-                }
-                // We win the tie (they will yield), or already connected / failed: ignore.
-                Some(_) => return true,
-            };
-            tracing::debug!(
-                "connect request from peer {key:#x} at {from} (simultaneous: {yield_to_them})"
-            );
-            let local = RcEndpoint { qpn: qp, psn: 0 };
-            let local = prov_endpoint(prov, local);
-            match prov.rc_connect(qp, &from, ep) {
-                Ok(()) => {
-                    let rep = ch.send(&from, &encode(MSG_CONN_REP, self.local_key, local), now);
-                    self.stats.connect_replies_sent += 1;
-                    if let Some(p) = self.peers.get_mut(&key) {
-                        p.card = from;
-                        p.rep_seq = rep.ok();
-                        p.link = Link::Connected { qp };
-                    }
-                    self.flush(prov, key, out);
-                }
-                Err(e) => self.fail(prov, key, e.to_string(), out),
-            }
-        } else if kind == MSG_CONN_REP {
-            let Some(p) = self.peers.get_mut(&key) else {
-                return true;
-            };
-            let Link::Connecting { qp, .. } = p.link else {
-                return true;
-            };
-            tracing::debug!(
-                "connect reply from peer {key:#x}: local qp {qp} -> remote {}",
-                ep.qpn
-            );
-            match prov.rc_connect(qp, &from, ep) {
-                Ok(()) => {
-                    p.card = from;
-                    p.link = Link::Connected { qp };
-                    self.flush(prov, key, out);
-                }
-                Err(e) => self.fail(prov, key, e.to_string(), out),
-            }
+        match msg {
+            Handshake::Request { ep, .. } => self.on_request(prov, ch, key, ep, from, now, out),
+            Handshake::Reply { ep, .. } => self.on_reply(prov, ch, key, ep, from, now, out),
+            Handshake::Ready { ep, .. } => self.on_ready(prov, key, ep, out),
         }
         true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_request(
+        &mut self,
+        prov: &mut dyn Provider,
+        ch: &mut UdChannel,
+        key: u64,
+        remote: RcEndpoint,
+        from: AddressCard,
+        now: Instant,
+        out: &mut Vec<Event>,
+    ) {
+        self.stats.connect_requests_received += 1;
+        let (qp, simultaneous) = match self.peers.get(&key).map(|p| &p.link) {
+            None => match prov.rc_create() {
+                Ok(local) => {
+                    self.by_qp.insert(local.qpn, key);
+                    self.peers.insert(
+                        key,
+                        Peer {
+                            card: from,
+                            link: Link::Failed {
+                                reason: String::new(),
+                            },
+                            queue: VecDeque::new(),
+                        },
+                    );
+                    (local.qpn, false)
+                }
+                Err(e) => {
+                    tracing::debug!("cannot create RC endpoint for peer {key:#x}: {e}");
+                    return;
+                }
+            },
+            // Both requested: the smaller key's request wins, so we answer it with our endpoint.
+            Some(Link::Requested { qp, .. }) if key < self.local_key => {
+                self.stats.simultaneous_connects += 1;
+                (*qp, true)
+            }
+            // We win the tie (they will answer ours), or the pair is already settled.
+            Some(_) => return,
+        };
+        tracing::debug!(
+            "connect request from peer {key:#x} at {from} (simultaneous: {simultaneous})"
+        );
+        let local = RcEndpoint {
+            qpn: qp,
+            psn: prov.rc_psn(qp),
+        };
+        if let Err(e) = prov.rc_connect(qp, &from, remote) {
+            self.set_link(key, Link::Connected { qp });
+            return self.fail(prov, key, e.to_string(), out);
+        }
+        let reply = Handshake::Reply {
+            key: self.local_key,
+            ep: local,
+        };
+        let rep_seq = ch.send(&from, &reply.encode(), now).ok();
+        self.stats.connect_replies_sent += 1;
+        if let Some(p) = self.peers.get_mut(&key) {
+            p.card = from;
+        }
+        self.set_link(
+            key,
+            Link::Answered {
+                qp,
+                rep_seq,
+                since: now,
+            },
+        );
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_reply(
+        &mut self,
+        prov: &mut dyn Provider,
+        ch: &mut UdChannel,
+        key: u64,
+        remote: RcEndpoint,
+        from: AddressCard,
+        now: Instant,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
+        let Link::Requested { qp, .. } = p.link else {
+            return;
+        };
+        tracing::debug!(
+            "connect reply from peer {key:#x}: local qp {qp} -> remote {}",
+            remote.qpn
+        );
+        if let Err(e) = prov.rc_connect(qp, &from, remote) {
+            return self.fail(prov, key, e.to_string(), out);
+        }
+        p.card = from;
+        let ready = Handshake::Ready {
+            key: self.local_key,
+            ep: RcEndpoint {
+                qpn: qp,
+                psn: prov.rc_psn(qp),
+            },
+        };
+        if let Err(e) = ch.send(&from, &ready.encode(), now) {
+            tracing::debug!("ready to peer {key:#x}: {e}");
+        }
+        self.set_link(key, Link::Connected { qp });
+        self.flush(prov, key, out);
+    }
+
+    fn on_ready(
+        &mut self,
+        prov: &mut dyn Provider,
+        key: u64,
+        remote: RcEndpoint,
+        out: &mut Vec<Event>,
+    ) {
+        let Some(p) = self.peers.get(&key) else {
+            return;
+        };
+        if let Link::Answered { qp, .. } = p.link {
+            tracing::debug!(
+                "peer {key:#x} ready: local qp {qp} <-> remote {}",
+                remote.qpn
+            );
+            self.set_link(key, Link::Connected { qp });
+            self.flush(prov, key, out);
+        }
+    }
+
+    /// A message arrived on `qp`: returns its peer. On the passive side, the first message also
+    /// proves the peer's endpoint is connected, so our queue may go.
+    #[inline]
+    pub(crate) fn on_recv(
+        &mut self,
+        prov: &mut dyn Provider,
+        qp: u32,
+        out: &mut Vec<Event>,
+    ) -> Option<u64> {
+        let key = self.by_qp.get(&qp).copied()?;
+        if self.answered > 0
+            && matches!(self.peers.get(&key).map(|p| &p.link), Some(Link::Answered { qp: q, .. }) if *q == qp)
+        {
+            self.set_link(key, Link::Connected { qp });
+            self.flush(prov, key, out);
+        }
+        Some(key)
+    }
+
+    /// Replace a peer's link, keeping the count of answered links.
+    fn set_link(&mut self, key: u64, link: Link) {
+        let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
+        if matches!(p.link, Link::Answered { .. }) {
+            self.answered -= 1;
+        }
+        if matches!(link, Link::Answered { .. }) {
+            self.answered += 1;
+        }
+        p.link = link;
     }
 
     /// Run the queued operations of a newly connected peer, in order.
@@ -298,14 +413,21 @@ impl ConnManager {
         reason: String,
         out: &mut Vec<Event>,
     ) {
-        let Some(p) = self.peers.get_mut(&key) else {
+        let Some(qp) = self.peers.get(&key).map(|p| p.link.qp()) else {
             return;
         };
-        if let Link::Connecting { qp, .. } | Link::Connected { qp } = p.link {
+        if let Some(qp) = qp {
             prov.rc_destroy(qp);
             self.by_qp.remove(&qp);
         }
         tracing::debug!("peer {key:#x} failed: {reason}");
+        self.set_link(
+            key,
+            Link::Failed {
+                reason: reason.clone(),
+            },
+        );
+        let p = self.peers.get_mut(&key).expect("looked up above");
         for op in p.queue.drain(..) {
             let error = VerbsError::PeerFailed {
                 peer: key,
@@ -317,9 +439,6 @@ impl ConnManager {
                 Op::Send(_) => {}
             }
         }
-        p.link = Link::Failed {
-            reason: reason.clone(),
-        };
         out.push(Event::PeerFailed {
             peer: key,
             error: VerbsError::PeerFailed { peer: key, reason },
@@ -336,8 +455,11 @@ impl ConnManager {
     ) -> bool {
         let hit = self.peers.iter().find_map(|(k, p)| {
             let ours = p.card == *to
-                && (matches!(p.link, Link::Connecting { req_seq, .. } if req_seq == seq)
-                    || p.rep_seq == Some(seq));
+                && match p.link {
+                    Link::Requested { req_seq, .. } => req_seq == seq,
+                    Link::Answered { rep_seq, .. } => rep_seq == Some(seq),
+                    _ => false,
+                };
             ours.then_some(*k)
         });
         match hit {
@@ -354,14 +476,16 @@ impl ConnManager {
         }
     }
 
-    /// Fail connects whose reply never came (request delivered, answer lost for good).
+    /// Fail handshakes that never finished (request or reply delivered, the answer lost for good).
     pub(crate) fn tick(&mut self, prov: &mut dyn Provider, now: Instant, out: &mut Vec<Event>) {
         let budget = answer_budget(&self.cfg);
         let late: Vec<(u64, Instant)> = self
             .peers
             .iter()
             .filter_map(|(k, p)| match p.link {
-                Link::Connecting { since, .. } if now.duration_since(since) > budget => {
+                Link::Requested { since, .. } | Link::Answered { since, .. }
+                    if now.duration_since(since) > budget =>
+                {
                     Some((*k, since))
                 }
                 _ => None,
@@ -382,17 +506,16 @@ impl ConnManager {
         self.peers
             .values()
             .filter_map(|p| match p.link {
-                Link::Connecting { since, .. } => Some(since + budget),
+                Link::Requested { since, .. } | Link::Answered { since, .. } => {
+                    Some(since + budget)
+                }
                 _ => None,
             })
             .min()
     }
 
-    /// The peer owning an RC endpoint.
-    pub(crate) fn peer_of(&self, qp: u32) -> Option<u64> {
-        self.by_qp.get(&qp).copied()
-    }
-
+    /// An endpoint broke. Only a peer's current endpoint failing fails the peer; any other
+    /// (already replaced or destroyed) is just let go.
     pub(crate) fn on_broken(
         &mut self,
         prov: &mut dyn Provider,
@@ -400,21 +523,26 @@ impl ConnManager {
         error: VerbsError,
         out: &mut Vec<Event>,
     ) {
-        if let Some(key) = self.peer_of(qp) {
-            let e = VerbsError::ConnectionLost {
-                peer: key,
-                detail: error.to_string(),
-            };
-            self.fail(prov, key, e.to_string(), out);
+        let current = self
+            .by_qp
+            .get(&qp)
+            .copied()
+            .filter(|k| self.peers.get(k).and_then(|p| p.link.qp()) == Some(qp));
+        match current {
+            Some(key) => {
+                let e = VerbsError::ConnectionLost {
+                    peer: key,
+                    detail: error.to_string(),
+                };
+                self.fail(prov, key, e.to_string(), out);
+            }
+            None => {
+                self.stats.stale_endpoint_breaks += 1;
+                tracing::debug!("endpoint {qp}, no peer's current one, broke: {error}");
+                self.by_qp.remove(&qp);
+                prov.rc_destroy(qp);
+            }
         }
-    }
-}
-
-/// The endpoint to advertise for an existing local qp (the provider knows its PSN).
-fn prov_endpoint(prov: &mut dyn Provider, ep: RcEndpoint) -> RcEndpoint {
-    RcEndpoint {
-        qpn: ep.qpn,
-        psn: prov.rc_psn(ep.qpn),
     }
 }
 

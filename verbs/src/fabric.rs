@@ -2,7 +2,8 @@
 
 use crate::card::AddressCard;
 use crate::config::{FabricConfig, ProviderKind};
-use crate::connmgr::{ConnManager, ConnStats, Op, MSG_CONN_REP, MSG_CONN_REQ, MSG_USER};
+use crate::conn_wire::{self, ControlMsg};
+use crate::connmgr::{ConnManager, ConnStats, Op};
 use crate::error::{Result, VerbsError};
 use crate::provider::{Provider, RcEvent};
 use crate::ud_channel::{ChannelEvent, ChannelStats, UdChannel};
@@ -263,10 +264,8 @@ impl Fabric {
                 local: self.provider.kind().to_string(),
             });
         }
-        let mut b = Vec::with_capacity(data.len() + 1);
-        b.push(MSG_USER);
-        b.extend_from_slice(data);
-        self.channel.send(to, &b, Instant::now())?;
+        self.channel
+            .send(to, &conn_wire::encode_user(data), Instant::now())?;
         // Put it on the wire now rather than at the next progress.
         let provider = &mut self.provider;
         self.channel.tick(
@@ -295,25 +294,24 @@ impl Fabric {
         let mut events = std::mem::take(&mut self.ch_events);
         for ev in events.drain(..) {
             match ev {
-                ChannelEvent::Delivered { from, data } => match data.first() {
-                    Some(&MSG_USER) => out.push(Event::Control {
+                ChannelEvent::Delivered { from, data } => match conn_wire::decode(&data) {
+                    Some(ControlMsg::User(body)) => out.push(Event::Control {
                         from,
-                        data: data[1..].to_vec(),
+                        data: body.to_vec(),
                     }),
-                    Some(&k @ (MSG_CONN_REQ | MSG_CONN_REP)) => {
-                        if !self.cm.on_control(
+                    Some(ControlMsg::Handshake(h)) => {
+                        if !self.cm.on_handshake(
                             &mut *self.provider,
                             &mut self.channel,
-                            k,
+                            h,
                             from,
-                            &data[1..],
                             now,
                             out,
                         ) {
                             self.channel.stats.dropped_malformed += 1;
                         }
                     }
-                    _ => self.channel.stats.dropped_malformed += 1,
+                    None => self.channel.stats.dropped_malformed += 1,
                 },
                 ChannelEvent::Failed { to, seq, error } => {
                     if !self.cm.on_undelivered(&mut *self.provider, &to, seq, out) {
@@ -333,7 +331,7 @@ impl Fabric {
         self.provider.rc_poll(&mut self.rc_events)?;
         for ev in self.rc_events.drain(..) {
             match ev {
-                RcEvent::Recv { qp, data } => match self.cm.peer_of(qp) {
+                RcEvent::Recv { qp, data } => match self.cm.on_recv(&mut *self.provider, qp, out) {
                     Some(peer) => out.push(Event::Message { peer, data }),
                     None => tracing::debug!("message on unknown qp {qp} dropped"),
                 },
@@ -367,6 +365,20 @@ impl Fabric {
             return;
         }
         self.provider.wait(t);
+    }
+
+    /// True when everything handed to the fabric has left this process: no operation waits
+    /// for a connection, the provider has no unsent bytes, every control datagram went out once.
+    /// A process must not exit before this holds (what it sent would be lost).
+    pub fn flushed(&self) -> bool {
+        self.cm.quiescent() && self.provider.rc_flushed() && self.channel.all_sent()
+    }
+
+    /// Tests: report endpoint `qp` as broken, as a provider would.
+    #[cfg(test)]
+    pub(crate) fn inject_broken_for_test(&mut self, qp: u32, out: &mut Vec<Event>) {
+        let error = VerbsError::InvalidArgument(format!("endpoint {qp} broke (injected)"));
+        self.cm.on_broken(&mut *self.provider, qp, error, out);
     }
 
     pub fn connection_count(&self) -> usize {

@@ -1,11 +1,14 @@
 //! An in-process fake provider for unit tests of the control channel and connection manager:
-//! a shared "wire" of datagram queues and RC inboxes, with a drop knob. No RDMA.
+//! a shared "wire" of datagram queues and RC inboxes, with knobs to drop and reorder datagrams.
+//! No RDMA. In `strict_rc` mode RC follows InfiniBand's rules instead of TCP's: a send may only
+//! be posted on a connected endpoint, and a message reaching an endpoint that is not connected
+//! yet is lost and breaks the sender's endpoint (retry count exceeded).
 
 use crate::card::{AddressCard, SockAddr};
 use crate::config::ProviderKind;
-use crate::error::Result;
+use crate::error::{Result, VerbsError};
 use crate::provider::{Provider, RcEndpoint, RcEvent};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, Mutex};
 
@@ -13,9 +16,24 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct Wire {
     ud: HashMap<u16, VecDeque<Vec<u8>>>,
     rc: HashMap<(u16, u32), VecDeque<Vec<u8>>>,
+    /// Endpoints that are connected (ready to receive), by (port, qp).
+    rtr: HashSet<(u16, u32)>,
     pub(crate) drop_every: u64,
     counter: u64,
     pub(crate) dropped: u64,
+    /// InfiniBand's RC rules (see the module comment).
+    pub(crate) strict_rc: bool,
+    /// Nonzero: a `ud_poll` hands out the queued datagrams in an order drawn from this seed.
+    pub(crate) shuffle: u64,
+}
+
+impl Wire {
+    fn next_random(&mut self) -> u64 {
+        self.shuffle ^= self.shuffle << 13;
+        self.shuffle ^= self.shuffle >> 7;
+        self.shuffle ^= self.shuffle << 17;
+        self.shuffle
+    }
 }
 
 pub(crate) type Net = Arc<Mutex<Wire>>;
@@ -26,6 +44,8 @@ pub(crate) struct FakeProvider {
     next_qp: u32,
     qps: HashMap<u32, Option<(u16, u32)>>,
     early: HashMap<u32, Vec<Vec<u8>>>,
+    /// Endpoints whose messages were lost (strict mode), reported at the next poll.
+    broken: Vec<u32>,
     mtu: usize,
 }
 
@@ -46,6 +66,7 @@ impl FakeProvider {
             next_qp: 0,
             qps: HashMap::new(),
             early: HashMap::new(),
+            broken: Vec::new(),
             mtu,
         }
     }
@@ -79,9 +100,17 @@ impl Provider for FakeProvider {
     }
     fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
         let mut w = self.net.lock().unwrap();
-        if let Some(q) = w.ud.get_mut(&self.port) {
-            out.extend(q.drain(..));
+        let mut got: Vec<Vec<u8>> = match w.ud.get_mut(&self.port) {
+            Some(q) => q.drain(..).collect(),
+            None => return Ok(()),
+        };
+        if w.shuffle != 0 {
+            for i in (1..got.len()).rev() {
+                let j = (w.next_random() % (i as u64 + 1)) as usize;
+                got.swap(i, j);
+            }
         }
+        out.extend(got);
         Ok(())
     }
     fn rc_create(&mut self) -> Result<RcEndpoint> {
@@ -99,6 +128,7 @@ impl Provider for FakeProvider {
         self.qps.insert(qp, Some((a.udp_port, remote.qpn)));
         let early = self.early.remove(&qp).unwrap_or_default();
         let mut w = self.net.lock().unwrap();
+        w.rtr.insert((self.port, qp));
         w.rc.entry((a.udp_port, remote.qpn))
             .or_default()
             .extend(early);
@@ -106,22 +136,33 @@ impl Provider for FakeProvider {
     }
     fn rc_destroy(&mut self, qp: u32) {
         self.qps.remove(&qp);
+        self.net.lock().unwrap().rtr.remove(&(self.port, qp));
     }
     fn rc_send(&mut self, qp: u32, parts: &[&[u8]]) -> Result<()> {
+        let mut w = self.net.lock().unwrap();
         match self.qps.get(&qp) {
-            Some(Some(dest)) => self
-                .net
-                .lock()
-                .unwrap()
-                .rc
-                .entry(*dest)
-                .or_default()
-                .push_back(parts.concat()),
+            Some(Some(dest)) if w.strict_rc && !w.rtr.contains(dest) => {
+                self.broken.push(qp);
+            }
+            Some(Some(dest)) => w.rc.entry(*dest).or_default().push_back(parts.concat()),
+            _ if w.strict_rc => {
+                return Err(VerbsError::InvalidArgument(format!(
+                    "send posted on endpoint {qp}, which is not connected"
+                )))
+            }
             _ => self.early.entry(qp).or_default().push(parts.concat()),
         }
         Ok(())
     }
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()> {
+        for qp in self.broken.drain(..) {
+            out.push(RcEvent::Broken {
+                qp,
+                error: VerbsError::InvalidArgument(format!(
+                    "endpoint {qp}: retry count exceeded (the peer's endpoint was not ready)"
+                )),
+            });
+        }
         let mut w = self.net.lock().unwrap();
         for qp in self.qps.keys() {
             if let Some(q) = w.rc.get_mut(&(self.port, *qp)) {

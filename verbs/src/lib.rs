@@ -11,6 +11,7 @@
 
 mod card;
 mod config;
+mod conn_wire;
 mod connmgr;
 mod error;
 mod fabric;

@@ -68,6 +68,10 @@ pub trait Provider: Send {
         self.rc_send(qp, &[&data])
     }
     fn rc_poll(&mut self, out: &mut Vec<RcEvent>) -> Result<()>;
+    /// True when no RC send is still inside this process (queued, or posted and not completed).
+    fn rc_flushed(&self) -> bool {
+        true
+    }
 
     /// Make `[ptr, ptr+len)` readable by remote RDMA reads. The memory must stay valid until
     /// `release`.

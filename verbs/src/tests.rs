@@ -228,3 +228,172 @@ fn garbage_foreign_and_truncated_datagrams_are_counted() {
     b.progress(&mut ev).unwrap();
     assert!(matches!(&ev[..], [Event::Control { data, .. }] if data == b"template"));
 }
+
+/// A message of `from` numbered `i`, so order, loss and duplication can be checked.
+fn numbered(from: u64, i: u32) -> Vec<u8> {
+    let mut m = from.to_le_bytes().to_vec();
+    m.extend_from_slice(&i.to_le_bytes());
+    m
+}
+
+fn peer_failures(ev: &[Event]) -> Vec<String> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::PeerFailed { error, .. } => Some(error.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// xorshift: the schedule of a forced race, reproducible from its seed.
+fn next(rng: &mut u64) -> u64 {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    *rng
+}
+
+/// Both sides queue messages to each other before either has progressed, so each sends a
+/// connect request before it can see the other's: the race, forced. Then progress runs in an
+/// order drawn from the seed, with datagrams reordered (and, for some seeds, dropped), more
+/// messages are sent while the handshake is in flight, and each side must receive the other's
+/// messages exactly once and in order over one connection, under InfiniBand's RC rules.
+#[test]
+fn forced_simultaneous_connect_under_ib_rules_in_many_schedules() {
+    const N: u32 = 24;
+    for seed in 1..=400u64 {
+        let net = Net::default();
+        {
+            let mut w = net.lock().unwrap();
+            w.strict_rc = true;
+            w.shuffle = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            w.drop_every = if seed % 3 == 0 { 5 } else { 0 };
+        }
+        let (ka, kb) = if seed % 2 == 0 { (5, 9) } else { (9, 5) };
+        let mut a = fabric(&net, ka, 100, 2048);
+        let mut b = fabric(&net, kb, 200, 2048);
+        let mut sent = 0;
+        while sent < N / 2 {
+            a.send(kb, &card(200), &[&numbered(ka, sent)]).unwrap();
+            b.send(ka, &card(100), &[&numbered(kb, sent)]).unwrap();
+            sent += 1;
+        }
+        let mut evs = [Vec::new(), Vec::new()];
+        let mut rng = seed;
+        let end = Instant::now() + Duration::from_secs(20);
+        while messages(&evs[0]).len() < N as usize || messages(&evs[1]).len() < N as usize {
+            assert!(Instant::now() < end, "seed {seed}: stuck; {evs:?}");
+            match next(&mut rng) % 4 {
+                0 => a.progress(&mut evs[0]).unwrap(),
+                1 => b.progress(&mut evs[1]).unwrap(),
+                2 if sent < N => {
+                    a.send(kb, &card(200), &[&numbered(ka, sent)]).unwrap();
+                    b.send(ka, &card(100), &[&numbered(kb, sent)]).unwrap();
+                    sent += 1;
+                }
+                _ => std::thread::sleep(Duration::from_micros(50)),
+            }
+            for (i, e) in evs.iter().enumerate() {
+                let failed = peer_failures(e);
+                assert!(failed.is_empty(), "seed {seed}: side {i}: {failed:?}");
+            }
+        }
+        let want = |from: u64| {
+            (0..N)
+                .map(|i| (from, numbered(from, i)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(messages(&evs[0]), want(kb), "seed {seed}");
+        assert_eq!(messages(&evs[1]), want(ka), "seed {seed}");
+        assert_eq!((a.connection_count(), b.connection_count()), (1, 1));
+        // The larger key answered the smaller key's request; the smaller key ignored the other.
+        let (larger, smaller) = if ka > kb { (&a, &b) } else { (&b, &a) };
+        assert_eq!(larger.stats().conn.simultaneous_connects, 1, "seed {seed}");
+        assert_eq!(smaller.stats().conn.simultaneous_connects, 0, "seed {seed}");
+        assert_eq!(larger.stats().conn.connect_replies_sent, 1, "seed {seed}");
+        assert_eq!(smaller.stats().conn.connect_replies_sent, 0, "seed {seed}");
+        assert!(a.flushed() && b.flushed());
+    }
+}
+
+/// The passive side must not send before the active side's endpoint is connected: under
+/// InfiniBand's rules such a send is lost and breaks the connection.
+#[test]
+fn passive_side_queues_until_the_active_side_is_ready() {
+    let net = Net::default();
+    net.lock().unwrap().strict_rc = true;
+    let mut a = fabric(&net, 1, 100, 2048);
+    let mut b = fabric(&net, 2, 200, 2048);
+    let mut evs = [Vec::new(), Vec::new()];
+    a.send(2, &card(200), &[b"request"]).unwrap();
+    a.progress(&mut evs[0]).unwrap(); // the request goes out
+    b.progress(&mut evs[1]).unwrap(); // b answers: its endpoint is connected, a's not yet
+    b.send(1, &card(100), &[b"early answer"]).unwrap();
+    assert!(!b.flushed(), "b must hold its message until a is ready");
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[0]).len() == 1 && messages(&e[1]).len() == 1
+    });
+    assert_eq!(messages(&evs[0]), vec![(2, b"early answer".to_vec())]);
+    assert!(peer_failures(&evs[0]).is_empty() && peer_failures(&evs[1]).is_empty());
+    assert!(a.flushed() && b.flushed());
+}
+
+/// What a process hands the fabric is still inside it until `flushed`: a process that leaves
+/// once it holds loses nothing, also when it leaves right after a simultaneous connect.
+#[test]
+fn leaving_once_flushed_loses_nothing() {
+    for first_leaves in [1u64, 2] {
+        let net = Net::default();
+        net.lock().unwrap().strict_rc = true;
+        let mut a = fabric(&net, 1, 100, 2048);
+        let mut b = fabric(&net, 2, 200, 2048);
+        for i in 0..5 {
+            a.send(2, &card(200), &[&numbered(1, i)]).unwrap();
+            b.send(1, &card(100), &[&numbered(2, i)]).unwrap();
+        }
+        assert!(!a.flushed() && !b.flushed());
+        let (mut leaver, mut stayer, leaver_key) = if first_leaves == 1 {
+            (a, b, 1)
+        } else {
+            (b, a, 2)
+        };
+        let mut evs = [Vec::new(), Vec::new()];
+        // The leaver needs the stayer's answers, so both progress until the leaver holds nothing.
+        let end = Instant::now() + Duration::from_secs(20);
+        while !leaver.flushed() {
+            assert!(Instant::now() < end);
+            leaver.progress(&mut evs[0]).unwrap();
+            stayer.progress(&mut evs[1]).unwrap();
+        }
+        drop(leaver);
+        drive(&mut [&mut stayer], &mut evs[1..], |e| {
+            messages(&e[0]).len() == 5
+        });
+        let got: Vec<_> = messages(&evs[1]);
+        let want: Vec<_> = (0..5)
+            .map(|i| (leaver_key, numbered(leaver_key, i)))
+            .collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
+fn a_break_of_an_endpoint_that_is_no_peers_current_one_is_not_a_peer_failure() {
+    let net = Net::default();
+    let mut a = fabric(&net, 1, 100, 2048);
+    let mut b = fabric(&net, 2, 200, 2048);
+    a.send(2, &card(200), &[b"x"]).unwrap();
+    let mut evs = [Vec::new(), Vec::new()];
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[1]).len() == 1
+    });
+    let mut out = Vec::new();
+    a.inject_broken_for_test(4242, &mut out);
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(a.stats().conn.stale_endpoint_breaks, 1);
+    assert!(a.is_connected(2));
+    a.send(2, &card(200), &[b"y"]).unwrap();
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[1]).len() == 2
+    });
+}

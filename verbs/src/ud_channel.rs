@@ -453,6 +453,11 @@ impl UdChannel {
         }
     }
 
+    /// True when every queued fragment has been put on the wire at least once.
+    pub(crate) fn all_sent(&self) -> bool {
+        self.send.values().all(|s| s.backlog.is_empty())
+    }
+
     /// True when nothing is waiting for an acknowledgement.
     #[allow(dead_code)]
     pub(crate) fn idle(&self) -> bool {

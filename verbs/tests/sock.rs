@@ -589,3 +589,110 @@ fn reads_in_flight_fail_when_the_peer_dies() {
             .any(|e| matches!(e, Event::ReadFailed { token: 78, .. }))
     });
 }
+
+fn messages_from(ev: &[Event]) -> Vec<(u64, Vec<u8>)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::Message { peer, data } => Some((*peer, data.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn numbered(from: u64, i: u32) -> Vec<u8> {
+    let mut m = from.to_le_bytes().to_vec();
+    m.extend_from_slice(&i.to_le_bytes());
+    // Sizes from a few bytes to more than a socket buffer holds.
+    let len = if i == 7 {
+        4 << 20
+    } else {
+        (i as usize * 97) % 3000
+    };
+    m.resize(12 + len, i as u8);
+    m
+}
+
+/// The race of issue 13, forced over real sockets: both sides queue messages to each other
+/// before either has progressed, so both connect requests are on the wire before either is
+/// seen; 20% of the datagrams are dropped. Then one side leaves as soon as it has received
+/// everything and holds nothing (`flushed`), as a process that finalises and exits would; the
+/// other must still get every message, once, in order, and see no failure before it has.
+#[test]
+fn forced_simultaneous_connect_over_sock_many_rounds_with_drops() {
+    const N: u32 = 16;
+    for round in 0..60u64 {
+        let (ka, kb) = if round % 2 == 0 {
+            (0x30, 0x40)
+        } else {
+            (0x40, 0x30)
+        };
+        let mk = |k| {
+            Fabric::open(FabricConfig {
+                drop_rate: 0.2,
+                ..cfg(k)
+            })
+            .unwrap()
+        };
+        let (mut a, mut b) = (mk(ka), mk(kb));
+        let (ca, cb) = (a.card(), b.card());
+        for i in 0..N {
+            a.send(kb, &cb, &[&numbered(ka, i)]).unwrap();
+            b.send(ka, &ca, &[&numbered(kb, i)]).unwrap();
+        }
+        let mut evs = [Vec::new(), Vec::new()];
+        let end = Instant::now() + Duration::from_secs(30);
+        // Round parity decides who leaves first: the smaller or the larger key.
+        let leaver_is_a = round % 4 < 2;
+        loop {
+            assert!(Instant::now() < end, "round {round}: stuck; {evs:?}");
+            a.progress(&mut evs[0]).unwrap();
+            b.progress(&mut evs[1]).unwrap();
+            let (lf, le) = if leaver_is_a {
+                (&a, &evs[0])
+            } else {
+                (&b, &evs[1])
+            };
+            // Odd rounds: leave as soon as everything sent has left, received or not (send
+            // and finalise); even rounds: after receiving everything too.
+            if lf.flushed() && (round % 2 == 1 || messages_from(le).len() == N as usize) {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        let (mut stayer, stayer_ev, leaver_key) = if leaver_is_a {
+            drop(a);
+            (b, &mut evs[1], ka)
+        } else {
+            drop(b);
+            (a, &mut evs[0], kb)
+        };
+        let end = Instant::now() + Duration::from_secs(30);
+        while messages_from(stayer_ev).len() < N as usize {
+            let failed = stayer_ev
+                .iter()
+                .any(|x| matches!(x, Event::PeerFailed { .. }));
+            assert!(
+                !failed && Instant::now() < end,
+                "round {round}: {} of {N} messages, then {}",
+                messages_from(stayer_ev).len(),
+                if failed { "the peer failed" } else { "nothing" }
+            );
+            stayer.progress(stayer_ev).unwrap();
+            stayer.wait(Duration::from_millis(5));
+        }
+        let want: Vec<_> = (0..N)
+            .map(|i| (leaver_key, numbered(leaver_key, i)))
+            .collect();
+        assert_eq!(messages_from(stayer_ev), want, "round {round}");
+        for e in evs.iter() {
+            // A failure (the leaver gone) is reported only after all of its messages arrived.
+            if let Some(pos) = e.iter().position(|x| matches!(x, Event::PeerFailed { .. })) {
+                let before = messages_from(&e[..pos]).len();
+                assert_eq!(
+                    before, N as usize,
+                    "round {round}: failure reported too early"
+                );
+            }
+        }
+    }
+}

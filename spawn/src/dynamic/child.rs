@@ -43,6 +43,7 @@ pub fn attach_parent(universe: &Universe) -> Result<()> {
                 rt.await_control(
                     timeout,
                     "the parent root's answer",
+                    Some(&to),
                     |d| Welcome::is(d, id),
                     |_| Ok(()),
                 )?

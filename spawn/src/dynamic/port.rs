@@ -75,6 +75,7 @@ pub fn accept(port: &Port, comm: &Communicator, root: i32) -> Result<Communicato
         let (from, req) = rt.await_control(
             timeout,
             "a connect on the port",
+            None,
             |d| Rendezvous::is(d, false, id),
             |_| Ok(()),
         )?;
@@ -111,13 +112,19 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
             ctx: 0,
             group: cards_of(&rt, comm)?,
         };
-        rt.control_send(&AddressCard::from_bytes(&server.fabric)?, &req.encode())?;
+        let server = AddressCard::from_bytes(&server.fabric)?;
+        rt.control_send(&server, &req.encode())?;
         let what = format!(
             "an accept on port {}",
             &port_name[..port_name.len().min(32)]
         );
-        let (_, answer) =
-            rt.await_control(timeout, &what, |d| Rendezvous::is(d, true, id), |_| Ok(()))?;
+        let (_, answer) = rt.await_control(
+            timeout,
+            &what,
+            Some(&server),
+            |d| Rendezvous::is(d, true, id),
+            |_| Ok(()),
+        )?;
         Ok(answer)
     });
     let shared = share_outcome(comm, root, outcome)?;

@@ -177,6 +177,7 @@ fn root_spawn(
             let hello = rt.await_control(
                 opts.timeout,
                 "the spawned job's root to connect back",
+                None,
                 |d| Hello::is(d, spawn_id),
                 check,
             )?;

@@ -909,6 +909,12 @@ impl Provider for IbProvider {
         Ok(())
     }
 
+    fn rc_flushed(&self) -> bool {
+        self.qps
+            .values()
+            .all(|q| q.pending.is_empty() && q.outstanding == 0)
+    }
+
     fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
         let (_, rkey) = self.register(ptr as u64, len as u64)?;
         Ok(RemoteBuf {

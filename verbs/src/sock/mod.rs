@@ -431,6 +431,14 @@ impl SockProvider {
     }
 }
 
+/// Move every complete frame out of the stream; Err when the peer broke the framing.
+fn take_frames(s: &mut Stream, frames: &mut Vec<(u8, Vec<u8>)>) -> std::result::Result<(), String> {
+    while let Some(f) = s.next_frame()? {
+        frames.push(f);
+    }
+    Ok(())
+}
+
 impl Provider for SockProvider {
     fn kind(&self) -> ProviderKind {
         ProviderKind::Sock
@@ -578,23 +586,28 @@ impl Provider for SockProvider {
             let mut frames = Vec::new();
             let mut broken = None;
             if let Some(s) = self.qps.get_mut(&qp).and_then(|q| q.stream.as_mut()) {
-                if let Err(e) = s.flush() {
-                    broken = Some(e);
-                }
-                if readable {
-                    if let Fill::Closed(e) = s.fill() {
-                        broken.get_or_insert(e);
-                    }
-                }
+                // A write fails once the peer has gone; what it sent before going must still
+                // be read, to its end, before the connection is reported broken.
+                let write_failed = s.flush().err();
+                let drain = write_failed.is_some();
                 loop {
-                    match s.next_frame() {
-                        Ok(Some(f)) => frames.push(f),
-                        Ok(None) => break,
-                        Err(e) => {
+                    let fill = (readable || drain).then(|| s.fill());
+                    let before = frames.len();
+                    if let Err(e) = take_frames(s, &mut frames) {
+                        broken = Some(e);
+                        break;
+                    }
+                    match fill {
+                        Some(Fill::Closed(e)) => {
                             broken = Some(e);
                             break;
                         }
+                        Some(Fill::Open(read)) if drain && (read > 0 || frames.len() > before) => {}
+                        _ => break,
                     }
+                }
+                if let Some(e) = write_failed {
+                    broken.get_or_insert(e);
                 }
             }
             for (kind, body) in frames {
@@ -617,6 +630,12 @@ impl Provider for SockProvider {
             }
         }
         Ok(())
+    }
+
+    fn rc_flushed(&self) -> bool {
+        self.qps
+            .values()
+            .all(|q| q.early.is_empty() && q.stream.as_ref().is_none_or(|s| s.delivered()))
     }
 
     fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {

@@ -29,7 +29,8 @@ pub(crate) struct Stream {
 const BIG_FRAME: usize = 64 << 10;
 
 pub(crate) enum Fill {
-    Open,
+    /// Still open; this many bytes were read.
+    Open(usize),
     Closed(String),
 }
 
@@ -55,6 +56,19 @@ impl Stream {
 
     pub(crate) fn wants_write(&self) -> bool {
         !self.out.is_empty()
+    }
+
+    /// True when every byte written has been acknowledged by the peer's TCP: only then may this
+    /// process exit without losing it (closing a socket that still has unread input sends a
+    /// reset, which discards what the kernel had not sent yet).
+    pub(crate) fn delivered(&self) -> bool {
+        if self.wants_write() {
+            return false;
+        }
+        let mut queued: libc::c_int = 0;
+        // SAFETY: TIOCOUTQ writes one int through the valid pointer; the fd is open.
+        let rc = unsafe { libc::ioctl(self.fd(), libc::TIOCOUTQ, &mut queued) };
+        rc != 0 || queued == 0
     }
 
     /// Queue a frame whose body is handed over (large bodies are not copied).
@@ -129,7 +143,7 @@ impl Stream {
         loop {
             self.promote();
             let dst = match self.big.as_mut() {
-                Some((_, body, filled)) if *filled == body.len() => return Fill::Open,
+                Some((_, body, filled)) if *filled == body.len() => return Fill::Open(got),
                 Some((_, body, filled)) => &mut body[*filled..],
                 None => {
                     if self.end == self.inbuf.len() {
@@ -147,11 +161,11 @@ impl Stream {
                     }
                     got += n;
                     if got >= READ_BUDGET {
-                        return Fill::Open;
+                        return Fill::Open(got);
                     }
                 }
                 Err(e) => match e.kind() {
-                    ErrorKind::WouldBlock => return Fill::Open,
+                    ErrorKind::WouldBlock => return Fill::Open(got),
                     ErrorKind::Interrupted => continue,
                     _ => return Fill::Closed(e.to_string()),
                 },
