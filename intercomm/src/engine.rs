@@ -10,7 +10,7 @@ use crate::packet::{Header, HEADER_LEN};
 use crate::protocol::{copy_eager, OnShm, Protocol, SendStart};
 use crate::reqs::{PostedRecv, Status};
 use crate::route::{Route, Routes};
-use crate::shm_route::ShmRoute;
+use crate::shm_route::{ShmRoute, RECV_BATCH};
 use ibdyn_pmi::PmiClient;
 use ibdyn_shm::RecvQueue;
 use ibdyn_verbs::{AddressCard, Fabric};
@@ -230,7 +230,7 @@ impl Engine {
             } = self;
             let shm = &*shm;
             let mut did = false;
-            for _ in 0..64 {
+            for _ in 0..RECV_BATCH {
                 let step = shm.recv_one(|p| {
                     if let Some((ctx, src, tag, body)) = Header::decode_eager(p) {
                         if pattern.matches(&crate::matching::Envelope { ctx, src, tag }) {

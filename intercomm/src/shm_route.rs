@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 /// Packets taken from the receive queue in one progress pass, at most.
-const RECV_BATCH: usize = 64;
+pub(crate) const RECV_BATCH: usize = 64;
 
 pub(crate) struct ShmRoute {
     rx: RecvQueue,
