@@ -2,10 +2,12 @@
 //! intercommunicator, and point-to-point on them.
 
 use crate::context;
-use crate::engine::{Engine, SendStart, ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::group::Group;
+use crate::matching::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::protocol::SendStart;
 use crate::reqs::{PostedRecv, Status};
 use crate::request::Request;
 use std::any::{Any, TypeId};
@@ -166,7 +168,6 @@ impl Communicator {
             self.inner
                 .eng
                 .borrow_mut()
-                .st
                 .isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
         Ok(match start {
             SendStart::Done(status) => Request::completed(self.inner.eng.clone(), status),
@@ -188,7 +189,7 @@ impl Communicator {
             ));
         }
         let posted = self.posted_recv(buf, src, tag)?;
-        let id = self.inner.eng.borrow_mut().st.irecv(posted)?;
+        let id = self.inner.eng.borrow_mut().irecv(posted)?;
         Ok(Request::new(self.inner.eng.clone(), id))
     }
 
@@ -263,7 +264,7 @@ impl Communicator {
         self.check_recv(src, tag)?;
         let mut eng = self.inner.eng.borrow_mut();
         eng.progress()?;
-        Ok(eng.st.iprobe(self.ctx, src, tag))
+        Ok(eng.iprobe(self.ctx, src, tag))
     }
 
     /// Blocks until a matching message has arrived and reports it.
@@ -274,19 +275,12 @@ impl Communicator {
         let ctx = self.ctx;
         let mut eng = self.inner.eng.borrow_mut();
         let mut checks = 0u32;
-        eng.wait_until(|st| {
-            found = st.iprobe(ctx, src, tag).map(Ok);
+        eng.wait_until(|e| {
+            found = e.iprobe(ctx, src, tag).map(Ok);
             if found.is_none() {
                 checks += 1;
                 if let Some(g) = peer.filter(|_| checks.is_multiple_of(4096)) {
-                    if let Some(p) = st.peers.get_mut(g) {
-                        if !p.check_alive() {
-                            found = Some(Err(CommError::PeerDead {
-                                peer: p.describe(),
-                                detail: "probe".into(),
-                            }));
-                        }
-                    }
+                    found = e.peer_failure(g, "probe").map(Err);
                 }
             }
             found.is_some()

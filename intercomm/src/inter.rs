@@ -151,15 +151,11 @@ impl Communicator {
     /// Makes the cards of processes of other jobs known to the engine.
     pub(crate) fn learn_cards(&self, cards: Vec<ProcCard>) {
         let mut eng = self.engine().borrow_mut();
-        let me = eng.st.me;
-        for c in cards {
-            if c.gpid.job != me.job {
-                eng.st.peers.known_cards.insert(c.gpid, c);
-            }
-        }
+        let job = eng.me().job;
+        eng.learn_cards(cards.into_iter().filter(|c| c.gpid.job != job));
     }
 
     pub(crate) fn card_of(&self, g: Gpid) -> Result<ProcCard> {
-        self.engine().borrow_mut().st.card_of(g)
+        self.engine().borrow_mut().card_of(g)
     }
 }

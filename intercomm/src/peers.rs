@@ -3,28 +3,22 @@
 
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
-use ibdyn_shm::SendQueue;
+use crate::route::Link;
+use crate::shm_route::ShmLink;
 use ibdyn_verbs::AddressCard;
-use std::collections::{HashMap, VecDeque};
-
-pub(crate) enum Route {
-    Shm(SendQueue),
-    Net(AddressCard),
-}
+use std::collections::HashMap;
 
 pub(crate) struct Peer {
     pub card: ProcCard,
-    pub route: Route,
-    /// Packets that did not fit the peer's queue yet, in order.
-    pub backlog: VecDeque<Vec<u8>>,
+    pub link: Link,
     /// Why the peer is known dead, once it is.
     pub dead: Option<String>,
 }
 
 impl Peer {
     pub fn open(card: ProcCard, my_node: &str) -> Result<Peer> {
-        let route = if card.node_uid == my_node && !card.shm_name.is_empty() {
-            Route::Shm(SendQueue::open(&card.shm_name)?)
+        let link = if card.node_uid == my_node && !card.shm_name.is_empty() {
+            Link::Shm(ShmLink::open(&card.shm_name)?)
         } else {
             if card.fabric.is_empty() {
                 return Err(CommError::PeerDead {
@@ -32,12 +26,11 @@ impl Peer {
                     detail: "it runs on another node and has no fabric address".into(),
                 });
             }
-            Route::Net(AddressCard::from_bytes(&card.fabric)?)
+            Link::Net(AddressCard::from_bytes(&card.fabric)?)
         };
         Ok(Peer {
             card,
-            route,
-            backlog: VecDeque::new(),
+            link,
             dead: None,
         })
     }
@@ -51,7 +44,7 @@ impl Peer {
         if self.dead.is_some() {
             return false;
         }
-        if let Route::Shm(_) = self.route {
+        if let Link::Shm(_) = self.link {
             // SAFETY: kill with signal 0 only checks for existence and permission.
             let rc = unsafe { libc::kill(self.card.pid, 0) };
             if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
@@ -90,10 +83,8 @@ pub(crate) struct PeerTable {
     peers: Vec<Peer>,
     index: GpidMap<usize>,
     last: Option<(Gpid, usize)>,
-    /// Packets waiting in all backlogs (so progress skips the scan when there are none).
-    pub queued: usize,
     /// Cards learnt from outside the job's key-value space (spawn, connect/accept).
-    pub known_cards: GpidMap<ProcCard>,
+    known_cards: GpidMap<ProcCard>,
 }
 
 impl PeerTable {
@@ -108,10 +99,6 @@ impl PeerTable {
             }
         };
         self.peers.get_mut(i)
-    }
-
-    pub fn contains(&self, g: Gpid) -> bool {
-        self.index.contains_key(&g)
     }
 
     pub fn insert(&mut self, g: Gpid, p: Peer) -> &mut Peer {
@@ -130,7 +117,13 @@ impl PeerTable {
         self.peers.iter_mut()
     }
 
-    pub fn has_backlog(&self) -> bool {
-        self.queued > 0
+    /// Makes a card learnt from a peer known (a process of another job).
+    pub fn learn_card(&mut self, card: ProcCard) {
+        self.known_cards.insert(card.gpid, card);
+    }
+
+    /// A card learnt with `learn_card`.
+    pub fn known_card(&self, g: Gpid) -> Option<&ProcCard> {
+        self.known_cards.get(&g)
     }
 }

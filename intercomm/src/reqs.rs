@@ -2,6 +2,7 @@
 
 use crate::error::CommError;
 use crate::gpid::Gpid;
+use crate::matching::Pattern;
 
 /// What a completed receive (or send) reports: MPI_Status.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -52,6 +53,18 @@ pub(crate) struct PostedRecv {
     pub tag: i32,
     /// The process behind `src`, when it is a specific rank (for liveness checks).
     pub peer: Option<Gpid>,
+}
+
+impl PostedRecv {
+    /// What the receive matches.
+    #[inline]
+    pub fn pattern(&self) -> Pattern {
+        Pattern {
+            ctx: self.ctx,
+            src: self.src,
+            tag: self.tag,
+        }
+    }
 }
 
 #[derive(Copy, Clone)]

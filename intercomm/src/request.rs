@@ -57,7 +57,7 @@ impl<'a> Request<'a> {
         };
         let mut eng = self.eng.borrow_mut();
         eng.progress()?;
-        match eng.st.take_done(id) {
+        match eng.take_done(id) {
             Some(r) => {
                 self.id = None;
                 let s = r?;
@@ -70,7 +70,7 @@ impl<'a> Request<'a> {
 
     fn is_done(&self) -> bool {
         match self.id {
-            Some(id) => self.eng.borrow_mut().st.is_done(id),
+            Some(id) => self.eng.borrow_mut().is_done(id),
             None => true,
         }
     }
@@ -84,7 +84,7 @@ impl Drop for Request<'_> {
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let mut eng = self.eng.borrow_mut();
-        if !eng.st.cancel(id) {
+        if !eng.cancel(id) {
             // Data is moving into or out of the borrowed buffer: it must finish before the
             // borrow ends. Dead peers end this wait with an error.
             if let Err(e) = eng.wait(id) {
@@ -119,10 +119,10 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
     }
     let eng = reqs[0].eng.clone();
     let mut found = None;
-    eng.borrow_mut().wait_until(|st| {
+    eng.borrow_mut().wait_until(|e| {
         found = reqs
             .iter()
-            .position(|r| r.id.is_none_or(|id| st.is_done(id)));
+            .position(|r| r.id.is_none_or(|id| e.is_done(id)));
         found.is_some()
     })?;
     let i = found.expect("wait_until returns when one is done");

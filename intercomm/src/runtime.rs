@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::group::Group;
+use crate::net_route::no_fabric;
 use ibdyn_pmi::PmiClient;
 use ibdyn_verbs::AddressCard;
 use std::cell::RefCell;
@@ -30,41 +31,35 @@ impl Communicator {
 impl Runtime {
     /// This process's id.
     pub fn me(&self) -> Gpid {
-        self.eng.borrow().st.me
+        self.eng.borrow().me()
     }
 
     /// This process's address card.
     pub fn card(&self) -> ProcCard {
-        self.eng.borrow().st.card.clone()
+        self.eng.borrow().card().clone()
     }
 
     /// The address card of `g` (looked up in the process manager on first use).
     pub fn card_of(&self, g: Gpid) -> Result<ProcCard> {
-        self.eng.borrow_mut().st.card_of(g)
+        self.eng.borrow_mut().card_of(g)
     }
 
     /// Makes cards of processes of other jobs known (learnt from a peer, not from the
     /// process manager).
     pub fn learn_cards(&self, cards: impl IntoIterator<Item = ProcCard>) {
         let mut eng = self.eng.borrow_mut();
-        let me = eng.st.me;
-        for c in cards {
-            if c.gpid.job != me.job {
-                eng.st.peers.known_cards.insert(c.gpid, c);
-            }
-        }
+        let job = eng.me().job;
+        eng.learn_cards(cards.into_iter().filter(|c| c.gpid.job != job));
     }
 
     /// Runs `f` with the process-management client.
     pub fn with_pmi<R>(&self, f: impl FnOnce(&mut PmiClient) -> R) -> R {
-        f(&mut self.eng.borrow_mut().st.pmi)
+        f(self.eng.borrow_mut().pmi())
     }
 
     /// Sends one reliable datagram over the fabric's UD control channel.
     pub fn control_send(&self, to: &AddressCard, data: &[u8]) -> Result<()> {
-        let mut eng = self.eng.borrow_mut();
-        let f = eng.st.fabric.as_mut().ok_or_else(no_fabric)?;
-        Ok(f.control_send(to, data)?)
+        self.eng.borrow_mut().control_send(to, data)
     }
 
     /// Progresses until a control datagram for which `want` returns true arrives (it is
@@ -86,16 +81,16 @@ impl Runtime {
         let mut failed = None;
         let mut last_check = Instant::now();
         let mut eng = self.eng.borrow_mut();
-        if eng.st.fabric.is_none() {
+        if eng.fabric().is_none() {
             return Err(no_fabric());
         }
-        eng.st.expect_control = true;
-        let r = eng.wait_blocking_until(|st| {
-            if let Some(i) = st.control_inbox.iter().position(|(_, d)| want(d)) {
-                found = st.control_inbox.remove(i);
+        eng.expect_control(true);
+        let r = eng.wait_blocking_until(|e| {
+            if let Some(m) = e.take_control(&mut want) {
+                found = Some(m);
                 return true;
             }
-            while let Some((to, why)) = st.control_failures.pop_front() {
+            while let Some((to, why)) = e.take_control_failure() {
                 if asked == Some(&to) {
                     failed = Some(CommError::PeerDead {
                         peer: format!("{to:?}"),
@@ -108,7 +103,7 @@ impl Runtime {
             let now = Instant::now();
             if now.duration_since(last_check) > Duration::from_millis(50) {
                 last_check = now;
-                if let Err(e) = check(&mut st.pmi) {
+                if let Err(e) = check(e.pmi()) {
                     failed = Some(e);
                     return true;
                 }
@@ -122,7 +117,7 @@ impl Runtime {
             }
             false
         });
-        eng.st.expect_control = false;
+        eng.expect_control(false);
         r?;
         match (found, failed) {
             (Some(m), _) => Ok(m),
@@ -145,10 +140,4 @@ impl Runtime {
         let me = self.me();
         Communicator::new(self.eng.clone(), ctx, local, remote, me)
     }
-}
-
-fn no_fabric() -> CommError {
-    CommError::InvalidArgument(
-        "this process has no fabric endpoint (control datagrams need one)".into(),
-    )
 }

@@ -2,11 +2,12 @@
 
 use crate::comm::Communicator;
 use crate::context;
-use crate::engine::{card_key, Engine};
+use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::group::Group;
 use crate::packet::{Header, Kind};
+use crate::protocol::card_key;
 use ibdyn_pmi::PmiClient;
 use ibdyn_shm::{RecvQueue, ShmConfig};
 use ibdyn_verbs::{Fabric, FabricConfig};
@@ -114,20 +115,20 @@ impl Universe {
         let fabric = open_fabric(me)?;
         let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
         let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
-        let card = eng.st.card.to_bytes();
+        let card = eng.card().to_bytes();
         let eng = Rc::new(RefCell::new(eng));
         let size = {
             let mut e = eng.borrow_mut();
             // Under a PMI-1 server without ibdyn's extensions, puts are seen only after a fence;
             // ours sees them at once, and the put's acknowledgement can wait for the next call.
-            if e.st.pmi.puts_visible_without_fence() {
-                e.st.pmi
-                    .put_nowait(&card_key(me.rank), &ibdyn_pmi::wire::hex_encode(&card))?;
+            let pmi = e.pmi();
+            if pmi.puts_visible_without_fence() {
+                pmi.put_nowait(&card_key(me.rank), &ibdyn_pmi::wire::hex_encode(&card))?;
             } else {
-                e.st.pmi.put_bytes(&card_key(me.rank), &card)?;
-                e.st.pmi.fence()?;
+                pmi.put_bytes(&card_key(me.rank), &card)?;
+                pmi.fence()?;
             }
-            e.st.pmi.size()
+            pmi.size()
         };
         let world_group = Group::new((0..size).map(|rank| Gpid { job: me.job, rank }).collect());
         let world = Communicator::new(eng.clone(), context::world(me.job), world_group, None, me)?;
@@ -149,7 +150,7 @@ impl Universe {
     /// Reads the process manager's start-up answers if still owed (see `init_deferred`).
     pub fn finish_startup(&self) -> Result<()> {
         let mut eng = self.eng.borrow_mut();
-        eng.st.pmi.finish_startup()?;
+        eng.pmi().finish_startup()?;
         eng.retune_spins();
         Ok(())
     }
@@ -158,15 +159,14 @@ impl Universe {
     /// every peer now.
     fn wire_up_all(&self) -> Result<()> {
         let mut eng = self.eng.borrow_mut();
-        let me = eng.st.me;
-        let mine = eng.st.card.to_bytes();
-        let cards = eng.st.pmi.allgather(&mine)?;
-        for c in cards {
-            let card = ProcCard::from_bytes(&c)?;
-            if card.gpid != me {
-                eng.st.peers.known_cards.insert(card.gpid, card);
-            }
-        }
+        let me = eng.me();
+        let mine = eng.card().to_bytes();
+        let cards = eng.pmi().allgather(&mine)?;
+        let cards = cards
+            .iter()
+            .map(|c| ProcCard::from_bytes(c))
+            .collect::<Result<Vec<_>>>()?;
+        eng.learn_cards(cards.into_iter().filter(|c| c.gpid != me));
         let hello = Header {
             kind: Kind::Hello,
             tag: 0,
@@ -176,9 +176,9 @@ impl Universe {
             word: 0,
         }
         .encode();
-        let size = eng.st.pmi.size();
+        let size = eng.pmi().size();
         for rank in (0..size).filter(|&r| r != me.rank) {
-            eng.st.push(Gpid { job: me.job, rank }, &[&hello[..]])?;
+            eng.push(Gpid { job: me.job, rank }, &[&hello[..]])?;
         }
         Ok(())
     }
@@ -204,27 +204,20 @@ impl Universe {
 
     /// Which fabric provider this process uses for inter-node traffic, if any.
     pub fn provider(&self) -> Option<String> {
-        self.eng
-            .borrow()
-            .st
-            .fabric
-            .as_ref()
-            .map(|f| f.provider().to_string())
+        self.eng.borrow().fabric().map(|f| f.provider().to_string())
     }
 
     /// Fabric connections this process holds (made on demand).
     pub fn connection_count(&self) -> usize {
         self.eng
             .borrow()
-            .st
-            .fabric
-            .as_ref()
+            .fabric()
             .map_or(0, |f| f.connection_count())
     }
 
     /// Runs `f` with the process-management client (for the dynamic-process layer).
     pub fn with_pmi<R>(&self, f: impl FnOnce(&mut PmiClient) -> R) -> R {
-        f(&mut self.eng.borrow_mut().st.pmi)
+        f(self.eng.borrow_mut().pmi())
     }
 
     /// Shuts down: waits (bounded) for queued packets to leave, meets the other processes of
@@ -241,17 +234,18 @@ impl Universe {
         let mut eng = eng_rc.borrow_mut();
         let deadline = Instant::now() + FLUSH_TIMEOUT;
         let mut timed_out = false;
-        eng.wait_until(|st| {
+        eng.wait_until(|e| {
             timed_out = Instant::now() > deadline;
-            st.flushed() || timed_out
+            e.flushed() || timed_out
         })?;
         // A process alone in its job has no one to meet: no round trip to the process manager.
-        let r = if eng.st.pmi.size() > 1 {
-            eng.st.pmi.barrier().map_err(CommError::from)
+        let pmi = eng.pmi();
+        let r = if pmi.size() > 1 {
+            pmi.barrier().map_err(CommError::from)
         } else {
             Ok(())
         };
-        let f = eng.st.pmi.finalize().map_err(CommError::from);
+        let f = pmi.finalize().map_err(CommError::from);
         drop(eng);
         // Cached collective state holds handles of its communicator (a cycle): let it go, and
         // remove this process's segment name now rather than when the last handle drops.

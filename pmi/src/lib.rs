@@ -6,16 +6,20 @@ mod client;
 mod conn;
 pub mod env;
 mod error;
+mod ibdyn;
 pub mod jobs;
 pub mod mapping;
+mod pmi1;
+mod private_launcher;
+mod server;
+mod session;
 mod singleton;
 pub mod state;
 pub mod wire;
 
-pub use client::{
-    PmiClient, PmiCompletion, PmiRequest, ServerKind, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT,
-};
+pub use client::{PmiClient, PmiRequest, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT};
 pub use error::{PmiError, Result};
 pub use jobs::{kvsname_of, ChildStart, JobStatus, RankExit, SpawnReply};
 pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
+pub use server::{PmiCompletion, ServerKind};
 pub use wire::{SpawnCommand, SpawnRequest};

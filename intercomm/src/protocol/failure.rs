@@ -1,0 +1,86 @@
+//! Dead peers: the requests that depend on a process fail when it is found gone.
+
+use super::Protocol;
+use crate::error::CommError;
+use crate::gpid::Gpid;
+use crate::reqs::ReqState;
+use crate::route::{Link, Routes};
+
+impl Protocol {
+    /// Checks the processes that pending requests depend on; fails the requests of dead ones.
+    pub fn check_liveness(&mut self, r: &mut Routes<'_>) {
+        let mut deps: Vec<Gpid> = Vec::new();
+        for (_, st) in self.reqs.iter_mut() {
+            let g = match st {
+                ReqState::RecvPosted(recv) => recv.peer,
+                ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => {
+                    Some(*from)
+                }
+                ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => Some(s.to),
+                ReqState::Done(_) => None,
+            };
+            if let Some(g) = g {
+                if !deps.contains(&g) {
+                    deps.push(g);
+                }
+            }
+        }
+        for g in deps {
+            // A peer we only receive from has no route yet: open it to learn its process.
+            if self.peers.get_mut(g).is_none() {
+                if let Err(e) = self.peer(g) {
+                    self.fail_peer(r, g, &format!("cannot reach it: {e}"));
+                    continue;
+                }
+            }
+            let dead = match self.peers.get_mut(g) {
+                Some(p) => (!p.check_alive()).then(|| p.dead.clone().unwrap_or_default()),
+                None => None,
+            };
+            if let Some(why) = dead {
+                self.fail_peer(r, g, &why);
+            }
+        }
+    }
+
+    pub(super) fn fail_peer(&mut self, r: &mut Routes<'_>, g: Gpid, why: &str) {
+        let desc = match self.peers.get_mut(g) {
+            Some(p) => {
+                p.dead.get_or_insert_with(|| why.to_string());
+                if let Link::Shm(l) = &mut p.link {
+                    r.shm.drop_backlog(l);
+                }
+                p.describe()
+            }
+            None => g.to_string(),
+        };
+        tracing::debug!("peer {desc} failed: {why}");
+        let mut failed = Vec::new();
+        for (id, st) in self.reqs.iter_mut() {
+            let hit = match st {
+                ReqState::RecvPosted(recv) => recv.peer == Some(g),
+                ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => *from == g,
+                ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => s.to == g,
+                ReqState::Done(_) => false,
+            };
+            if hit {
+                failed.push(id);
+            }
+        }
+        for id in failed {
+            let err = CommError::PeerDead {
+                peer: desc.clone(),
+                detail: why.to_string(),
+            };
+            if matches!(
+                self.reqs.get_mut(id),
+                Some(ReqState::SendRndv(_) | ReqState::SendStream { .. })
+            ) {
+                self.finish_send(r, id, Err(err));
+            } else {
+                self.matcher.unpost(id);
+                self.set(id, ReqState::Done(Err(err)));
+            }
+        }
+    }
+}
