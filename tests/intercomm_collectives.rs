@@ -1,4 +1,4 @@
-//! Intercommunicator collectives across real processes (`examples/intercoll_check`):
+//! Intercommunicator collectives across real processes (`tests/programs/intercoll_check.rs`):
 //! intercommunicators 1+3, 2+2, 3+5 made with split + intercomm_create, on one node and
 //! across 2 and 3 emulated nodes; and the two-level (node-aware) intracommunicator forms
 //! against the flat ones across nodes. Build the examples first:

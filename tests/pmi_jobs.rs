@@ -1,4 +1,4 @@
-//! The PMI service of the daemons through real jobs of `examples/pmi_check`: put/fence/get,
+//! The PMI service of the daemons through real jobs of `tests/programs/pmi_check.rs`: put/fence/get,
 //! allgather, ifence/iallgather, get_wait, name service, on one and several daemons, and the
 //! faults of issue 2 (dead rank in a collective, malformed lines, intruders, abort).
 

@@ -1,4 +1,4 @@
-//! PMI-level spawn through real jobs of `examples/spawn_check` under `ibdyn run`: children
+//! PMI-level spawn through real jobs of `tests/programs/spawn_check.rs` under `ibdyn run`: children
 //! see spawned(), the preput keys and their own world; spawn_multiple numbers ranks across
 //! commands with appnums; a missing program gives per-child OS errors and the parent works
 //! on; placement by load and by info key; cross-job reads; job status after a kill;
