@@ -92,6 +92,15 @@ pub struct ConnStats {
     pub stale_endpoint_breaks: u64,
 }
 
+/// What handling a handshake message works with: the provider, the control channel, the time
+/// and where events go.
+pub(crate) struct Io<'a> {
+    pub(crate) prov: &'a mut dyn Provider,
+    pub(crate) ch: &'a mut UdChannel,
+    pub(crate) now: Instant,
+    pub(crate) out: &'a mut Vec<Event>,
+}
+
 pub(crate) struct ConnManager {
     local_key: u64,
     cfg: FabricConfig,
@@ -203,39 +212,26 @@ impl ConnManager {
     }
 
     /// A handshake message arrived over the control channel.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn on_handshake(
         &mut self,
-        prov: &mut dyn Provider,
-        ch: &mut UdChannel,
+        io: &mut Io<'_>,
         msg: Handshake,
         from: AddressCard,
-        now: Instant,
-        out: &mut Vec<Event>,
     ) -> bool {
         let key = msg.key();
-        if key == self.local_key || from.provider() != prov.kind() {
+        if key == self.local_key || from.provider() != io.prov.kind() {
             return false;
         }
         match msg {
-            Handshake::Request { ep, .. } => self.on_request(prov, ch, key, ep, from, now, out),
-            Handshake::Reply { ep, .. } => self.on_reply(prov, ch, key, ep, from, now, out),
-            Handshake::Ready { ep, .. } => self.on_ready(prov, key, ep, out),
+            Handshake::Request { ep, .. } => self.on_request(io, key, ep, from),
+            Handshake::Reply { ep, .. } => self.on_reply(io, key, ep, from),
+            Handshake::Ready { ep, .. } => self.on_ready(io.prov, key, ep, io.out),
         }
         true
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn on_request(
-        &mut self,
-        prov: &mut dyn Provider,
-        ch: &mut UdChannel,
-        key: u64,
-        remote: RcEndpoint,
-        from: AddressCard,
-        now: Instant,
-        out: &mut Vec<Event>,
-    ) {
+    fn on_request(&mut self, io: &mut Io<'_>, key: u64, remote: RcEndpoint, from: AddressCard) {
+        let prov = &mut *io.prov;
         self.stats.connect_requests_received += 1;
         let (qp, simultaneous) = match self.peers.get(&key).map(|p| &p.link) {
             None => match prov.rc_create() {
@@ -275,13 +271,13 @@ impl ConnManager {
         };
         if let Err(e) = prov.rc_connect(qp, &from, remote) {
             self.set_link(key, Link::Connected { qp });
-            return self.fail(prov, key, e.to_string(), out);
+            return self.fail(prov, key, e.to_string(), io.out);
         }
         let reply = Handshake::Reply {
             key: self.local_key,
             ep: local,
         };
-        let rep_seq = ch.send(&from, &reply.encode(), now).ok();
+        let rep_seq = io.ch.send(&from, &reply.encode(), io.now).ok();
         self.stats.connect_replies_sent += 1;
         if let Some(p) = self.peers.get_mut(&key) {
             p.card = from;
@@ -291,22 +287,13 @@ impl ConnManager {
             Link::Answered {
                 qp,
                 rep_seq,
-                since: now,
+                since: io.now,
             },
         );
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn on_reply(
-        &mut self,
-        prov: &mut dyn Provider,
-        ch: &mut UdChannel,
-        key: u64,
-        remote: RcEndpoint,
-        from: AddressCard,
-        now: Instant,
-        out: &mut Vec<Event>,
-    ) {
+    fn on_reply(&mut self, io: &mut Io<'_>, key: u64, remote: RcEndpoint, from: AddressCard) {
+        let prov = &mut *io.prov;
         let Some(p) = self.peers.get_mut(&key) else {
             return;
         };
@@ -318,7 +305,7 @@ impl ConnManager {
             remote.qpn
         );
         if let Err(e) = prov.rc_connect(qp, &from, remote) {
-            return self.fail(prov, key, e.to_string(), out);
+            return self.fail(prov, key, e.to_string(), io.out);
         }
         p.card = from;
         let ready = Handshake::Ready {
@@ -328,11 +315,11 @@ impl ConnManager {
                 psn: prov.rc_psn(qp),
             },
         };
-        if let Err(e) = ch.send(&from, &ready.encode(), now) {
+        if let Err(e) = io.ch.send(&from, &ready.encode(), io.now) {
             tracing::debug!("ready to peer {key:#x}: {e}");
         }
         self.set_link(key, Link::Connected { qp });
-        self.flush(prov, key, out);
+        self.flush(prov, key, io.out);
     }
 
     fn on_ready(

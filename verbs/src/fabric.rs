@@ -3,7 +3,7 @@
 use crate::card::AddressCard;
 use crate::config::{FabricConfig, ProviderKind};
 use crate::conn_wire::{self, ControlMsg};
-use crate::connmgr::{ConnManager, ConnStats, Op};
+use crate::connmgr::{ConnManager, ConnStats, Io, Op};
 use crate::error::{Result, VerbsError};
 use crate::provider::{Provider, RcEvent};
 use crate::ud_channel::{ChannelEvent, ChannelStats, UdChannel};
@@ -300,14 +300,13 @@ impl Fabric {
                         data: body.to_vec(),
                     }),
                     Some(ControlMsg::Handshake(h)) => {
-                        if !self.cm.on_handshake(
-                            &mut *self.provider,
-                            &mut self.channel,
-                            h,
-                            from,
+                        let mut io = Io {
+                            prov: &mut *self.provider,
+                            ch: &mut self.channel,
                             now,
                             out,
-                        ) {
+                        };
+                        if !self.cm.on_handshake(&mut io, h, from) {
                             self.channel.stats.dropped_malformed += 1;
                         }
                     }
