@@ -1,11 +1,13 @@
 //! An in-process communicator for tests: one thread per rank, channels between them, MPI
-//! matching (per source and tag, in posting order), truncation errors, bounded waits.
+//! matching (per source and tag, in posting order), truncation errors, bounded waits; and
+//! intercommunicators (two groups, each with its own context, plus a bridge between them).
 #![allow(dead_code)]
 
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
 use ibdyn_collectives::{AlgoConfig, CollError, Collectives, P2pRequest, PointToPoint};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
@@ -36,32 +38,82 @@ struct Matching {
     store: HashMap<((usize, i32), u64), Vec<u8>>,
 }
 
-pub struct MockComm {
+/// One rank's end of one context: made on the test's thread, used on the rank's thread.
+pub struct Endpoint {
     rank: usize,
+    /// The size of the rank's own group.
     size: usize,
+    /// The ranks that point-to-point ranks name (the remote group of an intercommunicator).
     peers: Vec<Sender<Msg>>,
     inbox: Receiver<Msg>,
     m: RefCell<Matching>,
     timeout: Duration,
 }
 
+/// A rank's communicator; clones are handles to the same endpoint (as communicator handles).
+#[derive(Clone)]
+pub struct MockComm(Rc<Endpoint>);
+
+impl From<Endpoint> for MockComm {
+    fn from(e: Endpoint) -> MockComm {
+        MockComm(Rc::new(e))
+    }
+}
+
+fn endpoints(n: usize) -> (Vec<Sender<Msg>>, Vec<Receiver<Msg>>) {
+    (0..n).map(|_| unbounded()).unzip()
+}
+
+fn endpoint(
+    rank: usize,
+    size: usize,
+    peers: Vec<Sender<Msg>>,
+    inbox: Receiver<Msg>,
+    timeout: Duration,
+) -> Endpoint {
+    Endpoint {
+        rank,
+        size,
+        peers,
+        inbox,
+        m: RefCell::new(Matching::default()),
+        timeout,
+    }
+}
+
 impl MockComm {
     /// A world of `n` connected ranks.
-    pub fn world(n: usize, timeout: Duration) -> Vec<MockComm> {
-        let (txs, rxs): (Vec<_>, Vec<_>) = (0..n).map(|_| unbounded()).unzip();
+    pub fn world(n: usize, timeout: Duration) -> Vec<Endpoint> {
+        let (txs, rxs) = endpoints(n);
         rxs.into_iter()
             .enumerate()
-            .map(|(rank, inbox)| MockComm {
-                rank,
-                size: n,
-                peers: txs.clone(),
-                inbox,
-                m: RefCell::new(Matching::default()),
-                timeout,
-            })
+            .map(|(rank, inbox)| endpoint(rank, n, txs.clone(), inbox, timeout))
             .collect()
     }
 
+    /// An intercommunicator between a group of `p` and one of `q` ranks: for each of the
+    /// `p + q` ranks (the first group's, then the second's), its local group's communicator
+    /// and its end of the bridge (whose ranks name the other group's).
+    pub fn inter(p: usize, q: usize, timeout: Duration) -> Vec<(Endpoint, Endpoint)> {
+        let (a, b) = (MockComm::world(p, timeout), MockComm::world(q, timeout));
+        let (a_tx, a_rx) = endpoints(p);
+        let (b_tx, b_rx) = endpoints(q);
+        let a_bridge = a_rx
+            .into_iter()
+            .enumerate()
+            .map(|(r, inbox)| endpoint(r, p, b_tx.clone(), inbox, timeout));
+        let b_bridge = b_rx
+            .into_iter()
+            .enumerate()
+            .map(|(r, inbox)| endpoint(r, q, a_tx.clone(), inbox, timeout));
+        a.into_iter()
+            .zip(a_bridge)
+            .chain(b.into_iter().zip(b_bridge))
+            .collect()
+    }
+}
+
+impl Endpoint {
     fn file(&self, msg: Msg) {
         let mut m = self.m.borrow_mut();
         let key = (msg.src, msg.tag);
@@ -79,7 +131,7 @@ impl MockComm {
 pub enum MockReq<'a> {
     Sent(usize),
     Recv {
-        comm: &'a MockComm,
+        comm: &'a Endpoint,
         buf: &'a mut [u8],
         key: (usize, i32),
         ticket: u64,
@@ -152,18 +204,19 @@ impl PointToPoint for MockComm {
         Self: 'a;
 
     fn rank(&self) -> usize {
-        self.rank
+        self.0.rank
     }
     fn size(&self) -> usize {
-        self.size
+        self.0.size
     }
     fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<MockReq<'a>, CollError> {
-        let tx = self
+        let me = &self.0;
+        let tx = me
             .peers
             .get(dest)
             .ok_or_else(|| CollError::comm(MockError::BadRank(dest)))?;
         tx.send(Msg {
-            src: self.rank,
+            src: me.rank,
             tag,
             data: buf.to_vec(),
         })
@@ -176,16 +229,17 @@ impl PointToPoint for MockComm {
         src: usize,
         tag: i32,
     ) -> Result<MockReq<'a>, CollError> {
-        if src >= self.size {
+        let me = &self.0;
+        if src >= me.peers.len() {
             return Err(CollError::comm(MockError::BadRank(src)));
         }
         let key = (src, tag);
-        let mut m = self.m.borrow_mut();
+        let mut m = me.m.borrow_mut();
         let t = m.posted.entry(key).or_insert(0);
         let ticket = *t;
         *t += 1;
         Ok(MockReq::Recv {
-            comm: self,
+            comm: me,
             buf,
             key,
             ticket,
@@ -216,7 +270,8 @@ pub fn run_with_timeout<R: Send>(
                 let f = &f;
                 let cfg = config.clone();
                 s.spawn(move || {
-                    let coll = Collectives::with_config(c, cfg).expect("team of a mock world");
+                    let coll = Collectives::with_config(MockComm::from(c), cfg)
+                        .expect("team of a mock world");
                     f(&coll)
                 })
             })
@@ -251,4 +306,33 @@ pub fn data(r: usize, len: usize, salt: usize) -> Vec<u8> {
     let t = table();
     let start = (r * 7919 + salt * 104_729) % (TABLE_LEN - len);
     t[start..start + len].to_vec()
+}
+
+/// As `run`, on a world whose rank r runs on node `node_ids[r]` (two-level forms across
+/// nodes; the node's shared-memory collective buffer on one node).
+pub fn run_on_nodes<R: Send>(
+    node_ids: &[u32],
+    config: &AlgoConfig,
+    f: impl Fn(&Collectives<MockComm>) -> R + Sync,
+) -> Vec<R> {
+    let comms = MockComm::world(node_ids.len(), Duration::from_secs(20));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|c| {
+                let f = &f;
+                let cfg = config.clone();
+                s.spawn(move || {
+                    let coll = Collectives::with_config(MockComm::from(c), cfg)
+                        .and_then(|c| c.with_nodes(node_ids))
+                        .expect("team of a mock world");
+                    f(&coll)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread panicked"))
+            .collect()
+    })
 }
