@@ -6,21 +6,22 @@
 //! between the root and the other group's leader; a bcast or reduce whose root and other
 //! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`).
 
-use crate::coll::bad;
 use crate::coll::Collectives;
-use crate::comm_adapter::collectives_of;
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
+use crate::flat::bad;
 use crate::op::Op;
 use crate::p2p::{P2pRequest, PointToPoint};
 use crate::patience::{self, Patience};
 use crate::scratch::Scratch;
-use ibdyn_intercomm::Communicator;
 use std::cell::Cell;
 use std::rc::Rc;
 
+mod nonblocking;
 mod rooted_shm;
+
+pub use nonblocking::InterRequest;
 
 /// A process's part in a rooted intercommunicator collective.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -39,41 +40,19 @@ pub enum InterRole {
 const ALLTOALL_VIA_LEADERS: usize = 64 * 1024;
 const ALLTOALL_VIA_LEADERS_PAIRS: usize = 64;
 
-/// Collectives over an intercommunicator; one per intercommunicator (`inter_collectives_of`).
-pub struct InterCollectives {
-    local: Rc<Collectives<Communicator>>,
-    bridge: Communicator,
+/// Collectives over an intercommunicator; one per intercommunicator (the tags of its calls
+/// are numbered).
+pub struct InterCollectives<C: PointToPoint> {
+    local: Rc<Collectives<C>>,
+    bridge: C,
     seq: Cell<u32>,
     rank: usize,
     size: usize,
     remote_size: usize,
-    joined: crate::inter_nb::Joined,
+    joined: nonblocking::Joined<C>,
     rooted: rooted_shm::RootedShm,
-}
-
-struct Cached(std::result::Result<Rc<InterCollectives>, String>);
-
-/// The collectives of intercommunicator `comm`, made on first use and cached on it.
-pub fn inter_collectives_of(comm: &Communicator) -> Result<Rc<InterCollectives>> {
-    if !comm.is_inter() {
-        return Err(CollError::arg(
-            "intercommunicator collective",
-            "this operation needs an intercommunicator",
-        ));
-    }
-    let cached = comm.attribute(|| {
-        Cached(
-            InterCollectives::new(comm)
-                .map(Rc::new)
-                .map_err(|e| e.to_string()),
-        )
-    });
-    match &cached.0 {
-        Ok(c) => Ok(c.clone()),
-        Err(e) => Err(CollError::Failed(format!(
-            "intercommunicator collectives: {e}"
-        ))),
-    }
+    /// Names this process's node: processes on one node (and only they) give the same name.
+    node: String,
 }
 
 /// Polls until `done` says so, backing off: spin, then yield, then short sleeps.
@@ -103,12 +82,8 @@ enum Down<'a> {
     Scatter(&'a mut [u8]),
 }
 
-impl InterCollectives {
-    fn start_up<'b>(
-        &'b self,
-        up: &Up<'b>,
-        part: &'b mut [u8],
-    ) -> Result<CollRequest<'b, Communicator>> {
+impl<C: PointToPoint> InterCollectives<C> {
+    fn start_up<'b>(&'b self, up: &Up<'b>, part: &'b mut [u8]) -> Result<CollRequest<'b, C>> {
         match *up {
             Up::Reduce(send, op) => self.local.ireduce(send, part, op, 0),
             Up::Gather(send) => self.local.igather(send, part, 0),
@@ -119,7 +94,7 @@ impl InterCollectives {
         &'b self,
         down: Down<'b>,
         theirs: &'b mut [u8],
-    ) -> Result<CollRequest<'b, Communicator>> {
+    ) -> Result<CollRequest<'b, C>> {
         match down {
             Down::Bcast => self.local.ibcast(theirs, 0),
             Down::Scatter(recv) => self.local.iscatter(theirs, recv, 0),
@@ -211,24 +186,54 @@ impl InterCollectives {
     }
 }
 
-impl InterCollectives {
-    fn new(comm: &Communicator) -> Result<InterCollectives> {
-        let local = collectives_of(&comm.local_comm())?;
-        let bridge = comm.collective_view();
+impl<C: PointToPoint + Clone> InterCollectives<C> {
+    /// The collectives of an intercommunicator whose local group has the collectives `local`
+    /// and whose collective view is `bridge` (its ranks name the remote group, of
+    /// `remote_size` processes); `node` names this process's node.
+    pub fn new(
+        local: Rc<Collectives<C>>,
+        bridge: C,
+        remote_size: usize,
+        node: String,
+    ) -> Result<Self> {
+        let (rank, size) = (bridge.rank(), bridge.size());
+        if local.rank() != rank
+            || local.size() != size
+            || local.team().comm_rank(size - 1) != size - 1
+        {
+            return Err(CollError::arg(
+                "intercommunicator collective",
+                format!(
+                    "the local collectives (rank {} of {}) are not over the whole local group \
+                     of the intercommunicator (rank {rank} of {size})",
+                    local.rank(),
+                    local.size()
+                ),
+            ));
+        }
+        if remote_size == 0 {
+            return Err(CollError::arg(
+                "intercommunicator collective",
+                "the remote group is empty",
+            ));
+        }
         Ok(InterCollectives {
-            joined: crate::inter_nb::Joined::new(local.comm().clone(), bridge.clone()),
+            joined: nonblocking::Joined::new(local.comm().clone(), bridge.clone(), remote_size),
             local,
             bridge,
             seq: Cell::new(0),
-            rank: comm.rank() as usize,
-            size: comm.size() as usize,
-            remote_size: comm.remote_size() as usize,
+            rank,
+            size,
+            remote_size,
             rooted: rooted_shm::RootedShm::default(),
+            node,
         })
     }
+}
 
+impl<C: PointToPoint> InterCollectives<C> {
     /// The collectives of the local group.
-    pub fn local(&self) -> &Collectives<Communicator> {
+    pub fn local(&self) -> &Collectives<C> {
         &self.local
     }
     pub fn rank(&self) -> usize {
@@ -241,7 +246,7 @@ impl InterCollectives {
         self.remote_size
     }
 
-    pub(crate) fn joined(&self) -> &crate::inter_nb::Joined {
+    pub(crate) fn joined(&self) -> &nonblocking::Joined<C> {
         &self.joined
     }
 
@@ -366,7 +371,7 @@ impl InterCollectives {
     /// Every process gets the reduction of the other group's `send` buffers.
     pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
         let t = self.next_tag();
-        crate::coll::same_len(CollOp::Allreduce, send, recv)?;
+        same_len(CollOp::Allreduce, send, recv)?;
         let mut part = self.on_leader(send.len());
         if self.overlap((CollOp::Reduce, send.len()), (CollOp::Bcast, recv.len())) {
             return self.cross(t, Up::Reduce(send, op), &mut part, Down::Bcast, recv);
@@ -620,4 +625,19 @@ impl InterCollectives {
             }
         }
     }
+}
+
+/// Operations whose receive buffer must be as long as the send buffer.
+fn same_len(op: CollOp, send: &[u8], recv: &[u8]) -> Result<()> {
+    if recv.len() != send.len() {
+        return Err(bad(
+            op,
+            format!(
+                "receive buffer is {} bytes, send is {}",
+                recv.len(),
+                send.len()
+            ),
+        ));
+    }
+    Ok(())
 }
