@@ -5,10 +5,8 @@
 
 mod common;
 
-use common::{data, run_on_nodes};
-use ibdyn_collectives::{
-    AlgoConfig, Algorithm, BuiltinOp, CollError, CollOp, Collectives, ElemType, Op,
-};
+use common::{affine, data, fold_of, op, run_on_nodes};
+use ibdyn_collectives::{AlgoConfig, Algorithm, CollError, CollOp, Collectives};
 
 /// Sizes (bytes, multiples of 8) around the buffer's thresholds (64 KiB gather, 256 KiB bcast).
 const SIZES: [usize; 4] = [0, 8, 4000, 300_000];
@@ -25,58 +23,9 @@ fn layouts() -> Vec<Vec<u32>> {
     ]
 }
 
-/// `b = a then b` for affine maps x -> m x + c held as (m, c) u32 halves of a u64.
-fn compose(a: u64, b: u64) -> u64 {
-    let (m1, c1) = (a as u32, (a >> 32) as u32);
-    let (m2, c2) = (b as u32, (b >> 32) as u32);
-    let m = m2.wrapping_mul(m1);
-    let c = m2.wrapping_mul(c1).wrapping_add(c2);
-    u64::from(m) | (u64::from(c) << 32)
-}
-
-/// Composition of affine maps in rank order (not commutative).
-fn affine() -> Op {
-    Op::user::<u64, _>(false, |a: &[u64], b: &mut [u64]| {
-        for (x, y) in a.iter().zip(b.iter_mut()) {
-            *y = compose(*x, *y);
-        }
-    })
-}
-
-/// `b = a op b` on bytes: u32 sums, or affine compositions.
-fn combine(a: &[u8], b: &mut [u8], commutative: bool) {
-    if commutative {
-        for (x, y) in a.chunks_exact(4).zip(b.chunks_exact_mut(4)) {
-            let s = u32::from_ne_bytes(x.try_into().unwrap())
-                .wrapping_add(u32::from_ne_bytes(y[..].try_into().unwrap()));
-            y.copy_from_slice(&s.to_ne_bytes());
-        }
-    } else {
-        for (x, y) in a.chunks_exact(8).zip(b.chunks_exact_mut(8)) {
-            let v = compose(
-                u64::from_ne_bytes(x.try_into().unwrap()),
-                u64::from_ne_bytes(y[..].try_into().unwrap()),
-            );
-            y.copy_from_slice(&v.to_ne_bytes());
-        }
-    }
-}
-
 /// Every rank's `data(r, n, salt)` reduced in rank order.
 fn fold(p: usize, n: usize, salt: usize, commutative: bool) -> Vec<u8> {
-    let mut acc = data(p - 1, n, salt);
-    for r in (0..p - 1).rev() {
-        combine(&data(r, n, salt), &mut acc, commutative);
-    }
-    acc
-}
-
-fn op(commutative: bool) -> Op {
-    if commutative {
-        Op::builtin(BuiltinOp::Sum, ElemType::U32).unwrap()
-    } else {
-        affine()
-    }
+    fold_of(0..p, n, salt, commutative)
 }
 
 fn check(ok: bool, what: &str, n: usize, root: usize) -> Result<(), String> {

@@ -4,7 +4,10 @@
 #![allow(dead_code)]
 
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
-use ibdyn_collectives::{AlgoConfig, CollError, Collectives, P2pRequest, PointToPoint};
+use ibdyn_collectives::{
+    AlgoConfig, BuiltinOp, CollError, Collectives, ElemType, InterCollectives, Op, P2pRequest,
+    PointToPoint,
+};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -327,6 +330,124 @@ pub fn run_on_nodes<R: Send>(
                         .and_then(|c| c.with_nodes(node_ids))
                         .expect("team of a mock world");
                     f(&coll)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread panicked"))
+            .collect()
+    })
+}
+
+/// `b = a then b` for affine maps x -> m x + c held as (m, c) u32 halves of a u64.
+fn compose(a: u64, b: u64) -> u64 {
+    let (m1, c1) = (a as u32, (a >> 32) as u32);
+    let (m2, c2) = (b as u32, (b >> 32) as u32);
+    let m = m2.wrapping_mul(m1);
+    let c = m2.wrapping_mul(c1).wrapping_add(c2);
+    u64::from(m) | (u64::from(c) << 32)
+}
+
+/// Composition of affine maps in rank order (not commutative; 8-byte elements).
+pub fn affine() -> Op {
+    Op::user::<u64, _>(false, |a: &[u64], b: &mut [u64]| {
+        for (x, y) in a.iter().zip(b.iter_mut()) {
+            *y = compose(*x, *y);
+        }
+    })
+}
+
+/// u32 sums, or (not `commutative`) affine compositions.
+pub fn op(commutative: bool) -> Op {
+    if commutative {
+        Op::builtin(BuiltinOp::Sum, ElemType::U32).unwrap()
+    } else {
+        affine()
+    }
+}
+
+/// `b = a op b` on bytes, for `op(commutative)`.
+pub fn combine(a: &[u8], b: &mut [u8], commutative: bool) {
+    if commutative {
+        for (x, y) in a.chunks_exact(4).zip(b.chunks_exact_mut(4)) {
+            let s = u32::from_ne_bytes(x.try_into().unwrap())
+                .wrapping_add(u32::from_ne_bytes(y[..].try_into().unwrap()));
+            y.copy_from_slice(&s.to_ne_bytes());
+        }
+    } else {
+        for (x, y) in a.chunks_exact(8).zip(b.chunks_exact_mut(8)) {
+            let v = compose(
+                u64::from_ne_bytes(x.try_into().unwrap()),
+                u64::from_ne_bytes(y[..].try_into().unwrap()),
+            );
+            y.copy_from_slice(&v.to_ne_bytes());
+        }
+    }
+}
+
+/// `data(r, n, salt)` of the ranks `rs` (at least one), reduced in their order.
+pub fn fold_of(
+    rs: impl DoubleEndedIterator<Item = usize>,
+    n: usize,
+    salt: usize,
+    commutative: bool,
+) -> Vec<u8> {
+    let mut rs = rs.rev();
+    let mut acc = data(rs.next().expect("a rank to reduce"), n, salt);
+    for r in rs {
+        combine(&data(r, n, salt), &mut acc, commutative);
+    }
+    acc
+}
+
+/// Where the processes of an intercommunicator test run.
+#[derive(Copy, Clone, Debug)]
+pub enum InterLayout {
+    /// No node information: the groups' local steps run flat; every process names one node
+    /// (so bcast and reduce may use a buffer spanning the root and the other group).
+    Flat,
+    /// Everything on one node: local steps on the groups' node buffers.
+    OneNode,
+    /// Each group on its own two nodes (local steps two-level where a group has 3 or more
+    /// processes); the groups name different nodes (rooted operations stay on messages).
+    TwoNodesEach,
+}
+
+/// Runs `f(collectives, group)` on an intercommunicator between a group of `p` and one of
+/// `q` ranks (group 0, then group 1); returns the results of the `p + q` ranks in that order.
+pub fn run_inter<R: Send>(
+    p: usize,
+    q: usize,
+    layout: InterLayout,
+    config: &AlgoConfig,
+    f: impl Fn(&InterCollectives<MockComm>, usize) -> R + Sync,
+) -> Vec<R> {
+    let ends = MockComm::inter(p, q, Duration::from_secs(20));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ends
+            .into_iter()
+            .enumerate()
+            .map(|(i, (local, bridge))| {
+                let f = &f;
+                let cfg = config.clone();
+                let (g, size, remote) = if i < p { (0, p, q) } else { (1, q, p) };
+                s.spawn(move || {
+                    let local = Collectives::with_config(MockComm::from(local), cfg)
+                        .expect("team of a mock group");
+                    let (local, node) = match layout {
+                        InterLayout::Flat => (Ok(local), "mock".to_string()),
+                        InterLayout::OneNode => (local.with_nodes(&vec![0; size]), "mock".into()),
+                        InterLayout::TwoNodesEach => {
+                            let ids: Vec<u32> =
+                                (0..size).map(|r| u32::from(r >= size / 2)).collect();
+                            (local.with_nodes(&ids), format!("mock-{g}"))
+                        }
+                    };
+                    let local = Rc::new(local.expect("node-aware mock group"));
+                    let ic = InterCollectives::new(local, MockComm::from(bridge), remote, node)
+                        .expect("intercommunicator of a mock world");
+                    f(&ic, g)
                 })
             })
             .collect();
