@@ -11,8 +11,8 @@
 //! (multiples of 8).
 //!
 //! Layers, each importing only those below it:
-//! - the front end (`coll.rs`, `Collectives`): argument order, tags, and for each call the
-//!   tier that `tier::select` names (the table in `config.rs`);
+//! - the front end (`coll.rs`, `Collectives`): the tags, and for each call the tier that
+//!   `tier::select` names (the table in `config.rs`);
 //! - the tiers: `flat/` (one schedule over the team), `nodeshm.rs` (the node's shared-memory
 //!   collective buffer, `ibdyn_shm::CollBuf`: one copy in, flags, one copy out), and
 //!   `twolevel.rs` (node step, node leaders, node fan-out; its node steps on the node
