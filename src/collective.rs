@@ -8,10 +8,12 @@
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::partition::{invalid, Layout, Partition, PartitionMut};
 use crate::{Communicator, Result};
-use ibdyn_collectives::{
-    BuiltinOp, CollRequest, Collectives, Element, InterCollectives, InterRequest, InterRole, Op,
-};
+use ibdyn_collectives::{BuiltinOp, CollRequest, Collectives, Element, InterRole, Op};
 use std::rc::Rc;
+
+/// The collective state of an intercommunicator, and a non-blocking call on it.
+type InterCollectives = ibdyn_collectives::InterCollectives<Communicator>;
+type InterRequest<'b> = ibdyn_collectives::InterRequest<'b, Communicator>;
 
 mod root;
 pub use root::Root;

@@ -1,51 +1,47 @@
-//! The collective operations on one team of a communicator: argument checks, the algorithm
-//! choice, the schedule, and its run.
+//! The front end: the collective operations on one team of a communicator. Each call draws
+//! its tag, asks `tier::select` (through `route`) where it runs, and hands it to that tier:
+//! the node's shared-memory buffer (`nodeshm.rs`), the two-level forms (`twolevel.rs`), or
+//! one flat schedule (`flat/`). Operations the tier table gives the flat tier only are in
+//! `coll/flat_only.rs`.
 
-use crate::algo::{binomial, dissemination, ring};
-use crate::config::{AlgoConfig, Algorithm, CollOp};
+use crate::config::{AlgoConfig, CollOp};
 use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
+use crate::flat::Flat;
 use crate::nodeshm::NodeShm;
 use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
-use crate::schedule::{offsets, split_even, Region, Schedule};
-use crate::twolevel::Levels;
+use crate::tier::{select, Call, Shape, Tier};
+use crate::twolevel::{group_by_node, Levels};
 use std::cell::Cell;
+
+mod flat_only;
 
 /// Collectives over a team of a communicator's ranks (usually all of them).
 ///
 /// Every member must call the same operations in the same order (MPI's rule); each call
 /// uses its own tag, so non-blocking collectives may overlap each other.
 pub struct Collectives<C: PointToPoint> {
-    comm: C,
-    team: Team,
+    flat: Flat<C>,
     seq: Cell<u32>,
-    config: AlgoConfig,
-    /// The tag the next call takes instead of drawing one (a phase of a composed operation).
-    tag_override: Cell<Option<i32>>,
-    /// Node-aware teams, when the communicator spans several nodes (two-level forms).
-    levels: Option<Box<Levels<C>>>,
-    /// The node's shared-memory collective buffer, when every member shares one node.
-    shm: Option<NodeShm>,
+    tiers: Tiers<C>,
 }
 
-pub(crate) fn bad(op: CollOp, detail: impl Into<String>) -> CollError {
-    CollError::arg(op.name(), detail)
+/// The tiers a team has besides the flat one.
+enum Tiers<C: PointToPoint> {
+    None,
+    /// Every member (several) on one node: the node's collective buffer.
+    Node(NodeShm),
+    /// Several nodes, several processes on some node: the two-level forms.
+    Nodes(Box<Levels<C>>),
 }
 
-/// Operations whose receive buffer must be as long as the send buffer.
-pub(crate) fn same_len(op: CollOp, send: &[u8], recv: &[u8]) -> Result<()> {
-    if recv.len() != send.len() {
-        return Err(bad(
-            op,
-            format!(
-                "receive buffer is {} bytes, send is {}",
-                recv.len(),
-                send.len()
-            ),
-        ));
-    }
-    Ok(())
+/// Where one call runs: `select`'s tier with the state it runs on.
+enum Route<'a, C: PointToPoint> {
+    Flat,
+    NodeShm(&'a NodeShm),
+    TwoLevel(&'a Levels<C>),
+    Lanes(&'a Levels<C>),
 }
 
 impl<C: PointToPoint> Collectives<C> {
@@ -64,254 +60,225 @@ impl<C: PointToPoint> Collectives<C> {
     /// Collectives over `team` only (e.g. the processes of one node, or the node leaders).
     pub fn on_team(comm: C, team: Team, config: AlgoConfig) -> Self {
         Collectives {
-            comm,
-            team,
+            flat: Flat::new(comm, team, config),
             seq: Cell::new(0),
-            config,
-            tag_override: Cell::new(None),
-            levels: None,
-            shm: None,
+            tiers: Tiers::None,
         }
     }
 
     pub fn comm(&self) -> &C {
-        &self.comm
+        self.flat.comm()
     }
     pub fn team(&self) -> &Team {
-        &self.team
+        self.flat.team()
     }
     /// This process's rank in the team.
     pub fn rank(&self) -> usize {
-        self.team.rank()
+        self.flat.rank()
     }
     pub fn size(&self) -> usize {
-        self.team.size()
+        self.flat.size()
     }
     pub fn config(&self) -> &AlgoConfig {
-        &self.config
+        self.flat.config()
     }
     /// The programmatic override: `config_mut().force(op, algo)`.
     pub fn config_mut(&mut self) -> &mut AlgoConfig {
-        &mut self.config
+        self.flat.config_mut()
+    }
+
+    /// Whether blocking collectives of this team may use a node shared-memory buffer.
+    pub fn is_node_local(&self) -> bool {
+        matches!(self.tiers, Tiers::Node(_))
+    }
+
+    /// Whether this collective spans several nodes and so has two-level forms.
+    pub fn is_two_level(&self) -> bool {
+        matches!(self.tiers, Tiers::Nodes(_))
     }
 
     /// Tags: one per collective call, multiples of 8 so a composed (two-level) operation can
     /// give its phases distinct tags.
     pub(crate) fn next_tag(&self) -> i32 {
-        if let Some(t) = self.tag_override.take() {
-            return t;
-        }
         let s = self.seq.get();
         self.seq.set(s.wrapping_add(1));
         ((s & 0x0fff_ffff) << 3) as i32
     }
 
-    pub(crate) fn set_tag_override(&self, tag: Option<i32>) {
-        self.tag_override.set(tag);
-    }
-
-    pub(crate) fn set_levels(&mut self, levels: Levels<C>) {
-        self.levels = Some(Box::new(levels));
-    }
-
-    /// Marks every member as sharing one node: blocking collectives may then go through the
-    /// node's shared-memory collective buffer.
-    pub(crate) fn set_node_local(&mut self) {
-        if self.size() > 1 {
-            self.shm = Some(NodeShm::new());
+    fn route(&self, call: Call<'_>) -> Route<'_, C> {
+        let shape = match &self.tiers {
+            Tiers::None => Shape::Flat,
+            Tiers::Node(_) => Shape::Node,
+            Tiers::Nodes(l) => l.shape(),
+        };
+        match (select(self.config(), shape, call), &self.tiers) {
+            (Tier::NodeShm, Tiers::Node(shm)) => Route::NodeShm(shm),
+            (Tier::TwoLevel, Tiers::Nodes(l)) => Route::TwoLevel(l),
+            (Tier::Lanes, Tiers::Nodes(l)) => Route::Lanes(l),
+            _ => Route::Flat,
         }
-    }
-
-    pub(crate) fn node_shm(&self) -> Option<&NodeShm> {
-        self.shm.as_ref()
-    }
-
-    /// Whether blocking collectives of this team may use a node shared-memory buffer.
-    pub fn is_node_local(&self) -> bool {
-        self.shm.is_some()
-    }
-
-    /// Whether this collective spans several nodes and so has two-level forms.
-    pub fn is_two_level(&self) -> bool {
-        self.levels.is_some()
-    }
-
-    /// The two-level form of `op`, unless flat is wanted or there is none.
-    pub(crate) fn two_level(&self, op: CollOp) -> Option<&Levels<C>> {
-        if self.config.is_flat(op) {
-            return None;
-        }
-        self.levels.as_deref()
-    }
-
-    /// As `two_level`, for a non-blocking form: those compose their phases from the
-    /// default algorithms, so a forced algorithm keeps the operation flat (and forced).
-    pub(crate) fn two_level_nb(&self, op: CollOp) -> Option<&Levels<C>> {
-        self.two_level(op)
-            .filter(|_| self.config.forced(op).is_none())
-    }
-
-    /// As `two_level`, for a reduction: only if it keeps the order `o` needs.
-    /// A non-commutative one with a reordering algorithm forced stays flat (which refuses it).
-    pub(crate) fn two_level_for(&self, op: CollOp, o: &Op) -> Option<&Levels<C>> {
-        let reorders = |c: CollOp| self.config.forced(c).is_some_and(|a| a.reorders(c));
-        if !o.is_commutative() && (reorders(CollOp::Reduce) || reorders(op)) {
-            return None;
-        }
-        self.two_level(op).filter(|l| l.keeps_order(o))
-    }
-
-    pub(crate) fn check_root(&self, op: CollOp, root: usize) -> Result<()> {
-        if root >= self.size() {
-            return Err(bad(
-                op,
-                format!("root {root} is not below the team size {}", self.size()),
-            ));
-        }
-        Ok(())
-    }
-
-    pub(crate) fn check_op(&self, op: CollOp, o: &Op, len: usize) -> Result<usize> {
-        if !len.is_multiple_of(o.elem_size()) {
-            return Err(bad(
-                op,
-                format!(
-                    "{len} bytes is not a whole number of {}-byte elements",
-                    o.elem_size()
-                ),
-            ));
-        }
-        Ok(len / o.elem_size())
-    }
-
-    pub(crate) fn start<'b>(
-        &'b self,
-        tag: i32,
-        mut sched: Schedule,
-        op: Option<&Op>,
-        send: &'b [u8],
-        recv: &'b mut [u8],
-    ) -> Result<CollRequest<'b, C>> {
-        sched.map_peers(|r| self.team.comm_rank(r));
-        CollRequest::start(&self.comm, sched, tag, op.cloned(), send, recv)
     }
 
     // ---- barrier ----
 
     pub fn barrier(&self) -> Result<()> {
-        if let Some(l) = self.two_level(CollOp::Barrier) {
-            return l.barrier(self);
+        match self.route(Call::blocking(CollOp::Barrier, 0)) {
+            Route::TwoLevel(l) => l.barrier(self.next_tag()),
+            Route::NodeShm(shm) => shm.barrier(&self.flat, self.next_tag()),
+            _ => self.ibarrier()?.wait(),
         }
-        if let Some(b) = self.node_buf(CollOp::Barrier, 0, 0)? {
-            return self.shm_barrier(&b);
-        }
-        self.ibarrier()?.wait()
     }
 
     pub fn ibarrier(&self) -> Result<CollRequest<'_, C>> {
-        self.start_barrier(false)
-    }
-
-    /// The node leaders' barrier inside a two-level one: the leader that arrived last
-    /// leaves last (see `dissemination::barrier_last_out`).
-    pub(crate) fn leaders_barrier(&self) -> Result<()> {
-        self.start_barrier(true)?.wait()
-    }
-
-    fn start_barrier(&self, last_out: bool) -> Result<CollRequest<'_, C>> {
         let tag = self.next_tag();
-        let (me, p) = (self.rank(), self.size());
-        if let Some(l) = self.two_level_nb(CollOp::Barrier) {
-            return self.start(tag, l.barrier_schedule(me), None, &[], &mut []);
-        }
-        let mut s = Schedule::new();
-        match self.config.choose(CollOp::Barrier, 0, p, true)? {
-            Algorithm::Binomial => {
-                binomial::gather_tree(&mut s, me, p, 0, &|_, _| Region::empty());
-                binomial::bcast(&mut s, me, p, 0, Region::empty());
+        match self.route(Call::nonblocking(CollOp::Barrier, 0)) {
+            Route::TwoLevel(l) => {
+                let s = l.barrier_schedule(self.rank());
+                self.flat.start(tag, s, None, &[], &mut [])
             }
-            _ if last_out => dissemination::barrier_last_out(&mut s, me, p),
-            _ => dissemination::barrier(&mut s, me, p),
+            _ => self.flat.ibarrier(tag, false),
         }
-        self.start(tag, s, None, &[], &mut [])
     }
 
     // ---- bcast ----
 
     pub fn bcast(&self, buf: &mut [u8], root: usize) -> Result<()> {
-        if let Some(l) = self.two_level(CollOp::Bcast) {
-            self.check_root(CollOp::Bcast, root)?;
-            return l.bcast(self, buf, root);
+        match self.route(Call::blocking(CollOp::Bcast, buf.len()).root(root)) {
+            Route::TwoLevel(l) => {
+                self.flat.check_root(CollOp::Bcast, root)?;
+                l.bcast(&self.flat, self.next_tag(), buf, root)
+            }
+            Route::NodeShm(shm) => shm.bcast(&self.flat, self.next_tag(), buf),
+            _ => self.ibcast(buf, root)?.wait(),
         }
-        if let Some(b) = self.node_buf(CollOp::Bcast, buf.len(), root)? {
-            return self.shm_bcast(&b, buf);
-        }
-        self.ibcast(buf, root)?.wait()
     }
 
     pub fn ibcast<'b>(&'b self, buf: &'b mut [u8], root: usize) -> Result<CollRequest<'b, C>> {
         let tag = self.next_tag();
-        self.check_root(CollOp::Bcast, root)?;
-        let (me, p, n) = (self.rank(), self.size(), buf.len());
-        if let Some(l) = self.two_level_nb(CollOp::Bcast) {
-            return self.start(tag, l.bcast_schedule(me, root, n), None, &[], buf);
-        }
-        let mut s = Schedule::new();
-        let all = Region::recv(0, n);
-        match self.config.choose(CollOp::Bcast, n, p, true)? {
-            Algorithm::ScatterAllgather => {
-                // Chunk j (of relative rank j) is bytes [j c, (j + 1) c) clipped to n.
-                let c = n.div_ceil(p);
-                let range = |lo: usize, hi: usize| {
-                    let (a, b) = ((lo * c).min(n), (hi * c).min(n));
-                    Region::recv(a, b - a)
-                };
-                binomial::scatter_tree(&mut s, me, p, root, &range);
-                let rel = (me + p - root) % p;
-                ring::allgather(&mut s, rel, p, &|r| (r + root) % p, &|j| range(j, j + 1));
+        self.flat.check_root(CollOp::Bcast, root)?;
+        match self.route(Call::nonblocking(CollOp::Bcast, buf.len()).root(root)) {
+            Route::TwoLevel(l) => {
+                let s = l.bcast_schedule(self.rank(), root, buf.len());
+                self.flat.start(tag, s, None, &[], buf)
             }
-            _ => binomial::bcast(&mut s, me, p, root, all),
+            _ => self.flat.ibcast(tag, buf, root),
         }
-        self.start(tag, s, None, &[], buf)
+    }
+
+    // ---- reductions ----
+
+    /// Reduces every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
+    pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, root: usize) -> Result<()> {
+        let call = Call::blocking(CollOp::Reduce, send.len())
+            .root(root)
+            .reducing(op);
+        match self.route(call) {
+            Route::TwoLevel(l) => {
+                self.flat.check_root(CollOp::Reduce, root)?;
+                l.reduce(&self.flat, self.next_tag(), send, recv, op, root)
+            }
+            Route::NodeShm(shm) => shm.reduce(&self.flat, self.next_tag(), send, recv, op),
+            _ => self.ireduce(send, recv, op, root)?.wait(),
+        }
+    }
+
+    /// The non-blocking form of `reduce`.
+    pub fn ireduce<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
+        self.flat.ireduce(self.next_tag(), send, recv, op, root)
+    }
+
+    pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
+        match self.route(Call::blocking(CollOp::Allreduce, send.len()).reducing(op)) {
+            Route::TwoLevel(l) => l.allreduce(&self.flat, self.next_tag(), send, recv, op),
+            Route::NodeShm(shm) => shm.allreduce(&self.flat, self.next_tag(), send, recv, op),
+            _ => self.iallreduce(send, recv, op)?.wait(),
+        }
+    }
+
+    pub fn iallreduce<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
+        let tag = self.next_tag();
+        match self.route(Call::nonblocking(CollOp::Allreduce, send.len()).reducing(op)) {
+            Route::TwoLevel(l) => {
+                self.flat.allreduce_args(op, send, recv)?;
+                let s = l.allreduce_schedule(self.rank(), send.len(), op.is_commutative());
+                self.flat.start(tag, s, Some(op), send, recv)
+            }
+            _ => self.flat.iallreduce(tag, send, recv, op),
+        }
+    }
+
+    // ---- data movement ----
+
+    /// Gathers every rank's `send` (equal sizes) into `recv` at `root` (ignored elsewhere).
+    pub fn gather(&self, send: &[u8], recv: &mut [u8], root: usize) -> Result<()> {
+        match self.route(Call::blocking(CollOp::Gather, send.len()).root(root)) {
+            Route::NodeShm(shm) => shm.gather(&self.flat, self.next_tag(), send, recv),
+            _ => self.igather(send, recv, root)?.wait(),
+        }
+    }
+
+    /// The non-blocking form of `gather`.
+    pub fn igather<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        root: usize,
+    ) -> Result<CollRequest<'b, C>> {
+        self.flat.igather(self.next_tag(), send, recv, root)
+    }
+
+    /// Every rank's `send` (equal sizes) into every `recv`, in rank order.
+    pub fn allgather(&self, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        match self.route(Call::blocking(CollOp::Allgather, send.len() * self.size())) {
+            Route::TwoLevel(l) => l.allgather(&self.flat, self.next_tag(), send, recv, false),
+            Route::Lanes(l) => l.allgather(&self.flat, self.next_tag(), send, recv, true),
+            Route::NodeShm(shm) => shm.allgather(&self.flat, self.next_tag(), send, recv),
+            Route::Flat => self.iallgather(send, recv)?.wait(),
+        }
+    }
+
+    /// The non-blocking form of `allgather`.
+    pub fn iallgather<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+    ) -> Result<CollRequest<'b, C>> {
+        self.flat.iallgather(self.next_tag(), send, recv)
     }
 }
 
-/// Byte offsets of `count` elements of `esz` bytes cut into `p` near-equal blocks.
-pub(crate) fn block_offsets(count: usize, p: usize, esz: usize) -> Vec<usize> {
-    offsets(&split_even(count, p))
-        .into_iter()
-        .map(|o| o * esz)
-        .collect()
-}
-
-/// Receive-side (or send-side) blocks of a v-operation, checked against the buffer.
-pub(crate) fn blocks_of(
-    op: CollOp,
-    counts: &[usize],
-    displs: &[usize],
-    p: usize,
-    len: usize,
-) -> Result<Vec<Region>> {
-    if counts.len() != p || displs.len() != p {
-        return Err(bad(
-            op,
-            format!(
-                "{} counts and {} displacements for {p} ranks",
-                counts.len(),
-                displs.len()
-            ),
-        ));
+impl<C: PointToPoint + Clone> Collectives<C> {
+    /// Adds the node-aware tiers from `node_ids` (one per rank): the node's collective buffer
+    /// when every rank is on one node, the two-level forms when there are several nodes with
+    /// several processes on some node. Only for collectives over a whole communicator.
+    pub fn with_nodes(mut self, node_ids: &[u32]) -> Result<Self> {
+        let p = self.size();
+        if node_ids.len() != p || self.team().comm_rank(p - 1) != p - 1 {
+            return Err(CollError::arg(
+                "two-level",
+                format!("{} node ids for {p} ranks", node_ids.len()),
+            ));
+        }
+        let (members, node_of) = group_by_node(node_ids);
+        if members.len() == 1 && p > 1 {
+            self.tiers = Tiers::Node(NodeShm::new());
+        }
+        if members.len() < 2 || members.len() == p {
+            return Ok(self);
+        }
+        let levels = Levels::new(&self.flat, members, node_of)?;
+        self.tiers = Tiers::Nodes(Box::new(levels));
+        Ok(self)
     }
-    counts
-        .iter()
-        .zip(displs)
-        .enumerate()
-        .map(|(i, (&c, &d))| match d.checked_add(c) {
-            Some(e) if e <= len => Ok(Region::recv(d, c)),
-            _ => Err(bad(
-                op,
-                format!("block {i} ({c} bytes at {d}) lies outside the {len}-byte buffer"),
-            )),
-        })
-        .collect()
 }

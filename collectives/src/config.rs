@@ -18,20 +18,22 @@
 //! | reduce_scatter(_block) | binomial reduce + scatter if not commutative; halving < 512 KiB; ring |
 //! | scan, exscan | recursive doubling |
 //!
-//! On a team whose processes share one node (a communicator on one node, or one node's part
-//! of a two-level form), blocking barrier, bcast, reduce, allreduce, gather and allgather
-//! rooted at the team's rank 0 go through the node's shared-memory collective buffer up to
-//! the `shm_*` thresholds (`nodeshm.rs`); `<op>:p2p` keeps one on point-to-point, and a
-//! forced algorithm does too. The same thresholds and settings govern intercommunicator
-//! bcast and reduce through a buffer spanning the root and the other group
-//! (`inter/rooted_shm.rs`, when they all share one node).
+//! Tiers: where a call runs, before the algorithm is chosen (`tier::select`):
 //!
-//! On a communicator spanning several nodes with several processes on some node, barrier,
-//! bcast, reduce, allreduce and allgather run two-level (`twolevel.rs`; allgather through the
-//! node leaders below `allgather_two_level_max` in total, by lanes above when the nodes hold
-//! equal contiguous blocks of ranks), and so do ibarrier, ibcast and iallreduce
-//! (`twolevel/schedules.rs`, unless an algorithm is forced). `<op>:flat` keeps one flat. A
-//! forced algorithm applies to each level of the blocking forms.
+//! | team | operation | tier |
+//! |---|---|---|
+//! | several nodes, several processes on some node | barrier, bcast | two-level (`twolevel.rs`) |
+//! | | reduce, allreduce | two-level if rank order survives: a commutative op, or nodes holding contiguous blocks of ranks with no reordering algorithm forced for reduce or the operation |
+//! | | allgather | two-level through the node leaders below `allgather_two_level_max` in total; above, by lanes (`twolevel/lanes.rs`) when the nodes hold equal contiguous blocks of ranks |
+//! | | ibarrier, ibcast, iallreduce | one two-level schedule (`twolevel/schedules.rs`) unless an algorithm is forced for the operation; iallreduce if rank order survives |
+//! | several processes, all on one node | barrier, bcast, reduce, allreduce, gather, allgather (blocking, rooted at the team's rank 0) | the node's shared-memory collective buffer (`nodeshm.rs`) up to the `shm_*` thresholds, unless an algorithm is forced |
+//! | any | anything else | flat (`flat/`) |
+//!
+//! `<op>:flat` keeps an operation off the two-level rows and `<op>:p2p` off the node buffer;
+//! a forced algorithm applies to each level of the blocking two-level forms. The node steps
+//! of the two-level forms take the one-node row on their node's team. The same thresholds
+//! and settings govern intercommunicator bcast and reduce through a buffer spanning the root
+//! and the other group (`inter/rooted_shm.rs`, when they all share one node).
 
 use crate::error::{CollError, Result};
 use std::collections::HashMap;

@@ -50,19 +50,6 @@ impl CollError {
         CollError::Comm(e.to_string().into())
     }
 
-    /// A block of the wrong size (short, or truncated): the ranks' counts disagree, but the
-    /// transfer itself ended, so the collective can run on to its end.
-    pub(crate) fn is_size_error(&self) -> bool {
-        match self {
-            CollError::SizeMismatch { .. } => true,
-            CollError::Comm(inner) => matches!(
-                inner.downcast_ref::<ibdyn_intercomm::CommError>(),
-                Some(ibdyn_intercomm::CommError::Truncated { .. })
-            ),
-            _ => false,
-        }
-    }
-
     pub(crate) fn arg(op: &'static str, detail: impl Into<String>) -> CollError {
         CollError::InvalidArgument {
             op,
@@ -72,17 +59,3 @@ impl CollError {
 }
 
 pub type Result<T, E = CollError> = std::result::Result<T, E>;
-
-impl From<CollError> for ibdyn_intercomm::CommError {
-    /// A point-to-point failure inside a collective comes back as itself (a dead peer stays a
-    /// dead peer); every other collective error is wrapped.
-    fn from(e: CollError) -> Self {
-        match e {
-            CollError::Comm(inner) => match inner.downcast::<ibdyn_intercomm::CommError>() {
-                Ok(c) => *c,
-                Err(other) => ibdyn_intercomm::CommError::Collective(other),
-            },
-            other => ibdyn_intercomm::CommError::Collective(Box::new(other)),
-        }
-    }
-}

@@ -149,6 +149,7 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
     }
 
     fn complete_some(&mut self, block: bool) -> Result<bool> {
+        let comm = self.comm;
         let mut all = true;
         for p in &mut self.pending {
             let Some(req) = p.req.as_mut() else { continue };
@@ -175,7 +176,11 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
                     })
                 }
                 (Ok(_), _) => None,
-                (Err(e), _) if e.is_size_error() => Some(e),
+                (Err(e), _)
+                    if matches!(e, CollError::SizeMismatch { .. }) || comm.is_truncation(&e) =>
+                {
+                    Some(e)
+                }
                 (Err(e), _) => return Err(e),
             };
             if let Some(e) = size_error {

@@ -1,16 +1,19 @@
-//! Collectives of a team whose processes all share one node, through the node's shared-memory
-//! collective buffer (`ibdyn_shm::CollBuf`): one copy in, flags, one copy out, instead of
-//! messages through the point-to-point queues. Blocking forms with the team's rank 0 as the
-//! root (the leader): barrier, bcast, reduce, allreduce, gather, allgather.
+//! The node shared-memory tier: collectives of a team whose processes all share one node,
+//! through the node's shared-memory collective buffer (`ibdyn_shm::CollBuf`): one copy in,
+//! flags, one copy out, instead of messages through the point-to-point queues. Blocking
+//! forms with the team's rank 0 as the root (the leader): barrier, bcast, reduce, allreduce,
+//! gather, allgather. Until the buffer exists (or when it cannot be made) an operation runs
+//! flat under the same tag.
 //!
 //! The buffer is made on first use, inside the first operation that wants it (every member
 //! is then in the same call): the leader creates it and sends its name to each member over
 //! point-to-point, each member maps it and answers, the leader unlinks the name and sends the
 //! verdict (all mapped, or everyone stays on point-to-point for good).
 
-use crate::coll::Collectives;
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
+use crate::flat::Flat;
+use crate::op::Op;
 use crate::p2p::PointToPoint;
 use ibdyn_shm::CollBuf;
 use std::cell::{Ref, RefCell};
@@ -57,11 +60,7 @@ impl NodeShm {
 
     /// The buffer, or None when the team stays on point-to-point (for now or for good). The
     /// call that makes it is collective over the team and uses `tag` for the set-up messages.
-    pub fn get<C: PointToPoint>(
-        &self,
-        team: &Collectives<C>,
-        tag: i32,
-    ) -> Result<Option<Ref<'_, CollBuf>>> {
+    fn get<C: PointToPoint>(&self, team: &Flat<C>, tag: i32) -> Result<Option<Ref<'_, CollBuf>>> {
         if matches!(*self.state.borrow(), State::Untried) {
             if team.size() < MIN_TEAM {
                 *self.state.borrow_mut() = State::Off;
@@ -85,22 +84,17 @@ impl NodeShm {
     }
 }
 
-fn send_to<C: PointToPoint>(team: &Collectives<C>, r: usize, data: &[u8], tag: i32) -> Result<()> {
+fn send_to<C: PointToPoint>(team: &Flat<C>, r: usize, data: &[u8], tag: i32) -> Result<()> {
     let to = team.team().comm_rank(r);
     crate::patience::wait(team.comm().isend(data, to, tag)?).map(|_| ())
 }
 
-fn recv_from<C: PointToPoint>(
-    team: &Collectives<C>,
-    r: usize,
-    buf: &mut [u8],
-    tag: i32,
-) -> Result<usize> {
+fn recv_from<C: PointToPoint>(team: &Flat<C>, r: usize, buf: &mut [u8], tag: i32) -> Result<usize> {
     let from = team.team().comm_rank(r);
     crate::patience::wait(team.comm().irecv(buf, from, tag)?)
 }
 
-fn set_up<C: PointToPoint>(team: &Collectives<C>, tag: i32) -> Result<Option<CollBuf>> {
+fn set_up<C: PointToPoint>(team: &Flat<C>, tag: i32) -> Result<Option<CollBuf>> {
     static SERIAL: AtomicU64 = AtomicU64::new(0);
     let (me, n) = (team.rank(), team.size());
     if me == 0 {
@@ -153,58 +147,128 @@ pub(crate) fn run<T>(
     f(b).map_err(shm_err)
 }
 
-impl<C: PointToPoint> Collectives<C> {
-    /// The node buffer for `op` on `bytes` (the size the thresholds name) rooted at `root`,
-    /// when this team has one and it is the better path; draws the operation's tag (which
-    /// the point-to-point form then reuses if the buffer could not be made).
-    pub(crate) fn node_buf(
-        &self,
-        op: CollOp,
-        bytes: usize,
-        root: usize,
-    ) -> Result<Option<Ref<'_, CollBuf>>> {
-        let Some(shm) = self.node_shm() else {
-            return Ok(None);
-        };
-        let cfg = self.config();
-        if root != 0 || cfg.forced(op).is_some() || cfg.shm_max(op).is_none_or(|m| bytes > m) {
-            return Ok(None);
+impl NodeShm {
+    pub fn barrier<C: PointToPoint>(&self, team: &Flat<C>, tag: i32) -> Result<()> {
+        match self.get(team, tag)? {
+            Some(b) => run(&b, |b| b.barrier(&|| team.comm().progress())),
+            None => team.ibarrier(tag, false)?.wait(),
         }
-        let tag = self.next_tag();
-        let b = shm.get(self, tag)?;
-        if b.is_none() {
-            self.set_tag_override(Some(tag));
+    }
+
+    /// From the team's rank 0.
+    pub fn bcast<C: PointToPoint>(&self, team: &Flat<C>, tag: i32, buf: &mut [u8]) -> Result<()> {
+        match self.get(team, tag)? {
+            Some(b) => bcast_on(&b, team, buf),
+            None => team.ibcast(tag, buf, 0)?.wait(),
         }
-        Ok(b)
     }
 
-    pub(crate) fn shm_bcast(&self, b: &CollBuf, buf: &mut [u8]) -> Result<()> {
-        run(b, |b| b.bcast(buf, &|| self.comm().progress()))
-    }
-
-    pub(crate) fn shm_barrier(&self, b: &CollBuf) -> Result<()> {
-        run(b, |b| b.barrier(&|| self.comm().progress()))
-    }
-
-    pub(crate) fn shm_reduce(
+    /// To the team's rank 0.
+    pub fn reduce<C: PointToPoint>(
         &self,
-        b: &CollBuf,
+        team: &Flat<C>,
+        tag: i32,
         send: &[u8],
         recv: &mut [u8],
-        op: &crate::op::Op,
+        op: &Op,
     ) -> Result<()> {
-        run(b, |b| {
-            b.reduce(
-                send,
-                recv,
-                op.elem_size(),
-                &mut |a, x| op.apply(a, x),
-                &|| self.comm().progress(),
-            )
-        })
+        match self.get(team, tag)? {
+            Some(b) => {
+                team.check_op(CollOp::Reduce, op, send.len())?;
+                reduce_on(&b, team, send, recv, op)
+            }
+            None => team.ireduce(tag, send, recv, op, 0)?.wait(),
+        }
     }
 
-    pub(crate) fn shm_gather(&self, b: &CollBuf, send: &[u8], recv: &mut [u8]) -> Result<()> {
-        run(b, |b| b.gather(send, recv, &|| self.comm().progress()))
+    /// A reduce to the team's rank 0 and a bcast from it.
+    pub fn allreduce<C: PointToPoint>(
+        &self,
+        team: &Flat<C>,
+        tag: i32,
+        send: &[u8],
+        recv: &mut [u8],
+        op: &Op,
+    ) -> Result<()> {
+        match self.get(team, tag)? {
+            Some(b) => {
+                team.allreduce_args(op, send, recv)?;
+                reduce_on(&b, team, send, leader_only(team, recv), op)?;
+                bcast_on(&b, team, recv)
+            }
+            None => team.iallreduce(tag, send, recv, op)?.wait(),
+        }
     }
+
+    /// To the team's rank 0.
+    pub fn gather<C: PointToPoint>(
+        &self,
+        team: &Flat<C>,
+        tag: i32,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<()> {
+        match self.get(team, tag)? {
+            Some(b) => gather_on(&b, team, send, recv),
+            None => team.igather(tag, send, recv, 0)?.wait(),
+        }
+    }
+
+    /// A gather to the team's rank 0 and a bcast from it.
+    pub fn allgather<C: PointToPoint>(
+        &self,
+        team: &Flat<C>,
+        tag: i32,
+        send: &[u8],
+        recv: &mut [u8],
+    ) -> Result<()> {
+        match self.get(team, tag)? {
+            Some(b) => {
+                team.allgather_args(send, recv)?;
+                gather_on(&b, team, send, leader_only(team, recv))?;
+                bcast_on(&b, team, recv)
+            }
+            None => team.iallgather(tag, send, recv)?.wait(),
+        }
+    }
+}
+
+/// `buf` on the team's rank 0, nothing elsewhere.
+fn leader_only<'a, C: PointToPoint>(team: &Flat<C>, buf: &'a mut [u8]) -> &'a mut [u8] {
+    if team.rank() == 0 {
+        buf
+    } else {
+        &mut []
+    }
+}
+
+fn bcast_on<C: PointToPoint>(b: &CollBuf, team: &Flat<C>, buf: &mut [u8]) -> Result<()> {
+    run(b, |b| b.bcast(buf, &|| team.comm().progress()))
+}
+
+fn reduce_on<C: PointToPoint>(
+    b: &CollBuf,
+    team: &Flat<C>,
+    send: &[u8],
+    recv: &mut [u8],
+    op: &Op,
+) -> Result<()> {
+    run(b, |b| {
+        b.reduce(
+            send,
+            recv,
+            op.elem_size(),
+            &mut |a, x| op.apply(a, x),
+            &|| team.comm().progress(),
+        )
+    })
+}
+
+fn gather_on<C: PointToPoint>(
+    b: &CollBuf,
+    team: &Flat<C>,
+    send: &[u8],
+    recv: &mut [u8],
+) -> Result<()> {
+    run(b, |b| b.gather(send, recv, &|| team.comm().progress()))
 }

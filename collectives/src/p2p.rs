@@ -32,6 +32,12 @@ pub trait PointToPoint {
     /// Moves pending point-to-point traffic along (called while a collective waits on
     /// shared memory, so peers that need this process still get answers).
     fn progress(&self) {}
+    /// Whether `e`, from one of this communicator's requests, reports a message longer than
+    /// its receive buffer (truncation). The transfer itself ended, so a collective runs on
+    /// to its end, leaving no peer waiting, and then reports it as a size error.
+    fn is_truncation(&self, _e: &CollError) -> bool {
+        false
+    }
 }
 
 /// The ranks an algorithm runs over, in their order, and this process's place among them.
@@ -125,5 +131,8 @@ impl<T: PointToPoint> PointToPoint for &T {
     }
     fn progress(&self) {
         (**self).progress()
+    }
+    fn is_truncation(&self, e: &CollError) -> bool {
+        (**self).is_truncation(e)
     }
 }

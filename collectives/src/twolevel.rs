@@ -1,17 +1,19 @@
-//! Two-level (node-aware) forms: a step among the processes of each node, the inter-node
+//! The two-level (node-aware) tier: a step among the processes of each node, the inter-node
 //! algorithm among the node leaders (each node's lowest rank), and a fan-out inside each
 //! node. Each level is an ordinary flat collective on a team; the phases take the tags
 //! `T | 1`, `T | 2`, ... of the one tag `T` the operation draws, so a two-level call never
 //! matches the traffic of another collective in flight. The node steps run on the node
-//! team's shared-memory collective buffer (`nodeshm.rs`) where it wins, else through the
-//! point-to-point queues.
+//! team's shared-memory collective buffer (`nodeshm.rs`) where the tier table says so,
+//! else through the point-to-point queues.
 
-use crate::coll::{bad, Collectives};
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
+use crate::flat::{bad, Flat};
+use crate::nodeshm::NodeShm;
 use crate::op::Op;
 use crate::p2p::{PointToPoint, Team};
 use crate::scratch::Scratch;
+use crate::tier::{select, Call, Shape, Tier};
 
 mod lanes;
 mod schedules;
@@ -19,126 +21,132 @@ mod schedules;
 /// The node-aware teams of a communicator that spans several nodes.
 pub(crate) struct Levels<C: PointToPoint> {
     /// This process's node (team ranks 0.. = the node's ranks ascending; 0 is the leader).
-    node: Collectives<C>,
+    node: Flat<C>,
+    /// The node's collective buffer, when the node holds several of the processes.
+    node_shm: Option<NodeShm>,
     /// The node leaders in node order (only on leaders).
-    leaders: Option<Collectives<C>>,
+    leaders: Option<Flat<C>>,
     node_of: Vec<usize>,
     members: Vec<Vec<usize>>,
     /// Every node's ranks form one block, in node order (so rank order survives two levels).
     contiguous: bool,
     /// The ranks with this one's place in every node (`lanes.rs`), when the nodes hold
     /// contiguous blocks of equal size.
-    lane: Option<Collectives<C>>,
+    lane: Option<Flat<C>>,
 }
 
-impl<C: PointToPoint + Clone> Collectives<C> {
-    /// Adds two-level forms when `node_ids` (one per rank) shows several nodes with several
-    /// processes on some node. Only for collectives over a whole communicator.
-    pub fn with_nodes(mut self, node_ids: &[u32]) -> Result<Self> {
-        let p = self.size();
-        if node_ids.len() != p || self.team().comm_rank(p - 1) != p - 1 {
-            return Err(CollError::arg(
-                "two-level",
-                format!("{} node ids for {p} ranks", node_ids.len()),
-            ));
-        }
-        let mut members: Vec<Vec<usize>> = Vec::new();
-        let mut ids: Vec<u32> = Vec::new();
-        let mut node_of = Vec::with_capacity(p);
-        for (r, id) in node_ids.iter().enumerate() {
-            let k = match ids.iter().position(|x| x == id) {
-                Some(k) => k,
-                None => {
-                    ids.push(*id);
-                    members.push(Vec::new());
-                    ids.len() - 1
-                }
-            };
-            members[k].push(r);
-            node_of.push(k);
-        }
-        if members.len() == 1 {
-            self.set_node_local();
-        }
-        if members.len() < 2 || members.len() == p {
-            return Ok(self);
-        }
+/// The ranks of each node (in order of first appearance) and each rank's node, from the
+/// node id of every rank.
+pub(crate) fn group_by_node(node_ids: &[u32]) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let mut members: Vec<Vec<usize>> = Vec::new();
+    let mut ids: Vec<u32> = Vec::new();
+    let mut node_of = Vec::with_capacity(node_ids.len());
+    for (r, id) in node_ids.iter().enumerate() {
+        let k = match ids.iter().position(|x| x == id) {
+            Some(k) => k,
+            None => {
+                ids.push(*id);
+                members.push(Vec::new());
+                ids.len() - 1
+            }
+        };
+        members[k].push(r);
+        node_of.push(k);
+    }
+    (members, node_of)
+}
+
+impl<C: PointToPoint + Clone> Levels<C> {
+    /// The teams of `top` (a whole communicator) laid out as `group_by_node` found: several
+    /// nodes, several processes on some node.
+    pub fn new(top: &Flat<C>, members: Vec<Vec<usize>>, node_of: Vec<usize>) -> Result<Self> {
         let contiguous = node_of.windows(2).all(|w| w[0] <= w[1]);
-        let me = self.rank();
-        let cfg = self.config().clone();
+        let me = top.rank();
+        let cfg = top.config();
         let mine = &members[node_of[me]];
-        let mut node = Collectives::on_team(
-            self.comm().clone(),
-            Team::subset(me, mine.clone())?,
-            cfg.clone(),
-        );
-        node.set_node_local();
-        let leaders = if mine[0] == me {
-            let l: Vec<usize> = members.iter().map(|m| m[0]).collect();
-            Some(Collectives::on_team(
-                self.comm().clone(),
-                Team::subset(me, l)?,
-                cfg,
+        let team = |ranks: Vec<usize>| -> Result<Flat<C>> {
+            Ok(Flat::new(
+                top.comm().clone(),
+                Team::subset(me, ranks)?,
+                cfg.clone(),
             ))
+        };
+        let node = team(mine.clone())?;
+        let node_shm = (mine.len() > 1).then(NodeShm::new);
+        let leaders = if mine[0] == me {
+            Some(team(members.iter().map(|m| m[0]).collect())?)
         } else {
             None
         };
         let per_node = mine.len();
         let lane = if contiguous && members.iter().all(|m| m.len() == per_node) {
             let at = me - mine[0];
-            let l: Vec<usize> = members.iter().map(|m| m[at]).collect();
-            Some(Collectives::on_team(
-                self.comm().clone(),
-                Team::subset(me, l)?,
-                self.config().clone(),
-            ))
+            Some(team(members.iter().map(|m| m[at]).collect())?)
         } else {
             None
         };
         tracing::debug!(
             nodes = members.len(),
-            p,
+            p = node_of.len(),
             contiguous,
             "two-level collectives"
         );
-        self.set_levels(Levels {
+        Ok(Levels {
             node,
+            node_shm,
             leaders,
             node_of,
             members,
             contiguous,
             lane,
-        });
-        Ok(self)
+        })
     }
 }
 
-/// Runs `f` on `sub` with the phase tag `tag`.
-fn phase<C: PointToPoint, R>(
-    sub: &Collectives<C>,
-    tag: i32,
-    f: impl FnOnce(&Collectives<C>) -> Result<R>,
-) -> Result<R> {
-    sub.set_tag_override(Some(tag));
-    let r = f(sub);
-    sub.set_tag_override(None);
-    r
-}
-
 impl<C: PointToPoint> Levels<C> {
-    /// Whether the two-level form keeps rank order for `op` (or `op` does not care).
-    pub(crate) fn keeps_order(&self, op: &Op) -> bool {
-        op.is_commutative() || self.contiguous
+    pub fn shape(&self) -> Shape {
+        Shape::Nodes {
+            contiguous: self.contiguous,
+            lanes: self.lane.is_some(),
+        }
     }
 
     fn leader_of(&self, r: usize) -> usize {
         self.members[self.node_of[r]][0]
     }
 
+    /// The node buffer, when the tier table sends this node step there.
+    fn node_buffer(&self, call: Call<'_>) -> Option<&NodeShm> {
+        let shm = self.node_shm.as_ref()?;
+        (select(self.node.config(), Shape::Node, call) == Tier::NodeShm).then_some(shm)
+    }
+
+    fn node_gather(&self, tag: i32, send: &[u8], recv: &mut [u8]) -> Result<()> {
+        match self.node_buffer(Call::blocking(CollOp::Gather, send.len())) {
+            Some(shm) => shm.gather(&self.node, tag, send, recv),
+            None => self.node.igather(tag, send, recv, 0)?.wait(),
+        }
+    }
+
+    fn node_bcast(&self, tag: i32, buf: &mut [u8]) -> Result<()> {
+        match self.node_buffer(Call::blocking(CollOp::Bcast, buf.len())) {
+            Some(shm) => shm.bcast(&self.node, tag, buf),
+            None => self.node.ibcast(tag, buf, 0)?.wait(),
+        }
+    }
+
+    fn node_reduce(&self, tag: i32, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
+        let call = Call::blocking(CollOp::Reduce, send.len()).reducing(op);
+        match self.node_buffer(call) {
+            Some(shm) => shm.reduce(&self.node, tag, send, recv, op),
+            None => self.node.ireduce(tag, send, recv, op, 0)?.wait(),
+        }
+    }
+
     /// Point-to-point move of `data` from `from` to `to` (communicator ranks), checked.
     fn hop(
         &self,
-        top: &Collectives<C>,
+        top: &Flat<C>,
         tag: i32,
         from: usize,
         to: usize,
@@ -162,17 +170,15 @@ impl<C: PointToPoint> Levels<C> {
         Ok(())
     }
 
-    pub(crate) fn barrier(&self, top: &Collectives<C>) -> Result<()> {
-        let t = top.next_tag();
-        phase(&self.node, t | 1, |c| c.gather(&[], &mut [], 0))?;
+    pub fn barrier(&self, t: i32) -> Result<()> {
+        self.node_gather(t | 1, &[], &mut [])?;
         if let Some(l) = &self.leaders {
-            phase(l, t | 2, |c| c.leaders_barrier())?;
+            l.ibarrier(t | 2, true)?.wait()?;
         }
-        phase(&self.node, t | 3, |c| c.bcast(&mut [], 0))
+        self.node_bcast(t | 3, &mut [])
     }
 
-    pub(crate) fn bcast(&self, top: &Collectives<C>, buf: &mut [u8], root: usize) -> Result<()> {
-        let t = top.next_tag();
+    pub fn bcast(&self, top: &Flat<C>, t: i32, buf: &mut [u8], root: usize) -> Result<()> {
         let lead = self.leader_of(root);
         if lead != root {
             let data = if top.rank() == root {
@@ -183,20 +189,20 @@ impl<C: PointToPoint> Levels<C> {
             self.hop(top, t | 1, root, lead, &data, buf)?;
         }
         if let Some(l) = &self.leaders {
-            phase(l, t | 2, |c| c.bcast(buf, self.node_of[root]))?;
+            l.ibcast(t | 2, buf, self.node_of[root])?.wait()?;
         }
-        phase(&self.node, t | 3, |c| c.bcast(buf, 0))
+        self.node_bcast(t | 3, buf)
     }
 
-    pub(crate) fn reduce(
+    pub fn reduce(
         &self,
-        top: &Collectives<C>,
+        top: &Flat<C>,
+        t: i32,
         send: &[u8],
         recv: &mut [u8],
         op: &Op,
         root: usize,
     ) -> Result<()> {
-        let t = top.next_tag();
         let n = send.len();
         top.check_op(CollOp::Reduce, op, n)?;
         let me = top.rank();
@@ -208,11 +214,12 @@ impl<C: PointToPoint> Levels<C> {
         }
         let lead = self.leader_of(root);
         let mut part = Scratch::zeroed(if self.leaders.is_some() { n } else { 0 });
-        phase(&self.node, t | 1, |c| c.reduce(send, &mut part, op, 0))?;
+        self.node_reduce(t | 1, send, &mut part, op)?;
         let mut total = Scratch::zeroed(if me == lead && me != root { n } else { 0 });
         if let Some(l) = &self.leaders {
             let out: &mut [u8] = if me == root { &mut *recv } else { &mut total };
-            phase(l, t | 2, |c| c.reduce(&part, out, op, self.node_of[root]))?;
+            l.ireduce(t | 2, &part, out, op, self.node_of[root])?
+                .wait()?;
         }
         if lead != root {
             self.hop(top, t | 4, lead, root, &total, recv)?;
@@ -220,57 +227,40 @@ impl<C: PointToPoint> Levels<C> {
         Ok(())
     }
 
-    pub(crate) fn allreduce(
+    pub fn allreduce(
         &self,
-        top: &Collectives<C>,
+        top: &Flat<C>,
+        t: i32,
         send: &[u8],
         recv: &mut [u8],
         op: &Op,
     ) -> Result<()> {
-        let t = top.next_tag();
-        let n = send.len();
-        top.check_op(CollOp::Allreduce, op, n)?;
-        if recv.len() != n {
-            return Err(bad(
-                CollOp::Allreduce,
-                format!("receive buffer is {} bytes, send is {n}", recv.len()),
-            ));
-        }
+        top.allreduce_args(op, send, recv)?;
         if let Some(l) = &self.leaders {
-            let mut part = Scratch::zeroed(n);
-            phase(&self.node, t | 1, |c| c.reduce(send, &mut part, op, 0))?;
-            phase(l, t | 2, |c| c.allreduce(&part, recv, op))?;
+            let mut part = Scratch::zeroed(send.len());
+            self.node_reduce(t | 1, send, &mut part, op)?;
+            l.iallreduce(t | 2, &part, recv, op)?.wait()?;
         } else {
-            phase(&self.node, t | 1, |c| c.reduce(send, &mut [], op, 0))?;
+            self.node_reduce(t | 1, send, &mut [], op)?;
         }
-        phase(&self.node, t | 3, |c| c.bcast(recv, 0))
+        self.node_bcast(t | 3, recv)
     }
 
-    /// Through the node leaders up to `allgather_two_level_max` bytes in total, by lanes
-    /// above (`lanes.rs`); None where neither applies (the caller runs it flat).
-    pub(crate) fn allgather(
+    /// Through the node leaders, or by lanes (`lanes.rs`, which the tier table picks from
+    /// `allgather_two_level_max` in total up).
+    pub fn allgather(
         &self,
-        top: &Collectives<C>,
+        top: &Flat<C>,
+        t: i32,
         send: &[u8],
         recv: &mut [u8],
-    ) -> Option<Result<()>> {
-        let (p, b) = (top.size(), send.len());
-        let by_leaders = p * b < top.config().thresholds.allgather_two_level_max;
-        let lane = self.lane.as_ref().filter(|_| !by_leaders);
-        if !by_leaders && lane.is_none() {
-            return None;
-        }
-        let t = top.next_tag();
-        if recv.len() != p * b {
-            return Some(Err(bad(
-                CollOp::Allgather,
-                format!("receive buffer is {} bytes, not {p} x {b}", recv.len()),
-            )));
-        }
-        Some(match lane {
+        by_lanes: bool,
+    ) -> Result<()> {
+        top.allgather_args(send, recv)?;
+        match self.lane.as_ref().filter(|_| by_lanes) {
             Some(lane) => self.allgather_by_lanes(lane, t, send, recv),
             None => self.allgather_by_leaders(t, send, recv),
-        })
+        }
     }
 
     fn allgather_by_leaders(&self, t: i32, send: &[u8], recv: &mut [u8]) -> Result<()> {
@@ -278,7 +268,7 @@ impl<C: PointToPoint> Levels<C> {
         let here = self.node.size();
         if let Some(l) = &self.leaders {
             let mut mine = Scratch::zeroed(here * b);
-            phase(&self.node, t | 1, |c| c.gather(send, &mut mine, 0))?;
+            self.node_gather(t | 1, send, &mut mine)?;
             let counts: Vec<usize> = self.members.iter().map(|m| m.len() * b).collect();
             let displs: Vec<usize> = counts
                 .iter()
@@ -289,12 +279,12 @@ impl<C: PointToPoint> Levels<C> {
                 })
                 .collect();
             if self.contiguous {
-                phase(l, t | 2, |c| c.allgatherv(&mine, recv, &counts, &displs))?;
+                l.iallgatherv(t | 2, &mine, recv, &counts, &displs)?
+                    .wait()?;
             } else {
                 let mut all = Scratch::zeroed(p * b);
-                phase(l, t | 2, |c| {
-                    c.allgatherv(&mine, &mut all, &counts, &displs)
-                })?;
+                l.iallgatherv(t | 2, &mine, &mut all, &counts, &displs)?
+                    .wait()?;
                 for (k, m) in self.members.iter().enumerate() {
                     for (j, &r) in m.iter().enumerate() {
                         let at = displs[k] + j * b;
@@ -303,8 +293,8 @@ impl<C: PointToPoint> Levels<C> {
                 }
             }
         } else {
-            phase(&self.node, t | 1, |c| c.gather(send, &mut [], 0))?;
+            self.node_gather(t | 1, send, &mut [])?;
         }
-        phase(&self.node, t | 3, |c| c.bcast(recv, 0))
+        self.node_bcast(t | 3, recv)
     }
 }

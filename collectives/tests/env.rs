@@ -13,12 +13,12 @@ fn algorithm_setting_from_the_environment() {
     let cfg = AlgoConfig::from_env().unwrap();
     assert_eq!(cfg.forced(CollOp::Allreduce), Some(Algorithm::Ring));
     assert_eq!(cfg.forced(CollOp::Alltoall), Some(Algorithm::Bruck));
-    let comm = MockComm::world(1, Duration::from_secs(1)).pop().unwrap();
+    let comm = MockComm::from(MockComm::world(1, Duration::from_secs(1)).pop().unwrap());
     let c = Collectives::new(comm).unwrap();
     assert_eq!(c.config().forced(CollOp::Allreduce), Some(Algorithm::Ring));
 
     std::env::set_var("IBDYN_COLL_ALGO", "allreduce:bruck");
-    let comm = MockComm::world(1, Duration::from_secs(1)).pop().unwrap();
+    let comm = MockComm::from(MockComm::world(1, Duration::from_secs(1)).pop().unwrap());
     let e = Collectives::new(comm).err().expect("bad setting refused");
     assert!(matches!(e, CollError::BadSetting { .. }));
     let msg = e.to_string();

@@ -1,12 +1,12 @@
 //! Rooted collectives (rsmpi's `Root`), called through `world.process_at_rank(root)`: the
 //! `_root` form on the root itself, the plain form on every other rank.
 
-use super::{inter, start, with, CollectiveRequest, Operation};
+use super::{inter, start, with, CollectiveRequest, InterCollectives, Operation};
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::partition::{invalid, Layout, Partition, PartitionMut};
 use crate::point_to_point::Process;
 use crate::Result;
-use ibdyn_collectives::{Element, InterCollectives, InterRole};
+use ibdyn_collectives::{Element, InterRole};
 use std::rc::Rc;
 
 /// Rooted collectives, called on the root process (rsmpi's `Root`).

@@ -52,7 +52,7 @@ pub(super) struct RootedShm {
     bufs: RefCell<HashMap<Key, State>>,
 }
 
-impl InterCollectives {
+impl<C: PointToPoint> InterCollectives<C> {
     /// The buffer this rooted operation goes through, or None (point-to-point). Collective
     /// over the root and the other group: both sides count the same calls and decide alike.
     fn rooted_buf(
@@ -100,10 +100,6 @@ impl InterCollectives {
         )
     }
 
-    fn node_uid(&self) -> String {
-        self.bridge.runtime().card().node_uid
-    }
-
     fn send_bridge(&self, data: &[u8], to: usize, tag: i32) -> Result<()> {
         crate::patience::wait(PointToPoint::isend(&self.bridge, data, to, tag)?).map(|_| ())
     }
@@ -120,7 +116,7 @@ impl InterCollectives {
         if let Err(e) = &made {
             tracing::debug!("no intercommunicator collective buffer: {e}");
         }
-        let mut msg = self.node_uid().into_bytes();
+        let mut msg = self.node.clone().into_bytes();
         msg.push(b'\n');
         if let Ok(b) = &made {
             msg.extend_from_slice(b.name().as_bytes());
@@ -153,7 +149,7 @@ impl InterCollectives {
             CollError::Failed("intercommunicator buffer set-up message is not UTF-8".into())
         })?;
         let (uid, name) = text.split_once('\n').unwrap_or((text, ""));
-        let opened = if uid != self.node_uid() || name.is_empty() {
+        let opened = if uid != self.node || name.is_empty() {
             None
         } else {
             CollBuf::open(name, self.rank + 1)

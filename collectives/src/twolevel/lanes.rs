@@ -5,13 +5,13 @@
 //! swap what their lanes brought (pairwise, single-copy where the transport allows). Against
 //! the leader form this saves the gather into the leader and the second copy of the node
 //! fan-out, and no one process carries every byte between the nodes. Used from the total
-//! where the leader form stops (`allgather_two_level_max`, see `Levels::allgather`); below
+//! where the leader form stops (`allgather_two_level_max`, see `tier.rs`); below
 //! it the leader form's node steps through the shared-memory buffer cost less than the
 //! extra messages.
 
-use super::{phase, Levels};
-use crate::coll::Collectives;
+use super::Levels;
 use crate::error::Result;
+use crate::flat::Flat;
 use crate::p2p::PointToPoint;
 use crate::schedule::{Region, Schedule};
 
@@ -20,7 +20,7 @@ impl<C: PointToPoint> Levels<C> {
     /// equal blocks of ranks (the condition for `lane`).
     pub(super) fn allgather_by_lanes(
         &self,
-        lane: &Collectives<C>,
+        lane: &Flat<C>,
         t: i32,
         send: &[u8],
         recv: &mut [u8],
@@ -33,7 +33,8 @@ impl<C: PointToPoint> Levels<C> {
         let nodes = self.members.len();
         let counts = vec![b; nodes];
         let displs: Vec<usize> = (0..nodes).map(|k| at(k, me)).collect();
-        phase(lane, t | 4, |c| c.allgatherv(send, recv, &counts, &displs))?;
+        lane.iallgatherv(t | 4, send, recv, &counts, &displs)?
+            .wait()?;
         let mut s = Schedule::new();
         for step in 1..m {
             let (to, from) = ((me + step) % m, (me + m - step) % m);
@@ -44,9 +45,6 @@ impl<C: PointToPoint> Levels<C> {
                     .recv(from, Region::recv(at(k, from), b));
             }
         }
-        phase(&self.node, t | 5, |c| {
-            let tag = c.next_tag();
-            c.start(tag, s, None, &[], recv)?.wait()
-        })
+        self.node.start(t | 5, s, None, &[], recv)?.wait()
     }
 }

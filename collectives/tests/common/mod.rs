@@ -1,11 +1,16 @@
 //! An in-process communicator for tests: one thread per rank, channels between them, MPI
-//! matching (per source and tag, in posting order), truncation errors, bounded waits.
+//! matching (per source and tag, in posting order), truncation errors, bounded waits; and
+//! intercommunicators (two groups, each with its own context, plus a bridge between them).
 #![allow(dead_code)]
 
 use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender};
-use ibdyn_collectives::{AlgoConfig, CollError, Collectives, P2pRequest, PointToPoint};
+use ibdyn_collectives::{
+    AlgoConfig, BuiltinOp, CollError, Collectives, ElemType, InterCollectives, Op, P2pRequest,
+    PointToPoint,
+};
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
@@ -36,32 +41,82 @@ struct Matching {
     store: HashMap<((usize, i32), u64), Vec<u8>>,
 }
 
-pub struct MockComm {
+/// One rank's end of one context: made on the test's thread, used on the rank's thread.
+pub struct Endpoint {
     rank: usize,
+    /// The size of the rank's own group.
     size: usize,
+    /// The ranks that point-to-point ranks name (the remote group of an intercommunicator).
     peers: Vec<Sender<Msg>>,
     inbox: Receiver<Msg>,
     m: RefCell<Matching>,
     timeout: Duration,
 }
 
+/// A rank's communicator; clones are handles to the same endpoint (as communicator handles).
+#[derive(Clone)]
+pub struct MockComm(Rc<Endpoint>);
+
+impl From<Endpoint> for MockComm {
+    fn from(e: Endpoint) -> MockComm {
+        MockComm(Rc::new(e))
+    }
+}
+
+fn endpoints(n: usize) -> (Vec<Sender<Msg>>, Vec<Receiver<Msg>>) {
+    (0..n).map(|_| unbounded()).unzip()
+}
+
+fn endpoint(
+    rank: usize,
+    size: usize,
+    peers: Vec<Sender<Msg>>,
+    inbox: Receiver<Msg>,
+    timeout: Duration,
+) -> Endpoint {
+    Endpoint {
+        rank,
+        size,
+        peers,
+        inbox,
+        m: RefCell::new(Matching::default()),
+        timeout,
+    }
+}
+
 impl MockComm {
     /// A world of `n` connected ranks.
-    pub fn world(n: usize, timeout: Duration) -> Vec<MockComm> {
-        let (txs, rxs): (Vec<_>, Vec<_>) = (0..n).map(|_| unbounded()).unzip();
+    pub fn world(n: usize, timeout: Duration) -> Vec<Endpoint> {
+        let (txs, rxs) = endpoints(n);
         rxs.into_iter()
             .enumerate()
-            .map(|(rank, inbox)| MockComm {
-                rank,
-                size: n,
-                peers: txs.clone(),
-                inbox,
-                m: RefCell::new(Matching::default()),
-                timeout,
-            })
+            .map(|(rank, inbox)| endpoint(rank, n, txs.clone(), inbox, timeout))
             .collect()
     }
 
+    /// An intercommunicator between a group of `p` and one of `q` ranks: for each of the
+    /// `p + q` ranks (the first group's, then the second's), its local group's communicator
+    /// and its end of the bridge (whose ranks name the other group's).
+    pub fn inter(p: usize, q: usize, timeout: Duration) -> Vec<(Endpoint, Endpoint)> {
+        let (a, b) = (MockComm::world(p, timeout), MockComm::world(q, timeout));
+        let (a_tx, a_rx) = endpoints(p);
+        let (b_tx, b_rx) = endpoints(q);
+        let a_bridge = a_rx
+            .into_iter()
+            .enumerate()
+            .map(|(r, inbox)| endpoint(r, p, b_tx.clone(), inbox, timeout));
+        let b_bridge = b_rx
+            .into_iter()
+            .enumerate()
+            .map(|(r, inbox)| endpoint(r, q, a_tx.clone(), inbox, timeout));
+        a.into_iter()
+            .zip(a_bridge)
+            .chain(b.into_iter().zip(b_bridge))
+            .collect()
+    }
+}
+
+impl Endpoint {
     fn file(&self, msg: Msg) {
         let mut m = self.m.borrow_mut();
         let key = (msg.src, msg.tag);
@@ -79,7 +134,7 @@ impl MockComm {
 pub enum MockReq<'a> {
     Sent(usize),
     Recv {
-        comm: &'a MockComm,
+        comm: &'a Endpoint,
         buf: &'a mut [u8],
         key: (usize, i32),
         ticket: u64,
@@ -152,18 +207,19 @@ impl PointToPoint for MockComm {
         Self: 'a;
 
     fn rank(&self) -> usize {
-        self.rank
+        self.0.rank
     }
     fn size(&self) -> usize {
-        self.size
+        self.0.size
     }
     fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<MockReq<'a>, CollError> {
-        let tx = self
+        let me = &self.0;
+        let tx = me
             .peers
             .get(dest)
             .ok_or_else(|| CollError::comm(MockError::BadRank(dest)))?;
         tx.send(Msg {
-            src: self.rank,
+            src: me.rank,
             tag,
             data: buf.to_vec(),
         })
@@ -176,16 +232,17 @@ impl PointToPoint for MockComm {
         src: usize,
         tag: i32,
     ) -> Result<MockReq<'a>, CollError> {
-        if src >= self.size {
+        let me = &self.0;
+        if src >= me.peers.len() {
             return Err(CollError::comm(MockError::BadRank(src)));
         }
         let key = (src, tag);
-        let mut m = self.m.borrow_mut();
+        let mut m = me.m.borrow_mut();
         let t = m.posted.entry(key).or_insert(0);
         let ticket = *t;
         *t += 1;
         Ok(MockReq::Recv {
-            comm: self,
+            comm: me,
             buf,
             key,
             ticket,
@@ -216,7 +273,8 @@ pub fn run_with_timeout<R: Send>(
                 let f = &f;
                 let cfg = config.clone();
                 s.spawn(move || {
-                    let coll = Collectives::with_config(c, cfg).expect("team of a mock world");
+                    let coll = Collectives::with_config(MockComm::from(c), cfg)
+                        .expect("team of a mock world");
                     f(&coll)
                 })
             })
@@ -251,4 +309,151 @@ pub fn data(r: usize, len: usize, salt: usize) -> Vec<u8> {
     let t = table();
     let start = (r * 7919 + salt * 104_729) % (TABLE_LEN - len);
     t[start..start + len].to_vec()
+}
+
+/// As `run`, on a world whose rank r runs on node `node_ids[r]` (two-level forms across
+/// nodes; the node's shared-memory collective buffer on one node).
+pub fn run_on_nodes<R: Send>(
+    node_ids: &[u32],
+    config: &AlgoConfig,
+    f: impl Fn(&Collectives<MockComm>) -> R + Sync,
+) -> Vec<R> {
+    let comms = MockComm::world(node_ids.len(), Duration::from_secs(20));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .map(|c| {
+                let f = &f;
+                let cfg = config.clone();
+                s.spawn(move || {
+                    let coll = Collectives::with_config(MockComm::from(c), cfg)
+                        .and_then(|c| c.with_nodes(node_ids))
+                        .expect("team of a mock world");
+                    f(&coll)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread panicked"))
+            .collect()
+    })
+}
+
+/// `b = a then b` for affine maps x -> m x + c held as (m, c) u32 halves of a u64.
+fn compose(a: u64, b: u64) -> u64 {
+    let (m1, c1) = (a as u32, (a >> 32) as u32);
+    let (m2, c2) = (b as u32, (b >> 32) as u32);
+    let m = m2.wrapping_mul(m1);
+    let c = m2.wrapping_mul(c1).wrapping_add(c2);
+    u64::from(m) | (u64::from(c) << 32)
+}
+
+/// Composition of affine maps in rank order (not commutative; 8-byte elements).
+pub fn affine() -> Op {
+    Op::user::<u64, _>(false, |a: &[u64], b: &mut [u64]| {
+        for (x, y) in a.iter().zip(b.iter_mut()) {
+            *y = compose(*x, *y);
+        }
+    })
+}
+
+/// u32 sums, or (not `commutative`) affine compositions.
+pub fn op(commutative: bool) -> Op {
+    if commutative {
+        Op::builtin(BuiltinOp::Sum, ElemType::U32).unwrap()
+    } else {
+        affine()
+    }
+}
+
+/// `b = a op b` on bytes, for `op(commutative)`.
+pub fn combine(a: &[u8], b: &mut [u8], commutative: bool) {
+    if commutative {
+        for (x, y) in a.chunks_exact(4).zip(b.chunks_exact_mut(4)) {
+            let s = u32::from_ne_bytes(x.try_into().unwrap())
+                .wrapping_add(u32::from_ne_bytes(y[..].try_into().unwrap()));
+            y.copy_from_slice(&s.to_ne_bytes());
+        }
+    } else {
+        for (x, y) in a.chunks_exact(8).zip(b.chunks_exact_mut(8)) {
+            let v = compose(
+                u64::from_ne_bytes(x.try_into().unwrap()),
+                u64::from_ne_bytes(y[..].try_into().unwrap()),
+            );
+            y.copy_from_slice(&v.to_ne_bytes());
+        }
+    }
+}
+
+/// `data(r, n, salt)` of the ranks `rs` (at least one), reduced in their order.
+pub fn fold_of(
+    rs: impl DoubleEndedIterator<Item = usize>,
+    n: usize,
+    salt: usize,
+    commutative: bool,
+) -> Vec<u8> {
+    let mut rs = rs.rev();
+    let mut acc = data(rs.next().expect("a rank to reduce"), n, salt);
+    for r in rs {
+        combine(&data(r, n, salt), &mut acc, commutative);
+    }
+    acc
+}
+
+/// Where the processes of an intercommunicator test run.
+#[derive(Copy, Clone, Debug)]
+pub enum InterLayout {
+    /// No node information: the groups' local steps run flat; every process names one node
+    /// (so bcast and reduce may use a buffer spanning the root and the other group).
+    Flat,
+    /// Everything on one node: local steps on the groups' node buffers.
+    OneNode,
+    /// Each group on its own two nodes (local steps two-level where a group has 3 or more
+    /// processes); the groups name different nodes (rooted operations stay on messages).
+    TwoNodesEach,
+}
+
+/// Runs `f(collectives, group)` on an intercommunicator between a group of `p` and one of
+/// `q` ranks (group 0, then group 1); returns the results of the `p + q` ranks in that order.
+pub fn run_inter<R: Send>(
+    p: usize,
+    q: usize,
+    layout: InterLayout,
+    config: &AlgoConfig,
+    f: impl Fn(&InterCollectives<MockComm>, usize) -> R + Sync,
+) -> Vec<R> {
+    let ends = MockComm::inter(p, q, Duration::from_secs(20));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ends
+            .into_iter()
+            .enumerate()
+            .map(|(i, (local, bridge))| {
+                let f = &f;
+                let cfg = config.clone();
+                let (g, size, remote) = if i < p { (0, p, q) } else { (1, q, p) };
+                s.spawn(move || {
+                    let local = Collectives::with_config(MockComm::from(local), cfg)
+                        .expect("team of a mock group");
+                    let (local, node) = match layout {
+                        InterLayout::Flat => (Ok(local), "mock".to_string()),
+                        InterLayout::OneNode => (local.with_nodes(&vec![0; size]), "mock".into()),
+                        InterLayout::TwoNodesEach => {
+                            let ids: Vec<u32> =
+                                (0..size).map(|r| u32::from(r >= size / 2)).collect();
+                            (local.with_nodes(&ids), format!("mock-{g}"))
+                        }
+                    };
+                    let local = Rc::new(local.expect("node-aware mock group"));
+                    let ic = InterCollectives::new(local, MockComm::from(bridge), remote, node)
+                        .expect("intercommunicator of a mock world");
+                    f(&ic, g)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank thread panicked"))
+            .collect()
+    })
 }

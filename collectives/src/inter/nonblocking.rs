@@ -8,11 +8,11 @@ use crate::algo::binomial;
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
 use crate::exec::CollRequest;
+use crate::flat::bad;
 use crate::inter::{InterCollectives, InterRole};
 use crate::op::Op;
 use crate::p2p::PointToPoint;
 use crate::schedule::{Region, Schedule};
-use ibdyn_intercomm::{Communicator, Request};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -20,20 +20,22 @@ use std::collections::HashMap;
 /// transfers carry the tag the request runs with (drawn from the local group's sequence);
 /// bridge transfers carry the tag both groups drew from the intercommunicator's sequence,
 /// found by the local one.
-pub(crate) struct Joined {
-    local: Communicator,
-    bridge: Communicator,
+pub(crate) struct Joined<C> {
+    local: C,
+    bridge: C,
     p: usize,
+    q: usize,
     bridge_tags: RefCell<HashMap<i32, i32>>,
 }
 
-impl Joined {
-    pub fn new(local: Communicator, bridge: Communicator) -> Joined {
-        let p = local.size() as usize;
+impl<C: PointToPoint> Joined<C> {
+    pub fn new(local: C, bridge: C, remote_size: usize) -> Joined<C> {
+        let p = local.size();
         Joined {
             local,
             bridge,
             p,
+            q: remote_size,
             bridge_tags: RefCell::new(HashMap::new()),
         }
     }
@@ -47,25 +49,25 @@ impl Joined {
     }
 }
 
-impl PointToPoint for Joined {
+impl<C: PointToPoint> PointToPoint for Joined<C> {
     type Request<'a>
-        = Request<'a>
+        = C::Request<'a>
     where
         Self: 'a;
     fn rank(&self) -> usize {
-        self.local.rank() as usize
+        self.local.rank()
     }
     fn size(&self) -> usize {
-        self.p + self.bridge.remote_size() as usize
+        self.p + self.q
     }
-    fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<Request<'a>> {
+    fn isend<'a>(&'a self, buf: &'a [u8], dest: usize, tag: i32) -> Result<C::Request<'a>> {
         if dest < self.p {
             PointToPoint::isend(&self.local, buf, dest, tag)
         } else {
             PointToPoint::isend(&self.bridge, buf, dest - self.p, self.bridge_tag(tag)?)
         }
     }
-    fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<Request<'a>> {
+    fn irecv<'a>(&'a self, buf: &'a mut [u8], src: usize, tag: i32) -> Result<C::Request<'a>> {
         if src < self.p {
             PointToPoint::irecv(&self.local, buf, src, tag)
         } else {
@@ -75,17 +77,20 @@ impl PointToPoint for Joined {
     fn progress(&self) {
         PointToPoint::progress(&self.local);
     }
+    fn is_truncation(&self, e: &CollError) -> bool {
+        self.local.is_truncation(e)
+    }
 }
 
 /// A non-blocking intercommunicator collective in flight.
 #[must_use = "a collective request must be waited for or tested to completion"]
-pub struct InterRequest<'b> {
-    req: Option<CollRequest<'b, Joined>>,
-    joined: &'b Joined,
+pub struct InterRequest<'b, C: PointToPoint> {
+    req: Option<CollRequest<'b, Joined<C>>>,
+    joined: &'b Joined<C>,
     tag: i32,
 }
 
-impl InterRequest<'_> {
+impl<C: PointToPoint> InterRequest<'_, C> {
     /// Makes what progress it can without blocking; true once the collective is complete.
     pub fn test(&mut self) -> Result<bool> {
         match self.req.as_mut() {
@@ -103,7 +108,7 @@ impl InterRequest<'_> {
     }
 }
 
-impl Drop for InterRequest<'_> {
+impl<C: PointToPoint> Drop for InterRequest<'_, C> {
     fn drop(&mut self) {
         // Transfers in flight end first; then the tag pair is forgotten.
         self.req = None;
@@ -111,7 +116,7 @@ impl Drop for InterRequest<'_> {
     }
 }
 
-impl InterCollectives {
+impl<C: PointToPoint> InterCollectives<C> {
     /// Runs `sched` as one request; `bridge` is this call's tag on the intercommunicator.
     fn start_joined<'b>(
         &'b self,
@@ -120,7 +125,7 @@ impl InterCollectives {
         op: Option<&Op>,
         send: &'b [u8],
         recv: &'b mut [u8],
-    ) -> Result<InterRequest<'b>> {
+    ) -> Result<InterRequest<'b, C>> {
         let mut sched = sched;
         sched.map_peers(|r| r);
         let joined = self.joined();
@@ -143,7 +148,7 @@ impl InterCollectives {
     }
 
     /// The non-blocking form of `barrier`.
-    pub fn ibarrier(&self) -> Result<InterRequest<'_>> {
+    pub fn ibarrier(&self) -> Result<InterRequest<'_, C>> {
         let t = self.next_tag();
         let (me, p) = (self.rank(), self.size());
         let mut s = Schedule::new();
@@ -156,7 +161,7 @@ impl InterCollectives {
     }
 
     /// The non-blocking form of `bcast`.
-    pub fn ibcast<'b>(&'b self, buf: &'b mut [u8], role: InterRole) -> Result<InterRequest<'b>> {
+    pub fn ibcast<'b>(&'b self, buf: &'b mut [u8], role: InterRole) -> Result<InterRequest<'b, C>> {
         let t = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), buf.len());
         let all = Region::recv(0, n);
@@ -184,17 +189,17 @@ impl InterCollectives {
         send: &'b [u8],
         recv: &'b mut [u8],
         op: &Op,
-    ) -> Result<InterRequest<'b>> {
+    ) -> Result<InterRequest<'b, C>> {
         let t = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), send.len());
         if recv.len() != n {
-            return Err(crate::coll::bad(
+            return Err(bad(
                 CollOp::Allreduce,
                 format!("receive buffer is {} bytes, send is {n}", recv.len()),
             ));
         }
         if !n.is_multiple_of(op.elem_size()) {
-            return Err(crate::coll::bad(
+            return Err(bad(
                 CollOp::Allreduce,
                 format!(
                     "{n} bytes is not a whole number of {}-byte elements",

@@ -1,37 +1,23 @@
 //! Reductions: reduce, allreduce, reduce_scatter(_block), scan, exscan.
 
+use super::{bad, Flat};
 use crate::algo::{binomial, linear, rabenseifner, recursive_doubling, ring, scan};
-use crate::coll::{bad, block_offsets, Collectives};
 use crate::config::{Algorithm, CollOp};
 use crate::error::Result;
 use crate::exec::CollRequest;
 use crate::op::Op;
 use crate::p2p::PointToPoint;
-use crate::schedule::{offsets, Region, Schedule};
+use crate::schedule::{offsets, split_even, Region, Schedule};
 
-impl<C: PointToPoint> Collectives<C> {
-    /// Reduces every rank's `send` into `recv` at `root` (`recv` is ignored elsewhere).
-    pub fn reduce(&self, send: &[u8], recv: &mut [u8], op: &Op, root: usize) -> Result<()> {
-        if let Some(l) = self.two_level_for(CollOp::Reduce, op) {
-            self.check_root(CollOp::Reduce, root)?;
-            return l.reduce(self, send, recv, op, root);
-        }
-        if let Some(b) = self.node_buf(CollOp::Reduce, send.len(), root)? {
-            self.check_op(CollOp::Reduce, op, send.len())?;
-            return self.shm_reduce(&b, send, recv, op);
-        }
-        self.ireduce(send, recv, op, root)?.wait()
-    }
-
-    /// The non-blocking form of `reduce`.
-    pub fn ireduce<'b>(
+impl<C: PointToPoint> Flat<C> {
+    pub(crate) fn ireduce<'b>(
         &'b self,
+        tag: i32,
         send: &'b [u8],
         recv: &'b mut [u8],
         op: &Op,
         root: usize,
     ) -> Result<CollRequest<'b, C>> {
-        let tag = self.next_tag();
         self.check_root(CollOp::Reduce, root)?;
         let (me, p, n) = (self.rank(), self.size(), send.len());
         let count = self.check_op(CollOp::Reduce, op, n)?;
@@ -64,32 +50,9 @@ impl<C: PointToPoint> Collectives<C> {
         self.start(tag, s, Some(op), send, recv)
     }
 
-    pub fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
-        if let Some(l) = self.two_level_for(CollOp::Allreduce, op) {
-            return l.allreduce(self, send, recv, op);
-        }
-        if let Some(b) = self.node_buf(CollOp::Allreduce, send.len(), 0)? {
-            self.check_op(CollOp::Allreduce, op, send.len())?;
-            crate::coll::same_len(CollOp::Allreduce, send, recv)?;
-            let out: &mut [u8] = if self.rank() == 0 {
-                &mut *recv
-            } else {
-                &mut []
-            };
-            self.shm_reduce(&b, send, out, op)?;
-            return self.shm_bcast(&b, recv);
-        }
-        self.iallreduce(send, recv, op)?.wait()
-    }
-
-    pub fn iallreduce<'b>(
-        &'b self,
-        send: &'b [u8],
-        recv: &'b mut [u8],
-        op: &Op,
-    ) -> Result<CollRequest<'b, C>> {
-        let tag = self.next_tag();
-        let (me, p, n) = (self.rank(), self.size(), send.len());
+    /// Checks allreduce's buffers against each other and `op`; returns the element count.
+    pub(crate) fn allreduce_args(&self, op: &Op, send: &[u8], recv: &[u8]) -> Result<usize> {
+        let n = send.len();
         let count = self.check_op(CollOp::Allreduce, op, n)?;
         if recv.len() != n {
             return Err(bad(
@@ -97,13 +60,18 @@ impl<C: PointToPoint> Collectives<C> {
                 format!("receive buffer is {} bytes, send is {n}", recv.len()),
             ));
         }
-        if let Some(l) = self
-            .two_level_nb(CollOp::Allreduce)
-            .filter(|l| l.keeps_order(op))
-        {
-            let s = l.allreduce_schedule(me, n, op.is_commutative());
-            return self.start(tag, s, Some(op), send, recv);
-        }
+        Ok(count)
+    }
+
+    pub(crate) fn iallreduce<'b>(
+        &'b self,
+        tag: i32,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        op: &Op,
+    ) -> Result<CollRequest<'b, C>> {
+        let (me, p, n) = (self.rank(), self.size(), send.len());
+        let count = self.allreduce_args(op, send, recv)?;
         let mut s = Schedule::new();
         let acc = Region::recv(0, n);
         match self
@@ -135,19 +103,13 @@ impl<C: PointToPoint> Collectives<C> {
         self.start(tag, s, Some(op), send, recv)
     }
 
-    /// Reduce-scatter with equal blocks: `send` holds p blocks of `recv.len()` bytes.
-    pub fn reduce_scatter_block(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
-        self.ireduce_scatter_block(send, recv, op)?.wait()
-    }
-
-    /// The non-blocking form of `reduce_scatter_block`.
-    pub fn ireduce_scatter_block<'b>(
+    pub(crate) fn ireduce_scatter_block<'b>(
         &'b self,
+        tag: i32,
         send: &'b [u8],
         recv: &'b mut [u8],
         op: &Op,
     ) -> Result<CollRequest<'b, C>> {
-        let tag = self.next_tag();
         let p = self.size();
         let b = self.check_op(CollOp::ReduceScatterBlock, op, recv.len())?;
         if send.len() != p * recv.len() {
@@ -159,26 +121,14 @@ impl<C: PointToPoint> Collectives<C> {
         self.reduce_scatter_inner(CollOp::ReduceScatterBlock, tag, send, recv, &vec![b; p], op)
     }
 
-    /// Reduce-scatter: rank i gets `counts[i]` elements of the reduction of everyone's `send`.
-    pub fn reduce_scatter(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        op: &Op,
-    ) -> Result<()> {
-        self.ireduce_scatter(send, recv, counts, op)?.wait()
-    }
-
-    /// The non-blocking form of `reduce_scatter`.
-    pub fn ireduce_scatter<'b>(
+    pub(crate) fn ireduce_scatter<'b>(
         &'b self,
+        tag: i32,
         send: &'b [u8],
         recv: &'b mut [u8],
         counts: &[usize],
         op: &Op,
     ) -> Result<CollRequest<'b, C>> {
-        let tag = self.next_tag();
         let (me, p, esz) = (self.rank(), self.size(), op.elem_size());
         if counts.len() != p {
             return Err(bad(
@@ -219,7 +169,7 @@ impl<C: PointToPoint> Collectives<C> {
         let mut s = Schedule::new();
         let out = Region::recv(0, recv.len());
         let acc = s.scratch(n);
-        match self.config().choose(which, n, p, op.is_commutative())? {
+        match self.config.choose(which, n, p, op.is_commutative())? {
             Algorithm::Binomial => {
                 binomial::reduce(
                     &mut s,
@@ -248,19 +198,13 @@ impl<C: PointToPoint> Collectives<C> {
         self.start(tag, s, Some(op), send, recv)
     }
 
-    /// Inclusive prefix reduction over ranks 0..=me.
-    pub fn scan(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
-        self.iscan(send, recv, op)?.wait()
-    }
-
-    /// The non-blocking form of `scan`.
-    pub fn iscan<'b>(
+    pub(crate) fn iscan<'b>(
         &'b self,
+        tag: i32,
         send: &'b [u8],
         recv: &'b mut [u8],
         op: &Op,
     ) -> Result<CollRequest<'b, C>> {
-        let tag = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), send.len());
         self.check_op(CollOp::Scan, op, n)?;
         if recv.len() != n {
@@ -282,19 +226,13 @@ impl<C: PointToPoint> Collectives<C> {
         self.start(tag, s, Some(op), send, recv)
     }
 
-    /// Exclusive prefix reduction over ranks 0..me; rank 0's `recv` is left untouched.
-    pub fn exscan(&self, send: &[u8], recv: &mut [u8], op: &Op) -> Result<()> {
-        self.iexscan(send, recv, op)?.wait()
-    }
-
-    /// The non-blocking form of `exscan`.
-    pub fn iexscan<'b>(
+    pub(crate) fn iexscan<'b>(
         &'b self,
+        tag: i32,
         send: &'b [u8],
         recv: &'b mut [u8],
         op: &Op,
     ) -> Result<CollRequest<'b, C>> {
-        let tag = self.next_tag();
         let (me, p, n) = (self.rank(), self.size(), send.len());
         self.check_op(CollOp::Exscan, op, n)?;
         if recv.len() != n {
@@ -314,4 +252,12 @@ impl<C: PointToPoint> Collectives<C> {
         }
         self.start(tag, s, Some(op), send, recv)
     }
+}
+
+/// Byte offsets of `count` elements of `esz` bytes cut into `p` near-equal blocks.
+fn block_offsets(count: usize, p: usize, esz: usize) -> Vec<usize> {
+    offsets(&split_even(count, p))
+        .into_iter()
+        .map(|o| o * esz)
+        .collect()
 }

@@ -1,0 +1,306 @@
+//! Intercommunicator collectives on the mock communicator: every operation (blocking and
+//! non-blocking), groups of 1+3, 2+2, 3+5 (and 8+8 for the alltoall through the leaders),
+//! roots MPI_ROOT / MPI_PROC_NULL / remote, with the groups' local steps flat, on one
+//! node's buffer, or two-level, against a reference computed locally. Results cross between
+//! the groups. Each case runs several times, so the buffers (made on the third eligible
+//! call) serve the later ones.
+
+mod common;
+
+use common::{data, fold_of, op, run_inter, InterLayout, MockComm};
+use ibdyn_collectives::{AlgoConfig, CollError, InterCollectives, InterRole};
+
+const GROUPS: [(usize, usize); 3] = [(1, 3), (2, 2), (3, 5)];
+const LAYOUTS: [InterLayout; 3] = [
+    InterLayout::Flat,
+    InterLayout::OneNode,
+    InterLayout::TwoNodesEach,
+];
+/// Bytes (multiples of 8) around the node buffer's thresholds (64 KiB gather).
+const SIZES: [usize; 4] = [0, 8, 1000, 72_000];
+const ROUNDS: usize = 3;
+
+/// The sizes of the two groups and this process's place.
+#[derive(Copy, Clone)]
+struct Side {
+    g: usize,
+    lr: usize,
+    sizes: [usize; 2],
+}
+
+impl Side {
+    fn of(c: &InterCollectives<MockComm>, g: usize) -> Side {
+        let mut sizes = [c.size(); 2];
+        sizes[1 - g] = c.remote_size();
+        Side {
+            g,
+            lr: c.rank(),
+            sizes,
+        }
+    }
+    /// A name for rank `lr` of group `g` (the data's seed).
+    fn id(g: usize, lr: usize) -> usize {
+        g * 100 + lr
+    }
+    fn me(&self) -> usize {
+        Side::id(self.g, self.lr)
+    }
+    fn other(&self) -> usize {
+        1 - self.g
+    }
+    /// The other group's ranks' names, in rank order.
+    fn theirs(&self) -> impl DoubleEndedIterator<Item = usize> {
+        let o = self.other();
+        (0..self.sizes[o]).map(move |r| Side::id(o, r))
+    }
+    /// This process's part in an operation rooted at rank `root` of group `root_g`.
+    fn role(&self, root_g: usize, root: usize) -> InterRole {
+        if self.g != root_g {
+            InterRole::Remote(root)
+        } else if self.lr == root {
+            InterRole::Root
+        } else {
+            InterRole::ProcNull
+        }
+    }
+}
+
+fn check(ok: bool, what: &str, n: usize) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{what}: wrong result for {n} bytes"))
+    }
+}
+
+fn e(what: &'static str, n: usize) -> impl Fn(CollError) -> String {
+    move |err| format!("{what} ({n} bytes): {err}")
+}
+
+/// The roots: each group's first and last rank.
+fn roots(s: &Side) -> Vec<(usize, usize)> {
+    let mut v = Vec::new();
+    for g in 0..2 {
+        for r in [0, s.sizes[g] - 1] {
+            if !v.contains(&(g, r)) {
+                v.push((g, r));
+            }
+        }
+    }
+    v
+}
+
+fn rooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), String> {
+    for (root_g, root) in roots(s) {
+        let role = s.role(root_g, root);
+        let root_id = Side::id(root_g, root);
+        // bcast, blocking and not: a PROC_NULL buffer is left alone.
+        for blocking in [true, false] {
+            let mut b = match role {
+                InterRole::Root => data(s.me(), n, 1),
+                _ => vec![7; n],
+            };
+            if blocking {
+                c.bcast(&mut b, role).map_err(e("bcast", n))?;
+            } else {
+                c.ibcast(&mut b, role)
+                    .and_then(|r| r.wait())
+                    .map_err(e("ibcast", n))?;
+            }
+            let want = match role {
+                InterRole::Remote(_) => data(root_id, n, 1),
+                InterRole::Root => data(s.me(), n, 1),
+                InterRole::ProcNull => vec![7; n],
+            };
+            check(b == want, "bcast", n)?;
+        }
+        // reduce, in the other group's rank order.
+        for commutative in [true, false] {
+            let mut out = vec![0; if role == InterRole::Root { n } else { 0 }];
+            c.reduce(&data(s.me(), n, 2), &mut out, &op(commutative), role)
+                .map_err(e("reduce", n))?;
+            if role == InterRole::Root && n > 0 {
+                check(out == fold_of(s.theirs(), n, 2, commutative), "reduce", n)?;
+            }
+        }
+        // gather: the root gets every remote block (the other group's size) in rank order.
+        let b = n + 8 * s.g;
+        let remote_b = n + 8 * s.other();
+        let mut all = vec![
+            0;
+            if role == InterRole::Root {
+                remote_b * s.sizes[s.other()]
+            } else {
+                0
+            }
+        ];
+        c.gather(&data(s.me(), b, 3), &mut all, role)
+            .map_err(e("gather", n))?;
+        if role == InterRole::Root {
+            let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 3)).collect();
+            check(all == want, "gather", n)?;
+        }
+        // scatter: block i of the root's buffer to remote rank i.
+        let (send, mut recv) = match role {
+            InterRole::Root => (
+                s.theirs().flat_map(|r| data(r + 7, remote_b, 4)).collect(),
+                vec![],
+            ),
+            _ => (vec![], vec![0; b]),
+        };
+        c.scatter(&send, &mut recv, role).map_err(e("scatter", n))?;
+        if let InterRole::Remote(_) = role {
+            check(recv == data(s.me() + 7, b, 4), "scatter", n)?;
+        }
+    }
+    Ok(())
+}
+
+fn unrooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), String> {
+    let (p, q) = (s.sizes[s.g], s.sizes[s.other()]);
+    c.barrier().map_err(e("barrier", n))?;
+    c.ibarrier()
+        .and_then(|r| r.wait())
+        .map_err(e("ibarrier", n))?;
+    for commutative in [true, false] {
+        let want = if n > 0 {
+            fold_of(s.theirs(), n, 5, commutative)
+        } else {
+            vec![]
+        };
+        let mut out = vec![0; n];
+        c.allreduce(&data(s.me(), n, 5), &mut out, &op(commutative))
+            .map_err(e("allreduce", n))?;
+        check(out == want, "allreduce", n)?;
+        let mut out = vec![0; n];
+        c.iallreduce(&data(s.me(), n, 5), &mut out, &op(commutative))
+            .and_then(|r| r.wait())
+            .map_err(e("iallreduce", n))?;
+        check(out == want, "iallreduce", n)?;
+    }
+    // allgather: the groups' blocks differ in size.
+    let (b, remote_b) = (n + 8 * s.g, n + 8 * s.other());
+    let mut all = vec![0; q * remote_b];
+    c.allgather(&data(s.me(), b, 6), &mut all)
+        .map_err(e("allgather", n))?;
+    let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 6)).collect();
+    check(all == want, "allgather", n)?;
+    // alltoall: block j to remote rank j; block i from remote rank i (its block [me]).
+    let block = |from: usize, to: usize, len: usize| data(from * 1000 + to, len, 7);
+    let send: Vec<u8> = (0..q).flat_map(|j| block(s.me(), j, b)).collect();
+    let mut recv = vec![0; q * remote_b];
+    c.alltoall(&send, &mut recv).map_err(e("alltoall", n))?;
+    let want: Vec<u8> = s.theirs().flat_map(|r| block(r, s.lr, remote_b)).collect();
+    check(recv == want, "alltoall", n)?;
+    // reduce_scatter(_block): both groups reduce the same total (p q n bytes); the result
+    // of the other group's buffers is cut among this group's ranks.
+    let total = p * q * n;
+    for commutative in [true, false] {
+        let esz = if commutative { 4 } else { 8 };
+        let reduced = if total > 0 {
+            fold_of(s.theirs(), total, 8, commutative)
+        } else {
+            vec![]
+        };
+        let mut out = vec![0; total / p];
+        c.reduce_scatter_block(&data(s.me(), total, 8), &mut out, &op(commutative))
+            .map_err(e("reduce_scatter_block", n))?;
+        let at = s.lr * total / p;
+        check(
+            out == reduced[at..at + total / p],
+            "reduce_scatter_block",
+            n,
+        )?;
+        // Uneven counts: rank i gets i + 1 shares of the total's elements (in order).
+        let elems = total / esz;
+        let shares = p * (p + 1) / 2;
+        let mut counts: Vec<usize> = (0..p).map(|i| elems * (i + 1) / shares).collect();
+        counts[p - 1] += elems - counts.iter().sum::<usize>();
+        let mut out = vec![0; counts[s.lr] * esz];
+        c.reduce_scatter(&data(s.me(), total, 8), &mut out, &counts, &op(commutative))
+            .map_err(e("reduce_scatter", n))?;
+        let at = counts[..s.lr].iter().sum::<usize>() * esz;
+        check(out == reduced[at..at + out.len()], "reduce_scatter", n)?;
+    }
+    Ok(())
+}
+
+fn every_op(c: &InterCollectives<MockComm>, g: usize) -> Result<(), String> {
+    let s = Side::of(c, g);
+    for _ in 0..ROUNDS {
+        for n in SIZES {
+            rooted(c, &s, n)?;
+            unrooted(c, &s, n)?;
+        }
+    }
+    Ok(())
+}
+
+fn on(p: usize, q: usize, layout: InterLayout, cfg: &AlgoConfig) {
+    for (i, out) in run_inter(p, q, layout, cfg, every_op)
+        .into_iter()
+        .enumerate()
+    {
+        if let Err(why) = out {
+            panic!("{p}+{q} {layout:?}, rank {i} of the two groups: {why}");
+        }
+    }
+}
+
+#[test]
+fn every_operation_on_every_layout() {
+    for (p, q) in GROUPS {
+        for layout in LAYOUTS {
+            on(p, q, layout, &AlgoConfig::default());
+        }
+    }
+}
+
+#[test]
+fn off_the_buffers() {
+    let mut cfg = AlgoConfig::default();
+    for op in ibdyn_collectives::CollOp::ALL {
+        cfg.set_p2p(op, true);
+    }
+    for (p, q) in GROUPS {
+        on(p, q, InterLayout::OneNode, &cfg);
+    }
+}
+
+#[test]
+fn alltoall_through_the_leaders() {
+    // 64 pairs and a small matrix: gathered at the leaders, swapped, scattered.
+    let out = run_inter(
+        8,
+        8,
+        InterLayout::OneNode,
+        &AlgoConfig::default(),
+        |c, g| {
+            let s = Side::of(c, g);
+            for n in [0, 8, 504] {
+                let block = |from: usize, to: usize| data(from * 1000 + to, n, 9);
+                let send: Vec<u8> = (0..8).flat_map(|j| block(s.me(), j)).collect();
+                let mut recv = vec![0; 8 * n];
+                c.alltoall(&send, &mut recv).map_err(e("alltoall", n))?;
+                let want: Vec<u8> = s.theirs().flat_map(|r| block(r, s.lr)).collect();
+                check(recv == want, "alltoall", n)?;
+            }
+            Ok::<_, String>(())
+        },
+    );
+    for (i, o) in out.into_iter().enumerate() {
+        if let Err(why) = o {
+            panic!("8+8, rank {i}: {why}");
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_are_refused_on_the_calling_rank() {
+    let out = run_inter(2, 3, InterLayout::Flat, &AlgoConfig::default(), |c, _| {
+        let bad_root = c.bcast(&mut [0; 8], InterRole::Remote(c.remote_size()));
+        let bad_len = c.allreduce(&[0; 8], &mut [0; 4], &op(true));
+        (bad_root.is_err(), bad_len.is_err())
+    });
+    assert!(out.iter().all(|&(a, b)| a && b), "{out:?}");
+}
