@@ -18,8 +18,6 @@ pub(crate) struct AddressHandle {
 // SAFETY: an address handle may be used and destroyed from any thread; the pointer is owned by
 // this value alone.
 unsafe impl Send for AddressHandle {}
-// SAFETY: `&self` only hands the pointer to a work request; nothing mutates the handle.
-unsafe impl Sync for AddressHandle {}
 
 impl AddressHandle {
     pub(crate) fn new(pd: Arc<ProtectionDomain>, path: &Path) -> Result<AddressHandle> {

@@ -14,8 +14,8 @@ pub(crate) struct Context {
 // SAFETY: libibverbs contexts may be used from any thread (the library is thread safe); the
 // pointer is owned by this value alone.
 unsafe impl Send for Context {}
-// SAFETY: every method takes `&self` only for verbs that libibverbs documents as thread safe
-// (queries, and creating children of the context).
+// SAFETY: shared through Arcs by its children; `&self` is used only for verbs that libibverbs
+// documents as thread safe (queries, and creating children of the context).
 unsafe impl Sync for Context {}
 
 impl Context {

@@ -17,7 +17,8 @@ pub(crate) struct CompletionChannel {
 
 // SAFETY: a completion channel may be used from any thread; the pointer is owned by this value.
 unsafe impl Send for CompletionChannel {}
-// SAFETY: `&self` reads the fd and takes events, which libibverbs allows from any thread.
+// SAFETY: shared through Arcs by its queues; `&self` reads the fd and takes events, which
+// libibverbs allows from any thread.
 unsafe impl Sync for CompletionChannel {}
 
 impl CompletionChannel {
@@ -70,8 +71,8 @@ pub(crate) struct CompletionQueue {
 
 // SAFETY: a completion queue may be used from any thread; the pointer is owned by this value.
 unsafe impl Send for CompletionQueue {}
-// SAFETY: polling and arming through `&self` are thread safe in libibverbs (the provider
-// serialises access to one queue).
+// SAFETY: shared through Arcs by the queue pairs on it; polling and arming through `&self` are
+// thread safe in libibverbs (the vendor driver locks the queue).
 unsafe impl Sync for CompletionQueue {}
 
 impl CompletionQueue {

@@ -17,8 +17,6 @@ pub(crate) struct MemoryRegion {
 // SAFETY: a memory region may be deregistered from any thread; the pointer is owned by this
 // value alone and only read (keys) through `&self`.
 unsafe impl Send for MemoryRegion {}
-// SAFETY: `&self` only reads the keys, which never change after registration.
-unsafe impl Sync for MemoryRegion {}
 
 impl MemoryRegion {
     /// Registers `[addr, addr+len)` with `access` (`ibv_access_flags`); `verb` names the call in

@@ -17,7 +17,8 @@ pub(crate) struct ProtectionDomain {
 // SAFETY: a protection domain may be used from any thread (libibverbs is thread safe); the
 // pointer is owned by this value alone.
 unsafe impl Send for ProtectionDomain {}
-// SAFETY: `&self` only creates objects in the domain, which libibverbs allows concurrently.
+// SAFETY: shared through Arcs by the objects made in it; `&self` only creates objects in the
+// domain, which libibverbs allows concurrently.
 unsafe impl Sync for ProtectionDomain {}
 
 impl ProtectionDomain {

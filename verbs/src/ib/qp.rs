@@ -30,8 +30,6 @@ pub(crate) struct QueuePair {
 // SAFETY: a queue pair may be used from any thread; the pointer is owned by this value and the
 // verbs that post to or change it take `&mut self`.
 unsafe impl Send for QueuePair {}
-// SAFETY: `&self` only reads the immutable queue pair number.
-unsafe impl Sync for QueuePair {}
 
 impl QueuePair {
     /// A queue pair whose send queue holds `send_depth` work requests, each signalled.

@@ -16,8 +16,8 @@ pub(crate) struct SharedReceiveQueue {
 
 // SAFETY: a shared receive queue may be used from any thread; the pointer is owned by this value.
 unsafe impl Send for SharedReceiveQueue {}
-// SAFETY: posting receives through `&self` is thread safe in libibverbs (the provider locks the
-// queue).
+// SAFETY: shared through Arcs by the queue pairs attached; posting receives through `&self` is
+// thread safe in libibverbs (the vendor driver locks the queue).
 unsafe impl Sync for SharedReceiveQueue {}
 
 impl SharedReceiveQueue {
