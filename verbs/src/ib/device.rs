@@ -1,35 +1,13 @@
-//! Device discovery: the device list, opening a device, querying ports and GIDs.
+//! Device discovery: the device list, and the ports of every device for `ibdyn info`.
 
 use super::attrs::{mtu_bytes, LINK_LAYER_ETHERNET, LINK_LAYER_INFINIBAND};
+use super::context::Context;
 use super::dl::{load, verbs};
-use crate::error::{Result, VerbsError};
+use super::fail::failed;
+use crate::error::Result;
 use crate::DeviceInfo;
 use rdma_sys::*;
 use std::ffi::CStr;
-
-pub(crate) fn verb_err(verb: &'static str) -> VerbsError {
-    VerbsError::Verb {
-        verb,
-        detail: std::io::Error::last_os_error().to_string(),
-    }
-}
-
-pub(crate) fn verb_rc(verb: &'static str, rc: i32) -> Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        // Verbs return a positive errno (or -1 with errno set).
-        let e = if rc > 0 {
-            std::io::Error::from_raw_os_error(rc)
-        } else {
-            std::io::Error::last_os_error()
-        };
-        Err(VerbsError::Verb {
-            verb,
-            detail: e.to_string(),
-        })
-    }
-}
 
 /// The device list; released on drop. Empty when libibverbs finds no device.
 pub(crate) struct DeviceList {
@@ -50,10 +28,7 @@ impl DeviceList {
                 Some(libc::ENOSYS) | Some(libc::ENODEV) | Some(libc::ENOENT) | Some(0) | None => {
                     Ok(DeviceList { list, n: 0 })
                 }
-                _ => Err(VerbsError::Verb {
-                    verb: "ibv_get_device_list",
-                    detail: e.to_string(),
-                }),
+                Some(errno) => Err(failed("ibv_get_device_list", errno)),
             };
         }
         Ok(DeviceList {
@@ -66,10 +41,16 @@ impl DeviceList {
         self.n
     }
 
-    pub(crate) fn device(&self, i: usize) -> *mut ibv_device {
+    fn device(&self, i: usize) -> *mut ibv_device {
         assert!(i < self.n);
         // SAFETY: i < n, the length libibverbs reported for this array.
         unsafe { *self.list.add(i) }
+    }
+
+    /// Opens device `i` (`i < len()`).
+    pub(crate) fn open(&self, i: usize) -> Result<Context> {
+        // SAFETY: the device pointer comes from this list, which is alive.
+        unsafe { Context::open(self.device(i)) }
     }
 
     pub(crate) fn name(&self, i: usize) -> String {
@@ -87,38 +68,6 @@ impl Drop for DeviceList {
             unsafe { (verbs().ibv_free_device_list)(self.list) };
         }
     }
-}
-
-/// Port attributes through the context's extended query when the provider has it (as verbs.h's
-/// inline `ibv_query_port` does); the exported compat symbol reads an older, smaller struct.
-pub(crate) fn query_port(ctx: *mut ibv_context, port: u8) -> Result<ibv_port_attr> {
-    // SAFETY: ibv_port_attr is plain C data; zero is a valid initial value.
-    let mut attr: ibv_port_attr = unsafe { std::mem::zeroed() };
-    // SAFETY: ctx is an open context and attr a valid out-pointer.
-    verb_rc("ibv_query_port", unsafe {
-        query_port_ext(ctx, port, &mut attr)
-    })?;
-    Ok(attr)
-}
-
-pub(crate) fn query_device(ctx: *mut ibv_context) -> Result<ibv_device_attr> {
-    // SAFETY: plain C data; zero is valid.
-    let mut attr: ibv_device_attr = unsafe { std::mem::zeroed() };
-    // SAFETY: ctx is an open context and attr a valid out-pointer.
-    verb_rc("ibv_query_device", unsafe {
-        (verbs().ibv_query_device)(ctx, &mut attr)
-    })?;
-    Ok(attr)
-}
-
-pub(crate) fn query_gid(ctx: *mut ibv_context, port: u8, index: i32) -> Result<[u8; 16]> {
-    let mut gid = ibv_gid { raw: [0; 16] };
-    // SAFETY: ctx is open; gid is a valid out-pointer.
-    verb_rc("ibv_query_gid", unsafe {
-        (verbs().ibv_query_gid)(ctx, port, index, &mut gid)
-    })?;
-    // SAFETY: every bit pattern of the union is a valid byte array.
-    Ok(unsafe { gid.raw })
 }
 
 pub(crate) fn link_layer_name(ll: u8) -> &'static str {
@@ -139,45 +88,22 @@ fn state_name(s: ibv_port_state::Type) -> &'static str {
     }
 }
 
-/// verbs.h's `___ibv_query_port`: the extended operation of a verbs context whose size says
-/// it has one, else the compat entry point.
-///
-/// # Safety
-/// `ctx` is an open device context and `attr` a valid out-pointer.
-unsafe fn query_port_ext(ctx: *mut ibv_context, port: u8, attr: *mut ibv_port_attr) -> i32 {
-    // A context made by a current provider is the last member of a `verbs_context`, marked by
-    // an all-ones `abi_compat`.
-    if (*ctx).abi_compat as usize == u32::MAX as usize {
-        let vc = ctx
-            .cast::<u8>()
-            .sub(std::mem::offset_of!(verbs_context, context))
-            .cast::<verbs_context>();
-        let needed =
-            std::mem::size_of::<verbs_context>() - std::mem::offset_of!(verbs_context, query_port);
-        if (*vc).sz >= needed {
-            if let Some(op) = (*vc).query_port {
-                return op(ctx, port, attr, std::mem::size_of::<ibv_port_attr>());
-            }
-        }
-    }
-    (verbs().ibv_query_port)(ctx, port, attr.cast())
-}
-
 /// Every port of every device.
 pub fn devices() -> Result<Vec<DeviceInfo>> {
     let list = DeviceList::get()?;
     let mut out = Vec::new();
     for i in 0..list.len() {
         let name = list.name(i);
-        // SAFETY: device pointer from the live list.
-        let ctx = unsafe { (verbs().ibv_open_device)(list.device(i)) };
-        if ctx.is_null() {
-            tracing::debug!("cannot open {name}: {}", std::io::Error::last_os_error());
-            continue;
-        }
-        let ports = query_device(ctx).map(|d| d.phys_port_cnt).unwrap_or(0);
+        let ctx = match list.open(i) {
+            Ok(ctx) => ctx,
+            Err(e) => {
+                tracing::debug!("cannot open {name}: {e}");
+                continue;
+            }
+        };
+        let ports = ctx.query_device().map(|d| d.phys_port_cnt).unwrap_or(0);
         for port in 1..=ports {
-            if let Ok(p) = query_port(ctx, port) {
+            if let Ok(p) = ctx.query_port(port) {
                 out.push(DeviceInfo {
                     name: name.clone(),
                     port,
@@ -188,8 +114,6 @@ pub fn devices() -> Result<Vec<DeviceInfo>> {
                 });
             }
         }
-        // SAFETY: ctx was opened above and is closed once.
-        unsafe { (verbs().ibv_close_device)(ctx) };
     }
     Ok(out)
 }
