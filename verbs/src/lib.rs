@@ -31,7 +31,7 @@ mod tests;
 pub use card::{AddressCard, IbAddr, SockAddr};
 pub use config::{FabricConfig, ProviderKind};
 pub use connmgr::ConnStats;
-pub use error::{Result, VerbsError};
+pub use error::{Result, VerbFailure, VerbsError};
 pub use fabric::{Event, Fabric, FabricStats, RemoteBuf};
 pub use ud_channel::ChannelStats;
 
