@@ -6,6 +6,8 @@
 //! every daemon), `d_started` (exec results, up), `d_spawn_result` (to the requester),
 //! `d_kill_job` (a spawn failed in part: down), `d_exited` (a rank's end, up), `d_job_done`
 //! (every rank ended: down, state dropped), `d_status` / `d_status_result` (job status).
+//! To the launcher, every daemon sends `d_job` when `d_start` comes, before anything else
+//! about the job (see `report`).
 
 use super::ranks::{App, Job, JobSpec};
 use super::{ConnId, Daemon};
