@@ -187,27 +187,49 @@ fn a_client_without_the_secret_is_refused() {
     dvm.stop();
 }
 
-/// Jobs that print: `dvm_check lines TAG K` on `n` ranks.
+/// Jobs that print: `dvm_check lines TAG K` on `n` ranks, or the same lines from `sh`
+/// (which prints at once, without a PMI start-up first, like the issue's `echo` jobs).
 struct LinesJob {
     tag: String,
     n: u32,
     k: u32,
+    shell: bool,
 }
+
+/// `dvm_check lines` in shell (one line: spawn arguments cannot hold a newline).
+const SH_LINES: &str = concat!(
+    r#"r=$IBDYN_RANK; echo "LINES $r start"; i=0; "#,
+    r#"while [ $i -lt $2 ]; do echo "$1 $r $i"; echo "$1 $r e$i" >&2; i=$((i+1)); done; "#,
+    r#"echo "LINES $r done""#
+);
 
 impl LinesJob {
     fn new(tag: String, n: u32, k: u32) -> LinesJob {
-        LinesJob { tag, n, k }
+        LinesJob {
+            tag,
+            n,
+            k,
+            shell: false,
+        }
+    }
+
+    fn in_shell(mut self) -> LinesJob {
+        self.shell = true;
+        self
     }
 
     fn args(&self) -> Vec<String> {
-        vec![
-            "-n".into(),
-            self.n.to_string(),
-            example_bin("dvm_check").display().to_string(),
-            "lines".into(),
-            self.tag.clone(),
-            self.k.to_string(),
-        ]
+        let mut a = vec!["-n".into(), self.n.to_string()];
+        if self.shell {
+            a.extend(["sh".into(), "-c".into(), SH_LINES.into(), "sh".into()]);
+        } else {
+            a.extend([
+                example_bin("dvm_check").display().to_string(),
+                "lines".into(),
+            ]);
+        }
+        a.extend([self.tag.clone(), self.k.to_string()]);
+        a
     }
 
     fn run(&self, dvm: &Dvm) -> Output {
@@ -268,13 +290,21 @@ fn all_at_once(dvm: &Dvm, jobs: &[LinesJob]) {
     }
 }
 
-/// Eight jobs of 1 to 3 ranks at a time, `rounds` times, on two node daemons.
+/// Eight jobs of 1 to 3 ranks at a time (half of them shell jobs that print at once),
+/// `rounds` times, on two node daemons.
 fn eight_at_a_time(rounds: u32, env: &[(&str, &str)]) {
     let s = Scratch::new("dvm8");
     let mut dvm = Dvm::start_with(&s, 2, env);
     for round in 0..rounds {
         let jobs: Vec<LinesJob> = (0..8)
-            .map(|j| LinesJob::new(format!("J{round}.{j}"), 1 + j % 3, 12))
+            .map(|j| {
+                let job = LinesJob::new(format!("J{round}.{j}"), 1 + j % 3, 12);
+                if j % 2 == 1 {
+                    job.in_shell()
+                } else {
+                    job
+                }
+            })
             .collect();
         all_at_once(&dvm, &jobs);
     }
