@@ -22,7 +22,7 @@ fn ok_line(out: &std::process::Output) -> String {
 #[test]
 fn three_hundred_spawns_under_a_two_node_dvm_with_drops() {
     let s = Scratch::new("race-dvm");
-    let mut dvm = Dvm::start_with_env(&s, 2, &[DROP]);
+    let mut dvm = Dvm::start_with(&s, 2, &[DROP]);
     let prog = example_bin("connect_race");
     let prog = prog.to_str().unwrap();
     let limit = Duration::from_secs(240);

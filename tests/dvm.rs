@@ -1,82 +1,24 @@
 //! Persistent daemons: `ibdyn dvm start` / `run --dvm` / `dvm stop`, two jobs under one DVM
 //! meeting through the name service, spawns under the DVM, a client without the secret
-//! refused, and nothing left behind after the stop.
+//! refused, and nothing left behind after the stop. Then many jobs at once on two node
+//! daemons: every line of every rank arrives, in order, before its `ibdyn run` ends; jobs
+//! start while others end; a server and a client start at the same instant; a master leaves
+//! right after spawning; jobs and clients are killed midway; a job that cannot start, or a
+//! DVM that never answers, fails within a bound.
+//!
+//! `IBDYN_TEST_SLOW_LAUNCHER_LINK=0:MS` (daemon 0 holds each line to the controller back)
+//! forces the interleaving that lost lines: the other daemon's lines overtake daemon 0's
+//! announcement of a job (`all:MS`: a client's departure overtakes every announcement). `IBDYN_DVM_STRESS_ROUNDS` sets the rounds of the 8-jobs stress
+//! (`cargo test --test dvm -- --ignored` runs 50).
 
 mod common;
 
+use common::dvm::{show, Dvm};
 use common::*;
-use std::io::{Read, Write};
+use ibdyn::pmi::{wire, SpawnCommand, SpawnRequest};
+use std::io::{BufRead, Read, Write};
 use std::process::Output;
-use std::time::Duration;
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        text(&out.stdout),
-        text(&out.stderr)
-    )
-}
-
-/// A DVM in the scratch dir; stopped (and checked) on drop.
-struct Dvm<'a> {
-    s: &'a Scratch,
-    stopped: bool,
-}
-
-impl<'a> Dvm<'a> {
-    fn start(s: &'a Scratch, nodes: u32) -> Dvm<'a> {
-        let out = run_bounded(
-            s.ibdyn(&["dvm", "start", "--nodes", &nodes.to_string()]),
-            None,
-            Duration::from_secs(60),
-        );
-        assert!(out.status.success(), "{}", show(&out));
-        assert!(text(&out.stdout).contains("contact file"), "{}", show(&out));
-        Dvm { s, stopped: false }
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        let mut a = vec!["run", "--dvm"];
-        a.extend_from_slice(args);
-        run_bounded(self.s.ibdyn(&a), None, Duration::from_secs(60))
-    }
-
-    fn contact(&self) -> String {
-        // SAFETY: getuid has no preconditions and cannot fail.
-        let uid = unsafe { libc_getuid() };
-        std::fs::read_to_string(self.s.dir.join(format!("ibdyn-dvm-{uid}/contact")))
-            .expect("contact file")
-    }
-
-    fn stop(&mut self) {
-        self.stopped = true;
-        let out = run_bounded(
-            self.s.ibdyn(&["dvm", "stop"]),
-            None,
-            Duration::from_secs(60),
-        );
-        assert!(out.status.success(), "{}", show(&out));
-        self.s.assert_clean();
-    }
-}
-
-impl Drop for Dvm<'_> {
-    fn drop(&mut self) {
-        if !self.stopped {
-            let _ = run_bounded(
-                self.s.ibdyn(&["dvm", "stop"]),
-                None,
-                Duration::from_secs(60),
-            );
-        }
-    }
-}
-
-extern "C" {
-    #[link_name = "getuid"]
-    fn libc_getuid() -> u32;
-}
+use std::time::{Duration, Instant};
 
 #[test]
 fn dvm_runs_jobs_returns_status_and_stops_clean() {
@@ -161,4 +103,434 @@ fn a_client_without_the_secret_is_refused() {
     let out = dvm.run(&["-n", "1", "true"]);
     assert!(out.status.success(), "{}", show(&out));
     dvm.stop();
+}
+
+/// Jobs that print: `dvm_check lines TAG K` on `n` ranks, or the same lines from `sh`
+/// (which prints at once, without a PMI start-up first, like the issue's `echo` jobs).
+struct LinesJob {
+    tag: String,
+    n: u32,
+    k: u32,
+    shell: bool,
+}
+
+/// `dvm_check lines` in shell (one line: spawn arguments cannot hold a newline).
+const SH_LINES: &str = concat!(
+    r#"r=$IBDYN_RANK; echo "LINES $r start"; i=0; "#,
+    r#"while [ $i -lt $2 ]; do echo "$1 $r $i"; echo "$1 $r e$i" >&2; i=$((i+1)); done; "#,
+    r#"echo "LINES $r done""#
+);
+
+impl LinesJob {
+    fn new(tag: String, n: u32, k: u32) -> LinesJob {
+        LinesJob {
+            tag,
+            n,
+            k,
+            shell: false,
+        }
+    }
+
+    fn in_shell(mut self) -> LinesJob {
+        self.shell = true;
+        self
+    }
+
+    fn args(&self) -> Vec<String> {
+        let mut a = vec!["-n".into(), self.n.to_string()];
+        if self.shell {
+            a.extend(["sh".into(), "-c".into(), SH_LINES.into(), "sh".into()]);
+        } else {
+            a.extend([
+                example_bin("dvm_check").display().to_string(),
+                "lines".into(),
+            ]);
+        }
+        a.extend([self.tag.clone(), self.k.to_string()]);
+        a
+    }
+
+    fn run(&self, dvm: &Dvm) -> Output {
+        let args = self.args();
+        dvm.run(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Exit 0, and of every rank every line on stdout and stderr, in order, nothing else
+    /// of this tag.
+    fn check(&self, out: &Output) {
+        assert!(out.status.success(), "{}: {}", self.tag, show(out));
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        for r in 0..self.n {
+            let mine = |all: &str, prefix: &str| -> Vec<String> {
+                all.lines()
+                    .filter(|l| l.starts_with(prefix))
+                    .map(str::to_string)
+                    .collect()
+            };
+            let want: Vec<String> = (0..self.k)
+                .map(|i| format!("{} {r} {i}", self.tag))
+                .collect();
+            let want_err: Vec<String> = (0..self.k)
+                .map(|i| format!("{} {r} e{i}", self.tag))
+                .collect();
+            let prefix = format!("{} {r} ", self.tag);
+            assert_eq!(mine(&stdout, &prefix), want, "{}: {}", self.tag, show(out));
+            assert_eq!(
+                mine(&stderr, &prefix),
+                want_err,
+                "{}: {}",
+                self.tag,
+                show(out)
+            );
+            for edge in ["start", "done"] {
+                let line = format!("LINES {r} {edge}");
+                assert!(
+                    stdout.lines().any(|l| l == line),
+                    "{}: no {line:?}\n{}",
+                    self.tag,
+                    show(out)
+                );
+            }
+        }
+    }
+}
+
+/// `jobs` submitted at the same moment (one thread each); every one checked.
+fn all_at_once(dvm: &Dvm, jobs: &[LinesJob]) {
+    let outs: Vec<Output> = std::thread::scope(|sc| {
+        let hs: Vec<_> = jobs.iter().map(|j| sc.spawn(|| j.run(dvm))).collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("job thread"))
+            .collect()
+    });
+    for (j, out) in jobs.iter().zip(&outs) {
+        j.check(out);
+    }
+}
+
+/// Eight jobs of 1 to 3 ranks at a time (half of them shell jobs that print at once),
+/// `rounds` times, on two node daemons.
+fn eight_at_a_time(rounds: u32, env: &[(&str, &str)]) {
+    let s = Scratch::new("dvm8");
+    let mut dvm = Dvm::start_with(&s, 2, env);
+    for round in 0..rounds {
+        let jobs: Vec<LinesJob> = (0..8)
+            .map(|j| {
+                let job = LinesJob::new(format!("J{round}.{j}"), 1 + j % 3, 12);
+                if j % 2 == 1 {
+                    job.in_shell()
+                } else {
+                    job
+                }
+            })
+            .collect();
+        all_at_once(&dvm, &jobs);
+    }
+    dvm.stop();
+}
+
+fn stress_rounds(default: u32) -> u32 {
+    std::env::var("IBDYN_DVM_STRESS_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn eight_jobs_at_a_time_lose_no_line() {
+    eight_at_a_time(stress_rounds(4), &[]);
+}
+
+/// The long form of the issue-19 stress: 8 jobs at a time, 50 rounds.
+#[test]
+#[ignore]
+fn eight_jobs_at_a_time_fifty_rounds() {
+    eight_at_a_time(stress_rounds(50), &[]);
+}
+
+/// Daemon 0 (which announced every job alone before) is slowed, so the other daemon's
+/// output and ends of a job come first: before the fix that lost every such line.
+#[test]
+fn output_that_overtakes_the_root_is_not_lost() {
+    eight_at_a_time(1, &[("IBDYN_TEST_SLOW_LAUNCHER_LINK", "0:20")]);
+}
+
+#[test]
+fn jobs_start_while_others_end() {
+    let s = Scratch::new("dvmpipe");
+    let mut dvm = Dvm::start(&s, 2);
+    // Four lanes of four jobs each, of different lengths: a job of one lane starts while
+    // the jobs of the others are starting, printing or ending.
+    std::thread::scope(|sc| {
+        for lane in 0..4u32 {
+            let dvm = &dvm;
+            sc.spawn(move || {
+                for step in 0..4u32 {
+                    let job = LinesJob::new(
+                        format!("P{lane}.{step}"),
+                        1 + (lane + step) % 3,
+                        4 + 10 * ((lane * 3 + step) % 4),
+                    );
+                    job.check(&job.run(dvm));
+                }
+            });
+        }
+    });
+    dvm.stop();
+}
+
+/// A server job and a client job submitted at the same instant, twice with jobs that print
+/// alongside, on a DVM whose daemon 0 (the name service) lags.
+#[test]
+fn a_server_and_a_client_started_together_meet() {
+    let s = Scratch::new("dvmpair");
+    let mut dvm = Dvm::start_with(&s, 2, &[("IBDYN_TEST_SLOW_LAUNCHER_LINK", "0:5")]);
+    let prog = example_bin("dvm_check");
+    let prog = prog.to_str().unwrap();
+    for round in 0..3 {
+        let name = format!("pair{round}");
+        let dvm = &dvm;
+        let (server, client) = std::thread::scope(|sc| {
+            let server = sc.spawn(|| dvm.run(&["-n", "2", prog, "server", &name]));
+            let client = sc.spawn(|| dvm.run(&["-n", "3", prog, "client", &name]));
+            for j in 0..round {
+                sc.spawn(move || {
+                    let job = LinesJob::new(format!("S{round}.{j}"), 2, 6);
+                    job.check(&job.run(dvm));
+                });
+            }
+            (
+                server.join().expect("server"),
+                client.join().expect("client"),
+            )
+        });
+        for (out, role, n) in [(&server, "SERVER", 2), (&client, "CLIENT", 3)] {
+            assert!(out.status.success(), "{role}: {}", show(out));
+            for r in 0..n {
+                for edge in ["start", "done"] {
+                    let line = format!("{role} {r} {edge}");
+                    assert!(
+                        text(&out.stdout).lines().any(|l| l == line),
+                        "no {line:?}: {}",
+                        show(out)
+                    );
+                }
+            }
+        }
+    }
+    dvm.stop();
+}
+
+/// The master spawns three children and leaves at once; its `ibdyn run` ends only after the
+/// children's output (daemon 0, which answers the spawn, lags behind the others).
+#[test]
+fn a_master_that_leaves_right_after_spawning_gets_its_childrens_output() {
+    let s = Scratch::new("dvmspawner");
+    let mut dvm = Dvm::start_with(&s, 2, &[("IBDYN_TEST_SLOW_LAUNCHER_LINK", "0:20")]);
+    let prog = example_bin("dvm_check");
+    for _ in 0..2 {
+        let out = dvm.run(&["-n", "2", prog.to_str().unwrap(), "spawner", "3", "4"]);
+        assert!(out.status.success(), "{}", show(&out));
+        for r in 0..3 {
+            let want: Vec<String> = (0..4).map(|i| format!("CHILD {r} {i}")).collect();
+            let got: Vec<String> = text(&out.stdout)
+                .lines()
+                .filter(|l| l.starts_with(&format!("CHILD {r} ")))
+                .filter(|l| !l.ends_with("start") && !l.ends_with("done"))
+                .map(str::to_string)
+                .collect();
+            assert_eq!(got, want, "{}", show(&out));
+        }
+    }
+    dvm.stop();
+}
+
+/// Waits (bounded) until `ok` holds.
+fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !ok() {
+        assert!(Instant::now() < deadline, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The `hold` ranks of `tag` have all started (their marks exist); the marks are removed.
+fn held(s: &Scratch, tag: &str, n: u32) {
+    wait_until(
+        &format!("every rank of the {tag} job started"),
+        Duration::from_secs(30),
+        || (0..n).all(|r| s.dir.join(format!("hold-{tag}.{r}")).exists()),
+    );
+    for r in 0..n {
+        let _ = std::fs::remove_file(s.dir.join(format!("hold-{tag}.{r}")));
+    }
+}
+
+fn gone(tag: &str) {
+    wait_until(
+        &format!("the ranks of {tag} gone"),
+        Duration::from_secs(30),
+        || processes_mentioning(tag).is_empty(),
+    );
+}
+
+/// Mid-way: a client is killed while its ranks run, and a rank of another job dies by a
+/// signal; the other jobs get all their lines, the killed client's ranks go, the dying
+/// rank's job reports it (status 137) and ends, and the DVM still serves.
+#[test]
+fn jobs_and_clients_killed_midway() {
+    let s = Scratch::new("dvmkill");
+    let mut dvm = Dvm::start(&s, 2);
+    let prog = example_bin("dvm_check");
+    let prog = prog.to_str().unwrap();
+    let tag = format!("victim{}", std::process::id());
+    let mut victim = dvm.spawn(&["-n", "3", prog, "hold", &tag]);
+    held(&s, &tag, 3);
+    let jobs: Vec<LinesJob> = (0..4)
+        .map(|j| LinesJob::new(format!("K{j}"), 2, 20))
+        .collect();
+    std::thread::scope(|sc| {
+        let printing = sc.spawn(|| all_at_once(&dvm, &jobs));
+        let dying = sc.spawn(|| {
+            dvm.run(&[
+                "-n",
+                "2",
+                "sh",
+                "-c",
+                "echo up $IBDYN_RANK; if [ $IBDYN_RANK = 1 ]; then kill -9 $$; fi; exec sleep 30",
+            ])
+        });
+        victim.kill().expect("kill the client");
+        let _ = victim.wait();
+        gone(&tag);
+        printing.join().expect("printing jobs");
+        let out = dying.join().expect("dying job");
+        assert_eq!(out.status.code(), Some(137), "{}", show(&out));
+        assert!(
+            text(&out.stderr).contains("rank 1 was killed by signal 9"),
+            "{}",
+            show(&out)
+        );
+        assert_eq!(
+            lines_with(&out, "up "),
+            vec!["up 0".to_string(), "up 1".to_string()],
+            "{}",
+            show(&out)
+        );
+    });
+    let after = LinesJob::new("after".into(), 3, 3);
+    after.check(&after.run(&dvm));
+    dvm.stop();
+}
+
+fn private_dir(s: &Scratch, name: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = s.dir.join(name);
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .expect("private dir");
+    dir
+}
+
+/// A client that submits and leaves while its ranks start: the daemons' announcements of
+/// the job are held back, so the DVM hears of the job after the client has left; the job is
+/// killed all the same.
+#[test]
+fn a_job_whose_client_left_before_the_job_was_announced_is_killed() {
+    let s = Scratch::new("dvmleave");
+    let mut dvm = Dvm::start_with(&s, 2, &[("IBDYN_TEST_SLOW_LAUNCHER_LINK", "all:300")]);
+    let contact = dvm.contact();
+    let field = |k: &str| {
+        contact
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix(k))
+            .expect("contact field")
+            .to_string()
+    };
+    let (port, secret) = (field("port="), field("secret="));
+    let prog = example_bin("dvm_check");
+    for round in 0..2 {
+        let tag = format!("left{}x{round}", std::process::id());
+        // The request as `ibdyn run --dvm` writes it.
+        let req = SpawnRequest {
+            commands: vec![SpawnCommand {
+                program: prog.display().to_string(),
+                args: vec!["hold".into(), tag.clone()],
+                nprocs: 3,
+                info: vec![],
+            }],
+            preput: vec![],
+        };
+        let hex = wire::hex_encode(wire::format_spawn(&req).unwrap().as_bytes());
+        let mut sock =
+            std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+        write!(
+            sock,
+            "cmd=ibdyn_auth secret={secret} role=client index=0\ncmd=c_run req={hex}\n"
+        )
+        .unwrap();
+        held(&s, &tag, 3);
+        drop(sock);
+        gone(&tag);
+    }
+    dvm.stop();
+}
+
+/// A program that cannot be executed: status 127 and the reason, on one and on two nodes.
+#[test]
+fn a_program_that_cannot_start_fails_with_127() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new("dvmnoexec");
+    let mut dvm = Dvm::start(&s, 2);
+    let bad = s.dir.join("not-a-program");
+    std::fs::write(&bad, "no interpreter line\n").unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for n in ["1", "3"] {
+        let out = dvm.run(&["-n", n, bad.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(127), "{}", show(&out));
+        assert!(
+            text(&out.stderr).contains("cannot start rank"),
+            "{}",
+            show(&out)
+        );
+    }
+    std::fs::remove_file(&bad).unwrap();
+    dvm.stop();
+}
+
+/// A DVM that takes the connection and never answers: `ibdyn run --dvm` gives up within
+/// `IBDYN_SPAWN_TIMEOUT`.
+#[test]
+fn a_dvm_that_never_answers_is_a_bounded_wait() {
+    let s = Scratch::new("dvmsilent");
+    let dir = private_dir(&s, "silent-dvm");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::fs::write(
+        dir.join("contact"),
+        format!(
+            "port={port} secret=0123456789abcdef pid={}\n",
+            std::process::id()
+        ),
+    )
+    .unwrap();
+    let holder = std::thread::spawn(move || {
+        let (mut c, _) = listener.accept().expect("the client connects");
+        // Read the hello and the job, answer nothing, close when the client gives up.
+        let mut first = String::new();
+        let _ = std::io::BufReader::new(&mut c).read_line(&mut first);
+        let mut rest = Vec::new();
+        let _ = c.read_to_end(&mut rest);
+    });
+    let mut cmd = s.ibdyn(&["run", "--dvm", "-n", "1", "true"]);
+    cmd.env("IBDYN_DVM_DIR", &dir)
+        .env("IBDYN_SPAWN_TIMEOUT", "1");
+    let t = Instant::now();
+    let out = run_bounded(cmd, None, Duration::from_secs(30));
+    assert!(!out.status.success(), "{}", show(&out));
+    assert!(text(&out.stderr).contains("timed out"), "{}", show(&out));
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    holder.join().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
 }

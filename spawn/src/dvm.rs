@@ -7,20 +7,24 @@
 //! user (`IBDYN_DVM_DIR`, else `$TMPDIR/ibdyn-dvm-<uid>`); a client must present the secret
 //! in its first line or it is refused.
 //!
-//! Client lines: `c_run tag= req=` (a job), `c_stop`. Controller lines: `c_started job=`,
-//! `c_io job= rank= fd= data=`, `c_exit job= rank= ...`, `c_error msg=`, `c_done status=`.
+//! Client lines: `c_run req=` (one job per connection), `c_stop`. Controller lines:
+//! `c_started job=`, `c_io job= rank= fd= data=`, `c_exit job= rank= ...`, `c_error msg=`,
+//! `c_done status=` (the last: every job the submission led to is over and its output sent).
 
+mod controller;
+mod serve;
+
+pub use serve::dvm_serve;
+
+use crate::dynamic::{env_secs, DEFAULT_SPAWN_TIMEOUT};
 use crate::error::{Result, SpawnError};
-use crate::launcher::{describe, start_daemons, DaemonSet, LEvent};
-use crate::link::{self, Outbox};
-use crate::{secret, signals};
-use crossbeam_channel::Sender;
-use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, msg_token, Command, Frame};
+use crate::launcher::describe;
+use crate::link;
+use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, Command, Frame};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
-use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::net::TcpStream;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -181,7 +185,8 @@ pub fn dvm_stop() -> Result<()> {
     Ok(())
 }
 
-/// `ibdyn run --dvm`: submits one job and relays its output; returns its exit status.
+/// `ibdyn run --dvm`: submits one job and relays its output; returns its exit status. The
+/// DVM must take the job (or refuse it) within `IBDYN_SPAWN_TIMEOUT` seconds (default 60).
 pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Result<i32> {
     if nprocs == 0 {
         return Err(SpawnError::Usage("-n must be at least 1".into()));
@@ -205,7 +210,15 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
     let mut framer = ibdyn_pmi::wire::Framer::default();
     let mut buf = vec![0u8; 65536];
     let mut mine: Option<u32> = None;
+    // Until the DVM has taken the job (or refused it), a wait on its state: bounded.
+    let limit = env_secs("IBDYN_SPAWN_TIMEOUT", DEFAULT_SPAWN_TIMEOUT);
+    let deadline = Instant::now() + limit;
+    let mut answered = false;
     loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let wait = (!answered).then_some(left.max(Duration::from_millis(1)));
+        s.set_read_timeout(wait)
+            .map_err(|e| SpawnError::io("set_read_timeout", e))?;
         let n = match s.read(&mut buf) {
             Ok(0) => {
                 return Err(SpawnError::Protocol {
@@ -215,10 +228,26 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
             }
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) && !answered =>
+            {
+                if Instant::now() < deadline {
+                    continue;
+                }
+                return Err(SpawnError::Timeout {
+                    what: "the DVM to start the job (raise IBDYN_SPAWN_TIMEOUT if it is busy)"
+                        .into(),
+                    secs: limit.as_secs(),
+                });
+            }
             Err(e) => return Err(SpawnError::io("read from the DVM", e)),
         };
         for f in framer.push(&buf[..n]) {
             let Frame::Line(cmd) = f else { continue };
+            answered |= matches!(cmd.name.as_str(), "c_started" | "c_error" | "c_done");
             match cmd.name.as_str() {
                 "c_started" => mine = cmd.num("job").ok(),
                 "c_io" => {
@@ -274,334 +303,4 @@ fn write_out(fd: u32, prefix: Option<&str>, data: &[u8]) {
         let mut o = std::io::stdout().lock();
         o.write_all(&buf).and_then(|_| o.flush())
     };
-}
-
-/// Accepts clients that present the secret; every other connection is closed unanswered.
-fn serve_clients(listener: TcpListener, secret: String, tx: Sender<LEvent>) {
-    let _ = std::thread::Builder::new()
-        .name("dvm-accept".into())
-        .spawn(move || {
-            let mut next: u64 = 1;
-            for s in listener.incoming() {
-                let Ok(mut s) = s else { continue };
-                if let Err(e) = link::accept_hello(&mut s, &secret) {
-                    tracing::warn!("dvm: refused a client: {e}");
-                    continue;
-                }
-                let id = next;
-                next += 1;
-                let Ok(w) = s.try_clone() else { continue };
-                let out = link::start_writer(w, format!("client{id}"));
-                if tx.send(LEvent::ClientOpen(id, out)).is_err() {
-                    return;
-                }
-                let (t1, t2) = (tx.clone(), tx.clone());
-                let _ = link::start_reader(
-                    s,
-                    format!("client{id}"),
-                    move |f| {
-                        let _ = t1.send(LEvent::Client(id, f));
-                    },
-                    move || {
-                        let _ = t2.send(LEvent::ClientClosed(id));
-                    },
-                );
-            }
-        });
-}
-
-struct DJob {
-    owner: u64,
-    exited: Vec<bool>,
-}
-
-struct Client {
-    out: Outbox,
-    job: Option<u32>,
-    status: Option<i32>,
-    done: bool,
-}
-
-struct Controller {
-    root: Outbox,
-    all: Vec<Outbox>,
-    clients: HashMap<u64, Client>,
-    jobs: HashMap<u32, DJob>,
-    early_exits: HashMap<u32, Vec<Command>>,
-    stopping: Option<Instant>,
-}
-
-impl Controller {
-    fn to_client(&self, id: u64, cmd: Command) {
-        if let Some(c) = self.clients.get(&id) {
-            let _ = c.out.send(cmd.to_line());
-        }
-    }
-
-    fn kill_jobs_of(&mut self, owner: u64) {
-        for (j, d) in &self.jobs {
-            if d.owner == owner {
-                let _ = self
-                    .root
-                    .send(Command::new("l_kill_job").arg("job", j).to_line());
-            }
-        }
-    }
-
-    /// Sends `c_done` to a client whose jobs have all ended.
-    fn check_done(&mut self, owner: u64) {
-        let busy = self.jobs.values().any(|d| d.owner == owner);
-        if let Some(c) = self.clients.get_mut(&owner) {
-            if !busy && c.job.is_some() && !c.done {
-                c.done = true;
-                let st = c.status.unwrap_or(0);
-                let _ = c
-                    .out
-                    .send(Command::new("c_done").arg("status", st).to_line());
-            }
-        }
-    }
-
-    fn fail_client(&mut self, id: u64, msg: &str, status: i32) {
-        self.to_client(id, Command::new("c_error").arg("msg", msg_token(msg)));
-        if let Some(c) = self.clients.get_mut(&id) {
-            c.status.get_or_insert(status);
-            c.job.get_or_insert(0);
-        }
-        self.check_done(id);
-    }
-
-    fn on_client(&mut self, id: u64, cmd: Command) {
-        match cmd.name.as_str() {
-            "c_run" => {
-                let line = Command::new("l_spawn")
-                    .arg("id", id)
-                    .arg("req", cmd.get("req").unwrap_or(""));
-                let _ = self.root.send(line.to_line());
-            }
-            "c_stop" => self.stop(),
-            other => tracing::warn!("dvm: unknown client line {other}"),
-        }
-    }
-
-    fn stop(&mut self) {
-        if self.stopping.is_none() {
-            self.stopping = Some(Instant::now());
-            for o in &self.all {
-                let _ = o.send(Command::new("l_kill").to_line());
-            }
-        }
-    }
-
-    fn on_daemon(&mut self, cmd: Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
-        match cmd.name.as_str() {
-            "d_job" => {
-                let job: u32 = cmd.num("job")?;
-                let owner = match cmd.get("parent").and_then(|p| p.parse::<u32>().ok()) {
-                    Some(p) => self.jobs.get(&p).map_or(0, |d| d.owner),
-                    None => cmd.num("id").unwrap_or(0),
-                };
-                let size: u32 = cmd.num("size")?;
-                if cmd.get("parent").is_none() {
-                    if let Some(c) = self.clients.get_mut(&owner) {
-                        c.job = Some(job);
-                    }
-                    self.to_client(owner, Command::new("c_started").arg("job", job));
-                }
-                self.jobs.insert(
-                    job,
-                    DJob {
-                        owner,
-                        exited: vec![false; size as usize],
-                    },
-                );
-                for early in self.early_exits.remove(&job).unwrap_or_default() {
-                    self.on_daemon(early)?;
-                }
-            }
-            "d_spawn_result" => {
-                let id: u64 = cmd.num("id")?;
-                let children = ibdyn_pmi::jobs::decode_children(cmd.get("children").unwrap_or(""))?;
-                match cmd.get("jobid").and_then(|j| j.parse::<u32>().ok()) {
-                    None => self.fail_client(
-                        id,
-                        &msg_text(cmd.get("msg").unwrap_or("cannot start the job")),
-                        127,
-                    ),
-                    Some(_) => {
-                        if let Some(bad) = children.iter().find(|c| !c.started()) {
-                            let msg = format!("cannot start rank {}: {}", bad.rank, bad.message);
-                            self.fail_client(id, &msg, 127);
-                        }
-                    }
-                }
-            }
-            "d_io" => {
-                let job: u32 = cmd.num("job")?;
-                if let Some(owner) = self.jobs.get(&job).map(|d| d.owner) {
-                    let mut c = cmd.clone();
-                    c.name = "c_io".into();
-                    self.to_client(owner, c);
-                }
-            }
-            "d_exit" => {
-                let (job, rank): (u32, u32) = (cmd.num("job")?, cmd.num("rank")?);
-                let Some(d) = self.jobs.get_mut(&job) else {
-                    // Its d_job (on the root's link) may still be on the way.
-                    self.early_exits.entry(job).or_default().push(cmd);
-                    return Ok(());
-                };
-                if let Some(e) = d.exited.get_mut(rank as usize) {
-                    *e = true;
-                }
-                let owner = d.owner;
-                let finished = d.exited.iter().all(|e| *e);
-                let quiet = cmd.get("failed").is_some() || cmd.get("cancelled").is_some();
-                let code = cmd.get("code").and_then(|c| c.parse::<i32>().ok());
-                if !quiet && code != Some(0) {
-                    let mut c = cmd.clone();
-                    c.name = "c_exit".into();
-                    self.to_client(owner, c);
-                    let submitted = self.clients.get(&owner).and_then(|c| c.job) == Some(job);
-                    if submitted {
-                        let (_, st) =
-                            describe(code, cmd.get("signal").and_then(|s| s.parse().ok()));
-                        if let Some(c) = self.clients.get_mut(&owner) {
-                            c.status.get_or_insert(st);
-                        }
-                        let _ = self
-                            .root
-                            .send(Command::new("l_kill_job").arg("job", job).to_line());
-                    }
-                }
-                if finished {
-                    self.jobs.remove(&job);
-                    self.check_done(owner);
-                }
-            }
-            "d_abort" => {
-                let (job, rank, code): (u32, u32, i32) =
-                    (cmd.num("job")?, cmd.num("rank")?, cmd.num("code")?);
-                if let Some(owner) = self.jobs.get(&job).map(|d| d.owner) {
-                    let msg = format!(
-                        "rank {rank} of job {job} aborted with code {code}: {}",
-                        msg_text(cmd.get("msg").unwrap_or(""))
-                    );
-                    self.to_client(owner, Command::new("c_error").arg("msg", msg_token(&msg)));
-                    if let Some(c) = self.clients.get_mut(&owner) {
-                        c.status.get_or_insert(code);
-                    }
-                    self.kill_jobs_of(owner);
-                }
-            }
-            other => tracing::warn!("dvm: unknown daemon line {other}"),
-        }
-        Ok(())
-    }
-}
-
-/// `ibdyn dvm serve` (started by `dvm start`): runs until `dvm stop` or a signal.
-pub fn dvm_serve(nnodes: u32) -> Result<i32> {
-    let dir = dvm_dir()?;
-    let contact_path = dir.join("contact");
-    let exe =
-        std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?;
-    let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
-    let sig_tx = tx.clone();
-    signals::watch(move |s| {
-        let _ = sig_tx.send(LEvent::Signal(s));
-    })?;
-    let DaemonSet {
-        mut daemons,
-        outboxes,
-        session,
-        ..
-    } = start_daemons(nnodes, &exe, &tx)?;
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
-    let port = listener
-        .local_addr()
-        .map_err(|e| SpawnError::io("local_addr", e))?
-        .port();
-    let secret_hex = secret::format_secret(secret::random_u64()?);
-    let tmp = dir.join(format!("contact.{}", std::process::id()));
-    std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&tmp)
-        .and_then(|mut f| {
-            writeln!(
-                f,
-                "port={port} secret={secret_hex} pid={}",
-                std::process::id()
-            )
-        })
-        .and_then(|_| std::fs::rename(&tmp, &contact_path))
-        .map_err(|e| SpawnError::io(format!("write {}", contact_path.display()), e))?;
-    serve_clients(listener, secret_hex, tx.clone());
-    drop(tx);
-    let mut ctl = Controller {
-        root: outboxes[0].clone(),
-        all: outboxes,
-        clients: HashMap::new(),
-        jobs: HashMap::new(),
-        early_exits: HashMap::new(),
-        stopping: None,
-    };
-    loop {
-        if let Some(t) = ctl.stopping {
-            if ctl.jobs.is_empty() || t.elapsed() >= Duration::from_secs(10) {
-                break;
-            }
-        }
-        let ev = match rx.recv_timeout(Duration::from_millis(200)) {
-            Ok(ev) => ev,
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => continue,
-            Err(_) => break,
-        };
-        match ev {
-            LEvent::Daemon(_, Frame::Line(cmd)) => {
-                if let Err(e) = ctl.on_daemon(cmd) {
-                    tracing::warn!("dvm: bad daemon line: {e}");
-                }
-            }
-            LEvent::Daemon(..) | LEvent::Stdin(_) => {}
-            LEvent::DaemonClosed(d) => {
-                if ctl.stopping.is_none() {
-                    tracing::warn!("dvm: node daemon {d} died: stopping");
-                    ctl.stop();
-                }
-            }
-            LEvent::ClientOpen(id, out) => {
-                ctl.clients.insert(
-                    id,
-                    Client {
-                        out,
-                        job: None,
-                        status: None,
-                        done: false,
-                    },
-                );
-            }
-            LEvent::Client(id, Frame::Line(cmd)) => ctl.on_client(id, cmd),
-            LEvent::Client(..) => {}
-            LEvent::ClientClosed(id) => {
-                ctl.kill_jobs_of(id);
-                ctl.clients.remove(&id);
-            }
-            LEvent::Signal(_) => ctl.stop(),
-        }
-    }
-    for o in &ctl.all {
-        let _ = o.send(Command::new("l_shutdown").to_line());
-    }
-    ctl.clients.clear();
-    drop(ctl);
-    daemons.reap(Duration::from_secs(5));
-    drop(session);
-    let _ = std::fs::remove_file(&contact_path);
-    // The private directory goes too when nothing else is in it.
-    let _ = std::fs::remove_dir(&dir);
-    Ok(0)
 }

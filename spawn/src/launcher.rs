@@ -2,11 +2,13 @@
 //! signals, reports a rank that dies, tears the job down and exits with its status.
 
 use crate::error::{Result, SpawnError};
+use crate::jobtable::JobTable;
 use crate::link::{self, Outbox};
 use crate::placement::{tree, MapBy, Placement};
+use crate::report::{start_failure, Report, SpawnOutcome};
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
-use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, Command, Frame};
+use ibdyn_pmi::wire::{hex_encode, Command, Frame};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -182,16 +184,10 @@ pub(crate) fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) 
     }
 }
 
-/// What the launcher knows of one job.
-struct LJob {
-    exited: Vec<bool>,
-}
-
 struct Launcher {
     opts: RunOptions,
     outboxes: Vec<Outbox>,
-    jobs: std::collections::HashMap<u32, LJob>,
-    early_exits: std::collections::HashMap<u32, Vec<u32>>,
+    jobs: JobTable,
     initial: u32,
     /// The initial job's spawn reply has come (its ranks are known to be running).
     started: bool,
@@ -229,21 +225,7 @@ impl Launcher {
     }
 
     fn all_done(&self) -> bool {
-        self.started && self.jobs.values().all(|j| j.exited.iter().all(|e| *e))
-    }
-
-    fn mark_exited(&mut self, job: u32, rank: u32) {
-        let Some(j) = self.jobs.get_mut(&job) else {
-            // Its d_job (on the root's link) may still be on the way.
-            self.early_exits.entry(job).or_default().push(rank);
-            return;
-        };
-        if let Some(e) = j.exited.get_mut(rank as usize) {
-            *e = true;
-        }
-        if job != self.initial && j.exited.iter().all(|e| *e) {
-            self.jobs.remove(&job);
-        }
+        self.started && !self.jobs.any_live()
     }
 
     fn output(&self, job: u32, rank: u32, fd: u32, data: &[u8]) {
@@ -273,84 +255,63 @@ impl Launcher {
         };
     }
 
-    fn on_daemon(&mut self, d: u32, cmd: Command) -> std::result::Result<(), ibdyn_pmi::PmiError> {
-        let job = || cmd.get("job").and_then(|j| j.parse::<u32>().ok());
-        match cmd.name.as_str() {
-            "d_io" => self.output(
-                job().unwrap_or(self.initial),
-                cmd.num("rank")?,
-                cmd.num("fd")?,
-                &hex_decode(cmd.get("data").unwrap_or(""))?,
-            ),
-            "d_job" => {
-                let size: u32 = cmd.num("size")?;
-                let j: u32 = cmd.num("job")?;
-                self.jobs.entry(j).or_insert(LJob {
-                    exited: vec![false; size as usize],
-                });
-                for r in self.early_exits.remove(&j).unwrap_or_default() {
-                    self.mark_exited(j, r);
-                }
+    fn on_daemon(&mut self, report: Report) {
+        match report {
+            Report::Output {
+                job,
+                rank,
+                fd,
+                data,
+            } => self.output(job, rank, fd, &data),
+            Report::Job(a) => {
+                self.jobs.announce(a);
             }
-            "d_spawn_result" => self.on_initial_started(&cmd)?,
-            "d_exit" => {
-                let rank: u32 = cmd.num("rank")?;
-                let j = job().unwrap_or(self.initial);
-                self.mark_exited(j, rank);
-                if cmd.get("failed").is_some() || cmd.get("cancelled").is_some() {
-                    return Ok(());
-                }
-                let (code, signal) = (
-                    cmd.get("code").and_then(|c| c.parse().ok()),
-                    cmd.get("signal").and_then(|c| c.parse().ok()),
-                );
-                if code != Some(0) {
-                    let (how, status) = describe(code, signal);
-                    if j == self.initial && !self.opts.keep_going {
-                        self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
-                    } else {
-                        eprintln!("ibdyn run: job {j} rank {rank} {how}");
-                        if j == self.initial {
-                            self.failures += 1;
-                            self.status.get_or_insert(status);
-                        }
+            Report::SpawnResult { outcome, .. } => self.on_initial_started(outcome),
+            Report::Exit { job, rank, end } => {
+                self.jobs.end(job, rank);
+                let Some((code, signal)) = end.abnormal() else {
+                    return;
+                };
+                let (how, status) = describe(code, signal);
+                if job == self.initial && !self.opts.keep_going {
+                    self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
+                } else {
+                    eprintln!("ibdyn run: job {job} rank {rank} {how}");
+                    if job == self.initial {
+                        self.failures += 1;
+                        self.status.get_or_insert(status);
                     }
                 }
             }
-            "d_abort" => {
-                let rank: u32 = cmd.num("rank")?;
-                let code: i32 = cmd.num("code")?;
-                let msg = msg_text(cmd.get("msg").unwrap_or(""));
-                let who = match job() {
-                    Some(j) if j != self.initial => format!("job {j} rank {rank}"),
-                    _ => format!("rank {rank}"),
+            Report::Abort {
+                job,
+                rank,
+                code,
+                msg,
+            } => {
+                let who = if job == self.initial {
+                    format!("rank {rank}")
+                } else {
+                    format!("job {job} rank {rank}")
                 };
                 self.fail(
                     &format!("{who} aborted the job with code {code}: {msg}"),
                     code,
                 );
             }
-            other => tracing::warn!("launcher: unknown message {other} from daemon {d}"),
         }
-        Ok(())
     }
 
     /// The root's answer to the initial `l_spawn` / `l_adopt`.
-    fn on_initial_started(
-        &mut self,
-        cmd: &Command,
-    ) -> std::result::Result<(), ibdyn_pmi::PmiError> {
+    fn on_initial_started(&mut self, outcome: SpawnOutcome) {
         self.started = true;
-        let children = ibdyn_pmi::jobs::decode_children(cmd.get("children").unwrap_or(""))?;
-        if cmd.get("jobid").is_none() {
-            let msg = msg_text(cmd.get("msg").unwrap_or("cannot start the job"));
+        let failure = match outcome {
+            Err(msg) => Some(msg),
+            Ok((_, children)) => start_failure(&children),
+        };
+        if let Some(msg) = failure {
             self.fail(&msg, 127);
-            return Ok(());
-        }
-        if let Some(c) = children.iter().find(|c| !c.started()) {
-            let msg = format!("cannot start rank {}: {}", c.rank, c.message);
-            self.fail(&msg, 127);
-            return Ok(());
+            return;
         }
         if let Some(a) = self.opts.adopt {
             let ready = Command::new("ready")
@@ -364,16 +325,14 @@ impl Launcher {
                 self.fail(&format!("cannot tell the singleton we are ready: {e}"), 1);
             }
         }
-        Ok(())
     }
 
     fn on_event(&mut self, ev: LEvent) {
         match ev {
-            LEvent::Daemon(d, Frame::Line(cmd)) => {
-                if let Err(e) = self.on_daemon(d, cmd) {
-                    tracing::warn!("launcher: bad message from daemon {d}: {e}");
-                }
-            }
+            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::parse(&cmd) {
+                Ok(r) => self.on_daemon(r),
+                Err(e) => tracing::warn!("launcher: bad message from daemon {d}: {e}"),
+            },
             LEvent::Daemon(d, f) => tracing::warn!("launcher: bad frame from daemon {d}: {f:?}"),
             LEvent::DaemonClosed(d) => {
                 if !self.shutting_down {
@@ -384,7 +343,7 @@ impl Launcher {
                 if self.opts.adopt.is_some() {
                     if data.is_none() {
                         // The singleton is gone (its end of our stdin closed).
-                        self.mark_exited(self.initial, 0);
+                        self.jobs.end(self.initial, 0);
                         self.started = true;
                     }
                     return;
@@ -679,8 +638,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     drop(tx);
 
     let mut l = Launcher {
-        jobs: std::collections::HashMap::new(),
-        early_exits: std::collections::HashMap::new(),
+        jobs: JobTable::new(o.nnodes),
         initial: jobid,
         started: false,
         node_uid0,

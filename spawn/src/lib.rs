@@ -6,9 +6,11 @@ pub mod daemon;
 pub mod dvm;
 pub mod dynamic;
 mod error;
+mod jobtable;
 pub mod launcher;
 mod link;
 pub mod placement;
+mod report;
 pub mod secret;
 mod signals;
 

@@ -41,12 +41,25 @@ impl Outbox {
 }
 
 /// Starts the writer thread of a stream; the thread ends when every sender is dropped.
-pub fn start_writer<W: Write + Send + 'static>(mut w: W, name: String) -> Outbox {
+pub fn start_writer<W: Write + Send + 'static>(w: W, name: String) -> Outbox {
+    start_writer_slowed(w, name, Duration::ZERO)
+}
+
+/// `start_writer` that holds every line back for `delay` first (a test knob that makes the
+/// lines of other links overtake this one's).
+pub fn start_writer_slowed<W: Write + Send + 'static>(
+    mut w: W,
+    name: String,
+    delay: Duration,
+) -> Outbox {
     let (tx, rx) = crossbeam_channel::unbounded::<String>();
     let spawned = std::thread::Builder::new()
         .name(format!("w-{name}"))
         .spawn(move || {
             for line in rx {
+                if !delay.is_zero() {
+                    std::thread::sleep(delay);
+                }
                 if let Err(e) = w.write_all(line.as_bytes()) {
                     tracing::debug!("write to {name} failed: {e}");
                     break;

@@ -1,7 +1,7 @@
 //! A DVM (`ibdyn dvm start`) in a test's scratch dir; stopped, and checked clean, on drop.
 
 use super::{run_bounded, text, Scratch};
-use std::process::Output;
+use std::process::{Child, Output, Stdio};
 use std::time::Duration;
 
 /// The status, stdout and stderr of a finished command, for assertion messages.
@@ -22,11 +22,11 @@ pub struct Dvm<'a> {
 
 impl<'a> Dvm<'a> {
     pub fn start(s: &'a Scratch, nodes: u32) -> Dvm<'a> {
-        Self::start_with_env(s, nodes, &[])
+        Self::start_with(s, nodes, &[])
     }
 
-    /// A DVM whose daemons (and so every rank they start) have `env` set.
-    pub fn start_with_env(s: &'a Scratch, nodes: u32, env: &[(&str, &str)]) -> Dvm<'a> {
+    /// A DVM whose controller and daemons (and so every rank they start) have `env` set.
+    pub fn start_with(s: &'a Scratch, nodes: u32, env: &[(&str, &str)]) -> Dvm<'a> {
         let mut cmd = s.ibdyn(&["dvm", "start", "--nodes", &nodes.to_string()]);
         cmd.envs(env.iter().copied());
         let out = run_bounded(cmd, None, Duration::from_secs(60));
@@ -53,6 +53,18 @@ impl<'a> Dvm<'a> {
 
     pub fn run(&self, args: &[&str]) -> Output {
         self.run_for(args, Duration::from_secs(60))
+    }
+
+    /// `ibdyn run --dvm ARGS` started, its output piped.
+    pub fn spawn(&self, args: &[&str]) -> Child {
+        let mut a = vec!["run", "--dvm"];
+        a.extend_from_slice(args);
+        let mut c = self.s.ibdyn(&a);
+        c.envs(self.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn().expect("start ibdyn run --dvm")
     }
 
     pub fn contact(&self) -> String {

@@ -6,9 +6,12 @@
 //! every daemon), `d_started` (exec results, up), `d_spawn_result` (to the requester),
 //! `d_kill_job` (a spawn failed in part: down), `d_exited` (a rank's end, up), `d_job_done`
 //! (every rank ended: down, state dropped), `d_status` / `d_status_result` (job status).
+//! To the launcher, every daemon sends `d_job` when `d_start` comes, before anything else
+//! about the job (see `report`).
 
 use super::ranks::{App, Job, JobSpec};
 use super::{ConnId, Daemon};
+use crate::report::{exit_command, JobAnnounce, RankEnd};
 use ibdyn_pmi::jobs::{encode_children, encode_exits, kvsname_of, ChildStart, RankExit};
 use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
 use ibdyn_pmi::wire::{self, hex_decode, hex_encode, msg_text, msg_token, Command, Frame, Framer};
@@ -29,6 +32,8 @@ pub(crate) enum Requester {
 
 pub(crate) struct JobRecord {
     size: u32,
+    /// The launcher request this job descends from (`report::JobAnnounce::owner`).
+    owner: u64,
     node_of: Vec<u32>,
     exited: BTreeMap<u32, RankExit>,
 }
@@ -256,6 +261,12 @@ impl Daemon {
             Err(m) => return self.answer_spawn(requester, Err(m)),
         };
         let job = jobid.unwrap_or_else(|| self.new_job_id());
+        let owner = match requester {
+            Requester::Launcher { id } => id,
+            _ => parent
+                .and_then(|p| self.registry.records.get(&p))
+                .map_or(0, |r| r.owner),
+        };
         for &n in &nodes {
             self.registry.load[n as usize] += 1;
         }
@@ -263,6 +274,7 @@ impl Daemon {
             job,
             JobRecord {
                 size,
+                owner,
                 node_of: nodes.clone(),
                 exited: BTreeMap::new(),
             },
@@ -284,18 +296,13 @@ impl Daemon {
                     .collect(),
             },
         );
-        let mut jl = Command::new("d_job").arg("job", job).arg("size", size);
-        if let Requester::Launcher { id } = requester {
-            jl = jl.arg("id", id);
-        }
-        if let Some(p) = parent {
-            jl = jl.arg("parent", p);
-        }
-        self.to_launcher(jl);
         let list: Vec<String> = nodes.iter().map(u32::to_string).collect();
+        let submitted = matches!(requester, Requester::Launcher { .. });
         let mut start = Command::new("d_start")
             .arg("job", job)
             .arg("nodes", list.join(","))
+            .arg("owner", owner)
+            .arg("submitted", u8::from(submitted))
             .arg("req", hex);
         if let Some(p) = parent {
             start = start.arg("parent", p);
@@ -380,6 +387,17 @@ impl Daemon {
         let mine = spec.ranks_on(self.me);
         self.jobs
             .insert(job, Job::new(spec.clone(), self.me, self.nnodes));
+        // Before any output or end of its ranks, and before its spawn reply passes through
+        // here, on this daemon's link to the launcher.
+        self.to_launcher(
+            JobAnnounce {
+                job,
+                size: spec.size,
+                owner: cmd.num("owner").unwrap_or(0),
+                submitted: cmd.get("submitted") == Some("1"),
+            }
+            .to_command(),
+        );
         if mine.is_empty() {
             return;
         }
@@ -443,21 +461,7 @@ impl Daemon {
             self.send_children(&kill);
             self.on_kill_job(&kill);
             for c in p.children.iter().filter(|c| !c.started()) {
-                self.to_launcher(
-                    Command::new("d_exit")
-                        .arg("job", job)
-                        .arg("rank", c.rank)
-                        .arg("failed", 1),
-                );
-                self.record_exit(
-                    job,
-                    RankExit {
-                        rank: c.rank,
-                        code: None,
-                        signal: None,
-                        start_error: Some(c.message.clone()),
-                    },
-                );
+                self.not_started(job, c.rank, c.message.clone());
             }
         }
         self.answer_spawn(p.requester, Ok((job, size, p.children)));
@@ -487,8 +491,27 @@ impl Daemon {
                 waiting.join(","),
                 START_REPORT_LIMIT.as_secs()
             );
+            // Their ranks count as never started, so that the job ends for the launcher and
+            // here; a late start is killed by the d_kill_job behind its d_start.
+            for c in p.children.iter().filter(|c| p.waiting.contains(&c.node)) {
+                self.not_started(job, c.rank, msg.clone());
+            }
             self.answer_spawn(p.requester, Err(msg));
         }
+    }
+
+    /// Root: rank `rank` of `job` will never run; the launcher and the job record learn it.
+    fn not_started(&mut self, job: u32, rank: u32, why: String) {
+        self.to_launcher(exit_command(job, rank, RankEnd::NotStarted));
+        self.record_exit(
+            job,
+            RankExit {
+                rank,
+                code: None,
+                signal: None,
+                start_error: Some(why),
+            },
+        );
     }
 
     fn answer_spawn(

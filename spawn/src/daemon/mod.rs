@@ -366,12 +366,40 @@ fn accept_children(
     Ok(got)
 }
 
-fn start_peer(stream: TcpStream, peer: Peer, tx: &Sender<Event>) -> Result<Outbox> {
+/// Test knob `IBDYN_TEST_SLOW_LAUNCHER_LINK=<daemon index|all>:<ms>`: that daemon (or every
+/// one) holds each line to the launcher back for ms milliseconds, so that the lines of the
+/// other daemons, or of the launcher's other peers, overtake them.
+const SLOW_LAUNCHER_LINK: &str = "IBDYN_TEST_SLOW_LAUNCHER_LINK";
+
+fn launcher_link_delay(me: u32) -> Duration {
+    let Ok(v) = std::env::var(SLOW_LAUNCHER_LINK) else {
+        return Duration::ZERO;
+    };
+    let parsed = v.split_once(':').and_then(|(who, ms)| {
+        let ms = ms.parse::<u64>().ok()?;
+        let mine = who == "all" || who.parse::<u32>().ok()? == me;
+        Some(if mine { ms } else { 0 })
+    });
+    match parsed {
+        Some(ms) => Duration::from_millis(ms),
+        None => {
+            tracing::warn!("{SLOW_LAUNCHER_LINK}={v:?} is not <daemon index|all>:<milliseconds>");
+            Duration::ZERO
+        }
+    }
+}
+
+fn start_peer(
+    stream: TcpStream,
+    peer: Peer,
+    tx: &Sender<Event>,
+    delay: Duration,
+) -> Result<Outbox> {
     let _ = stream.set_nodelay(true);
     let w = stream
         .try_clone()
         .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
-    let out = link::start_writer(w, format!("{peer:?}"));
+    let out = link::start_writer_slowed(w, format!("{peer:?}"), delay);
     let (t1, t2) = (tx.clone(), tx.clone());
     link::start_reader(
         stream,
@@ -466,13 +494,13 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         let child_streams = accept_children(&tcp, &secret_hex, me, &kids)?;
         link::refuse_late_connections(tcp, secret_hex.clone(), format!("daemon {me}"));
 
-        let launcher = start_peer(lstream, Peer::Launcher, &tx)?;
+        let launcher = start_peer(lstream, Peer::Launcher, &tx, launcher_link_delay(me))?;
         let parent = parent_stream
-            .map(|s| start_peer(s, Peer::Parent, &tx))
+            .map(|s| start_peer(s, Peer::Parent, &tx, Duration::ZERO))
             .transpose()?;
         let mut children = HashMap::new();
         for (i, s) in child_streams {
-            children.insert(i, start_peer(s, Peer::Child(i), &tx)?);
+            children.insert(i, start_peer(s, Peer::Child(i), &tx, Duration::ZERO)?);
         }
         let reactor = reactor::Reactor::start(pmi_listener, tx.clone())
             .map_err(|e| SpawnError::io("start the daemon's reader thread", e))?;

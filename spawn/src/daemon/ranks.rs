@@ -2,11 +2,11 @@
 
 use super::{launch, Daemon, Event};
 use crate::placement::tree;
+use crate::report::{exit_command, RankEnd};
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
 use ibdyn_pmi::state::CollectiveTable;
-use ibdyn_pmi::wire::Command;
 use ibdyn_pmi::ProcessMapping;
 use std::collections::BTreeMap;
 use std::collections::HashMap;
@@ -385,20 +385,15 @@ impl Daemon {
             return;
         }
         rs.reported = true;
-        let cancelled = rs.cancelled;
-        let mut cmd = Command::new("d_exit").arg("job", job).arg("rank", rank);
-        if let Some(c) = code {
-            cmd = cmd.arg("code", c);
-        }
-        if let Some(s) = signal {
-            cmd = cmd.arg("signal", s);
-        }
-        if cancelled {
-            cmd = cmd.arg("cancelled", 1);
-        }
-        self.to_launcher(cmd.clone());
-        cmd.name = "d_exited".into();
-        cmd = cmd.arg("node", self.me);
-        self.exited_up(cmd);
+        let ran = RankEnd::Ran { code, signal };
+        let end = if rs.cancelled {
+            RankEnd::Cancelled
+        } else {
+            ran
+        };
+        self.to_launcher(exit_command(job, rank, end));
+        let mut up = exit_command(job, rank, ran).arg("node", self.me);
+        up.name = "d_exited".into();
+        self.exited_up(up);
     }
 }

@@ -1,12 +1,14 @@
 //! The daemon's reader: one thread waits (epoll) on the PMI listening socket, every PMI client
 //! connection, every rank's stdout/stderr pipe and every rank's pidfd, and turns what it
 //! reads into `Event`s. Starting a rank or accepting a client costs no thread of its own,
-//! which keeps the event loop (and so the spawn path) short.
+//! which keeps the event loop (and so the spawn path) short. A rank's end is sent only after
+//! what is left in its pipes, so its output precedes its end on the way to the launcher.
 
 use super::{ConnId, Event};
 use crate::link::Outbox;
 use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::wire::Framer;
+use std::collections::HashMap;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::Duration;
@@ -15,6 +17,9 @@ use std::time::Duration;
 const CLIENT_WRITE_LIMIT: Duration = Duration::from_secs(10);
 /// Longest piece of output forwarded without a newline.
 const MAX_PENDING: usize = 65536;
+/// Most read from one pipe of an ended rank at once: more than a pipe holds (1 MiB at
+/// most unless `/proc/sys/fs/pipe-max-size` was raised).
+const DRAIN_LIMIT: usize = 2 << 20;
 
 /// What a watched descriptor is.
 enum Source {
@@ -67,6 +72,13 @@ impl Reactor {
 
     /// Forwards a rank's stdout (`fd` 1) or stderr (2) to the event loop, line by line.
     pub(crate) fn watch_output(&self, pipe: OwnedFd, job: u32, rank: u32, fd: u8) {
+        // Non-blocking: a rank's end drains its pipes until they are empty.
+        if let Err(e) = nix::fcntl::fcntl(
+            pipe.as_raw_fd(),
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        ) {
+            tracing::warn!("daemon reader: O_NONBLOCK on the output of rank {rank}: {e}");
+        }
         let source = Source::Output {
             job,
             rank,
@@ -150,6 +162,126 @@ impl Poller {
     }
 }
 
+/// The reader thread's state.
+struct Reader {
+    poller: Poller,
+    watched: HashMap<u64, Watched>,
+    /// Tokens of the output pipes of each rank, so that its end can drain them first.
+    outputs: HashMap<(u32, u32), Vec<u64>>,
+    next_token: u64,
+    events: Sender<Event>,
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    fn register(&mut self, w: Watched) {
+        let token = self.next_token;
+        self.next_token += 1;
+        match self.poller.add(w.fd.as_raw_fd(), token) {
+            Ok(()) => {
+                if let Source::Output { job, rank, .. } = w.source {
+                    self.outputs.entry((job, rank)).or_default().push(token);
+                }
+                self.watched.insert(token, w);
+            }
+            Err(e) => {
+                tracing::warn!("daemon reader: cannot watch a descriptor: {e}");
+                closed(w.source, &self.events);
+            }
+        }
+    }
+
+    fn unregister(&mut self, token: u64) {
+        let Some(gone) = self.watched.remove(&token) else {
+            return;
+        };
+        self.poller.remove(gone.fd.as_raw_fd());
+        if let Source::Output { job, rank, .. } = gone.source {
+            if let Some(tokens) = self.outputs.get_mut(&(job, rank)) {
+                tokens.retain(|&t| t != token);
+                if tokens.is_empty() {
+                    self.outputs.remove(&(job, rank));
+                }
+            }
+        }
+        closed(gone.source, &self.events);
+    }
+
+    /// Reads what `token` has now; false once it is closed (end of file or an error).
+    fn read_once(&mut self, token: u64) -> bool {
+        let Some(w) = self.watched.get_mut(&token) else {
+            return false;
+        };
+        match read_fd(w.fd.as_raw_fd(), &mut self.buf) {
+            Ok(0) => false,
+            Ok(n) => deliver(&mut w.source, &self.buf[..n], &self.events),
+            Err(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+            ),
+        }
+    }
+
+    /// Everything a rank wrote is in its pipes once it has ended: forward all of it (the
+    /// pipes are non-blocking), so that its output precedes its end on the way to the
+    /// launcher whatever the scheduling of this thread and the event loop.
+    fn drain_outputs(&mut self, job: u32, rank: u32) {
+        let tokens = self.outputs.get(&(job, rank)).cloned().unwrap_or_default();
+        for t in tokens {
+            // What the rank left is at most a pipe's capacity; a process it started that
+            // keeps writing is read on the usual way afterwards.
+            let mut left = DRAIN_LIMIT;
+            while let Some(w) = self.watched.get_mut(&t) {
+                if left == 0 {
+                    break;
+                }
+                let open = match read_fd(w.fd.as_raw_fd(), &mut self.buf) {
+                    Ok(0) => false,
+                    Ok(n) => {
+                        left = left.saturating_sub(n);
+                        deliver(&mut w.source, &self.buf[..n], &self.events)
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // Empty for now (a process the rank started may hold the pipe open).
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => false,
+                };
+                if !open {
+                    self.unregister(t);
+                }
+            }
+        }
+    }
+
+    fn on_ready(&mut self, token: u64) {
+        let child = match self.watched.get(&token).map(|w| &w.source) {
+            None => return,
+            Some(Source::Child { pid, job, rank }) => Some((*pid, *job, *rank)),
+            Some(_) => None,
+        };
+        let open = match child {
+            Some((pid, job, rank)) => match reap(pid, rank) {
+                Some((code, signal)) => {
+                    self.drain_outputs(job, rank);
+                    let _ = self.events.send(Event::Exited {
+                        job,
+                        rank,
+                        pid,
+                        code,
+                        signal,
+                    });
+                    false
+                }
+                None => true,
+            },
+            None => self.read_once(token),
+        };
+        if !open {
+            self.unregister(token);
+        }
+    }
+}
+
 fn read_loop(
     listener: UnixListener,
     wake: OwnedFd,
@@ -167,25 +299,18 @@ fn read_loop(
             return;
         }
     };
-    let mut watched: std::collections::HashMap<u64, Watched> = Default::default();
-    let mut next_token = LISTENER + 1;
-    let mut register = |w: Watched, watched: &mut std::collections::HashMap<u64, Watched>| {
-        match poller.add(w.fd.as_raw_fd(), next_token) {
-            Ok(()) => {
-                watched.insert(next_token, w);
-            }
-            Err(e) => {
-                tracing::warn!("daemon reader: cannot watch a descriptor: {e}");
-                closed(w.source, &events);
-            }
-        }
-        next_token += 1;
+    let mut r = Reader {
+        poller,
+        watched: HashMap::new(),
+        outputs: HashMap::new(),
+        next_token: LISTENER + 1,
+        events,
+        buf: vec![0u8; 65536],
     };
     let mut next_id: ConnId = 1;
-    let mut buf = vec![0u8; 65536];
     let mut ready = Vec::new();
     loop {
-        if let Err(e) = poller.wait(&mut ready) {
+        if let Err(e) = r.poller.wait(&mut ready) {
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
@@ -195,41 +320,21 @@ fn read_loop(
         for &token in &ready {
             match token {
                 WAKE => {
-                    let _ = read_fd(wake.as_raw_fd(), &mut buf);
+                    let _ = read_fd(wake.as_raw_fd(), &mut r.buf);
                     for w in added.try_iter() {
-                        register(w, &mut watched);
+                        r.register(w);
                     }
                 }
                 LISTENER => {
                     while let Ok((stream, _)) = listener.accept() {
-                        match open_client(stream, next_id, &events) {
-                            Ok(w) => register(w, &mut watched),
+                        match open_client(stream, next_id, &r.events) {
+                            Ok(w) => r.register(w),
                             Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
                         }
                         next_id += 1;
                     }
                 }
-                t => {
-                    let Some(w) = watched.get_mut(&t) else {
-                        continue;
-                    };
-                    let open = match w.source {
-                        Source::Child { pid, job, rank } => !reap(pid, job, rank, &events),
-                        _ => match read_fd(w.fd.as_raw_fd(), &mut buf) {
-                            Ok(0) => false,
-                            Ok(n) => deliver(&mut w.source, &buf[..n], &events),
-                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => true,
-                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => true,
-                            Err(_) => false,
-                        },
-                    };
-                    if !open {
-                        if let Some(gone) = watched.remove(&t) {
-                            poller.remove(gone.fd.as_raw_fd());
-                            closed(gone.source, &events);
-                        }
-                    }
-                }
+                t => r.on_ready(t),
             }
         }
     }
@@ -313,25 +418,16 @@ fn closed(source: Source, events: &Sender<Event>) {
     };
 }
 
-/// Reaps an ended rank; false if it has not ended after all.
-fn reap(pid: i32, job: u32, rank: u32, events: &Sender<Event>) -> bool {
+/// Reaps an ended rank: its (code, signal); None if it has not ended after all.
+fn reap(pid: i32, rank: u32) -> Option<(Option<i32>, Option<i32>)> {
     use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-    let (code, signal) = match waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG))
-    {
-        Ok(WaitStatus::Exited(_, code)) => (Some(code), None),
-        Ok(WaitStatus::Signaled(_, sig, _)) => (None, Some(sig as i32)),
-        Ok(_) | Err(nix::errno::Errno::EINTR) => return false,
+    match waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::Exited(_, code)) => Some((Some(code), None)),
+        Ok(WaitStatus::Signaled(_, sig, _)) => Some((None, Some(sig as i32))),
+        Ok(_) | Err(nix::errno::Errno::EINTR) => None,
         Err(e) => {
             tracing::warn!("waitpid({pid}) for rank {rank}: {e}");
-            (None, None)
+            Some((None, None))
         }
-    };
-    let _ = events.send(Event::Exited {
-        job,
-        rank,
-        pid,
-        code,
-        signal,
-    });
-    true
+    }
 }

@@ -1,0 +1,258 @@
+//! The DVM controller's state: its clients (one `ibdyn run --dvm` or `ibdyn dvm stop` per
+//! connection) and the jobs of the daemon set, each owned by the client whose submission it
+//! descends from.
+//!
+//! What it keeps true, whatever order submissions, spawns, ends and disconnects come in:
+//! - a job's output goes to its owner as it comes; a daemon announces a job on its link
+//!   before any output or end of it, so no line arrives for a job not known yet;
+//! - a client gets `c_done` once the root has answered its submission and every job it owns
+//!   is over (so after all of their output), with the first abnormal end, abort or start
+//!   failure of its job as the status;
+//! - the jobs of a client that has gone are killed, also those announced after it went.
+
+use crate::jobtable::JobTable;
+use crate::launcher::describe;
+use crate::link::Outbox;
+use crate::report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome};
+use ibdyn_pmi::wire::{hex_encode, msg_token, Command};
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// Status of a job that could not be started (as a shell reports a missing command).
+const NOT_STARTED: i32 = 127;
+
+struct Client {
+    out: Outbox,
+    /// `c_run` was sent to the root.
+    submitted: bool,
+    /// The root's answer to the submission has come.
+    answered: bool,
+    status: Option<i32>,
+    done: bool,
+}
+
+pub(super) struct Controller {
+    root: Outbox,
+    all: Vec<Outbox>,
+    clients: HashMap<u64, Client>,
+    jobs: JobTable,
+    stopping: Option<Instant>,
+}
+
+impl Controller {
+    pub(super) fn new(outboxes: Vec<Outbox>) -> Controller {
+        Controller {
+            root: outboxes[0].clone(),
+            jobs: JobTable::new(outboxes.len() as u32),
+            all: outboxes,
+            clients: HashMap::new(),
+            stopping: None,
+        }
+    }
+
+    /// When the stop began (None while serving).
+    pub(super) fn stopping_since(&self) -> Option<Instant> {
+        self.stopping
+    }
+
+    pub(super) fn any_live_job(&self) -> bool {
+        self.jobs.any_live()
+    }
+
+    pub(super) fn daemons(&self) -> &[Outbox] {
+        &self.all
+    }
+
+    fn to_client(&self, id: u64, cmd: Command) {
+        if let Some(c) = self.clients.get(&id) {
+            let _ = c.out.send(cmd.to_line());
+        }
+    }
+
+    fn error_to(&self, id: u64, msg: &str) {
+        self.to_client(id, Command::new("c_error").arg("msg", msg_token(msg)));
+    }
+
+    fn kill_job(&self, job: u32) {
+        let _ = self
+            .root
+            .send(Command::new("l_kill_job").arg("job", job).to_line());
+    }
+
+    fn kill_jobs_of(&self, owner: u64) {
+        for job in self.jobs.live_of(owner) {
+            self.kill_job(job);
+        }
+    }
+
+    /// Sends `c_done` to a client whose submission is answered and whose jobs are all over.
+    fn check_done(&mut self, owner: u64) {
+        let busy = !self.jobs.live_of(owner).is_empty();
+        let Some(c) = self.clients.get_mut(&owner) else {
+            return;
+        };
+        if c.answered && !busy && !c.done {
+            c.done = true;
+            let st = c.status.unwrap_or(0);
+            let _ = c
+                .out
+                .send(Command::new("c_done").arg("status", st).to_line());
+        }
+    }
+
+    pub(super) fn client_open(&mut self, id: u64, out: Outbox) {
+        self.clients.insert(
+            id,
+            Client {
+                out,
+                submitted: false,
+                answered: false,
+                status: None,
+                done: false,
+            },
+        );
+    }
+
+    pub(super) fn client_closed(&mut self, id: u64) {
+        self.kill_jobs_of(id);
+        self.clients.remove(&id);
+    }
+
+    pub(super) fn on_client(&mut self, id: u64, cmd: &Command) {
+        match cmd.name.as_str() {
+            "c_run" => {
+                let Some(c) = self.clients.get_mut(&id) else {
+                    return;
+                };
+                if c.submitted {
+                    self.error_to(id, "one job per connection: this one has been submitted");
+                    return;
+                }
+                c.submitted = true;
+                let line = Command::new("l_spawn")
+                    .arg("id", id)
+                    .arg("req", cmd.get("req").unwrap_or(""));
+                let _ = self.root.send(line.to_line());
+            }
+            "c_stop" => self.stop(),
+            other => tracing::warn!("dvm: unknown client line {other}"),
+        }
+    }
+
+    pub(super) fn stop(&mut self) {
+        if self.stopping.is_none() {
+            self.stopping = Some(Instant::now());
+            for o in &self.all {
+                let _ = o.send(Command::new("l_kill").to_line());
+            }
+        }
+    }
+
+    pub(super) fn on_daemon(&mut self, report: Report) {
+        match report {
+            Report::Job(a) => self.on_job(a),
+            Report::Output {
+                job,
+                rank,
+                fd,
+                data,
+            } => match self.jobs.info(job) {
+                Some(a) => self.to_client(
+                    a.owner,
+                    Command::new("c_io")
+                        .arg("job", job)
+                        .arg("rank", rank)
+                        .arg("fd", fd)
+                        .arg("data", hex_encode(&data)),
+                ),
+                // Only output of a process a rank left behind can come after the job.
+                None => tracing::debug!("dvm: output of job {job} after its end dropped"),
+            },
+            Report::Exit { job, rank, end } => self.on_exit(job, rank, end),
+            Report::SpawnResult { id, outcome } => self.on_spawn_result(id, outcome),
+            Report::Abort {
+                job,
+                rank,
+                code,
+                msg,
+            } => {
+                let Some(owner) = self.jobs.info(job).map(|a| a.owner) else {
+                    return;
+                };
+                let msg = format!("rank {rank} of job {job} aborted with code {code}: {msg}");
+                self.error_to(owner, &msg);
+                if let Some(c) = self.clients.get_mut(&owner) {
+                    c.status.get_or_insert(code);
+                }
+                self.kill_jobs_of(owner);
+            }
+        }
+    }
+
+    fn on_job(&mut self, a: JobAnnounce) {
+        if !self.jobs.announce(a).new {
+            return;
+        }
+        if !self.clients.contains_key(&a.owner) {
+            // Its client left while the job was on its way (or it descends from no client).
+            tracing::debug!(
+                "dvm: job {} has no client (owner {}): killing it",
+                a.job,
+                a.owner
+            );
+            self.kill_job(a.job);
+        } else if a.submitted {
+            self.to_client(a.owner, Command::new("c_started").arg("job", a.job));
+        }
+    }
+
+    fn on_exit(&mut self, job: u32, rank: u32, end: RankEnd) {
+        let info = self.jobs.info(job);
+        let change = self.jobs.end(job, rank);
+        let Some(a) = info else {
+            tracing::warn!("dvm: end of rank {rank} of job {job} before its announcement");
+            return;
+        };
+        if let Some((code, signal)) = end.abnormal() {
+            let mut c = Command::new("c_exit").arg("job", job).arg("rank", rank);
+            if let Some(code) = code {
+                c = c.arg("code", code);
+            }
+            if let Some(signal) = signal {
+                c = c.arg("signal", signal);
+            }
+            self.to_client(a.owner, c);
+            if a.submitted {
+                let (_, st) = describe(code, signal);
+                if let Some(c) = self.clients.get_mut(&a.owner) {
+                    c.status.get_or_insert(st);
+                }
+                if self.jobs.is_live(job) {
+                    self.kill_job(job);
+                }
+            }
+        }
+        if change.over {
+            self.check_done(a.owner);
+        }
+    }
+
+    /// The root's answer to a client's submission (`l_spawn id=client`).
+    fn on_spawn_result(&mut self, id: u64, outcome: SpawnOutcome) {
+        let failure = match outcome {
+            Err(msg) => Some(msg),
+            Ok((_, children)) => start_failure(&children),
+        };
+        if let Some(msg) = failure {
+            // The root has killed the ranks that did start.
+            self.error_to(id, &msg);
+            if let Some(c) = self.clients.get_mut(&id) {
+                c.status.get_or_insert(NOT_STARTED);
+            }
+        }
+        if let Some(c) = self.clients.get_mut(&id) {
+            c.answered = true;
+        }
+        self.check_done(id);
+    }
+}
