@@ -149,26 +149,8 @@ impl Server for IbdynServer {
             .to_line();
         self.s.send(&line, "iallgather")
     }
-    fn wait(&mut self, reqid: u64) -> Result<PmiCompletion> {
-        self.s.wait(reqid)
-    }
-    fn test(&mut self, reqid: u64) -> Result<bool> {
-        self.s.test(reqid)
-    }
+    crate::session::forward_to_session!();
 
-    fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
-        self.s.publish_name(service, port)
-    }
-    fn lookup_name(&mut self, service: &str) -> Result<String> {
-        self.s.lookup_name(service)
-    }
-    fn unpublish_name(&mut self, service: &str) -> Result<()> {
-        self.s.unpublish_name(service)
-    }
-
-    fn spawn(&mut self, req: &SpawnRequest) -> Result<SpawnReply> {
-        self.s.spawn(req)
-    }
     fn job_status(&mut self, job_id: u32) -> Result<JobStatus> {
         let r = self.s.request(
             Command::new("ibdyn_job_status").arg("jobid", job_id),
