@@ -501,6 +501,33 @@ impl Session {
     }
 }
 
+/// The `Server` methods that the servers speaking over a line session (ibdyn's daemons and
+/// PMI-1) answer the same way: requests completed by the session, the name service and spawn.
+/// Expands inside `impl Server for X` where `X` keeps its session in a field `s`.
+macro_rules! forward_to_session {
+    () => {
+        fn wait(&mut self, reqid: u64) -> Result<PmiCompletion> {
+            self.s.wait(reqid)
+        }
+        fn test(&mut self, reqid: u64) -> Result<bool> {
+            self.s.test(reqid)
+        }
+        fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
+            self.s.publish_name(service, port)
+        }
+        fn lookup_name(&mut self, service: &str) -> Result<String> {
+            self.s.lookup_name(service)
+        }
+        fn unpublish_name(&mut self, service: &str) -> Result<()> {
+            self.s.unpublish_name(service)
+        }
+        fn spawn(&mut self, req: &SpawnRequest) -> Result<SpawnReply> {
+            self.s.spawn(req)
+        }
+    };
+}
+pub(crate) use forward_to_session;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -634,30 +661,3 @@ mod tests {
         server.join().expect("server");
     }
 }
-
-/// The `Server` methods that the servers speaking over a line session (ibdyn's daemons and
-/// PMI-1) answer the same way: requests completed by the session, the name service and spawn.
-/// Expands inside `impl Server for X` where `X` keeps its session in a field `s`.
-macro_rules! forward_to_session {
-    () => {
-        fn wait(&mut self, reqid: u64) -> Result<PmiCompletion> {
-            self.s.wait(reqid)
-        }
-        fn test(&mut self, reqid: u64) -> Result<bool> {
-            self.s.test(reqid)
-        }
-        fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
-            self.s.publish_name(service, port)
-        }
-        fn lookup_name(&mut self, service: &str) -> Result<String> {
-            self.s.lookup_name(service)
-        }
-        fn unpublish_name(&mut self, service: &str) -> Result<()> {
-            self.s.unpublish_name(service)
-        }
-        fn spawn(&mut self, req: &SpawnRequest) -> Result<SpawnReply> {
-            self.s.spawn(req)
-        }
-    };
-}
-pub(crate) use forward_to_session;
