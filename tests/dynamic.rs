@@ -127,3 +127,22 @@ fn a_child_that_dies_later_fails_only_what_needs_it() {
     );
     assert!(stdout.contains("the other children still work"), "{stdout}");
 }
+
+#[test]
+fn siblings_of_a_root_that_leaves_at_once_fail_instead_of_waiting_forever() {
+    let prog = common::example_bin("dynamic_check");
+    let out = run(&[
+        "-n",
+        "1",
+        "--nodes",
+        "2",
+        prog.to_str().unwrap(),
+        "rootleaves",
+    ]);
+    assert_passed(&out, "a spawned root leaving at once");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("rank 0") && stderr.contains("is dead: the process exited with code 0"),
+        "{stderr}"
+    );
+}

@@ -135,6 +135,20 @@ fn early_death(universe: &ibdyn::Universe) -> Result<(), String> {
     }
 }
 
+/// The spawned job's root exits as soon as it has greeted the parents: its siblings on other
+/// nodes, still waiting for it to pass the parents on, must fail within a bound (the process
+/// manager knows it is gone), not wait forever.
+fn root_leaves(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    let mut cmd = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
+    cmd.arg("rootgone");
+    world
+        .process_at_rank(0)
+        .spawn(&cmd, 3)
+        .map_err(|e| format!("spawn: {e}"))?;
+    Ok(())
+}
+
 /// Child 1 of 3 dies after the spawn; receiving from it fails naming it, and the other
 /// children still work.
 fn later_death(universe: &ibdyn::Universe) -> Result<(), String> {
@@ -220,6 +234,10 @@ fn main() {
         "child" => child(&universe),
         "earlydeath" => early_death(&universe),
         "laterdeath" => later_death(&universe),
+        "rootleaves" => root_leaves(&universe),
+        // The spawned job's root leaves at once, before its siblings have their parent.
+        "rootgone" if universe.world().rank() == 0 => std::process::exit(0),
+        "rootgone" => Err("initialize returned although the root had left".into()),
         "mortal" => (|| -> Result<(), String> {
             let parent = universe.parent().ok_or("no parent")?;
             if universe.world().rank() == 1 {

@@ -25,6 +25,8 @@ impl Protocol {
                 }
             }
         }
+        // Exits of other nodes' processes, as the process manager knows them, per job.
+        let mut exits: Vec<(u32, Option<ibdyn_pmi::JobStatus>)> = Vec::new();
         for g in deps {
             // A peer we only receive from has no route yet: open it to learn its process.
             if self.peers.get_mut(g).is_none() {
@@ -33,10 +35,34 @@ impl Protocol {
                     continue;
                 }
             }
-            let dead = match self.peers.get_mut(g) {
-                Some(p) => (!p.check_alive()).then(|| p.dead.clone().unwrap_or_default()),
-                None => None,
+            let (dead, local) = match self.peers.get_mut(g) {
+                Some(p) => (
+                    (!p.check_alive()).then(|| p.dead.clone().unwrap_or_default()),
+                    matches!(p.link, Link::Shm(_)),
+                ),
+                None => (None, true),
             };
+            // A process on another node that exits before it ever reached us breaks no
+            // connection: only the process manager can tell.
+            let dead = dead.or_else(|| {
+                if local {
+                    return None;
+                }
+                let i = match exits.iter().position(|(j, _)| *j == g.job) {
+                    Some(i) => i,
+                    None => {
+                        exits.push((g.job, self.pmi.job_status(g.job).ok()));
+                        exits.len() - 1
+                    }
+                };
+                let exit = exits[i]
+                    .1
+                    .as_ref()?
+                    .exited
+                    .iter()
+                    .find(|e| e.rank == g.rank)?;
+                Some(format!("the process {}", exit.how()))
+            });
             if let Some(why) = dead {
                 self.fail_peer(r, g, &why);
             }
