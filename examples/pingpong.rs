@@ -1,6 +1,7 @@
 //! Ping-pong between ranks 0 and 1: prints the one-way latency for a few sizes.
 //! `ibdyn run -n 2 target/release/examples/pingpong`
 
+use ibdyn::traits::*;
 use std::time::Instant;
 
 fn main() -> Result<(), ibdyn::CommError> {

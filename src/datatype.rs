@@ -35,11 +35,13 @@ macro_rules! equivalence {
 
 /// Something that can be sent: one value, a slice or a vector of `Equivalence` values.
 pub trait Buffer {
+    /// The bytes to send.
     fn as_bytes(&self) -> &[u8];
 }
 
 /// Something that can be received into.
 pub trait BufferMut {
+    /// The bytes to receive into.
     fn as_bytes_mut(&mut self) -> &mut [u8];
 }
 

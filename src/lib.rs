@@ -13,45 +13,91 @@
 //! }
 //! # Ok::<(), ibdyn::CommError>(())
 //! ```
+//!
+//! The two kinds of communicator are two types. [`IntraCommunicator`] (one group: the
+//! world, `self_comm`, `split`, `create`, `merge`) and [`InterCommunicator`] (two groups:
+//! `spawn`, `accept`, `connect`, `intercomm_create`, `universe.parent()`) share the
+//! [`Communicator`] and [`CommunicatorCollectives`] traits; the rest belongs to one kind
+//! only, so calling an intracommunicator operation on an intercommunicator does not
+//! compile:
+//!
+//! ```compile_fail
+//! use ibdyn::traits::*;
+//! use ibdyn::SystemOperation;
+//! let universe = ibdyn::initialize()?;
+//! let children = universe.world().process_at_rank(0).spawn(&std::process::Command::new("./w"), 2)?;
+//! let mut prefix = [0i64];
+//! // MPI_Scan is defined on intracommunicators only.
+//! children.scan_into(&[1i64], &mut prefix, SystemOperation::sum())?;
+//! # Ok::<(), ibdyn::CommError>(())
+//! ```
+//!
+//! The same call on an intracommunicator compiles, and `merge` turns the intercommunicator
+//! into one:
+//!
+//! ```no_run
+//! use ibdyn::traits::*;
+//! use ibdyn::SystemOperation;
+//! let universe = ibdyn::initialize()?;
+//! let children = universe.world().process_at_rank(0).spawn(&std::process::Command::new("./w"), 2)?;
+//! let everyone = children.merge(false)?;
+//! let mut prefix = [0i64];
+//! everyone.scan_into(&[1i64], &mut prefix, SystemOperation::sum())?;
+//! # Ok::<(), ibdyn::CommError>(())
+//! ```
+
+#![deny(missing_docs)]
 
 mod collective;
+mod communicator;
 mod datatype;
 mod dynamic;
+mod inter;
+mod intra;
 mod partition;
 mod point_to_point;
+mod universe;
 
 pub use collective::{
     Algorithm, CollOp, CollectiveRequest, CommunicatorCollectives, ElemType,
-    InterCommunicatorCollectives, InterRoot, Operation, Root, SystemOperation, UserOperation,
-    COLL_ALGO_ENV,
+    InterCommunicatorCollectives, InterRoot, IntraCommunicatorCollectives, Operation, RemoteRoot,
+    Root, SystemOperation, UserOperation, COLL_ALGO_ENV,
 };
+pub use communicator::Communicator;
 pub use datatype::{vec_from_bytes, Buffer, BufferMut, Equivalence};
 pub use dynamic::{
     close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn,
     SpawnOptions, Wireup,
 };
 pub use ibdyn_intercomm::{
-    wait_all, wait_any, CommError, Communicator, Gpid, Group, GroupRelation, Request, Result,
-    Status, Universe, ANY_SOURCE, ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
+    wait_all, wait_any, CommError, Gpid, Group, GroupRelation, Request, Result, Status, ANY_SOURCE,
+    ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
 };
 pub use ibdyn_pmi as pmi;
+pub use inter::InterCommunicator;
+pub use intra::IntraCommunicator;
 pub use partition::{Partition, PartitionMut};
-pub use point_to_point::{AnyProcess, CommunicatorExt, Process, Source};
+pub use point_to_point::{AnyProcess, Process, Source};
+pub use universe::Universe;
 
 /// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.
 /// In a spawned job this also connects to the parent job (`universe.parent()`).
 pub fn initialize() -> Result<Universe> {
     // The start-up answers of the process manager are read while a spawned job's root
     // greets its parent (attach_parent finishes the start-up in every case).
-    let universe = Universe::init_deferred()?;
+    let universe = ibdyn_intercomm::Universe::init_deferred()?;
     ibdyn_spawn::dynamic::attach_parent(&universe)?;
-    Ok(universe)
+    Universe::new(universe)
 }
 
 /// The traits a program imports: `use ibdyn::traits::*;`.
 pub mod traits {
-    pub use crate::collective::{CommunicatorCollectives, InterCommunicatorCollectives, Root};
+    pub use crate::collective::{
+        CommunicatorCollectives, InterCommunicatorCollectives, IntraCommunicatorCollectives,
+        RemoteRoot, Root,
+    };
+    pub use crate::communicator::Communicator;
     pub use crate::datatype::{Buffer, BufferMut, Equivalence};
     pub use crate::dynamic::{ConnectAccept, Spawn};
-    pub use crate::point_to_point::{CommunicatorExt, Source};
+    pub use crate::point_to_point::Source;
 }

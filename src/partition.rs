@@ -34,9 +34,11 @@ impl<'a, T: Equivalence> Partition<'a, T> {
         let displs = packed_displs(&counts);
         Partition::new(buf, counts, displs)
     }
+    /// The number of elements of each block (MPI's counts).
     pub fn counts(&self) -> &[usize] {
         &self.counts
     }
+    /// Where each block starts, in elements (MPI's displacements).
     pub fn displs(&self) -> &[usize] {
         &self.displs
     }
@@ -68,9 +70,11 @@ impl<'a, T: Equivalence> PartitionMut<'a, T> {
         let displs = packed_displs(&counts);
         PartitionMut::new(buf, counts, displs)
     }
+    /// The number of elements of each block (MPI's counts).
     pub fn counts(&self) -> &[usize] {
         &self.counts
     }
+    /// Where each block starts, in elements (MPI's displacements).
     pub fn displs(&self) -> &[usize] {
         &self.displs
     }

@@ -2,6 +2,7 @@
 
 use crate::job::{self, add_rows, emit, iters_for, sizes};
 use crate::report::Report;
+use ibdyn::traits::*;
 use std::time::Instant;
 
 const WINDOW: usize = 64;

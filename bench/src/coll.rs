@@ -7,7 +7,7 @@
 use crate::job::{self, add_rows, sizes};
 use crate::report::Report;
 use ibdyn::traits::*;
-use ibdyn::{Communicator, SystemOperation};
+use ibdyn::{IntraCommunicator, SystemOperation};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -111,7 +111,7 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
 }
 
 fn one(
-    w: &Communicator,
+    w: &IntraCommunicator,
     op: &str,
     size: usize,
     sbuf: &[u8],

@@ -5,7 +5,7 @@
 use crate::job::{self, emit};
 use crate::report::Report;
 use ibdyn::traits::*;
-use ibdyn::{Communicator, SpawnOptions, SystemOperation, Wireup};
+use ibdyn::{InterCommunicator, IntraCommunicator, SpawnOptions, SystemOperation, Wireup};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -176,7 +176,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
         }
         Which::SpawnRate => {
             for &n in &a.children {
-                let mut kids: Vec<Communicator> = Vec::new();
+                let mut kids: Vec<InterCommunicator> = Vec::new();
                 let t0 = Instant::now();
                 while kids.len() < a.reps * 5 && t0.elapsed() < Duration::from_secs(20) {
                     kids.push(
@@ -271,8 +271,8 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
 /// (intra, skipped with one parent) and parent 0 - child (inter), each list sorted. Parent
 /// ranks above 1 take no part.
 fn interleaved_pingpong(
-    w: &Communicator,
-    ic: &Communicator,
+    w: &IntraCommunicator,
+    ic: &InterCommunicator,
     size: usize,
     per: usize,
     batches: usize,

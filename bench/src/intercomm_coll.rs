@@ -6,7 +6,7 @@
 use crate::job::{self, add_rows, sizes};
 use crate::report::Report;
 use ibdyn::traits::*;
-use ibdyn::{Communicator, InterRoot, SystemOperation};
+use ibdyn::{InterCommunicator, InterRoot, SystemOperation};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -106,7 +106,13 @@ fn bytes(v: &mut [u64]) -> &mut [u8] {
 }
 
 /// One operation; root is rank 0 of the first group.
-fn one(ic: &Communicator, first: bool, op: &str, size: usize, b: &mut Bufs) -> ibdyn::Result<()> {
+fn one(
+    ic: &InterCommunicator,
+    first: bool,
+    op: &str,
+    size: usize,
+    b: &mut Bufs,
+) -> ibdyn::Result<()> {
     let (p, q) = (ic.size() as usize, ic.remote_size() as usize);
     let role = match (first, ic.rank()) {
         (true, 0) => InterRoot::Root,

@@ -74,7 +74,7 @@ pub fn emit(params: &[(&str, String)], stat: &str, unit: &str, value: f64) {
 
 /// Emits the average, minimum and maximum of `us` over the ranks of `w` (at rank 0).
 pub fn emit_over_ranks(
-    w: &ibdyn::Communicator,
+    w: &ibdyn::IntraCommunicator,
     params: &[(&str, String)],
     us: f64,
 ) -> ibdyn::Result<()> {

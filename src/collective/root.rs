@@ -1,99 +1,122 @@
-//! Rooted collectives (rsmpi's `Root`), called through `world.process_at_rank(root)`: the
-//! `_root` form on the root itself, the plain form on every other rank.
+//! Rooted collectives of an intracommunicator (rsmpi's `Root`), called through
+//! `world.process_at_rank(root)`: the `_root` form on the root itself, the plain form on
+//! every other rank. (On an intercommunicator, see `RemoteRoot` and `InterRoot`.)
 
-use super::{inter, start, with, CollectiveRequest, InterCollectives, Operation};
+use super::intra::{start, with};
+use super::request::CollectiveRequest;
+use super::Operation;
 use crate::datatype::{Buffer, BufferMut, Equivalence};
 use crate::partition::{invalid, Layout, Partition, PartitionMut};
 use crate::point_to_point::Process;
-use crate::Result;
-use ibdyn_collectives::{Element, InterRole};
-use std::rc::Rc;
+use crate::{Communicator, IntraCommunicator, Result};
+use ibdyn_collectives::Element;
 
-/// Rooted collectives, called on the root process (rsmpi's `Root`).
+/// Rooted collectives of an intracommunicator, called on `comm.process_at_rank(root)`
+/// (rsmpi's `Root`): the `_root` forms on the root, the plain forms on the other ranks;
+/// `broadcast_into` and `immediate_broadcast_into` on every rank, the root included.
 pub trait Root {
+    /// The root's `buf` is copied into every rank's `buf` (MPI_Bcast).
     fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<()>;
+    /// Starts a broadcast (MPI_Ibcast).
     fn immediate_broadcast_into<'b, B: BufferMut + ?Sized>(
         &self,
         buf: &'b mut B,
     ) -> Result<CollectiveRequest<'b>>;
-    /// Non-root side of a gather.
+    /// Non-root side of a gather: sends `send` to the root (MPI_Gather).
     fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()>;
+    /// Root side of a gather: rank i's `send` lands in block i of `recv` (MPI_Gather).
     fn gather_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
+    /// Starts the non-root side of a gather (MPI_Igather).
     fn immediate_gather_into<'b, S: Buffer + ?Sized>(
         &self,
         send: &'b S,
     ) -> Result<CollectiveRequest<'b>>;
+    /// Starts the root side of a gather (MPI_Igather).
     fn immediate_gather_into_root<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
         send: &'b S,
         recv: &'b mut R,
     ) -> Result<CollectiveRequest<'b>>;
-    /// Non-root side of a gatherv: `send` may differ in size from rank to rank.
+    /// Non-root side of a gatherv: `send` may differ in size from rank to rank
+    /// (MPI_Gatherv).
     fn gather_varcount_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()>;
-    /// Rank i's `send` lands in block i of `recv`. A partition that does not fit (or whose
-    /// blocks overlap) is an error at the root; the blocks sent are dropped, so the other
-    /// ranks complete instead of waiting.
+    /// Root side of a gatherv: rank i's `send` lands in block i of `recv`. A partition that
+    /// does not fit (or whose blocks overlap) is an error at the root; the blocks sent are
+    /// dropped, so the other ranks complete instead of waiting (MPI_Gatherv).
     fn gather_varcount_into_root<S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &S,
         recv: &mut PartitionMut<'_, T>,
     ) -> Result<()>;
+    /// Starts the non-root side of a gatherv (MPI_Igatherv).
     fn immediate_gather_varcount_into<'b, S: Buffer + ?Sized>(
         &self,
         send: &'b S,
     ) -> Result<CollectiveRequest<'b>>;
+    /// Starts the root side of a gatherv (MPI_Igatherv).
     fn immediate_gather_varcount_into_root<'b, S: Buffer + ?Sized, T: Equivalence>(
         &self,
         send: &'b S,
         recv: &'b mut PartitionMut<'_, T>,
     ) -> Result<CollectiveRequest<'b>>;
-    /// Non-root side of a scatter.
+    /// Non-root side of a scatter: receives this rank's block (MPI_Scatter).
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()>;
+    /// Root side of a scatter: block i of `send` goes to rank i (MPI_Scatter).
     fn scatter_into_root<S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
         send: &S,
         recv: &mut R,
     ) -> Result<()>;
+    /// Starts the non-root side of a scatter (MPI_Iscatter).
     fn immediate_scatter_into<'b, R: BufferMut + ?Sized>(
         &self,
         recv: &'b mut R,
     ) -> Result<CollectiveRequest<'b>>;
+    /// Starts the root side of a scatter (MPI_Iscatter).
     fn immediate_scatter_into_root<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
         &self,
         send: &'b S,
         recv: &'b mut R,
     ) -> Result<CollectiveRequest<'b>>;
-    /// Non-root side of a scatterv: `recv` is the size of this rank's block at the root.
+    /// Non-root side of a scatterv: `recv` is the size of this rank's block at the root
+    /// (MPI_Scatterv).
     fn scatter_varcount_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()>;
-    /// Block i of `send` goes to rank i. A partition that does not fit is an error at the
-    /// root, and every rank expecting a non-empty block gets a size mismatch (none waits).
+    /// Root side of a scatterv: block i of `send` goes to rank i. A partition that does not
+    /// fit is an error at the root, and every rank expecting a non-empty block gets a size
+    /// mismatch (none waits) (MPI_Scatterv).
     fn scatter_varcount_into_root<T: Equivalence, R: BufferMut + ?Sized>(
         &self,
         send: &Partition<'_, T>,
         recv: &mut R,
     ) -> Result<()>;
+    /// Starts the non-root side of a scatterv (MPI_Iscatterv).
     fn immediate_scatter_varcount_into<'b, R: BufferMut + ?Sized>(
         &self,
         recv: &'b mut R,
     ) -> Result<CollectiveRequest<'b>>;
+    /// Starts the root side of a scatterv (MPI_Iscatterv).
     fn immediate_scatter_varcount_into_root<'b, T: Equivalence, R: BufferMut + ?Sized>(
         &self,
         send: &'b Partition<'_, T>,
         recv: &'b mut R,
     ) -> Result<CollectiveRequest<'b>>;
-    /// Non-root side of a reduce.
+    /// Non-root side of a reduce: contributes `send` (MPI_Reduce).
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()>;
+    /// Root side of a reduce: `recv` gets the reduction of every rank's `send`
+    /// (MPI_Reduce).
     fn reduce_into_root<T: Element>(&self, send: &[T], recv: &mut [T], op: Operation)
         -> Result<()>;
+    /// Starts the non-root side of a reduce (MPI_Ireduce).
     fn immediate_reduce_into<'b, T: Element>(
         &self,
         send: &'b [T],
         op: Operation,
     ) -> Result<CollectiveRequest<'b>>;
+    /// Starts the root side of a reduce (MPI_Ireduce).
     fn immediate_reduce_into_root<'b, T: Element>(
         &self,
         send: &'b [T],
@@ -102,38 +125,8 @@ pub trait Root {
     ) -> Result<CollectiveRequest<'b>>;
 }
 
-/// On an intercommunicator, `process_at_rank(r)` names the root in the REMOTE group, so the
-/// `Root` methods are the other group's side (`InterRoot::Remote(r)`); the root's own group
-/// uses `InterCommunicatorCollectives` with `InterRoot::Root` / `InterRoot::ProcNull`.
-fn remote_root(p: &Process<'_>) -> Result<Option<(Rc<InterCollectives>, InterRole)>> {
-    let comm = p.communicator();
-    match inter(comm)? {
-        None => Ok(None),
-        Some(ic) => {
-            let r = p.rank();
-            if r < 0 || r >= comm.remote_size() {
-                return Err(crate::CommError::InvalidRank {
-                    rank: r as i64,
-                    size: comm.remote_size() as usize,
-                });
-            }
-            Ok(Some((ic, InterRole::Remote(r as usize))))
-        }
-    }
-}
-
-fn root_side_on_inter() -> crate::CommError {
-    crate::CommError::InvalidArgument(
-        "on an intercommunicator the root calls InterCommunicatorCollectives with InterRoot::Root"
-            .into(),
-    )
-}
-
-impl Root for Process<'_> {
+impl Root for Process<'_, IntraCommunicator> {
     fn broadcast_into<B: BufferMut + ?Sized>(&self, buf: &mut B) -> Result<()> {
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.bcast(buf.as_bytes_mut(), role)?);
-        }
         let root = self.root()?;
         with(self.communicator(), |c| c.bcast(buf.as_bytes_mut(), root))
     }
@@ -141,16 +134,10 @@ impl Root for Process<'_> {
         &self,
         buf: &'b mut B,
     ) -> Result<CollectiveRequest<'b>> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
         let root = self.root()?;
         start(self.communicator(), |c| c.ibcast(buf.as_bytes_mut(), root))
     }
     fn gather_into<S: Buffer + ?Sized>(&self, send: &S) -> Result<()> {
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.gather(send.as_bytes(), &mut [], role)?);
-        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.gather(send.as_bytes(), &mut [], root)
@@ -161,9 +148,6 @@ impl Root for Process<'_> {
         send: &S,
         recv: &mut R,
     ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.gather(send.as_bytes(), recv.as_bytes_mut(), root)
@@ -235,9 +219,6 @@ impl Root for Process<'_> {
         }
     }
     fn scatter_into<R: BufferMut + ?Sized>(&self, recv: &mut R) -> Result<()> {
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.scatter(&[], recv.as_bytes_mut(), role)?);
-        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.scatter(&[], recv.as_bytes_mut(), root)
@@ -248,9 +229,6 @@ impl Root for Process<'_> {
         send: &S,
         recv: &mut R,
     ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.scatter(send.as_bytes(), recv.as_bytes_mut(), root)
@@ -323,9 +301,6 @@ impl Root for Process<'_> {
     }
     fn reduce_into<T: Element>(&self, send: &[T], op: Operation) -> Result<()> {
         let op = op.op_for::<T>()?;
-        if let Some((ic, role)) = remote_root(self)? {
-            return Ok(ic.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, role)?);
-        }
         let root = self.root()?;
         with(self.communicator(), |c| {
             c.reduce(ibdyn_collectives::as_bytes(send), &mut [], &op, root)
@@ -337,9 +312,6 @@ impl Root for Process<'_> {
         recv: &mut [T],
         op: Operation,
     ) -> Result<()> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
-        }
         let root = self.root()?;
         let op = op.op_for::<T>()?;
         with(self.communicator(), |c| {
@@ -395,13 +367,21 @@ fn own_block(what: &'static str, l: Layout, root: usize, len: usize) -> Result<L
     Ok(l)
 }
 
-impl Process<'_> {
-    /// The root's rank, for a rooted immediate collective called on the root itself
-    /// (intracommunicators only: on an intercommunicator the root's group uses `InterRoot`).
-    fn at_root(&self) -> Result<usize> {
-        if self.communicator().is_inter() {
-            return Err(root_side_on_inter());
+impl Process<'_, IntraCommunicator> {
+    /// The root's rank, checked against the communicator.
+    fn root(&self) -> Result<usize> {
+        let size = self.communicator().size();
+        if self.rank() < 0 || self.rank() >= size {
+            return Err(crate::CommError::InvalidRank {
+                rank: self.rank() as i64,
+                size: size as usize,
+            });
         }
+        Ok(self.rank() as usize)
+    }
+
+    /// The root's rank, for a rooted immediate collective called on the root itself.
+    fn at_root(&self) -> Result<usize> {
         let root = self.root()?;
         if root != self.communicator().rank() as usize {
             return Err(crate::CommError::InvalidArgument(format!(
@@ -414,11 +394,6 @@ impl Process<'_> {
 
     /// The root's rank, for the non-root side of a rooted immediate collective.
     fn non_root(&self, what: &str) -> Result<usize> {
-        if self.communicator().is_inter() {
-            return Err(crate::CommError::InvalidArgument(format!(
-                "{what} is not offered on an intercommunicator"
-            )));
-        }
         let root = self.root()?;
         if root == self.communicator().rank() as usize {
             return Err(invalid(

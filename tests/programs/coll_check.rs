@@ -3,7 +3,7 @@
 //! `IBDYN_COLL_ALGO` forces algorithms; the test suite runs this with each in turn.
 
 use ibdyn::traits::*;
-use ibdyn::{Communicator, SystemOperation, UserOperation};
+use ibdyn::{IntraCommunicator, SystemOperation, UserOperation};
 
 #[path = "support/mod.rs"]
 mod support;
@@ -17,7 +17,7 @@ fn bytes(r: i32, n: usize) -> Vec<u8> {
     (0..n).map(|i| (r as usize * 37 + i * 11) as u8).collect()
 }
 
-fn run(w: &Communicator, n: usize) -> R {
+fn run(w: &IntraCommunicator, n: usize) -> R {
     let (rank, size) = (w.rank(), w.size());
     let mine: Vec<i64> = (0..n).map(|i| v(rank, i)).collect();
     let sum: Vec<i64> = (0..n).map(|i| (0..size).map(|r| v(r, i)).sum()).collect();

@@ -5,7 +5,7 @@
 //! instead of a hang. Rank 0 prints `coll_varcount_check: all passed on N ranks` at the end.
 
 use ibdyn::traits::*;
-use ibdyn::{Communicator, Partition, PartitionMut, SystemOperation};
+use ibdyn::{IntraCommunicator, Partition, PartitionMut, SystemOperation};
 
 #[path = "support/mod.rs"]
 mod support;
@@ -66,7 +66,7 @@ fn blocks_ok(
     buf.iter().zip(&covered).all(|(&x, &c)| c || x == GAP)
 }
 
-fn varcount(w: &Communicator, n: usize) -> R {
+fn varcount(w: &IntraCommunicator, n: usize) -> R {
     let (rank, size) = (w.rank(), w.size());
     let counts: Vec<usize> = (0..size).map(|i| cnt(i, n)).collect();
     let (displs, len) = gapped(&counts);
@@ -216,7 +216,7 @@ fn varcount(w: &Communicator, n: usize) -> R {
 
 /// The non-blocking forms of the fixed-size collectives, two at a time, waited for in the
 /// reverse of the order they were started.
-fn immediate(w: &Communicator, n: usize) -> R {
+fn immediate(w: &IntraCommunicator, n: usize) -> R {
     let (rank, size) = (w.rank(), w.size());
     let p = size as usize;
     let mine: Vec<i64> = (0..n).map(|k| v(9, rank, k)).collect();
@@ -341,7 +341,7 @@ fn immediate(w: &Communicator, n: usize) -> R {
 }
 
 /// Counts that cannot be right must come back as errors, then the communicator still works.
-fn refused(w: &Communicator) -> R {
+fn refused(w: &IntraCommunicator) -> R {
     let (rank, size) = (w.rank(), w.size());
     let p = size as usize;
     let expect_err = |what: &str, r: ibdyn::Result<()>| match r {

@@ -35,7 +35,7 @@ fn payload(from: i32, to: i32, round: u32) -> Vec<u8> {
 }
 
 /// Send to and receive from every remote rank of `comm` at once, then check what came.
-fn exchange(comm: &Communicator, round: u32, remote: i32) -> Res<()> {
+fn exchange<C: Communicator>(comm: &C, round: u32, remote: i32) -> Res<()> {
     let me = comm.rank();
     let sends: Vec<Vec<u8>> = (0..remote).map(|r| payload(me, r, round)).collect();
     let mut bufs: Vec<Vec<u8>> = (0..remote)

@@ -5,7 +5,7 @@
 //! collectives give the flat forms' results. Rank 0 prints `intercoll_check: all passed`.
 
 use ibdyn::traits::*;
-use ibdyn::{Communicator, InterRoot, SystemOperation, UserOperation};
+use ibdyn::{InterCommunicator, InterRoot, IntraCommunicator, SystemOperation, UserOperation};
 use ibdyn_collectives::{collectives_with, AlgoConfig, BuiltinOp, CollOp, ElemType, Op};
 
 #[path = "support/mod.rs"]
@@ -36,7 +36,7 @@ struct Side {
     g: usize,
 }
 
-fn inter_ops(ic: &Communicator, s: &Side, n: usize) -> R {
+fn inter_ops(ic: &InterCommunicator, s: &Side, n: usize) -> R {
     let (p, q) = (s.mine.len(), s.theirs.len());
     let me = s.mine[s.lr];
     let other_sum = |i: usize| s.theirs.iter().map(|&r| v(r, i)).sum::<i64>();
@@ -242,7 +242,7 @@ fn inter_ops(ic: &Communicator, s: &Side, n: usize) -> R {
 
 /// ibarrier, iallreduce (commutative and not), ibcast from the second group's rank 0, all
 /// in flight together with a blocking barrier among them, completed out of order.
-fn non_blocking(ic: &Communicator, s: &Side, n: usize) -> R {
+fn non_blocking(ic: &InterCommunicator, s: &Side, n: usize) -> R {
     let me = s.mine[s.lr];
     let other_sum = |i: usize| s.theirs.iter().map(|&r| v(r, i)).sum::<i64>();
     let first =
@@ -298,7 +298,7 @@ fn non_blocking(ic: &Communicator, s: &Side, n: usize) -> R {
 }
 
 /// The world's collectives, two-level (automatic) against flat, on the same data.
-fn two_level_vs_flat(w: &Communicator, n: usize) -> ibdyn_collectives::Result<Option<String>> {
+fn two_level_vs_flat(w: &IntraCommunicator, n: usize) -> ibdyn_collectives::Result<Option<String>> {
     let rank = w.rank();
     let size = w.size() as usize;
     let mut cfg = AlgoConfig::from_env()?;
@@ -313,7 +313,7 @@ fn two_level_vs_flat(w: &Communicator, n: usize) -> ibdyn_collectives::Result<Op
     }
     let d1 = w.dup().map_err(ibdyn_collectives::CollError::comm)?;
     let d2 = w.dup().map_err(ibdyn_collectives::CollError::comm)?;
-    let flat = collectives_with(&d1, cfg.clone())?;
+    let flat = collectives_with(d1.as_raw(), cfg.clone())?;
     let mut cfg2 = cfg;
     for op in [
         CollOp::Barrier,
@@ -324,7 +324,7 @@ fn two_level_vs_flat(w: &Communicator, n: usize) -> ibdyn_collectives::Result<Op
     ] {
         cfg2.set_flat(op, false);
     }
-    let two = collectives_with(&d2, cfg2)?;
+    let two = collectives_with(d2.as_raw(), cfg2)?;
     let bytes = |x: &[i64]| ibdyn_collectives::as_bytes(x).to_vec();
     let mine = bytes(&vals(rank, n));
     let sum = Op::builtin(BuiltinOp::Sum, ElemType::I64)?;

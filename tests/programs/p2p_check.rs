@@ -3,10 +3,10 @@
 //! with a message naming the check.
 
 use ibdyn::traits::*;
-use ibdyn::{CommError, Communicator, ANY_SOURCE, ANY_TAG};
+use ibdyn::{CommError, IntraCommunicator, ANY_SOURCE, ANY_TAG};
 
 type R<T = ()> = Result<T, String>;
-type Check = (&'static str, fn(&Communicator) -> R);
+type Check = (&'static str, fn(&IntraCommunicator) -> R);
 
 fn ctx<T>(what: &str, r: ibdyn::Result<T>) -> R<T> {
     r.map_err(|e| format!("{what}: {e}"))
@@ -19,7 +19,7 @@ fn pattern(len: usize, seed: usize) -> Vec<u8> {
 }
 
 /// Every size from 0 B to 16 MiB around the eager/rendezvous threshold, around a ring.
-fn sizes(world: &Communicator) -> R {
+fn sizes(world: &IntraCommunicator) -> R {
     let eager = ibdyn::DEFAULT_EAGER_LIMIT;
     let mut sizes = vec![
         0,
@@ -57,7 +57,7 @@ fn sizes(world: &Communicator) -> R {
 }
 
 /// Any-source and any-tag receives report the real source, tag and count.
-fn wildcards(world: &Communicator) -> R {
+fn wildcards(world: &IntraCommunicator) -> R {
     let (rank, size) = (world.rank(), world.size());
     if rank == 0 {
         let mut seen = vec![false; size as usize];
@@ -83,7 +83,7 @@ fn wildcards(world: &Communicator) -> R {
 }
 
 /// Messages between a pair on one communicator do not overtake each other, mixed sizes too.
-fn ordering(world: &Communicator) -> R {
+fn ordering(world: &IntraCommunicator) -> R {
     let n = 1000;
     let big = ibdyn::DEFAULT_EAGER_LIMIT * 2;
     match world.rank() {
@@ -110,7 +110,7 @@ fn ordering(world: &Communicator) -> R {
 }
 
 /// Traffic on a duplicate or split communicator never matches receives on another.
-fn isolation(world: &Communicator) -> R {
+fn isolation(world: &IntraCommunicator) -> R {
     let dup = ctx("dup", world.dup())?;
     let halves = ctx(
         "split",
@@ -168,7 +168,7 @@ fn isolation(world: &Communicator) -> R {
 }
 
 /// A too-small receive buffer is an error with both sizes; the next message is intact.
-fn truncation(world: &Communicator) -> R {
+fn truncation(world: &IntraCommunicator) -> R {
     for (i, n) in [100usize, ibdyn::DEFAULT_EAGER_LIMIT * 4]
         .into_iter()
         .enumerate()
@@ -195,7 +195,7 @@ fn truncation(world: &Communicator) -> R {
 }
 
 /// Bad ranks and tags are errors, not panics.
-fn bad_arguments(world: &Communicator) -> R {
+fn bad_arguments(world: &IntraCommunicator) -> R {
     let size = world.size();
     if !matches!(
         world.send(b"x", size, 0),
@@ -220,7 +220,7 @@ fn bad_arguments(world: &Communicator) -> R {
 }
 
 /// Thousands of outstanding non-blocking operations, many unexpected messages.
-fn many_outstanding(world: &Communicator) -> R {
+fn many_outstanding(world: &IntraCommunicator) -> R {
     let n = 3000usize;
     match world.rank() {
         0 => {

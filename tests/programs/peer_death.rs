@@ -1,6 +1,7 @@
 //! Rank 1 dies (SIGABRT) while rank 0 waits on a rendezvous send to it. Rank 0 must get an
 //! error naming the dead peer, not hang; it prints the error and exits 0.
 
+use ibdyn::traits::*;
 fn main() {
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();

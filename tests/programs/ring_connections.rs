@@ -1,6 +1,7 @@
 //! Each rank exchanges a message with its two ring neighbours, then prints how many fabric
 //! connections it holds: on-demand wire-up makes exactly those it needs.
 
+use ibdyn::traits::*;
 fn main() -> Result<(), ibdyn::CommError> {
     let u = ibdyn::initialize()?;
     let w = u.world();

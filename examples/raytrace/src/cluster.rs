@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ibdyn::traits::*;
-use ibdyn::{Communicator, Universe, ANY_TAG};
+use ibdyn::{InterCommunicator, IntraCommunicator, Status, Universe, ANY_TAG};
 
 use crate::error::{Error, Result};
 use crate::image::Image;
@@ -28,10 +28,38 @@ const TAG_STOP: i32 = 4;
 /// How often the master asks the process manager whether a spawned worker has died.
 const HEALTH_EVERY: Duration = Duration::from_millis(100);
 
+/// How the master reaches a worker: the world (static workers) or the intercommunicator to
+/// the worker's own job (spawned workers).
+enum Link {
+    World(IntraCommunicator),
+    Spawned(InterCommunicator),
+}
+
+impl Link {
+    fn send(&self, buf: &[u8], rank: i32, tag: i32) -> ibdyn::Result<()> {
+        match self {
+            Link::World(c) => c.send(buf, rank, tag),
+            Link::Spawned(c) => c.send(buf, rank, tag),
+        }
+    }
+    fn recv(&self, buf: &mut [u8], rank: i32, tag: i32) -> ibdyn::Result<Status> {
+        match self {
+            Link::World(c) => c.recv(buf, rank, tag),
+            Link::Spawned(c) => c.recv(buf, rank, tag),
+        }
+    }
+    fn iprobe(&self, rank: i32, tag: i32) -> ibdyn::Result<Option<Status>> {
+        match self {
+            Link::World(c) => c.iprobe(rank, tag),
+            Link::Spawned(c) => c.iprobe(rank, tag),
+        }
+    }
+}
+
 /// One worker as the master sees it: where it is, and what it is doing.
 struct Worker {
     id: WorkerId,
-    comm: Communicator,
+    comm: Link,
     rank: i32,
     /// The worker's job, for spawned workers (to ask the process manager if it died).
     job: Option<u32>,
@@ -83,24 +111,23 @@ pub fn master(
     let mut released = 0usize;
     let mut plan = ResizePlan::new(&[], &[]);
     let mut extra: Vec<Vec<String>> = Vec::new();
-    let add =
-        |pool: &mut Vec<Worker>, comm: Communicator, rank: i32, job: Option<u32>| -> Result<()> {
-            let id = pool.len() as WorkerId;
-            comm.send(&scene_bytes, rank, TAG_SCENE)?;
-            pool.push(Worker {
-                id,
-                comm,
-                rank,
-                job,
-                releasing: false,
-                gone: false,
-            });
-            Ok(())
-        };
+    let add = |pool: &mut Vec<Worker>, comm: Link, rank: i32, job: Option<u32>| -> Result<()> {
+        let id = pool.len() as WorkerId;
+        comm.send(&scene_bytes, rank, TAG_SCENE)?;
+        pool.push(Worker {
+            id,
+            comm,
+            rank,
+            job,
+            releasing: false,
+            gone: false,
+        });
+        Ok(())
+    };
     match workers {
         Workers::Static => {
             for r in 1..world.size() {
-                add(&mut pool, world.clone(), r, None)?;
+                add(&mut pool, Link::World(world.clone()), r, None)?;
             }
         }
         Workers::Spawn {
@@ -115,7 +142,7 @@ pub fn master(
                 let (comm, job) =
                     spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
                 spawned += 1;
-                add(&mut pool, comm, 0, Some(job))?;
+                add(&mut pool, Link::Spawned(comm), 0, Some(job))?;
             }
         }
     }
@@ -174,7 +201,7 @@ pub fn master(
                         let (comm, job) =
                             spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
                         spawned += 1;
-                        add(&mut pool, comm, 0, Some(job))?;
+                        add(&mut pool, Link::Spawned(comm), 0, Some(job))?;
                         let w = pool.last().expect("just added");
                         for _ in 0..PIPELINE {
                             feed(w, &mut queue)?;
@@ -203,7 +230,7 @@ pub fn master(
         if last_health.elapsed() > HEALTH_EVERY {
             last_health = Instant::now();
             for i in 0..pool.len() {
-                if pool[i].gone || !worker_died(&pool[i])? {
+                if pool[i].gone || !worker_died(universe, &pool[i])? {
                     continue;
                 }
                 pool[i].gone = true;
@@ -254,7 +281,7 @@ pub fn master(
 }
 
 /// Spawns one worker (a job of its own) running this program with `--worker`.
-fn spawn_worker(world: &Communicator, extra: Vec<String>) -> Result<(Communicator, u32)> {
+fn spawn_worker(world: &IntraCommunicator, extra: Vec<String>) -> Result<(InterCommunicator, u32)> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Usage(format!("cannot find this program: {e}")))?;
     let mut cmd = Command::new(exe);
@@ -265,19 +292,22 @@ fn spawn_worker(world: &Communicator, extra: Vec<String>) -> Result<(Communicato
 }
 
 /// Whether a spawned worker's process has exited (released workers are marked gone before).
-fn worker_died(w: &Worker) -> Result<bool> {
+fn worker_died(universe: &Universe, w: &Worker) -> Result<bool> {
     let Some(job) = w.job else { return Ok(false) };
-    let st = w
-        .comm
-        .runtime()
+    let st = universe
         .with_pmi(|p| p.job_status(job))
         .map_err(ibdyn::CommError::from)?;
     Ok(!st.exited.is_empty())
 }
 
 /// A worker: receives the scene, renders tiles until told to stop. `crash_after` (tests)
-/// makes it die abruptly after that many tiles.
-pub fn worker(comm: &Communicator, master_rank: i32, crash_after: Option<usize>) -> Result<usize> {
+/// makes it die abruptly after that many tiles. `comm` is the world (static workers) or the
+/// parent intercommunicator (spawned ones).
+pub fn worker<C: Communicator>(
+    comm: &C,
+    master_rank: i32,
+    crash_after: Option<usize>,
+) -> Result<usize> {
     let (scene_bytes, _) = comm.recv_vec(master_rank, TAG_SCENE)?;
     let scene = SceneSource::from_bytes(&scene_bytes)?.build()?;
     let mut done = 0;

@@ -1,3 +1,4 @@
+use ibdyn::traits::*;
 use std::process::ExitCode;
 use std::time::Instant;
 
