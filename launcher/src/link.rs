@@ -2,7 +2,7 @@
 //! blocks on a slow peer), a reader thread that turns bytes into frames, and the
 //! secret-checking hello that opens every TCP connection between launcher and daemons.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use crate::secret::same_secret;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::{Command, Frame, Framer};
@@ -97,7 +97,7 @@ where
             }
             on_close();
         })
-        .map_err(|e| SpawnError::io("start a reader thread", e))?;
+        .map_err(|e| LaunchError::io("start a reader thread", e))?;
     Ok(())
 }
 
@@ -112,10 +112,10 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
             .max(Duration::from_millis(1));
         stream
             .set_read_timeout(Some(left))
-            .map_err(|e| SpawnError::io("set_read_timeout", e))?;
+            .map_err(|e| LaunchError::io("set_read_timeout", e))?;
         match stream.read(&mut byte) {
             Ok(0) => {
-                return Err(SpawnError::Protocol {
+                return Err(LaunchError::Protocol {
                     peer: peer.into(),
                     why: "closed before its first line".into(),
                 })
@@ -123,9 +123,9 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
             Ok(_) if byte[0] == b'\n' => {
                 stream
                     .set_read_timeout(None)
-                    .map_err(|e| SpawnError::io("set_read_timeout", e))?;
+                    .map_err(|e| LaunchError::io("set_read_timeout", e))?;
                 let text = String::from_utf8_lossy(&line);
-                return Command::parse(&text).map_err(|e| SpawnError::Protocol {
+                return Command::parse(&text).map_err(|e| LaunchError::Protocol {
                     peer: peer.into(),
                     why: e.to_string(),
                 });
@@ -137,16 +137,16 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(SpawnError::Timeout {
+                return Err(LaunchError::Timeout {
                     what: format!("the first line from {peer}"),
                     secs: limit.as_secs(),
                 })
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(SpawnError::io(format!("read from {peer}"), e)),
+            Err(e) => return Err(LaunchError::io(format!("read from {peer}"), e)),
         }
     }
-    Err(SpawnError::Protocol {
+    Err(LaunchError::Protocol {
         peer: peer.into(),
         why: "first line longer than 4096 bytes".into(),
     })
@@ -170,7 +170,7 @@ pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Command> {
     let ok =
         first.name == "ibdyn_auth" && first.get("secret").is_some_and(|s| same_secret(s, secret));
     if !ok {
-        return Err(SpawnError::Auth {
+        return Err(LaunchError::Auth {
             peer,
             why: "no valid job secret in its first line".into(),
         });

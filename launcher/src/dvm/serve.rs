@@ -4,10 +4,10 @@
 
 use super::controller::Controller;
 use super::dvm_dir;
-use crate::error::{Result, SpawnError};
-use crate::launcher::{start_daemons, DaemonSet, LEvent};
+use crate::error::{LaunchError, Result};
 use crate::link;
 use crate::report::Report;
+use crate::run::{start_daemons, DaemonSet, LEvent};
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::{Command, Frame};
@@ -71,7 +71,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
     let dir = dvm_dir()?;
     let contact_path = dir.join("contact");
     let exe =
-        std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?;
+        std::env::current_exe().map_err(|e| LaunchError::io("find the ibdyn executable", e))?;
     let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
     let sig_tx = tx.clone();
     signals::watch(move |s| {
@@ -84,10 +84,10 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
         ..
     } = start_daemons(nnodes, &exe, &tx)?;
     let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+        TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
     let port = listener
         .local_addr()
-        .map_err(|e| SpawnError::io("local_addr", e))?
+        .map_err(|e| LaunchError::io("local_addr", e))?
         .port();
     let secret_hex = secret::format_secret(secret::random_u64()?);
     let tmp = dir.join(format!("contact.{}", std::process::id()));
@@ -104,7 +104,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
             )
         })
         .and_then(|_| std::fs::rename(&tmp, &contact_path))
-        .map_err(|e| SpawnError::io(format!("write {}", contact_path.display()), e))?;
+        .map_err(|e| LaunchError::io(format!("write {}", contact_path.display()), e))?;
     serve_clients(listener, secret_hex, tx.clone());
     drop(tx);
     let mut ctl = Controller::new(outboxes);

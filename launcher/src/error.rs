@@ -3,7 +3,7 @@
 use std::io;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SpawnError {
+pub enum LaunchError {
     #[error("cannot execute {program:?}: {source}")]
     Program { program: String, source: io::Error },
     #[error("invalid option: {0}")]
@@ -22,13 +22,13 @@ pub enum SpawnError {
     Pmi(#[from] ibdyn_pmi::PmiError),
 }
 
-impl SpawnError {
-    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> SpawnError {
-        SpawnError::Io {
+impl LaunchError {
+    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> LaunchError {
+        LaunchError::Io {
             what: what.into(),
             source,
         }
     }
 }
 
-pub type Result<T> = std::result::Result<T, SpawnError>;
+pub type Result<T> = std::result::Result<T, LaunchError>;

@@ -11,9 +11,9 @@
 //! - the jobs of a client that has gone are killed, also those announced after it went.
 
 use crate::jobtable::JobTable;
-use crate::launcher::describe;
 use crate::link::Outbox;
 use crate::report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome};
+use crate::run::describe;
 use ibdyn_pmi::wire::{hex_encode, msg_token, Command};
 use std::collections::HashMap;
 use std::time::Instant;

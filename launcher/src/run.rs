@@ -1,7 +1,7 @@
 //! `ibdyn run`: starts the node daemons, wires them into a tree, relays the job's I/O and
 //! signals, reports a rank that dies, tears the job down and exits with its status.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use crate::jobtable::JobTable;
 use crate::link::{self, Outbox};
 use crate::placement::{tree, MapBy, Placement};
@@ -60,7 +60,7 @@ const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
 
 /// Finds `program` the way execvp would and checks that it can be executed.
 pub fn resolve_program(program: &str) -> Result<PathBuf> {
-    let err = |source: std::io::Error| SpawnError::Program {
+    let err = |source: std::io::Error| LaunchError::Program {
         program: program.to_string(),
         source,
     };
@@ -121,7 +121,7 @@ impl SessionDir {
             .mode(0o700)
             .create(&path)
             .map_err(|e| {
-                SpawnError::io(format!("create session directory {}", path.display()), e)
+                LaunchError::io(format!("create session directory {}", path.display()), e)
             })?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
         Ok(SessionDir(path))
@@ -421,7 +421,7 @@ fn spawn_daemon(nnodes: u32, l: &DaemonLaunch, index: u32) -> Result<Child> {
         });
     }
     cmd.spawn()
-        .map_err(|e| SpawnError::io(format!("start node daemon {index} ({})", exe.display()), e))
+        .map_err(|e| LaunchError::io(format!("start node daemon {index} ({})", exe.display()), e))
 }
 
 fn accept_daemons(
@@ -434,12 +434,12 @@ fn accept_daemons(
     let deadline = Instant::now() + STARTUP_LIMIT;
     listener
         .set_nonblocking(true)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     while got.iter().any(Option::is_none) {
         match listener.accept() {
             Ok((mut s, addr)) => {
                 s.set_nonblocking(false)
-                    .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                    .map_err(|e| LaunchError::io("set_nonblocking", e))?;
                 let hello = match link::accept_hello(&mut s, secret_hex) {
                     Ok(h) => h,
                     Err(e) => {
@@ -458,26 +458,26 @@ fn accept_daemons(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 for (i, c) in daemons.procs.iter_mut().enumerate() {
                     if let Ok(Some(st)) = c.try_wait() {
-                        return Err(SpawnError::DaemonDied {
+                        return Err(LaunchError::DaemonDied {
                             index: i as u32,
                             status: st.to_string(),
                         });
                     }
                 }
                 if Instant::now() >= deadline {
-                    return Err(SpawnError::Timeout {
+                    return Err(LaunchError::Timeout {
                         what: "node daemons".into(),
                         secs: STARTUP_LIMIT.as_secs(),
                     });
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            Err(e) => return Err(SpawnError::io("accept", e)),
+            Err(e) => return Err(LaunchError::io("accept", e)),
         }
     }
     listener
         .set_nonblocking(false)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     Ok(got.into_iter().flatten().collect())
 }
 
@@ -524,16 +524,16 @@ pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Res
         _ => secret::format_secret(secret::random_u64()?),
     };
     let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+        TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| SpawnError::io("local_addr", e))?
+        .map_err(|e| LaunchError::io("local_addr", e))?
         .to_string();
     std::fs::write(
         session.0.join("launcher.port"),
         format!("{}\n", addr.rsplit(':').next().unwrap_or("")),
     )
-    .map_err(|e| SpawnError::io("write launcher.port", e))?;
+    .map_err(|e| LaunchError::io("write launcher.port", e))?;
     let launch = DaemonLaunch {
         exe,
         session: &session.0,
@@ -559,11 +559,11 @@ pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Res
             peers = peers.arg("parent_port", ports[p as usize]);
         }
         s.write_all(peers.to_line().as_bytes())
-            .map_err(|e| SpawnError::io(format!("write to daemon {d}"), e))?;
+            .map_err(|e| LaunchError::io(format!("write to daemon {d}"), e))?;
         let _ = s.set_nodelay(true);
         let w = s
             .try_clone()
-            .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+            .map_err(|e| LaunchError::io("clone a TCP stream", e))?;
         outboxes.push(link::start_writer(w, format!("daemon{d}")));
         let (t1, t2) = (tx.clone(), tx.clone());
         link::start_reader(
@@ -595,7 +595,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     let exe = match &o.daemon_exe {
         Some(p) => p.clone(),
         None => {
-            std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?
+            std::env::current_exe().map_err(|e| LaunchError::io("find the ibdyn executable", e))?
         }
     };
     let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();

@@ -14,7 +14,7 @@ mod pmi;
 mod ranks;
 mod reactor;
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use crate::link::{self, Outbox};
 use crate::placement::tree;
 use crate::{secret, signals};
@@ -330,12 +330,12 @@ fn accept_children(
     let deadline = Instant::now() + STARTUP_LIMIT;
     listener
         .set_nonblocking(true)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     while got.len() < expected.len() {
         match listener.accept() {
             Ok((mut s, addr)) => {
                 s.set_nonblocking(false)
-                    .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                    .map_err(|e| LaunchError::io("set_nonblocking", e))?;
                 match link::accept_hello(&mut s, secret) {
                     Ok(h) => match h.num::<u32>("index") {
                         Ok(i) if expected.contains(&i) && !got.iter().any(|(g, _)| *g == i) => {
@@ -350,19 +350,19 @@ fn accept_children(
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
-                    return Err(SpawnError::Timeout {
+                    return Err(LaunchError::Timeout {
                         what: "child daemons".into(),
                         secs: STARTUP_LIMIT.as_secs(),
                     });
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            Err(e) => return Err(SpawnError::io("accept", e)),
+            Err(e) => return Err(LaunchError::io("accept", e)),
         }
     }
     listener
         .set_nonblocking(false)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     Ok(got)
 }
 
@@ -398,7 +398,7 @@ fn start_peer(
     let _ = stream.set_nodelay(true);
     let w = stream
         .try_clone()
-        .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+        .map_err(|e| LaunchError::io("clone a TCP stream", e))?;
     let out = link::start_writer_slowed(w, format!("{peer:?}"), delay);
     let (t1, t2) = (tx.clone(), tx.clone());
     link::start_reader(
@@ -425,7 +425,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         .ok()
         .filter(|s| secret::parse_secret(s).is_some())
         .ok_or_else(|| {
-            SpawnError::Usage(format!(
+            LaunchError::Usage(format!(
                 "{} is not set to a hex u64",
                 ibdyn_pmi::env::JOB_SECRET
             ))
@@ -436,54 +436,54 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&node_dir)
-        .map_err(|e| SpawnError::io(format!("create {}", node_dir.display()), e))?;
+        .map_err(|e| LaunchError::io(format!("create {}", node_dir.display()), e))?;
     let result = (|| {
         let sock_path = node_dir.join("pmi.sock");
         let pmi_listener = UnixListener::bind(&sock_path)
-            .map_err(|e| SpawnError::io(format!("bind {}", sock_path.display()), e))?;
+            .map_err(|e| LaunchError::io(format!("bind {}", sock_path.display()), e))?;
         let _ = std::fs::set_permissions(&sock_path, std::fs::Permissions::from_mode(0o600));
         let tcp =
-            TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+            TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
         let port = tcp
             .local_addr()
-            .map_err(|e| SpawnError::io("local_addr", e))?
+            .map_err(|e| LaunchError::io("local_addr", e))?
             .port();
         std::fs::write(node_dir.join("tcp.port"), format!("{port}\n"))
-            .map_err(|e| SpawnError::io("write tcp.port", e))?;
+            .map_err(|e| LaunchError::io("write tcp.port", e))?;
 
         let mut lstream = TcpStream::connect(o.launcher)
-            .map_err(|e| SpawnError::io(format!("connect to launcher {}", o.launcher), e))?;
+            .map_err(|e| LaunchError::io(format!("connect to launcher {}", o.launcher), e))?;
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
         let hello = link::hello(&secret_hex, "daemon", me)
             .arg("port", port)
             .arg("node_uid", &node_uid);
         std::io::Write::write_all(&mut lstream, hello.to_line().as_bytes())
-            .map_err(|e| SpawnError::io("write to launcher", e))?;
+            .map_err(|e| LaunchError::io("write to launcher", e))?;
         let peers = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
         if peers.name != "l_peers" {
-            return Err(SpawnError::Protocol {
+            return Err(LaunchError::Protocol {
                 peer: "launcher".into(),
                 why: format!("expected l_peers, got {}", peers.name),
             });
         }
         let parent_stream = match (tree::parent(me), peers.get("parent_port")) {
             (Some(p), Some(pp)) => {
-                let pp: u16 = pp.parse().map_err(|_| SpawnError::Protocol {
+                let pp: u16 = pp.parse().map_err(|_| LaunchError::Protocol {
                     peer: "launcher".into(),
                     why: "bad parent_port".into(),
                 })?;
                 let mut s = TcpStream::connect(("127.0.0.1", pp))
-                    .map_err(|e| SpawnError::io(format!("connect to parent daemon {p}"), e))?;
+                    .map_err(|e| LaunchError::io(format!("connect to parent daemon {p}"), e))?;
                 std::io::Write::write_all(
                     &mut s,
                     link::hello(&secret_hex, "daemon", me).to_line().as_bytes(),
                 )
-                .map_err(|e| SpawnError::io("write to parent daemon", e))?;
+                .map_err(|e| LaunchError::io("write to parent daemon", e))?;
                 Some(s)
             }
             (Some(_), None) => {
-                return Err(SpawnError::Protocol {
+                return Err(LaunchError::Protocol {
                     peer: "launcher".into(),
                     why: "no parent_port".into(),
                 })
@@ -503,7 +503,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             children.insert(i, start_peer(s, Peer::Child(i), &tx, Duration::ZERO)?);
         }
         let reactor = reactor::Reactor::start(pmi_listener, tx.clone())
-            .map_err(|e| SpawnError::io("start the daemon's reader thread", e))?;
+            .map_err(|e| LaunchError::io("start the daemon's reader thread", e))?;
 
         let mut d = Daemon {
             me,
