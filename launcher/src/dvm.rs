@@ -7,9 +7,10 @@
 //! user (`IBDYN_DVM_DIR`, else `$TMPDIR/ibdyn-dvm-<uid>`); a client must present the secret
 //! in its first line or it is refused.
 //!
-//! Client lines: `c_run req=` (one job per connection), `c_stop`. Controller lines:
-//! `c_started job=`, `c_io job= rank= fd= data=`, `c_exit job= rank= ...`, `c_error msg=`,
-//! `c_done status=` (the last: every job the submission led to is over and its output sent).
+//! A client submits one job per connection with its environment and working directory, which
+//! the job's ranks (and the jobs they spawn) get, as under a plain `ibdyn run`; the
+//! controller relays the jobs' output and abnormal ends and ends with the status (messages:
+//! `protocol::client`).
 
 mod controller;
 mod serve;
@@ -18,8 +19,9 @@ pub use serve::dvm_serve;
 
 use crate::error::{LaunchError, Result};
 use crate::link;
+use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
 use crate::run::describe;
-use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, Command, Frame};
+use ibdyn_pmi::wire::{Command, Frame};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -158,7 +160,8 @@ fn connect(contact: &Contact) -> Result<TcpStream> {
     let mut s = TcpStream::connect(("127.0.0.1", contact.port))
         .map_err(|e| LaunchError::io(format!("connect to the DVM on port {}", contact.port), e))?;
     s.write_all(
-        link::hello(&contact.secret, "client", 0)
+        link::hello(&contact.secret, Role::Client, 0)
+            .encode()
             .to_line()
             .as_bytes(),
     )
@@ -179,7 +182,7 @@ pub fn dvm_stop() -> Result<()> {
         )));
     }
     let mut s = connect(&c)?;
-    s.write_all(Command::new("c_stop").to_line().as_bytes())
+    s.write_all(ToDvm::Stop.encode().to_line().as_bytes())
         .map_err(|e| LaunchError::io("write to the DVM", e))?;
     let deadline = Instant::now() + STOP_LIMIT;
     while alive(c.pid) || path.exists() {
@@ -203,7 +206,7 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
     let program = crate::run::resolve_program(program)?;
     let c = read_contact(&dvm_dir()?.join("contact"))?;
     let mut s = connect(&c)?;
-    let req = SpawnRequest {
+    let req = EncodedRequest::new(&SpawnRequest {
         commands: vec![SpawnCommand {
             program: program.display().to_string(),
             args: args.to_vec(),
@@ -211,11 +214,19 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
             info: vec![],
         }],
         preput: vec![],
-    };
-    let text = ibdyn_pmi::wire::format_spawn(&req)?;
-    let run = Command::new("c_run").arg("req", hex_encode(text.as_bytes()));
-    s.write_all(run.to_line().as_bytes())
-        .map_err(|e| LaunchError::io("write to the DVM", e))?;
+    })?;
+    let env = JobEnv::current()
+        .map_err(|e| LaunchError::io("find the current directory (the ranks run there)", e))?;
+    s.write_all(
+        ToDvm::Run {
+            req,
+            env: Some(env),
+        }
+        .encode()
+        .to_line()
+        .as_bytes(),
+    )
+    .map_err(|e| LaunchError::io("write to the DVM", e))?;
     let mut framer = ibdyn_pmi::wire::Framer::default();
     let mut buf = vec![0u8; 65536];
     let mut mine: Option<u32> = None;
@@ -256,13 +267,19 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
         };
         for f in framer.push(&buf[..n]) {
             let Frame::Line(cmd) = f else { continue };
-            answered |= matches!(cmd.name.as_str(), "c_started" | "c_error" | "c_done");
-            match cmd.name.as_str() {
-                "c_started" => mine = cmd.num("job").ok(),
-                "c_io" => {
-                    let (job, rank, fd): (u32, u32, u32) =
-                        (cmd.num("job")?, cmd.num("rank")?, cmd.num("fd")?);
-                    let data = hex_decode(cmd.get("data").unwrap_or(""))?;
+            let msg = FromDvm::decode(&cmd).map_err(|e| LaunchError::Protocol {
+                peer: "DVM".into(),
+                why: e.to_string(),
+            })?;
+            answered |= msg.answers_submission();
+            match msg {
+                FromDvm::Started { job } => mine = Some(job),
+                FromDvm::Output {
+                    job,
+                    rank,
+                    fd,
+                    data,
+                } => {
                     let prefix = tag.then(|| {
                         if Some(job) == mine {
                             format!("[{rank}] ")
@@ -272,10 +289,12 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
                     });
                     write_out(fd, prefix.as_deref(), &data);
                 }
-                "c_exit" => {
-                    let (job, rank): (u32, u32) = (cmd.num("job")?, cmd.num("rank")?);
-                    let code = cmd.get("code").and_then(|c| c.parse().ok());
-                    let signal = cmd.get("signal").and_then(|c| c.parse().ok());
+                FromDvm::Exit {
+                    job,
+                    rank,
+                    code,
+                    signal,
+                } => {
                     let (how, _) = describe(code, signal);
                     if Some(job) == mine {
                         eprintln!("ibdyn run: rank {rank} {how}; tearing the job down");
@@ -283,9 +302,8 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
                         eprintln!("ibdyn run: job {job} rank {rank} {how}");
                     }
                 }
-                "c_error" => eprintln!("ibdyn run: {}", msg_text(cmd.get("msg").unwrap_or(""))),
-                "c_done" => return Ok(cmd.num("status")?),
-                other => tracing::warn!("unknown line {other} from the DVM"),
+                FromDvm::Error(msg) => eprintln!("ibdyn run: {msg}"),
+                FromDvm::Done { status } => return Ok(status),
             }
         }
     }

@@ -11,7 +11,7 @@ mod error;
 mod jobtable;
 mod link;
 pub mod placement;
-mod report;
+mod protocol;
 pub mod run;
 pub mod secret;
 mod signals;

@@ -3,6 +3,7 @@
 //! secret-checking hello that opens every TCP connection between launcher and daemons.
 
 use crate::error::{LaunchError, Result};
+use crate::protocol::{Hello, Role};
 use crate::secret::same_secret;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::{Command, Frame, Framer};
@@ -153,29 +154,30 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
 }
 
 /// The opening line of a TCP connection.
-pub fn hello(secret: &str, role: &str, index: u32) -> Command {
-    Command::new("ibdyn_auth")
-        .arg("secret", secret)
-        .arg("role", role)
-        .arg("index", index)
+pub fn hello(secret: &str, role: Role, index: u32) -> Hello {
+    Hello {
+        secret: secret.to_string(),
+        role,
+        index,
+        port: None,
+        node_uid: None,
+    }
 }
 
 /// Reads and checks the hello of an accepted connection; returns it when the secret matches.
-pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Command> {
+pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Hello> {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "unknown peer".into());
     let first = read_first_line(stream, Duration::from_secs(10), &peer)?;
-    let ok =
-        first.name == "ibdyn_auth" && first.get("secret").is_some_and(|s| same_secret(s, secret));
-    if !ok {
-        return Err(LaunchError::Auth {
+    match Hello::decode(&first) {
+        Ok(h) if same_secret(&h.secret, secret) => Ok(h),
+        _ => Err(LaunchError::Auth {
             peer,
             why: "no valid job secret in its first line".into(),
-        });
+        }),
     }
-    Ok(first)
 }
 
 /// Accepts every further TCP connection on `listener` and refuses it, logging why (all

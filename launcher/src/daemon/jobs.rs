@@ -11,7 +11,7 @@
 
 use super::ranks::{App, Job, JobSpec};
 use super::{ConnId, Daemon};
-use crate::report::{exit_command, JobAnnounce, RankEnd};
+use crate::protocol::{JobAnnounce, JobEnv, RankEnd, Report, Submission};
 use ibdyn_pmi::jobs::{encode_children, encode_exits, kvsname_of, ChildStart, RankExit};
 use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
 use ibdyn_pmi::wire::{self, hex_decode, hex_encode, msg_text, msg_token, Command, Frame, Framer};
@@ -180,7 +180,7 @@ impl Daemon {
     pub(crate) fn request_spawn(&mut self, conn: ConnId, req: SpawnRequest) {
         let parent = self.clients.get(&conn).and_then(|c| c.who).map(|(j, _)| j);
         if self.is_root() {
-            self.root_spawn(req, parent, Requester::Local(conn), None, None, &[]);
+            self.root_spawn(req, parent, Requester::Local(conn), None, None, &[], None);
             return;
         }
         let hex = match encode_request(&req) {
@@ -234,6 +234,8 @@ impl Daemon {
 
     /// Root: creates job `jobid` (or a fresh id) from `req` and has every daemon start its
     /// share. `adopt`: rank 0 is the singleton that asked for this daemon, not started here.
+    /// `env`: the ranks' environment and directory (a spawned job inherits its parent's).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn root_spawn(
         &mut self,
         req: SpawnRequest,
@@ -242,7 +244,13 @@ impl Daemon {
         nodes: Option<Vec<u32>>,
         jobid: Option<u32>,
         flags: &[(&str, &str)],
+        env: Option<JobEnv>,
     ) {
+        let env = env.or_else(|| {
+            parent
+                .and_then(|p| self.jobs.get(&p))
+                .and_then(|j| j.spec.env.clone())
+        });
         let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();
         let prepared = (|| {
             if req.commands.is_empty() || size == 0 {
@@ -310,6 +318,9 @@ impl Daemon {
         for (k, v) in flags {
             start = start.arg(k, v);
         }
+        if let Some(e) = &env {
+            start = e.add_to(start);
+        }
         self.send_children(&start);
         self.on_start(&start);
     }
@@ -358,6 +369,7 @@ impl Daemon {
                     .join(","),
                 preput_values: (values.iter().map(String::len).sum::<usize>() <= PREPUT_ENV_LIMIT)
                     .then(|| values.join(",")),
+                env: JobEnv::from_wire(cmd).map_err(|e| e.to_string())?,
             };
             let store = self.dir.kvs(&spec.kvsname);
             store.learn(PROCESS_MAPPING_KEY, &spec.mapping().format());
@@ -389,15 +401,12 @@ impl Daemon {
             .insert(job, Job::new(spec.clone(), self.me, self.nnodes));
         // Before any output or end of its ranks, and before its spawn reply passes through
         // here, on this daemon's link to the launcher.
-        self.to_launcher(
-            JobAnnounce {
-                job,
-                size: spec.size,
-                owner: cmd.num("owner").unwrap_or(0),
-                submitted: cmd.get("submitted") == Some("1"),
-            }
-            .to_command(),
-        );
+        self.to_launcher(Report::Job(JobAnnounce {
+            job,
+            size: spec.size,
+            owner: cmd.num("owner").unwrap_or(0),
+            submitted: cmd.get("submitted") == Some("1"),
+        }));
         if mine.is_empty() {
             return;
         }
@@ -502,7 +511,11 @@ impl Daemon {
 
     /// Root: rank `rank` of `job` will never run; the launcher and the job record learn it.
     fn not_started(&mut self, job: u32, rank: u32, why: String) {
-        self.to_launcher(exit_command(job, rank, RankEnd::NotStarted));
+        self.to_launcher(Report::Exit {
+            job,
+            rank,
+            end: RankEnd::NotStarted,
+        });
         self.record_exit(
             job,
             RankExit {
@@ -521,9 +534,10 @@ impl Daemon {
     ) {
         match requester {
             Requester::Local(conn) => self.reply(conn, spawn_reply("spawn_result", &outcome)),
-            Requester::Launcher { id } => {
-                self.to_launcher(spawn_reply("d_spawn_result", &outcome).arg("id", id))
-            }
+            Requester::Launcher { id } => self.to_launcher(Report::SpawnResult {
+                id,
+                outcome: outcome.map(|(job, _, children)| (job, children)),
+            }),
             Requester::Remote { origin, id } => {
                 let c = spawn_reply("d_spawn_result", &outcome)
                     .arg("origin", origin)
@@ -684,53 +698,44 @@ impl Daemon {
         match decode_request(cmd.get("req").unwrap_or("")) {
             Ok(req) => {
                 let parent = cmd.get("parent").and_then(|p| p.parse().ok());
-                self.root_spawn(req, parent, requester, None, None, &[])
+                self.root_spawn(req, parent, requester, None, None, &[], None)
             }
             Err(m) => self.answer_spawn(requester, Err(m)),
         }
     }
 
-    /// Root: the launcher starts a job (`l_spawn`) or adopts a singleton (`l_adopt`).
-    pub(crate) fn on_launcher_spawn(&mut self, cmd: &Command) {
-        let id: u64 = cmd.num("id").unwrap_or(0);
-        let requester = Requester::Launcher { id };
-        let adopt = cmd.name == "l_adopt";
-        let req = if adopt {
-            Ok(SpawnRequest {
-                commands: vec![SpawnCommand {
-                    program: "singleton".into(),
-                    args: vec![],
-                    nprocs: 1,
-                    info: vec![],
-                }],
-                preput: vec![],
-            })
-        } else {
-            decode_request(cmd.get("req").unwrap_or(""))
-        };
-        let nodes = match cmd.get("nodes") {
-            Some(list) => list
-                .split(',')
-                .map(|n| n.parse::<u32>().map_err(|_| format!("bad node {n:?}")))
-                .collect::<Result<Vec<u32>, String>>()
-                .map(Some),
-            None if adopt => Ok(Some(vec![0])),
-            None => Ok(None),
-        };
-        let jobid = cmd.get("jobid").and_then(|j| j.parse().ok());
-        let parent = cmd.get("parent").and_then(|p| p.parse().ok());
-        match (req, nodes) {
-            (Ok(req), Ok(nodes)) => {
-                let mut flags = Vec::new();
-                if adopt {
-                    flags.push(("adopt", "1"));
-                }
-                if cmd.get("stdin") == Some("1") {
-                    flags.push(("stdin", "1"));
-                }
-                self.root_spawn(req, parent, requester, nodes, jobid, &flags)
+    /// Root: the launcher starts a job.
+    pub(crate) fn on_launcher_spawn(&mut self, s: Submission) {
+        let requester = Requester::Launcher { id: s.id };
+        match s.req.request() {
+            Ok(req) => {
+                let flags: &[(&str, &str)] = if s.stdin { &[("stdin", "1")] } else { &[] };
+                self.root_spawn(req, None, requester, s.nodes, s.jobid, flags, s.env)
             }
-            (Err(m), _) | (_, Err(m)) => self.answer_spawn(requester, Err(m)),
+            Err(e) => self.answer_spawn(requester, Err(e.to_string())),
         }
+    }
+
+    /// Root: the launcher adopts a running singleton as rank 0 of job `jobid`.
+    pub(crate) fn on_launcher_adopt(&mut self, id: u64, jobid: u32) {
+        let req = SpawnRequest {
+            commands: vec![SpawnCommand {
+                program: "singleton".into(),
+                args: vec![],
+                nprocs: 1,
+                info: vec![],
+            }],
+            preput: vec![],
+        };
+        let requester = Requester::Launcher { id };
+        self.root_spawn(
+            req,
+            None,
+            requester,
+            Some(vec![0]),
+            Some(jobid),
+            &[("adopt", "1")],
+            None,
+        )
     }
 }

@@ -17,6 +17,7 @@ mod reactor;
 use crate::error::{LaunchError, Result};
 use crate::link::{self, Outbox};
 use crate::placement::tree;
+use crate::protocol::{Hello, Report, Role, ToDaemon};
 use crate::{secret, signals};
 use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::state::Directory;
@@ -146,8 +147,8 @@ impl Daemon {
         }
     }
 
-    pub(crate) fn to_launcher(&self, cmd: Command) {
-        let _ = self.launcher.send(cmd.to_line());
+    pub(crate) fn to_launcher(&self, r: Report) {
+        let _ = self.launcher.send(r.encode().to_line());
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -223,7 +224,10 @@ impl Daemon {
             Event::ClientFrame(id, frame) => self.on_client_frame(id, frame),
             Event::ClientClosed(id) => self.on_client_closed(id),
             Event::Peer(peer, Frame::Line(cmd)) => match peer {
-                Peer::Launcher => self.on_launcher(cmd),
+                Peer::Launcher => match ToDaemon::decode(&cmd) {
+                    Ok(m) => self.on_launcher(m),
+                    Err(e) => tracing::warn!("daemon {}: bad launcher line: {e}", self.me),
+                },
                 Peer::Parent => self.on_from_parent(cmd),
                 Peer::Child(c) => self.on_from_child(c, cmd),
             },
@@ -243,13 +247,12 @@ impl Daemon {
                 rank,
                 fd,
                 data,
-            } => self.to_launcher(
-                Command::new("d_io")
-                    .arg("job", job)
-                    .arg("rank", rank)
-                    .arg("fd", fd)
-                    .arg("data", ibdyn_pmi::wire::hex_encode(&data)),
-            ),
+            } => self.to_launcher(Report::Output {
+                job,
+                rank,
+                fd: u32::from(fd),
+                data,
+            }),
             Event::OutputEof { job, rank } => self.on_output_eof(job, rank),
             Event::Exited {
                 job,
@@ -269,32 +272,24 @@ impl Daemon {
         }
     }
 
-    fn on_launcher(&mut self, cmd: Command) {
-        match cmd.name.as_str() {
-            "l_stdin" => {
-                if let Ok(data) = ibdyn_pmi::wire::hex_decode(cmd.get("data").unwrap_or("")) {
-                    self.stdin_to_rank0(Some(data));
-                }
-            }
-            "l_stdin_eof" => self.stdin_to_rank0(None),
-            "l_signal" => {
-                if let Ok(sig) = cmd.num::<i32>("signum") {
-                    self.signal_ranks(sig, None);
-                }
-            }
-            "l_kill" => {
+    fn on_launcher(&mut self, m: ToDaemon) {
+        match m {
+            ToDaemon::Stdin(data) => self.stdin_to_rank0(Some(data)),
+            ToDaemon::StdinEof => self.stdin_to_rank0(None),
+            ToDaemon::Signal(sig) => self.signal_ranks(sig, None),
+            ToDaemon::Kill => {
                 self.signal_ranks(libc::SIGTERM, None);
                 self.killing_since = Some(Instant::now());
             }
-            "l_spawn" | "l_adopt" if self.is_root() => self.on_launcher_spawn(&cmd),
-            "l_kill_job" if self.is_root() => {
-                let mut kill = cmd.clone();
-                kill.name = "d_kill_job".into();
+            ToDaemon::Spawn(s) if self.is_root() => self.on_launcher_spawn(s),
+            ToDaemon::Adopt { id, jobid } if self.is_root() => self.on_launcher_adopt(id, jobid),
+            ToDaemon::KillJob(job) if self.is_root() => {
+                let kill = Command::new("d_kill_job").arg("job", job);
                 self.send_children(&kill);
                 self.on_kill_job(&kill);
             }
-            "l_shutdown" => self.stop = true,
-            other => tracing::warn!("daemon {}: unknown launcher command {other}", self.me),
+            ToDaemon::Shutdown => self.stop = true,
+            other => tracing::warn!("daemon {}: unexpected launcher command {other:?}", self.me),
         }
     }
 
@@ -337,14 +332,16 @@ fn accept_children(
                 s.set_nonblocking(false)
                     .map_err(|e| LaunchError::io("set_nonblocking", e))?;
                 match link::accept_hello(&mut s, secret) {
-                    Ok(h) => match h.num::<u32>("index") {
-                        Ok(i) if expected.contains(&i) && !got.iter().any(|(g, _)| *g == i) => {
-                            got.push((i, s))
-                        }
-                        _ => tracing::warn!(
-                            "daemon {me}: refused connection from {addr}: not one of my children"
-                        ),
-                    },
+                    Ok(h)
+                        if h.role == Role::Daemon
+                            && expected.contains(&h.index)
+                            && !got.iter().any(|(g, _)| *g == h.index) =>
+                    {
+                        got.push((h.index, s))
+                    }
+                    Ok(_) => tracing::warn!(
+                        "daemon {me}: refused connection from {addr}: not one of my children"
+                    ),
                     Err(e) => tracing::warn!("daemon {me}: refused TCP connection: {e}"),
                 }
             }
@@ -455,29 +452,33 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             .map_err(|e| LaunchError::io(format!("connect to launcher {}", o.launcher), e))?;
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
-        let hello = link::hello(&secret_hex, "daemon", me)
-            .arg("port", port)
-            .arg("node_uid", &node_uid);
-        std::io::Write::write_all(&mut lstream, hello.to_line().as_bytes())
+        let hello = Hello {
+            port: Some(port),
+            node_uid: Some(node_uid.clone()),
+            ..link::hello(&secret_hex, Role::Daemon, me)
+        };
+        std::io::Write::write_all(&mut lstream, hello.encode().to_line().as_bytes())
             .map_err(|e| LaunchError::io("write to launcher", e))?;
-        let peers = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
-        if peers.name != "l_peers" {
-            return Err(LaunchError::Protocol {
-                peer: "launcher".into(),
-                why: format!("expected l_peers, got {}", peers.name),
-            });
-        }
-        let parent_stream = match (tree::parent(me), peers.get("parent_port")) {
+        let first = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
+        let bad = |why: String| LaunchError::Protocol {
+            peer: "launcher".into(),
+            why,
+        };
+        let parent_port = match ToDaemon::decode(&first) {
+            Ok(ToDaemon::Peers { parent_port }) => parent_port,
+            Ok(other) => return Err(bad(format!("expected the tree peers, got {other:?}"))),
+            Err(e) => return Err(bad(e.to_string())),
+        };
+        let parent_stream = match (tree::parent(me), parent_port) {
             (Some(p), Some(pp)) => {
-                let pp: u16 = pp.parse().map_err(|_| LaunchError::Protocol {
-                    peer: "launcher".into(),
-                    why: "bad parent_port".into(),
-                })?;
                 let mut s = TcpStream::connect(("127.0.0.1", pp))
                     .map_err(|e| LaunchError::io(format!("connect to parent daemon {p}"), e))?;
                 std::io::Write::write_all(
                     &mut s,
-                    link::hello(&secret_hex, "daemon", me).to_line().as_bytes(),
+                    link::hello(&secret_hex, Role::Daemon, me)
+                        .encode()
+                        .to_line()
+                        .as_bytes(),
                 )
                 .map_err(|e| LaunchError::io("write to parent daemon", e))?;
                 Some(s)

@@ -4,8 +4,9 @@ use super::coll::Coll;
 use super::kvs::NameOp;
 use super::{ConnId, Daemon};
 use crate::link::Outbox;
+use crate::protocol::Report;
 use ibdyn_pmi::state::CollKind;
-use ibdyn_pmi::wire::{self, msg_token, Command, Frame, SpawnRequest};
+use ibdyn_pmi::wire::{self, msg_text, msg_token, Command, Frame, SpawnRequest};
 
 pub(crate) struct Client {
     out: Outbox,
@@ -211,13 +212,12 @@ impl Daemon {
                     .get("exitcode")
                     .and_then(|c| c.parse().ok())
                     .unwrap_or(1);
-                self.to_launcher(
-                    Command::new("d_abort")
-                        .arg("job", job)
-                        .arg("rank", rank)
-                        .arg("code", code)
-                        .arg("msg", cmd.get("msg").unwrap_or("none")),
-                );
+                self.to_launcher(Report::Abort {
+                    job,
+                    rank,
+                    code,
+                    msg: msg_text(cmd.get("msg").unwrap_or("none")),
+                });
             }
             "finalize" => {
                 let (job, rank) = self.rank_of(conn)?;

@@ -2,7 +2,7 @@
 
 use super::{launch, Daemon, Event};
 use crate::placement::tree;
-use crate::report::{exit_command, RankEnd};
+use crate::protocol::{JobEnv, RankEnd, Report};
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
@@ -52,6 +52,8 @@ pub struct JobSpec {
     pub preput_keys: String,
     /// Their values, hex, in the same order (None when too large for the environment).
     pub preput_values: Option<String>,
+    /// The environment and working directory the ranks start from (this daemon's when None).
+    pub(crate) env: Option<JobEnv>,
 }
 
 impl JobSpec {
@@ -250,11 +252,17 @@ impl Daemon {
                 .iter()
                 .map(|(k, v)| (OsStr::new(k.as_str()), Some(OsStr::new(v.as_str())))),
         );
+        // A relative `wdir` is taken from where the job's submitter ran.
+        let cwd = match (&spec.env, &app.wdir) {
+            (Some(e), Some(w)) => Some(e.cwd.join(w)),
+            (Some(e), None) => Some(e.cwd.clone()),
+            (None, w) => w.as_ref().map(PathBuf::from),
+        };
         let mut child = launch::start(&launch::Launch {
             program: &app.program,
             args: &app.args,
-            env: launch::environment(&set),
-            cwd: app.wdir.as_deref(),
+            env: launch::environment(spec.env.as_ref().map(|e| e.vars.as_slice()), &set),
+            cwd: cwd.as_deref(),
             stdin_pipe: rank == 0 && spec.stdin,
         })?;
         let pid = child.pid;
@@ -391,9 +399,16 @@ impl Daemon {
         } else {
             ran
         };
-        self.to_launcher(exit_command(job, rank, end));
-        let mut up = exit_command(job, rank, ran).arg("node", self.me);
-        up.name = "d_exited".into();
-        self.exited_up(up);
+        self.to_launcher(Report::Exit { job, rank, end });
+        let mut up = ibdyn_pmi::wire::Command::new("d_exited")
+            .arg("job", job)
+            .arg("rank", rank);
+        if let Some(c) = code {
+            up = up.arg("code", c);
+        }
+        if let Some(s) = signal {
+            up = up.arg("signal", s);
+        }
+        self.exited_up(up.arg("node", self.me));
     }
 }

@@ -6,11 +6,11 @@ use super::controller::Controller;
 use super::dvm_dir;
 use crate::error::{LaunchError, Result};
 use crate::link;
-use crate::report::Report;
+use crate::protocol::{Report, ToDaemon, ToDvm};
 use crate::run::{start_daemons, DaemonSet, LEvent};
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
-use ibdyn_pmi::wire::{Command, Frame};
+use ibdyn_pmi::wire::Frame;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::OpenOptionsExt;
@@ -120,7 +120,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
             Err(_) => break,
         };
         match ev {
-            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::parse(&cmd) {
+            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::decode(&cmd) {
                 Ok(r) => ctl.on_daemon(r),
                 Err(e) => tracing::warn!("dvm: bad line from daemon {d}: {e}"),
             },
@@ -132,14 +132,17 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
                 }
             }
             LEvent::ClientOpen(id, out) => ctl.client_open(id, out),
-            LEvent::Client(id, Frame::Line(cmd)) => ctl.on_client(id, &cmd),
+            LEvent::Client(id, Frame::Line(cmd)) => match ToDvm::decode(&cmd) {
+                Ok(m) => ctl.on_client(id, m),
+                Err(e) => ctl.refuse(id, &format!("bad request: {e}")),
+            },
             LEvent::Client(..) => {}
             LEvent::ClientClosed(id) => ctl.client_closed(id),
             LEvent::Signal(_) => ctl.stop(),
         }
     }
     for o in ctl.daemons() {
-        let _ = o.send(Command::new("l_shutdown").to_line());
+        let _ = o.send(ToDaemon::Shutdown.encode().to_line());
     }
     drop(ctl);
     daemons.reap(Duration::from_secs(5));
