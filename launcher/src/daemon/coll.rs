@@ -3,9 +3,9 @@
 //! makes every collective it has not joined fail, everywhere, naming it.
 
 use super::{ConnId, Daemon};
+use crate::protocol::{Down, Gone, Up};
 use ibdyn_pmi::state::{order_values, CollKind, Collective};
-use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, msg_token, Command};
-use ibdyn_pmi::PmiError;
+use ibdyn_pmi::wire::{msg_token, Command};
 
 /// A collective call as a rank made it: blocking (`reqid` None) or non-blocking.
 #[derive(Clone, Copy, Debug)]
@@ -36,19 +36,6 @@ fn coll_reply(call: Coll, result: Result<&str, &str>) -> Command {
         Err(msg) => c = c.arg("rc", -1).arg("msg", msg_token(msg)),
     }
     c
-}
-
-fn parse_pairs(text: &str) -> Result<Vec<(String, String)>, PmiError> {
-    text.split(',')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (a, b) = p.split_once(':').ok_or_else(|| PmiError::Malformed {
-                line: p.into(),
-                why: "no ':'".into(),
-            })?;
-            Ok((a.to_string(), b.to_string()))
-        })
-        .collect()
 }
 
 impl Daemon {
@@ -90,15 +77,13 @@ impl Daemon {
 
     fn coll_complete(&mut self, job: u32, seq: u64, c: Collective) {
         if !self.is_root() {
-            let vals: Vec<String> = c.values.iter().map(|(r, v)| format!("{r}:{v}")).collect();
-            self.send_up(
-                &Command::new("d_coll")
-                    .arg("job", job)
-                    .arg("seq", seq)
-                    .arg("kind", c.kind.name())
-                    .arg("count", c.arrived)
-                    .arg("vals", vals.join(",")),
-            );
+            self.send_up(&Up::Coll {
+                job,
+                seq,
+                kind: c.kind,
+                count: c.arrived,
+                vals: c.values,
+            });
             return;
         }
         let Some((kvs, size)) = self
@@ -108,87 +93,72 @@ impl Daemon {
         else {
             return;
         };
-        let mut done = Command::new("d_coll_done")
-            .arg("job", job)
-            .arg("seq", seq)
-            .arg("kind", c.kind.name());
-        match c.kind {
+        let (fenced, result) = match c.kind {
             CollKind::Fence => {
-                let data: Vec<String> = self
-                    .dir
-                    .kvs(&kvs)
-                    .take_unfenced()
-                    .iter()
-                    .map(|(k, v)| {
-                        format!("{}:{}", hex_encode(k.as_bytes()), hex_encode(v.as_bytes()))
-                    })
-                    .collect();
-                done = done.arg("kvs", kvs).arg("data", data.join(","));
+                let data: Vec<(String, String)> = self.dir.kvs(&kvs).take_unfenced();
+                (Some((kvs, data)), Ok(String::new()))
             }
-            CollKind::Allgather => match order_values(size, &c.values) {
-                Ok(vals) => done = done.arg("rc", 0).arg("values", vals.join(",")),
-                Err(e) => done = done.arg("rc", -1).arg("msg", msg_token(&e)),
-            },
-        }
+            CollKind::Allgather => (
+                None,
+                order_values(size, &c.values).map(|vals| vals.join(",")),
+            ),
+        };
+        let done = Down::CollDone {
+            job,
+            seq,
+            kind: c.kind,
+            fenced,
+            result,
+        };
         self.send_children(&done);
-        if let Err(e) = self.deliver_done(&done) {
-            tracing::warn!("daemon {}: {e}", self.me);
+        if let Down::CollDone { fenced, result, .. } = &done {
+            let result = result.as_ref().map(String::as_str).map_err(String::as_str);
+            self.deliver_done(job, seq, c.kind, fenced.as_ref(), result);
         }
     }
 
     /// Arrivals of a child's subtree.
-    pub(crate) fn on_coll_up(&mut self, cmd: &Command) -> Result<(), PmiError> {
-        let job: u32 = cmd.num("job")?;
-        let seq: u64 = cmd.num("seq")?;
-        let kind = CollKind::parse(cmd.require("kind")?).ok_or_else(|| PmiError::Malformed {
-            line: cmd.to_line(),
-            why: "unknown kind".into(),
-        })?;
-        let vals: Vec<(u32, String)> = parse_pairs(cmd.get("vals").unwrap_or(""))?
-            .into_iter()
-            .map(|(r, v)| r.parse::<u32>().map(|r| (r, v)))
-            .collect::<Result<_, _>>()
-            .map_err(|_| PmiError::Malformed {
-                line: cmd.to_line(),
-                why: "bad rank in vals".into(),
-            })?;
+    pub(crate) fn on_coll_up(
+        &mut self,
+        job: u32,
+        seq: u64,
+        kind: CollKind,
+        count: u32,
+        vals: Vec<(u32, String)>,
+    ) {
         let Some(j) = self.jobs.get_mut(&job) else {
             tracing::debug!(
                 "daemon {}: collective of unknown job {job} dropped",
                 self.me
             );
-            return Ok(());
+            return;
         };
-        match j.colls.arrive(seq, kind, cmd.num("count")?, vals) {
+        match j.colls.arrive(seq, kind, count, vals) {
             Ok(Some(c)) => self.coll_complete(job, seq, c),
             Ok(None) => {}
-            // The waiters of this collective were already failed by the d_coll_fail broadcast.
+            // The waiters of this collective were already failed by the CollFail broadcast.
             Err(e) => tracing::debug!(
                 "daemon {}: arrival for collective #{seq} dropped: {e}",
                 self.me
             ),
         }
-        Ok(())
     }
 
     /// The root's result of a collective: reply to the local ranks that called it.
-    pub(crate) fn deliver_done(&mut self, cmd: &Command) -> Result<(), PmiError> {
-        let job: u32 = cmd.num("job")?;
-        let seq: u64 = cmd.num("seq")?;
-        if cmd.get("kind") == Some("fence") {
-            let kvs = cmd.require("kvs")?.to_string();
-            for (k, v) in parse_pairs(cmd.get("data").unwrap_or(""))? {
-                let (k, v) = (hex_decode(&k)?, hex_decode(&v)?);
-                self.dir
-                    .kvs(&kvs)
-                    .learn(&String::from_utf8_lossy(&k), &String::from_utf8_lossy(&v));
+    pub(crate) fn deliver_done(
+        &mut self,
+        job: u32,
+        seq: u64,
+        kind: CollKind,
+        fenced: Option<&(String, Vec<(String, String)>)>,
+        result: Result<&str, &str>,
+    ) {
+        if let (CollKind::Fence, Some((kvs, data))) = (kind, fenced) {
+            let store = self.dir.kvs(kvs);
+            for (k, v) in data {
+                store.learn(k, v);
             }
         }
-        let result = if cmd.rc() == 0 {
-            Ok(cmd.get("values").unwrap_or(""))
-        } else {
-            Err(cmd.get("msg").unwrap_or("failed"))
-        };
         let waiters = self
             .jobs
             .get_mut(&job)
@@ -197,7 +167,6 @@ impl Daemon {
         for w in waiters {
             self.reply(w.conn, coll_reply(w.call, result));
         }
-        Ok(())
     }
 
     /// A rank will join no more collectives (it finalized, disconnected or exited).
@@ -214,46 +183,36 @@ impl Daemon {
             "daemon {}: job {job} rank {rank} {why} (joins no collective from #{from})",
             self.me
         );
-        let fail = Command::new("d_coll_fail")
-            .arg("job", job)
-            .arg("rank", rank)
-            .arg("from_seq", from)
-            .arg("why", msg_token(why));
-        if let Err(e) = self.apply_gone(&fail) {
-            tracing::warn!("daemon {}: {e}", self.me);
-        }
-        if self.is_root() {
-            self.send_children(&fail);
-        } else {
-            let mut up = fail;
-            up.name = "d_gone".into();
-            self.send_up(&up);
-        }
-    }
-
-    pub(crate) fn on_gone_up(&mut self, mut cmd: Command) {
-        cmd.name = "d_coll_fail".into();
-        if let Err(e) = self.apply_gone(&cmd) {
-            tracing::warn!("daemon {}: {e}", self.me);
-        }
-        if self.is_root() {
-            self.send_children(&cmd);
-        } else {
-            cmd.name = "d_gone".into();
-            self.send_up(&cmd);
-        }
-    }
-
-    /// Fails every collective `rank` has not joined, at this daemon.
-    pub(crate) fn apply_gone(&mut self, cmd: &Command) -> Result<(), PmiError> {
-        let job: u32 = cmd.num("job")?;
-        let rank: u32 = cmd.num("rank")?;
-        let from: u64 = cmd.num("from_seq")?;
-        let why = msg_text(cmd.get("why").unwrap_or("left"));
-        let Some(j) = self.jobs.get_mut(&job) else {
-            return Ok(());
+        let gone = Gone {
+            job,
+            rank,
+            from_seq: from,
+            why: why.to_string(),
         };
-        j.colls.rank_gone(rank, from, &why);
+        self.apply_gone(&gone);
+        if self.is_root() {
+            self.send_children(&Down::CollFail(gone));
+        } else {
+            self.send_up(&Up::Gone(gone));
+        }
+    }
+
+    pub(crate) fn on_gone_up(&mut self, gone: Gone) {
+        self.apply_gone(&gone);
+        if self.is_root() {
+            self.send_children(&Down::CollFail(gone));
+        } else {
+            self.send_up(&Up::Gone(gone));
+        }
+    }
+
+    /// Fails every collective the rank has not joined, at this daemon.
+    pub(crate) fn apply_gone(&mut self, g: &Gone) {
+        let Some(j) = self.jobs.get_mut(&g.job) else {
+            return;
+        };
+        let (rank, from, why) = (g.rank, g.from_seq, &g.why);
+        j.colls.rank_gone(rank, from, why);
         let failing: Vec<u64> = j
             .coll_waiters
             .keys()
@@ -273,6 +232,5 @@ impl Daemon {
         for (conn, r) in replies {
             self.reply(conn, r);
         }
-        Ok(())
     }
 }

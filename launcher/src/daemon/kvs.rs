@@ -2,7 +2,9 @@
 //! (daemon 0); a get that misses the local cache, or waits for a key, is answered by the root.
 
 use super::{ConnId, Daemon};
-use ibdyn_pmi::wire::{msg_text, msg_token, Command};
+pub(crate) use crate::protocol::NameOp;
+use crate::protocol::{Answer, Down, Up};
+use ibdyn_pmi::wire::{msg_token, Command};
 use std::time::{Duration, Instant};
 
 /// Who gets the answer of a request served at the root.
@@ -17,29 +19,6 @@ pub(crate) struct KeyWaiter {
     key: String,
     target: Target,
     pub(crate) deadline: Instant,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum NameOp {
-    Publish,
-    Lookup,
-    Unpublish,
-}
-
-impl NameOp {
-    fn name(self) -> &'static str {
-        match self {
-            NameOp::Publish => "publish",
-            NameOp::Lookup => "lookup",
-            NameOp::Unpublish => "unpublish",
-        }
-    }
-
-    fn parse(s: &str) -> Option<NameOp> {
-        [NameOp::Publish, NameOp::Lookup, NameOp::Unpublish]
-            .into_iter()
-            .find(|o| o.name() == s)
-    }
 }
 
 /// A request this daemon passed up to the root, waiting for its answer.
@@ -93,12 +72,11 @@ impl Daemon {
             self.wake_key_waiters(kvs, key, value);
         } else {
             self.dir.kvs(kvs).learn(key, value);
-            self.send_up(
-                &Command::new("d_put")
-                    .arg("kvs", kvs)
-                    .arg("key", key)
-                    .arg("value", value),
-            );
+            self.send_up(&Up::Put {
+                kvs: kvs.into(),
+                key: key.into(),
+                value: value.into(),
+            });
         }
     }
 
@@ -113,14 +91,13 @@ impl Daemon {
             let id = self.next_forward;
             self.next_forward += 1;
             self.forwarded.insert(id, Forwarded::Get { conn });
-            self.send_up(
-                &Command::new("d_get")
-                    .arg("origin", self.me)
-                    .arg("id", id)
-                    .arg("kvs", kvs)
-                    .arg("key", key)
-                    .arg("wait_ms", wait_ms),
-            );
+            self.send_up(&Up::Get {
+                origin: self.me,
+                id,
+                kvs: kvs.into(),
+                key: key.into(),
+                wait_ms,
+            });
         }
     }
 
@@ -149,16 +126,13 @@ impl Daemon {
         match target {
             Target::Local(conn) => self.reply(conn, get_reply(key, value, timed_out)),
             Target::Remote { origin, id } => {
-                let mut c = Command::new("d_get_result")
-                    .arg("origin", origin)
-                    .arg("id", id)
-                    .arg("kvs", kvs)
-                    .arg("key", key);
-                c = match value {
-                    Some(v) => c.arg("rc", 0).arg("value", v),
-                    None => c.arg("rc", -1).arg("timed_out", u8::from(timed_out)),
+                let answer = Answer::Get {
+                    kvs: kvs.into(),
+                    key: key.into(),
+                    value: value.map(str::to_string),
+                    timed_out,
                 };
-                self.send_toward(origin, c);
+                self.send_toward(origin, Down::Answer { origin, id, answer });
             }
         }
     }
@@ -195,14 +169,13 @@ impl Daemon {
         let id = self.next_forward;
         self.next_forward += 1;
         self.forwarded.insert(id, Forwarded::Name { conn, op });
-        self.send_up(
-            &Command::new("d_ns")
-                .arg("origin", self.me)
-                .arg("id", id)
-                .arg("op", op.name())
-                .arg("service", service)
-                .arg("port", if port.is_empty() { "-" } else { port }),
-        );
+        self.send_up(&Up::Name {
+            origin: self.me,
+            id,
+            op,
+            service: service.into(),
+            port: port.into(),
+        });
     }
 
     fn root_name(&mut self, op: NameOp, service: &str, port: &str) -> Result<String, String> {
@@ -215,137 +188,121 @@ impl Daemon {
         .map_err(|e| e.to_string())
     }
 
-    /// Messages coming up from a child daemon.
-    pub(crate) fn on_from_child(&mut self, child: u32, cmd: Command) {
-        let r = (|| -> Result<(), ibdyn_pmi::PmiError> {
-            match cmd.name.as_str() {
-                "d_put" => self.kvs_put(
-                    cmd.require("kvs")?,
-                    cmd.require("key")?,
-                    cmd.get("value").unwrap_or(""),
-                ),
-                "d_get" if self.is_root() => {
-                    let target = Target::Remote {
-                        origin: cmd.num("origin")?,
-                        id: cmd.num("id")?,
-                    };
-                    self.root_get(
-                        cmd.require("kvs")?,
-                        cmd.require("key")?,
-                        cmd.num("wait_ms")?,
-                        target,
-                    );
-                }
-                "d_ns" if self.is_root() => {
-                    let op = NameOp::parse(cmd.require("op")?).unwrap_or(NameOp::Lookup);
-                    let origin: u32 = cmd.num("origin")?;
-                    let r = self.root_name(op, cmd.require("service")?, cmd.require("port")?);
-                    let mut c = Command::new("d_ns_result")
-                        .arg("origin", origin)
-                        .arg("id", cmd.num::<u64>("id")?);
-                    c = match r {
-                        Ok(port) => c
-                            .arg("rc", 0)
-                            .arg("port", if port.is_empty() { "-".into() } else { port }),
-                        Err(m) => c.arg("rc", 1).arg("msg", msg_token(&m)),
-                    };
-                    self.send_toward(origin, c);
-                }
-                "d_spawn" if self.is_root() => self.on_spawn_up(&cmd),
-                "d_status" if self.is_root() => self.on_status_up(&cmd),
-                "d_started" if self.is_root() => self.on_started(&cmd),
-                "d_exited" if self.is_root() => self.on_exited_up(&cmd),
-                "d_get" | "d_ns" | "d_spawn" | "d_status" | "d_started" | "d_exited" => {
-                    self.send_up(&cmd)
-                }
-                "d_coll" => self.on_coll_up(&cmd)?,
-                "d_gone" => self.on_gone_up(cmd),
-                other => tracing::warn!(
-                    "daemon {}: unknown message {other} from daemon {child}",
-                    self.me
-                ),
+    /// Messages coming up from a child daemon: served at the root, else passed on up.
+    pub(crate) fn on_from_child(&mut self, m: Up) {
+        match m {
+            Up::Put { kvs, key, value } => self.kvs_put(&kvs, &key, &value),
+            Up::Coll {
+                job,
+                seq,
+                kind,
+                count,
+                vals,
+            } => self.on_coll_up(job, seq, kind, count, vals),
+            Up::Gone(g) => self.on_gone_up(g),
+            m if !self.is_root() => self.send_up(&m),
+            Up::Get {
+                origin,
+                id,
+                kvs,
+                key,
+                wait_ms,
+            } => self.root_get(&kvs, &key, wait_ms, Target::Remote { origin, id }),
+            Up::Name {
+                origin,
+                id,
+                op,
+                service,
+                port,
+            } => {
+                let answer = Answer::Name(self.root_name(op, &service, &port));
+                self.send_toward(origin, Down::Answer { origin, id, answer });
             }
-            Ok(())
-        })();
-        if let Err(e) = r {
-            tracing::warn!("daemon {}: bad message from daemon {child}: {e}", self.me);
+            Up::Spawn {
+                origin,
+                id,
+                req,
+                parent,
+            } => self.on_spawn_up(origin, id, &req, parent),
+            Up::Status { origin, id, job } => {
+                let answer = Answer::Status(self.job_status(job));
+                self.send_toward(origin, Down::Answer { origin, id, answer });
+            }
+            Up::Started { job, node, results } => self.on_started(job, node, results),
+            Up::Exited {
+                job,
+                rank,
+                code,
+                signal,
+                ..
+            } => self.on_exited_up(job, rank, code, signal),
         }
     }
 
     /// Messages coming down from the parent daemon (or answers to our own forwarded requests).
-    pub(crate) fn on_from_parent(&mut self, cmd: Command) {
-        let r = (|| -> Result<(), ibdyn_pmi::PmiError> {
-            match cmd.name.as_str() {
-                "d_start" => {
-                    self.send_children(&cmd);
-                    self.on_start(&cmd);
-                }
-                "d_kill_job" => {
-                    self.send_children(&cmd);
-                    self.on_kill_job(&cmd);
-                }
-                "d_job_done" => {
-                    self.send_children(&cmd);
-                    self.on_job_done(&cmd);
-                }
-                "d_get_result" | "d_ns_result" | "d_spawn_result" | "d_status_result" => {
-                    let origin: u32 = cmd.num("origin")?;
-                    if origin != self.me {
-                        self.send_toward(origin, cmd);
-                        return Ok(());
-                    }
-                    match self.forwarded.remove(&cmd.num("id")?) {
-                        Some(Forwarded::Get { conn }) => {
-                            let (kvs, key) = (cmd.require("kvs")?, cmd.require("key")?);
-                            let value = (cmd.rc() == 0).then(|| cmd.get("value").unwrap_or(""));
-                            if let Some(v) = value {
-                                self.dir.kvs(kvs).learn(key, v);
-                            }
-                            self.reply(
-                                conn,
-                                get_reply(key, value, cmd.get("timed_out") == Some("1")),
-                            );
-                        }
-                        Some(Forwarded::Spawn { conn }) => self.deliver_spawn_result(conn, &cmd),
-                        Some(Forwarded::Status { conn }) => {
-                            let mut r = cmd.clone();
-                            r.name = "job_status_result".into();
-                            r.args.retain(|(k, _)| k != "origin" && k != "id");
-                            self.reply(conn, r);
-                        }
-                        Some(Forwarded::Name { conn, op }) => {
-                            let r = if cmd.rc() == 0 {
-                                Ok(cmd.get("port").unwrap_or("-").to_string())
-                            } else {
-                                Err(msg_text(cmd.get("msg").unwrap_or("failed")))
-                            };
-                            self.reply(conn, name_reply(op, &r));
-                        }
-                        None => {
-                            tracing::warn!("daemon {}: answer to unknown request {cmd:?}", self.me)
-                        }
-                    }
-                }
-                "d_coll_done" => {
-                    self.send_children(&cmd);
-                    self.deliver_done(&cmd)?;
-                }
-                "d_coll_fail" => {
-                    self.send_children(&cmd);
-                    self.apply_gone(&cmd)?;
-                }
-                other => tracing::warn!(
-                    "daemon {}: unknown message {other} from the parent",
-                    self.me
-                ),
+    pub(crate) fn on_from_parent(&mut self, m: Down) {
+        match m {
+            Down::Start(start) => {
+                self.send_children(&Down::Start(start.clone()));
+                self.on_start(&start);
             }
-            Ok(())
-        })();
-        if let Err(e) = r {
-            tracing::warn!(
-                "daemon {}: bad message from the parent daemon: {e}",
-                self.me
-            );
+            Down::KillJob(job) => {
+                self.send_children(&m);
+                self.on_kill_job(job);
+            }
+            Down::JobDone(job) => {
+                self.send_children(&m);
+                self.on_job_done(job);
+            }
+            Down::Answer { origin, .. } if origin != self.me => self.send_toward(origin, m),
+            Down::Answer { id, answer, .. } => self.on_answer(id, answer),
+            Down::CollDone {
+                job,
+                seq,
+                kind,
+                ref fenced,
+                ref result,
+            } => {
+                self.send_children(&m);
+                let result = result.as_ref().map(String::as_str).map_err(String::as_str);
+                self.deliver_done(job, seq, kind, fenced.as_ref(), result);
+            }
+            Down::CollFail(g) => {
+                self.send_children(&Down::CollFail(g.clone()));
+                self.apply_gone(&g);
+            }
+        }
+    }
+
+    /// The root's answer to a request this daemon forwarded for one of its ranks.
+    fn on_answer(&mut self, id: u64, answer: Answer) {
+        let Some(f) = self.forwarded.remove(&id) else {
+            tracing::warn!("daemon {}: answer to unknown request {id}", self.me);
+            return;
+        };
+        match (f, answer) {
+            (
+                Forwarded::Get { conn },
+                Answer::Get {
+                    kvs,
+                    key,
+                    value,
+                    timed_out,
+                },
+            ) => {
+                if let Some(v) = &value {
+                    self.dir.kvs(&kvs).learn(&key, v);
+                }
+                self.reply(conn, get_reply(&key, value.as_deref(), timed_out));
+            }
+            (Forwarded::Spawn { conn }, Answer::Spawn(outcome)) => {
+                self.reply(conn, super::jobs::spawn_reply(&outcome))
+            }
+            (Forwarded::Status { conn }, Answer::Status(status)) => {
+                self.reply(conn, super::jobs::status_reply(&status))
+            }
+            (Forwarded::Name { conn, op }, Answer::Name(r)) => self.reply(conn, name_reply(op, &r)),
+            (_, a) => tracing::warn!("daemon {}: answer {a:?} does not fit request {id}", self.me),
         }
     }
 }

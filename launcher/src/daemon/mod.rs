@@ -17,11 +17,11 @@ mod reactor;
 use crate::error::{LaunchError, Result};
 use crate::link::{self, Outbox};
 use crate::placement::tree;
-use crate::protocol::{Hello, Report, Role, ToDaemon};
+use crate::protocol::{Down, Hello, Report, Role, ToDaemon, Up};
 use crate::{secret, signals};
 use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::state::Directory;
-use ibdyn_pmi::wire::{Command, Frame};
+use ibdyn_pmi::wire::Frame;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -116,34 +116,33 @@ impl Daemon {
         self.me == 0
     }
 
-    pub(crate) fn send_up(&self, cmd: &Command) {
+    pub(crate) fn send_up(&self, m: &Up) {
         if let Some(p) = &self.parent {
-            let _ = p.send(cmd.to_line());
+            let _ = p.send(m.encode().to_line());
         }
     }
 
-    pub(crate) fn send_children(&self, cmd: &Command) {
-        let line = cmd.to_line();
+    pub(crate) fn send_children(&self, m: &Down) {
+        if self.children.is_empty() {
+            return;
+        }
+        let line = m.encode().to_line();
         for c in self.children.values() {
             let _ = c.send(line.clone());
         }
     }
 
     /// Sends toward daemon `origin` down the tree (or handles it here if it is us).
-    pub(crate) fn send_toward(&mut self, origin: u32, cmd: Command) {
+    pub(crate) fn send_toward(&mut self, origin: u32, m: Down) {
         if origin == self.me {
-            self.on_from_parent(cmd);
+            self.on_from_parent(m);
             return;
         }
         match tree::next_hop_down(self.me, origin).and_then(|c| self.children.get(&c)) {
             Some(out) => {
-                let _ = out.send(cmd.to_line());
+                let _ = out.send(m.encode().to_line());
             }
-            None => tracing::warn!(
-                "daemon {}: no route to daemon {origin} for {}",
-                self.me,
-                cmd.name
-            ),
+            None => tracing::warn!("daemon {}: no route to daemon {origin} for {m:?}", self.me),
         }
     }
 
@@ -228,8 +227,14 @@ impl Daemon {
                     Ok(m) => self.on_launcher(m),
                     Err(e) => tracing::warn!("daemon {}: bad launcher line: {e}", self.me),
                 },
-                Peer::Parent => self.on_from_parent(cmd),
-                Peer::Child(c) => self.on_from_child(c, cmd),
+                Peer::Parent => match Down::decode(&cmd) {
+                    Ok(m) => self.on_from_parent(m),
+                    Err(e) => tracing::warn!("daemon {}: bad line from the parent: {e}", self.me),
+                },
+                Peer::Child(c) => match Up::decode(&cmd) {
+                    Ok(m) => self.on_from_child(m),
+                    Err(e) => tracing::warn!("daemon {}: bad line from daemon {c}: {e}", self.me),
+                },
             },
             Event::Peer(peer, other) => {
                 tracing::warn!("daemon {}: bad frame from {peer:?}: {other:?}", self.me)
@@ -283,11 +288,7 @@ impl Daemon {
             }
             ToDaemon::Spawn(s) if self.is_root() => self.on_launcher_spawn(s),
             ToDaemon::Adopt { id, jobid } if self.is_root() => self.on_launcher_adopt(id, jobid),
-            ToDaemon::KillJob(job) if self.is_root() => {
-                let kill = Command::new("d_kill_job").arg("job", job);
-                self.send_children(&kill);
-                self.on_kill_job(&kill);
-            }
+            ToDaemon::KillJob(job) if self.is_root() => self.kill_job_everywhere(job),
             ToDaemon::Shutdown => self.stop = true,
             other => tracing::warn!("daemon {}: unexpected launcher command {other:?}", self.me),
         }

@@ -2,7 +2,7 @@
 
 use super::{launch, Daemon, Event};
 use crate::placement::tree;
-use crate::protocol::{JobEnv, RankEnd, Report};
+use crate::protocol::{JobEnv, RankEnd, Report, StartResult};
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
@@ -184,11 +184,15 @@ fn errno_of(e: &std::io::Error) -> i32 {
 impl Daemon {
     /// Starts the ranks of job `spec` placed on this daemon (the one place processes are
     /// created); returns (rank, errno, message) of each, errno 0 when it was exec'd.
-    pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<(u32, i32, String)> {
+    pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<StartResult> {
         let mut out = Vec::new();
         for r in spec.ranks_on(self.me) {
             match self.start_rank(spec, r) {
-                Ok(()) => out.push((r, 0, String::new())),
+                Ok(()) => out.push(StartResult {
+                    rank: r,
+                    errno: 0,
+                    message: String::new(),
+                }),
                 Err(e) => {
                     let program = spec.app_of(r).map_or("?", |a| a.program.as_str());
                     let wdir = spec
@@ -203,7 +207,11 @@ impl Daemon {
                         rs.gone = true;
                         rs.reported = true;
                     }
-                    out.push((r, errno_of(&e), msg));
+                    out.push(StartResult {
+                        rank: r,
+                        errno: errno_of(&e),
+                        message: msg,
+                    });
                 }
             }
         }
@@ -400,15 +408,6 @@ impl Daemon {
             ran
         };
         self.to_launcher(Report::Exit { job, rank, end });
-        let mut up = ibdyn_pmi::wire::Command::new("d_exited")
-            .arg("job", job)
-            .arg("rank", rank);
-        if let Some(c) = code {
-            up = up.arg("code", c);
-        }
-        if let Some(s) = signal {
-            up = up.arg("signal", s);
-        }
-        self.exited_up(up.arg("node", self.me));
+        self.exited_up(job, rank, code, signal);
     }
 }

@@ -8,6 +8,7 @@
 //! | `to_daemon` | launcher (`ibdyn run` or the DVM controller) -> node daemon |
 //! | `report` | node daemon -> launcher |
 //! | `client` | `ibdyn run --dvm` / `ibdyn dvm stop` -> DVM controller, and back |
+//! | `tree` | node daemon <-> node daemon along the tree (`Up` to the root, `Down` from it) |
 //!
 //! (The spawn wire-up between ranks is `ibdyn_spawn::dynamic::wire`; PMI is `ibdyn_pmi::wire`.)
 
@@ -15,11 +16,13 @@ mod client;
 mod hello;
 mod report;
 mod to_daemon;
+mod tree;
 
 pub(crate) use client::{FromDvm, ToDvm};
 pub(crate) use hello::{Hello, Ready, Role};
 pub(crate) use report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome};
 pub(crate) use to_daemon::{Submission, ToDaemon};
+pub(crate) use tree::{Answer, Down, Gone, NameOp, SpawnAnswer, Start, StartResult, Up};
 
 use ibdyn_pmi::wire::{self, hex_decode, hex_encode, Command, Frame, Framer};
 use ibdyn_pmi::{PmiError, SpawnRequest};
