@@ -1,4 +1,4 @@
-//! The one error type of the process manager.
+//! The one error type of the process manager (an OS error is kept as the source).
 
 use std::io;
 
@@ -18,6 +18,9 @@ pub enum LaunchError {
     Protocol { peer: String, why: String },
     #[error("node daemon {index} exited during start-up ({status})")]
     DaemonDied { index: u32, status: String },
+    /// A rank's PMI request this daemon cannot serve (the reason goes back to the rank).
+    #[error("{0}")]
+    Request(String),
     #[error(transparent)]
     Pmi(#[from] ibdyn_pmi::PmiError),
 }

@@ -26,17 +26,19 @@ impl Outbox {
     }
 
     /// Sends one line; an error means the peer is gone (or stopped reading).
-    pub fn send(&self, line: String) -> std::result::Result<(), String> {
+    pub fn send(&self, line: String) -> Result<()> {
         match self {
-            Outbox::Queue(q) => q.send(line).map_err(|_| "writer gone".to_string()),
-            Outbox::Direct(s) => {
-                let r = (&**s).write_all(line.as_bytes());
-                if let Err(e) = &r {
-                    tracing::debug!("write to a PMI client failed: {e}");
-                    let _ = s.shutdown(std::net::Shutdown::Both);
-                }
-                r.map_err(|e| e.to_string())
-            }
+            Outbox::Queue(q) => q.send(line).map_err(|_| {
+                LaunchError::io(
+                    "send to a peer whose writer thread has ended",
+                    std::io::ErrorKind::BrokenPipe.into(),
+                )
+            }),
+            Outbox::Direct(s) => (&**s).write_all(line.as_bytes()).map_err(|e| {
+                tracing::debug!("write to a PMI client failed: {e}");
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                LaunchError::io("write to a PMI client", e)
+            }),
         }
     }
 }
@@ -199,4 +201,26 @@ pub fn refuse_late_connections(listener: std::net::TcpListener, secret: String, 
                 });
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_to_a_gone_peer_is_an_error_with_the_os_error_as_its_source() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+        drop(b);
+        let err = Outbox::direct(a)
+            .send("cmd=x\n".into())
+            .expect_err("the peer is gone");
+        let source = std::error::Error::source(&err).expect("an OS error as the source");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+        let (tx, rx) = crossbeam_channel::unbounded::<String>();
+        drop(rx);
+        assert!(Outbox::Queue(tx).send("cmd=x\n".into()).is_err());
+    }
 }

@@ -44,18 +44,19 @@ impl Daemon {
         conn: ConnId,
         call: Coll,
         value: Option<String>,
-    ) -> Result<(), String> {
+    ) -> crate::Result<()> {
         let (job, rank) = self.rank_of(conn)?;
+        let refuse = |why: String| crate::LaunchError::Request(why);
         let j = self
             .jobs
             .get_mut(&job)
-            .ok_or_else(|| format!("job {job} unknown"))?;
+            .ok_or_else(|| refuse(format!("job {job} unknown")))?;
         let rs = j
             .ranks
             .get_mut(&rank)
-            .ok_or_else(|| format!("rank {rank} unknown"))?;
+            .ok_or_else(|| refuse(format!("rank {rank} unknown")))?;
         if rs.finalized {
-            return Err(format!("rank {rank} has finalized"));
+            return Err(refuse(format!("rank {rank} has finalized")));
         }
         let seq = rs.next_seq;
         rs.next_seq += 1;

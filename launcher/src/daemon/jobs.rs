@@ -310,8 +310,8 @@ impl Daemon {
 
     /// Any daemon: a new job; start the ranks placed here and report to the root.
     pub(crate) fn on_start(&mut self, start: &Start) {
-        let parsed = (|| -> Result<(JobSpec, SpawnRequest), String> {
-            let req = start.req.request().map_err(|e| e.to_string())?;
+        let parsed = (|| -> crate::Result<(JobSpec, SpawnRequest)> {
+            let req = start.req.request()?;
             let apps = req
                 .commands
                 .iter()
