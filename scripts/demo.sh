@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 # Only what the job needs (a release build of everything, with LTO, takes ~6 minutes on 2 cores).
-cargo build --release -p ibdyn --bin ibdyn --example ring
+cargo build --release -p ibdyn-launcher --bin ibdyn -p ibdyn --example ring
 exec target/release/ibdyn run -n 4 --nodes 2 --tag-output target/release/examples/ring "$@"

@@ -452,7 +452,8 @@ fn a_job_whose_client_left_before_the_job_was_announced_is_killed() {
     let prog = example_bin("dvm_check");
     for round in 0..2 {
         let tag = format!("left{}x{round}", std::process::id());
-        // The request as `ibdyn run --dvm` writes it.
+        // The request as `ibdyn run --dvm` writes it (without its environment: the ranks get
+        // the DVM's).
         let req = SpawnRequest {
             commands: vec![SpawnCommand {
                 program: prog.display().to_string(),
@@ -533,4 +534,54 @@ fn a_dvm_that_never_answers_is_a_bounded_wait() {
     assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
     holder.join().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn ranks_under_the_dvm_get_the_environment_and_directory_of_their_run() {
+    let s = Scratch::new("dvmenv");
+    // The DVM's own environment differs from the client's: the ranks must not see it.
+    let mut dvm = Dvm::start_with(
+        &s,
+        2,
+        &[("SPAWN_CHECK_ENV", "from-dvm"), ("DVM_ONLY", "dvm")],
+    );
+    let work = s.dir.join("work dir");
+    std::fs::create_dir_all(&work).expect("create the client's directory");
+    let client = |args: &[&str]| {
+        let mut a = vec!["run", "--dvm"];
+        a.extend_from_slice(args);
+        let mut c = s.ibdyn(&a);
+        c.current_dir(&work)
+            .env("SPAWN_CHECK_ENV", "from-client")
+            .env("IBDYN_LOG", "warn")
+            .env_remove("DVM_ONLY");
+        run_bounded(c, None, Duration::from_secs(60))
+    };
+    let script = "echo ENV $SPAWN_CHECK_ENV ${DVM_ONLY:-unset} $IBDYN_LOG \"$(pwd)\"";
+    let out = client(&["-n", "3", "sh", "-c", script]);
+    assert!(out.status.success(), "{}", show(&out));
+    let want = format!("ENV from-client unset warn {}", work.display());
+    let got = lines_with(&out, "ENV ");
+    assert_eq!(got.len(), 3, "{}", show(&out));
+    assert!(
+        got.iter().all(|l| *l == want),
+        "want {want:?}\n{}",
+        show(&out)
+    );
+    // Jobs the ranks spawn inherit them too, as under a plain `ibdyn run`.
+    let prog = example_bin("spawn_check");
+    let out = client(&["-n", "1", prog.to_str().unwrap(), "parent", "2"]);
+    assert_all_ok(&out, 1);
+    let children = lines_with(&out, "CHILD ");
+    assert_eq!(children.len(), 2, "{}", show(&out));
+    let cwd = format!("cwd={}", work.display());
+    assert!(
+        children
+            .iter()
+            .all(|l| l.contains("env=from-client") && l.ends_with(&cwd)),
+        "{}",
+        show(&out)
+    );
+    std::fs::remove_dir(&work).expect("remove the client's directory");
+    dvm.stop();
 }

@@ -26,7 +26,7 @@ fn run(
     expect: &str,
 ) {
     let path = example(prog);
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ibdyn"));
+    let mut c = Command::new(example("ibdyn"));
     let (n_s, nodes_s) = (n.to_string(), nodes.to_string());
     c.args(["run", "-n", &n_s, "--nodes", &nodes_s]);
     if map_by_node {

@@ -11,9 +11,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// The `ibdyn` binary of this package.
+/// The `ibdyn` command: ibdyn-launcher's binary, built by `cargo test` as the example `ibdyn`
+/// of this package (so a test never runs a stale one).
 pub fn ibdyn_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_ibdyn"))
+    example_bin("ibdyn")
 }
 
 /// An example program of the root package (built by `cargo test`): target/<profile>/examples/<name>.

@@ -1,7 +1,7 @@
-//! The `ibdyn` command-line tool.
+//! The `ibdyn` command line: `run`, `dvm`, `info` and the hidden `daemon`.
 
+use crate::{Adopt, DaemonOptions, LaunchError, MapBy, RunOptions};
 use clap::{Parser, Subcommand};
-use ibdyn_spawn::{DaemonOptions, MapBy, RunOptions};
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -90,18 +90,18 @@ enum DvmAction {
 
 fn dvm(action: DvmAction) -> i32 {
     let r = match action {
-        DvmAction::Start { nodes } => ibdyn_spawn::dvm_start(nodes).map(|p| {
+        DvmAction::Start { nodes } => crate::dvm_start(nodes).map(|p| {
             println!(
                 "ibdyn dvm: {nodes} node daemon(s) running; contact file {}",
                 p.display()
             );
             0
         }),
-        DvmAction::Stop => ibdyn_spawn::dvm_stop().map(|_| {
+        DvmAction::Stop => crate::dvm_stop().map(|_| {
             println!("ibdyn dvm: stopped");
             0
         }),
-        DvmAction::Serve { nodes } => ibdyn_spawn::dvm_serve(nodes),
+        DvmAction::Serve { nodes } => crate::dvm_serve(nodes),
     };
     r.unwrap_or_else(|e| {
         eprintln!("ibdyn dvm: {e}");
@@ -110,7 +110,7 @@ fn dvm(action: DvmAction) -> i32 {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env(ibdyn::pmi::env::LOG)
+    let filter = tracing_subscriber::EnvFilter::try_from_env(ibdyn_pmi::env::LOG)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -158,7 +158,8 @@ fn info() -> i32 {
     0
 }
 
-fn main() {
+/// Runs the command of this process's arguments; returns its exit status.
+pub fn main() -> i32 {
     let cli = Cli::parse();
     init_logging();
     let code = match cli.cmd {
@@ -175,14 +176,14 @@ fn main() {
         } => {
             let program = command.remove(0);
             if dvm {
-                let r = ibdyn_spawn::run_on_dvm(nprocs, &program, &command, tag_output);
-                std::process::exit(r.unwrap_or_else(|e| {
+                let r = crate::run_on_dvm(nprocs, &program, &command, tag_output);
+                return r.unwrap_or_else(|e| {
                     eprintln!("ibdyn run: {e}");
                     match e {
-                        ibdyn_spawn::SpawnError::Program { .. } => 127,
+                        LaunchError::Program { .. } => 127,
                         _ => 1,
                     }
-                }));
+                });
             }
             let opts = RunOptions {
                 nprocs,
@@ -193,17 +194,17 @@ fn main() {
                 args: command,
                 daemon_exe: None,
                 keep_going,
-                adopt: adopt_ready_fd.map(|fd| ibdyn_spawn::Adopt {
+                adopt: adopt_ready_fd.map(|fd| Adopt {
                     ready_fd: fd,
                     jobid: jobid.unwrap_or(0),
                 }),
             };
-            match ibdyn_spawn::run(opts) {
+            match crate::run(opts) {
                 Ok(status) => status,
                 Err(e) => {
                     eprintln!("ibdyn run: {e}");
                     match e {
-                        ibdyn_spawn::SpawnError::Program { .. } => 127,
+                        LaunchError::Program { .. } => 127,
                         _ => 1,
                     }
                 }
@@ -223,7 +224,7 @@ fn main() {
                 session_dir,
                 launcher,
             };
-            match ibdyn_spawn::daemon_main(opts) {
+            match crate::daemon_main(opts) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("ibdyn daemon {index}: {e}");
@@ -232,5 +233,5 @@ fn main() {
             }
         }
     };
-    std::process::exit(code);
+    code
 }

@@ -5,16 +5,17 @@
 //! What it keeps true, whatever order submissions, spawns, ends and disconnects come in:
 //! - a job's output goes to its owner as it comes; a daemon announces a job on its link
 //!   before any output or end of it, so no line arrives for a job not known yet;
-//! - a client gets `c_done` once the root has answered its submission and every job it owns
+//! - a client gets `Done` once the root has answered its submission and every job it owns
 //!   is over (so after all of their output), with the first abnormal end, abort or start
 //!   failure of its job as the status;
 //! - the jobs of a client that has gone are killed, also those announced after it went.
 
 use crate::jobtable::JobTable;
-use crate::launcher::describe;
 use crate::link::Outbox;
-use crate::report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome};
-use ibdyn_pmi::wire::{hex_encode, msg_token, Command};
+use crate::protocol::{
+    start_failure, FromDvm, JobAnnounce, RankEnd, Report, SpawnOutcome, Submission, ToDaemon, ToDvm,
+};
+use crate::run::describe;
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -23,7 +24,7 @@ const NOT_STARTED: i32 = 127;
 
 struct Client {
     out: Outbox,
-    /// `c_run` was sent to the root.
+    /// Its job was submitted to the root.
     submitted: bool,
     /// The root's answer to the submission has come.
     answered: bool,
@@ -63,20 +64,18 @@ impl Controller {
         &self.all
     }
 
-    fn to_client(&self, id: u64, cmd: Command) {
+    fn to_client(&self, id: u64, msg: FromDvm) {
         if let Some(c) = self.clients.get(&id) {
-            let _ = c.out.send(cmd.to_line());
+            let _ = c.out.send(msg.encode().to_line());
         }
     }
 
     fn error_to(&self, id: u64, msg: &str) {
-        self.to_client(id, Command::new("c_error").arg("msg", msg_token(msg)));
+        self.to_client(id, FromDvm::Error(msg.to_string()));
     }
 
     fn kill_job(&self, job: u32) {
-        let _ = self
-            .root
-            .send(Command::new("l_kill_job").arg("job", job).to_line());
+        let _ = self.root.send(ToDaemon::KillJob(job).encode().to_line());
     }
 
     fn kill_jobs_of(&self, owner: u64) {
@@ -85,7 +84,7 @@ impl Controller {
         }
     }
 
-    /// Sends `c_done` to a client whose submission is answered and whose jobs are all over.
+    /// Sends `Done` to a client whose submission is answered and whose jobs are all over.
     fn check_done(&mut self, owner: u64) {
         let busy = !self.jobs.live_of(owner).is_empty();
         let Some(c) = self.clients.get_mut(&owner) else {
@@ -94,9 +93,7 @@ impl Controller {
         if c.answered && !busy && !c.done {
             c.done = true;
             let st = c.status.unwrap_or(0);
-            let _ = c
-                .out
-                .send(Command::new("c_done").arg("status", st).to_line());
+            let _ = c.out.send(FromDvm::Done { status: st }.encode().to_line());
         }
     }
 
@@ -118,9 +115,9 @@ impl Controller {
         self.clients.remove(&id);
     }
 
-    pub(super) fn on_client(&mut self, id: u64, cmd: &Command) {
-        match cmd.name.as_str() {
-            "c_run" => {
+    pub(super) fn on_client(&mut self, id: u64, msg: ToDvm) {
+        match msg {
+            ToDvm::Run { req, env } => {
                 let Some(c) = self.clients.get_mut(&id) else {
                     return;
                 };
@@ -129,21 +126,39 @@ impl Controller {
                     return;
                 }
                 c.submitted = true;
-                let line = Command::new("l_spawn")
-                    .arg("id", id)
-                    .arg("req", cmd.get("req").unwrap_or(""));
-                let _ = self.root.send(line.to_line());
+                let submit = ToDaemon::Spawn(Submission {
+                    id,
+                    req,
+                    jobid: None,
+                    nodes: None,
+                    stdin: false,
+                    env,
+                });
+                let _ = self.root.send(submit.encode().to_line());
             }
-            "c_stop" => self.stop(),
-            other => tracing::warn!("dvm: unknown client line {other}"),
+            ToDvm::Stop => self.stop(),
         }
+    }
+
+    /// A line from a client that is not a request: it is told why, and its connection
+    /// counts as answered (no job will come of it).
+    pub(super) fn refuse(&mut self, id: u64, why: &str) {
+        tracing::warn!("dvm: client {id}: {why}");
+        self.error_to(id, why);
+        if let Some(c) = self.clients.get_mut(&id) {
+            if !c.submitted {
+                c.answered = true;
+                c.status.get_or_insert(1);
+            }
+        }
+        self.check_done(id);
     }
 
     pub(super) fn stop(&mut self) {
         if self.stopping.is_none() {
             self.stopping = Some(Instant::now());
             for o in &self.all {
-                let _ = o.send(Command::new("l_kill").to_line());
+                let _ = o.send(ToDaemon::Kill.encode().to_line());
             }
         }
     }
@@ -159,11 +174,12 @@ impl Controller {
             } => match self.jobs.info(job) {
                 Some(a) => self.to_client(
                     a.owner,
-                    Command::new("c_io")
-                        .arg("job", job)
-                        .arg("rank", rank)
-                        .arg("fd", fd)
-                        .arg("data", hex_encode(&data)),
+                    FromDvm::Output {
+                        job,
+                        rank,
+                        fd,
+                        data,
+                    },
                 ),
                 // Only output of a process a rank left behind can come after the job.
                 None => tracing::debug!("dvm: output of job {job} after its end dropped"),
@@ -202,7 +218,7 @@ impl Controller {
             );
             self.kill_job(a.job);
         } else if a.submitted {
-            self.to_client(a.owner, Command::new("c_started").arg("job", a.job));
+            self.to_client(a.owner, FromDvm::Started { job: a.job });
         }
     }
 
@@ -214,14 +230,15 @@ impl Controller {
             return;
         };
         if let Some((code, signal)) = end.abnormal() {
-            let mut c = Command::new("c_exit").arg("job", job).arg("rank", rank);
-            if let Some(code) = code {
-                c = c.arg("code", code);
-            }
-            if let Some(signal) = signal {
-                c = c.arg("signal", signal);
-            }
-            self.to_client(a.owner, c);
+            self.to_client(
+                a.owner,
+                FromDvm::Exit {
+                    job,
+                    rank,
+                    code,
+                    signal,
+                },
+            );
             if a.submitted {
                 let (_, st) = describe(code, signal);
                 if let Some(c) = self.clients.get_mut(&a.owner) {
@@ -237,7 +254,7 @@ impl Controller {
         }
     }
 
-    /// The root's answer to a client's submission (`l_spawn id=client`).
+    /// The root's answer to a client's submission (its request id is the client's).
     fn on_spawn_result(&mut self, id: u64, outcome: SpawnOutcome) {
         let failure = match outcome {
             Err(msg) => Some(msg),

@@ -7,20 +7,21 @@
 //! user (`IBDYN_DVM_DIR`, else `$TMPDIR/ibdyn-dvm-<uid>`); a client must present the secret
 //! in its first line or it is refused.
 //!
-//! Client lines: `c_run req=` (one job per connection), `c_stop`. Controller lines:
-//! `c_started job=`, `c_io job= rank= fd= data=`, `c_exit job= rank= ...`, `c_error msg=`,
-//! `c_done status=` (the last: every job the submission led to is over and its output sent).
+//! A client submits one job per connection with its environment and working directory, which
+//! the job's ranks (and the jobs they spawn) get, as under a plain `ibdyn run`; the
+//! controller relays the jobs' output and abnormal ends and ends with the status (messages:
+//! `protocol::client`).
 
 mod controller;
 mod serve;
 
 pub use serve::dvm_serve;
 
-use crate::dynamic::{env_secs, DEFAULT_SPAWN_TIMEOUT};
-use crate::error::{Result, SpawnError};
-use crate::launcher::describe;
+use crate::error::{LaunchError, Result};
 use crate::link;
-use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_text, Command, Frame};
+use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
+use crate::run::describe;
+use ibdyn_pmi::wire::{Command, Frame};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -31,6 +32,16 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const START_LIMIT: Duration = Duration::from_secs(30);
+/// Default bound on the DVM taking a job (`IBDYN_SPAWN_TIMEOUT`, s; a spawn's bound too).
+const DEFAULT_SPAWN_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn spawn_timeout() -> Duration {
+    std::env::var("IBDYN_SPAWN_TIMEOUT")
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .unwrap_or(DEFAULT_SPAWN_TIMEOUT)
+}
 const STOP_LIMIT: Duration = Duration::from_secs(30);
 
 /// The user's private DVM directory, created 0700 and checked (owner, mode).
@@ -44,12 +55,12 @@ pub fn dvm_dir() -> Result<PathBuf> {
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(SpawnError::io(format!("create {}", dir.display()), e)),
+        Err(e) => return Err(LaunchError::io(format!("create {}", dir.display()), e)),
     }
     let meta = std::fs::symlink_metadata(&dir)
-        .map_err(|e| SpawnError::io(format!("stat {}", dir.display()), e))?;
+        .map_err(|e| LaunchError::io(format!("stat {}", dir.display()), e))?;
     if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
-        return Err(SpawnError::Usage(format!(
+        return Err(LaunchError::Usage(format!(
             "{} is not a private (0700) directory of uid {uid}",
             dir.display()
         )));
@@ -65,7 +76,7 @@ struct Contact {
 
 fn read_contact(path: &Path) -> Result<Contact> {
     let text = std::fs::read_to_string(path).map_err(|e| {
-        SpawnError::io(
+        LaunchError::io(
             format!("no DVM running (cannot read {})", path.display()),
             e,
         )
@@ -92,13 +103,13 @@ fn alive(pid: u32) -> bool {
 /// `ibdyn dvm start`: starts the controller in the background and returns its contact file.
 pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
     if nnodes == 0 {
-        return Err(SpawnError::Usage("--nodes must be at least 1".into()));
+        return Err(LaunchError::Usage("--nodes must be at least 1".into()));
     }
     let dir = dvm_dir()?;
     let contact = dir.join("contact");
     if let Ok(c) = read_contact(&contact) {
         if alive(c.pid) {
-            return Err(SpawnError::Usage(format!(
+            return Err(LaunchError::Usage(format!(
                 "a DVM is already running (pid {}, contact file {})",
                 c.pid,
                 contact.display()
@@ -107,7 +118,7 @@ pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
         let _ = std::fs::remove_file(&contact);
     }
     let exe =
-        std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?;
+        std::env::current_exe().map_err(|e| LaunchError::io("find the ibdyn executable", e))?;
     let mut cmd = std::process::Command::new(&exe);
     cmd.args(["dvm", "serve", "--nodes", &nnodes.to_string()])
         .stdin(Stdio::null())
@@ -122,21 +133,21 @@ pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
     }
     let mut child = cmd
         .spawn()
-        .map_err(|e| SpawnError::io(format!("start {}", exe.display()), e))?;
+        .map_err(|e| LaunchError::io(format!("start {}", exe.display()), e))?;
     let deadline = Instant::now() + START_LIMIT;
     loop {
         if contact.exists() {
             return Ok(contact);
         }
         if let Ok(Some(st)) = child.try_wait() {
-            return Err(SpawnError::Usage(format!(
+            return Err(LaunchError::Usage(format!(
                 "the DVM controller exited during start-up ({st})"
             )));
         }
         if Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(SpawnError::Timeout {
+            return Err(LaunchError::Timeout {
                 what: "the DVM to start".into(),
                 secs: START_LIMIT.as_secs(),
             });
@@ -147,13 +158,14 @@ pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
 
 fn connect(contact: &Contact) -> Result<TcpStream> {
     let mut s = TcpStream::connect(("127.0.0.1", contact.port))
-        .map_err(|e| SpawnError::io(format!("connect to the DVM on port {}", contact.port), e))?;
+        .map_err(|e| LaunchError::io(format!("connect to the DVM on port {}", contact.port), e))?;
     s.write_all(
-        link::hello(&contact.secret, "client", 0)
+        link::hello(&contact.secret, Role::Client, 0)
+            .encode()
             .to_line()
             .as_bytes(),
     )
-    .map_err(|e| SpawnError::io("write to the DVM", e))?;
+    .map_err(|e| LaunchError::io("write to the DVM", e))?;
     let _ = s.set_nodelay(true);
     Ok(s)
 }
@@ -164,18 +176,18 @@ pub fn dvm_stop() -> Result<()> {
     let c = read_contact(&path)?;
     if !alive(c.pid) {
         let _ = std::fs::remove_file(&path);
-        return Err(SpawnError::Usage(format!(
+        return Err(LaunchError::Usage(format!(
             "the DVM (pid {}) is not running; removed its stale contact file",
             c.pid
         )));
     }
     let mut s = connect(&c)?;
-    s.write_all(Command::new("c_stop").to_line().as_bytes())
-        .map_err(|e| SpawnError::io("write to the DVM", e))?;
+    s.write_all(ToDvm::Stop.encode().to_line().as_bytes())
+        .map_err(|e| LaunchError::io("write to the DVM", e))?;
     let deadline = Instant::now() + STOP_LIMIT;
     while alive(c.pid) || path.exists() {
         if Instant::now() >= deadline {
-            return Err(SpawnError::Timeout {
+            return Err(LaunchError::Timeout {
                 what: format!("the DVM (pid {}) to stop", c.pid),
                 secs: STOP_LIMIT.as_secs(),
             });
@@ -189,12 +201,12 @@ pub fn dvm_stop() -> Result<()> {
 /// DVM must take the job (or refuse it) within `IBDYN_SPAWN_TIMEOUT` seconds (default 60).
 pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Result<i32> {
     if nprocs == 0 {
-        return Err(SpawnError::Usage("-n must be at least 1".into()));
+        return Err(LaunchError::Usage("-n must be at least 1".into()));
     }
-    let program = crate::launcher::resolve_program(program)?;
+    let program = crate::run::resolve_program(program)?;
     let c = read_contact(&dvm_dir()?.join("contact"))?;
     let mut s = connect(&c)?;
-    let req = SpawnRequest {
+    let req = EncodedRequest::new(&SpawnRequest {
         commands: vec![SpawnCommand {
             program: program.display().to_string(),
             args: args.to_vec(),
@@ -202,26 +214,34 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
             info: vec![],
         }],
         preput: vec![],
-    };
-    let text = ibdyn_pmi::wire::format_spawn(&req)?;
-    let run = Command::new("c_run").arg("req", hex_encode(text.as_bytes()));
-    s.write_all(run.to_line().as_bytes())
-        .map_err(|e| SpawnError::io("write to the DVM", e))?;
+    })?;
+    let env = JobEnv::current()
+        .map_err(|e| LaunchError::io("find the current directory (the ranks run there)", e))?;
+    s.write_all(
+        ToDvm::Run {
+            req,
+            env: Some(env),
+        }
+        .encode()
+        .to_line()
+        .as_bytes(),
+    )
+    .map_err(|e| LaunchError::io("write to the DVM", e))?;
     let mut framer = ibdyn_pmi::wire::Framer::default();
     let mut buf = vec![0u8; 65536];
     let mut mine: Option<u32> = None;
     // Until the DVM has taken the job (or refused it), a wait on its state: bounded.
-    let limit = env_secs("IBDYN_SPAWN_TIMEOUT", DEFAULT_SPAWN_TIMEOUT);
+    let limit = spawn_timeout();
     let deadline = Instant::now() + limit;
     let mut answered = false;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         let wait = (!answered).then_some(left.max(Duration::from_millis(1)));
         s.set_read_timeout(wait)
-            .map_err(|e| SpawnError::io("set_read_timeout", e))?;
+            .map_err(|e| LaunchError::io("set_read_timeout", e))?;
         let n = match s.read(&mut buf) {
             Ok(0) => {
-                return Err(SpawnError::Protocol {
+                return Err(LaunchError::Protocol {
                     peer: "DVM".into(),
                     why: "closed the connection before the job ended".into(),
                 })
@@ -237,23 +257,29 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
                 if Instant::now() < deadline {
                     continue;
                 }
-                return Err(SpawnError::Timeout {
+                return Err(LaunchError::Timeout {
                     what: "the DVM to start the job (raise IBDYN_SPAWN_TIMEOUT if it is busy)"
                         .into(),
                     secs: limit.as_secs(),
                 });
             }
-            Err(e) => return Err(SpawnError::io("read from the DVM", e)),
+            Err(e) => return Err(LaunchError::io("read from the DVM", e)),
         };
         for f in framer.push(&buf[..n]) {
             let Frame::Line(cmd) = f else { continue };
-            answered |= matches!(cmd.name.as_str(), "c_started" | "c_error" | "c_done");
-            match cmd.name.as_str() {
-                "c_started" => mine = cmd.num("job").ok(),
-                "c_io" => {
-                    let (job, rank, fd): (u32, u32, u32) =
-                        (cmd.num("job")?, cmd.num("rank")?, cmd.num("fd")?);
-                    let data = hex_decode(cmd.get("data").unwrap_or(""))?;
+            let msg = FromDvm::decode(&cmd).map_err(|e| LaunchError::Protocol {
+                peer: "DVM".into(),
+                why: e.to_string(),
+            })?;
+            answered |= msg.answers_submission();
+            match msg {
+                FromDvm::Started { job } => mine = Some(job),
+                FromDvm::Output {
+                    job,
+                    rank,
+                    fd,
+                    data,
+                } => {
                     let prefix = tag.then(|| {
                         if Some(job) == mine {
                             format!("[{rank}] ")
@@ -263,10 +289,12 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
                     });
                     write_out(fd, prefix.as_deref(), &data);
                 }
-                "c_exit" => {
-                    let (job, rank): (u32, u32) = (cmd.num("job")?, cmd.num("rank")?);
-                    let code = cmd.get("code").and_then(|c| c.parse().ok());
-                    let signal = cmd.get("signal").and_then(|c| c.parse().ok());
+                FromDvm::Exit {
+                    job,
+                    rank,
+                    code,
+                    signal,
+                } => {
                     let (how, _) = describe(code, signal);
                     if Some(job) == mine {
                         eprintln!("ibdyn run: rank {rank} {how}; tearing the job down");
@@ -274,9 +302,8 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
                         eprintln!("ibdyn run: job {job} rank {rank} {how}");
                     }
                 }
-                "c_error" => eprintln!("ibdyn run: {}", msg_text(cmd.get("msg").unwrap_or(""))),
-                "c_done" => return Ok(cmd.num("status")?),
-                other => tracing::warn!("unknown line {other} from the DVM"),
+                FromDvm::Error(msg) => eprintln!("ibdyn run: {msg}"),
+                FromDvm::Done { status } => return Ok(status),
             }
         }
     }

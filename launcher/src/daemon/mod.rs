@@ -14,13 +14,14 @@ mod pmi;
 mod ranks;
 mod reactor;
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use crate::link::{self, Outbox};
 use crate::placement::tree;
+use crate::protocol::{Down, Hello, Report, Role, ToDaemon, Up};
 use crate::{secret, signals};
 use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::state::Directory;
-use ibdyn_pmi::wire::{Command, Frame};
+use ibdyn_pmi::wire::Frame;
 use std::collections::HashMap;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -115,39 +116,38 @@ impl Daemon {
         self.me == 0
     }
 
-    pub(crate) fn send_up(&self, cmd: &Command) {
+    pub(crate) fn send_up(&self, m: &Up) {
         if let Some(p) = &self.parent {
-            let _ = p.send(cmd.to_line());
+            let _ = p.send(m.encode().to_line());
         }
     }
 
-    pub(crate) fn send_children(&self, cmd: &Command) {
-        let line = cmd.to_line();
+    pub(crate) fn send_children(&self, m: &Down) {
+        if self.children.is_empty() {
+            return;
+        }
+        let line = m.encode().to_line();
         for c in self.children.values() {
             let _ = c.send(line.clone());
         }
     }
 
     /// Sends toward daemon `origin` down the tree (or handles it here if it is us).
-    pub(crate) fn send_toward(&mut self, origin: u32, cmd: Command) {
+    pub(crate) fn send_toward(&mut self, origin: u32, m: Down) {
         if origin == self.me {
-            self.on_from_parent(cmd);
+            self.on_from_parent(m);
             return;
         }
         match tree::next_hop_down(self.me, origin).and_then(|c| self.children.get(&c)) {
             Some(out) => {
-                let _ = out.send(cmd.to_line());
+                let _ = out.send(m.encode().to_line());
             }
-            None => tracing::warn!(
-                "daemon {}: no route to daemon {origin} for {}",
-                self.me,
-                cmd.name
-            ),
+            None => tracing::warn!("daemon {}: no route to daemon {origin} for {m:?}", self.me),
         }
     }
 
-    pub(crate) fn to_launcher(&self, cmd: Command) {
-        let _ = self.launcher.send(cmd.to_line());
+    pub(crate) fn to_launcher(&self, r: Report) {
+        let _ = self.launcher.send(r.encode().to_line());
     }
 
     fn next_deadline(&self) -> Option<Instant> {
@@ -223,9 +223,18 @@ impl Daemon {
             Event::ClientFrame(id, frame) => self.on_client_frame(id, frame),
             Event::ClientClosed(id) => self.on_client_closed(id),
             Event::Peer(peer, Frame::Line(cmd)) => match peer {
-                Peer::Launcher => self.on_launcher(cmd),
-                Peer::Parent => self.on_from_parent(cmd),
-                Peer::Child(c) => self.on_from_child(c, cmd),
+                Peer::Launcher => match ToDaemon::decode(&cmd) {
+                    Ok(m) => self.on_launcher(m),
+                    Err(e) => tracing::warn!("daemon {}: bad launcher line: {e}", self.me),
+                },
+                Peer::Parent => match Down::decode(&cmd) {
+                    Ok(m) => self.on_from_parent(m),
+                    Err(e) => tracing::warn!("daemon {}: bad line from the parent: {e}", self.me),
+                },
+                Peer::Child(c) => match Up::decode(&cmd) {
+                    Ok(m) => self.on_from_child(m),
+                    Err(e) => tracing::warn!("daemon {}: bad line from daemon {c}: {e}", self.me),
+                },
             },
             Event::Peer(peer, other) => {
                 tracing::warn!("daemon {}: bad frame from {peer:?}: {other:?}", self.me)
@@ -243,13 +252,12 @@ impl Daemon {
                 rank,
                 fd,
                 data,
-            } => self.to_launcher(
-                Command::new("d_io")
-                    .arg("job", job)
-                    .arg("rank", rank)
-                    .arg("fd", fd)
-                    .arg("data", ibdyn_pmi::wire::hex_encode(&data)),
-            ),
+            } => self.to_launcher(Report::Output {
+                job,
+                rank,
+                fd: u32::from(fd),
+                data,
+            }),
             Event::OutputEof { job, rank } => self.on_output_eof(job, rank),
             Event::Exited {
                 job,
@@ -269,32 +277,20 @@ impl Daemon {
         }
     }
 
-    fn on_launcher(&mut self, cmd: Command) {
-        match cmd.name.as_str() {
-            "l_stdin" => {
-                if let Ok(data) = ibdyn_pmi::wire::hex_decode(cmd.get("data").unwrap_or("")) {
-                    self.stdin_to_rank0(Some(data));
-                }
-            }
-            "l_stdin_eof" => self.stdin_to_rank0(None),
-            "l_signal" => {
-                if let Ok(sig) = cmd.num::<i32>("signum") {
-                    self.signal_ranks(sig, None);
-                }
-            }
-            "l_kill" => {
+    fn on_launcher(&mut self, m: ToDaemon) {
+        match m {
+            ToDaemon::Stdin(data) => self.stdin_to_rank0(Some(data)),
+            ToDaemon::StdinEof => self.stdin_to_rank0(None),
+            ToDaemon::Signal(sig) => self.signal_ranks(sig, None),
+            ToDaemon::Kill => {
                 self.signal_ranks(libc::SIGTERM, None);
                 self.killing_since = Some(Instant::now());
             }
-            "l_spawn" | "l_adopt" if self.is_root() => self.on_launcher_spawn(&cmd),
-            "l_kill_job" if self.is_root() => {
-                let mut kill = cmd.clone();
-                kill.name = "d_kill_job".into();
-                self.send_children(&kill);
-                self.on_kill_job(&kill);
-            }
-            "l_shutdown" => self.stop = true,
-            other => tracing::warn!("daemon {}: unknown launcher command {other}", self.me),
+            ToDaemon::Spawn(s) if self.is_root() => self.on_launcher_spawn(s),
+            ToDaemon::Adopt { id, jobid } if self.is_root() => self.on_launcher_adopt(id, jobid),
+            ToDaemon::KillJob(job) if self.is_root() => self.kill_job_everywhere(job),
+            ToDaemon::Shutdown => self.stop = true,
+            other => tracing::warn!("daemon {}: unexpected launcher command {other:?}", self.me),
         }
     }
 
@@ -330,39 +326,41 @@ fn accept_children(
     let deadline = Instant::now() + STARTUP_LIMIT;
     listener
         .set_nonblocking(true)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     while got.len() < expected.len() {
         match listener.accept() {
             Ok((mut s, addr)) => {
                 s.set_nonblocking(false)
-                    .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                    .map_err(|e| LaunchError::io("set_nonblocking", e))?;
                 match link::accept_hello(&mut s, secret) {
-                    Ok(h) => match h.num::<u32>("index") {
-                        Ok(i) if expected.contains(&i) && !got.iter().any(|(g, _)| *g == i) => {
-                            got.push((i, s))
-                        }
-                        _ => tracing::warn!(
-                            "daemon {me}: refused connection from {addr}: not one of my children"
-                        ),
-                    },
+                    Ok(h)
+                        if h.role == Role::Daemon
+                            && expected.contains(&h.index)
+                            && !got.iter().any(|(g, _)| *g == h.index) =>
+                    {
+                        got.push((h.index, s))
+                    }
+                    Ok(_) => tracing::warn!(
+                        "daemon {me}: refused connection from {addr}: not one of my children"
+                    ),
                     Err(e) => tracing::warn!("daemon {me}: refused TCP connection: {e}"),
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
-                    return Err(SpawnError::Timeout {
+                    return Err(LaunchError::Timeout {
                         what: "child daemons".into(),
                         secs: STARTUP_LIMIT.as_secs(),
                     });
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            Err(e) => return Err(SpawnError::io("accept", e)),
+            Err(e) => return Err(LaunchError::io("accept", e)),
         }
     }
     listener
         .set_nonblocking(false)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     Ok(got)
 }
 
@@ -398,7 +396,7 @@ fn start_peer(
     let _ = stream.set_nodelay(true);
     let w = stream
         .try_clone()
-        .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+        .map_err(|e| LaunchError::io("clone a TCP stream", e))?;
     let out = link::start_writer_slowed(w, format!("{peer:?}"), delay);
     let (t1, t2) = (tx.clone(), tx.clone());
     link::start_reader(
@@ -425,7 +423,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         .ok()
         .filter(|s| secret::parse_secret(s).is_some())
         .ok_or_else(|| {
-            SpawnError::Usage(format!(
+            LaunchError::Usage(format!(
                 "{} is not set to a hex u64",
                 ibdyn_pmi::env::JOB_SECRET
             ))
@@ -436,54 +434,58 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
     std::fs::DirBuilder::new()
         .mode(0o700)
         .create(&node_dir)
-        .map_err(|e| SpawnError::io(format!("create {}", node_dir.display()), e))?;
+        .map_err(|e| LaunchError::io(format!("create {}", node_dir.display()), e))?;
     let result = (|| {
         let sock_path = node_dir.join("pmi.sock");
         let pmi_listener = UnixListener::bind(&sock_path)
-            .map_err(|e| SpawnError::io(format!("bind {}", sock_path.display()), e))?;
+            .map_err(|e| LaunchError::io(format!("bind {}", sock_path.display()), e))?;
         let _ = std::fs::set_permissions(&sock_path, std::fs::Permissions::from_mode(0o600));
         let tcp =
-            TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+            TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
         let port = tcp
             .local_addr()
-            .map_err(|e| SpawnError::io("local_addr", e))?
+            .map_err(|e| LaunchError::io("local_addr", e))?
             .port();
         std::fs::write(node_dir.join("tcp.port"), format!("{port}\n"))
-            .map_err(|e| SpawnError::io("write tcp.port", e))?;
+            .map_err(|e| LaunchError::io("write tcp.port", e))?;
 
         let mut lstream = TcpStream::connect(o.launcher)
-            .map_err(|e| SpawnError::io(format!("connect to launcher {}", o.launcher), e))?;
+            .map_err(|e| LaunchError::io(format!("connect to launcher {}", o.launcher), e))?;
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
-        let hello = link::hello(&secret_hex, "daemon", me)
-            .arg("port", port)
-            .arg("node_uid", &node_uid);
-        std::io::Write::write_all(&mut lstream, hello.to_line().as_bytes())
-            .map_err(|e| SpawnError::io("write to launcher", e))?;
-        let peers = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
-        if peers.name != "l_peers" {
-            return Err(SpawnError::Protocol {
-                peer: "launcher".into(),
-                why: format!("expected l_peers, got {}", peers.name),
-            });
-        }
-        let parent_stream = match (tree::parent(me), peers.get("parent_port")) {
+        let hello = Hello {
+            port: Some(port),
+            node_uid: Some(node_uid.clone()),
+            ..link::hello(&secret_hex, Role::Daemon, me)
+        };
+        std::io::Write::write_all(&mut lstream, hello.encode().to_line().as_bytes())
+            .map_err(|e| LaunchError::io("write to launcher", e))?;
+        let first = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
+        let bad = |why: String| LaunchError::Protocol {
+            peer: "launcher".into(),
+            why,
+        };
+        let parent_port = match ToDaemon::decode(&first) {
+            Ok(ToDaemon::Peers { parent_port }) => parent_port,
+            Ok(other) => return Err(bad(format!("expected the tree peers, got {other:?}"))),
+            Err(e) => return Err(bad(e.to_string())),
+        };
+        let parent_stream = match (tree::parent(me), parent_port) {
             (Some(p), Some(pp)) => {
-                let pp: u16 = pp.parse().map_err(|_| SpawnError::Protocol {
-                    peer: "launcher".into(),
-                    why: "bad parent_port".into(),
-                })?;
                 let mut s = TcpStream::connect(("127.0.0.1", pp))
-                    .map_err(|e| SpawnError::io(format!("connect to parent daemon {p}"), e))?;
+                    .map_err(|e| LaunchError::io(format!("connect to parent daemon {p}"), e))?;
                 std::io::Write::write_all(
                     &mut s,
-                    link::hello(&secret_hex, "daemon", me).to_line().as_bytes(),
+                    link::hello(&secret_hex, Role::Daemon, me)
+                        .encode()
+                        .to_line()
+                        .as_bytes(),
                 )
-                .map_err(|e| SpawnError::io("write to parent daemon", e))?;
+                .map_err(|e| LaunchError::io("write to parent daemon", e))?;
                 Some(s)
             }
             (Some(_), None) => {
-                return Err(SpawnError::Protocol {
+                return Err(LaunchError::Protocol {
                     peer: "launcher".into(),
                     why: "no parent_port".into(),
                 })
@@ -503,7 +505,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             children.insert(i, start_peer(s, Peer::Child(i), &tx, Duration::ZERO)?);
         }
         let reactor = reactor::Reactor::start(pmi_listener, tx.clone())
-            .map_err(|e| SpawnError::io("start the daemon's reader thread", e))?;
+            .map_err(|e| LaunchError::io("start the daemon's reader thread", e))?;
 
         let mut d = Daemon {
             me,

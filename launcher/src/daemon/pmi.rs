@@ -3,9 +3,11 @@
 use super::coll::Coll;
 use super::kvs::NameOp;
 use super::{ConnId, Daemon};
+use crate::error::{LaunchError, Result};
 use crate::link::Outbox;
+use crate::protocol::Report;
 use ibdyn_pmi::state::CollKind;
-use ibdyn_pmi::wire::{self, msg_token, Command, Frame, SpawnRequest};
+use ibdyn_pmi::wire::{self, msg_text, msg_token, Command, Frame, SpawnRequest};
 
 pub(crate) struct Client {
     out: Outbox,
@@ -42,18 +44,18 @@ impl Daemon {
     }
 
     /// (job, rank) of a client.
-    pub(crate) fn rank_of(&self, conn: ConnId) -> Result<(u32, u32), String> {
+    pub(crate) fn rank_of(&self, conn: ConnId) -> Result<(u32, u32)> {
         self.clients
             .get(&conn)
             .and_then(|c| c.who)
-            .ok_or_else(|| "send cmd=init with ibdyn_rank= first".to_string())
+            .ok_or_else(|| LaunchError::Request("send cmd=init with ibdyn_rank= first".into()))
     }
 
-    fn job_of(&self, conn: ConnId) -> Result<&super::ranks::Job, String> {
+    fn job_of(&self, conn: ConnId) -> Result<&super::ranks::Job> {
         let (job, _) = self.rank_of(conn)?;
         self.jobs
             .get(&job)
-            .ok_or_else(|| format!("job {job} is not known here"))
+            .ok_or_else(|| LaunchError::Request(format!("job {job} is not known here")))
     }
 
     pub(crate) fn on_client_frame(&mut self, conn: ConnId, frame: Frame) {
@@ -93,26 +95,28 @@ impl Daemon {
         }
     }
 
-    fn on_client_cmd(&mut self, conn: ConnId, cmd: &Command) -> Result<(), String> {
-        let arg = |k: &str| cmd.require(k).map_err(|e| e.to_string());
+    fn on_client_cmd(&mut self, conn: ConnId, cmd: &Command) -> Result<()> {
+        let arg = |k: &str| cmd.require(k);
         let kvs = || match cmd.get("kvsname") {
             Some(k) => Ok(k.to_string()),
             None => self.job_of(conn).map(|j| j.spec.kvsname.clone()),
         };
         match cmd.name.as_str() {
             "init" => {
-                let rank: u32 = cmd.num("ibdyn_rank").map_err(|e| e.to_string())?;
+                let rank: u32 = cmd.num("ibdyn_rank")?;
                 let job: u32 = match cmd.get("ibdyn_jobid") {
-                    Some(_) => cmd.num("ibdyn_jobid").map_err(|e| e.to_string())?,
+                    Some(_) => cmd.num("ibdyn_jobid")?,
                     None => self
                         .initial_job
-                        .ok_or_else(|| "init names no ibdyn_jobid".to_string())?,
+                        .ok_or_else(|| LaunchError::Request("init names no ibdyn_jobid".into()))?,
                 };
-                let rs = self
-                    .rank_mut(job, rank)
-                    .ok_or_else(|| format!("job {job} rank {rank} does not run on this node"))?;
+                let rs = self.rank_mut(job, rank).ok_or_else(|| {
+                    LaunchError::Request(format!("job {job} rank {rank} does not run on this node"))
+                })?;
                 if rs.conn.is_some() {
-                    return Err(format!("job {job} rank {rank} is already initialised"));
+                    return Err(LaunchError::Request(format!(
+                        "job {job} rank {rank} is already initialised"
+                    )));
                 }
                 rs.conn = Some(conn);
                 if let Some(c) = self.clients.get_mut(&conn) {
@@ -148,12 +152,12 @@ impl Daemon {
                 self.reply(conn, Command::new("universe_size").arg("size", size))
             }
             "ibdyn_job_status" => {
-                let job: u32 = cmd.num("jobid").map_err(|e| e.to_string())?;
+                let job: u32 = cmd.num("jobid")?;
                 self.request_status(conn, job);
             }
             "put" => {
                 let (key, value) = (arg("key")?, cmd.get("value").unwrap_or(""));
-                wire::check_key("key", key).map_err(|e| e.to_string())?;
+                wire::check_key("key", key)?;
                 self.kvs_put(&kvs()?, key, value);
                 self.reply(
                     conn,
@@ -164,7 +168,7 @@ impl Daemon {
             }
             "get" => self.kvs_get(conn, &kvs()?, arg("key")?, 0),
             "ibdyn_get_wait" => {
-                let ms: u64 = cmd.num("timeout_ms").map_err(|e| e.to_string())?;
+                let ms: u64 = cmd.num("timeout_ms")?;
                 self.kvs_get(conn, &kvs()?, arg("key")?, ms.max(1));
             }
             "barrier_in" => self.enter_coll(
@@ -176,7 +180,7 @@ impl Daemon {
                 None,
             )?,
             "ibdyn_ifence" => {
-                let reqid = cmd.num("reqid").map_err(|e| e.to_string())?;
+                let reqid = cmd.num("reqid")?;
                 self.enter_coll(
                     conn,
                     Coll {
@@ -188,11 +192,11 @@ impl Daemon {
             }
             "ibdyn_allgather" | "ibdyn_iallgather" => {
                 let reqid = match cmd.name.as_str() {
-                    "ibdyn_iallgather" => Some(cmd.num("reqid").map_err(|e| e.to_string())?),
+                    "ibdyn_iallgather" => Some(cmd.num("reqid")?),
                     _ => None,
                 };
                 let value = cmd.get("value").unwrap_or("");
-                wire::hex_decode(value).map_err(|e| e.to_string())?;
+                wire::hex_decode(value)?;
                 self.enter_coll(
                     conn,
                     Coll {
@@ -211,13 +215,12 @@ impl Daemon {
                     .get("exitcode")
                     .and_then(|c| c.parse().ok())
                     .unwrap_or(1);
-                self.to_launcher(
-                    Command::new("d_abort")
-                        .arg("job", job)
-                        .arg("rank", rank)
-                        .arg("code", code)
-                        .arg("msg", cmd.get("msg").unwrap_or("none")),
-                );
+                self.to_launcher(Report::Abort {
+                    job,
+                    rank,
+                    code,
+                    msg: msg_text(cmd.get("msg").unwrap_or("none")),
+                });
             }
             "finalize" => {
                 let (job, rank) = self.rank_of(conn)?;
@@ -227,7 +230,7 @@ impl Daemon {
                 self.reply(conn, Command::new("finalize_ack"));
                 self.rank_gone(job, rank, "finalized");
             }
-            other => return Err(format!("unknown command {other:?}")),
+            other => return Err(LaunchError::Request(format!("unknown command {other:?}"))),
         }
         Ok(())
     }

@@ -1,14 +1,16 @@
 //! `ibdyn run`: starts the node daemons, wires them into a tree, relays the job's I/O and
 //! signals, reports a rank that dies, tears the job down and exits with its status.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use crate::jobtable::JobTable;
 use crate::link::{self, Outbox};
 use crate::placement::{tree, MapBy, Placement};
-use crate::report::{start_failure, Report, SpawnOutcome};
+use crate::protocol::{
+    start_failure, EncodedRequest, Ready, Report, Role, SpawnOutcome, Submission, ToDaemon,
+};
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
-use ibdyn_pmi::wire::{hex_encode, Command, Frame};
+use ibdyn_pmi::wire::Frame;
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -60,7 +62,7 @@ const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
 
 /// Finds `program` the way execvp would and checks that it can be executed.
 pub fn resolve_program(program: &str) -> Result<PathBuf> {
-    let err = |source: std::io::Error| SpawnError::Program {
+    let err = |source: std::io::Error| LaunchError::Program {
         program: program.to_string(),
         source,
     };
@@ -121,7 +123,7 @@ impl SessionDir {
             .mode(0o700)
             .create(&path)
             .map_err(|e| {
-                SpawnError::io(format!("create session directory {}", path.display()), e)
+                LaunchError::io(format!("create session directory {}", path.display()), e)
             })?;
         let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o700));
         Ok(SessionDir(path))
@@ -202,8 +204,8 @@ struct Launcher {
 }
 
 impl Launcher {
-    fn broadcast(&self, cmd: &Command) {
-        let line = cmd.to_line();
+    fn broadcast(&self, msg: &ToDaemon) {
+        let line = msg.encode().to_line();
         for o in &self.outboxes {
             let _ = o.send(line.clone());
         }
@@ -212,7 +214,7 @@ impl Launcher {
     fn teardown(&mut self) {
         if self.teardown_since.is_none() {
             self.teardown_since = Some(Instant::now());
-            self.broadcast(&Command::new("l_kill"));
+            self.broadcast(&ToDaemon::Kill);
         }
     }
 
@@ -314,10 +316,13 @@ impl Launcher {
             return;
         }
         if let Some(a) = self.opts.adopt {
-            let ready = Command::new("ready")
-                .arg("sock", self.session.join("node0/pmi.sock").display())
-                .arg("jobid", a.jobid)
-                .arg("node_uid", &self.node_uid0);
+            let sock = self.session.join("node0/pmi.sock");
+            let ready = Ready {
+                sock: &sock,
+                jobid: a.jobid,
+                node_uid: &self.node_uid0,
+            }
+            .encode();
             // SAFETY: the fd was handed to us by the singleton for this one line; we own it.
             let mut f =
                 unsafe { <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(a.ready_fd) };
@@ -329,7 +334,7 @@ impl Launcher {
 
     fn on_event(&mut self, ev: LEvent) {
         match ev {
-            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::parse(&cmd) {
+            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::decode(&cmd) {
                 Ok(r) => self.on_daemon(r),
                 Err(e) => tracing::warn!("launcher: bad message from daemon {d}: {e}"),
             },
@@ -348,24 +353,23 @@ impl Launcher {
                     }
                     return;
                 }
-                let cmd = match data {
-                    Some(d) => Command::new("l_stdin").arg("data", hex_encode(&d)),
-                    None => Command::new("l_stdin_eof"),
-                };
-                self.broadcast(&cmd);
+                self.broadcast(&match data {
+                    Some(d) => ToDaemon::Stdin(d),
+                    None => ToDaemon::StdinEof,
+                });
             }
             LEvent::ClientOpen(..) | LEvent::Client(..) | LEvent::ClientClosed(_) => {}
             LEvent::Signal(s) => {
                 self.signals_seen += 1;
                 tracing::debug!("launcher: {} received", signals::name(s));
                 if self.signals_seen == 1 {
-                    self.broadcast(&Command::new("l_signal").arg("signum", s));
+                    self.broadcast(&ToDaemon::Signal(s));
                 } else {
                     self.fail(
                         &format!("{} received again: killing the job", signals::name(s)),
                         128 + s,
                     );
-                    self.broadcast(&Command::new("l_signal").arg("signum", libc::SIGKILL));
+                    self.broadcast(&ToDaemon::Signal(libc::SIGKILL));
                 }
             }
         }
@@ -421,7 +425,7 @@ fn spawn_daemon(nnodes: u32, l: &DaemonLaunch, index: u32) -> Result<Child> {
         });
     }
     cmd.spawn()
-        .map_err(|e| SpawnError::io(format!("start node daemon {index} ({})", exe.display()), e))
+        .map_err(|e| LaunchError::io(format!("start node daemon {index} ({})", exe.display()), e))
 }
 
 fn accept_daemons(
@@ -434,12 +438,12 @@ fn accept_daemons(
     let deadline = Instant::now() + STARTUP_LIMIT;
     listener
         .set_nonblocking(true)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     while got.iter().any(Option::is_none) {
         match listener.accept() {
             Ok((mut s, addr)) => {
                 s.set_nonblocking(false)
-                    .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+                    .map_err(|e| LaunchError::io("set_nonblocking", e))?;
                 let hello = match link::accept_hello(&mut s, secret_hex) {
                     Ok(h) => h,
                     Err(e) => {
@@ -447,10 +451,10 @@ fn accept_daemons(
                         continue;
                     }
                 };
-                match (hello.num::<usize>("index"), hello.num::<u16>("port")) {
-                    (Ok(i), Ok(p)) if i < n && got[i].is_none() => {
-                        let uid = hello.get("node_uid").unwrap_or("").to_string();
-                        got[i] = Some((s, p, uid))
+                let i = hello.index as usize;
+                match hello.port {
+                    Some(p) if hello.role == Role::Daemon && i < n && got[i].is_none() => {
+                        got[i] = Some((s, p, hello.node_uid.unwrap_or_default()))
                     }
                     _ => tracing::warn!("launcher: refused connection from {addr}: bad hello"),
                 }
@@ -458,26 +462,26 @@ fn accept_daemons(
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                 for (i, c) in daemons.procs.iter_mut().enumerate() {
                     if let Ok(Some(st)) = c.try_wait() {
-                        return Err(SpawnError::DaemonDied {
+                        return Err(LaunchError::DaemonDied {
                             index: i as u32,
                             status: st.to_string(),
                         });
                     }
                 }
                 if Instant::now() >= deadline {
-                    return Err(SpawnError::Timeout {
+                    return Err(LaunchError::Timeout {
                         what: "node daemons".into(),
                         secs: STARTUP_LIMIT.as_secs(),
                     });
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            Err(e) => return Err(SpawnError::io("accept", e)),
+            Err(e) => return Err(LaunchError::io("accept", e)),
         }
     }
     listener
         .set_nonblocking(false)
-        .map_err(|e| SpawnError::io("set_nonblocking", e))?;
+        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
     Ok(got.into_iter().flatten().collect())
 }
 
@@ -524,16 +528,16 @@ pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Res
         _ => secret::format_secret(secret::random_u64()?),
     };
     let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+        TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| SpawnError::io("local_addr", e))?
+        .map_err(|e| LaunchError::io("local_addr", e))?
         .to_string();
     std::fs::write(
         session.0.join("launcher.port"),
         format!("{}\n", addr.rsplit(':').next().unwrap_or("")),
     )
-    .map_err(|e| SpawnError::io("write launcher.port", e))?;
+    .map_err(|e| LaunchError::io("write launcher.port", e))?;
     let launch = DaemonLaunch {
         exe,
         session: &session.0,
@@ -554,16 +558,15 @@ pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Res
     let mut outboxes = Vec::new();
     for (d, (mut s, _, _)) in streams.into_iter().enumerate() {
         let d = d as u32;
-        let mut peers = Command::new("l_peers");
-        if let Some(p) = tree::parent(d) {
-            peers = peers.arg("parent_port", ports[p as usize]);
-        }
-        s.write_all(peers.to_line().as_bytes())
-            .map_err(|e| SpawnError::io(format!("write to daemon {d}"), e))?;
+        let peers = ToDaemon::Peers {
+            parent_port: tree::parent(d).map(|p| ports[p as usize]),
+        };
+        s.write_all(peers.encode().to_line().as_bytes())
+            .map_err(|e| LaunchError::io(format!("write to daemon {d}"), e))?;
         let _ = s.set_nodelay(true);
         let w = s
             .try_clone()
-            .map_err(|e| SpawnError::io("clone a TCP stream", e))?;
+            .map_err(|e| LaunchError::io("clone a TCP stream", e))?;
         outboxes.push(link::start_writer(w, format!("daemon{d}")));
         let (t1, t2) = (tx.clone(), tx.clone());
         link::start_reader(
@@ -595,7 +598,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     let exe = match &o.daemon_exe {
         Some(p) => p.clone(),
         None => {
-            std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?
+            std::env::current_exe().map_err(|e| LaunchError::io("find the ibdyn executable", e))?
         }
     };
     let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
@@ -612,9 +615,13 @@ pub fn run(o: RunOptions) -> Result<i32> {
     } = set;
     let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let first = match o.adopt {
-        Some(a) => Command::new("l_adopt").arg("id", 0).arg("jobid", a.jobid),
-        None => {
-            let req = SpawnRequest {
+        Some(a) => ToDaemon::Adopt {
+            id: 0,
+            jobid: a.jobid,
+        },
+        None => ToDaemon::Spawn(Submission {
+            id: 0,
+            req: EncodedRequest::new(&SpawnRequest {
                 commands: vec![SpawnCommand {
                     program: program.display().to_string(),
                     args: o.args.clone(),
@@ -622,18 +629,14 @@ pub fn run(o: RunOptions) -> Result<i32> {
                     info: vec![],
                 }],
                 preput: vec![],
-            };
-            let text = ibdyn_pmi::wire::format_spawn(&req)?;
-            let nodes: Vec<String> = placement.node_of.iter().map(u32::to_string).collect();
-            Command::new("l_spawn")
-                .arg("id", 0)
-                .arg("stdin", 1)
-                .arg("jobid", jobid)
-                .arg("nodes", nodes.join(","))
-                .arg("req", hex_encode(text.as_bytes()))
-        }
+            })?,
+            jobid: Some(jobid),
+            nodes: Some(placement.node_of.clone()),
+            stdin: true,
+            env: None,
+        }),
     };
-    let _ = outboxes[0].send(first.to_line());
+    let _ = outboxes[0].send(first.encode().to_line());
     start_stdin_pump(tx.clone());
     drop(tx);
 
@@ -678,7 +681,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         );
     }
     l.shutting_down = true;
-    l.broadcast(&Command::new("l_shutdown"));
+    l.broadcast(&ToDaemon::Shutdown);
     drop(l.outboxes);
     daemons.reap(Duration::from_secs(5));
     drop(session);

@@ -2,19 +2,22 @@
 //! processes first), the assembly of spawn replies and the record of every rank's end; the
 //! other daemons start their share of a job and report back up the tree.
 //!
-//! Messages: `d_spawn` (a client's request, up to the root), `d_start` (the new job, down to
-//! every daemon), `d_started` (exec results, up), `d_spawn_result` (to the requester),
-//! `d_kill_job` (a spawn failed in part: down), `d_exited` (a rank's end, up), `d_job_done`
-//! (every rank ended: down, state dropped), `d_status` / `d_status_result` (job status).
-//! To the launcher, every daemon sends `d_job` when `d_start` comes, before anything else
-//! about the job (see `report`).
+//! Messages (`protocol::tree`): a rank's spawn goes up to the root (`Up::Spawn`), the new job
+//! down to every daemon (`Down::Start`), exec results up (`Up::Started`), the answer to the
+//! requester; a spawn failed in part is killed (`Down::KillJob`); a rank's end goes up
+//! (`Up::Exited`) and, once every rank ended, the job's state goes everywhere
+//! (`Down::JobDone`). To the launcher, every daemon announces the job when it learns it,
+//! before anything else about the job (see `protocol::report`).
 
 use super::ranks::{App, Job, JobSpec};
 use super::{ConnId, Daemon};
-use crate::report::{exit_command, JobAnnounce, RankEnd};
+use crate::protocol::{
+    Answer, Down, EncodedRequest, JobAnnounce, JobEnv, RankEnd, Report, SpawnAnswer, Start,
+    StartResult, Submission, Up,
+};
 use ibdyn_pmi::jobs::{encode_children, encode_exits, kvsname_of, ChildStart, RankExit};
 use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
-use ibdyn_pmi::wire::{self, hex_decode, hex_encode, msg_text, msg_token, Command, Frame, Framer};
+use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_token, Command};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -60,26 +63,17 @@ pub(crate) struct Registry {
     pub(crate) load: Vec<u32>,
 }
 
-pub(crate) fn encode_request(req: &SpawnRequest) -> Result<String, String> {
-    wire::format_spawn(req)
-        .map(|t| hex_encode(t.as_bytes()))
-        .map_err(|e| e.to_string())
-}
-
-pub(crate) fn decode_request(hex: &str) -> Result<SpawnRequest, String> {
-    let text = hex_decode(hex).map_err(|e| e.to_string())?;
-    let mut req = SpawnRequest::default();
-    for f in Framer::default().push(&text) {
-        match f {
-            Frame::Spawn(block) => {
-                let b = wire::parse_spawn_block(&block).map_err(|e| e.to_string())?;
-                req.commands.push(b.command);
-                req.preput = b.preput;
-            }
-            other => return Err(format!("bad spawn request frame {other:?}")),
-        }
-    }
-    Ok(req)
+/// How a new job is made, beyond its request.
+#[derive(Default)]
+pub(crate) struct NewJob {
+    /// The daemon of every rank (least-loaded placement when None).
+    pub(crate) nodes: Option<Vec<u32>>,
+    /// The job id to use (a fresh one when None).
+    pub(crate) jobid: Option<u32>,
+    pub(crate) stdin: bool,
+    pub(crate) adopt: bool,
+    /// The ranks' environment (a spawned job inherits its parent's).
+    pub(crate) env: Option<JobEnv>,
 }
 
 /// The daemon a command is forced onto by `host` / `ibdyn_node`, if any.
@@ -143,11 +137,12 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
     }
 }
 
-fn spawn_reply(name: &str, outcome: &Result<(u32, u32, Vec<ChildStart>), String>) -> Command {
+/// The PMI `spawn_result` of a spawn to the rank that asked.
+pub(crate) fn spawn_reply(outcome: &SpawnAnswer) -> Command {
     match outcome {
         Ok((job, size, children)) => {
             let ok = children.iter().all(ChildStart::started);
-            let mut c = Command::new(name)
+            let mut c = Command::new("spawn_result")
                 .arg("rc", if ok { 0 } else { -1 })
                 .arg("jobid", job)
                 .arg("kvsname", kvsname_of(*job))
@@ -158,20 +153,22 @@ fn spawn_reply(name: &str, outcome: &Result<(u32, u32, Vec<ChildStart>), String>
             }
             c
         }
-        Err(m) => Command::new(name).arg("rc", -1).arg("msg", msg_token(m)),
+        Err(m) => Command::new("spawn_result")
+            .arg("rc", -1)
+            .arg("msg", msg_token(m)),
     }
 }
 
-/// Reads a `spawn_reply` back (for forwarding toward a client).
-fn outcome_of(cmd: &Command) -> Result<(u32, u32, Vec<ChildStart>), String> {
-    match cmd.get("jobid") {
-        None => Err(msg_text(cmd.get("msg").unwrap_or("spawn failed"))),
-        Some(_) => Ok((
-            cmd.num("jobid").map_err(|e| e.to_string())?,
-            cmd.num("size").map_err(|e| e.to_string())?,
-            ibdyn_pmi::jobs::decode_children(cmd.get("children").unwrap_or(""))
-                .map_err(|e| e.to_string())?,
-        )),
+/// The PMI `job_status_result` to the rank that asked.
+pub(crate) fn status_reply(status: &Result<(u32, Vec<RankExit>), String>) -> Command {
+    match status {
+        Ok((size, exits)) => Command::new("job_status_result")
+            .arg("rc", 0)
+            .arg("size", size)
+            .arg("exited", encode_exits(exits)),
+        Err(m) => Command::new("job_status_result")
+            .arg("rc", -1)
+            .arg("msg", msg_token(m)),
     }
 }
 
@@ -180,13 +177,13 @@ impl Daemon {
     pub(crate) fn request_spawn(&mut self, conn: ConnId, req: SpawnRequest) {
         let parent = self.clients.get(&conn).and_then(|c| c.who).map(|(j, _)| j);
         if self.is_root() {
-            self.root_spawn(req, parent, Requester::Local(conn), None, None, &[]);
+            self.root_spawn(req, parent, Requester::Local(conn), NewJob::default());
             return;
         }
-        let hex = match encode_request(&req) {
-            Ok(h) => h,
-            Err(m) => {
-                self.reply(conn, spawn_reply("spawn_result", &Err(m)));
+        let req = match EncodedRequest::new(&req) {
+            Ok(r) => r,
+            Err(e) => {
+                self.reply(conn, spawn_reply(&Err(e.to_string())));
                 return;
             }
         };
@@ -194,14 +191,12 @@ impl Daemon {
         self.next_forward += 1;
         self.forwarded
             .insert(id, super::kvs::Forwarded::Spawn { conn });
-        let mut up = Command::new("d_spawn")
-            .arg("origin", self.me)
-            .arg("id", id)
-            .arg("req", hex);
-        if let Some(p) = parent {
-            up = up.arg("parent", p);
-        }
-        self.send_up(&up);
+        self.send_up(&Up::Spawn {
+            origin: self.me,
+            id,
+            req,
+            parent,
+        });
     }
 
     fn new_job_id(&self) -> u32 {
@@ -232,35 +227,37 @@ impl Daemon {
         Ok(nodes)
     }
 
-    /// Root: creates job `jobid` (or a fresh id) from `req` and has every daemon start its
-    /// share. `adopt`: rank 0 is the singleton that asked for this daemon, not started here.
+    /// Root: creates a job from `req` and has every daemon start its share.
     pub(crate) fn root_spawn(
         &mut self,
         req: SpawnRequest,
         parent: Option<u32>,
         requester: Requester,
-        nodes: Option<Vec<u32>>,
-        jobid: Option<u32>,
-        flags: &[(&str, &str)],
+        new: NewJob,
     ) {
+        let env = new.env.or_else(|| {
+            parent
+                .and_then(|p| self.jobs.get(&p))
+                .and_then(|j| j.spec.env.clone())
+        });
         let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();
         let prepared = (|| {
             if req.commands.is_empty() || size == 0 {
                 return Err("a spawn needs at least one process".to_string());
             }
-            let nodes = match nodes {
+            let nodes = match new.nodes {
                 Some(n) if n.len() == size as usize => n,
                 Some(_) => return Err("placement does not match the job size".into()),
                 None => self.place(&req)?,
             };
-            let hex = encode_request(&req)?;
-            Ok((nodes, hex))
+            let encoded = EncodedRequest::new(&req).map_err(|e| e.to_string())?;
+            Ok((nodes, encoded))
         })();
-        let (nodes, hex) = match prepared {
+        let (nodes, encoded) = match prepared {
             Ok(p) => p,
             Err(m) => return self.answer_spawn(requester, Err(m)),
         };
-        let job = jobid.unwrap_or_else(|| self.new_job_id());
+        let job = new.jobid.unwrap_or_else(|| self.new_job_id());
         let owner = match requester {
             Requester::Launcher { id } => id,
             _ => parent
@@ -296,36 +293,25 @@ impl Daemon {
                     .collect(),
             },
         );
-        let list: Vec<String> = nodes.iter().map(u32::to_string).collect();
-        let submitted = matches!(requester, Requester::Launcher { .. });
-        let mut start = Command::new("d_start")
-            .arg("job", job)
-            .arg("nodes", list.join(","))
-            .arg("owner", owner)
-            .arg("submitted", u8::from(submitted))
-            .arg("req", hex);
-        if let Some(p) = parent {
-            start = start.arg("parent", p);
-        }
-        for (k, v) in flags {
-            start = start.arg(k, v);
-        }
-        self.send_children(&start);
+        let start = Start {
+            job,
+            nodes,
+            owner,
+            submitted: matches!(requester, Requester::Launcher { .. }),
+            req: encoded,
+            parent,
+            stdin: new.stdin,
+            adopt: new.adopt,
+            env,
+        };
+        self.send_children(&Down::Start(Box::new(start.clone())));
         self.on_start(&start);
     }
 
     /// Any daemon: a new job; start the ranks placed here and report to the root.
-    pub(crate) fn on_start(&mut self, cmd: &Command) {
-        let parsed = (|| -> Result<JobSpec, String> {
-            let job: u32 = cmd.num("job").map_err(|e| e.to_string())?;
-            let nodes: Vec<u32> = cmd
-                .require("nodes")
-                .map_err(|e| e.to_string())?
-                .split(',')
-                .map(|n| n.parse().map_err(|_| format!("bad node {n:?}")))
-                .collect::<Result<_, _>>()?;
-            let req = decode_request(cmd.require("req").map_err(|e| e.to_string())?)?;
-            let parent = cmd.get("parent").and_then(|p| p.parse().ok());
+    pub(crate) fn on_start(&mut self, start: &Start) {
+        let parsed = (|| -> crate::Result<(JobSpec, SpawnRequest)> {
+            let req = start.req.request()?;
             let apps = req
                 .commands
                 .iter()
@@ -342,13 +328,13 @@ impl Daemon {
                 .map(|(_, v)| hex_encode(v.as_bytes()))
                 .collect();
             let spec = JobSpec {
-                jobid: job,
-                kvsname: kvsname_of(job),
-                size: nodes.len() as u32,
+                jobid: start.job,
+                kvsname: kvsname_of(start.job),
+                size: start.nodes.len() as u32,
                 apps,
-                node_of: nodes,
-                parent,
-                stdin: cmd.get("stdin") == Some("1"),
+                node_of: start.nodes.clone(),
+                parent: start.parent,
+                stdin: start.stdin,
                 session_dir: self.session_dir.clone(),
                 pmi_sock: self.pmi_sock.clone(),
                 preput_keys: preput
@@ -358,6 +344,7 @@ impl Daemon {
                     .join(","),
                 preput_values: (values.iter().map(String::len).sum::<usize>() <= PREPUT_ENV_LIMIT)
                     .then(|| values.join(",")),
+                env: start.env.clone(),
             };
             let store = self.dir.kvs(&spec.kvsname);
             store.learn(PROCESS_MAPPING_KEY, &spec.mapping().format());
@@ -366,21 +353,18 @@ impl Daemon {
             for (k, v) in &req.preput {
                 store.learn(k, v);
             }
-            Ok(spec)
+            Ok((spec, req))
         })();
-        let spec = match parsed {
+        let (spec, req) = match parsed {
             Ok(s) => s,
             Err(e) => {
-                tracing::warn!("daemon {}: bad d_start: {e}", self.me);
+                tracing::warn!("daemon {}: bad job {}: {e}", self.me, start.job);
                 return;
             }
         };
         if self.is_root() {
-            for (k, v) in decode_request(cmd.get("req").unwrap_or(""))
-                .map(|r| r.preput)
-                .unwrap_or_default()
-            {
-                self.wake_key_waiters(&spec.kvsname, &k, &v);
+            for (k, v) in &req.preput {
+                self.wake_key_waiters(&spec.kvsname, k, v);
             }
         }
         let job = spec.jobid;
@@ -389,63 +373,50 @@ impl Daemon {
             .insert(job, Job::new(spec.clone(), self.me, self.nnodes));
         // Before any output or end of its ranks, and before its spawn reply passes through
         // here, on this daemon's link to the launcher.
-        self.to_launcher(
-            JobAnnounce {
-                job,
-                size: spec.size,
-                owner: cmd.num("owner").unwrap_or(0),
-                submitted: cmd.get("submitted") == Some("1"),
-            }
-            .to_command(),
-        );
+        self.to_launcher(Report::Job(JobAnnounce {
+            job,
+            size: spec.size,
+            owner: start.owner,
+            submitted: start.submitted,
+        }));
         if mine.is_empty() {
             return;
         }
-        let results = if cmd.get("adopt") == Some("1") {
+        let results = if start.adopt {
             if let Some(j) = self.jobs.get_mut(&job) {
                 j.ranks.entry(0).or_default().adopted = true;
             }
-            vec![(0, 0, String::new())]
+            vec![StartResult {
+                rank: 0,
+                errno: 0,
+                message: String::new(),
+            }]
         } else {
             if spec.stdin {
                 self.initial_job = Some(job);
             }
             self.start_ranks(&spec)
         };
-        let items: Vec<String> = results
-            .iter()
-            .map(|(r, e, m)| format!("{r}:{e}:{}", hex_encode(m.as_bytes())))
-            .collect();
-        let up = Command::new("d_started")
-            .arg("job", job)
-            .arg("node", self.me)
-            .arg("results", items.join(","));
         if self.is_root() {
-            self.on_started(&up);
+            self.on_started(job, self.me, results);
         } else {
-            self.send_up(&up);
+            self.send_up(&Up::Started {
+                job,
+                node: self.me,
+                results,
+            });
         }
     }
 
     /// Root: one daemon's exec results.
-    pub(crate) fn on_started(&mut self, cmd: &Command) {
-        let (Ok(job), Ok(node)) = (cmd.num::<u32>("job"), cmd.num::<u32>("node")) else {
-            return;
-        };
+    pub(crate) fn on_started(&mut self, job: u32, node: u32, results: Vec<StartResult>) {
         let Some(p) = self.registry.pending.get_mut(&job) else {
             return;
         };
-        for item in cmd.get("results").unwrap_or("").split(',') {
-            let mut it = item.splitn(3, ':');
-            let (Some(r), Some(e), Some(m)) = (it.next(), it.next(), it.next()) else {
-                continue;
-            };
-            let (Ok(r), Ok(e)) = (r.parse::<u32>(), e.parse::<i32>()) else {
-                continue;
-            };
-            if let Some(c) = p.children.get_mut(r as usize) {
-                c.errno = e;
-                c.message = String::from_utf8_lossy(&hex_decode(m).unwrap_or_default()).into();
+        for r in results {
+            if let Some(c) = p.children.get_mut(r.rank as usize) {
+                c.errno = r.errno;
+                c.message = r.message;
             }
         }
         p.waiting.remove(&node);
@@ -457,9 +428,7 @@ impl Daemon {
         };
         let size = p.children.len() as u32;
         if !p.children.iter().all(ChildStart::started) {
-            let kill = Command::new("d_kill_job").arg("job", job);
-            self.send_children(&kill);
-            self.on_kill_job(&kill);
+            self.kill_job_everywhere(job);
             for c in p.children.iter().filter(|c| !c.started()) {
                 self.not_started(job, c.rank, c.message.clone());
             }
@@ -467,6 +436,12 @@ impl Daemon {
         self.answer_spawn(p.requester, Ok((job, size, p.children)));
         // Fast children may all have ended before the last daemon's exec report came.
         self.maybe_job_done(job);
+    }
+
+    /// Root (or the launcher through it): a job's ranks go, on every daemon.
+    pub(crate) fn kill_job_everywhere(&mut self, job: u32) {
+        self.send_children(&Down::KillJob(job));
+        self.on_kill_job(job);
     }
 
     /// Root: spawns whose daemons did not all report in time fail (their ranks are killed).
@@ -482,9 +457,7 @@ impl Daemon {
             let Some(p) = self.registry.pending.remove(&job) else {
                 continue;
             };
-            let kill = Command::new("d_kill_job").arg("job", job);
-            self.send_children(&kill);
-            self.on_kill_job(&kill);
+            self.kill_job_everywhere(job);
             let waiting: Vec<String> = p.waiting.iter().map(u32::to_string).collect();
             let msg = format!(
                 "node daemon(s) {} did not report the start of job {job} within {} s",
@@ -492,7 +465,7 @@ impl Daemon {
                 START_REPORT_LIMIT.as_secs()
             );
             // Their ranks count as never started, so that the job ends for the launcher and
-            // here; a late start is killed by the d_kill_job behind its d_start.
+            // here; a late start is killed by the KillJob behind its Start.
             for c in p.children.iter().filter(|c| p.waiting.contains(&c.node)) {
                 self.not_started(job, c.rank, msg.clone());
             }
@@ -502,7 +475,11 @@ impl Daemon {
 
     /// Root: rank `rank` of `job` will never run; the launcher and the job record learn it.
     fn not_started(&mut self, job: u32, rank: u32, why: String) {
-        self.to_launcher(exit_command(job, rank, RankEnd::NotStarted));
+        self.to_launcher(Report::Exit {
+            job,
+            rank,
+            end: RankEnd::NotStarted,
+        });
         self.record_exit(
             job,
             RankExit {
@@ -514,36 +491,26 @@ impl Daemon {
         );
     }
 
-    fn answer_spawn(
-        &mut self,
-        requester: Requester,
-        outcome: Result<(u32, u32, Vec<ChildStart>), String>,
-    ) {
+    fn answer_spawn(&mut self, requester: Requester, outcome: SpawnAnswer) {
         match requester {
-            Requester::Local(conn) => self.reply(conn, spawn_reply("spawn_result", &outcome)),
-            Requester::Launcher { id } => {
-                self.to_launcher(spawn_reply("d_spawn_result", &outcome).arg("id", id))
-            }
-            Requester::Remote { origin, id } => {
-                let c = spawn_reply("d_spawn_result", &outcome)
-                    .arg("origin", origin)
-                    .arg("id", id);
-                self.send_toward(origin, c);
-            }
+            Requester::Local(conn) => self.reply(conn, spawn_reply(&outcome)),
+            Requester::Launcher { id } => self.to_launcher(Report::SpawnResult {
+                id,
+                outcome: outcome.map(|(job, _, children)| (job, children)),
+            }),
+            Requester::Remote { origin, id } => self.send_toward(
+                origin,
+                Down::Answer {
+                    origin,
+                    id,
+                    answer: Answer::Spawn(outcome),
+                },
+            ),
         }
     }
 
-    /// The answer to a spawn this daemon forwarded for `conn`.
-    pub(crate) fn deliver_spawn_result(&mut self, conn: ConnId, cmd: &Command) {
-        let outcome = outcome_of(cmd);
-        self.reply(conn, spawn_reply("spawn_result", &outcome));
-    }
-
-    /// A spawn failed in part: its started ranks go.
-    pub(crate) fn on_kill_job(&mut self, cmd: &Command) {
-        let Ok(job) = cmd.num::<u32>("job") else {
-            return;
-        };
+    /// A spawn failed in part, or the launcher asks: the job's ranks here go.
+    pub(crate) fn on_kill_job(&mut self, job: u32) {
         if let Some(j) = self.jobs.get_mut(&job) {
             for rs in j.ranks.values_mut() {
                 rs.cancelled = true;
@@ -553,23 +520,38 @@ impl Daemon {
     }
 
     /// A rank's end travels up to the root.
-    pub(crate) fn exited_up(&mut self, cmd: Command) {
+    pub(crate) fn exited_up(
+        &mut self,
+        job: u32,
+        rank: u32,
+        code: Option<i32>,
+        signal: Option<i32>,
+    ) {
         if self.is_root() {
-            self.on_exited_up(&cmd);
+            self.on_exited_up(job, rank, code, signal);
         } else {
-            self.send_up(&cmd);
+            self.send_up(&Up::Exited {
+                job,
+                rank,
+                code,
+                signal,
+                node: self.me,
+            });
         }
     }
 
     /// Root: a rank ended (reported by its daemon).
-    pub(crate) fn on_exited_up(&mut self, cmd: &Command) {
-        let (Ok(job), Ok(rank)) = (cmd.num::<u32>("job"), cmd.num::<u32>("rank")) else {
-            return;
-        };
+    pub(crate) fn on_exited_up(
+        &mut self,
+        job: u32,
+        rank: u32,
+        code: Option<i32>,
+        signal: Option<i32>,
+    ) {
         let e = RankExit {
             rank,
-            code: cmd.get("code").and_then(|c| c.parse().ok()),
-            signal: cmd.get("signal").and_then(|c| c.parse().ok()),
+            code,
+            signal,
             start_error: None,
         };
         self.record_exit(job, e);
@@ -605,17 +587,13 @@ impl Daemon {
                     self.registry.records.remove(&old);
                 }
             }
-            let done = Command::new("d_job_done").arg("job", job);
-            self.send_children(&done);
-            self.on_job_done(&done);
+            self.send_children(&Down::JobDone(job));
+            self.on_job_done(job);
         }
     }
 
     /// Every rank of a job has ended: its state goes, everywhere.
-    pub(crate) fn on_job_done(&mut self, cmd: &Command) {
-        let Ok(job) = cmd.num::<u32>("job") else {
-            return;
-        };
+    pub(crate) fn on_job_done(&mut self, job: u32) {
         if let Some(j) = self.jobs.remove(&job) {
             self.dir.kvs.remove(&j.spec.kvsname);
         }
@@ -627,7 +605,7 @@ impl Daemon {
     /// A local rank asks for the status of a job.
     pub(crate) fn request_status(&mut self, conn: ConnId, job: u32) {
         if self.is_root() {
-            let r = self.status_reply("job_status_result", job);
+            let r = status_reply(&self.job_status(job));
             self.reply(conn, r);
             return;
         }
@@ -635,102 +613,71 @@ impl Daemon {
         self.next_forward += 1;
         self.forwarded
             .insert(id, super::kvs::Forwarded::Status { conn });
-        self.send_up(
-            &Command::new("d_status")
-                .arg("origin", self.me)
-                .arg("id", id)
-                .arg("job", job),
-        );
+        self.send_up(&Up::Status {
+            origin: self.me,
+            id,
+            job,
+        });
     }
 
-    pub(crate) fn status_reply(&self, name: &str, job: u32) -> Command {
+    /// Root: a job's size and the ends of its ranks so far.
+    pub(crate) fn job_status(&self, job: u32) -> Result<(u32, Vec<RankExit>), String> {
         match self.registry.records.get(&job) {
-            Some(rec) => {
-                let exits: Vec<RankExit> = rec.exited.values().cloned().collect();
-                Command::new(name)
-                    .arg("rc", 0)
-                    .arg("size", rec.size)
-                    .arg("exited", encode_exits(&exits))
-            }
-            None => Command::new(name).arg("rc", -1).arg(
-                "msg",
-                msg_token(&format!("no job {job} in this daemon set")),
-            ),
+            Some(rec) => Ok((rec.size, rec.exited.values().cloned().collect())),
+            None => Err(format!("no job {job} in this daemon set")),
         }
-    }
-
-    /// Root: a status query from below.
-    pub(crate) fn on_status_up(&mut self, cmd: &Command) {
-        let (Ok(origin), Ok(id), Ok(job)) = (
-            cmd.num::<u32>("origin"),
-            cmd.num::<u64>("id"),
-            cmd.num::<u32>("job"),
-        ) else {
-            return;
-        };
-        let c = self
-            .status_reply("d_status_result", job)
-            .arg("origin", origin)
-            .arg("id", id);
-        self.send_toward(origin, c);
     }
 
     /// Root: a spawn from below.
-    pub(crate) fn on_spawn_up(&mut self, cmd: &Command) {
-        let (Ok(origin), Ok(id)) = (cmd.num::<u32>("origin"), cmd.num::<u64>("id")) else {
-            return;
-        };
+    pub(crate) fn on_spawn_up(
+        &mut self,
+        origin: u32,
+        id: u64,
+        req: &EncodedRequest,
+        parent: Option<u32>,
+    ) {
         let requester = Requester::Remote { origin, id };
-        match decode_request(cmd.get("req").unwrap_or("")) {
-            Ok(req) => {
-                let parent = cmd.get("parent").and_then(|p| p.parse().ok());
-                self.root_spawn(req, parent, requester, None, None, &[])
-            }
-            Err(m) => self.answer_spawn(requester, Err(m)),
+        match req.request() {
+            Ok(req) => self.root_spawn(req, parent, requester, NewJob::default()),
+            Err(e) => self.answer_spawn(requester, Err(e.to_string())),
         }
     }
 
-    /// Root: the launcher starts a job (`l_spawn`) or adopts a singleton (`l_adopt`).
-    pub(crate) fn on_launcher_spawn(&mut self, cmd: &Command) {
-        let id: u64 = cmd.num("id").unwrap_or(0);
-        let requester = Requester::Launcher { id };
-        let adopt = cmd.name == "l_adopt";
-        let req = if adopt {
-            Ok(SpawnRequest {
-                commands: vec![SpawnCommand {
-                    program: "singleton".into(),
-                    args: vec![],
-                    nprocs: 1,
-                    info: vec![],
-                }],
-                preput: vec![],
-            })
-        } else {
-            decode_request(cmd.get("req").unwrap_or(""))
-        };
-        let nodes = match cmd.get("nodes") {
-            Some(list) => list
-                .split(',')
-                .map(|n| n.parse::<u32>().map_err(|_| format!("bad node {n:?}")))
-                .collect::<Result<Vec<u32>, String>>()
-                .map(Some),
-            None if adopt => Ok(Some(vec![0])),
-            None => Ok(None),
-        };
-        let jobid = cmd.get("jobid").and_then(|j| j.parse().ok());
-        let parent = cmd.get("parent").and_then(|p| p.parse().ok());
-        match (req, nodes) {
-            (Ok(req), Ok(nodes)) => {
-                let mut flags = Vec::new();
-                if adopt {
-                    flags.push(("adopt", "1"));
-                }
-                if cmd.get("stdin") == Some("1") {
-                    flags.push(("stdin", "1"));
-                }
-                self.root_spawn(req, parent, requester, nodes, jobid, &flags)
+    /// Root: the launcher starts a job.
+    pub(crate) fn on_launcher_spawn(&mut self, s: Submission) {
+        let requester = Requester::Launcher { id: s.id };
+        match s.req.request() {
+            Ok(req) => {
+                let new = NewJob {
+                    nodes: s.nodes,
+                    jobid: s.jobid,
+                    stdin: s.stdin,
+                    adopt: false,
+                    env: s.env,
+                };
+                self.root_spawn(req, None, requester, new)
             }
-            (Err(m), _) | (_, Err(m)) => self.answer_spawn(requester, Err(m)),
+            Err(e) => self.answer_spawn(requester, Err(e.to_string())),
         }
+    }
+
+    /// Root: the launcher adopts a running singleton as rank 0 of job `jobid`.
+    pub(crate) fn on_launcher_adopt(&mut self, id: u64, jobid: u32) {
+        let req = SpawnRequest {
+            commands: vec![SpawnCommand {
+                program: "singleton".into(),
+                args: vec![],
+                nprocs: 1,
+                info: vec![],
+            }],
+            preput: vec![],
+        };
+        let new = NewJob {
+            nodes: Some(vec![0]),
+            jobid: Some(jobid),
+            adopt: true,
+            ..NewJob::default()
+        };
+        self.root_spawn(req, None, Requester::Launcher { id }, new)
     }
 }

@@ -15,7 +15,7 @@ pub(crate) struct Launch<'a> {
     pub args: &'a [String],
     /// The whole environment of the new process.
     pub env: Vec<(OsString, OsString)>,
-    pub cwd: Option<&'a str>,
+    pub cwd: Option<&'a Path>,
     /// Give the process a pipe as stdin (else /dev/null).
     pub stdin_pipe: bool,
 }
@@ -119,7 +119,7 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         .collect();
     let cwd = l
         .cwd
-        .map(|d| cstring(Path::new(d).as_os_str().as_bytes(), "working directory"))
+        .map(|d| cstring(d.as_os_str().as_bytes(), "working directory"))
         .transpose()?;
 
     let (in_r, in_w) = if l.stdin_pipe {
@@ -233,10 +233,16 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     }
 }
 
-/// The environment of a rank: the daemon's own, with `set` applied in order (a `None`
-/// value removes the variable).
-pub(crate) fn environment(set: &[(&OsStr, Option<&OsStr>)]) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+/// The environment of a rank: `base` (the daemon's own when None), with `set` applied in
+/// order (a `None` value removes the variable).
+pub(crate) fn environment(
+    base: Option<&[(OsString, OsString)]>,
+    set: &[(&OsStr, Option<&OsStr>)],
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = match base {
+        Some(b) => b.to_vec(),
+        None => std::env::vars_os().collect(),
+    };
     for (k, v) in set {
         env.retain(|(key, _)| key != k);
         if let Some(v) = v {
@@ -287,8 +293,8 @@ mod tests {
         let (code, out, err) = run(&Launch {
             program: "sh",
             args: &args,
-            env: environment(&[(OsStr::new("IBDYN_T"), Some(OsStr::new("x y")))]),
-            cwd: dir.to_str(),
+            env: environment(None, &[(OsStr::new("IBDYN_T"), Some(OsStr::new("x y")))]),
+            cwd: Some(&dir),
             stdin_pipe: false,
         });
         assert_eq!(code, 3);
@@ -311,7 +317,7 @@ mod tests {
         let none = Launch {
             program: "ibdyn-no-such-program",
             args: &[],
-            env: environment(&[]),
+            env: environment(None, &[]),
             cwd: None,
             stdin_pipe: false,
         };
@@ -320,8 +326,8 @@ mod tests {
         let bad_dir = Launch {
             program: "/bin/true",
             args: &[],
-            env: environment(&[]),
-            cwd: Some("/ibdyn/no/such/dir"),
+            env: environment(None, &[]),
+            cwd: Some(Path::new("/ibdyn/no/such/dir")),
             stdin_pipe: false,
         };
         let e = start(&bad_dir).err().expect("missing directory");
@@ -334,7 +340,7 @@ mod tests {
         let mut s = start(&Launch {
             program: "sh",
             args: &args,
-            env: environment(&[]),
+            env: environment(None, &[]),
             cwd: None,
             stdin_pipe: true,
         })

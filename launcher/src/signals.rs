@@ -1,7 +1,7 @@
 //! Signals become events: the signals are blocked in every thread (call `watch` before any
 //! thread starts) and one thread takes them with sigwait.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use nix::sys::signal::{SigSet, Signal};
 
 pub const WATCHED: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
@@ -12,7 +12,7 @@ pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
         set.add(s);
     }
     set.thread_block()
-        .map_err(|e| SpawnError::io("block signals", e.into()))?;
+        .map_err(|e| LaunchError::io("block signals", e.into()))?;
     std::thread::Builder::new()
         .name("signals".into())
         .spawn(move || loop {
@@ -24,7 +24,7 @@ pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
                 }
             }
         })
-        .map_err(|e| SpawnError::io("start the signal thread", e))?;
+        .map_err(|e| LaunchError::io("start the signal thread", e))?;
     Ok(())
 }
 

@@ -1,9 +1,9 @@
-//! The one error type of the process manager.
+//! The one error type of the process manager (an OS error is kept as the source).
 
 use std::io;
 
 #[derive(Debug, thiserror::Error)]
-pub enum SpawnError {
+pub enum LaunchError {
     #[error("cannot execute {program:?}: {source}")]
     Program { program: String, source: io::Error },
     #[error("invalid option: {0}")]
@@ -18,17 +18,20 @@ pub enum SpawnError {
     Protocol { peer: String, why: String },
     #[error("node daemon {index} exited during start-up ({status})")]
     DaemonDied { index: u32, status: String },
+    /// A rank's PMI request this daemon cannot serve (the reason goes back to the rank).
+    #[error("{0}")]
+    Request(String),
     #[error(transparent)]
     Pmi(#[from] ibdyn_pmi::PmiError),
 }
 
-impl SpawnError {
-    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> SpawnError {
-        SpawnError::Io {
+impl LaunchError {
+    pub(crate) fn io(what: impl Into<String>, source: io::Error) -> LaunchError {
+        LaunchError::Io {
             what: what.into(),
             source,
         }
     }
 }
 
-pub type Result<T> = std::result::Result<T, SpawnError>;
+pub type Result<T> = std::result::Result<T, LaunchError>;

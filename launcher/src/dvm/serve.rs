@@ -4,13 +4,13 @@
 
 use super::controller::Controller;
 use super::dvm_dir;
-use crate::error::{Result, SpawnError};
-use crate::launcher::{start_daemons, DaemonSet, LEvent};
+use crate::error::{LaunchError, Result};
 use crate::link;
-use crate::report::Report;
+use crate::protocol::{Report, ToDaemon, ToDvm};
+use crate::run::{start_daemons, DaemonSet, LEvent};
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
-use ibdyn_pmi::wire::{Command, Frame};
+use ibdyn_pmi::wire::Frame;
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::OpenOptionsExt;
@@ -71,7 +71,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
     let dir = dvm_dir()?;
     let contact_path = dir.join("contact");
     let exe =
-        std::env::current_exe().map_err(|e| SpawnError::io("find the ibdyn executable", e))?;
+        std::env::current_exe().map_err(|e| LaunchError::io("find the ibdyn executable", e))?;
     let (tx, rx) = crossbeam_channel::unbounded::<LEvent>();
     let sig_tx = tx.clone();
     signals::watch(move |s| {
@@ -84,10 +84,10 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
         ..
     } = start_daemons(nnodes, &exe, &tx)?;
     let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| SpawnError::io("bind a TCP port", e))?;
+        TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
     let port = listener
         .local_addr()
-        .map_err(|e| SpawnError::io("local_addr", e))?
+        .map_err(|e| LaunchError::io("local_addr", e))?
         .port();
     let secret_hex = secret::format_secret(secret::random_u64()?);
     let tmp = dir.join(format!("contact.{}", std::process::id()));
@@ -104,7 +104,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
             )
         })
         .and_then(|_| std::fs::rename(&tmp, &contact_path))
-        .map_err(|e| SpawnError::io(format!("write {}", contact_path.display()), e))?;
+        .map_err(|e| LaunchError::io(format!("write {}", contact_path.display()), e))?;
     serve_clients(listener, secret_hex, tx.clone());
     drop(tx);
     let mut ctl = Controller::new(outboxes);
@@ -120,7 +120,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
             Err(_) => break,
         };
         match ev {
-            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::parse(&cmd) {
+            LEvent::Daemon(d, Frame::Line(cmd)) => match Report::decode(&cmd) {
                 Ok(r) => ctl.on_daemon(r),
                 Err(e) => tracing::warn!("dvm: bad line from daemon {d}: {e}"),
             },
@@ -132,14 +132,17 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
                 }
             }
             LEvent::ClientOpen(id, out) => ctl.client_open(id, out),
-            LEvent::Client(id, Frame::Line(cmd)) => ctl.on_client(id, &cmd),
+            LEvent::Client(id, Frame::Line(cmd)) => match ToDvm::decode(&cmd) {
+                Ok(m) => ctl.on_client(id, m),
+                Err(e) => ctl.refuse(id, &format!("bad request: {e}")),
+            },
             LEvent::Client(..) => {}
             LEvent::ClientClosed(id) => ctl.client_closed(id),
             LEvent::Signal(_) => ctl.stop(),
         }
     }
     for o in ctl.daemons() {
-        let _ = o.send(Command::new("l_shutdown").to_line());
+        let _ = o.send(ToDaemon::Shutdown.encode().to_line());
     }
     drop(ctl);
     daemons.reap(Duration::from_secs(5));

@@ -2,7 +2,7 @@
 
 use super::{launch, Daemon, Event};
 use crate::placement::tree;
-use crate::report::{exit_command, RankEnd};
+use crate::protocol::{JobEnv, RankEnd, Report, StartResult};
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
@@ -52,6 +52,8 @@ pub struct JobSpec {
     pub preput_keys: String,
     /// Their values, hex, in the same order (None when too large for the environment).
     pub preput_values: Option<String>,
+    /// The environment and working directory the ranks start from (this daemon's when None).
+    pub(crate) env: Option<JobEnv>,
 }
 
 impl JobSpec {
@@ -182,11 +184,15 @@ fn errno_of(e: &std::io::Error) -> i32 {
 impl Daemon {
     /// Starts the ranks of job `spec` placed on this daemon (the one place processes are
     /// created); returns (rank, errno, message) of each, errno 0 when it was exec'd.
-    pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<(u32, i32, String)> {
+    pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<StartResult> {
         let mut out = Vec::new();
         for r in spec.ranks_on(self.me) {
             match self.start_rank(spec, r) {
-                Ok(()) => out.push((r, 0, String::new())),
+                Ok(()) => out.push(StartResult {
+                    rank: r,
+                    errno: 0,
+                    message: String::new(),
+                }),
                 Err(e) => {
                     let program = spec.app_of(r).map_or("?", |a| a.program.as_str());
                     let wdir = spec
@@ -201,7 +207,11 @@ impl Daemon {
                         rs.gone = true;
                         rs.reported = true;
                     }
-                    out.push((r, errno_of(&e), msg));
+                    out.push(StartResult {
+                        rank: r,
+                        errno: errno_of(&e),
+                        message: msg,
+                    });
                 }
             }
         }
@@ -250,11 +260,17 @@ impl Daemon {
                 .iter()
                 .map(|(k, v)| (OsStr::new(k.as_str()), Some(OsStr::new(v.as_str())))),
         );
+        // A relative `wdir` is taken from where the job's submitter ran.
+        let cwd = match (&spec.env, &app.wdir) {
+            (Some(e), Some(w)) => Some(e.cwd.join(w)),
+            (Some(e), None) => Some(e.cwd.clone()),
+            (None, w) => w.as_ref().map(PathBuf::from),
+        };
         let mut child = launch::start(&launch::Launch {
             program: &app.program,
             args: &app.args,
-            env: launch::environment(&set),
-            cwd: app.wdir.as_deref(),
+            env: launch::environment(spec.env.as_ref().map(|e| e.vars.as_slice()), &set),
+            cwd: cwd.as_deref(),
             stdin_pipe: rank == 0 && spec.stdin,
         })?;
         let pid = child.pid;
@@ -391,9 +407,7 @@ impl Daemon {
         } else {
             ran
         };
-        self.to_launcher(exit_command(job, rank, end));
-        let mut up = exit_command(job, rank, ran).arg("node", self.me);
-        up.name = "d_exited".into();
-        self.exited_up(up);
+        self.to_launcher(Report::Exit { job, rank, end });
+        self.exited_up(job, rank, code, signal);
     }
 }

@@ -6,7 +6,7 @@
 //! its ranks has ended; its entry stays (as over) until the last daemon's announcement has
 //! come too, so that a late announcement never brings an ended job back.
 
-use crate::report::JobAnnounce;
+use crate::protocol::JobAnnounce;
 use std::collections::{BTreeSet, HashMap};
 
 struct Entry {

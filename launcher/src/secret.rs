@@ -1,6 +1,6 @@
 //! The per-job secret that authenticates TCP connections between launcher and daemons.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 
 /// A random u64 from the kernel.
 pub fn random_u64() -> Result<u64> {
@@ -8,7 +8,10 @@ pub fn random_u64() -> Result<u64> {
     // SAFETY: the buffer is valid for 8 bytes.
     let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
     if n != 8 {
-        return Err(SpawnError::io("getrandom", std::io::Error::last_os_error()));
+        return Err(LaunchError::io(
+            "getrandom",
+            std::io::Error::last_os_error(),
+        ));
     }
     Ok(u64::from_ne_bytes(b))
 }

@@ -1,6 +1,6 @@
 //! Where the ranks of a job go: block-wise (default) or round-robin over the node daemons.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
 use ibdyn_pmi::ProcessMapping;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -21,10 +21,10 @@ pub struct Placement {
 impl Placement {
     pub fn new(nprocs: u32, nnodes: u32, map_by: MapBy) -> Result<Placement> {
         if nprocs == 0 {
-            return Err(SpawnError::Usage("-n must be at least 1".into()));
+            return Err(LaunchError::Usage("-n must be at least 1".into()));
         }
         if nnodes == 0 {
-            return Err(SpawnError::Usage("--nodes must be at least 1".into()));
+            return Err(LaunchError::Usage("--nodes must be at least 1".into()));
         }
         let mapping = match map_by {
             MapBy::Slot => {

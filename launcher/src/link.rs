@@ -2,7 +2,8 @@
 //! blocks on a slow peer), a reader thread that turns bytes into frames, and the
 //! secret-checking hello that opens every TCP connection between launcher and daemons.
 
-use crate::error::{Result, SpawnError};
+use crate::error::{LaunchError, Result};
+use crate::protocol::{Hello, Role};
 use crate::secret::same_secret;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::{Command, Frame, Framer};
@@ -25,17 +26,19 @@ impl Outbox {
     }
 
     /// Sends one line; an error means the peer is gone (or stopped reading).
-    pub fn send(&self, line: String) -> std::result::Result<(), String> {
+    pub fn send(&self, line: String) -> Result<()> {
         match self {
-            Outbox::Queue(q) => q.send(line).map_err(|_| "writer gone".to_string()),
-            Outbox::Direct(s) => {
-                let r = (&**s).write_all(line.as_bytes());
-                if let Err(e) = &r {
-                    tracing::debug!("write to a PMI client failed: {e}");
-                    let _ = s.shutdown(std::net::Shutdown::Both);
-                }
-                r.map_err(|e| e.to_string())
-            }
+            Outbox::Queue(q) => q.send(line).map_err(|_| {
+                LaunchError::io(
+                    "send to a peer whose writer thread has ended",
+                    std::io::ErrorKind::BrokenPipe.into(),
+                )
+            }),
+            Outbox::Direct(s) => (&**s).write_all(line.as_bytes()).map_err(|e| {
+                tracing::debug!("write to a PMI client failed: {e}");
+                let _ = s.shutdown(std::net::Shutdown::Both);
+                LaunchError::io("write to a PMI client", e)
+            }),
         }
     }
 }
@@ -97,7 +100,7 @@ where
             }
             on_close();
         })
-        .map_err(|e| SpawnError::io("start a reader thread", e))?;
+        .map_err(|e| LaunchError::io("start a reader thread", e))?;
     Ok(())
 }
 
@@ -112,10 +115,10 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
             .max(Duration::from_millis(1));
         stream
             .set_read_timeout(Some(left))
-            .map_err(|e| SpawnError::io("set_read_timeout", e))?;
+            .map_err(|e| LaunchError::io("set_read_timeout", e))?;
         match stream.read(&mut byte) {
             Ok(0) => {
-                return Err(SpawnError::Protocol {
+                return Err(LaunchError::Protocol {
                     peer: peer.into(),
                     why: "closed before its first line".into(),
                 })
@@ -123,9 +126,9 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
             Ok(_) if byte[0] == b'\n' => {
                 stream
                     .set_read_timeout(None)
-                    .map_err(|e| SpawnError::io("set_read_timeout", e))?;
+                    .map_err(|e| LaunchError::io("set_read_timeout", e))?;
                 let text = String::from_utf8_lossy(&line);
-                return Command::parse(&text).map_err(|e| SpawnError::Protocol {
+                return Command::parse(&text).map_err(|e| LaunchError::Protocol {
                     peer: peer.into(),
                     why: e.to_string(),
                 });
@@ -137,45 +140,46 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return Err(SpawnError::Timeout {
+                return Err(LaunchError::Timeout {
                     what: format!("the first line from {peer}"),
                     secs: limit.as_secs(),
                 })
             }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(SpawnError::io(format!("read from {peer}"), e)),
+            Err(e) => return Err(LaunchError::io(format!("read from {peer}"), e)),
         }
     }
-    Err(SpawnError::Protocol {
+    Err(LaunchError::Protocol {
         peer: peer.into(),
         why: "first line longer than 4096 bytes".into(),
     })
 }
 
 /// The opening line of a TCP connection.
-pub fn hello(secret: &str, role: &str, index: u32) -> Command {
-    Command::new("ibdyn_auth")
-        .arg("secret", secret)
-        .arg("role", role)
-        .arg("index", index)
+pub fn hello(secret: &str, role: Role, index: u32) -> Hello {
+    Hello {
+        secret: secret.to_string(),
+        role,
+        index,
+        port: None,
+        node_uid: None,
+    }
 }
 
 /// Reads and checks the hello of an accepted connection; returns it when the secret matches.
-pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Command> {
+pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Hello> {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "unknown peer".into());
     let first = read_first_line(stream, Duration::from_secs(10), &peer)?;
-    let ok =
-        first.name == "ibdyn_auth" && first.get("secret").is_some_and(|s| same_secret(s, secret));
-    if !ok {
-        return Err(SpawnError::Auth {
+    match Hello::decode(&first) {
+        Ok(h) if same_secret(&h.secret, secret) => Ok(h),
+        _ => Err(LaunchError::Auth {
             peer,
             why: "no valid job secret in its first line".into(),
-        });
+        }),
     }
-    Ok(first)
 }
 
 /// Accepts every further TCP connection on `listener` and refuses it, logging why (all
@@ -197,4 +201,26 @@ pub fn refuse_late_connections(listener: std::net::TcpListener, secret: String, 
                 });
             }
         });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_to_a_gone_peer_is_an_error_with_the_os_error_as_its_source() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+        drop(b);
+        let err = Outbox::direct(a)
+            .send("cmd=x\n".into())
+            .expect_err("the peer is gone");
+        let source = std::error::Error::source(&err).expect("an OS error as the source");
+        let io = source
+            .downcast_ref::<std::io::Error>()
+            .expect("an io::Error");
+        assert_eq!(io.kind(), std::io::ErrorKind::BrokenPipe, "{err}");
+        let (tx, rx) = crossbeam_channel::unbounded::<String>();
+        drop(rx);
+        assert!(Outbox::Queue(tx).send("cmd=x\n".into()).is_err());
+    }
 }

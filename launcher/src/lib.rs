@@ -1,0 +1,23 @@
+//! Process manager: the `ibdyn run` launcher, the node daemon that serves PMI to the ranks,
+//! the DVM, and the `ibdyn` command. Every daemon stands for one node; they talk to each
+//! other and to the launcher over TCP on loopback, authenticated by a per-job secret, and run
+//! fence / allgather as a tree. Applications never link this crate: they reach it through
+//! PMI (see `ibdyn-pmi`) and the dynamic-process layer (`ibdyn-spawn`).
+
+pub mod cli;
+pub mod daemon;
+pub mod dvm;
+mod error;
+mod jobtable;
+mod link;
+pub mod placement;
+mod protocol;
+pub mod run;
+pub mod secret;
+mod signals;
+
+pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};
+pub use dvm::{dvm_dir, dvm_serve, dvm_start, dvm_stop, run_on_dvm};
+pub use error::{LaunchError, Result};
+pub use placement::{MapBy, Placement};
+pub use run::{resolve_program, run, Adopt, RunOptions};

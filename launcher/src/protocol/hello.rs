@@ -1,0 +1,123 @@
+//! The first line of every TCP connection between launcher, daemons and DVM clients (the
+//! secret proves the peer belongs to this job or DVM), and the ready line a singleton's
+//! private launcher writes to it.
+
+use super::{malformed, opt_num};
+use ibdyn_pmi::wire::Command;
+use ibdyn_pmi::PmiError;
+use std::path::Path;
+
+const HELLO: &str = "ibdyn_auth";
+const READY: &str = "ready";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Role {
+    Daemon,
+    Client,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Daemon => "daemon",
+            Role::Client => "client",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Hello {
+    pub(crate) secret: String,
+    pub(crate) role: Role,
+    /// The daemon's index (0 for a client).
+    pub(crate) index: u32,
+    /// A daemon to its launcher: the TCP port its child daemons connect to.
+    pub(crate) port: Option<u16>,
+    /// A daemon to its launcher: the node's unique id.
+    pub(crate) node_uid: Option<String>,
+}
+
+impl Hello {
+    pub(crate) fn encode(&self) -> Command {
+        let mut c = Command::new(HELLO)
+            .arg("secret", &self.secret)
+            .arg("role", self.role.name())
+            .arg("index", self.index);
+        if let Some(p) = self.port {
+            c = c.arg("port", p);
+        }
+        if let Some(u) = &self.node_uid {
+            c = c.arg("node_uid", u);
+        }
+        c
+    }
+
+    pub(crate) fn decode(cmd: &Command) -> Result<Hello, PmiError> {
+        if cmd.name != HELLO {
+            return Err(malformed(cmd, "not an ibdyn hello"));
+        }
+        let role = match cmd.require("role")? {
+            "daemon" => Role::Daemon,
+            "client" => Role::Client,
+            other => return Err(malformed(cmd, format!("unknown role {other}"))),
+        };
+        Ok(Hello {
+            secret: cmd.require("secret")?.to_string(),
+            role,
+            index: cmd.num("index")?,
+            port: opt_num(cmd, "port")?,
+            node_uid: cmd.get("node_uid").map(str::to_string),
+        })
+    }
+}
+
+/// `ibdyn run --adopt-ready-fd`: the singleton's daemon is up (read by `ibdyn_pmi`'s
+/// private launcher).
+pub(crate) struct Ready<'a> {
+    pub(crate) sock: &'a Path,
+    pub(crate) jobid: u32,
+    pub(crate) node_uid: &'a str,
+}
+
+impl Ready<'_> {
+    pub(crate) fn encode(&self) -> Command {
+        Command::new(READY)
+            .arg("sock", self.sock.display())
+            .arg("jobid", self.jobid)
+            .arg("node_uid", self.node_uid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::line_of;
+    use super::*;
+
+    #[test]
+    fn hellos_read_back_as_built_and_others_are_errors() {
+        for h in [
+            Hello {
+                secret: "00ff".into(),
+                role: Role::Daemon,
+                index: 3,
+                port: Some(4000),
+                node_uid: Some("h-1-node3".into()),
+            },
+            Hello {
+                secret: "00ff".into(),
+                role: Role::Client,
+                index: 0,
+                port: None,
+                node_uid: None,
+            },
+        ] {
+            assert_eq!(Hello::decode(&line_of(h.encode())).expect("decodes"), h);
+        }
+        assert!(Hello::decode(&Command::new("c_run")).is_err());
+        let no_role = Command::new(HELLO).arg("secret", "1").arg("index", 0);
+        assert!(Hello::decode(&no_role).is_err());
+        let bad_port = no_role.clone().arg("role", "daemon").arg("port", "x");
+        assert!(Hello::decode(&bad_port).is_err());
+        assert!(Hello::decode(&no_role.arg("role", "king")).is_err());
+    }
+}
