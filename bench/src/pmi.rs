@@ -37,7 +37,7 @@ pub(crate) fn ibdyn_path(given: &Option<PathBuf>) -> Result<PathBuf, String> {
     let p = me.with_file_name("ibdyn");
     if !p.exists() {
         return Err(format!(
-            "{} not found: build it (cargo build --release -p ibdyn) or pass --ibdyn",
+            "{} not found: build it (cargo build --release -p ibdyn-launcher) or pass --ibdyn",
             p.display()
         ));
     }
