@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 cargo build --workspace --all-targets
-cargo test --workspace
+cargo test --workspace --no-fail-fast
