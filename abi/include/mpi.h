@@ -29,7 +29,6 @@ extern "C" {
 typedef intptr_t MPI_Aint;
 typedef int64_t MPI_Offset;
 typedef MPI_Offset MPI_Count;
-typedef int MPI_Fint;
 
 /* ---- status: three public fields, five words for the library ---- */
 typedef struct {
@@ -84,8 +83,8 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_INFO_ENV ((MPI_Info)0x131)
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x140)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x141)
-#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x142)
-#define MPI_ERRORS_ABORT ((MPI_Errhandler)0x143)
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)0x142)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x143)
 #define MPI_REQUEST_NULL ((MPI_Request)0x180)
 
 /* datatypes: 0b00_10_cccc_ciii, category c, instance i */
@@ -120,6 +119,7 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_COMPLEX ((MPI_Datatype)0x21b)
 #define MPI_DOUBLE_PRECISION ((MPI_Datatype)0x21c)
 #define MPI_DOUBLE_COMPLEX ((MPI_Datatype)0x21d)
+#define MPI_CHARACTER ((MPI_Datatype)0x21e)
 /* long double */
 #define MPI_LONG_DOUBLE ((MPI_Datatype)0x220)
 #define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x224)
@@ -154,7 +154,6 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 /* fixed-size Fortran types */
 #define MPI_LOGICAL1 ((MPI_Datatype)0x2c0)
 #define MPI_INTEGER1 ((MPI_Datatype)0x2c1)
-#define MPI_CHARACTER ((MPI_Datatype)0x2c3)
 #define MPI_LOGICAL2 ((MPI_Datatype)0x2c8)
 #define MPI_INTEGER2 ((MPI_Datatype)0x2c9)
 #define MPI_REAL2 ((MPI_Datatype)0x2ca)
@@ -342,9 +341,9 @@ enum {
   MPI_COMBINER_STRUCT = 110,
   MPI_COMBINER_SUBARRAY = 111,
   MPI_COMBINER_DARRAY = 112,
-  MPI_COMBINER_F90_INTEGER = 113,
-  MPI_COMBINER_F90_REAL = 114,
-  MPI_COMBINER_F90_COMPLEX = 115,
+  MPI_COMBINER_F90_REAL = 113,
+  MPI_COMBINER_F90_COMPLEX = 114,
+  MPI_COMBINER_F90_INTEGER = 115,
   MPI_COMBINER_RESIZED = 116,
   MPI_COMBINER_VALUE_INDEX = 117,
   MPI_TYPECLASS_INTEGER = 192,
@@ -369,9 +368,9 @@ enum {
   MPI_WIN_FLAVOR_SHARED = 314,
   MPI_WIN_UNIFIED = 321,
   MPI_WIN_SEPARATE = 322,
-  MPI_SEEK_SET = 401,
-  MPI_SEEK_CUR = 402,
-  MPI_SEEK_END = 403
+  MPI_SEEK_CUR = 401,
+  MPI_SEEK_END = 402,
+  MPI_SEEK_SET = 403
 };
 
 #define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-1)
@@ -383,9 +382,9 @@ enum {
   MPI_IO = 502,
   MPI_HOST = 503,
   MPI_WTIME_IS_GLOBAL = 504,
-  MPI_UNIVERSE_SIZE = 505,
-  MPI_APPNUM = 506,
-  MPI_LASTUSEDCODE = 507,
+  MPI_APPNUM = 505,
+  MPI_LASTUSEDCODE = 506,
+  MPI_UNIVERSE_SIZE = 507,
   MPI_WIN_BASE = 601,
   MPI_WIN_DISP_UNIT = 602,
   MPI_WIN_SIZE = 603,

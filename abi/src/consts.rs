@@ -45,8 +45,8 @@ pub const MPI_COMM_SELF: Handle = 0x102;
 pub const MPI_INFO_NULL: Handle = 0x130;
 pub const MPI_ERRHANDLER_NULL: Handle = 0x140;
 pub const MPI_ERRORS_ARE_FATAL: Handle = 0x141;
-pub const MPI_ERRORS_RETURN: Handle = 0x142;
-pub const MPI_ERRORS_ABORT: Handle = 0x143;
+pub const MPI_ERRORS_RETURN: Handle = 0x143;
+pub const MPI_ERRORS_ABORT: Handle = 0x142;
 pub const MPI_REQUEST_NULL: Handle = 0x180;
 
 pub const MPI_OP_NULL: Handle = 0x20;

@@ -66,6 +66,7 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
         0x21b => t(8, None),                            // MPI_COMPLEX
         0x21c => t(8, Some(F64)),                       // MPI_DOUBLE_PRECISION
         0x21d => t(16, None),                           // MPI_DOUBLE_COMPLEX
+        0x21e => t(1, None),                            // MPI_CHARACTER
         0x220 => t(LONG_DOUBLE, None),                  // MPI_LONG_DOUBLE
         0x224 | 0x225 => t(2 * LONG_DOUBLE, None),      // long double complex
         0x228 => t(8, None),                            // MPI_FLOAT_INT
@@ -88,7 +89,6 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
         0x258 => t(8, Some(I64)),                       // MPI_INT64_T
         0x259 => t(8, Some(U64)),                       // MPI_UINT64_T
         0x2c0 | 0x2c1 => t(1, Some(I8)),                // LOGICAL1, INTEGER1
-        0x2c3 => t(1, None),                            // MPI_CHARACTER
         0x2c8 | 0x2c9 => t(2, Some(I16)),               // LOGICAL2, INTEGER2
         0x2ca => t(2, None),                            // MPI_REAL2
         0x2d0 | 0x2d1 => t(4, Some(I32)),               // LOGICAL4, INTEGER4
@@ -97,7 +97,7 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
         0x2d8 | 0x2d9 => t(8, Some(I64)),               // LOGICAL8, INTEGER8
         0x2da => t(8, Some(F64)),                       // MPI_REAL8
         0x2db => t(8, None),                            // MPI_COMPLEX8
-        0x2e0 | 0x2e1 | 0x2e2 | 0x2e3 => t(16, None),   // 16-byte kinds
+        0x2e0..=0x2e3 => t(16, None),                   // 16-byte kinds
         0x2eb => t(32, None),                           // MPI_COMPLEX32
         0x200 => err(MPI_ERR_TYPE, "MPI_DATATYPE_NULL is not a datatype"),
         h => err(

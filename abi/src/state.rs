@@ -200,7 +200,7 @@ impl State {
             MPI_COMM_WORLD => 0,
             MPI_COMM_SELF => 1,
             MPI_COMM_NULL => return err(MPI_ERR_COMM, "MPI_COMM_NULL is not a communicator"),
-            h if h >= COMM_BASE && h < REQ_BASE => h - COMM_BASE,
+            h if (COMM_BASE..REQ_BASE).contains(&h) => h - COMM_BASE,
             h => return err(MPI_ERR_COMM, format!("{h:#x} is not a communicator handle")),
         };
         match self.comms.get(i) {
