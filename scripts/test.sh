@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
+bash scripts/abi-deps.sh
 cargo build --workspace --all-targets
 cargo test --workspace --no-fail-fast

@@ -1,0 +1,2 @@
+/* The standard ABI header name: the same declarations as mpi.h. */
+#include "mpi.h"

@@ -1,0 +1,95 @@
+//! The exported MPI functions, by group, and the pointer helpers they share.
+
+mod coll;
+mod comm;
+mod dynamic;
+mod errors;
+mod init;
+mod p2p;
+mod request;
+
+use crate::consts::*;
+use crate::datatype;
+use crate::error::{err, MpiResult};
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+/// Writes `v` through the output argument `p`.
+///
+/// # Safety
+/// `p` is null (an error) or valid for a write of `T`.
+unsafe fn out<T>(p: *mut T, v: T, what: &str) -> MpiResult<()> {
+    if p.is_null() {
+        return err(MPI_ERR_ARG, format!("the output argument {what} is NULL"));
+    }
+    // SAFETY: non-null, and valid for writes by the caller's contract.
+    unsafe { p.write(v) };
+    Ok(())
+}
+
+/// Reads the in/out argument `p`.
+///
+/// # Safety
+/// `p` is null (an error) or valid for a read of `T`.
+unsafe fn read<T: Copy>(p: *const T, what: &str) -> MpiResult<T> {
+    if p.is_null() {
+        return err(MPI_ERR_ARG, format!("the argument {what} is NULL"));
+    }
+    // SAFETY: non-null, and valid for reads by the caller's contract.
+    Ok(unsafe { p.read() })
+}
+
+/// The bytes of `count` elements of `ty` at `buf`, to send.
+///
+/// # Safety
+/// `buf` points to `count` elements of `ty` that stay valid and unchanged for `'a`.
+unsafe fn send_bytes<'a>(buf: *const c_void, count: c_int, ty: Handle) -> MpiResult<&'a [u8]> {
+    let (len, _) = datatype::byte_len(count, ty)?;
+    if len == 0 {
+        return Ok(&[]);
+    }
+    if buf.is_null() {
+        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
+    }
+    // SAFETY: the caller's contract: `len` readable bytes at `buf` for 'a.
+    Ok(unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) })
+}
+
+/// The bytes of `count` elements of `ty` at `buf`, to receive into.
+///
+/// # Safety
+/// `buf` points to `count` writable elements of `ty` that nothing else touches for `'a`.
+unsafe fn recv_bytes<'a>(buf: *mut c_void, count: c_int, ty: Handle) -> MpiResult<&'a mut [u8]> {
+    let (len, _) = datatype::byte_len(count, ty)?;
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if buf.is_null() {
+        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
+    }
+    // SAFETY: the caller's contract: `len` writable bytes at `buf`, not aliased, for 'a.
+    Ok(unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) })
+}
+
+/// Copies `s` into the C string buffer `buf` (NUL-terminated, at most `cap` bytes with the
+/// NUL) and stores its length in `len`.
+///
+/// # Safety
+/// `buf` is valid for `cap` bytes; `len` is valid for a write.
+unsafe fn out_string(
+    buf: *mut std::os::raw::c_char,
+    cap: usize,
+    len: *mut c_int,
+    s: &str,
+) -> MpiResult<()> {
+    if buf.is_null() {
+        return err(MPI_ERR_ARG, "the output string buffer is NULL");
+    }
+    let n = s.len().min(cap - 1);
+    // SAFETY: the caller's buffer holds `cap` > n bytes; the source is `s`, n bytes long.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), n);
+        *buf.add(n) = 0;
+        out(len, n as c_int, "resultlen")
+    }
+}

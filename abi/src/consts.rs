@@ -1,0 +1,70 @@
+//! The values of the MPI 5.0 standard ABI that the library itself needs (the C header
+//! `include/mpi.h` has them all; `tests/abi_constants.rs` checks the header).
+
+use std::os::raw::c_int;
+
+/// A handle as C passes it: a pointer-sized integer (`struct MPI_ABI_Comm *` and friends).
+pub type Handle = usize;
+
+pub const MPI_SUCCESS: c_int = 0;
+pub const MPI_ERR_BUFFER: c_int = 1;
+pub const MPI_ERR_COUNT: c_int = 2;
+pub const MPI_ERR_TYPE: c_int = 3;
+pub const MPI_ERR_TAG: c_int = 4;
+pub const MPI_ERR_COMM: c_int = 5;
+pub const MPI_ERR_RANK: c_int = 6;
+pub const MPI_ERR_REQUEST: c_int = 7;
+pub const MPI_ERR_ROOT: c_int = 8;
+pub const MPI_ERR_OP: c_int = 10;
+pub const MPI_ERR_ARG: c_int = 13;
+pub const MPI_ERR_TRUNCATE: c_int = 15;
+pub const MPI_ERR_OTHER: c_int = 16;
+pub const MPI_ERR_INTERN: c_int = 17;
+pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_INFO: c_int = 34;
+pub const MPI_ERR_SPAWN: c_int = 53;
+pub const MPI_ERR_PROC_ABORTED: c_int = 58;
+pub const MPI_ERR_ERRHANDLER: c_int = 61;
+
+pub const MPI_ANY_SOURCE: c_int = -1;
+pub const MPI_ANY_TAG: c_int = -2;
+pub const MPI_PROC_NULL: c_int = -3;
+pub const MPI_ROOT: c_int = -4;
+pub const MPI_UNDEFINED: c_int = -32766;
+
+pub const MPI_THREAD_SINGLE: c_int = 0;
+pub const MPI_THREAD_FUNNELED: c_int = 1024;
+
+pub const MPI_MAX_ERROR_STRING: usize = 512;
+pub const MPI_MAX_LIBRARY_VERSION_STRING: usize = 8192;
+pub const MPI_MAX_PROCESSOR_NAME: usize = 256;
+
+pub const MPI_COMM_NULL: Handle = 0x100;
+pub const MPI_COMM_WORLD: Handle = 0x101;
+pub const MPI_COMM_SELF: Handle = 0x102;
+pub const MPI_INFO_NULL: Handle = 0x130;
+pub const MPI_ERRHANDLER_NULL: Handle = 0x140;
+pub const MPI_ERRORS_ARE_FATAL: Handle = 0x141;
+pub const MPI_ERRORS_RETURN: Handle = 0x143;
+pub const MPI_ERRORS_ABORT: Handle = 0x142;
+pub const MPI_REQUEST_NULL: Handle = 0x180;
+
+pub const MPI_OP_NULL: Handle = 0x20;
+pub const MPI_SUM: Handle = 0x21;
+pub const MPI_MIN: Handle = 0x22;
+pub const MPI_MAX: Handle = 0x23;
+pub const MPI_PROD: Handle = 0x24;
+pub const MPI_BAND: Handle = 0x28;
+pub const MPI_BOR: Handle = 0x29;
+pub const MPI_BXOR: Handle = 0x2a;
+pub const MPI_LAND: Handle = 0x30;
+pub const MPI_LOR: Handle = 0x31;
+pub const MPI_LXOR: Handle = 0x32;
+
+/// `MPI_IN_PLACE` as an address.
+pub const MPI_IN_PLACE: usize = 1;
+
+pub const MPI_VERSION: c_int = 5;
+pub const MPI_SUBVERSION: c_int = 0;
+pub const MPI_ABI_VERSION: c_int = 1;
+pub const MPI_ABI_SUBVERSION: c_int = 0;

@@ -1,0 +1,72 @@
+//! `libmpi_abi.so.1`: the MPI 5.0 standard ABI over ibdyn. A thin C layer: handle tables
+//! (`state`), the ABI's values (`consts`, `include/mpi.h`), and one file per group of MPI
+//! functions (`api/`) that calls the `ibdyn` facade or, where C needs untyped access, the
+//! engine and collective crates below it.
+//!
+//! Every exported function exists twice, as `MPI_x` and `PMPI_x` (the profiling interface),
+//! runs its body under `catch_unwind` (a Rust panic becomes MPI_ERR_INTERN and never crosses
+//! into C), and hands its errors to the communicator's error handler.
+
+mod api;
+mod consts;
+mod datatype;
+mod error;
+mod state;
+mod status;
+mod table;
+
+use consts::Handle;
+use error::{raise, ErrHandler, MpiError, MpiResult};
+use std::os::raw::c_int;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs the body of MPI function `name`: its errors (and panics) go to the error handler
+/// `handler()` names, looked up after the body has run.
+fn call_with(
+    name: &str,
+    handler: impl FnOnce() -> ErrHandler,
+    f: impl FnOnce() -> MpiResult<()>,
+) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => consts::MPI_SUCCESS,
+        Ok(Err(e)) => raise(name, e, handler()),
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            let e = MpiError::new(
+                consts::MPI_ERR_INTERN,
+                format!("internal error in ibdyn (please report it): {what}"),
+            );
+            raise(name, e, handler())
+        }
+    }
+}
+
+/// Runs the body of MPI function `name` whose errors belong to communicator `comm`.
+fn call(name: &str, comm: Handle, f: impl FnOnce() -> MpiResult<()>) -> c_int {
+    call_with(name, || state::errhandler_for(comm), f)
+}
+
+/// Exports `MPI_$name` and `PMPI_$name`, both running `$imp`.
+macro_rules! export {
+    ($name:ident, $pname:ident, $imp:path, ($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty) => {
+        /// # Safety
+        /// Pointer arguments as the MPI standard specifies them for this function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> $ret {
+            // SAFETY: the caller keeps the MPI contract of this function's arguments.
+            unsafe { $imp($($arg),*) }
+        }
+        /// # Safety
+        /// Pointer arguments as the MPI standard specifies them for this function.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            // SAFETY: as for the PMPI_ entry point.
+            unsafe { $imp($($arg),*) }
+        }
+    };
+}
+pub(crate) use export;

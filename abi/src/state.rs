@@ -1,0 +1,308 @@
+//! The library's state in this process: the runtime, the communicator and request tables, and
+//! the translation between C handles and table indices.
+//!
+//! The state lives in the thread that called MPI_Init (the library provides
+//! MPI_THREAD_FUNNELED): a thread-local cell, so the hot path takes no lock. It is never
+//! dropped implicitly: a program that exits without MPI_Finalize does not run a finalisation
+//! that would wait for the other processes.
+
+use crate::consts::*;
+use crate::error::{err, ErrHandler, MpiError, MpiResult};
+use crate::table::Table;
+use ibdyn::traits::*;
+use ibdyn::{InterCommunicator, IntraCommunicator};
+use std::cell::RefCell;
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// User communicator handles are this plus the table index (never in 1..4095, never 0).
+const COMM_BASE: Handle = 0x1000_0000;
+/// User request handles are this plus the table index.
+const REQ_BASE: Handle = 0x2000_0000;
+
+/// Where this process is in its MPI life; readable from any thread (MPI_Initialized and
+/// MPI_Finalized may be called at any time).
+static PHASE: AtomicU8 = AtomicU8::new(Phase::Before as u8);
+
+#[derive(Copy, Clone, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Phase {
+    Before = 0,
+    Running = 1,
+    Finalized = 2,
+}
+
+pub fn phase() -> Phase {
+    match PHASE.load(Ordering::Acquire) {
+        0 => Phase::Before,
+        1 => Phase::Running,
+        _ => Phase::Finalized,
+    }
+}
+
+fn set_phase(p: Phase) {
+    PHASE.store(p as u8, Ordering::Release);
+}
+
+/// A communicator of either kind.
+pub enum Comm {
+    Intra(IntraCommunicator),
+    Inter(InterCommunicator),
+}
+
+impl Comm {
+    pub fn raw(&self) -> &ibdyn_intercomm::Communicator {
+        match self {
+            Comm::Intra(c) => c.as_raw(),
+            Comm::Inter(c) => c.as_raw(),
+        }
+    }
+
+    pub fn intra(&self, what: &str) -> MpiResult<&IntraCommunicator> {
+        match self {
+            Comm::Intra(c) => Ok(c),
+            Comm::Inter(_) => err(
+                MPI_ERR_COMM,
+                format!("{what} needs an intracommunicator; this one is an intercommunicator"),
+            ),
+        }
+    }
+
+    pub fn inter(&self, what: &str) -> MpiResult<&InterCommunicator> {
+        match self {
+            Comm::Inter(c) => Ok(c),
+            Comm::Intra(_) => err(
+                MPI_ERR_COMM,
+                format!("{what} needs an intercommunicator; this one is an intracommunicator"),
+            ),
+        }
+    }
+}
+
+pub struct CommEntry {
+    pub comm: Comm,
+    pub errhandler: ErrHandler,
+}
+
+/// An outstanding point-to-point request. Its buffer is the C caller's, valid until the
+/// request completes (MPI's rule), hence `'static`.
+pub struct ReqEntry {
+    pub req: ibdyn::Request<'static>,
+    /// The communicator's index, whose error handler the request's errors go to.
+    pub comm: usize,
+}
+
+pub struct State {
+    pub comms: Table<CommEntry>,
+    pub reqs: Table<ReqEntry>,
+    /// The handle MPI_Comm_get_parent returns, once made.
+    pub parent: Option<Handle>,
+    pub thread_level: std::os::raw::c_int,
+    universe: Option<ibdyn::Universe>,
+}
+
+thread_local! {
+    static STATE: ManuallyDrop<RefCell<Option<State>>> =
+        const { ManuallyDrop::new(RefCell::new(None)) };
+}
+
+/// Runs `f` on the state of this process; an error if MPI is not running on this thread.
+pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R> {
+    STATE.with(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+        };
+        match guard.as_mut() {
+            Some(s) => f(s),
+            None => Err(not_running()),
+        }
+    })
+}
+
+fn not_running() -> MpiError {
+    match phase() {
+        Phase::Before => MpiError::new(MPI_ERR_OTHER, "called before MPI_Init"),
+        Phase::Finalized => MpiError::new(MPI_ERR_OTHER, "called after MPI_Finalize"),
+        Phase::Running => MpiError::new(
+            MPI_ERR_OTHER,
+            "called from a thread other than the one that called MPI_Init \
+             (this library provides MPI_THREAD_FUNNELED)",
+        ),
+    }
+}
+
+/// Initialises the runtime and the tables (MPI_Init).
+pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
+    if phase() != Phase::Before {
+        return err(
+            MPI_ERR_OTHER,
+            "MPI is already initialised (or finalised) in this process; MPI_Init may be called once",
+        );
+    }
+    let universe = ibdyn::initialize()?;
+    let mut comms = Table::new();
+    let world = comms.insert(CommEntry {
+        comm: Comm::Intra(universe.world()),
+        errhandler: ErrHandler::Fatal,
+    });
+    let self_comm = comms.insert(CommEntry {
+        comm: Comm::Intra(universe.self_comm()),
+        errhandler: ErrHandler::Fatal,
+    });
+    debug_assert_eq!((world, self_comm), (0, 1));
+    let state = State {
+        comms,
+        reqs: Table::new(),
+        parent: None,
+        thread_level,
+        universe: Some(universe),
+    };
+    STATE.with(|cell| *cell.borrow_mut() = Some(state));
+    set_phase(Phase::Running);
+    Ok(())
+}
+
+/// Completes outstanding requests, drops every communicator handle and finalises the
+/// runtime (MPI_Finalize).
+pub fn finalize() -> MpiResult<()> {
+    let state = STATE.with(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+        };
+        guard.take().ok_or_else(not_running)
+    })?;
+    set_phase(Phase::Finalized);
+    let State {
+        mut comms,
+        mut reqs,
+        universe,
+        ..
+    } = state;
+    // Dropping a request waits for data still moving into or out of its buffer.
+    drop(reqs.drain());
+    drop(comms.drain());
+    match universe {
+        Some(u) => Ok(u.finalize()?),
+        None => Ok(()),
+    }
+}
+
+impl State {
+    pub fn universe(&self) -> &ibdyn::Universe {
+        self.universe
+            .as_ref()
+            .expect("the universe lives as long as the state")
+    }
+
+    /// The table index of communicator handle `h`, if it names a live communicator.
+    pub fn comm_index(&self, h: Handle) -> MpiResult<usize> {
+        let i = match h {
+            MPI_COMM_WORLD => 0,
+            MPI_COMM_SELF => 1,
+            MPI_COMM_NULL => return err(MPI_ERR_COMM, "MPI_COMM_NULL is not a communicator"),
+            h if (COMM_BASE..REQ_BASE).contains(&h) => h - COMM_BASE,
+            h => return err(MPI_ERR_COMM, format!("{h:#x} is not a communicator handle")),
+        };
+        match self.comms.get(i) {
+            Some(_) => Ok(i),
+            None => err(
+                MPI_ERR_COMM,
+                format!("communicator {h:#x} has been freed (or never existed)"),
+            ),
+        }
+    }
+
+    pub fn comm(&self, h: Handle) -> MpiResult<&CommEntry> {
+        let i = self.comm_index(h)?;
+        Ok(self.comms.get(i).expect("comm_index checked the slot"))
+    }
+
+    pub fn comm_mut(&mut self, h: Handle) -> MpiResult<&mut CommEntry> {
+        let i = self.comm_index(h)?;
+        Ok(self.comms.get_mut(i).expect("comm_index checked the slot"))
+    }
+
+    /// Stores a new communicator; it inherits `errhandler` (MPI: a new communicator takes
+    /// its parent's error handler). Returns its handle.
+    pub fn add_comm(&mut self, comm: Comm, errhandler: ErrHandler) -> Handle {
+        let i = self.comms.insert(CommEntry { comm, errhandler });
+        comm_handle(i)
+    }
+
+    /// Removes communicator `h`; the predefined ones cannot be removed.
+    pub fn remove_comm(&mut self, h: Handle) -> MpiResult<CommEntry> {
+        if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+            return err(
+                MPI_ERR_COMM,
+                "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed or disconnected",
+            );
+        }
+        let i = self.comm_index(h)?;
+        if self.parent == Some(h) {
+            self.parent = None;
+        }
+        Ok(self.comms.remove(i).expect("comm_index checked the slot"))
+    }
+
+    pub fn add_req(&mut self, req: ReqEntry) -> Handle {
+        REQ_BASE + self.reqs.insert(req)
+    }
+
+    /// The table index of request handle `h`.
+    pub fn req_index(&self, h: Handle) -> MpiResult<usize> {
+        if h >= REQ_BASE {
+            let i = h - REQ_BASE;
+            if self.reqs.get(i).is_some() {
+                return Ok(i);
+            }
+        }
+        err(
+            MPI_ERR_REQUEST,
+            format!("{h:#x} is not an active request (completed already, or never started)"),
+        )
+    }
+
+    /// The error handler errors about communicator `h` go to: its own, or MPI_COMM_SELF's
+    /// when `h` is not a valid communicator.
+    pub fn errhandler_for(&self, h: Handle) -> ErrHandler {
+        let i = self.comm_index(h).unwrap_or(1);
+        self.comms
+            .get(i)
+            .map_or(ErrHandler::Fatal, |c| c.errhandler)
+    }
+
+    pub fn errhandler_of_index(&self, i: usize) -> ErrHandler {
+        self.comms
+            .get(i)
+            .map_or(ErrHandler::Fatal, |c| c.errhandler)
+    }
+}
+
+pub fn comm_handle(i: usize) -> Handle {
+    match i {
+        0 => MPI_COMM_WORLD,
+        1 => MPI_COMM_SELF,
+        i => COMM_BASE + i,
+    }
+}
+
+/// The error handler for an error about communicator `h`, looked up after the failed call
+/// (fatal when MPI is not running: there is no handler to ask).
+pub fn errhandler_for(h: Handle) -> ErrHandler {
+    STATE.with(|cell| match cell.try_borrow() {
+        Ok(g) => g
+            .as_ref()
+            .map_or(ErrHandler::Fatal, |s| s.errhandler_for(h)),
+        Err(_) => ErrHandler::Fatal,
+    })
+}
+
+/// The error handler of the communicator at index `i`.
+pub fn errhandler_of_index(i: usize) -> ErrHandler {
+    STATE.with(|cell| match cell.try_borrow() {
+        Ok(g) => g
+            .as_ref()
+            .map_or(ErrHandler::Fatal, |s| s.errhandler_of_index(i)),
+        Err(_) => ErrHandler::Fatal,
+    })
+}

@@ -1,0 +1,196 @@
+//! The C programs of tests/abi/, built with `ibdyn-cc` and run under `ibdyn run -n 4` (the
+//! `ibdyn` binary of the workspace's root package: `cargo build --workspace` first). Each
+//! program checks its results itself and exits non-zero on a failed check.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sources() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/abi")
+}
+
+/// target/<profile>, where cargo put this test, ibdyn-cc, libmpi_abi.so and ibdyn.
+fn profile_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ibdyn-cc"))
+        .parent()
+        .expect("target/<profile>")
+        .to_path_buf()
+}
+
+/// The library this test run built: cargo refreshes target/<profile>/deps/libmpi_abi.so for
+/// `cargo test`, the copy next to ibdyn-cc only for `cargo build`.
+fn lib_dir() -> PathBuf {
+    let deps = profile_dir().join("deps");
+    if deps.join("libmpi_abi.so").is_file() {
+        deps
+    } else {
+        profile_dir()
+    }
+}
+
+fn ibdyn_bin() -> PathBuf {
+    let p = profile_dir().join("ibdyn");
+    assert!(
+        p.is_file(),
+        "the ibdyn binary is not built at {}: run `cargo build --workspace` (or `cargo build --bin ibdyn`) first",
+        p.display()
+    );
+    p
+}
+
+/// A private directory for one test's binaries and jobs; removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("ibdyn-abi-{}-{tag}", std::process::id()));
+        std::fs::create_dir_all(d.join("tmp")).expect("scratch");
+        Scratch(d)
+    }
+
+    /// Compiles tests/abi/NAME.c with ibdyn-cc.
+    fn build(&self, name: &str) -> PathBuf {
+        let exe = self.0.join(name);
+        let out = Command::new(env!("CARGO_BIN_EXE_ibdyn-cc"))
+            .env("IBDYN_ABI_LIBDIR", lib_dir())
+            .args(["-Wall", "-Werror", "-Wno-unused-variable", "-o"])
+            .arg(&exe)
+            .arg(sources().join(format!("{name}.c")))
+            .output()
+            .expect("run ibdyn-cc");
+        assert!(
+            out.status.success(),
+            "ibdyn-cc {name}.c failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        exe
+    }
+
+    /// `ibdyn run -n N EXE` under a bound, with the job's session files in this scratch dir.
+    fn run(&self, n: u32, exe: &Path) -> Output {
+        let out = Command::new("timeout")
+            .args(["--signal=TERM", "--kill-after=10", "180"])
+            .arg(ibdyn_bin())
+            .args(["run", "-n", &n.to_string()])
+            .arg(exe)
+            .env("TMPDIR", self.0.join("tmp"))
+            .env_remove("IBDYN_LOG")
+            .output()
+            .expect("run ibdyn");
+        let left: Vec<_> = std::fs::read_dir(self.0.join("tmp"))
+            .expect("read tmp")
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        assert!(left.is_empty(), "the job left behind: {left:?}");
+        out
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run_ok(name: &str, n: u32, expect: &str) {
+    let s = Scratch::new(name);
+    let exe = s.build(name);
+    let out = s.run(n, &exe);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "{name} failed ({}):\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.contains(expect),
+        "{name}: expected {expect:?} in the output:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
+#[test]
+fn hello_reports_rank_and_size() {
+    let s = Scratch::new("hello");
+    let exe = s.build("hello");
+    let out = s.run(4, &exe);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for r in 0..4 {
+        assert!(
+            stdout.contains(&format!("hello from rank {r} of 4")),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn point_to_point_ring() {
+    run_ok("ring", 4, "ring: ok on 4 ranks");
+}
+
+#[test]
+fn collectives() {
+    run_ok("allreduce", 4, "allreduce: ok on 4 ranks");
+}
+
+#[test]
+fn spawn_merge_disconnect() {
+    run_ok("spawn_merge", 2, "spawn_merge: ok, 2 parents, 2 children");
+}
+
+#[test]
+fn errors_return_their_classes() {
+    run_ok("errors", 4, "errors: ok");
+}
+
+#[test]
+fn errors_are_fatal_by_default() {
+    let s = Scratch::new("fatal");
+    let exe = s.build("fatal");
+    let out = s.run(2, &exe);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the job succeeded:\n{stdout}");
+    assert!(!stdout.contains("not reached"), "{stdout}");
+    assert!(
+        stderr.contains("MPI_Send") && stderr.contains("MPI_ERR_RANK"),
+        "the message names neither the function nor the class:\n{stderr}"
+    );
+}
+
+#[test]
+fn library_has_the_standard_soname_and_both_symbol_sets() {
+    let lib = lib_dir().join("libmpi_abi.so");
+    let out = Command::new("readelf").arg("-dW").arg(&lib).output();
+    let Ok(out) = out else {
+        eprintln!("*** SKIPPED the SONAME check: readelf not found ***");
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("[libmpi_abi.so.1]"), "SONAME:\n{text}");
+    let syms = Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&lib)
+        .output();
+    if let Ok(syms) = syms {
+        let syms = String::from_utf8_lossy(&syms.stdout);
+        for f in [
+            "MPI_Init",
+            "PMPI_Init",
+            "MPI_Comm_spawn",
+            "PMPI_Allreduce",
+            "MPI_Wtime",
+        ] {
+            assert!(
+                syms.lines().any(|l| l.ends_with(&format!(" {f}"))),
+                "{f} is not exported"
+            );
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/* The default error handler is MPI_ERRORS_ARE_FATAL: a bad call ends the job with a message
+   naming the function and the error class, and never returns. */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv) {
+  int size;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int x = 0;
+  MPI_Send(&x, 1, MPI_INT, size + 5, 0, MPI_COMM_WORLD);
+  printf("not reached\n");
+  MPI_Finalize();
+  return 0;
+}
