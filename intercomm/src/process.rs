@@ -195,7 +195,10 @@ impl Drop for State {
     fn drop(&mut self) {
         // The thread (the process's main thread at exit) ends with a parked runtime: leave
         // the process manager now, without meeting the others (they may have left already).
-        if let Some(sh) = self.shared.take() {
+        // A process that exits holding a universe or session has not finalised: the process
+        // manager sees it leave without finalize, as before sessions existed.
+        let parked = |sh: &Shared| !sh.universe && sh.sessions == 0;
+        if let Some(sh) = self.shared.take().filter(parked) {
             if let Err(e) = crate::universe::leave(&sh.eng, false) {
                 tracing::debug!("leaving the process manager at exit: {e}");
             }
