@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::group::Group;
+use crate::matching::ANY_SOURCE;
 use crate::process;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -163,41 +164,26 @@ fn agree(
         .enumerate()
         .filter(|&(_, g)| g != me)
         .collect();
-    let mut bufs = vec![[0u8; MSG_LEN]; others.len()];
-    let mut recvs = Vec::with_capacity(others.len());
-    for (buf, &(_, g)) in bufs.iter_mut().zip(&others) {
-        recvs.push(Some(check.irecv(
-            buf,
-            crate::matching::ANY_SOURCE,
-            sender_tag(g),
-        )?));
-    }
     let mut sends = Vec::with_capacity(others.len());
     for &(r, _) in &others {
         sends.push(Some(check.isend(&mine, r as i32, sender_tag(me))?));
     }
-    let mut statuses = vec![None; others.len()];
-    let missing = |statuses: &[Option<usize>]| {
-        others
-            .iter()
-            .zip(statuses)
-            .filter(|(_, s)| s.is_none())
-            .map(|((_, g), _)| g.to_string())
-            .collect::<Vec<_>>()
-    };
+    // Each member's message is taken once it has arrived (probe, then a receive that
+    // completes at once) and checked then, so a disagreement is reported without waiting
+    // for the rest; a message of a process this one does not expect stays for its own
+    // exchange.
+    let mut heard = vec![false; others.len()];
     loop {
-        let mut pending = false;
-        for (i, r) in recvs.iter_mut().enumerate() {
-            if let Some(req) = r {
-                match req.test()? {
-                    Some(st) => {
-                        statuses[i] = Some(st.count);
-                        *r = None;
-                    }
-                    None => pending = true,
-                }
+        for (i, &(_, g)) in others.iter().enumerate() {
+            if heard[i] || check.iprobe(ANY_SOURCE, sender_tag(g))?.is_none() {
+                continue;
             }
+            let mut buf = [0u8; MSG_LEN];
+            check.recv(&mut buf, ANY_SOURCE, sender_tag(g))?;
+            heard[i] = true;
+            compare(&buf, g, me, digest, tag, seq, epoch)?;
         }
+        let mut pending = heard.iter().any(|h| !h);
         for s in sends.iter_mut() {
             if let Some(req) = s {
                 if req.test()?.is_some() {
@@ -211,7 +197,12 @@ fn agree(
             break;
         }
         if Instant::now() > deadline {
-            let missing = missing(&statuses);
+            let missing: Vec<String> = others
+                .iter()
+                .zip(&heard)
+                .filter(|(_, h)| !**h)
+                .map(|((_, g), _)| g.to_string())
+                .collect();
             return Err(CommError::GroupMismatch {
                 tag: tag.to_string(),
                 detail: format!(
@@ -227,22 +218,87 @@ fn agree(
         }
         std::thread::yield_now();
     }
-    drop(recvs);
-    for ((_, g), buf) in others.iter().zip(&bufs) {
-        let from = Gpid::from_u64(u64::from_le_bytes(buf[0..8].try_into().unwrap()));
-        let theirs = u128::from_le_bytes(buf[8..24].try_into().unwrap());
-        let their_seq = u64::from_le_bytes(buf[24..32].try_into().unwrap());
-        let their_epoch = u64::from_le_bytes(buf[32..40].try_into().unwrap());
-        if from != *g || theirs != digest {
-            return Err(CommError::GroupMismatch {
-                tag: tag.to_string(),
-                detail: format!(
-                    "member {from} (session epoch {their_epoch}, #{their_seq}) sees a \
-                     different group (members, order or leaders) than this process {me} \
-                     (epoch {epoch}, #{seq}): every member must pass the same group"
-                ),
-            });
+    Ok(())
+}
+
+/// Checks a member's agreement message against this process's view.
+fn compare(
+    buf: &[u8; MSG_LEN],
+    expected: Gpid,
+    me: Gpid,
+    digest: u128,
+    tag: &str,
+    seq: u64,
+    epoch: u64,
+) -> Result<()> {
+    let word = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+    let from = Gpid::from_u64(word(0));
+    let theirs = u128::from_le_bytes(buf[8..24].try_into().expect("16 bytes"));
+    let (their_seq, their_epoch) = (word(24), word(32));
+    if from == expected && theirs == digest {
+        return Ok(());
+    }
+    Err(CommError::GroupMismatch {
+        tag: tag.to_string(),
+        detail: format!(
+            "member {from} (session epoch {their_epoch}, #{their_seq}) sees a different \
+             group (members, order or leaders) than this process {me} (epoch {epoch}, \
+             #{seq}): every member must pass the same group"
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_context_in_use_is_refused() {
+        let ext = context::extended(&[&[1, 2, 3]], "t", 0);
+        assert!(claim(ext, "t").is_ok());
+        process::context_in_use(ext.wire());
+        let e = claim(ext, "t").unwrap_err();
+        assert!(matches!(e, CommError::ContextCollision { wire, .. } if wire == ext.wire()));
+        assert!(e.to_string().contains("another tag"), "{e}");
+        // Its collective twin counts too.
+        process::context_released(ext.wire());
+        process::context_in_use(context::collective(ext.wire()));
+        assert!(claim(ext, "t").is_err());
+        process::context_released(context::collective(ext.wire()));
+        assert!(claim(ext, "t").is_ok());
+    }
+
+    #[test]
+    fn sequence_numbers_count_per_members_and_tag() {
+        let g = |r: &[u32]| {
+            r.iter()
+                .map(|&rank| Gpid { job: 9, rank })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(process::next_group_seq(g(&[0, 1]), "a"), 0);
+        assert_eq!(process::next_group_seq(g(&[0, 1]), "a"), 1);
+        assert_eq!(process::next_group_seq(g(&[0, 1]), "b"), 0);
+        assert_eq!(process::next_group_seq(g(&[0, 2]), "a"), 0);
+    }
+
+    #[test]
+    fn digests_see_order_and_leaders() {
+        let g = |r: &[u32]| Group::new(r.iter().map(|&rank| Gpid { job: 9, rank }).collect());
+        let (a, b) = (g(&[0, 1]), g(&[1, 0]));
+        assert_ne!(digest(&[&a], &[], "t", 0), digest(&[&b], &[], "t", 0));
+        let (lo, hi) = (g(&[0, 1]), g(&[2, 3]));
+        assert_ne!(
+            digest(&[&lo, &hi], &[0, 0], "t", 0),
+            digest(&[&lo, &hi], &[0, 1], "t", 0)
+        );
+    }
+
+    #[test]
+    fn creation_without_a_runtime_is_an_error() {
+        match comm_from_group(&Group::empty(), "t") {
+            Err(CommError::NotInitialized) => {}
+            Err(e) => panic!("wrong error: {e}"),
+            Ok(_) => panic!("a communicator without a runtime"),
         }
     }
-    Ok(())
 }

@@ -144,6 +144,28 @@ fn run() -> R {
     }
     ok("barrier", w1.barrier())?;
 
+    // A member that never comes: the others fail within the (short) timeout, naming it.
+    let mut short = ok(
+        "init short",
+        Session::init(SessionOptions {
+            group_timeout: Duration::from_secs(2),
+        }),
+    )?;
+    if rank < 2 {
+        let g = ok("g012", wg.incl(&[0, 1, 2]))?;
+        match g.create_comm("app.missing") {
+            Err(CommError::GroupMismatch { detail, .. })
+                if detail.contains("did not take part") && detail.contains("rank 2") => {}
+            Err(e) => return Err(format!("missing member gave {e}")),
+            Ok(_) => return Err("a group with a missing member made a communicator".into()),
+        }
+    }
+    ok("finalize short", short.finalize())?;
+    ok("barrier", w1.barrier())?;
+    // The timeout of the latest init applies: back to the long one.
+    let s_long = ok("init long", Session::init(opts()))?;
+    drop(s_long);
+
     // Finalise both; calls on a finalised session fail; a new session works.
     drop((w1, w2, ic));
     ok("finalize 1", s1.finalize())?;
@@ -153,7 +175,7 @@ fn run() -> R {
     )?;
     ok("finalize 2", s2.finalize())?;
     let s3 = ok("re-init", Session::init(opts()))?;
-    expect(s3.epoch() == 3, "re-init epoch")?;
+    expect(s3.epoch() == 5, "re-init epoch")?;
     queries(&s3, 4)?;
     let w3 = ok(
         "create_comm after re-init",
