@@ -52,10 +52,13 @@ mod collective;
 mod communicator;
 mod datatype;
 mod dynamic;
+mod from_group;
 mod inter;
 mod intra;
 mod partition;
 mod point_to_point;
+mod pset;
+mod session;
 mod universe;
 
 pub use collective::{
@@ -69,6 +72,7 @@ pub use dynamic::{
     close_port, lookup_name, open_port, publish_name, unpublish_name, ConnectAccept, Port, Spawn,
     SpawnOptions, Wireup,
 };
+pub use from_group::{intercomm_from_groups, GroupCommunicators};
 pub use ibdyn_intercomm::{
     wait_all, wait_any, CommError, Gpid, Group, GroupRelation, Request, Result, Status, ANY_SOURCE,
     ANY_TAG, DEFAULT_EAGER_LIMIT, PROC_NULL,
@@ -78,6 +82,8 @@ pub use inter::InterCommunicator;
 pub use intra::IntraCommunicator;
 pub use partition::{Partition, PartitionMut};
 pub use point_to_point::{AnyProcess, Process, Source};
+pub use pset::{SELF as PSET_SELF, WORLD as PSET_WORLD};
+pub use session::{PsetInfo, Session, SessionOptions};
 pub use universe::Universe;
 
 /// Initialises the runtime of this process (MPI_Init). Finalised when the universe drops.
@@ -99,5 +105,6 @@ pub mod traits {
     pub use crate::communicator::Communicator;
     pub use crate::datatype::{Buffer, BufferMut, Equivalence};
     pub use crate::dynamic::{ConnectAccept, Spawn};
+    pub use crate::from_group::GroupCommunicators;
     pub use crate::point_to_point::Source;
 }

@@ -33,6 +33,12 @@ struct CommInner {
     attrs: RefCell<Vec<(TypeId, Rc<dyn Any>)>>,
 }
 
+impl Drop for CommInner {
+    fn drop(&mut self) {
+        crate::process::context_released(self.ctx);
+    }
+}
+
 /// A communicator. Cloning gives another handle to the same communicator.
 #[derive(Clone)]
 pub struct Communicator {
@@ -62,6 +68,7 @@ impl Communicator {
             derived: Cell::new(0),
             attrs: RefCell::new(Vec::new()),
         };
+        crate::process::context_in_use(ctx);
         Ok(Communicator {
             inner: Rc::new(inner),
             ctx,

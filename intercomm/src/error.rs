@@ -38,6 +38,22 @@ pub enum CommError {
     Collective(Box<dyn std::error::Error + Send + Sync + 'static>),
     #[error("the runtime is already initialised in this process")]
     AlreadyInitialized,
+    #[error("unknown process set {name:?} (names are case-sensitive; known: {known})")]
+    UnknownPset { name: String, known: String },
+    #[error(
+        "process set index {index} is out of range: this session knows {count} sets (0..{count})"
+    )]
+    PsetIndex { index: usize, count: usize },
+    #[error("malformed process set definition {text:?}: {why}")]
+    MalformedPset { text: String, why: String },
+    #[error("the session has been finalized: initialise a new one with Session::init")]
+    SessionFinalized,
+    #[error("no session or universe is initialised in this process: call Session::init or ibdyn::initialize first")]
+    NotInitialized,
+    #[error("the members disagree about the group of communicator {tag:?}: {detail}")]
+    GroupMismatch { tag: String, detail: String },
+    #[error("context id {wire:#x} (from {what}) is already used by a communicator of this process; free it, or use another tag")]
+    ContextCollision { wire: u64, what: String },
 }
 
 pub type Result<T, E = CommError> = std::result::Result<T, E>;

@@ -7,6 +7,7 @@ use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::group::Group;
 use crate::packet::{Header, Kind};
+use crate::process::{Holder, Release};
 use crate::protocol::card_key;
 use ibdyn_pmi::PmiClient;
 use ibdyn_shm::{RecvQueue, ShmConfig};
@@ -88,48 +89,9 @@ impl Universe {
     }
 
     fn init_inner() -> Result<Universe> {
-        init_logging();
-        // Idle waits block for microseconds at a time; the default 50 us timer slack would
-        // make every such wake-up late.
-        // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
-        let mut pmi = PmiClient::init_deferred()?;
-        if pmi.server_kind() == ibdyn_pmi::ServerKind::Singleton {
-            // A program started on its own gets a private daemon at once, so that it can spawn
-            // and its children share its node (and its shared memory).
-            if let Err(e) = pmi.serve_singleton() {
-                tracing::debug!("running as a plain singleton (no daemon): {e}");
-            }
-        }
-        let me = Gpid {
-            job: pmi.job_id(),
-            rank: pmi.rank(),
-        };
-        let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
-        if let Err(e) = ibdyn_shm::cma::allow_peers() {
-            tracing::debug!("could not allow peers to read this process: {e}");
-        }
-        // CMA is assumed until the kernel refuses a read (then the pipelined copy takes over);
-        // IBDYN_CMA=off forces the copy path (for tests and comparisons).
-        let cma = std::env::var("IBDYN_CMA").map_or(true, |v| v != "off");
-        let fabric = open_fabric(me)?;
-        let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
-        let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
-        let card = eng.card().to_bytes();
-        let eng = Rc::new(RefCell::new(eng));
-        let size = {
-            let mut e = eng.borrow_mut();
-            // Under a PMI-1 server without ibdyn's extensions, puts are seen only after a fence;
-            // ours sees them at once, and the put's acknowledgement can wait for the next call.
-            let pmi = e.pmi();
-            if pmi.puts_visible_without_fence() {
-                pmi.put_nowait(&card_key(me.rank), &ibdyn_pmi::wire::hex_encode(&card))?;
-            } else {
-                pmi.put_bytes(&card_key(me.rank), &card)?;
-                pmi.fence()?;
-            }
-            pmi.size()
-        };
+        let (eng, _epoch) = crate::process::acquire(Holder::Universe, new_engine)?;
+        let me = eng.borrow().me();
+        let size = eng.borrow_mut().pmi().size();
         let world_group = Group::new((0..size).map(|rank| Gpid { job: me.job, rank }).collect());
         let world = Communicator::new(eng.clone(), context::world(me.job), world_group, None, me)?;
         let self_ctx = context::derive(context::world(me.job), u64::MAX - me.rank as u64);
@@ -230,25 +192,7 @@ impl Universe {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
         }
-        let eng_rc = self.eng.clone();
-        let mut eng = eng_rc.borrow_mut();
-        let deadline = Instant::now() + FLUSH_TIMEOUT;
-        let mut timed_out = false;
-        eng.wait_until(|e| {
-            timed_out = Instant::now() > deadline;
-            e.flushed() || timed_out
-        })?;
-        // A process alone in its job has no one to meet: no round trip to the process manager.
-        let pmi = eng.pmi();
-        let r = if pmi.size() > 1 {
-            pmi.barrier().map_err(CommError::from)
-        } else {
-            Ok(())
-        };
-        let f = pmi.finalize().map_err(CommError::from);
-        drop(eng);
-        // Cached collective state holds handles of its communicator (a cycle): let it go, and
-        // remove this process's segment name now rather than when the last handle drops.
+        // Cached collective state holds handles of its communicator (a cycle): let it go.
         for c in [
             Some(&self.world),
             Some(&self.self_comm),
@@ -259,17 +203,13 @@ impl Universe {
         {
             c.clear_attributes();
         }
-        if let Err(e) = ibdyn_shm::remove_segments_of(std::process::id() as i32) {
-            tracing::debug!("removing this process's shared-memory segment: {e}");
-        }
+        let r = match crate::process::release(Holder::Universe) {
+            // Sessions still use the runtime: the last of them leaves the process manager.
+            Release::Keep | Release::Park => flush(&self.eng),
+            Release::Teardown => leave(&self.eng, true),
+        };
         INITIALIZED.store(false, Ordering::SeqCst);
-        if timed_out {
-            return Err(CommError::Timeout {
-                what: "queued messages to leave at finalize".into(),
-                secs: FLUSH_TIMEOUT.as_secs(),
-            });
-        }
-        r.and(f)
+        r
     }
 }
 
@@ -279,6 +219,91 @@ impl Drop for Universe {
             tracing::warn!("finalize: {e}");
         }
     }
+}
+
+/// Opens this process's runtime: connects to the process manager, opens the endpoints and
+/// publishes the address card (the first universe or session of a process does this).
+pub(crate) fn new_engine() -> Result<Rc<RefCell<Engine>>> {
+    init_logging();
+    // Idle waits block for microseconds at a time; the default 50 us timer slack would
+    // make every such wake-up late.
+    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
+    let mut pmi = PmiClient::init_deferred()?;
+    if pmi.server_kind() == ibdyn_pmi::ServerKind::Singleton {
+        // A program started on its own gets a private daemon at once, so that it can spawn
+        // and its children share its node (and its shared memory).
+        if let Err(e) = pmi.serve_singleton() {
+            tracing::debug!("running as a plain singleton (no daemon): {e}");
+        }
+    }
+    let me = Gpid {
+        job: pmi.job_id(),
+        rank: pmi.rank(),
+    };
+    let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
+    if let Err(e) = ibdyn_shm::cma::allow_peers() {
+        tracing::debug!("could not allow peers to read this process: {e}");
+    }
+    // CMA is assumed until the kernel refuses a read (then the pipelined copy takes over);
+    // IBDYN_CMA=off forces the copy path (for tests and comparisons).
+    let cma = std::env::var("IBDYN_CMA").map_or(true, |v| v != "off");
+    let fabric = open_fabric(me)?;
+    let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
+    let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
+    let card = eng.card().to_bytes();
+    let eng = Rc::new(RefCell::new(eng));
+    {
+        let mut e = eng.borrow_mut();
+        // Under a PMI-1 server without ibdyn's extensions, puts are seen only after a fence;
+        // ours sees them at once, and the put's acknowledgement can wait for the next call.
+        let pmi = e.pmi();
+        if pmi.puts_visible_without_fence() {
+            pmi.put_nowait(&card_key(me.rank), &ibdyn_pmi::wire::hex_encode(&card))?;
+        } else {
+            pmi.put_bytes(&card_key(me.rank), &card)?;
+            pmi.fence()?;
+        }
+    }
+    Ok(eng)
+}
+
+/// Leaves the process manager: waits (bounded) for queued packets to leave, meets the
+/// other processes of the job if `meet`, finalises PMI and removes this process's
+/// shared-memory segment name.
+pub(crate) fn leave(eng: &Rc<RefCell<Engine>>, meet: bool) -> Result<()> {
+    let flushed = flush(eng);
+    let mut eng = eng.borrow_mut();
+    // A process alone in its job has no one to meet: no round trip to the process manager.
+    let pmi = eng.pmi();
+    let r = if meet && pmi.size() > 1 {
+        pmi.barrier().map_err(CommError::from)
+    } else {
+        Ok(())
+    };
+    let f = pmi.finalize().map_err(CommError::from);
+    drop(eng);
+    if let Err(e) = ibdyn_shm::remove_segments_of(std::process::id() as i32) {
+        tracing::debug!("removing this process's shared-memory segment: {e}");
+    }
+    flushed.and(r).and(f)
+}
+
+/// Waits (bounded) for queued packets to leave.
+pub(crate) fn flush(eng: &Rc<RefCell<Engine>>) -> Result<()> {
+    let deadline = Instant::now() + FLUSH_TIMEOUT;
+    let mut timed_out = false;
+    eng.borrow_mut().wait_until(|e| {
+        timed_out = Instant::now() > deadline;
+        e.flushed() || timed_out
+    })?;
+    if timed_out {
+        return Err(CommError::Timeout {
+            what: "queued messages to leave at finalize".into(),
+            secs: FLUSH_TIMEOUT.as_secs(),
+        });
+    }
+    Ok(())
 }
 
 fn open_fabric(me: Gpid) -> Result<Option<Fabric>> {

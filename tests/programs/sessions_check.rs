@@ -1,0 +1,259 @@
+//! Sessions checks, run under `ibdyn run -n 4` (4 processes exactly). Every rank runs every
+//! check; each rank prints `sessions_check: all passed` at the end. Any failure exits non-zero
+//! with a message naming the check.
+
+use ibdyn::traits::*;
+use ibdyn::{
+    intercomm_from_groups, CommError, IntraCommunicator, Session, SessionOptions, SystemOperation,
+    PSET_SELF, PSET_WORLD,
+};
+use std::time::Duration;
+
+type R<T = ()> = Result<T, String>;
+
+fn ok<T>(what: &str, r: ibdyn::Result<T>) -> R<T> {
+    r.map_err(|e| format!("{what}: {e}"))
+}
+
+fn expect(cond: bool, what: &str) -> R {
+    cond.then_some(()).ok_or_else(|| format!("{what}: wrong"))
+}
+
+fn opts() -> SessionOptions {
+    SessionOptions {
+        group_timeout: Duration::from_secs(10),
+    }
+}
+
+fn sum_of_ranks(c: &IntraCommunicator, what: &str) -> R<i64> {
+    let mut out = [0i64];
+    ok(
+        what,
+        c.all_reduce_into(&[c.rank() as i64], &mut out, SystemOperation::sum()),
+    )?;
+    Ok(out[0])
+}
+
+fn queries(s: &Session, world: usize) -> R {
+    let n = ok("num_psets", s.num_psets())?;
+    expect(n >= 2, "num_psets >= 2")?;
+    expect(
+        ok("nth 0", s.nth_pset(0))? == PSET_WORLD,
+        "nth_pset(0) is WORLD",
+    )?;
+    expect(
+        ok("nth 1", s.nth_pset(1))? == PSET_SELF,
+        "nth_pset(1) is SELF",
+    )?;
+    let w = ok("info WORLD", s.pset_info(PSET_WORLD))?;
+    expect(w.mpi_size == world && w.is_member, "WORLD info")?;
+    let me = ok("info SELF", s.pset_info(PSET_SELF))?;
+    expect(me.mpi_size == 1 && me.is_member, "SELF info")?;
+    expect(
+        matches!(s.nth_pset(n), Err(CommError::PsetIndex { index, count }) if index == n && count == n),
+        "nth_pset out of range is PsetIndex",
+    )?;
+    expect(
+        matches!(
+            s.pset_info("mpi://world"),
+            Err(CommError::UnknownPset { .. })
+        ),
+        "names are case-sensitive",
+    )?;
+    expect(
+        matches!(
+            s.group_from_pset("app://nope"),
+            Err(CommError::UnknownPset { .. })
+        ),
+        "unknown set",
+    )?;
+    expect(
+        matches!(s.pset_info("WORLD"), Err(CommError::MalformedPset { .. })),
+        "malformed name",
+    )?;
+    Ok(())
+}
+
+fn run() -> R {
+    let mut s1 = ok("init 1", Session::init(opts()))?;
+    queries(&s1, 4)?;
+    let wg = ok("group WORLD", s1.group_from_pset(PSET_WORLD))?;
+    let me = ok("group SELF", s1.group_from_pset(PSET_SELF))?.members()[0];
+    let rank = wg.rank_of(me).ok_or("I am not in WORLD")? as i32;
+    expect(wg.size() == 4, "run with -n 4")?;
+    let w1 = ok("create_comm", wg.create_comm("app.world"))?;
+    expect(w1.rank() == rank && w1.size() == 4, "comm from WORLD")?;
+    expect(
+        sum_of_ranks(&w1, "allreduce on WORLD")? == 6,
+        "allreduce sum",
+    )?;
+
+    // A second session at once: the same group and tag make a second communicator.
+    let mut s2 = ok("init 2", Session::init(opts()))?;
+    expect(s2.epoch() == s1.epoch() + 1, "epochs count the inits")?;
+    let w2 = ok(
+        "create_comm 2",
+        ok("group 2", s2.group_from_pset(PSET_WORLD))?.create_comm("app.world"),
+    )?;
+    expect(sum_of_ranks(&w2, "allreduce on 2nd")? == 6, "2nd allreduce")?;
+
+    // A subgroup by incl: its own context, apart from the set's communicator.
+    let even = ok("incl", wg.incl(&[0, 2]))?;
+    if rank % 2 == 0 {
+        let ce = ok("create_comm even", even.create_comm("app.world"))?;
+        expect(ce.size() == 2, "even size")?;
+        expect(sum_of_ranks(&ce, "allreduce even")? == 1, "even sum")?;
+    } else {
+        expect(
+            matches!(
+                even.create_comm("app.world"),
+                Err(CommError::InvalidArgument(_))
+            ),
+            "non-member create_comm is an error",
+        )?;
+    }
+
+    // An intercommunicator between the halves.
+    let (lo, hi) = (ok("lo", wg.incl(&[0, 1]))?, ok("hi", wg.incl(&[2, 3]))?);
+    let (local, remote) = if rank < 2 { (&lo, &hi) } else { (&hi, &lo) };
+    let ic = ok(
+        "intercomm_from_groups",
+        intercomm_from_groups(local, 0, remote, 0, "app.halves"),
+    )?;
+    expect(ic.remote_size() == 2, "intercomm remote size")?;
+    let peer = ic.process_at_rank(ic.rank());
+    let mine = [rank as i64];
+    let mut got = [0i64];
+    let r = ok("inter irecv", peer.immediate_receive_into(&mut got[..]))?;
+    ok("inter send", peer.send(&mine[..]))?;
+    ok("inter wait", r.wait())?;
+    expect(got[0] == ((rank + 2) % 4) as i64, "intercomm exchange")?;
+
+    // Members that disagree about the order: both get GroupMismatch, at once.
+    if rank < 2 {
+        let g = if rank == 0 {
+            ok("g01", wg.incl(&[0, 1]))?
+        } else {
+            ok("g10", wg.incl(&[1, 0]))?
+        };
+        match g.create_comm("app.mismatch") {
+            Err(CommError::GroupMismatch { detail, .. }) if detail.contains("different group") => {}
+            Err(e) => return Err(format!("mismatch gave {e}")),
+            Ok(_) => return Err("a mismatched group made a communicator".into()),
+        }
+    }
+    ok("barrier", w1.barrier())?;
+
+    // A member that never comes: the others fail within the (short) timeout, naming it.
+    let mut short = ok(
+        "init short",
+        Session::init(SessionOptions {
+            group_timeout: Duration::from_secs(2),
+        }),
+    )?;
+    if rank < 2 {
+        let g = ok("g012", wg.incl(&[0, 1, 2]))?;
+        match g.create_comm("app.missing") {
+            Err(CommError::GroupMismatch { detail, .. })
+                if detail.contains("did not take part") && detail.contains("rank 2") => {}
+            Err(e) => return Err(format!("missing member gave {e}")),
+            Ok(_) => return Err("a group with a missing member made a communicator".into()),
+        }
+    }
+    ok("finalize short", short.finalize())?;
+    ok("barrier", w1.barrier())?;
+    // The timeout of the latest init applies: back to the long one.
+    let s_long = ok("init long", Session::init(opts()))?;
+    drop(s_long);
+
+    // Finalise both; calls on a finalised session fail; a new session works.
+    drop((w1, w2, ic));
+    ok("finalize 1", s1.finalize())?;
+    expect(
+        matches!(s1.num_psets(), Err(CommError::SessionFinalized)),
+        "finalized session",
+    )?;
+    ok("finalize 2", s2.finalize())?;
+    let s3 = ok("re-init", Session::init(opts()))?;
+    expect(s3.epoch() == 5, "re-init epoch")?;
+    queries(&s3, 4)?;
+    let w3 = ok(
+        "create_comm after re-init",
+        ok("group 3", s3.group_from_pset(PSET_WORLD))?.create_comm("app.world"),
+    )?;
+    expect(
+        sum_of_ranks(&w3, "allreduce after re-init")? == 6,
+        "re-init sum",
+    )?;
+
+    // A universe alongside; rank 0 defines sets the way a launcher does (the job-level
+    // key), and a session started afterwards sees them.
+    let universe = ok("initialize", ibdyn::initialize())?;
+    let world = universe.world();
+    expect(
+        sum_of_ranks(&world, "allreduce on universe")? == 6,
+        "universe sum",
+    )?;
+    if rank == 0 {
+        ok(
+            "put psets",
+            universe
+                .with_pmi(|p| p.put("ibdyn-psets", "app://even=0,2;app://odd=1,3"))
+                .map_err(CommError::from),
+        )?;
+    }
+    ok("barrier", world.barrier())?;
+    let s4 = ok("init 4", Session::init(opts()))?;
+    expect(ok("num 4", s4.num_psets())? == 4, "launcher sets counted")?;
+    expect(
+        ok("nth 2", s4.nth_pset(2))? == "app://even",
+        "launcher set order",
+    )?;
+    let info = ok("info even", s4.pset_info("app://even"))?;
+    expect(
+        info.mpi_size == 2 && info.is_member == (rank % 2 == 0),
+        "even info",
+    )?;
+    let set = if rank % 2 == 0 {
+        "app://even"
+    } else {
+        "app://odd"
+    };
+    let half = ok("group half", s4.group_from_pset(set))?;
+    let ch = ok("create_comm half", half.create_comm("app.half"))?;
+    expect(sum_of_ranks(&ch, "allreduce half")? == 1, "half sum")?;
+    drop((w3, ch, s3, s4));
+    ok("finalize universe", universe.finalize())?;
+    Ok(())
+}
+
+/// Sessions only, no universe: the runtime is parked after each finalize and left at exit.
+fn sessions_only() -> R {
+    for round in 1..=3u64 {
+        let mut s = ok("init", Session::init(opts()))?;
+        expect(s.epoch() == round, "epoch of a session-only process")?;
+        queries(&s, 4)?;
+        let c = ok(
+            "create_comm",
+            ok("group", s.group_from_pset(PSET_WORLD))?.create_comm("app.round"),
+        )?;
+        expect(sum_of_ranks(&c, "allreduce")? == 6, "session-only sum")?;
+        drop(c);
+        ok("finalize", s.finalize())?;
+    }
+    Ok(())
+}
+
+fn main() {
+    let r = match std::env::args().nth(1).as_deref() {
+        Some("sessions-only") => sessions_only(),
+        _ => run(),
+    };
+    match r {
+        Ok(()) => println!("sessions_check: all passed"),
+        Err(e) => {
+            eprintln!("sessions_check: {e}");
+            std::process::exit(1);
+        }
+    }
+}

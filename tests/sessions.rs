@@ -1,0 +1,45 @@
+//! Sessions across real processes: process-set queries, communicators from groups and
+//! between groups, two sessions at once, finalize and re-init in one process, a universe
+//! alongside, launcher-defined sets, and the bad-input errors (tests/programs/sessions_check.rs).
+
+mod common;
+
+use std::process::Output;
+
+fn run(args: &[&str]) -> Output {
+    common::ibdyn_bounded()
+        .arg("run")
+        .args(args)
+        .output()
+        .expect("start ibdyn run")
+}
+
+fn assert_all_passed(out: &Output, ranks: usize, what: &str) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.matches("sessions_check: all passed").count() == ranks,
+        "{what}: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn sessions_psets_and_communicators_from_groups() {
+    let prog = common::example_bin("sessions_check");
+    let p = prog.to_str().unwrap();
+    for nodes in ["1", "2"] {
+        let out = run(&["-n", "4", "--nodes", nodes, p]);
+        assert_all_passed(&out, 4, &format!("4 processes on {nodes} node(s)"));
+    }
+}
+
+#[test]
+fn sessions_without_a_universe_reinit_and_leave_at_exit() {
+    let prog = common::example_bin("sessions_check");
+    let p = prog.to_str().unwrap();
+    for nodes in ["1", "2"] {
+        let out = run(&["-n", "4", "--nodes", nodes, p, "sessions-only"]);
+        assert_all_passed(&out, 4, &format!("sessions only, {nodes} node(s)"));
+    }
+}
