@@ -25,6 +25,9 @@ int main(int argc, char **argv) {
     token += rank;
     MPI_Send(&token, 1, MPI_LONG, next, 7, MPI_COMM_WORLD);
   }
+  /* Nobody sends anything else before every rank has its token: the wildcard receive above
+     would match it (MPI allows that). */
+  MPI_Barrier(MPI_COMM_WORLD);
 
   /* all to all, non-blocking */
   int out[64], in[64];
