@@ -43,3 +43,36 @@ fn sessions_without_a_universe_reinit_and_leave_at_exit() {
         assert_all_passed(&out, 4, &format!("sessions only, {nodes} node(s)"));
     }
 }
+
+#[test]
+fn sets_named_on_the_launcher() {
+    let prog = common::example_bin("sessions_check");
+    let p = prog.to_str().unwrap();
+    let out = run(&[
+        "-n",
+        "4",
+        "--pset",
+        "app://even=0,2",
+        "--pset",
+        "app://odd=1,3",
+        p,
+        "launcher-sets",
+    ]);
+    assert_all_passed(&out, 4, "--pset");
+    // A duplicate name, an out-of-range rank: refused before anything starts.
+    for bad in [
+        ["--pset", "app://a=0", "--pset", "app://a=1"],
+        ["--pset", "app://a=9", "--pset", "app://b=1"],
+    ] {
+        let mut args = vec!["-n", "4"];
+        args.extend_from_slice(&bad);
+        args.extend_from_slice(&[p, "launcher-sets"]);
+        let out = run(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && err.contains("--pset"),
+            "{bad:?}: {:?} {err}",
+            out.status
+        );
+    }
+}

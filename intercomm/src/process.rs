@@ -220,7 +220,7 @@ pub struct SessionStart {
 
 /// The job-level PMI key under which a launcher defines process sets:
 /// `NAME=RANKS[;NAME=RANKS...]`, RANKS a comma-separated list of ranks and `a-b` ranges.
-pub const PSETS_KEY: &str = "ibdyn-psets";
+pub use ibdyn_pmi::psets::PSETS_KEY;
 
 /// Starts a session: joins (or opens) the runtime of this process.
 pub fn session_acquire() -> Result<SessionStart> {

@@ -40,6 +40,10 @@ enum Cmd {
         /// Submit the job to the running DVM (`ibdyn dvm start`) instead of starting daemons.
         #[arg(long)]
         dvm: bool,
+        /// Name a process set of the job for MPI Sessions: `NAME=RANKS`, e.g.
+        /// `--pset app://even=0,2,4` (ranks and ranges like `4-7`); repeatable.
+        #[arg(long = "pset", value_name = "NAME=RANKS")]
+        psets: Vec<String>,
         /// Private launcher of a singleton: write the ready line to this descriptor.
         #[arg(long, hide = true, requires = "jobid")]
         adopt_ready_fd: Option<i32>,
@@ -170,13 +174,21 @@ pub fn main() -> i32 {
             tag_output,
             keep_going,
             dvm,
+            psets,
             adopt_ready_fd,
             jobid,
             mut command,
         } => {
             let program = command.remove(0);
+            let preput = match crate::psets::preput(&psets, nprocs) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("ibdyn run: {e}");
+                    return 2;
+                }
+            };
             if dvm {
-                let r = crate::run_on_dvm(nprocs, &program, &command, tag_output);
+                let r = crate::run_on_dvm(nprocs, &program, &command, tag_output, preput);
                 return r.unwrap_or_else(|e| {
                     eprintln!("ibdyn run: {e}");
                     match e {
@@ -186,6 +198,7 @@ pub fn main() -> i32 {
                 });
             }
             let opts = RunOptions {
+                preput,
                 nprocs,
                 nnodes: nodes,
                 map_by,

@@ -199,7 +199,13 @@ pub fn dvm_stop() -> Result<()> {
 
 /// `ibdyn run --dvm`: submits one job and relays its output; returns its exit status. The
 /// DVM must take the job (or refuse it) within `IBDYN_SPAWN_TIMEOUT` seconds (default 60).
-pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Result<i32> {
+pub fn run_on_dvm(
+    nprocs: u32,
+    program: &str,
+    args: &[String],
+    tag: bool,
+    preput: Vec<(String, String)>,
+) -> Result<i32> {
     if nprocs == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));
     }
@@ -213,7 +219,7 @@ pub fn run_on_dvm(nprocs: u32, program: &str, args: &[String], tag: bool) -> Res
             nprocs,
             info: vec![],
         }],
-        preput: vec![],
+        preput,
     })?;
     let env = JobEnv::current()
         .map_err(|e| LaunchError::io("find the current directory (the ranks run there)", e))?;

@@ -12,6 +12,7 @@ mod jobtable;
 mod link;
 pub mod placement;
 mod protocol;
+pub mod psets;
 pub mod run;
 pub mod secret;
 mod signals;

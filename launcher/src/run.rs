@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
+    /// Job-level keys the ranks find in their key-value space (e.g. process sets).
+    pub preput: Vec<(String, String)>,
     pub nprocs: u32,
     pub nnodes: u32,
     pub map_by: MapBy,
@@ -628,7 +630,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
                     nprocs: o.nprocs,
                     info: vec![],
                 }],
-                preput: vec![],
+                preput: o.preput.clone(),
             })?,
             jobid: Some(jobid),
             nodes: Some(placement.node_of.clone()),

@@ -227,6 +227,47 @@ fn run() -> R {
     Ok(())
 }
 
+/// Sets named with `ibdyn run --pset app://even=0,2 --pset app://odd=1,3`, each usable again.
+fn launcher_sets() -> R {
+    let s = ok("init", Session::init(opts()))?;
+    let world = ok(
+        "create_comm WORLD",
+        ok("group", s.group_from_pset(PSET_WORLD))?.create_comm("app.w"),
+    )?;
+    let rank = world.rank();
+    expect(
+        ok("num", s.num_psets())? == 4,
+        "WORLD, SELF and two launcher sets",
+    )?;
+    expect(
+        ok("nth 3", s.nth_pset(3))? == "app://odd",
+        "launcher set order",
+    )?;
+    expect(
+        s.pset_info("app://Even").is_err(),
+        "set names are case-sensitive",
+    )?;
+    let set = if rank % 2 == 0 {
+        "app://even"
+    } else {
+        "app://odd"
+    };
+    let info = ok("info", s.pset_info(set))?;
+    expect(info.mpi_size == 2 && info.is_member, "own half")?;
+    for round in 0..2 {
+        let c = ok(
+            "create_comm",
+            ok("group", s.group_from_pset(set))?.create_comm("app.launcher"),
+        )?;
+        expect(c.size() == 2, "a half has two members")?;
+        expect(
+            sum_of_ranks(&c, "allreduce")? == 1,
+            &format!("sum over {set}, round {round}"),
+        )?;
+    }
+    Ok(())
+}
+
 /// Sessions only, no universe: the runtime is parked after each finalize and left at exit.
 fn sessions_only() -> R {
     for round in 1..=3u64 {
@@ -247,6 +288,7 @@ fn sessions_only() -> R {
 fn main() {
     let r = match std::env::args().nth(1).as_deref() {
         Some("sessions-only") => sessions_only(),
+        Some("launcher-sets") => launcher_sets(),
         _ => run(),
     };
     match r {
