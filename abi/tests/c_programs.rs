@@ -194,3 +194,34 @@ fn library_has_the_standard_soname_and_both_symbol_sets() {
         }
     }
 }
+
+/// `ibdyn cc` (the command a newcomer uses) builds the same way as `ibdyn-cc`, and `ibdyn info`
+/// says where the library is.
+#[test]
+fn ibdyn_cc_and_info_name_the_library() {
+    let s = Scratch::new("ibdyn-cc");
+    let exe = s.0.join("hello");
+    let out = Command::new(ibdyn_bin())
+        .env("IBDYN_ABI_LIBDIR", lib_dir())
+        .args(["cc", "-o"])
+        .arg(&exe)
+        .arg(sources().join("hello.c"))
+        .output()
+        .expect("run ibdyn cc");
+    assert!(
+        out.status.success() && exe.is_file(),
+        "ibdyn cc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = s.run(2, &exe);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("hello from rank 1 of 2"),
+        "{out:?}"
+    );
+    let info = Command::new(ibdyn_bin())
+        .arg("info")
+        .output()
+        .expect("ibdyn info");
+    let info = String::from_utf8_lossy(&info.stdout);
+    assert!(info.contains("MPI ABI library: /"), "{info}");
+}

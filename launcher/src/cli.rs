@@ -54,8 +54,15 @@ enum Cmd {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
-    /// Version, fabric providers, CMA permission, shared-memory directory.
+    /// Version, fabric providers, CMA permission, shared-memory directory, the MPI ABI library.
     Info,
+    /// Compile and link a C MPI program against ibdyn's MPI ABI library (like `mpicc`): runs
+    /// `ibdyn-cc` from beside this binary with the arguments given.
+    Cc {
+        /// Arguments for the C compiler (`-show` prints the command instead).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Persistent node daemons that `ibdyn run --dvm` submits jobs to.
     Dvm {
         #[command(subcommand)]
@@ -123,9 +130,45 @@ fn init_logging() {
         .try_init();
 }
 
+/// A file that ships beside the `ibdyn` binary (the same build or installation).
+fn beside_this_binary(name: &str) -> Option<PathBuf> {
+    let me = std::env::current_exe().ok()?;
+    // The tests run the command as an example: target/<profile>/examples/ibdyn.
+    let dirs = [
+        me.parent()?.to_path_buf(),
+        me.parent()?.parent()?.to_path_buf(),
+    ];
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.exists())
+}
+
+/// `ibdyn cc ARGS`: `ibdyn-cc ARGS`, found beside this binary or on PATH.
+fn compile_c(args: &[String]) -> i32 {
+    let cc = beside_this_binary("ibdyn-cc").unwrap_or_else(|| PathBuf::from("ibdyn-cc"));
+    match std::process::Command::new(&cc).args(args).status() {
+        Ok(st) => st.code().unwrap_or(1),
+        Err(e) => {
+            eprintln!(
+                "ibdyn cc: cannot run {}: {e} (build it with `cargo build -p ibdyn-abi`)",
+                cc.display()
+            );
+            127
+        }
+    }
+}
+
 /// `ibdyn info`: what this machine offers a job.
 fn info() -> i32 {
+    // A report for a terminal or a pipe: `ibdyn info | head` ends quietly, like other tools.
+    // SAFETY: restoring the default disposition of SIGPIPE has no memory-safety preconditions.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     println!("ibdyn {}", env!("CARGO_PKG_VERSION"));
+    match beside_this_binary("libmpi_abi.so") {
+        Some(p) => println!(
+            "MPI ABI library: {} (load it as libmpi_abi.so.1; `ibdyn cc` compiles against it)",
+            p.display()
+        ),
+        None => println!("MPI ABI library: not built (cargo build -p ibdyn-abi)"),
+    }
     match ibdyn_verbs::devices() {
         Ok(d) if d.is_empty() => println!("InfiniBand devices: none"),
         Ok(d) => {
@@ -224,6 +267,7 @@ pub fn main() -> i32 {
             }
         }
         Cmd::Info => info(),
+        Cmd::Cc { args } => compile_c(&args),
         Cmd::Dvm { action } => dvm(action),
         Cmd::Daemon {
             index,
