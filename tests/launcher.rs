@@ -172,7 +172,19 @@ fn map_by_node_places_round_robin_and_default_is_block() {
 
 #[test]
 fn sigint_is_forwarded_to_the_job() {
-    let s = Scratch::new("sigint");
+    sigint_ends_the_job("sigint", false);
+}
+
+/// A background job of a script starts with SIGINT ignored, and an ignored signal survives
+/// exec: the ranks must still start with every signal at its default, so Ctrl-C forwarded by
+/// `ibdyn run` ends them.
+#[test]
+fn sigint_is_forwarded_also_when_the_launcher_started_with_it_ignored() {
+    sigint_ends_the_job("sigint-ignored", true);
+}
+
+fn sigint_ends_the_job(tag: &str, start_ignored: bool) {
+    let s = Scratch::new(tag);
     let mut cmd = s.ibdyn(&[
         "run",
         "-n",
@@ -186,6 +198,16 @@ fn sigint_is_forwarded_to_the_job() {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if start_ignored {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: only signal(2), which is async-signal-safe, runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::signal(libc::SIGINT, libc::SIG_IGN);
+                Ok(())
+            });
+        }
+    }
     let mut child = cmd.spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     for _ in 0..2 {

@@ -199,9 +199,12 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` points at the parent's `ChildPlan`, alive while the parent is suspended.
     unsafe {
         let p = &*(arg as *const ChildPlan);
-        // Rust's runtime ignores SIGPIPE and handles SIGSEGV/SIGBUS; a new program starts
-        // with the defaults.
-        for sig in [libc::SIGPIPE, libc::SIGSEGV, libc::SIGBUS] {
+        // A new program starts with every signal at its default: an ignored one would survive
+        // the exec (Rust's runtime ignores SIGPIPE; a background job of a script starts with
+        // SIGINT and SIGQUIT ignored, and `ibdyn run` forwards Ctrl-C as SIGINT). The handler
+        // table is the child's own copy (no CLONE_SIGHAND). Numbers without a signal, and
+        // SIGKILL/SIGSTOP, just fail.
+        for sig in 1..65 {
             libc::signal(sig, libc::SIG_DFL);
         }
         if libc::setpgid(0, 0) != 0 {
