@@ -43,81 +43,57 @@ pub trait Backend {
     ) -> Result<CollectiveRequest<'b>>;
 }
 
-impl Backend for Collectives<EngineComm> {
-    fn barrier(&self) -> CollResult<()> {
-        Collectives::barrier(self)
-    }
-    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> CollResult<()> {
-        Collectives::allgather(self, send, recv)
-    }
-    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> CollResult<()> {
-        Collectives::alltoall(self, send, recv)
-    }
-    fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> CollResult<()> {
-        Collectives::allreduce(self, send, recv, op)
-    }
-    fn reduce_scatter_block(&self, send: &[u8], recv: &mut [u8], op: &Op) -> CollResult<()> {
-        Collectives::reduce_scatter_block(self, send, recv, op)
-    }
-    fn reduce_scatter(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        op: &Op,
-    ) -> CollResult<()> {
-        Collectives::reduce_scatter(self, send, recv, counts, op)
-    }
-    fn ibarrier(state: Rc<Self>) -> Result<CollectiveRequest<'static>> {
-        start_intra(state, |c| c.ibarrier())
-    }
-    fn iallreduce<'b>(
-        state: Rc<Self>,
-        send: &'b [u8],
-        recv: &'b mut [u8],
-        op: &Op,
-    ) -> Result<CollectiveRequest<'b>> {
-        start_intra(state, |c| c.iallreduce(send, recv, op))
-    }
+/// The one operation set both kinds of collective state offer, forwarded to the type's own
+/// methods; `$start` wraps its non-blocking requests.
+macro_rules! backend {
+    ($state:ident, $start:ident) => {
+        impl Backend for $state<EngineComm> {
+            fn barrier(&self) -> CollResult<()> {
+                $state::barrier(self)
+            }
+            fn allgather(&self, send: &[u8], recv: &mut [u8]) -> CollResult<()> {
+                $state::allgather(self, send, recv)
+            }
+            fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> CollResult<()> {
+                $state::alltoall(self, send, recv)
+            }
+            fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> CollResult<()> {
+                $state::allreduce(self, send, recv, op)
+            }
+            fn reduce_scatter_block(
+                &self,
+                send: &[u8],
+                recv: &mut [u8],
+                op: &Op,
+            ) -> CollResult<()> {
+                $state::reduce_scatter_block(self, send, recv, op)
+            }
+            fn reduce_scatter(
+                &self,
+                send: &[u8],
+                recv: &mut [u8],
+                counts: &[usize],
+                op: &Op,
+            ) -> CollResult<()> {
+                $state::reduce_scatter(self, send, recv, counts, op)
+            }
+            fn ibarrier(state: Rc<Self>) -> Result<CollectiveRequest<'static>> {
+                $start(state, |c| c.ibarrier())
+            }
+            fn iallreduce<'b>(
+                state: Rc<Self>,
+                send: &'b [u8],
+                recv: &'b mut [u8],
+                op: &Op,
+            ) -> Result<CollectiveRequest<'b>> {
+                $start(state, |c| c.iallreduce(send, recv, op))
+            }
+        }
+    };
 }
 
-impl Backend for InterCollectives<EngineComm> {
-    fn barrier(&self) -> CollResult<()> {
-        InterCollectives::barrier(self)
-    }
-    fn allgather(&self, send: &[u8], recv: &mut [u8]) -> CollResult<()> {
-        InterCollectives::allgather(self, send, recv)
-    }
-    fn alltoall(&self, send: &[u8], recv: &mut [u8]) -> CollResult<()> {
-        InterCollectives::alltoall(self, send, recv)
-    }
-    fn allreduce(&self, send: &[u8], recv: &mut [u8], op: &Op) -> CollResult<()> {
-        InterCollectives::allreduce(self, send, recv, op)
-    }
-    fn reduce_scatter_block(&self, send: &[u8], recv: &mut [u8], op: &Op) -> CollResult<()> {
-        InterCollectives::reduce_scatter_block(self, send, recv, op)
-    }
-    fn reduce_scatter(
-        &self,
-        send: &[u8],
-        recv: &mut [u8],
-        counts: &[usize],
-        op: &Op,
-    ) -> CollResult<()> {
-        InterCollectives::reduce_scatter(self, send, recv, counts, op)
-    }
-    fn ibarrier(state: Rc<Self>) -> Result<CollectiveRequest<'static>> {
-        start_inter(state, |c| c.ibarrier())
-    }
-    fn iallreduce<'b>(
-        state: Rc<Self>,
-        send: &'b [u8],
-        recv: &'b mut [u8],
-        op: &Op,
-    ) -> Result<CollectiveRequest<'b>> {
-        start_inter(state, |c| c.iallreduce(send, recv, op))
-    }
-}
+backend!(Collectives, start_intra);
+backend!(InterCollectives, start_inter);
 
 /// Collectives over every process of a communicator of either kind (rsmpi's
 /// `CommunicatorCollectives`). On an intercommunicator each group receives what the OTHER
