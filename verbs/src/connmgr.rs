@@ -241,12 +241,15 @@ impl ConnManager {
                         key,
                         Peer {
                             card: from,
-                            link: Link::Failed {
-                                reason: String::new(),
+                            link: Link::Answered {
+                                qp: local.qpn,
+                                rep_seq: None,
+                                since: io.now,
                             },
                             queue: VecDeque::new(),
                         },
                     );
+                    self.answered += 1;
                     (local.qpn, false)
                 }
                 Err(e) => {
@@ -270,7 +273,6 @@ impl ConnManager {
             psn: prov.rc_psn(qp),
         };
         if let Err(e) = prov.rc_connect(qp, &from, remote) {
-            self.set_link(key, Link::Connected { qp });
             return self.fail(prov, key, e.to_string(), io.out);
         }
         let reply = Handshake::Reply {
