@@ -19,14 +19,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run a parallel job: N processes of PROGRAM on K node daemons of this machine.
+    /// Run a parallel job: N processes of PROGRAM on K node daemons of this machine, or on
+    /// hosts (`--hosts`, `--hostfile`, a Slurm allocation), one node daemon each.
     Run {
         /// Number of processes.
         #[arg(short = 'n', long = "np", default_value_t = 1)]
         nprocs: u32,
-        /// Number of node daemons (each stands for one node).
-        #[arg(long, default_value_t = 1)]
-        nodes: u32,
+        /// Number of node daemons on this machine (each stands for one node; default 1).
+        #[arg(long)]
+        nodes: Option<u32>,
+        #[command(flatten)]
+        hosts: crate::hosts::HostArgs,
         /// Placement: `slot` fills nodes block-wise, `node` goes round-robin.
         #[arg(long, value_enum, default_value_t = MapBy::Slot)]
         map_by: MapBy,
@@ -71,14 +74,24 @@ enum Cmd {
     /// A node daemon (started by `ibdyn run`).
     #[command(hide = true)]
     Daemon {
+        /// This daemon's index (default: `SLURM_PROCID`, for one srun starting them all).
         #[arg(long)]
-        index: u32,
+        index: Option<u32>,
         #[arg(long)]
         nnodes: u32,
         #[arg(long)]
         session_dir: PathBuf,
+        /// Where the launcher listens, best first.
+        #[arg(long, value_delimiter = ',', required = true)]
+        launcher: Vec<SocketAddr>,
         #[arg(long)]
-        launcher: SocketAddr,
+        iface: Option<String>,
+        /// Read the job secret from the first line of stdin (ssh passes no environment).
+        #[arg(long)]
+        secret_stdin: bool,
+        /// The job's host names, by daemon index (the `host` info key of a spawn).
+        #[arg(long, value_delimiter = ',')]
+        host_names: Vec<String>,
     },
 }
 
@@ -86,8 +99,10 @@ enum Cmd {
 enum DvmAction {
     /// Start K node daemons in the background; prints where the contact file is.
     Start {
-        #[arg(long, default_value_t = 1)]
-        nodes: u32,
+        #[arg(long)]
+        nodes: Option<u32>,
+        #[command(flatten)]
+        hosts: crate::hosts::HostArgs,
     },
     /// End the DVM, its jobs and daemons.
     Stop,
@@ -96,23 +111,35 @@ enum DvmAction {
     Serve {
         #[arg(long)]
         nodes: u32,
+        #[command(flatten)]
+        hosts: crate::hosts::HostArgs,
     },
 }
 
 fn dvm(action: DvmAction) -> i32 {
     let r = match action {
-        DvmAction::Start { nodes } => crate::dvm_start(nodes).map(|p| {
-            println!(
-                "ibdyn dvm: {nodes} node daemon(s) running; contact file {}",
-                p.display()
-            );
-            0
-        }),
+        DvmAction::Start { nodes, hosts } => hosts
+            .plan(nodes.is_some())
+            .and_then(|plan| {
+                let k = plan
+                    .as_ref()
+                    .map_or(nodes.unwrap_or(1), |p| p.hosts.len() as u32);
+                crate::dvm_start(nodes.unwrap_or(1), &hosts.to_args()).map(|p| (k, p))
+            })
+            .map(|(k, p)| {
+                println!(
+                    "ibdyn dvm: {k} node daemon(s) running; contact file {}",
+                    p.display()
+                );
+                0
+            }),
         DvmAction::Stop => crate::dvm_stop().map(|_| {
             println!("ibdyn dvm: stopped");
             0
         }),
-        DvmAction::Serve { nodes } => crate::dvm_serve(nodes),
+        DvmAction::Serve { nodes, hosts } => hosts
+            .plan(false)
+            .and_then(|plan| crate::dvm_serve(nodes, plan)),
     };
     r.unwrap_or_else(|e| {
         eprintln!("ibdyn dvm: {e}");
@@ -195,6 +222,7 @@ fn info() -> i32 {
         ),
         Err(e) => println!("fabric provider: {e}"),
     }
+    println!("{}", crate::hosts::describe());
     println!("cross-memory attach (CMA): {}", ibdyn_shm::cma::probe());
     let shm = std::path::Path::new("/dev/shm");
     let writable = std::fs::metadata(shm).is_ok_and(|m| m.is_dir());
@@ -213,6 +241,7 @@ pub fn main() -> i32 {
         Cmd::Run {
             nprocs,
             nodes,
+            hosts,
             map_by,
             tag_output,
             keep_going,
@@ -224,6 +253,13 @@ pub fn main() -> i32 {
         } => {
             let program = command.remove(0);
             let preput = match crate::psets::preput(&psets, nprocs) {
+                Ok(p) => p,
+                Err(e) => {
+                    eprintln!("ibdyn run: {e}");
+                    return 2;
+                }
+            };
+            let plan = match hosts.plan(nodes.is_some()) {
                 Ok(p) => p,
                 Err(e) => {
                     eprintln!("ibdyn run: {e}");
@@ -243,7 +279,7 @@ pub fn main() -> i32 {
             let opts = RunOptions {
                 preput,
                 nprocs,
-                nnodes: nodes,
+                nnodes: nodes.unwrap_or(1),
                 map_by,
                 tag_output,
                 program,
@@ -254,6 +290,7 @@ pub fn main() -> i32 {
                     ready_fd: fd,
                     jobid: jobid.unwrap_or(0),
                 }),
+                hosts: plan,
             };
             match crate::run(opts) {
                 Ok(status) => status,
@@ -274,12 +311,29 @@ pub fn main() -> i32 {
             nnodes,
             session_dir,
             launcher,
+            iface,
+            secret_stdin,
+            host_names,
         } => {
+            let index = match index.or_else(|| {
+                std::env::var("SLURM_PROCID")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+            }) {
+                Some(i) => i,
+                None => {
+                    eprintln!("ibdyn daemon: no --index and no SLURM_PROCID");
+                    return 2;
+                }
+            };
             let opts = DaemonOptions {
                 index,
                 nnodes,
                 session_dir,
                 launcher,
+                iface,
+                secret_stdin,
+                host_names,
             };
             match crate::daemon_main(opts) {
                 Ok(c) => c,

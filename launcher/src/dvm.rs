@@ -101,7 +101,7 @@ fn alive(pid: u32) -> bool {
 }
 
 /// `ibdyn dvm start`: starts the controller in the background and returns its contact file.
-pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
+pub fn dvm_start(nnodes: u32, host_args: &[String]) -> Result<PathBuf> {
     if nnodes == 0 {
         return Err(LaunchError::Usage("--nodes must be at least 1".into()));
     }
@@ -121,6 +121,7 @@ pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
         std::env::current_exe().map_err(|e| LaunchError::io("find the ibdyn executable", e))?;
     let mut cmd = std::process::Command::new(&exe);
     cmd.args(["dvm", "serve", "--nodes", &nnodes.to_string()])
+        .args(host_args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -159,13 +160,14 @@ pub fn dvm_start(nnodes: u32) -> Result<PathBuf> {
 fn connect(contact: &Contact) -> Result<TcpStream> {
     let mut s = TcpStream::connect(("127.0.0.1", contact.port))
         .map_err(|e| LaunchError::io(format!("connect to the DVM on port {}", contact.port), e))?;
-    s.write_all(
-        link::hello(&contact.secret, Role::Client, 0)
-            .encode()
-            .to_line()
-            .as_bytes(),
-    )
-    .map_err(|e| LaunchError::io("write to the DVM", e))?;
+    link::connect_auth(
+        &mut s,
+        &contact.secret,
+        Role::Client,
+        0,
+        (None, None),
+        "the DVM",
+    )?;
     let _ = s.set_nodelay(true);
     Ok(s)
 }

@@ -16,6 +16,8 @@ pub enum LaunchError {
     Auth { peer: String, why: String },
     #[error("protocol error from {peer}: {why}")]
     Protocol { peer: String, why: String },
+    #[error("host {host}: {why}")]
+    Host { host: String, why: String },
     #[error("node daemon {index} exited during start-up ({status})")]
     DaemonDied { index: u32, status: String },
     /// A rank's PMI request this daemon cannot serve (the reason goes back to the rank).

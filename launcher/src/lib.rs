@@ -8,6 +8,7 @@ pub mod cli;
 pub mod daemon;
 pub mod dvm;
 mod error;
+pub mod hosts;
 mod jobtable;
 mod link;
 pub mod placement;

@@ -1,10 +1,10 @@
 //! Byte streams as line links: a writer thread fed by a channel (so the event loop never
 //! blocks on a slow peer), a reader thread that turns bytes into frames, and the
-//! secret-checking hello that opens every TCP connection between launcher and daemons.
+//! challenge-response (HMAC over the job secret) that opens every TCP connection between
+//! launcher, daemons and DVM clients.
 
 use crate::error::{LaunchError, Result};
-use crate::protocol::{Hello, Role};
-use crate::secret::same_secret;
+use crate::protocol::{Challenge, Hello, Role, Welcome};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::{Command, Frame, Framer};
 use std::io::{Read, Write};
@@ -155,31 +155,86 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
     })
 }
 
-/// The opening line of a TCP connection.
-pub fn hello(secret: &str, role: Role, index: u32) -> Hello {
-    Hello {
-        secret: secret.to_string(),
+/// How long each side of the opening waits for the other's line.
+const AUTH_LIMIT: Duration = Duration::from_secs(10);
+
+fn hello_parts<'a>(nonce: &'a str, role: Role, index: &'a str) -> [&'a str; 4] {
+    ["ibdyn-hello", nonce, role.name(), index]
+}
+
+fn write_line(stream: &mut TcpStream, cmd: Command, peer: &str) -> Result<()> {
+    stream
+        .write_all(cmd.to_line().as_bytes())
+        .map_err(|e| LaunchError::io(format!("write to {peer}"), e))
+}
+
+/// Opens a connection as `role` / `index`: answers the acceptor's challenge with an HMAC
+/// under the job secret, and checks the acceptor's proof in turn (so neither side talks to a
+/// peer without the secret). `port` / `node_uid` ride along in the hello.
+pub fn connect_auth(
+    stream: &mut TcpStream,
+    secret: &str,
+    role: Role,
+    index: u32,
+    extra: (Option<u16>, Option<String>),
+    peer: &str,
+) -> Result<()> {
+    let first = read_first_line(stream, AUTH_LIMIT, peer)?;
+    let challenge = Challenge::decode(&first).map_err(|e| LaunchError::Protocol {
+        peer: peer.into(),
+        why: e.to_string(),
+    })?;
+    let mine = crate::secret::nonce()?;
+    let idx = index.to_string();
+    let hello = Hello {
+        proof: crate::secret::proof(secret, &hello_parts(&challenge.0, role, &idx)),
+        nonce: mine.clone(),
         role,
         index,
-        port: None,
-        node_uid: None,
+        port: extra.0,
+        node_uid: extra.1,
+    };
+    write_line(stream, hello.encode(), peer)?;
+    let answer = read_first_line(stream, AUTH_LIMIT, peer).map_err(|e| LaunchError::Auth {
+        peer: peer.into(),
+        why: format!("no welcome after our hello ({e}): is it the same job (secret)?"),
+    })?;
+    match Welcome::decode(&answer) {
+        Ok(w) if crate::secret::verify(secret, &["ibdyn-welcome", &mine, &challenge.0], &w.0) => {
+            Ok(())
+        }
+        _ => Err(LaunchError::Auth {
+            peer: peer.into(),
+            why: "its welcome does not prove the job secret".into(),
+        }),
     }
 }
 
-/// Reads and checks the hello of an accepted connection; returns it when the secret matches.
+/// Challenges an accepted connection, checks its hello's proof and answers its challenge;
+/// returns the hello when the peer knows the secret.
 pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Hello> {
     let peer = stream
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "unknown peer".into());
-    let first = read_first_line(stream, Duration::from_secs(10), &peer)?;
-    match Hello::decode(&first) {
-        Ok(h) if same_secret(&h.secret, secret) => Ok(h),
-        _ => Err(LaunchError::Auth {
-            peer,
-            why: "no valid job secret in its first line".into(),
-        }),
+    let nonce = crate::secret::nonce()?;
+    write_line(stream, Challenge(nonce.clone()).encode(), &peer)?;
+    let first = read_first_line(stream, AUTH_LIMIT, &peer)?;
+    let refuse = |why: &str| LaunchError::Auth {
+        peer: peer.clone(),
+        why: why.into(),
+    };
+    let h = Hello::decode(&first).map_err(|_| refuse("no ibdyn hello in its first line"))?;
+    let idx = h.index.to_string();
+    if !crate::secret::verify(secret, &hello_parts(&nonce, h.role, &idx), &h.proof) {
+        return Err(refuse("its hello does not prove the job secret"));
     }
+    let welcome = Welcome(crate::secret::proof(
+        secret,
+        &["ibdyn-welcome", &h.nonce, &nonce],
+    ));
+    write_line(stream, welcome.encode(), &peer)?;
+    Ok(h)
 }
 
 /// Accepts every further TCP connection on `listener` and refuses it, logging why (all
@@ -206,6 +261,56 @@ pub fn refuse_late_connections(listener: std::net::TcpListener, secret: String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pair() -> (TcpStream, TcpStream) {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let c = TcpStream::connect(l.local_addr().unwrap()).expect("connect");
+        (c, l.accept().expect("accept").0)
+    }
+
+    #[test]
+    fn the_same_secret_opens_a_connection_both_ways() {
+        let (mut c, mut a) = pair();
+        let t = std::thread::spawn(move || accept_hello(&mut a, "00ff").map(|h| (h.index, h.port)));
+        connect_auth(&mut c, "00ff", Role::Daemon, 3, (Some(7), None), "t").expect("accepted");
+        assert_eq!(t.join().unwrap().expect("hello"), (3, Some(7)));
+    }
+
+    #[test]
+    fn a_wrong_secret_is_refused_by_either_side_and_never_sent() {
+        let (mut c, mut a) = pair();
+        let t = std::thread::spawn(move || {
+            let r = accept_hello(&mut a, "00ff");
+            drop(a);
+            r
+        });
+        let err = connect_auth(&mut c, "00fe", Role::Daemon, 1, (None, None), "t")
+            .expect_err("a wrong secret gets no welcome");
+        assert!(matches!(err, LaunchError::Auth { .. }), "{err}");
+        let err = t.join().unwrap().expect_err("refused");
+        assert!(
+            err.to_string().contains("does not prove the job secret"),
+            "{err}"
+        );
+
+        // A fake acceptor that does not know the secret: the connector refuses its welcome.
+        let (mut c, mut a) = pair();
+        let t = std::thread::spawn(move || {
+            write_line(&mut a, Challenge("01".into()).encode(), "t").unwrap();
+            let hello = read_first_line(&mut a, AUTH_LIMIT, "t").unwrap();
+            write_line(&mut a, Welcome("00".repeat(32)).encode(), "t").unwrap();
+            hello
+        });
+        let secret = "5ec2e75ec2e75ec2";
+        let err = connect_auth(&mut c, secret, Role::Client, 0, (None, None), "t")
+            .expect_err("a fake welcome");
+        assert!(err.to_string().contains("welcome does not prove"), "{err}");
+        let hello = t.join().unwrap().to_line();
+        assert!(
+            !hello.contains(secret),
+            "the secret went on the wire: {hello}"
+        );
+    }
 
     #[test]
     fn a_send_to_a_gone_peer_is_an_error_with_the_os_error_as_its_source() {

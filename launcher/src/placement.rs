@@ -40,6 +40,49 @@ impl Placement {
         })
     }
 
+    /// Ranks on hosts with `slots[h]` slots each: block fills each host's slots in order,
+    /// `node` deals one rank per host with a free slot in turn; ranks beyond all the slots
+    /// start the same again (oversubscription).
+    pub fn by_slots(nprocs: u32, slots: &[u32], map_by: MapBy) -> Result<Placement> {
+        if nprocs == 0 {
+            return Err(LaunchError::Usage("-n must be at least 1".into()));
+        }
+        if slots.is_empty() || slots.contains(&0) {
+            return Err(LaunchError::Usage(
+                "every host needs at least one slot".into(),
+            ));
+        }
+        let mut node_of = Vec::with_capacity(nprocs as usize);
+        while node_of.len() < nprocs as usize {
+            let left = nprocs as usize - node_of.len();
+            let round: Vec<u32> = match map_by {
+                MapBy::Slot => (0..slots.len() as u32)
+                    .flat_map(|h| std::iter::repeat_n(h, slots[h as usize] as usize))
+                    .collect(),
+                MapBy::Node => {
+                    let most = slots.iter().copied().max().unwrap_or(1);
+                    (0..most)
+                        .flat_map(|i| {
+                            (0..slots.len() as u32).filter(move |&h| slots[h as usize] > i)
+                        })
+                        .collect()
+                }
+            };
+            node_of.extend(round.into_iter().take(left));
+        }
+        let mut counts: Vec<(u32, u32)> = Vec::new();
+        for &n in &node_of {
+            match counts.last_mut() {
+                Some((m, c)) if *m == n => *c += 1,
+                _ => counts.push((n, 1)),
+            }
+        }
+        let mapping = ProcessMapping {
+            blocks: counts.into_iter().map(|(n, c)| (n, 1, c)).collect(),
+        };
+        Ok(Placement { node_of, mapping })
+    }
+
     pub fn ranks_on(&self, node: u32) -> Vec<u32> {
         (0..self.node_of.len() as u32)
             .filter(|&r| self.node_of[r as usize] == node)
@@ -100,6 +143,22 @@ mod tests {
         assert!(p.ranks_on(3).is_empty());
         assert!(Placement::new(0, 1, MapBy::Slot).is_err());
         assert!(Placement::new(1, 0, MapBy::Slot).is_err());
+    }
+
+    #[test]
+    fn placement_by_slots_fills_blocks_or_deals_and_wraps() {
+        let p = Placement::by_slots(6, &[1, 4, 1], MapBy::Slot).unwrap();
+        assert_eq!(p.node_of, vec![0, 1, 1, 1, 1, 2]);
+        assert_eq!(p.mapping.nodes(6), p.node_of);
+        let p = Placement::by_slots(8, &[1, 4, 1], MapBy::Slot).unwrap();
+        assert_eq!(p.node_of, vec![0, 1, 1, 1, 1, 2, 0, 1]);
+        let p = Placement::by_slots(6, &[1, 4, 1], MapBy::Node).unwrap();
+        assert_eq!(p.node_of, vec![0, 1, 2, 1, 1, 1]);
+        let p = Placement::by_slots(3, &[2, 2], MapBy::Node).unwrap();
+        assert_eq!(p.node_of, vec![0, 1, 0]);
+        assert!(Placement::by_slots(0, &[1], MapBy::Slot).is_err());
+        assert!(Placement::by_slots(1, &[], MapBy::Slot).is_err());
+        assert!(Placement::by_slots(1, &[0], MapBy::Slot).is_err());
     }
 
     #[test]

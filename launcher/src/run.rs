@@ -3,22 +3,22 @@
 
 use crate::error::{LaunchError, Result};
 use crate::jobtable::JobTable;
-use crate::link::{self, Outbox};
-use crate::placement::{tree, MapBy, Placement};
+use crate::link::Outbox;
+use crate::placement::{MapBy, Placement};
 use crate::protocol::{
-    start_failure, EncodedRequest, Ready, Report, Role, SpawnOutcome, Submission, ToDaemon,
+    start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon,
 };
 use crate::{secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::Frame;
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+
+mod startup;
+pub(crate) use startup::{start_daemons, DaemonSet};
 
 #[derive(Clone, Debug)]
 pub struct RunOptions {
@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub keep_going: bool,
     /// Serve a singleton instead of starting a job (see `Adopt`).
     pub adopt: Option<Adopt>,
+    /// Daemons on these hosts (one each) instead of `nnodes` on this machine.
+    pub hosts: Option<crate::hosts::HostPlan>,
 }
 
 /// `ibdyn run --adopt-ready-fd FD --jobid J`: the private launcher of a singleton that
@@ -58,7 +60,6 @@ pub(crate) enum LEvent {
     Signal(i32),
 }
 
-const STARTUP_LIMIT: Duration = Duration::from_secs(30);
 /// After asking the daemons to kill the job, how long to wait for the ranks' exits.
 const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
 
@@ -135,45 +136,6 @@ impl SessionDir {
 impl Drop for SessionDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-pub(crate) struct Daemons {
-    procs: Vec<Child>,
-}
-
-impl Daemons {
-    /// Waits a bounded time for every daemon to exit, then kills the rest.
-    pub(crate) fn reap(&mut self, limit: Duration) {
-        let deadline = Instant::now() + limit;
-        loop {
-            let alive = self
-                .procs
-                .iter_mut()
-                .map(|c| c.try_wait())
-                .filter(|s| matches!(s, Ok(None)))
-                .count();
-            if alive == 0 {
-                return;
-            }
-            if Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        for c in &mut self.procs {
-            if matches!(c.try_wait(), Ok(None)) {
-                tracing::warn!("node daemon pid {} did not exit: killing it", c.id());
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-    }
-}
-
-impl Drop for Daemons {
-    fn drop(&mut self) {
-        self.reap(Duration::from_secs(5));
     }
 }
 
@@ -378,115 +340,6 @@ impl Launcher {
     }
 }
 
-/// What every daemon of a job is started with.
-#[derive(Clone, Copy)]
-struct DaemonLaunch<'a> {
-    exe: &'a Path,
-    session: &'a Path,
-    addr: &'a str,
-    secret_hex: &'a str,
-}
-
-fn spawn_daemon(nnodes: u32, l: &DaemonLaunch, index: u32) -> Result<Child> {
-    let DaemonLaunch {
-        exe,
-        session,
-        addr,
-        secret_hex,
-    } = *l;
-    let mut cmd = std::process::Command::new(exe);
-    cmd.arg("daemon")
-        .args([
-            "--index",
-            &index.to_string(),
-            "--nnodes",
-            &nnodes.to_string(),
-        ])
-        .arg("--session-dir")
-        .arg(session)
-        .args(["--launcher", addr])
-        .env(ibdyn_pmi::env::JOB_SECRET, secret_hex)
-        .stdin(Stdio::null())
-        .process_group(0);
-    let launcher_pid = std::process::id() as i32;
-    // SAFETY: only async-signal-safe calls between fork and exec.
-    unsafe {
-        cmd.pre_exec(move || {
-            crate::signals::unblock_all_in_child();
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGTERM as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            if libc::getppid() != launcher_pid {
-                libc::raise(libc::SIGKILL);
-            }
-            Ok(())
-        });
-    }
-    cmd.spawn()
-        .map_err(|e| LaunchError::io(format!("start node daemon {index} ({})", exe.display()), e))
-}
-
-fn accept_daemons(
-    listener: &TcpListener,
-    secret_hex: &str,
-    daemons: &mut Daemons,
-) -> Result<Vec<(TcpStream, u16, String)>> {
-    let n = daemons.procs.len();
-    let mut got: Vec<Option<(TcpStream, u16, String)>> = (0..n).map(|_| None).collect();
-    let deadline = Instant::now() + STARTUP_LIMIT;
-    listener
-        .set_nonblocking(true)
-        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
-    while got.iter().any(Option::is_none) {
-        match listener.accept() {
-            Ok((mut s, addr)) => {
-                s.set_nonblocking(false)
-                    .map_err(|e| LaunchError::io("set_nonblocking", e))?;
-                let hello = match link::accept_hello(&mut s, secret_hex) {
-                    Ok(h) => h,
-                    Err(e) => {
-                        tracing::warn!("launcher: refused TCP connection: {e}");
-                        continue;
-                    }
-                };
-                let i = hello.index as usize;
-                match hello.port {
-                    Some(p) if hello.role == Role::Daemon && i < n && got[i].is_none() => {
-                        got[i] = Some((s, p, hello.node_uid.unwrap_or_default()))
-                    }
-                    _ => tracing::warn!("launcher: refused connection from {addr}: bad hello"),
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                for (i, c) in daemons.procs.iter_mut().enumerate() {
-                    if let Ok(Some(st)) = c.try_wait() {
-                        return Err(LaunchError::DaemonDied {
-                            index: i as u32,
-                            status: st.to_string(),
-                        });
-                    }
-                }
-                if Instant::now() >= deadline {
-                    return Err(LaunchError::Timeout {
-                        what: "node daemons".into(),
-                        secs: STARTUP_LIMIT.as_secs(),
-                    });
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            Err(e) => return Err(LaunchError::io("accept", e)),
-        }
-    }
-    listener
-        .set_nonblocking(false)
-        .map_err(|e| LaunchError::io("set_nonblocking", e))?;
-    Ok(got.into_iter().flatten().collect())
-}
-
 fn start_stdin_pump(tx: Sender<LEvent>) {
     let _ = std::thread::Builder::new()
         .name("stdin".into())
@@ -509,90 +362,16 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
         });
 }
 
-/// Running node daemons wired into a tree, and the launcher's links to them.
-pub(crate) struct DaemonSet {
-    pub(crate) daemons: Daemons,
-    pub(crate) outboxes: Vec<Outbox>,
-    pub(crate) node_uid0: String,
-    pub(crate) session: SessionDir,
-}
-
-/// Starts `nnodes` daemons (`exe daemon ...`), wires them into a tree and turns their
-/// lines into `LEvent`s on `tx`.
-pub(crate) fn start_daemons(nnodes: u32, exe: &Path, tx: &Sender<LEvent>) -> Result<DaemonSet> {
-    let session = SessionDir::create()?;
-    // A singleton that adopts these daemons chose the secret already (it is running).
-    let secret_hex = match std::env::var(ibdyn_pmi::env::JOB_SECRET)
-        .ok()
-        .and_then(|s| secret::parse_secret(&s))
-    {
-        Some(s) if std::env::var_os("IBDYN_ADOPTING").is_some() => secret::format_secret(s),
-        _ => secret::format_secret(secret::random_u64()?),
-    };
-    let listener =
-        TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
-    let addr = listener
-        .local_addr()
-        .map_err(|e| LaunchError::io("local_addr", e))?
-        .to_string();
-    std::fs::write(
-        session.0.join("launcher.port"),
-        format!("{}\n", addr.rsplit(':').next().unwrap_or("")),
-    )
-    .map_err(|e| LaunchError::io("write launcher.port", e))?;
-    let launch = DaemonLaunch {
-        exe,
-        session: &session.0,
-        addr: &addr,
-        secret_hex: &secret_hex,
-    };
-    let mut daemons = Daemons { procs: Vec::new() };
-    for d in 0..nnodes {
-        daemons.procs.push(spawn_daemon(nnodes, &launch, d)?);
-    }
-    let streams = accept_daemons(&listener, &secret_hex, &mut daemons)?;
-    link::refuse_late_connections(listener, secret_hex.clone(), "launcher".into());
-    let ports: Vec<u16> = streams.iter().map(|(_, p, _)| *p).collect();
-    let node_uid0 = streams
-        .first()
-        .map(|(_, _, u)| u.clone())
-        .unwrap_or_default();
-    let mut outboxes = Vec::new();
-    for (d, (mut s, _, _)) in streams.into_iter().enumerate() {
-        let d = d as u32;
-        let peers = ToDaemon::Peers {
-            parent_port: tree::parent(d).map(|p| ports[p as usize]),
-        };
-        s.write_all(peers.encode().to_line().as_bytes())
-            .map_err(|e| LaunchError::io(format!("write to daemon {d}"), e))?;
-        let _ = s.set_nodelay(true);
-        let w = s
-            .try_clone()
-            .map_err(|e| LaunchError::io("clone a TCP stream", e))?;
-        outboxes.push(link::start_writer(w, format!("daemon{d}")));
-        let (t1, t2) = (tx.clone(), tx.clone());
-        link::start_reader(
-            s,
-            format!("daemon{d}"),
-            move |f| {
-                let _ = t1.send(LEvent::Daemon(d, f));
-            },
-            move || {
-                let _ = t2.send(LEvent::DaemonClosed(d));
-            },
-        )?;
-    }
-    Ok(DaemonSet {
-        daemons,
-        outboxes,
-        node_uid0,
-        session,
-    })
-}
-
 /// Runs a job to its end (and every job it spawned); returns the job's exit status.
 pub fn run(o: RunOptions) -> Result<i32> {
-    let placement = Placement::new(o.nprocs, o.nnodes, o.map_by)?;
+    let placement = match &o.hosts {
+        Some(h) => {
+            let slots: Vec<u32> = h.hosts.iter().map(|x| x.slots).collect();
+            Placement::by_slots(o.nprocs, &slots, o.map_by)?
+        }
+        None => Placement::new(o.nprocs, o.nnodes, o.map_by)?,
+    };
+    let nnodes = o.hosts.as_ref().map_or(o.nnodes, |h| h.hosts.len() as u32);
     let program = match o.adopt {
         Some(_) => PathBuf::from(&o.program),
         None => resolve_program(&o.program)?,
@@ -608,7 +387,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     signals::watch(move |s| {
         let _ = sig_tx.send(LEvent::Signal(s));
     })?;
-    let set = start_daemons(o.nnodes, &exe, &tx)?;
+    let set = start_daemons(nnodes, o.hosts.as_ref(), &exe, &tx)?;
     let DaemonSet {
         mut daemons,
         outboxes,
@@ -643,7 +422,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     drop(tx);
 
     let mut l = Launcher {
-        jobs: JobTable::new(o.nnodes),
+        jobs: JobTable::new(nnodes),
         initial: jobid,
         started: false,
         node_uid0,

@@ -15,6 +15,7 @@ mod conn_wire;
 mod connmgr;
 mod error;
 mod fabric;
+pub mod iface;
 pub mod provider;
 pub mod regcache;
 mod sock;

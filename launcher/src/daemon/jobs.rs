@@ -56,6 +56,8 @@ pub(crate) struct PendingSpawn {
 /// The root's bookkeeping.
 #[derive(Default)]
 pub(crate) struct Registry {
+    /// The job's host names by daemon index (the `host` info key names one).
+    pub(crate) host_names: Vec<String>,
     pub(crate) records: BTreeMap<u32, JobRecord>,
     pub(crate) finished: VecDeque<u32>,
     pub(crate) pending: BTreeMap<u32, PendingSpawn>,
@@ -77,13 +79,15 @@ pub(crate) struct NewJob {
 }
 
 /// The daemon a command is forced onto by `host` / `ibdyn_node`, if any.
-fn forced_node(c: &SpawnCommand, nnodes: u32) -> Result<Option<u32>, String> {
+fn forced_node(c: &SpawnCommand, nnodes: u32, hosts: &[String]) -> Result<Option<u32>, String> {
     for (k, v) in &c.info {
+        if let Some(i) = hosts.iter().position(|h| k == "host" && h == v) {
+            return Ok(Some(i as u32));
+        }
         if k == "host" || k == "ibdyn_node" {
-            let n: u32 = v
-                .trim_start_matches("node")
-                .parse()
-                .map_err(|_| format!("info key {k} ({v}): not a node daemon index"))?;
+            let n: u32 = v.trim_start_matches("node").parse().map_err(|_| {
+                format!("info key {k} ({v}): not a host of the job nor a node daemon index")
+            })?;
             if n >= nnodes {
                 return Err(format!(
                     "info key {k} ({v}): there are only {nnodes} node daemons (0..{})",
@@ -213,7 +217,7 @@ impl Daemon {
         let mut load = self.registry.load.clone();
         let mut nodes = Vec::new();
         for c in &req.commands {
-            let forced = forced_node(c, self.nnodes)?;
+            let forced = forced_node(c, self.nnodes, &self.registry.host_names)?;
             for _ in 0..c.nprocs {
                 let n = forced.unwrap_or_else(|| {
                     (0..self.nnodes)

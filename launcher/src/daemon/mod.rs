@@ -6,6 +6,7 @@
 //! Everything happens on one event-loop thread; sockets, pipes, child processes and signals
 //! are turned into `Event`s by small threads.
 
+mod address;
 mod coll;
 mod jobs;
 mod kvs;
@@ -17,7 +18,7 @@ mod reactor;
 use crate::error::{LaunchError, Result};
 use crate::link::{self, Outbox};
 use crate::placement::tree;
-use crate::protocol::{Down, Hello, Report, Role, ToDaemon, Up};
+use crate::protocol::{Down, Report, Role, ToDaemon, Up};
 use crate::{secret, signals};
 use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::state::Directory;
@@ -37,7 +38,14 @@ pub struct DaemonOptions {
     pub index: u32,
     pub nnodes: u32,
     pub session_dir: PathBuf,
-    pub launcher: SocketAddr,
+    /// Where the launcher listens, best first: the first one reached is used.
+    pub launcher: Vec<SocketAddr>,
+    /// The interface (or address) to use instead of the one that reaches the launcher.
+    pub iface: Option<String>,
+    /// The job secret is the first line of stdin (else `IBDYN_JOB_SECRET`).
+    pub secret_stdin: bool,
+    /// The job's host names by daemon index (for the `host` info key).
+    pub host_names: Vec<String>,
 }
 
 pub(crate) type ConnId = u64;
@@ -103,6 +111,8 @@ pub(crate) struct Daemon {
     pub(crate) reactor: reactor::Reactor,
     pub(crate) node_uid: String,
     pub(crate) secret_hex: String,
+    /// The address this node's ranks bind their fabric endpoints to (None: loopback).
+    pub(crate) fabric_ip: Option<String>,
     pub(crate) killing_since: Option<Instant>,
     /// Reaped ranks whose output may still be draining: (report by, job, rank). Kept apart
     /// so that the event loop does not scan every rank of every job on each event.
@@ -414,21 +424,42 @@ fn start_peer(
 
 /// Runs a node daemon until the launcher shuts it down; returns its exit status.
 pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
+    let secret_hex = match o.secret_stdin {
+        true => {
+            let mut line = String::new();
+            let _ = std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line);
+            Some(line.trim().to_string())
+        }
+        false => std::env::var(ibdyn_pmi::env::JOB_SECRET).ok(),
+    }
+    .filter(|s| secret::parse_secret(s).is_some())
+    .ok_or_else(|| {
+        LaunchError::Usage(format!(
+            "{} is not set to a hex u64",
+            ibdyn_pmi::env::JOB_SECRET
+        ))
+    })?;
+    let me = o.index;
+    let (lstream, local_ip) = address::reach_launcher(&o.launcher, o.iface.as_deref())?;
+    // Before any thread exists (nothing reads the environment concurrently): the ranks
+    // inherit the interface choice.
+    if let Some(i) = &o.iface {
+        std::env::set_var(ibdyn_verbs::iface::IFACE_ENV, i);
+    }
     let (tx, rx) = crossbeam_channel::unbounded::<Event>();
     let sig_tx = tx.clone();
     signals::watch(move |s| {
         let _ = sig_tx.send(Event::Signal(s));
     })?;
-    let secret_hex = std::env::var(ibdyn_pmi::env::JOB_SECRET)
-        .ok()
-        .filter(|s| secret::parse_secret(s).is_some())
-        .ok_or_else(|| {
-            LaunchError::Usage(format!(
-                "{} is not set to a hex u64",
-                ibdyn_pmi::env::JOB_SECRET
-            ))
-        })?;
-    let me = o.index;
+    // A host that is not the launcher's has no session directory yet.
+    let made_session_dir = !o.session_dir.exists();
+    if made_session_dir {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&o.session_dir)
+            .map_err(|e| LaunchError::io(format!("create {}", o.session_dir.display()), e))?;
+    }
 
     let node_dir = o.session_dir.join(format!("node{me}"));
     std::fs::DirBuilder::new()
@@ -440,8 +471,8 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         let pmi_listener = UnixListener::bind(&sock_path)
             .map_err(|e| LaunchError::io(format!("bind {}", sock_path.display()), e))?;
         let _ = std::fs::set_permissions(&sock_path, std::fs::Permissions::from_mode(0o600));
-        let tcp =
-            TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
+        let tcp = TcpListener::bind((local_ip, 0))
+            .map_err(|e| LaunchError::io(format!("bind a TCP port on {local_ip}"), e))?;
         let port = tcp
             .local_addr()
             .map_err(|e| LaunchError::io("local_addr", e))?
@@ -449,39 +480,38 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         std::fs::write(node_dir.join("tcp.port"), format!("{port}\n"))
             .map_err(|e| LaunchError::io("write tcp.port", e))?;
 
-        let mut lstream = TcpStream::connect(o.launcher)
-            .map_err(|e| LaunchError::io(format!("connect to launcher {}", o.launcher), e))?;
+        let mut lstream = lstream;
         let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
         let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
-        let hello = Hello {
-            port: Some(port),
-            node_uid: Some(node_uid.clone()),
-            ..link::hello(&secret_hex, Role::Daemon, me)
-        };
-        std::io::Write::write_all(&mut lstream, hello.encode().to_line().as_bytes())
-            .map_err(|e| LaunchError::io("write to launcher", e))?;
+        link::connect_auth(
+            &mut lstream,
+            &secret_hex,
+            Role::Daemon,
+            me,
+            (Some(port), Some(node_uid.clone())),
+            "launcher",
+        )?;
         let first = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
         let bad = |why: String| LaunchError::Protocol {
             peer: "launcher".into(),
             why,
         };
-        let parent_port = match ToDaemon::decode(&first) {
-            Ok(ToDaemon::Peers { parent_port }) => parent_port,
+        let (parent_port, parent_ip) = match ToDaemon::decode(&first) {
+            Ok(ToDaemon::Peers {
+                parent_port,
+                parent_ip,
+            }) => (parent_port, parent_ip),
             Ok(other) => return Err(bad(format!("expected the tree peers, got {other:?}"))),
             Err(e) => return Err(bad(e.to_string())),
         };
         let parent_stream = match (tree::parent(me), parent_port) {
             (Some(p), Some(pp)) => {
-                let mut s = TcpStream::connect(("127.0.0.1", pp))
-                    .map_err(|e| LaunchError::io(format!("connect to parent daemon {p}"), e))?;
-                std::io::Write::write_all(
-                    &mut s,
-                    link::hello(&secret_hex, Role::Daemon, me)
-                        .encode()
-                        .to_line()
-                        .as_bytes(),
-                )
-                .map_err(|e| LaunchError::io("write to parent daemon", e))?;
+                let ip = parent_ip.unwrap_or(std::net::Ipv4Addr::LOCALHOST.into());
+                let mut s = TcpStream::connect((ip, pp)).map_err(|e| {
+                    LaunchError::io(format!("connect to parent daemon {p} at {ip}:{pp}"), e)
+                })?;
+                let who = format!("parent daemon {p}");
+                link::connect_auth(&mut s, &secret_hex, Role::Daemon, me, (None, None), &who)?;
                 Some(s)
             }
             (Some(_), None) => {
@@ -514,6 +544,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             initial_job: None,
             registry: jobs::Registry {
                 load: vec![0; o.nnodes as usize],
+                host_names: o.host_names.clone(),
                 ..Default::default()
             },
             session_dir: o.session_dir.clone(),
@@ -530,6 +561,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             reactor,
             node_uid,
             secret_hex: secret_hex.clone(),
+            fabric_ip: (!local_ip.is_loopback()).then(|| local_ip.to_string()),
             killing_since: None,
             output_grace: Vec::new(),
             abandon_deadline: None,
@@ -542,7 +574,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
     let _ = std::fs::remove_dir_all(&node_dir);
     // Abandoned (the launcher died, or a signal): the launcher may not clean up, so the last
     // daemon out removes the session dir.
-    if matches!(result, Ok(true)) {
+    if matches!(result, Ok(true)) || made_session_dir {
         let _ = std::fs::remove_file(o.session_dir.join("launcher.port"));
         let _ = std::fs::remove_dir(&o.session_dir);
     }

@@ -237,6 +237,10 @@ impl Daemon {
             (env::NNODES, Some(nnodes_s.as_os_str())),
             (env::JOB_SECRET, Some(OsStr::new(&self.secret_hex))),
             (env::SESSION_DIR, Some(spec.session_dir.as_os_str())),
+            (
+                ibdyn_verbs::iface::FABRIC_IP_ENV,
+                self.fabric_ip.as_deref().map(OsStr::new),
+            ),
             (env::APPNUM, Some(appnum_s.as_os_str())),
             (env::HYDRA_PMI_FD, None),
             (

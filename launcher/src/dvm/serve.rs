@@ -67,7 +67,7 @@ fn open_client(mut s: TcpStream, secret: &str, tx: &Sender<LEvent>, next: &Atomi
 }
 
 /// `ibdyn dvm serve` (started by `dvm start`): runs until `dvm stop` or a signal.
-pub fn dvm_serve(nnodes: u32) -> Result<i32> {
+pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i32> {
     let dir = dvm_dir()?;
     let contact_path = dir.join("contact");
     let exe =
@@ -82,7 +82,7 @@ pub fn dvm_serve(nnodes: u32) -> Result<i32> {
         outboxes,
         session,
         ..
-    } = start_daemons(nnodes, &exe, &tx)?;
+    } = start_daemons(nnodes, hosts.as_ref(), &exe, &tx)?;
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| LaunchError::io("bind a TCP port", e))?;
     let port = listener

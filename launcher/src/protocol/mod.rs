@@ -19,7 +19,7 @@ mod to_daemon;
 mod tree;
 
 pub(crate) use client::{FromDvm, ToDvm};
-pub(crate) use hello::{Hello, Ready, Role};
+pub(crate) use hello::{Challenge, Hello, Ready, Role, Welcome};
 pub(crate) use report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome};
 pub(crate) use to_daemon::{Submission, ToDaemon};
 pub(crate) use tree::{Answer, Down, Gone, NameOp, SpawnAnswer, Start, StartResult, Up};

@@ -26,6 +26,8 @@ pub(crate) enum ToDaemon {
     /// The first line after the hello: where the daemon's parent in the tree listens.
     Peers {
         parent_port: Option<u16>,
+        /// The parent's address (loopback when absent).
+        parent_ip: Option<std::net::IpAddr>,
     },
     /// Bytes of the launcher's stdin, for rank 0 of the job that reads it.
     Stdin(Vec<u8>),
@@ -49,12 +51,18 @@ pub(crate) enum ToDaemon {
 impl ToDaemon {
     pub(crate) fn encode(&self) -> Command {
         match self {
-            ToDaemon::Peers { parent_port } => {
-                let c = Command::new("l_peers");
-                match parent_port {
-                    Some(p) => c.arg("parent_port", p),
-                    None => c,
+            ToDaemon::Peers {
+                parent_port,
+                parent_ip,
+            } => {
+                let mut c = Command::new("l_peers");
+                if let Some(p) = parent_port {
+                    c = c.arg("parent_port", p);
                 }
+                if let Some(ip) = parent_ip {
+                    c = c.arg("parent_ip", ip);
+                }
+                c
             }
             ToDaemon::Stdin(data) => Command::new("l_stdin").arg("data", hex_encode(data)),
             ToDaemon::StdinEof => Command::new("l_stdin_eof"),
@@ -90,6 +98,10 @@ impl ToDaemon {
         Ok(match cmd.name.as_str() {
             "l_peers" => ToDaemon::Peers {
                 parent_port: opt_num(cmd, "parent_port")?,
+                parent_ip: match cmd.get("parent_ip") {
+                    Some(ip) => Some(ip.parse().map_err(|_| malformed(cmd, "bad parent_ip"))?),
+                    None => None,
+                },
             },
             "l_stdin" => ToDaemon::Stdin(hex_decode(cmd.require("data")?)?),
             "l_stdin_eof" => ToDaemon::StdinEof,
@@ -122,9 +134,13 @@ mod tests {
     #[test]
     fn every_launcher_command_reads_back_as_built() {
         let all = [
-            ToDaemon::Peers { parent_port: None },
+            ToDaemon::Peers {
+                parent_port: None,
+                parent_ip: None,
+            },
             ToDaemon::Peers {
                 parent_port: Some(40001),
+                parent_ip: Some("10.1.2.3".parse().unwrap()),
             },
             ToDaemon::Stdin(b"line\n\0\xff".to_vec()),
             ToDaemon::Stdin(Vec::new()),

@@ -77,6 +77,11 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 impl SockProvider {
     pub fn open(cfg: &FabricConfig) -> Result<SockProvider> {
+        let bind_ip = crate::iface::bind_ip_from_env(cfg.bind_ip)?;
+        let cfg = &FabricConfig {
+            bind_ip,
+            ..cfg.clone()
+        };
         let udp = UdpSocket::bind((cfg.bind_ip, 0))
             .map_err(|e| VerbsError::sock("bind udp", cfg.bind_ip, e))?;
         let listener = TcpListener::bind((cfg.bind_ip, 0))

@@ -1,0 +1,114 @@
+//! Checks of a job across hosts (network namespaces in the tests).
+//! `hosts_check world`: every rank prints `hosts_check: rank R addrs A,B fabric F` (the
+//! non-loopback IPv4 addresses of the host it runs on, and the address its fabric endpoints
+//! bind to), then the world does an allreduce and a ring exchange; rank 0 prints
+//! `hosts_check: world ok`. `hosts_check spawn HOST`: rank 0 spawns one child onto HOST (the
+//! `host` info key); the child prints its addresses like a rank; parents and child merge and
+//! allreduce; rank 0 prints `hosts_check: spawn ok`.
+
+use ibdyn::traits::*;
+use ibdyn::{SpawnOptions, SystemOperation};
+use std::process::Command;
+
+fn e(err: ibdyn::CommError) -> String {
+    err.to_string()
+}
+
+fn report(who: &str) {
+    let addrs: Vec<String> = ibdyn_verbs::iface::local_addresses()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|a| a.ip.is_ipv4() && !a.loopback)
+        .map(|a| a.ip.to_string())
+        .collect();
+    let fabric = std::env::var(ibdyn_verbs::iface::FABRIC_IP_ENV).unwrap_or_default();
+    println!(
+        "hosts_check: {who} addrs {} fabric {fabric}",
+        addrs.join(",")
+    );
+}
+
+fn merged_sum(merged: &ibdyn::IntraCommunicator) -> Result<(), String> {
+    let mut sum = [0i64];
+    merged
+        .all_reduce_into(&[merged.rank() as i64], &mut sum, SystemOperation::sum())
+        .map_err(e)?;
+    let n = merged.size() as i64;
+    if sum[0] != n * (n - 1) / 2 {
+        return Err(format!("allreduce gave {} for {n} ranks", sum[0]));
+    }
+    Ok(())
+}
+
+fn world(universe: &ibdyn::Universe) -> Result<(), String> {
+    let w = universe.world();
+    report(&format!("rank {}", w.rank()));
+    merged_sum(&w)?;
+    let (me, n) = (w.rank(), w.size());
+    let mut got = [0u8; 4];
+    w.sendrecv(
+        &me.to_le_bytes(),
+        (me + 1) % n,
+        7,
+        &mut got,
+        (me + n - 1) % n,
+        7,
+    )
+    .map_err(e)?;
+    if i32::from_le_bytes(got) != (me + n - 1) % n {
+        return Err("the ring exchange delivered the wrong rank".into());
+    }
+    w.barrier().map_err(e)?;
+    if me == 0 {
+        println!("hosts_check: world ok");
+    }
+    Ok(())
+}
+
+fn spawn(universe: &ibdyn::Universe, host: &str) -> Result<(), String> {
+    let w = universe.world();
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.arg("child");
+    let opts = SpawnOptions {
+        info: vec![("host".into(), host.into())],
+        ..SpawnOptions::default()
+    };
+    let child = w.process_at_rank(0).spawn_with(&cmd, 1, &opts).map_err(e)?;
+    let merged = child.merge(false).map_err(e)?;
+    merged_sum(&merged)?;
+    child.disconnect().map_err(e)?;
+    if w.rank() == 0 {
+        println!("hosts_check: spawn ok");
+    }
+    Ok(())
+}
+
+fn child(universe: &ibdyn::Universe) -> Result<(), String> {
+    let parent = universe.parent().ok_or("no parent")?;
+    report("child");
+    let merged = parent.merge(true).map_err(e)?;
+    merged_sum(&merged)?;
+    parent.disconnect().map_err(e)
+}
+
+fn main() {
+    let universe = match ibdyn::initialize() {
+        Ok(u) => u,
+        Err(err) => {
+            eprintln!("hosts_check: init: {err}");
+            std::process::exit(1);
+        }
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("world") => world(&universe),
+        Some("spawn") => spawn(&universe, args.get(1).map_or("", String::as_str)),
+        Some("child") => child(&universe),
+        _ => Err("usage: hosts_check world | spawn HOST".into()),
+    };
+    if let Err(err) = r {
+        eprintln!("hosts_check: {err}");
+        std::process::exit(1);
+    }
+}
