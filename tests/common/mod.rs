@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod dvm;
+pub mod netns;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

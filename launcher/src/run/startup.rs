@@ -52,6 +52,18 @@ impl Daemons {
     }
 }
 
+impl Daemons {
+    /// Start-up failed: the agents and daemons that did come up are of no use.
+    fn kill_all(&mut self) {
+        for p in &mut self.procs {
+            if matches!(p.child.try_wait(), Ok(None)) {
+                let _ = p.child.kill();
+                let _ = p.child.wait();
+            }
+        }
+    }
+}
+
 impl Drop for Daemons {
     fn drop(&mut self) {
         self.reap(Duration::from_secs(5));
@@ -355,7 +367,13 @@ pub(crate) fn start_daemons(
         }
         Some(p) => daemons.procs = spawn_agents(p, &launch)?,
     }
-    let joined = accept_daemons(&listener, &secret_hex, nnodes, &mut daemons)?;
+    let joined = match accept_daemons(&listener, &secret_hex, nnodes, &mut daemons) {
+        Ok(j) => j,
+        Err(e) => {
+            daemons.kill_all();
+            return Err(e);
+        }
+    };
     for p in &daemons.procs {
         p.echo_stderr();
     }

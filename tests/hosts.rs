@@ -1,0 +1,265 @@
+//! Jobs across hosts emulated by network namespaces (tests/common/netns.rs: one namespace per
+//! host with its own address, joined by a bridge in a namespace of its own). The launcher
+//! runs inside host 0 and starts each host's daemon with `--launcher-exec 'ip netns exec
+//! {host}'`: ranks report the address of the host they were placed on, and the world's
+//! allreduce and ring cross the hosts over the fabric (a rank bound to loopback could not
+//! reach another namespace). Spawn onto a named host, connect/accept between hosts, a host
+//! that cannot be reached or refuses (ssh's own words in the error), and the interface pinned
+//! with `--iface`. Skipped loudly where namespaces cannot be made (not root).
+
+mod common;
+
+use common::dvm::show;
+use common::netns::{skip, NetLab, IFACE};
+use common::*;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+const EXEC: &str = "ip netns exec {host}";
+
+fn lab(test: &str, n: usize) -> Option<NetLab> {
+    match NetLab::new(n) {
+        Ok(l) => Some(l),
+        Err(why) => {
+            skip(test, &why);
+            None
+        }
+    }
+}
+
+/// `ibdyn ARGS` run inside host `at` of the lab, bounded; the scratch dir is checked clean.
+fn ibdyn_in(lab: &NetLab, s: &Scratch, at: usize, args: &[&str]) -> Output {
+    let mut c = lab.command_in(at, "timeout");
+    c.args(["--signal=TERM", "--kill-after=10", "120"])
+        .arg(ibdyn_bin())
+        .args(args)
+        .env("TMPDIR", &s.dir)
+        .env_remove("IBDYN_LOG")
+        .env_remove("IBDYN_IFACE");
+    let out = run_bounded(c, None, Duration::from_secs(150));
+    s.assert_clean();
+    out
+}
+
+/// The `addrs` and `fabric` a `hosts_check` line reports.
+fn reported(line: &str) -> (String, String) {
+    let addrs = line
+        .split(" addrs ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_default();
+    let fabric = line.split(" fabric ").nth(1).unwrap_or_default();
+    (addrs.to_string(), fabric.trim().to_string())
+}
+
+#[test]
+fn a_job_spans_namespace_hosts_placed_by_slots() {
+    let Some(lab) = lab("a_job_spans_namespace_hosts_placed_by_slots", 3) else {
+        return;
+    };
+    let s = Scratch::new("hosts-world");
+    let prog = example_bin("hosts_check");
+    // Block by slots: rank 0 on host 1, ranks 1-2 on host 2, rank 3 on host 0.
+    let hosts = format!(
+        "{},{}:2,{}",
+        lab.hosts[1].name, lab.hosts[2].name, lab.hosts[0].name
+    );
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &[
+            "run",
+            "-n",
+            "4",
+            "--hosts",
+            &hosts,
+            "--launcher-exec",
+            EXEC,
+            "--tag-output",
+            prog.to_str().unwrap(),
+            "world",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let expect = [1, 2, 2, 0];
+    for (rank, &h) in expect.iter().enumerate() {
+        let line = lines_with(&out, &format!("[{rank}] hosts_check: rank {rank} "));
+        assert_eq!(line.len(), 1, "rank {rank}: {}", show(&out));
+        let (addrs, fabric) = reported(&line[0]);
+        assert_eq!(addrs, lab.hosts[h].ip, "rank {rank}: {}", show(&out));
+        assert_eq!(fabric, lab.hosts[h].ip, "rank {rank}: {}", show(&out));
+    }
+    assert_eq!(
+        lines_with(&out, "[0] hosts_check: world ok").len(),
+        1,
+        "{}",
+        show(&out)
+    );
+
+    // Round-robin over the same hosts.
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &[
+            "run",
+            "-n",
+            "4",
+            "--hosts",
+            &hosts,
+            "--map-by",
+            "node",
+            "--launcher-exec",
+            EXEC,
+            "--tag-output",
+            prog.to_str().unwrap(),
+            "world",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    for (rank, h) in [1usize, 2, 0, 2].into_iter().enumerate() {
+        let line = lines_with(&out, &format!("[{rank}] hosts_check: rank {rank} "));
+        assert_eq!(reported(&line[0]).0, lab.hosts[h].ip, "{}", show(&out));
+    }
+}
+
+#[test]
+fn spawn_onto_a_named_host_and_connect_accept_across_hosts() {
+    let Some(lab) = lab("spawn_onto_a_named_host_and_connect_accept_across_hosts", 2) else {
+        return;
+    };
+    let s = Scratch::new("hosts-spawn");
+    let hosts = lab.host_list(&[]);
+    let prog = example_bin("hosts_check");
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &[
+            "run",
+            "-n",
+            "1",
+            "--hosts",
+            &hosts,
+            "--launcher-exec",
+            EXEC,
+            "--iface",
+            IFACE,
+            "--tag-output",
+            prog.to_str().unwrap(),
+            "spawn",
+            &lab.hosts[1].name,
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let child: Vec<String> = text(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("hosts_check: child "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(child.len(), 1, "{}", show(&out));
+    assert_eq!(
+        reported(&child[0]).0,
+        lab.hosts[1].ip,
+        "the child is not on host 1: {}",
+        show(&out)
+    );
+    assert!(
+        text(&out.stdout).contains("hosts_check: spawn ok"),
+        "{}",
+        show(&out)
+    );
+
+    // Rank 0 (host 0) accepts, rank 1 (host 1) connects through the name service.
+    let cs = example_bin("client_server");
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &[
+            "run",
+            "-n",
+            "2",
+            "--hosts",
+            &hosts,
+            "--launcher-exec",
+            EXEC,
+            cs.to_str().unwrap(),
+            "pair",
+            "hosts-test-service",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains("client_server: connected and answered"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn a_host_that_cannot_be_reached_fails_the_job_naming_it() {
+    let Some(lab) = lab("a_host_that_cannot_be_reached_fails_the_job_naming_it", 2) else {
+        return;
+    };
+    let s = Scratch::new("hosts-unreachable");
+    let hosts = format!("{},ibdyn-no-such-host", lab.hosts[1].name);
+    let t = Instant::now();
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &[
+            "run",
+            "-n",
+            "2",
+            "--hosts",
+            &hosts,
+            "--launcher-exec",
+            EXEC,
+            "true",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("host ibdyn-no-such-host (launcher-exec)")
+            && err.contains("Cannot open network namespace"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t.elapsed()
+    );
+
+    // ssh to a host whose port 22 nobody listens on: ssh's refusal is in the error.
+    if which("ssh").is_none() {
+        skip("ssh refusal part", "no ssh client installed");
+        return;
+    }
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &["run", "-n", "2", "--hosts", &lab.hosts[1].ip, "true"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("host {} (ssh)", lab.hosts[1].ip))
+            && err.contains("Connection refused"),
+        "{}",
+        show(&out)
+    );
+}
+
+pub fn which(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin".into(), "/sbin".into()])
+        .map(|d| d.join(program))
+        .find(|p| p.exists())
+}
