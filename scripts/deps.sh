@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs what ibdyn needs to build and test on Debian 12: libibverbs headers for the `ib`
 # provider (no device needed), libclang for its bindings, MPICH's mpiexec.hydra for the PMI-1
-# compatibility test, iproute2 for network-namespace tests. Idempotent; needs root (or sudo).
+# compatibility test, iproute2 for network-namespace tests, openssh for the real-ssh test of
+# `ibdyn run --hosts` (the test starts its own sshd per namespace; none is started as a
+# service here). Idempotent; needs root (or sudo).
 set -euo pipefail
-pkgs=(libibverbs-dev librdmacm-dev libclang-dev pkg-config mpich iproute2)
+pkgs=(libibverbs-dev librdmacm-dev libclang-dev pkg-config mpich iproute2 openssh-server openssh-client)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
