@@ -48,8 +48,12 @@ fn reported(line: &str) -> (String, String) {
         .nth(1)
         .and_then(|r| r.split(' ').next())
         .unwrap_or_default();
-    let fabric = line.split(" fabric ").nth(1).unwrap_or_default();
-    (addrs.to_string(), fabric.trim().to_string())
+    let fabric = line
+        .split(" fabric ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_default();
+    (addrs.to_string(), fabric.to_string())
 }
 
 #[test]

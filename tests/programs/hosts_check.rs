@@ -1,7 +1,7 @@
 //! Checks of a job across hosts (network namespaces in the tests).
 //! `hosts_check world`: every rank prints `hosts_check: rank R addrs A,B fabric F` (the
 //! non-loopback IPv4 addresses of the host it runs on, and the address its fabric endpoints
-//! bind to), then the world does an allreduce and a ring exchange; rank 0 prints
+//! bind to; ` slurm_step S` inside a Slurm step), then the world does an allreduce and a ring exchange; rank 0 prints
 //! `hosts_check: world ok`. `hosts_check spawn HOST`: rank 0 spawns one child onto HOST (the
 //! `host` info key); the child prints its addresses like a rank; parents and child merge and
 //! allreduce; rank 0 prints `hosts_check: spawn ok`.
@@ -22,8 +22,12 @@ fn report(who: &str) {
         .map(|a| a.ip.to_string())
         .collect();
     let fabric = std::env::var(ibdyn_verbs::iface::FABRIC_IP_ENV).unwrap_or_default();
+    // Under a daemon started by srun, the Slurm step the ranks run in.
+    let step = std::env::var("SLURM_STEP_ID")
+        .map(|s| format!(" slurm_step {s}"))
+        .unwrap_or_default();
     println!(
-        "hosts_check: {who} addrs {} fabric {fabric}",
+        "hosts_check: {who} addrs {} fabric {fabric}{step}",
         addrs.join(",")
     );
 }
