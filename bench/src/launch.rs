@@ -1,5 +1,9 @@
 //! `ibdyn-bench launch`: wall time of `ibdyn run -n N` of a program that only initialises
 //! and finalises PMI, against the floor of fork+exec of that program N times without PMI.
+//! `launch --hosts 1,2,4,8`: the same across K emulated hosts (network namespaces with an
+//! sshd each; needs root and openssh-server), ibdyn's ssh launcher against MPICH's
+//! `mpiexec.hydra` with its ssh launcher on the same hosts through the same ssh, with the
+//! floor of K ssh sessions running `true` at once.
 
 use crate::floors_proc;
 use crate::report::Report;
@@ -21,6 +25,16 @@ pub struct Args {
     /// The `ibdyn` binary (default: next to this one).
     #[arg(long)]
     ibdyn: Option<PathBuf>,
+    /// Emulated host counts (e.g. `1,2,4,8`): launch across that many namespace hosts
+    /// through ssh instead of on this machine's node daemons.
+    #[arg(long, value_delimiter = ',')]
+    hosts: Option<Vec<u32>>,
+    /// With --hosts: ranks per host.
+    #[arg(long, default_value_t = 1)]
+    ppn: u32,
+    /// With --hosts: MPICH's `mpiexec.hydra` (default: on PATH; rows left out without it).
+    #[arg(long)]
+    hydra: Option<PathBuf>,
     /// Internal: initialise and finalise PMI, nothing else.
     #[arg(long, hide = true)]
     worker: bool,
@@ -48,6 +62,9 @@ pub fn run(args: Args, json: bool) -> Result<(), String> {
     }
     let ibdyn = crate::pmi::ibdyn_path(&args.ibdyn)?;
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    if let Some(counts) = &args.hosts {
+        return run_hosts(&args, counts, &ibdyn, &me, json);
+    }
     let mut report = Report::new("launch", json);
     for &n in &args.n {
         let p = |op: &str, k: &str| {
@@ -86,6 +103,116 @@ pub fn run(args: Args, json: bool) -> Result<(), String> {
                 "ms",
                 v[v.len() / 2].as_secs_f64() * 1e3,
             );
+        }
+    }
+    report.finish();
+    Ok(())
+}
+
+fn timed(mut cmd: Command, what: &str) -> Result<Duration, String> {
+    let t = Instant::now();
+    let out = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{what} failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(t.elapsed())
+}
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1e3
+}
+
+fn hydra_path(given: &Option<PathBuf>) -> Option<PathBuf> {
+    if let Some(p) = given {
+        return Some(p.clone());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("mpiexec.hydra"))
+        .find(|p| p.exists())
+}
+
+/// `launch --hosts K,...`: ibdyn and hydra through ssh across K namespace hosts.
+fn run_hosts(
+    args: &Args,
+    counts: &[u32],
+    ibdyn: &Path,
+    me: &Path,
+    json: bool,
+) -> Result<(), String> {
+    let most = counts.iter().copied().max().unwrap_or(1).max(1) as usize;
+    let lab = crate::netlab::NetLab::new(most)?;
+    let hydra = hydra_path(&args.hydra);
+    if hydra.is_none() {
+        eprintln!("ibdyn-bench: no mpiexec.hydra (apt install mpich): its rows are left out");
+    }
+    let ssh = lab.ssh();
+    let mut report = Report::new("launch-hosts", json);
+    let reps = args.reps.max(1);
+    for &k in counts {
+        let k = k.max(1) as usize;
+        let n = (k as u32 * args.ppn).to_string();
+        let hosts = lab.hosts(k, args.ppn);
+        let p = |op: &str| {
+            vec![
+                ("op", op.to_string()),
+                ("hosts", k.to_string()),
+                ("n", n.clone()),
+            ]
+        };
+        // Floor: K ssh sessions running `true`, all at once, from the login namespace.
+        let mut floor = Vec::new();
+        for _ in 0..reps {
+            let mut c = lab.in_ns(0, "sh");
+            let script: String = lab.ips[1..=k]
+                .iter()
+                .map(|ip| format!("{} {ip} true & ", ssh.display()))
+                .collect::<String>()
+                + "wait";
+            c.args(["-c", &script]);
+            floor.push(timed(c, "ssh to every host")?);
+        }
+        report.floor(&p("K x ssh true (parallel)"), "median", "ms", median(floor));
+        let mut v = Vec::new();
+        for _ in 0..reps {
+            let mut c = lab.in_ns(0, &ibdyn.display().to_string());
+            c.args([
+                "run",
+                "-n",
+                &n,
+                "--hosts",
+                &hosts,
+                "--iface",
+                crate::netlab::IFACE,
+            ])
+            .arg(me)
+            .args(["launch", "--worker"])
+            .env("IBDYN_SSH", &ssh);
+            v.push(timed(c, "ibdyn run --hosts")?);
+        }
+        report.add(&p("ibdyn run --hosts (ssh)"), "median", "ms", median(v));
+        if let Some(h) = &hydra {
+            let mut v = Vec::new();
+            for _ in 0..reps {
+                let mut c = lab.in_ns(0, &h.display().to_string());
+                c.args(["-launcher", "ssh", "-launcher-exec"])
+                    .arg(&ssh)
+                    .args(["-iface", crate::netlab::IFACE, "-hosts", &hosts, "-n", &n])
+                    .arg(me)
+                    .args(["launch", "--worker"]);
+                v.push(timed(c, "mpiexec.hydra")?);
+            }
+            report.add(&p("mpiexec.hydra (ssh)"), "median", "ms", median(v));
         }
     }
     report.finish();

@@ -12,6 +12,7 @@ mod intercomm_coll;
 mod job;
 mod latency;
 mod launch;
+mod netlab;
 mod pmi;
 mod report;
 
@@ -34,7 +35,8 @@ struct Cli {
 enum Cmd {
     /// PMI put+fence+get, allgather, iallgather+wait, and overlap.
     Pmi(pmi::Args),
-    /// Wall time of `ibdyn run -n N` of a program that only initialises and finalises.
+    /// Wall time of `ibdyn run -n N` of a program that only initialises and finalises
+    /// (`--hosts 1,2,4,8`: across namespace hosts through ssh, against mpiexec.hydra).
     Launch(launch::Args),
     /// Point-to-point one-way latency between two ranks (OSU style).
     Latency(latency::Args),
