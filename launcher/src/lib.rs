@@ -1,7 +1,8 @@
 //! Process manager: the `ibdyn run` launcher, the node daemon that serves PMI to the ranks,
-//! the DVM, and the `ibdyn` command. Every daemon stands for one node; they talk to each
-//! other and to the launcher over TCP on loopback, authenticated by a per-job secret, and run
-//! fence / allgather as a tree. Applications never link this crate: they reach it through
+//! the DVM, and the `ibdyn` command. Every daemon stands for one node (on this machine, or on
+//! a host started through ssh, an exec template or srun: `hosts`); they talk to each other
+//! and to the launcher over TCP, every connection opened by an HMAC challenge-response over
+//! the per-job secret, and run fence / allgather as a tree. Applications never link this crate: they reach it through
 //! PMI (see `ibdyn-pmi`) and the dynamic-process layer (`ibdyn-spawn`).
 
 pub mod cli;
