@@ -266,6 +266,10 @@ pub fn main() -> i32 {
                     return 2;
                 }
             };
+            if dvm && (hosts.hosts.is_some() || hosts.hostfile.is_some()) {
+                eprintln!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
+                return 2;
+            }
             if dvm {
                 let r = crate::run_on_dvm(nprocs, &program, &command, tag_output, preput);
                 return r.unwrap_or_else(|e| {

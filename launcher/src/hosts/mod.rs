@@ -61,6 +61,18 @@ impl HostArgs {
     /// The plan these options (and the environment) ask for; `None`: daemons on this
     /// machine as today. `nodes_given`: `--nodes` was on the command line.
     pub fn plan(&self, nodes_given: bool) -> Result<Option<HostPlan>> {
+        let plan = self.plan_hosts(nodes_given)?;
+        if plan.is_none() && self.iface.is_some() {
+            return Err(LaunchError::Usage(
+                "--iface applies to daemons on hosts (--hosts, --hostfile, Slurm); on this \
+                 machine set IBDYN_IFACE for the ranks"
+                    .into(),
+            ));
+        }
+        Ok(plan)
+    }
+
+    fn plan_hosts(&self, nodes_given: bool) -> Result<Option<HostPlan>> {
         let iface = self
             .iface
             .clone()
@@ -182,5 +194,60 @@ pub fn describe() -> String {
             "launcher ibdyn run would use: local (--nodes K on this machine); with --hosts or \
              --hostfile: {ssh} HOST (set {SSH_ENV} or --launcher-exec to change it)"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(hosts: Option<&str>) -> HostArgs {
+        HostArgs {
+            hosts: hosts.map(str::to_string),
+            ..HostArgs::default()
+        }
+    }
+
+    #[test]
+    fn host_options_choose_the_agent_and_refuse_contradictions() {
+        let p = args(Some("a,b:2")).plan(false).unwrap().expect("a plan");
+        assert_eq!(p.hosts.len(), 2);
+        assert!(matches!(p.agent, Agent::Ssh(_)));
+        let p = HostArgs {
+            launcher_exec: Some("ip netns exec {host}".into()),
+            ..args(Some("a"))
+        }
+        .plan(false)
+        .unwrap()
+        .expect("a plan");
+        assert_eq!(p.agent, Agent::exec("ip netns exec {host}").unwrap());
+        assert!(args(Some("a")).plan(true).is_err(), "--hosts with --nodes");
+        let local = HostArgs {
+            launcher: Some(LauncherKind::Local),
+            ..args(Some("a"))
+        };
+        assert!(local.plan(false).is_err(), "--launcher local with --hosts");
+        let iface_alone = HostArgs {
+            iface: Some("lo".into()),
+            ..args(None)
+        };
+        assert!(iface_alone.plan(true).is_err(), "--iface without hosts");
+        assert!(args(None).plan(true).unwrap().is_none());
+        let a = HostArgs {
+            launcher_exec: Some("x {host}".into()),
+            iface: Some("ibd0".into()),
+            ..args(Some("a:2"))
+        };
+        assert_eq!(
+            a.to_args(),
+            [
+                "--hosts",
+                "a:2",
+                "--launcher-exec",
+                "x {host}",
+                "--iface",
+                "ibd0"
+            ]
+        );
     }
 }
