@@ -267,3 +267,52 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
         .map(|d| d.join(program))
         .find(|p| p.exists())
 }
+
+#[test]
+fn a_dvm_on_namespace_hosts_runs_jobs_across_them() {
+    let Some(lab) = lab("a_dvm_on_namespace_hosts_runs_jobs_across_them", 2) else {
+        return;
+    };
+    let s = Scratch::new("hosts-dvm");
+    let hosts = lab.host_list(&[]);
+    let prog = example_bin("hosts_check");
+    let ibdyn = ibdyn_bin();
+    let script = format!(
+        "{i} dvm start --hosts {hosts} --launcher-exec '{EXEC}' || exit 9; \
+         {i} run --dvm -n 2 --tag-output {p} world; st=$?; {i} dvm stop; exit $st",
+        i = ibdyn.display(),
+        p = prog.display()
+    );
+    let out = ibdyn_in_sh(&lab, &s, &script);
+    assert!(out.status.success(), "{}", show(&out));
+    let mut seen: Vec<String> = (0..2)
+        .map(|r| {
+            let line = lines_with(&out, &format!("[{r}] hosts_check: rank {r} "));
+            assert_eq!(line.len(), 1, "{}", show(&out));
+            reported(&line[0]).0
+        })
+        .collect();
+    seen.sort();
+    let mut want = vec![lab.hosts[0].ip.clone(), lab.hosts[1].ip.clone()];
+    want.sort();
+    assert_eq!(seen, want, "one rank per host: {}", show(&out));
+}
+
+/// `sh -c SCRIPT` inside host 0, bounded; the scratch dir is checked clean.
+fn ibdyn_in_sh(lab: &NetLab, s: &Scratch, script: &str) -> Output {
+    let mut c = lab.command_in(0, "timeout");
+    c.args([
+        "--signal=TERM",
+        "--kill-after=10",
+        "120",
+        "sh",
+        "-c",
+        script,
+    ])
+    .env("TMPDIR", &s.dir)
+    .env_remove("IBDYN_LOG")
+    .env_remove("IBDYN_IFACE");
+    let out = run_bounded(c, None, Duration::from_secs(150));
+    s.assert_clean();
+    out
+}
