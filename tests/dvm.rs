@@ -94,11 +94,17 @@ fn a_client_without_the_secret_is_refused() {
     let mut sock = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
     sock.set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
-    sock.write_all(b"cmd=ibdyn_auth secret=0123456789abcdef role=client index=0\ncmd=c_stop\n")
-        .unwrap();
+    // A hello whose proof is not the HMAC of the DVM's challenge under its secret.
+    let proof = "ab".repeat(32);
+    let hello = format!("cmd=ibdyn_auth proof={proof} nonce=01 role=client index=0\ncmd=c_stop\n");
+    sock.write_all(hello.as_bytes()).unwrap();
     let mut buf = Vec::new();
     let _ = sock.read_to_end(&mut buf);
-    assert!(buf.is_empty(), "a wrong-secret client got {:?}", text(&buf));
+    let got = text(&buf);
+    assert!(
+        got.starts_with("cmd=ibdyn_challenge ") && got.lines().count() == 1,
+        "a wrong-secret client got more than the challenge: {got:?}"
+    );
     // The DVM was not stopped by it and still runs jobs.
     let out = dvm.run(&["-n", "1", "true"]);
     assert!(out.status.success(), "{}", show(&out));
@@ -466,9 +472,16 @@ fn a_job_whose_client_left_before_the_job_was_announced_is_killed() {
         let hex = wire::hex_encode(wire::format_spawn(&req).unwrap().as_bytes());
         let mut sock =
             std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+        // The opening `ibdyn run --dvm` makes: the DVM's challenge, a proof under its secret.
+        let mut challenge = String::new();
+        std::io::BufReader::new(sock.try_clone().unwrap())
+            .read_line(&mut challenge)
+            .unwrap();
+        let nonce = challenge.trim().rsplit("nonce=").next().unwrap();
+        let proof = ibdyn_launcher::secret::hello_proof(&secret, nonce, "client", 0);
         write!(
             sock,
-            "cmd=ibdyn_auth secret={secret} role=client index=0\ncmd=c_run req={hex}\n"
+            "cmd=ibdyn_auth proof={proof} nonce=00 role=client index=0\ncmd=c_run req={hex}\n"
         )
         .unwrap();
         held(&s, &tag, 3);

@@ -158,10 +158,6 @@ pub fn read_first_line(stream: &mut TcpStream, limit: Duration, peer: &str) -> R
 /// How long each side of the opening waits for the other's line.
 const AUTH_LIMIT: Duration = Duration::from_secs(10);
 
-fn hello_parts<'a>(nonce: &'a str, role: Role, index: &'a str) -> [&'a str; 4] {
-    ["ibdyn-hello", nonce, role.name(), index]
-}
-
 fn write_line(stream: &mut TcpStream, cmd: Command, peer: &str) -> Result<()> {
     stream
         .write_all(cmd.to_line().as_bytes())
@@ -185,9 +181,8 @@ pub fn connect_auth(
         why: e.to_string(),
     })?;
     let mine = crate::secret::nonce()?;
-    let idx = index.to_string();
     let hello = Hello {
-        proof: crate::secret::proof(secret, &hello_parts(&challenge.0, role, &idx)),
+        proof: crate::secret::hello_proof(secret, &challenge.0, role.name(), index),
         nonce: mine.clone(),
         role,
         index,
@@ -226,7 +221,11 @@ pub fn accept_hello(stream: &mut TcpStream, secret: &str) -> Result<Hello> {
     };
     let h = Hello::decode(&first).map_err(|_| refuse("no ibdyn hello in its first line"))?;
     let idx = h.index.to_string();
-    if !crate::secret::verify(secret, &hello_parts(&nonce, h.role, &idx), &h.proof) {
+    if !crate::secret::verify(
+        secret,
+        &["ibdyn-hello", &nonce, h.role.name(), &idx],
+        &h.proof,
+    ) {
         return Err(refuse("its hello does not prove the job secret"));
     }
     let welcome = Welcome(crate::secret::proof(

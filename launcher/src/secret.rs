@@ -54,6 +54,12 @@ pub fn proof(secret: &str, parts: &[&str]) -> String {
         .collect()
 }
 
+/// What a connector sends to prove the secret on the acceptor's challenge `nonce`, as
+/// `role` (`daemon` or `client`) with `index` (see `link::connect_auth`).
+pub fn hello_proof(secret: &str, nonce: &str, role: &str, index: u32) -> String {
+    proof(secret, &["ibdyn-hello", nonce, role, &index.to_string()])
+}
+
 /// Checks a proof in constant time.
 pub fn verify(secret: &str, parts: &[&str], proof_hex: &str) -> bool {
     use hmac::Mac;

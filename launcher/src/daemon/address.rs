@@ -9,12 +9,15 @@ use std::time::Duration;
 /// Bound on each connection attempt (a firewall that drops, rather than refuses, SYNs).
 const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 
-/// Connects to the first launcher address that answers; returns the stream and the local
-/// address to use (`iface`'s when pinned, else the one the connection left from).
-pub(crate) fn reach_launcher(
+/// Tries the launcher's addresses in order: connects, then `open(stream, local address)`
+/// (bind, authenticate) — the first that succeeds wins, so an address that reaches some other
+/// listener (the same address on this host, say) is passed over. The local address is
+/// `iface`'s when pinned, else the one the connection left from.
+pub(crate) fn reach_launcher<T>(
     candidates: &[SocketAddr],
     iface: Option<&str>,
-) -> Result<(TcpStream, IpAddr)> {
+    mut open: impl FnMut(TcpStream, IpAddr) -> Result<T>,
+) -> Result<T> {
     let pinned = iface
         .map(|i| {
             ibdyn_verbs::iface::address_of(i)
@@ -28,14 +31,19 @@ pub(crate) fn reach_launcher(
             tried.push(format!("{addr}: no route"));
             continue;
         }
-        match TcpStream::connect_timeout(&addr, CONNECT_LIMIT) {
-            Ok(s) => {
-                let local = s
-                    .local_addr()
-                    .map_err(|e| LaunchError::io("local_addr", e))?
-                    .ip();
-                return Ok((s, pinned.unwrap_or(local)));
+        let s = match TcpStream::connect_timeout(&addr, CONNECT_LIMIT) {
+            Ok(s) => s,
+            Err(e) => {
+                tried.push(format!("{addr}: {e}"));
+                continue;
             }
+        };
+        let local = s
+            .local_addr()
+            .map_err(|e| LaunchError::io("local_addr", e))?
+            .ip();
+        match open(s, pinned.unwrap_or(local)) {
+            Ok(t) => return Ok(t),
             Err(e) => tried.push(format!("{addr}: {e}")),
         }
     }

@@ -440,7 +440,22 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         ))
     })?;
     let me = o.index;
-    let (lstream, local_ip) = address::reach_launcher(&o.launcher, o.iface.as_deref())?;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
+    // The first launcher address that answers and proves the secret; the listener for the
+    // child daemons on the address that reached it.
+    let (mut lstream, tcp, local_ip) =
+        address::reach_launcher(&o.launcher, o.iface.as_deref(), |mut s, ip| {
+            let tcp = TcpListener::bind((ip, 0))
+                .map_err(|e| LaunchError::io(format!("bind a TCP port on {ip}"), e))?;
+            let port = tcp
+                .local_addr()
+                .map_err(|e| LaunchError::io("local_addr", e))?
+                .port();
+            let extra = (Some(port), Some(node_uid.clone()));
+            link::connect_auth(&mut s, &secret_hex, Role::Daemon, me, extra, "launcher")?;
+            Ok((s, tcp, ip))
+        })?;
     // Before any thread exists (nothing reads the environment concurrently): the ranks
     // inherit the interface choice.
     if let Some(i) = &o.iface {
@@ -471,26 +486,12 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         let pmi_listener = UnixListener::bind(&sock_path)
             .map_err(|e| LaunchError::io(format!("bind {}", sock_path.display()), e))?;
         let _ = std::fs::set_permissions(&sock_path, std::fs::Permissions::from_mode(0o600));
-        let tcp = TcpListener::bind((local_ip, 0))
-            .map_err(|e| LaunchError::io(format!("bind a TCP port on {local_ip}"), e))?;
         let port = tcp
             .local_addr()
             .map_err(|e| LaunchError::io("local_addr", e))?
             .port();
         std::fs::write(node_dir.join("tcp.port"), format!("{port}\n"))
             .map_err(|e| LaunchError::io("write tcp.port", e))?;
-
-        let mut lstream = lstream;
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let node_uid = format!("{}-{}-node{me}", host.trim(), std::process::id());
-        link::connect_auth(
-            &mut lstream,
-            &secret_hex,
-            Role::Daemon,
-            me,
-            (Some(port), Some(node_uid.clone())),
-            "launcher",
-        )?;
         let first = link::read_first_line(&mut lstream, STARTUP_LIMIT, "launcher")?;
         let bad = |why: String| LaunchError::Protocol {
             peer: "launcher".into(),

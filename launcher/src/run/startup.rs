@@ -183,9 +183,9 @@ fn spawn_agents(plan: &HostPlan, l: &DaemonLaunch) -> Result<Vec<AgentProc>> {
 }
 
 /// Where the launcher listens and the addresses it tells the daemons, best first: on this
-/// machine loopback; with hosts the pinned interface, else the addresses that route to hosts
-/// given as addresses, then every other address of this machine (a daemon takes the first it
-/// reaches).
+/// machine loopback; with hosts the pinned interface, else the addresses that route to the
+/// hosts, then every other address of this machine (a daemon takes the first it reaches and
+/// authenticates on).
 fn listen_addresses(plan: Option<&HostPlan>) -> Result<(IpAddr, Vec<IpAddr>)> {
     let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
     let Some(plan) = plan else {
@@ -197,12 +197,19 @@ fn listen_addresses(plan: Option<&HostPlan>) -> Result<(IpAddr, Vec<IpAddr>)> {
         return Ok((ip, vec![ip]));
     }
     let mut out: Vec<IpAddr> = Vec::new();
+    // ssh and srun look host names up anyway; an exec template's hosts may be no names at all
+    // (network namespaces), so they are not looked up.
+    let resolve = !matches!(plan.agent, crate::hosts::Agent::Exec(_));
     for h in &plan.hosts {
-        let routed = h
-            .name
-            .parse::<IpAddr>()
-            .ok()
-            .and_then(ibdyn_verbs::iface::route_source);
+        let ip = h.name.parse::<IpAddr>().ok().or_else(|| {
+            use std::net::ToSocketAddrs;
+            resolve
+                .then(|| (h.name.as_str(), 22).to_socket_addrs().ok())
+                .flatten()
+                .and_then(|mut a| a.find(|a| a.is_ipv4()))
+                .map(|a| a.ip())
+        });
+        let routed = ip.and_then(ibdyn_verbs::iface::route_source);
         if let Some(ip) = routed.filter(|ip| ip.is_ipv4() && !out.contains(ip)) {
             out.push(ip);
         }
