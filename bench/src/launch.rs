@@ -3,7 +3,8 @@
 //! `launch --hosts 1,2,4,8`: the same across K emulated hosts (network namespaces with an
 //! sshd each; needs root and openssh-server), ibdyn's ssh launcher against MPICH's
 //! `mpiexec.hydra` with its ssh launcher on the same hosts through the same ssh, with the
-//! floor of K ssh sessions running `true` at once.
+//! floor of K ssh sessions running `true` at once; and (K >= 2) the spawn latency of P
+//! children onto host K from a one-rank job on host 1.
 
 use crate::floors_proc;
 use crate::report::Report;
@@ -35,6 +36,12 @@ pub struct Args {
     /// With --hosts: MPICH's `mpiexec.hydra` (default: on PATH; rows left out without it).
     #[arg(long)]
     hydra: Option<PathBuf>,
+    /// Internal: spawn-latency parent (spawns onto this host).
+    #[arg(long, hide = true)]
+    spawn_parent: Option<String>,
+    /// Internal: a spawned child that leaves at once.
+    #[arg(long, hide = true)]
+    spawn_child: bool,
     /// Internal: initialise and finalise PMI, nothing else.
     #[arg(long, hide = true)]
     worker: bool,
@@ -56,6 +63,12 @@ fn launch_once(ibdyn: &Path, me: &Path, n: u32, nodes: u32) -> Result<Duration, 
 }
 
 pub fn run(args: Args, json: bool) -> Result<(), String> {
+    if args.spawn_child {
+        return crate::hosts_spawn::child();
+    }
+    if let Some(host) = &args.spawn_parent {
+        return crate::hosts_spawn::parent(host, args.ppn, args.reps);
+    }
     if args.worker {
         let mut c = ibdyn::pmi::PmiClient::init().map_err(|e| e.to_string())?;
         return c.finalize().map_err(|e| e.to_string());
@@ -213,6 +226,42 @@ fn run_hosts(
                 v.push(timed(c, "mpiexec.hydra")?);
             }
             report.add(&p("mpiexec.hydra (ssh)"), "median", "ms", median(v));
+        }
+        if k >= 2 {
+            let two = format!("{},{}", lab.ips[1], lab.ips[k]);
+            let mut c = lab.in_ns(0, &ibdyn.display().to_string());
+            c.args([
+                "run",
+                "-n",
+                "1",
+                "--hosts",
+                &two,
+                "--iface",
+                crate::netlab::IFACE,
+            ])
+            .arg(me)
+            .args(["launch", "--spawn-parent", &lab.ips[k]])
+            .args(["--ppn", &args.ppn.to_string(), "--reps", &reps.to_string()])
+            .env("IBDYN_SSH", &ssh);
+            let out = c
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("spawn-latency job: {e}"))?;
+            let ms = crate::hosts_spawn::parse(&String::from_utf8_lossy(&out.stdout)).ok_or_else(
+                || {
+                    format!(
+                        "spawn-latency job failed ({}): {}",
+                        out.status,
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    )
+                },
+            )?;
+            let q = vec![
+                ("op", "spawn onto host K (ibdyn)".to_string()),
+                ("hosts", k.to_string()),
+                ("n", args.ppn.to_string()),
+            ];
+            report.add(&q, "median", "ms", ms);
         }
     }
     report.finish();

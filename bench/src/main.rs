@@ -7,6 +7,7 @@ mod dynamic;
 mod floors;
 mod floors_net;
 mod floors_proc;
+mod hosts_spawn;
 mod init;
 mod intercomm_coll;
 mod job;

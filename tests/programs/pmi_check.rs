@@ -237,8 +237,19 @@ fn intruder(c: &mut PmiClient) -> Res<()> {
             let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).map_err(e("connect"))?;
             s.set_read_timeout(Some(Duration::from_secs(20)))
                 .map_err(e("timeout"))?;
-            s.write_all(b"cmd=ibdyn_auth secret=0123456789abcdef role=daemon index=1 port=1\ncmd=d_put kvs=x key=y value=z\n")
-                .map_err(e("write"))?;
+            // The listener challenges first; the answer is not the HMAC under its secret.
+            let mut challenge = String::new();
+            std::io::BufRead::read_line(
+                &mut std::io::BufReader::new(s.try_clone().map_err(e("clone"))?),
+                &mut challenge,
+            )
+            .map_err(e("read the challenge"))?;
+            if !challenge.starts_with("cmd=ibdyn_challenge ") {
+                return Err(format!("port {port} opened with {challenge:?}"));
+            }
+            let proof = "ab".repeat(32);
+            let hello = format!("cmd=ibdyn_auth proof={proof} nonce=01 role=daemon index=1 port=1\ncmd=d_put kvs=x key=y value=z\n");
+            s.write_all(hello.as_bytes()).map_err(e("write"))?;
             let mut buf = [0u8; 64];
             match s.read(&mut buf) {
                 Ok(0) => {}

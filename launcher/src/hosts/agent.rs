@@ -129,29 +129,42 @@ impl Agent {
     }
 }
 
-/// The last lines an agent wrote to stderr.
-#[derive(Clone, Default)]
-pub struct StderrTail(Arc<Mutex<Vec<String>>>);
+/// The last lines an agent wrote to stderr, and whether its stderr reached EOF.
+#[derive(Clone)]
+pub struct StderrTail {
+    lines: Arc<Mutex<Vec<String>>>,
+    ended: crossbeam_channel::Receiver<()>,
+}
 
 impl StderrTail {
     const KEEP: usize = 20;
 
     pub fn text(&self) -> String {
-        let lines = self.0.lock().map(|l| l.clone()).unwrap_or_default();
+        let lines = self.lines.lock().map(|l| l.clone()).unwrap_or_default();
         lines.join(" / ")
+    }
+
+    /// Everything the agent wrote, once its stderr is closed (at most `limit` later: a
+    /// child of the agent may hold the pipe open).
+    fn text_at_end(&self, limit: std::time::Duration) -> String {
+        let _ = self.ended.recv_timeout(limit);
+        self.text()
     }
 
     /// Reads `from` line by line until EOF: kept (last few), and echoed to our stderr once
     /// `echo` is set (after start-up: the daemon's own warnings).
     fn pump(
-        &self,
         from: impl std::io::Read + Send + 'static,
         echo: Arc<std::sync::atomic::AtomicBool>,
-    ) {
-        let keep = self.0.clone();
+    ) -> StderrTail {
+        let lines: Arc<Mutex<Vec<String>>> = Default::default();
+        let (done, ended) = crossbeam_channel::bounded::<()>(0);
+        let keep = lines.clone();
         let _ = std::thread::Builder::new()
             .name("agent-stderr".into())
             .spawn(move || {
+                // Dropped at EOF: the receiver sees the channel closed.
+                let _done = done;
                 for line in std::io::BufReader::new(from).lines() {
                     let Ok(line) = line else { break };
                     if echo.load(std::sync::atomic::Ordering::Relaxed) {
@@ -165,6 +178,7 @@ impl StderrTail {
                     }
                 }
             });
+        StderrTail { lines, ended }
     }
 }
 
@@ -208,16 +222,16 @@ impl AgentProc {
             // Small enough for the pipe buffer: never blocks.
             let _ = std::io::Write::write_all(&mut stdin, format!("{line}\n").as_bytes());
         }
-        let tail = StderrTail::default();
         let echo: Arc<std::sync::atomic::AtomicBool> = Default::default();
-        if let Some(e) = child.stderr.take() {
-            tail.pump(e, echo.clone());
-        }
+        let tail = child
+            .stderr
+            .take()
+            .map(|e| StderrTail::pump(e, echo.clone()));
         Ok(AgentProc {
             child,
             what,
             indices,
-            stderr: Some(tail),
+            stderr: tail,
             echo,
         })
     }
@@ -225,7 +239,7 @@ impl AgentProc {
     /// From now on the agent's stderr goes to ours as it comes.
     pub fn echo_stderr(&self) {
         if let Some(t) = &self.stderr {
-            for line in t.0.lock().map(|l| l.clone()).unwrap_or_default() {
+            for line in t.lines.lock().map(|l| l.clone()).unwrap_or_default() {
                 eprintln!("{line}");
             }
         }
@@ -234,11 +248,10 @@ impl AgentProc {
 
     /// Why this agent failed, with what it said (waits briefly for its stderr to drain).
     pub fn failure(&self, status: &std::process::ExitStatus) -> LaunchError {
-        std::thread::sleep(std::time::Duration::from_millis(50));
         let said = self
             .stderr
             .as_ref()
-            .map(StderrTail::text)
+            .map(|t| t.text_at_end(std::time::Duration::from_secs(1)))
             .unwrap_or_default();
         LaunchError::Host {
             host: self.what.clone(),
