@@ -3,7 +3,7 @@
 # provider (no device needed), libclang for its bindings, MPICH's mpiexec.hydra for the PMI-1
 # compatibility test, iproute2 for network-namespace tests. Idempotent; needs root (or sudo).
 set -euo pipefail
-pkgs=(libibverbs-dev librdmacm-dev libclang-dev pkg-config mpich iproute2)
+pkgs=(libibverbs-dev librdmacm-dev libclang-dev pkg-config mpich libmpich-dev iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -38,6 +38,16 @@ impl IbdynServer {
             path: served.path.clone(),
             source,
         })?;
+        Self::connect_on(stream, served, timeout, defer)
+    }
+
+    /// Like `connect`, on a connection the daemon made for this process (its `PMI_FD`).
+    pub fn connect_on(
+        stream: UnixStream,
+        served: &Served,
+        timeout: Duration,
+        defer: bool,
+    ) -> Result<IbdynServer> {
         let mut job = JobInfo::new(served.rank, served.size);
         job.job_id = served.job_id;
         job.node_id = served.node_id;

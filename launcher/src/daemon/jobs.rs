@@ -350,6 +350,8 @@ impl Daemon {
             store.learn(PROCESS_MAPPING_KEY, &spec.mapping().format());
             store.learn("PMI_universe_size", &spec.size.to_string());
             store.learn("PMI_appnum", "0");
+            // MPICH's client reads the failed processes from here (none known: empty).
+            store.learn("PMI_dead_processes", "");
             for (k, v) in &req.preput {
                 store.learn(k, v);
             }
