@@ -202,6 +202,8 @@ struct Launcher {
     failures: u32,
     teardown_since: Option<Instant>,
     signals_seen: u32,
+    /// Adopting: the singleton said it finalized (its stdin's EOF is then a normal end).
+    singleton_finalized: bool,
     shutting_down: bool,
 }
 
@@ -348,10 +350,19 @@ impl Launcher {
             }
             LEvent::Stdin(data) => {
                 if self.opts.adopt.is_some() {
-                    if data.is_none() {
+                    let finalized = ibdyn_pmi::SINGLETON_FINALIZED_LINE.as_bytes();
+                    match data {
+                        Some(d) => self.singleton_finalized |= d.starts_with(finalized),
                         // The singleton is gone (its end of our stdin closed).
-                        self.jobs.end(self.initial, 0);
-                        self.started = true;
+                        None if self.singleton_finalized => {
+                            self.jobs.end(self.initial, 0);
+                            self.started = true;
+                        }
+                        None => self.fail(
+                            "the singleton ended without finalizing (killed?): \
+                             ending the jobs it spawned",
+                            1,
+                        ),
                     }
                     return;
                 }
@@ -654,6 +665,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         failures: 0,
         teardown_since: None,
         signals_seen: 0,
+        singleton_finalized: false,
         shutting_down: false,
     };
     while !l.all_done() {

@@ -181,6 +181,10 @@ impl Server for IbdynServer {
         self.s.abort(cmd);
     }
     fn finalize(&mut self) -> Result<()> {
-        self.s.finalize()
+        self.s.finalize()?;
+        if let Some(pl) = &mut self.private_launcher {
+            pl.finalized();
+        }
+        Ok(())
     }
 }
