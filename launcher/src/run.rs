@@ -295,13 +295,19 @@ impl Launcher {
                 code,
                 msg,
             } => {
-                let who = if job == self.initial {
-                    format!("rank {rank}")
-                } else {
-                    format!("job {job} rank {rank}")
-                };
+                if job != self.initial {
+                    // A spawned job's abort ends that job only; its parents see its ranks
+                    // go (an error on their intercommunicator).
+                    eprintln!(
+                        "ibdyn run: job {job} rank {rank} aborted its job with code {code}: {msg}"
+                    );
+                    if let Some(root) = self.outboxes.first() {
+                        let _ = root.send(ToDaemon::KillJob(job).encode().to_line());
+                    }
+                    return;
+                }
                 self.fail(
-                    &format!("{who} aborted the job with code {code}: {msg}"),
+                    &format!("rank {rank} aborted the job with code {code}: {msg}"),
                     code,
                 );
             }

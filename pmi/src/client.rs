@@ -65,6 +65,13 @@ fn inherited_pmi_fd() -> Result<UnixStream> {
         let mut st: libc::stat = std::mem::zeroed();
         libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK
     };
+    // The descriptor has one owner: a second client of this process must not wrap it too.
+    static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if is_socket && TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return Err(PmiError::Env(format!(
+            "PMI_FD={fd} is already the connection of another PMI client of this process"
+        )));
+    }
     if !is_socket {
         return Err(PmiError::Env(format!(
             "PMI_FD={fd} is not an open socket (was this process started by a PMI-1 launcher?)"

@@ -129,6 +129,15 @@ impl Server for IbdynServer {
             timeout + Duration::from_secs(10),
         )?;
         if r.rc() != 0 {
+            // The daemon answers a wait before its bound only when the key's job has ended.
+            if !r.get("msg").unwrap_or("").starts_with("timed_out") {
+                return Err(PmiError::Server {
+                    cmd: "get_wait".into(),
+                    msg: format!(
+                        "key {key:?} of {kvsname} was not put, and every process of its job has ended"
+                    ),
+                });
+            }
             return Err(PmiError::KeyWaitTimeout {
                 key: key.into(),
                 secs: timeout.as_secs_f64(),

@@ -599,6 +599,8 @@ impl Daemon {
         if let Some(j) = self.jobs.remove(&job) {
             self.dir.kvs.remove(&j.spec.kvsname);
         }
+        // Nobody of the job can put the keys still waited for now.
+        self.end_key_waits(&kvsname_of(job));
         if self.initial_job == Some(job) {
             self.initial_job = None;
         }

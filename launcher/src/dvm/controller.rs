@@ -192,9 +192,18 @@ impl Controller {
                 code,
                 msg,
             } => {
-                let Some(owner) = self.jobs.info(job).map(|a| a.owner) else {
+                let Some(info) = self.jobs.info(job) else {
                     return;
                 };
+                let owner = info.owner;
+                if !info.submitted {
+                    // A spawned job's abort ends that job only (see `ibdyn run`).
+                    let msg =
+                        format!("job {job} rank {rank} aborted its job with code {code}: {msg}");
+                    self.error_to(owner, &msg);
+                    self.kill_job(job);
+                    return;
+                }
                 let msg = format!("rank {rank} of job {job} aborted with code {code}: {msg}");
                 self.error_to(owner, &msg);
                 if let Some(c) = self.clients.get_mut(&owner) {
