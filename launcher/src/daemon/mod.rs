@@ -289,6 +289,7 @@ impl Daemon {
         match m {
             ToDaemon::Stdin(data) => self.stdin_to_rank0(Some(data)),
             ToDaemon::StdinEof => self.stdin_to_rank0(None),
+            ToDaemon::JobStdin { job, data } => self.stdin_to(job, data),
             ToDaemon::Signal(sig) => self.signal_ranks(sig, None),
             ToDaemon::Kill => {
                 self.signal_ranks(libc::SIGTERM, None);

@@ -373,7 +373,13 @@ impl Daemon {
     }
 
     pub(crate) fn stdin_to_rank0(&mut self, data: Option<Vec<u8>>) {
-        let Some(job) = self.initial_job else { return };
+        if let Some(job) = self.initial_job {
+            self.stdin_to(job, data);
+        }
+    }
+
+    /// Stdin for rank 0 of `job`, if it runs here and reads it.
+    pub(crate) fn stdin_to(&mut self, job: u32, data: Option<Vec<u8>>) {
         if let Some(rs) = self.jobs.get_mut(&job).and_then(|j| j.ranks.get_mut(&0)) {
             match (&rs.stdin, data) {
                 (Some(tx), Some(d)) => {
