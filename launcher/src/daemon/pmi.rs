@@ -272,6 +272,32 @@ impl Daemon {
         let Some(client) = self.clients.get_mut(&conn) else {
             return;
         };
+        // The blocks come in order, and the request stays within the bound on processes.
+        let parsed = parsed.and_then(|b| {
+            let sofar = client.spawn.commands.len() as u32 + 1;
+            let procs: u64 = client
+                .spawn
+                .commands
+                .iter()
+                .map(|c| u64::from(c.nprocs))
+                .sum::<u64>()
+                + u64::from(b.command.nprocs);
+            if b.sofar != sofar {
+                Err(ibdyn_pmi::PmiError::Invalid {
+                    what: "spawnssofar".into(),
+                    value: b.sofar.to_string(),
+                    why: format!("is not the expected {sofar}"),
+                })
+            } else if procs > u64::from(wire::MAX_SPAWN_PROCS) {
+                Err(ibdyn_pmi::PmiError::Invalid {
+                    what: "number of processes of a spawn".into(),
+                    value: procs.to_string(),
+                    why: format!("is more than {}", wire::MAX_SPAWN_PROCS),
+                })
+            } else {
+                Ok(b)
+            }
+        });
         let b = match parsed {
             Ok(p) => p,
             Err(e) => {
