@@ -351,6 +351,38 @@ mod tests {
     }
 
     #[test]
+    fn an_inherited_descriptor_survives_the_exec() {
+        use std::os::fd::FromRawFd;
+        let (r, w) = pipe().unwrap();
+        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor (10 or above) that we own.
+        let w10 =
+            unsafe { OwnedFd::from_raw_fd(libc::fcntl(w.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10)) };
+        let n = w10.as_raw_fd();
+        let args = vec![
+            "-c".to_string(),
+            // (dash redirects single-digit descriptors only: reopen it through /proc.)
+            format!("echo through > /proc/$$/fd/{n}; ls /proc/$$/fd | sort -n | tr '\\n' ' '"),
+        ];
+        let (code, out, _) = run(&Launch {
+            program: "sh",
+            args: &args,
+            env: environment(None, &[]),
+            cwd: None,
+            stdin_pipe: false,
+            inherit: Some(n),
+        });
+        drop((w, w10));
+        let mut got = String::new();
+        std::fs::File::from(r).read_to_string(&mut got).unwrap();
+        assert_eq!((code, got.as_str()), (0, "through\n"));
+        let fds: Vec<i32> = out
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        assert!(fds.contains(&n), "{n} not open in the child: {out}");
+    }
+
+    #[test]
     fn stdin_is_a_pipe_when_asked() {
         let args = vec!["-c".to_string(), "read line; echo got $line".to_string()];
         let mut s = start(&Launch {
