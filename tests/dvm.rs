@@ -598,3 +598,46 @@ fn ranks_under_the_dvm_get_the_environment_and_directory_of_their_run() {
     std::fs::remove_dir(&work).expect("remove the client's directory");
     dvm.stop();
 }
+
+#[test]
+fn dvm_jobs_get_stdin_on_rank_0() {
+    let s = Scratch::new("dvm-stdin");
+    let dvm = Dvm::start(&s, 2);
+    // 200 KB in many lines and one without a newline: rank 0's `cat` echoes it all, the
+    // others read an empty stdin.
+    let mut input = Vec::new();
+    for i in 0..20_000 {
+        input.extend_from_slice(format!("line {i:05}\n").as_bytes());
+    }
+    input.extend_from_slice(b"no newline at the end");
+    for map_by in ["slot", "node"] {
+        let cmd = s.ibdyn(&["run", "--dvm", "-n", "3", "--map-by", map_by, "cat"]);
+        let out = run_bounded(cmd, Some(&input), Duration::from_secs(60));
+        assert!(out.status.success(), "{}", show(&out));
+        assert!(
+            out.stdout == input,
+            "stdout differs from stdin ({} bytes of {})",
+            out.stdout.len(),
+            input.len()
+        );
+    }
+    drop(dvm);
+}
+
+#[test]
+fn dvm_jobs_honour_map_by() {
+    let s = Scratch::new("dvm-mapby");
+    let dvm = Dvm::start(&s, 2);
+    let script = "echo \"R $IBDYN_RANK N $IBDYN_NODE\"";
+    for (map_by, want) in [("slot", [0, 0, 1, 1]), ("node", [0, 1, 0, 1])] {
+        let out = dvm.run(&["-n", "4", "--map-by", map_by, "sh", "-c", script]);
+        assert!(out.status.success(), "{}", show(&out));
+        let got = lines_with(&out, "R ");
+        let want: Vec<String> = want
+            .iter()
+            .enumerate()
+            .map(|(r, n)| format!("R {r} N {n}"))
+            .collect();
+        assert_eq!(got, want, "--map-by {map_by}: {}", show(&out));
+    }
+}

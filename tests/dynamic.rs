@@ -146,3 +146,42 @@ fn siblings_of_a_root_that_leaves_at_once_fail_instead_of_waiting_forever() {
         "{stderr}"
     );
 }
+
+#[test]
+fn an_abort_in_a_spawned_job_ends_that_job_and_fails_the_parents_intercommunicator() {
+    let prog = common::example_bin("dynamic_check");
+    for nodes in ["1", "2"] {
+        let out = run(&[
+            "-n",
+            "2",
+            "--nodes",
+            nodes,
+            prog.to_str().unwrap(),
+            "abortjob",
+        ]);
+        assert_passed(&out, "an abort in a spawned job");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stdout.contains("the aborted job's rank 0 is gone")
+                && stdout.contains("the parents carry on")
+                && stderr.contains("aborted its job with code 5"),
+            "{stdout}\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn under_the_dvm_an_abort_in_a_spawned_job_ends_only_that_job() {
+    let s = common::Scratch::new("dvm-abort");
+    let dvm = common::dvm::Dvm::start(&s, 2);
+    let prog = common::example_bin("dynamic_check");
+    let out = dvm.run(&["-n", "2", prog.to_str().unwrap(), "abortjob"]);
+    assert_passed(&out, "an abort in a spawned job under the DVM");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("aborted its job with code 5"),
+        "{}",
+        common::dvm::show(&out)
+    );
+}

@@ -277,3 +277,63 @@ fn a_singleton_without_an_ibdyn_binary_gets_a_clear_error() {
     );
     s.assert_clean();
 }
+
+#[test]
+fn a_singleton_killed_by_a_signal_takes_its_daemon_and_children_at_once() {
+    use std::io::BufRead;
+    use std::time::{Duration, Instant};
+    let s = Scratch::new("singleton-kill");
+    let mut c = std::process::Command::new(example_bin("spawn_check"));
+    c.args(["hang", "2"])
+        .env("TMPDIR", &s.dir)
+        .env("IBDYN_BIN", ibdyn_bin())
+        .env_remove("IBDYN_PMI_SOCK")
+        .env_remove("PMI_FD")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    let mut singleton = c.spawn().expect("start the singleton");
+    let stdout = singleton.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) if l == "SPAWNED" => break,
+            Ok(_) => {}
+            Err(e) => {
+                let _ = singleton.kill();
+                let _ = singleton.wait();
+                panic!("the singleton did not spawn: {e}");
+            }
+        }
+    }
+    // The singleton, its private launcher and daemon, and the two children.
+    let mine = processes_mentioning(&s.dir.to_string_lossy());
+    assert!(mine.len() >= 5, "expected the whole family alive: {mine:?}");
+    singleton.kill().expect("SIGKILL the singleton");
+    singleton.wait().expect("reap the singleton");
+    // Gone at once: the children wait 30 s for a release that never comes, and the old
+    // behaviour waited for them (then the 60 s spawn bound).
+    let killed = Instant::now();
+    loop {
+        let procs = processes_mentioning(&s.dir.to_string_lossy());
+        let left = std::fs::read_dir(&s.dir).unwrap().count();
+        if procs.is_empty() && left == 0 {
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(10),
+            "10 s after the singleton was killed: {left} entries, processes {procs:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

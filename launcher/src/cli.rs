@@ -271,7 +271,7 @@ pub fn main() -> i32 {
                 return 2;
             }
             if dvm {
-                let r = crate::run_on_dvm(nprocs, &program, &command, tag_output, preput);
+                let r = crate::run_on_dvm(nprocs, &program, &command, tag_output, preput, map_by);
                 return r.unwrap_or_else(|e| {
                     eprintln!("ibdyn run: {e}");
                     match e {

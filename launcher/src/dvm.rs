@@ -19,6 +19,7 @@ pub use serve::dvm_serve;
 
 use crate::error::{LaunchError, Result};
 use crate::link;
+use crate::placement::MapBy;
 use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
 use crate::run::describe;
 use ibdyn_pmi::wire::{Command, Frame};
@@ -207,6 +208,7 @@ pub fn run_on_dvm(
     args: &[String],
     tag: bool,
     preput: Vec<(String, String)>,
+    map_by: MapBy,
 ) -> Result<i32> {
     if nprocs == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));
@@ -229,12 +231,17 @@ pub fn run_on_dvm(
         ToDvm::Run {
             req,
             env: Some(env),
+            map_by: Some(map_by),
         }
         .encode()
         .to_line()
         .as_bytes(),
     )
     .map_err(|e| LaunchError::io("write to the DVM", e))?;
+    let w = s
+        .try_clone()
+        .map_err(|e| LaunchError::io("clone the DVM connection", e))?;
+    start_stdin_pump(w);
     let mut framer = ibdyn_pmi::wire::Framer::default();
     let mut buf = vec![0u8; 65536];
     let mut mine: Option<u32> = None;
@@ -314,6 +321,33 @@ pub fn run_on_dvm(
                 FromDvm::Done { status } => return Ok(status),
             }
         }
+    }
+}
+
+/// Sends this process's stdin to rank 0 of the job, as `ibdyn run` does (a thread: the read
+/// may block for as long as stdin stays open; the process exits around it).
+fn start_stdin_pump(mut w: TcpStream) {
+    let spawned = std::thread::Builder::new()
+        .name("stdin".into())
+        .spawn(move || {
+            let mut stdin = std::io::stdin();
+            let mut buf = vec![0u8; 65536];
+            loop {
+                let data = match stdin.read(&mut buf) {
+                    Ok(0) => None,
+                    Ok(n) => Some(buf[..n].to_vec()),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => None,
+                };
+                let eof = data.is_none();
+                let line = ToDvm::Stdin(data).encode().to_line();
+                if w.write_all(line.as_bytes()).is_err() || eof {
+                    return;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the stdin thread: {e}");
     }
 }
 

@@ -164,6 +164,8 @@ struct Launcher {
     failures: u32,
     teardown_since: Option<Instant>,
     signals_seen: u32,
+    /// Adopting: the singleton said it finalized (its stdin's EOF is then a normal end).
+    singleton_finalized: bool,
     shutting_down: bool,
 }
 
@@ -255,13 +257,19 @@ impl Launcher {
                 code,
                 msg,
             } => {
-                let who = if job == self.initial {
-                    format!("rank {rank}")
-                } else {
-                    format!("job {job} rank {rank}")
-                };
+                if job != self.initial {
+                    // A spawned job's abort ends that job only; its parents see its ranks
+                    // go (an error on their intercommunicator).
+                    eprintln!(
+                        "ibdyn run: job {job} rank {rank} aborted its job with code {code}: {msg}"
+                    );
+                    if let Some(root) = self.outboxes.first() {
+                        let _ = root.send(ToDaemon::KillJob(job).encode().to_line());
+                    }
+                    return;
+                }
                 self.fail(
-                    &format!("{who} aborted the job with code {code}: {msg}"),
+                    &format!("rank {rank} aborted the job with code {code}: {msg}"),
                     code,
                 );
             }
@@ -310,10 +318,19 @@ impl Launcher {
             }
             LEvent::Stdin(data) => {
                 if self.opts.adopt.is_some() {
-                    if data.is_none() {
+                    let finalized = ibdyn_pmi::SINGLETON_FINALIZED_LINE.as_bytes();
+                    match data {
+                        Some(d) => self.singleton_finalized |= d.starts_with(finalized),
                         // The singleton is gone (its end of our stdin closed).
-                        self.jobs.end(self.initial, 0);
-                        self.started = true;
+                        None if self.singleton_finalized => {
+                            self.jobs.end(self.initial, 0);
+                            self.started = true;
+                        }
+                        None => self.fail(
+                            "the singleton ended without finalizing (killed?): \
+                             ending the jobs it spawned",
+                            1,
+                        ),
                     }
                     return;
                 }
@@ -433,6 +450,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         failures: 0,
         teardown_since: None,
         signals_seen: 0,
+        singleton_finalized: false,
         shutting_down: false,
     };
     while !l.all_done() {

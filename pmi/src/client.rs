@@ -48,6 +48,42 @@ fn env_u32(name: &str) -> Result<Option<u32>> {
     }
 }
 
+/// The PMI connection a launcher handed this process in `PMI_FD`: an open socket, made
+/// close-on-exec so that programs this process starts do not inherit it.
+fn inherited_pmi_fd() -> Result<UnixStream> {
+    let text = std::env::var(env::HYDRA_PMI_FD)
+        .map_err(|_| PmiError::Env(format!("{} is not set", env::HYDRA_PMI_FD)))?;
+    let fd: i32 = text
+        .trim()
+        .parse()
+        .ok()
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| PmiError::Env(format!("PMI_FD={text:?} is not a descriptor")))?;
+    // SAFETY: fstat on an arbitrary integer only reports EBADF if it is not open; `st` is
+    // valid for writes.
+    let is_socket = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFSOCK
+    };
+    // The descriptor has one owner: a second client of this process must not wrap it too.
+    static TAKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if is_socket && TAKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return Err(PmiError::Env(format!(
+            "PMI_FD={fd} is already the connection of another PMI client of this process"
+        )));
+    }
+    if !is_socket {
+        return Err(PmiError::Env(format!(
+            "PMI_FD={fd} is not an open socket (was this process started by a PMI-1 launcher?)"
+        )));
+    }
+    // SAFETY: F_SETFD on a descriptor checked open above.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    // SAFETY: the launcher handed this descriptor to us for PMI; nothing else in the
+    // process owns it, and we checked above that it is an open socket.
+    Ok(unsafe { UnixStream::from_raw_fd(fd) })
+}
+
 impl PmiClient {
     /// Connects to whatever launched this process (see the module comment).
     pub fn init() -> Result<PmiClient> {
@@ -88,23 +124,16 @@ impl PmiClient {
                 node_uid: std::env::var(env::NODE_UID)
                     .unwrap_or_else(|_| format!("{}-node{node_id}", hostname())),
             };
-            Box::new(IbdynServer::connect(&served, timeout, true)?)
-        } else if let Ok(fdtext) = std::env::var(env::HYDRA_PMI_FD) {
-            let fd: i32 = fdtext
-                .trim()
-                .parse()
-                .map_err(|_| PmiError::Env(format!("PMI_FD={fdtext:?} is not a descriptor")))?;
+            // The daemon also hands each rank a connection (`PMI_FD`, for other MPIs'
+            // clients): use it when it is there, else connect to the daemon's socket.
+            match inherited_pmi_fd() {
+                Ok(stream) => Box::new(IbdynServer::connect_on(stream, &served, timeout, true)?),
+                Err(_) => Box::new(IbdynServer::connect(&served, timeout, true)?),
+            }
+        } else if std::env::var_os(env::HYDRA_PMI_FD).is_some() {
+            let stream = inherited_pmi_fd()?;
             let rank = env_u32(env::HYDRA_PMI_RANK)?.unwrap_or(0);
             let size = env_u32(env::HYDRA_PMI_SIZE)?.unwrap_or(1);
-            // SAFETY: fcntl on an arbitrary integer only reports EBADF if it is not open.
-            if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-                return Err(PmiError::Env(format!(
-                    "PMI_FD={fd} is not an open descriptor"
-                )));
-            }
-            // SAFETY: the launcher handed this descriptor to us for PMI; nothing else in the
-            // process owns it, and we checked above that it is open.
-            let stream = unsafe { UnixStream::from_raw_fd(fd) };
             Box::new(Pmi1Server::connect(stream, rank, size, timeout)?)
         } else {
             Box::new(SingletonServer::new(timeout))

@@ -32,6 +32,11 @@ pub const HYDRA_PMI_RANK: &str = "PMI_RANK";
 /// Size under a PMI-1 launcher.
 pub const HYDRA_PMI_SIZE: &str = "PMI_SIZE";
 
+/// host:port of the PMI-1 server for clients that connect instead of inheriting `PMI_FD`.
+pub const PMI_PORT: &str = "PMI_PORT";
+/// What such a client says it is on connecting (`cmd=initack pmiid=N`).
+pub const PMI_ID: &str = "PMI_ID";
+
 /// Set to 1 in the processes of a spawned job (hydra's convention).
 pub const SPAWNED: &str = "PMI_SPAWNED";
 /// Job id of the job whose process spawned this one (spawned jobs only).

@@ -38,6 +38,16 @@ impl IbdynServer {
             path: served.path.clone(),
             source,
         })?;
+        Self::connect_on(stream, served, timeout, defer)
+    }
+
+    /// Like `connect`, on a connection the daemon made for this process (its `PMI_FD`).
+    pub fn connect_on(
+        stream: UnixStream,
+        served: &Served,
+        timeout: Duration,
+        defer: bool,
+    ) -> Result<IbdynServer> {
         let mut job = JobInfo::new(served.rank, served.size);
         job.job_id = served.job_id;
         job.node_id = served.node_id;
@@ -119,6 +129,15 @@ impl Server for IbdynServer {
             timeout + Duration::from_secs(10),
         )?;
         if r.rc() != 0 {
+            // The daemon answers a wait before its bound only when the key's job has ended.
+            if !r.get("msg").unwrap_or("").starts_with("timed_out") {
+                return Err(PmiError::Server {
+                    cmd: "get_wait".into(),
+                    msg: format!(
+                        "key {key:?} of {kvsname} was not put, and every process of its job has ended"
+                    ),
+                });
+            }
             return Err(PmiError::KeyWaitTimeout {
                 key: key.into(),
                 secs: timeout.as_secs_f64(),
@@ -171,6 +190,10 @@ impl Server for IbdynServer {
         self.s.abort(cmd);
     }
     fn finalize(&mut self) -> Result<()> {
-        self.s.finalize()
+        self.s.finalize()?;
+        if let Some(pl) = &mut self.private_launcher {
+            pl.finalized();
+        }
+        Ok(())
     }
 }

@@ -22,5 +22,6 @@ pub use client::{PmiClient, PmiRequest, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT};
 pub use error::{PmiError, Result};
 pub use jobs::{kvsname_of, ChildStart, JobStatus, RankExit, SpawnReply};
 pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
+pub use private_launcher::FINALIZED_LINE as SINGLETON_FINALIZED_LINE;
 pub use server::{PmiCompletion, ServerKind};
 pub use wire::{SpawnCommand, SpawnRequest};

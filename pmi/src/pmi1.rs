@@ -23,6 +23,44 @@ fn fnv32(s: &str) -> u32 {
     })
 }
 
+/// Key of piece `i` of `rank`'s value in fallback allgather `seq`.
+fn chunk_key(seq: u64, rank: u32, i: usize) -> String {
+    match i {
+        0 => format!("ibdyn-ag{seq}-{rank}"),
+        _ => format!("ibdyn-ag{seq}-{rank}-{i}"),
+    }
+}
+
+/// Splits `text` into PMI-1 values of at most `vallen_max` bytes (less one, for the C
+/// clients' terminating NUL); the first starts with the number of pieces and ':'.
+fn chunk_value(text: &str, vallen_max: usize) -> Vec<String> {
+    // Room for "<count>:" in the first piece; a value fits in at least 16 bytes.
+    let room = vallen_max.saturating_sub(1).max(32) - 16;
+    let count = text.len().div_ceil(room).max(1);
+    let mut out: Vec<String> = text
+        .as_bytes()
+        .chunks(room)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect();
+    if out.is_empty() {
+        out.push(String::new());
+    }
+    out[0] = format!("{count}:{}", out[0]);
+    out
+}
+
+/// The number of pieces and the text of a first piece.
+fn first_chunk(value: &str) -> Result<(usize, String)> {
+    let bad = || PmiError::invalid("allgather value", value, "does not start with <pieces>:");
+    let (count, rest) = value.split_once(':').ok_or_else(bad)?;
+    let count: usize = count.parse().map_err(|_| bad())?;
+    // A bound against a corrupt count: pieces of at least 16 bytes of a 16 MiB line.
+    if count == 0 || count > crate::wire::MAX_LINE / 16 {
+        return Err(bad());
+    }
+    Ok((count, rest.to_string()))
+}
+
 impl Pmi1Server {
     /// Talks PMI-1 over `stream` as `rank` of `size`: the start-up exchange, one request at a
     /// time (a foreign server may not answer pipelined requests in order).
@@ -86,14 +124,21 @@ impl Server for Pmi1Server {
         tracing::debug!("PMI-1 server: allgather falls back to put + barrier + gets");
         let seq = self.fallback_seq;
         self.fallback_seq += 1;
-        self.put(
-            &format!("ibdyn-ag{seq}-{}", self.s.job.rank),
-            &hex_encode(value),
-        )?;
+        let chunks = chunk_value(&hex_encode(value), self.s.vallen_max);
+        for (i, chunk) in chunks.iter().enumerate() {
+            self.put(&chunk_key(seq, self.s.job.rank, i), chunk)?;
+        }
         self.fence()?;
         let kvs = self.s.job.kvsname.clone();
         (0..self.s.job.size)
-            .map(|r| hex_decode(&self.s.get_from(&kvs, &format!("ibdyn-ag{seq}-{r}"))?))
+            .map(|r| {
+                let first = self.s.get_from(&kvs, &chunk_key(seq, r, 0))?;
+                let (count, mut hex) = first_chunk(&first)?;
+                for i in 1..count {
+                    hex.push_str(&self.s.get_from(&kvs, &chunk_key(seq, r, i))?);
+                }
+                hex_decode(&hex)
+            })
             .collect()
     }
     fn ifence(&mut self, reqid: u64) -> Result<()> {
@@ -123,5 +168,35 @@ impl Server for Pmi1Server {
     }
     fn finalize(&mut self) -> Result<()> {
         self.s.finalize()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_cut_to_the_server_limit_and_join_again() {
+        for (len, max) in [
+            (0, 1024),
+            (1, 1024),
+            (1006, 1024),
+            (1007, 1024),
+            (5000, 64),
+            (3, 2),
+        ] {
+            let text: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            let pieces = chunk_value(&text, max);
+            assert!(pieces.iter().all(|p| p.len() < max.max(33)), "{len}/{max}");
+            let (count, mut joined) = first_chunk(&pieces[0]).unwrap();
+            assert_eq!(count, pieces.len());
+            for p in &pieces[1..] {
+                joined.push_str(p);
+            }
+            assert_eq!(joined, text);
+        }
+        assert!(first_chunk("abc").is_err());
+        assert!(first_chunk("0:").is_err());
+        assert!(first_chunk("99999999999:").is_err());
     }
 }

@@ -1,7 +1,8 @@
 //! A singleton that spawns starts a private `ibdyn run --adopt` for itself: one node daemon
 //! whose job 0 has this process as its only rank. The launcher's stdin is a pipe we hold:
-//! when this process ends (however it ends) the launcher sees EOF, waits for the spawned
-//! jobs, and removes everything.
+//! when this process ends the launcher sees EOF. After a finalize (we write a line first) it
+//! waits for the spawned jobs and removes everything; otherwise (killed by a signal, say) it
+//! kills the spawned jobs at once and removes everything.
 
 use crate::env;
 use crate::error::{PmiError, Result};
@@ -18,8 +19,23 @@ use std::time::{Duration, Instant};
 const READY_FD: i32 = 3;
 
 pub(crate) struct PrivateLauncher {
-    _stdin: ChildStdin,
+    stdin: ChildStdin,
     _child: Child,
+}
+
+/// The line that tells the private launcher this process finalized: when its stdin then
+/// closes, the process ended as it should, and the launcher waits for the spawned jobs.
+/// Without it, a closed stdin means the process was killed, and everything goes at once.
+pub const FINALIZED_LINE: &str = "finalized\n";
+
+impl PrivateLauncher {
+    /// Tells the launcher this process has finalized (see `FINALIZED_LINE`).
+    pub(crate) fn finalized(&mut self) {
+        use std::io::Write;
+        if let Err(e) = self.stdin.write_all(FINALIZED_LINE.as_bytes()) {
+            tracing::debug!("singleton: cannot tell the private launcher we finalized: {e}");
+        }
+    }
 }
 
 /// `IBDYN_BIN`, else `ibdyn` beside this executable (or one directory up, for cargo's
@@ -120,7 +136,7 @@ pub(crate) fn start(job_id: u32, timeout: Duration) -> Result<(PrivateLauncher, 
     tracing::debug!("singleton: private daemon ready at {}", served.path);
     Ok((
         PrivateLauncher {
-            _stdin: stdin,
+            stdin,
             _child: child,
         },
         served,

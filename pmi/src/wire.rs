@@ -7,6 +7,11 @@ use std::fmt::Display;
 
 /// Longest line a server or client accepts (ibdyn's own commands carry whole allgathers).
 pub const MAX_LINE: usize = 16 << 20;
+/// Most processes one spawn request may ask for (all its commands together): a bound on
+/// what an untrusted request makes a daemon allocate.
+pub const MAX_SPAWN_PROCS: u32 = 1 << 20;
+/// Most commands in one spawn request (`totspawns`).
+pub const MAX_SPAWN_COMMANDS: u32 = 4096;
 
 /// One parsed line: the command name (value of `cmd=`) and its arguments in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -272,6 +277,30 @@ pub fn parse_spawn_block(block: &Command) -> Result<SpawnBlock> {
     let tot: u32 = block.num("totspawns")?;
     let sofar: u32 = block.num("spawnssofar")?;
     let argcnt: usize = block.get("argcnt").map_or(Ok(0), |_| block.num("argcnt"))?;
+    let bad = |why: String| PmiError::Malformed {
+        line: "mcmd=spawn".into(),
+        why,
+    };
+    if nprocs > MAX_SPAWN_PROCS {
+        return Err(bad(format!(
+            "nprocs={nprocs}: at most {MAX_SPAWN_PROCS} processes per spawn"
+        )));
+    }
+    if tot > MAX_SPAWN_COMMANDS {
+        return Err(bad(format!(
+            "totspawns={tot}: at most {MAX_SPAWN_COMMANDS} commands per spawn"
+        )));
+    }
+    if sofar == 0 || sofar > tot {
+        return Err(bad(format!("spawnssofar={sofar} of totspawns={tot}")));
+    }
+    // Each argument is a line of the block: a count beyond them is a lie, not a size.
+    if argcnt > block.args.len() {
+        return Err(bad(format!(
+            "argcnt={argcnt} but the block has {} lines",
+            block.args.len()
+        )));
+    }
     let mut args = Vec::with_capacity(argcnt);
     for j in 1..=argcnt {
         args.push(block.require(&format!("arg{j}"))?.to_string());
@@ -316,6 +345,8 @@ pub enum Frame {
 pub struct Framer {
     buf: Vec<u8>,
     block: Option<Vec<(String, String)>>,
+    /// Bytes of the lines of the open block (bounded like one line).
+    block_bytes: usize,
     discarding: bool,
 }
 
@@ -355,6 +386,13 @@ impl Framer {
                     args,
                 }));
             }
+            self.block_bytes += text.len() + 1;
+            if self.block_bytes > MAX_LINE {
+                self.block = None;
+                return Some(Frame::Bad(format!(
+                    "mcmd=spawn block longer than {MAX_LINE} bytes"
+                )));
+            }
             return match text.split_once('=') {
                 Some((k, v)) if !k.is_empty() => {
                     block.push((k.to_string(), v.to_string()));
@@ -371,6 +409,7 @@ impl Framer {
         if let Some(rest) = text.strip_prefix("mcmd=") {
             if rest.trim() == "spawn" {
                 self.block = Some(Vec::new());
+                self.block_bytes = 0;
                 return None;
             }
             return Some(Frame::Bad(format!("unknown multi-line command {rest:?}")));
@@ -384,6 +423,9 @@ impl Framer {
         })
     }
 }
+
+#[cfg(test)]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

@@ -176,6 +176,26 @@ fn later_death(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
+/// The children's job aborts (its rank 1 calls the process manager's abort): that job ends,
+/// the parents get an error on their intercommunicator and carry on.
+fn abort_job(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    let e = |e: ibdyn::CommError| e.to_string();
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.arg("aborter");
+    let kids = world.process_at_rank(0).spawn(&cmd, 2).map_err(e)?;
+    let mut b = [0u8; 4];
+    // Child 0 never sends: only the end of its job ends this receive.
+    match kids.recv(&mut b, 0, 5) {
+        Err(err) => println!("dynamic_check: the aborted job's rank 0 is gone: {err}"),
+        Ok(_) => return Err("a receive from an aborted job succeeded".into()),
+    }
+    world.barrier().map_err(e)?;
+    println!("dynamic_check: the parents carry on");
+    Ok(())
+}
+
 /// Resources this process holds: open descriptors, threads, and ibdyn's /dev/shm entries.
 fn resources() -> (usize, usize, usize) {
     let count = |d: &str| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
@@ -249,6 +269,22 @@ fn main() {
             // The parents never disconnect from a job with a dead member; just leave.
             std::process::exit(0);
         })(),
+        "abortjob" => abort_job(&universe),
+        "aborter" => {
+            if universe.world().rank() == 1 {
+                universe.with_pmi(|p| p.abort(5, "the child gives up"));
+            }
+            // Until the job is torn down.
+            let parent = universe.parent().ok_or("no parent");
+            let mut b = [0u8; 1];
+            parent
+                .and_then(|p| {
+                    p.recv(&mut b, 0, 6)
+                        .map(|_| ())
+                        .map_err(|_| "receive failed")
+                })
+                .map_err(str::to_string)
+        }
         "leaf" => universe
             .parent()
             .ok_or_else(|| "no parent".to_string())
@@ -272,7 +308,7 @@ fn main() {
         );
         std::process::exit(1);
     }
-    if universe.world().rank() == 0 && !matches!(mode, "child" | "leaf" | "mortal") {
+    if universe.world().rank() == 0 && !matches!(mode, "child" | "leaf" | "mortal" | "aborter") {
         println!("dynamic_check: all passed");
     }
 }

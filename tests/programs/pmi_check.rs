@@ -269,11 +269,35 @@ fn intruder(c: &mut PmiClient) -> Res<()> {
     Ok(())
 }
 
+/// Allgathers of values of every size around a PMI-1 server's value limit and far past it,
+/// each rank's different (rank r, round k: `len` bytes of `r * 31 + k + i`).
+fn big_allgather(c: &mut PmiClient) -> Res<()> {
+    let (r, n) = (c.rank(), c.size());
+    let value = |rank: u32, len: usize| -> Vec<u8> {
+        (0..len)
+            .map(|i| (rank as usize * 31 + len + i) as u8)
+            .collect()
+    };
+    for len in [0, 1, 500, 511, 512, 513, 1024, 5000, 100_000] {
+        let all = c
+            .allgather(&value(r, len + r as usize))
+            .map_err(e("allgather"))?;
+        check(all.len() == n as usize, || format!("{} values", all.len()))?;
+        for (p, v) in all.iter().enumerate() {
+            check(*v == value(p as u32, len + p), || {
+                format!("allgather of {len} bytes: rank {p}'s value differs")
+            })?;
+        }
+    }
+    Ok(())
+}
+
 fn run(mode: &str) -> Res<()> {
     let mut c = PmiClient::init().map_err(e("init"))?;
     let r = c.rank();
     match mode {
         "basic" | "hydra" => basic(&mut c)?,
+        "big-allgather" => big_allgather(&mut c)?,
         "die-in-fence" => collective_victim(&mut c, false)?,
         "die-in-allgather" => collective_victim(&mut c, true)?,
         "malformed" => malformed(&mut c)?,

@@ -230,6 +230,17 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
                 return Err(format!("get after gave {v:?}"));
             }
         }
+        // Spawn children that wait, say so, and hang (until killed: the test kills us).
+        "hang" => {
+            let req = SpawnRequest {
+                commands: vec![cmd(&["child", "wait-release"], n, &[])],
+                preput,
+            };
+            spawn_and_hear(&mut c, &req)?;
+            println!("SPAWNED");
+            std::io::Write::flush(&mut std::io::stdout()).map_err(e("flush"))?;
+            std::thread::sleep(Duration::from_secs(120));
+        }
         "kill" => {
             let req = SpawnRequest {
                 commands: vec![cmd(&["child", "wait-release"], 2, &[])],

@@ -471,3 +471,6 @@ impl UdChannel {
 pub(crate) fn answer_budget(cfg: &FabricConfig) -> Duration {
     cfg.retry_budget() * 2 + cfg.retry_timeout
 }
+
+#[cfg(test)]
+mod fuzz;

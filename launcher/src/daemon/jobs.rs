@@ -354,6 +354,8 @@ impl Daemon {
             store.learn(PROCESS_MAPPING_KEY, &spec.mapping().format());
             store.learn("PMI_universe_size", &spec.size.to_string());
             store.learn("PMI_appnum", "0");
+            // MPICH's client reads the failed processes from here (none known: empty).
+            store.learn("PMI_dead_processes", "");
             for (k, v) in &req.preput {
                 store.learn(k, v);
             }
@@ -601,6 +603,8 @@ impl Daemon {
         if let Some(j) = self.jobs.remove(&job) {
             self.dir.kvs.remove(&j.spec.kvsname);
         }
+        // Nobody of the job can put the keys still waited for now.
+        self.end_key_waits(&kvsname_of(job));
         if self.initial_job == Some(job) {
             self.initial_job = None;
         }

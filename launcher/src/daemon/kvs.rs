@@ -105,7 +105,7 @@ impl Daemon {
         let found = self.dir.kvs(kvs).get(key).map(str::to_string);
         match found {
             Some(v) => self.answer_get(target, kvs, key, Some(&v), false),
-            None if wait_ms > 0 => self.key_waiters.push(KeyWaiter {
+            None if wait_ms > 0 && !self.job_over(kvs) => self.key_waiters.push(KeyWaiter {
                 kvs: kvs.into(),
                 key: key.into(),
                 target,
@@ -144,6 +144,25 @@ impl Daemon {
         self.key_waiters = keep;
         for w in hit {
             self.answer_get(w.target, kvs, key, Some(value), false);
+        }
+    }
+
+    /// Root: whether `kvs` is the key-value space of a job whose ranks have all ended.
+    fn job_over(&self, kvs: &str) -> bool {
+        self.registry
+            .finished
+            .iter()
+            .any(|&j| ibdyn_pmi::kvsname_of(j) == kvs)
+    }
+
+    /// Root: the waits for keys of `kvs` fail now (its job has ended).
+    pub(crate) fn end_key_waits(&mut self, kvs: &str) {
+        let (hit, keep): (Vec<KeyWaiter>, Vec<KeyWaiter>) = std::mem::take(&mut self.key_waiters)
+            .into_iter()
+            .partition(|w| w.kvs == kvs);
+        self.key_waiters = keep;
+        for w in hit {
+            self.answer_get(w.target, &w.kvs, &w.key, None, false);
         }
     }
 

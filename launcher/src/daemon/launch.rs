@@ -18,6 +18,8 @@ pub(crate) struct Launch<'a> {
     pub cwd: Option<&'a Path>,
     /// Give the process a pipe as stdin (else /dev/null).
     pub stdin_pipe: bool,
+    /// A descriptor (3 or above) the process keeps open across the exec, under its number.
+    pub inherit: Option<RawFd>,
 }
 
 /// A started process and the parent's ends of its pipes.
@@ -40,6 +42,8 @@ struct ChildPlan {
     stderr: RawFd,
     report: RawFd,
     daemon: libc::pid_t,
+    /// Kept across the exec (-1: none).
+    inherit: RawFd,
 }
 
 const CHILD_STACK: usize = 64 * 1024;
@@ -141,6 +145,7 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         stderr: err_w.as_raw_fd(),
         report: report_w.as_raw_fd(),
         daemon: std::process::id() as libc::pid_t,
+        inherit: l.inherit.unwrap_or(-1),
     };
     let mut stack = vec![0u8; CHILD_STACK];
     // The stack grows down from its 16-byte aligned top.
@@ -225,6 +230,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(p.report);
             }
         }
+        // The table is the child's own copy (no CLONE_FILES): only the child's end loses
+        // close-on-exec. It is 3 or above, so the dup2s above left it alone.
+        if p.inherit >= 3 && libc::fcntl(p.inherit, libc::F_SETFD, 0) != 0 {
+            fail(p.report);
+        }
         if !p.cwd.is_null() && libc::chdir(p.cwd) != 0 {
             fail(p.report);
         }
@@ -299,6 +309,7 @@ mod tests {
             env: environment(None, &[(OsStr::new("IBDYN_T"), Some(OsStr::new("x y")))]),
             cwd: Some(&dir),
             stdin_pipe: false,
+            inherit: None,
         });
         assert_eq!(code, 3);
         let lines: Vec<&str> = out.lines().collect();
@@ -323,6 +334,7 @@ mod tests {
             env: environment(None, &[]),
             cwd: None,
             stdin_pipe: false,
+            inherit: None,
         };
         let e = start(&none).err().expect("missing program");
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
@@ -332,9 +344,42 @@ mod tests {
             env: environment(None, &[]),
             cwd: Some(Path::new("/ibdyn/no/such/dir")),
             stdin_pipe: false,
+            inherit: None,
         };
         let e = start(&bad_dir).err().expect("missing directory");
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn an_inherited_descriptor_survives_the_exec() {
+        use std::os::fd::FromRawFd;
+        let (r, w) = pipe().unwrap();
+        // SAFETY: F_DUPFD_CLOEXEC returns a new descriptor (10 or above) that we own.
+        let w10 =
+            unsafe { OwnedFd::from_raw_fd(libc::fcntl(w.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10)) };
+        let n = w10.as_raw_fd();
+        let args = vec![
+            "-c".to_string(),
+            // (dash redirects single-digit descriptors only: reopen it through /proc.)
+            format!("echo through > /proc/$$/fd/{n}; ls /proc/$$/fd | sort -n | tr '\\n' ' '"),
+        ];
+        let (code, out, _) = run(&Launch {
+            program: "sh",
+            args: &args,
+            env: environment(None, &[]),
+            cwd: None,
+            stdin_pipe: false,
+            inherit: Some(n),
+        });
+        drop((w, w10));
+        let mut got = String::new();
+        std::fs::File::from(r).read_to_string(&mut got).unwrap();
+        assert_eq!((code, got.as_str()), (0, "through\n"));
+        let fds: Vec<i32> = out
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        assert!(fds.contains(&n), "{n} not open in the child: {out}");
     }
 
     #[test]
@@ -346,6 +391,7 @@ mod tests {
             env: environment(None, &[]),
             cwd: None,
             stdin_pipe: true,
+            inherit: None,
         })
         .unwrap();
         let mut w = s.take_stdin().expect("a stdin pipe");

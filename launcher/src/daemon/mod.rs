@@ -103,6 +103,14 @@ pub(crate) struct Daemon {
     pub(crate) parent: Option<Outbox>,
     pub(crate) children: HashMap<u32, Outbox>,
     pub(crate) clients: HashMap<ConnId, pmi::Client>,
+    /// Id of the next connection the daemon makes itself (a rank's `PMI_FD`); the reader
+    /// thread numbers accepted ones from 1, far below.
+    pub(crate) next_attached_conn: ConnId,
+    /// `PMI_PORT` of the ranks here: the daemon's PMI listener by TCP (host:port).
+    pub(crate) pmi_port: String,
+    /// `PMI_ID` of each rank started here (random, so that another local user cannot
+    /// easily pass for a rank on the TCP port): the (job, rank) it stands for.
+    pub(crate) pmi_ids: HashMap<u32, (u32, u32)>,
     pub(crate) dir: Directory,
     pub(crate) forwarded: HashMap<u64, kvs::Forwarded>,
     pub(crate) next_forward: u64,
@@ -291,6 +299,7 @@ impl Daemon {
         match m {
             ToDaemon::Stdin(data) => self.stdin_to_rank0(Some(data)),
             ToDaemon::StdinEof => self.stdin_to_rank0(None),
+            ToDaemon::JobStdin { job, data } => self.stdin_to(job, data),
             ToDaemon::Signal(sig) => self.signal_ranks(sig, None),
             ToDaemon::Kill => {
                 self.signal_ranks(libc::SIGTERM, None);
@@ -535,7 +544,13 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         for (i, s) in child_streams {
             children.insert(i, start_peer(s, Peer::Child(i), &tx, Duration::ZERO)?);
         }
-        let reactor = reactor::Reactor::start(pmi_listener, tx.clone())
+        let pmi_tcp = TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| LaunchError::io("bind the PMI_PORT listener", e))?;
+        let pmi_port = pmi_tcp
+            .local_addr()
+            .map_err(|e| LaunchError::io("local_addr", e))?
+            .to_string();
+        let reactor = reactor::Reactor::start(pmi_listener, pmi_tcp, tx.clone())
             .map_err(|e| LaunchError::io("start the daemon's reader thread", e))?;
 
         let mut d = Daemon {
@@ -554,6 +569,9 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             parent,
             children,
             clients: HashMap::new(),
+            next_attached_conn: 1 << 48,
+            pmi_port,
+            pmi_ids: HashMap::new(),
             dir: Directory::default(),
             forwarded: HashMap::new(),
             next_forward: 1,

@@ -13,6 +13,9 @@ pub(crate) struct Client {
     out: Outbox,
     /// (job, rank) once `init` named them.
     pub(crate) who: Option<(u32, u32)>,
+    /// (job, rank) of the rank this connection was made for (its `PMI_FD`), if any: its
+    /// `init` need not name them.
+    pub(crate) attached: Option<(u32, u32)>,
     spawn: SpawnRequest,
 }
 
@@ -21,6 +24,7 @@ impl Client {
         Client {
             out,
             who: None,
+            attached: None,
             spawn: SpawnRequest::default(),
         }
     }
@@ -102,13 +106,41 @@ impl Daemon {
             None => self.job_of(conn).map(|j| j.spec.kvsname.clone()),
         };
         match cmd.name.as_str() {
+            // A client that connected to PMI_PORT names itself by its PMI_ID (once).
+            "initack" => {
+                let id: u32 = cmd.num("pmiid")?;
+                let (job, rank) = self.pmi_ids.remove(&id).ok_or_else(|| {
+                    LaunchError::Request(format!("pmiid={id} names no rank of this daemon"))
+                })?;
+                let size = self.jobs.get(&job).map_or(0, |j| j.spec.size);
+                if let Some(c) = self.clients.get_mut(&conn) {
+                    c.attached = Some((job, rank));
+                }
+                self.reply(conn, Command::new("initack"));
+                self.reply(conn, Command::new("set").arg("size", size));
+                self.reply(conn, Command::new("set").arg("rank", rank));
+                self.reply(conn, Command::new("set").arg("debug", 0));
+            }
             "init" => {
-                let rank: u32 = cmd.num("ibdyn_rank")?;
-                let job: u32 = match cmd.get("ibdyn_jobid") {
-                    Some(_) => cmd.num("ibdyn_jobid")?,
-                    None => self
-                        .initial_job
-                        .ok_or_else(|| LaunchError::Request("init names no ibdyn_jobid".into()))?,
+                let attached = self.clients.get(&conn).and_then(|c| c.attached);
+                let (job, rank) = match (attached, cmd.get("ibdyn_rank")) {
+                    (Some(who), None) => who,
+                    (_, _) => {
+                        let rank: u32 = cmd.num("ibdyn_rank")?;
+                        let job: u32 =
+                            match cmd.get("ibdyn_jobid") {
+                                Some(_) => cmd.num("ibdyn_jobid")?,
+                                None => attached.map(|(j, _)| j).or(self.initial_job).ok_or_else(
+                                    || LaunchError::Request("init names no ibdyn_jobid".into()),
+                                )?,
+                            };
+                        if attached.is_some_and(|a| a != (job, rank)) {
+                            return Err(LaunchError::Request(format!(
+                                "init as job {job} rank {rank} on the PMI_FD of another rank"
+                            )));
+                        }
+                        (job, rank)
+                    }
                 };
                 let rs = self.rank_mut(job, rank).ok_or_else(|| {
                     LaunchError::Request(format!("job {job} rank {rank} does not run on this node"))
@@ -240,6 +272,32 @@ impl Daemon {
         let Some(client) = self.clients.get_mut(&conn) else {
             return;
         };
+        // The blocks come in order, and the request stays within the bound on processes.
+        let parsed = parsed.and_then(|b| {
+            let sofar = client.spawn.commands.len() as u32 + 1;
+            let procs: u64 = client
+                .spawn
+                .commands
+                .iter()
+                .map(|c| u64::from(c.nprocs))
+                .sum::<u64>()
+                + u64::from(b.command.nprocs);
+            if b.sofar != sofar {
+                Err(ibdyn_pmi::PmiError::Invalid {
+                    what: "spawnssofar".into(),
+                    value: b.sofar.to_string(),
+                    why: format!("is not the expected {sofar}"),
+                })
+            } else if procs > u64::from(wire::MAX_SPAWN_PROCS) {
+                Err(ibdyn_pmi::PmiError::Invalid {
+                    what: "number of processes of a spawn".into(),
+                    value: procs.to_string(),
+                    why: format!("is more than {}", wire::MAX_SPAWN_PROCS),
+                })
+            } else {
+                Ok(b)
+            }
+        });
         let b = match parsed {
             Ok(p) => p,
             Err(e) => {

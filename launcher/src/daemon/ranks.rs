@@ -12,6 +12,8 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -103,6 +105,8 @@ pub(crate) struct RankState {
     pub(crate) adopted: bool,
     /// Killed because its spawn failed elsewhere: its end is not news.
     pub(crate) cancelled: bool,
+    /// Its `PMI_ID` while unused (a key of `Daemon::pmi_ids`).
+    pub(crate) pmi_id: Option<u32>,
 }
 
 pub(crate) struct Job {
@@ -181,7 +185,50 @@ fn errno_of(e: &std::io::Error) -> i32 {
     e.raw_os_error().unwrap_or(-1)
 }
 
+/// A connected pair of sockets: the daemon's end and the rank's, the rank's numbered 3 or
+/// above (so that it survives the rank's stdio set-up); both close-on-exec here.
+fn inherited_pmi_socket() -> std::io::Result<(UnixStream, OwnedFd)> {
+    let (ours, theirs) = UnixStream::pair()?;
+    let theirs = OwnedFd::from(theirs);
+    // SAFETY: F_DUPFD_CLOEXEC on an open descriptor returns a new one (or -1), owned by us.
+    let fd = unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the descriptor was just made and nothing else owns it.
+    Ok((ours, unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
 impl Daemon {
+    /// A fresh `PMI_ID`: random, positive as a C int (MPICH reads it with atoi), unused.
+    fn new_pmi_id(&self) -> std::io::Result<u32> {
+        loop {
+            let r =
+                crate::secret::random_u64().map_err(|e| std::io::Error::other(e.to_string()))?;
+            let id = (r as u32) & 0x7fff_ffff;
+            if id != 0 && !self.pmi_ids.contains_key(&id) {
+                return Ok(id);
+            }
+        }
+    }
+
+    /// Serves PMI on the daemon's end of a rank's inherited socket, as that rank.
+    fn attach_pmi(&mut self, stream: UnixStream, job: u32, rank: u32) {
+        let id = self.next_attached_conn;
+        self.next_attached_conn += 1;
+        match self.reactor.attach_client(stream, id) {
+            Ok(out) => {
+                let mut client = super::pmi::Client::new(out);
+                client.attached = Some((job, rank));
+                self.clients.insert(id, client);
+            }
+            Err(e) => tracing::warn!(
+                "daemon {}: job {job} rank {rank}: cannot serve its PMI_FD: {e}",
+                self.me
+            ),
+        }
+    }
+
     /// Starts the ranks of job `spec` placed on this daemon (the one place processes are
     /// created); returns (rank, errno, message) of each, errno 0 when it was exec'd.
     pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<StartResult> {
@@ -227,6 +274,12 @@ impl Daemon {
         let (node_s, nnodes_s) = (text(self.me), text(self.nnodes));
         let appnum_s = OsString::from(app.appnum.to_string());
         let parent_s = spec.parent.map(text);
+        // The rank's PMI-1 connection the way MPICH's launcher hands it over (`PMI_FD`):
+        // other MPIs' clients use it as it is, ibdyn's own client too.
+        let (pmi_ours, pmi_theirs) = inherited_pmi_socket()?;
+        let pmi_fd_s = text(pmi_theirs.as_raw_fd() as u32);
+        let pmi_id = self.new_pmi_id()?;
+        let pmi_id_s = text(pmi_id);
         let rank_env = [
             (env::PMI_SOCK, Some(spec.pmi_sock.as_os_str())),
             (env::RANK, Some(rank_s.as_os_str())),
@@ -242,7 +295,11 @@ impl Daemon {
                 self.fabric_ip.as_deref().map(OsStr::new),
             ),
             (env::APPNUM, Some(appnum_s.as_os_str())),
-            (env::HYDRA_PMI_FD, None),
+            (env::HYDRA_PMI_FD, Some(pmi_fd_s.as_os_str())),
+            (env::HYDRA_PMI_RANK, Some(rank_s.as_os_str())),
+            (env::HYDRA_PMI_SIZE, Some(size_s.as_os_str())),
+            (env::PMI_PORT, Some(OsStr::new(&self.pmi_port))),
+            (env::PMI_ID, Some(pmi_id_s.as_os_str())),
             (
                 env::PREPUT_KEYS,
                 Some(OsStr::new(&spec.preput_keys)).filter(|k| !k.is_empty()),
@@ -276,7 +333,14 @@ impl Daemon {
             env: launch::environment(spec.env.as_ref().map(|e| e.vars.as_slice()), &set),
             cwd: cwd.as_deref(),
             stdin_pipe: rank == 0 && spec.stdin,
+            inherit: Some(pmi_theirs.as_raw_fd()),
+        })
+        .inspect_err(|_| {
+            self.pmi_ids.remove(&pmi_id);
         })?;
+        drop(pmi_theirs);
+        self.attach_pmi(pmi_ours, spec.jobid, rank);
+        self.pmi_ids.insert(pmi_id, (spec.jobid, rank));
         let pid = child.pid;
         let job = spec.jobid;
         tracing::debug!(
@@ -307,12 +371,19 @@ impl Daemon {
             let rs = j.ranks.entry(rank).or_default();
             rs.pid = Some(pid);
             rs.stdin = stdin;
+            rs.pmi_id = Some(pmi_id);
         }
         Ok(())
     }
 
     pub(crate) fn stdin_to_rank0(&mut self, data: Option<Vec<u8>>) {
-        let Some(job) = self.initial_job else { return };
+        if let Some(job) = self.initial_job {
+            self.stdin_to(job, data);
+        }
+    }
+
+    /// Stdin for rank 0 of `job`, if it runs here and reads it.
+    pub(crate) fn stdin_to(&mut self, job: u32, data: Option<Vec<u8>>) {
         if let Some(rs) = self.jobs.get_mut(&job).and_then(|j| j.ranks.get_mut(&0)) {
             match (&rs.stdin, data) {
                 (Some(tx), Some(d)) => {
@@ -379,6 +450,12 @@ impl Daemon {
             return;
         };
         let now = Instant::now();
+        if let Some(id) = rs.pmi_id.take() {
+            self.pmi_ids.remove(&id);
+        }
+        let Some(rs) = self.rank_mut(job, rank) else {
+            return;
+        };
         rs.exit = Some((code, signal));
         rs.reaped_at = Some(now);
         rs.stdin = None;

@@ -9,6 +9,7 @@ use crate::link::Outbox;
 use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::wire::Framer;
 use std::collections::HashMap;
+use std::net::TcpListener;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::time::Duration;
@@ -53,14 +54,20 @@ pub(crate) struct Reactor {
 }
 
 impl Reactor {
-    /// Starts the reader thread; PMI clients connect on `listener`.
-    pub(crate) fn start(listener: UnixListener, events: Sender<Event>) -> std::io::Result<Self> {
+    /// Starts the reader thread; PMI clients connect on `listener`, or by TCP on `tcp`
+    /// (`PMI_PORT`, MPICH's clients that do not inherit a socket).
+    pub(crate) fn start(
+        listener: UnixListener,
+        tcp: TcpListener,
+        events: Sender<Event>,
+    ) -> std::io::Result<Self> {
         let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         listener.set_nonblocking(true)?;
+        tcp.set_nonblocking(true)?;
         let (add, added) = crossbeam_channel::unbounded();
         std::thread::Builder::new()
             .name("reader".into())
-            .spawn(move || read_loop(listener, wake_r, added, events))?;
+            .spawn(move || read_loop(listener, tcp, wake_r, added, events))?;
         Ok(Reactor { add, wake: wake_w })
     }
 
@@ -88,6 +95,14 @@ impl Reactor {
         self.add(pipe, source);
     }
 
+    /// Serves PMI on `stream`, a connection the daemon made itself (the socket a rank
+    /// inherits as `PMI_FD`): frames arrive as from any client, under `id`.
+    pub(crate) fn attach_client(&self, stream: UnixStream, id: ConnId) -> std::io::Result<Outbox> {
+        let (out, watched) = client_watch(stream, id)?;
+        self.add(watched.fd, watched.source);
+        Ok(out)
+    }
+
     /// Reaps rank `pid` when it ends (an `Exited` event). False when the kernel has no
     /// pidfds (before Linux 5.3): the caller then waits for it another way.
     pub(crate) fn watch_child(&self, pid: i32, job: u32, rank: u32) -> bool {
@@ -105,6 +120,7 @@ impl Reactor {
 
 const WAKE: u64 = 0;
 const LISTENER: u64 = 1;
+const TCP_LISTENER: u64 = 2;
 
 /// An epoll set: the cost of a wake-up does not grow with the number of ranks alive.
 struct Poller(OwnedFd);
@@ -284,6 +300,7 @@ impl Reader {
 
 fn read_loop(
     listener: UnixListener,
+    tcp: TcpListener,
     wake: OwnedFd,
     added: Receiver<Watched>,
     events: Sender<Event>,
@@ -291,6 +308,7 @@ fn read_loop(
     let poller = match Poller::new().and_then(|p| {
         p.add(wake.as_raw_fd(), WAKE)?;
         p.add(listener.as_raw_fd(), LISTENER)?;
+        p.add(tcp.as_raw_fd(), TCP_LISTENER)?;
         Ok(p)
     }) {
         Ok(p) => p,
@@ -303,7 +321,7 @@ fn read_loop(
         poller,
         watched: HashMap::new(),
         outputs: HashMap::new(),
-        next_token: LISTENER + 1,
+        next_token: TCP_LISTENER + 1,
         events,
         buf: vec![0u8; 65536],
     };
@@ -334,6 +352,19 @@ fn read_loop(
                         next_id += 1;
                     }
                 }
+                TCP_LISTENER => {
+                    while let Ok((stream, _)) = tcp.accept() {
+                        let _ = stream.set_nodelay(true);
+                        // The connection is served with the calls of a local one (read,
+                        // write, shutdown, timeouts), which a TCP socket answers the same.
+                        let stream = UnixStream::from(OwnedFd::from(stream));
+                        match open_client(stream, next_id, &r.events) {
+                            Ok(w) => r.register(w),
+                            Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
+                        }
+                        next_id += 1;
+                    }
+                }
                 t => r.on_ready(t),
             }
         }
@@ -341,17 +372,24 @@ fn read_loop(
 }
 
 fn open_client(stream: UnixStream, id: ConnId, events: &Sender<Event>) -> std::io::Result<Watched> {
+    let (out, watched) = client_watch(stream, id)?;
+    let _ = events.send(Event::ClientOpen(id, out));
+    Ok(watched)
+}
+
+/// The writer half of a client connection and its reader half to watch.
+fn client_watch(stream: UnixStream, id: ConnId) -> std::io::Result<(Outbox, Watched)> {
     stream.set_nonblocking(false)?;
     stream.set_write_timeout(Some(CLIENT_WRITE_LIMIT))?;
     let out = Outbox::direct(stream.try_clone()?);
-    let _ = events.send(Event::ClientOpen(id, out));
-    Ok(Watched {
+    let watched = Watched {
         fd: stream.into(),
         source: Source::Client {
             id,
             framer: Framer::default(),
         },
-    })
+    };
+    Ok((out, watched))
 }
 
 fn read_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -12,12 +12,28 @@
 
 use crate::jobtable::JobTable;
 use crate::link::Outbox;
+use crate::placement::{MapBy, Placement};
+use crate::protocol::EncodedRequest;
 use crate::protocol::{
     start_failure, FromDvm, JobAnnounce, RankEnd, Report, SpawnOutcome, Submission, ToDaemon, ToDvm,
 };
 use crate::run::describe;
 use std::collections::HashMap;
 use std::time::Instant;
+
+/// The daemon of every rank of a submission placed by `map_by` over `nnodes` daemons.
+fn placement(req: &EncodedRequest, nnodes: u32, map_by: MapBy) -> Result<Vec<u32>, String> {
+    let nprocs: u32 = req
+        .request()
+        .map_err(|e| e.to_string())?
+        .commands
+        .iter()
+        .map(|c| c.nprocs)
+        .sum();
+    Placement::new(nprocs, nnodes, map_by)
+        .map(|p| p.node_of)
+        .map_err(|e| e.to_string())
+}
 
 /// Status of a job that could not be started (as a shell reports a missing command).
 const NOT_STARTED: i32 = 127;
@@ -30,6 +46,12 @@ struct Client {
     answered: bool,
     status: Option<i32>,
     done: bool,
+    /// Its job and the daemon of its rank 0, once the root has started it.
+    started: Option<(u32, Option<u32>)>,
+    /// The daemon of rank 0 as placed here (None: the root places the job).
+    rank0_node: Option<u32>,
+    /// Stdin that came before the job started.
+    early_stdin: Vec<Option<Vec<u8>>>,
 }
 
 pub(super) struct Controller {
@@ -106,6 +128,9 @@ impl Controller {
                 answered: false,
                 status: None,
                 done: false,
+                started: None,
+                rank0_node: None,
+                early_stdin: Vec::new(),
             },
         );
     }
@@ -117,7 +142,8 @@ impl Controller {
 
     pub(super) fn on_client(&mut self, id: u64, msg: ToDvm) {
         match msg {
-            ToDvm::Run { req, env } => {
+            ToDvm::Run { req, env, map_by } => {
+                let nnodes = self.all.len() as u32;
                 let Some(c) = self.clients.get_mut(&id) else {
                     return;
                 };
@@ -126,15 +152,32 @@ impl Controller {
                     return;
                 }
                 c.submitted = true;
+                let nodes = match map_by.map(|m| placement(&req, nnodes, m)).transpose() {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.refuse(id, &e);
+                        return;
+                    }
+                };
+                c.rank0_node = nodes.as_ref().and_then(|n| n.first().copied());
                 let submit = ToDaemon::Spawn(Submission {
                     id,
                     req,
                     jobid: None,
-                    nodes: None,
-                    stdin: false,
+                    nodes,
+                    stdin: true,
                     env,
                 });
                 let _ = self.root.send(submit.encode().to_line());
+            }
+            ToDvm::Stdin(data) => {
+                let Some(c) = self.clients.get_mut(&id) else {
+                    return;
+                };
+                match c.started {
+                    Some((job, node)) => self.stdin_to(job, node, data),
+                    None => c.early_stdin.push(data),
+                }
             }
             ToDvm::Stop => self.stop(),
         }
@@ -192,9 +235,18 @@ impl Controller {
                 code,
                 msg,
             } => {
-                let Some(owner) = self.jobs.info(job).map(|a| a.owner) else {
+                let Some(info) = self.jobs.info(job) else {
                     return;
                 };
+                let owner = info.owner;
+                if !info.submitted {
+                    // A spawned job's abort ends that job only (see `ibdyn run`).
+                    let msg =
+                        format!("job {job} rank {rank} aborted its job with code {code}: {msg}");
+                    self.error_to(owner, &msg);
+                    self.kill_job(job);
+                    return;
+                }
                 let msg = format!("rank {rank} of job {job} aborted with code {code}: {msg}");
                 self.error_to(owner, &msg);
                 if let Some(c) = self.clients.get_mut(&owner) {
@@ -255,7 +307,31 @@ impl Controller {
     }
 
     /// The root's answer to a client's submission (its request id is the client's).
+    /// Stdin of a client to rank 0 of its job (on daemon `node`, or on whichever runs it).
+    fn stdin_to(&self, job: u32, node: Option<u32>, data: Option<Vec<u8>>) {
+        let line = ToDaemon::JobStdin { job, data }.encode().to_line();
+        match node.and_then(|n| self.all.get(n as usize)) {
+            Some(o) => {
+                let _ = o.send(line);
+            }
+            None => {
+                for o in &self.all {
+                    let _ = o.send(line.clone());
+                }
+            }
+        }
+    }
+
     fn on_spawn_result(&mut self, id: u64, outcome: SpawnOutcome) {
+        // Started: stdin that came early goes to rank 0 now (its pipe exists).
+        if let (Ok((job, _)), Some(c)) = (&outcome, self.clients.get_mut(&id)) {
+            let node = c.rank0_node;
+            c.started = Some((*job, node));
+            let early = std::mem::take(&mut c.early_stdin);
+            for data in early {
+                self.stdin_to(*job, node, data);
+            }
+        }
         let failure = match outcome {
             Err(msg) => Some(msg),
             Ok((_, children)) => start_failure(&children),

@@ -3,6 +3,7 @@
 //! the submission leads to and ends with `Done`.
 
 use super::{malformed, opt_num, text, EncodedRequest, JobEnv};
+use crate::placement::MapBy;
 use ibdyn_pmi::wire::{hex_decode, hex_encode, Command};
 use ibdyn_pmi::PmiError;
 
@@ -14,7 +15,11 @@ pub(crate) enum ToDvm {
     Run {
         req: EncodedRequest,
         env: Option<JobEnv>,
+        /// Place the ranks by this rule, as `ibdyn run` does (least-loaded when None).
+        map_by: Option<MapBy>,
     },
+    /// Bytes of the client's stdin for rank 0 of its job; None: end of file.
+    Stdin(Option<Vec<u8>>),
     /// End the DVM.
     Stop,
 }
@@ -22,13 +27,18 @@ pub(crate) enum ToDvm {
 impl ToDvm {
     pub(crate) fn encode(&self) -> Command {
         match self {
-            ToDvm::Run { req, env } => {
-                let c = Command::new("c_run").arg("req", req.as_wire());
+            ToDvm::Run { req, env, map_by } => {
+                let mut c = Command::new("c_run").arg("req", req.as_wire());
+                if let Some(m) = map_by {
+                    c = c.arg("map_by", map_by_name(*m));
+                }
                 match env {
                     Some(e) => e.add_to(c),
                     None => c,
                 }
             }
+            ToDvm::Stdin(Some(data)) => Command::new("c_stdin").arg("data", hex_encode(data)),
+            ToDvm::Stdin(None) => Command::new("c_stdin_eof"),
             ToDvm::Stop => Command::new("c_stop"),
         }
     }
@@ -38,10 +48,30 @@ impl ToDvm {
             "c_run" => ToDvm::Run {
                 req: EncodedRequest::from_wire(cmd, cmd.require("req")?)?,
                 env: JobEnv::from_wire(cmd)?,
+                map_by: match cmd.get("map_by") {
+                    None => None,
+                    Some("slot") => Some(MapBy::Slot),
+                    Some("node") => Some(MapBy::Node),
+                    Some(other) => {
+                        return Err(malformed(
+                            cmd,
+                            format!("map_by={other} is not slot or node"),
+                        ))
+                    }
+                },
             },
+            "c_stdin" => ToDvm::Stdin(Some(hex_decode(cmd.require("data")?)?)),
+            "c_stdin_eof" => ToDvm::Stdin(None),
             "c_stop" => ToDvm::Stop,
             other => return Err(malformed(cmd, format!("{other} is not a DVM request"))),
         })
+    }
+}
+
+fn map_by_name(m: MapBy) -> &'static str {
+    match m {
+        MapBy::Slot => "slot",
+        MapBy::Node => "node",
     }
 }
 
@@ -154,11 +184,21 @@ mod tests {
                     vars: vec![("PATH".into(), "/bin".into())],
                     cwd: "/".into(),
                 }),
+                map_by: Some(MapBy::Node),
             },
             ToDvm::Run {
                 req: request(),
                 env: None,
+                map_by: None,
             },
+            ToDvm::Run {
+                req: request(),
+                env: None,
+                map_by: Some(MapBy::Slot),
+            },
+            ToDvm::Stdin(Some(b"a b\n".to_vec())),
+            ToDvm::Stdin(Some(Vec::new())),
+            ToDvm::Stdin(None),
             ToDvm::Stop,
         ] {
             assert_eq!(ToDvm::decode(&line_of(m.encode())).expect("decodes"), m);
@@ -167,6 +207,11 @@ mod tests {
             Command::new("c_what"),
             Command::new("c_run"),
             Command::new("c_run").arg("req", "nothex"),
+            Command::new("c_run")
+                .arg("req", request().as_wire())
+                .arg("map_by", "diagonal"),
+            Command::new("c_stdin"),
+            Command::new("c_stdin").arg("data", "xyz"),
             Command::new("c_run")
                 .arg("req", request().as_wire())
                 .arg("env", "x")

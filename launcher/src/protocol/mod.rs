@@ -166,6 +166,9 @@ fn opt_num<T: std::str::FromStr>(cmd: &Command, key: &str) -> Result<Option<T>, 
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use ibdyn_pmi::SpawnCommand;

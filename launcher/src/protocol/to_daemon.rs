@@ -32,6 +32,11 @@ pub(crate) enum ToDaemon {
     /// Bytes of the launcher's stdin, for rank 0 of the job that reads it.
     Stdin(Vec<u8>),
     StdinEof,
+    /// Bytes of a DVM client's stdin for rank 0 of its job `job` (None: end of file).
+    JobStdin {
+        job: u32,
+        data: Option<Vec<u8>>,
+    },
     /// Forward a signal to every rank.
     Signal(i32),
     /// Terminate every rank (SIGTERM, SIGKILL after a grace period).
@@ -66,6 +71,13 @@ impl ToDaemon {
             }
             ToDaemon::Stdin(data) => Command::new("l_stdin").arg("data", hex_encode(data)),
             ToDaemon::StdinEof => Command::new("l_stdin_eof"),
+            ToDaemon::JobStdin { job, data } => {
+                let c = Command::new("l_job_stdin").arg("job", job);
+                match data {
+                    Some(d) => c.arg("data", hex_encode(d)),
+                    None => c.arg("eof", 1),
+                }
+            }
             ToDaemon::Signal(s) => Command::new("l_signal").arg("signum", s),
             ToDaemon::Kill => Command::new("l_kill"),
             ToDaemon::KillJob(job) => Command::new("l_kill_job").arg("job", job),
@@ -105,6 +117,14 @@ impl ToDaemon {
             },
             "l_stdin" => ToDaemon::Stdin(hex_decode(cmd.require("data")?)?),
             "l_stdin_eof" => ToDaemon::StdinEof,
+            "l_job_stdin" => ToDaemon::JobStdin {
+                job: cmd.num("job")?,
+                data: match (cmd.get("data"), cmd.get("eof")) {
+                    (Some(d), None) => Some(hex_decode(d)?),
+                    (None, Some("1")) => None,
+                    _ => return Err(malformed(cmd, "needs data= or eof=1")),
+                },
+            },
             "l_signal" => ToDaemon::Signal(cmd.num("signum")?),
             "l_kill" => ToDaemon::Kill,
             "l_kill_job" => ToDaemon::KillJob(cmd.num("job")?),
@@ -145,6 +165,11 @@ mod tests {
             ToDaemon::Stdin(b"line\n\0\xff".to_vec()),
             ToDaemon::Stdin(Vec::new()),
             ToDaemon::StdinEof,
+            ToDaemon::JobStdin {
+                job: 3,
+                data: Some(b"x\n".to_vec()),
+            },
+            ToDaemon::JobStdin { job: 3, data: None },
             ToDaemon::Signal(15),
             ToDaemon::Kill,
             ToDaemon::KillJob(77),
