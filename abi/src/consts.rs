@@ -1,6 +1,8 @@
 //! The values of the MPI 5.0 standard ABI that the library itself needs (the C header
 //! `include/mpi.h` has them all; `tests/abi_constants.rs` checks the header).
 
+#![allow(dead_code)] // the ABI's values, listed whole even where no function uses one yet
+
 use std::os::raw::c_int;
 
 /// A handle as C passes it: a pointer-sized integer (`struct MPI_ABI_Comm *` and friends).
@@ -15,13 +17,23 @@ pub const MPI_ERR_COMM: c_int = 5;
 pub const MPI_ERR_RANK: c_int = 6;
 pub const MPI_ERR_REQUEST: c_int = 7;
 pub const MPI_ERR_ROOT: c_int = 8;
+pub const MPI_ERR_GROUP: c_int = 9;
 pub const MPI_ERR_OP: c_int = 10;
 pub const MPI_ERR_ARG: c_int = 13;
 pub const MPI_ERR_TRUNCATE: c_int = 15;
 pub const MPI_ERR_OTHER: c_int = 16;
 pub const MPI_ERR_INTERN: c_int = 17;
 pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_PENDING: c_int = 18;
+pub const MPI_ERR_INFO_KEY: c_int = 31;
+pub const MPI_ERR_INFO_NOKEY: c_int = 32;
+pub const MPI_ERR_INFO_VALUE: c_int = 33;
 pub const MPI_ERR_INFO: c_int = 34;
+pub const MPI_ERR_KEYVAL: c_int = 36;
+pub const MPI_ERR_NAME: c_int = 38;
+pub const MPI_ERR_PORT: c_int = 43;
+pub const MPI_ERR_SERVICE: c_int = 51;
+pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 55;
 pub const MPI_ERR_SPAWN: c_int = 53;
 pub const MPI_ERR_PROC_ABORTED: c_int = 58;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;

@@ -4,6 +4,9 @@
 #include <string.h>
 #include "check.h"
 
+/* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
+int MPI_File_close(MPI_File *fh);
+
 static void expect(int code, int class) {
   int c = -1, len = 0;
   char text[MPI_MAX_ERROR_STRING];
@@ -56,6 +59,14 @@ int main(int argc, char **argv) {
   expect(MPI_Comm_free(&world), MPI_ERR_COMM);
   expect(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
   expect(MPI_Init(&argc, &argv), MPI_ERR_OTHER);
+  {
+    MPI_File fh = MPI_FILE_NULL;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0, code = MPI_File_close(&fh);
+    expect(code, MPI_ERR_UNSUPPORTED_OPERATION);
+    MPI_Error_string(code, text, &len);
+    CHECK(strstr(text, "MPI_File_close") != NULL);
+  }
 
   /* a truncated receive */
   if (size >= 2 && rank < 2) {

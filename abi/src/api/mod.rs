@@ -2,11 +2,13 @@
 
 mod coll;
 mod comm;
+mod convert;
 mod dynamic;
 mod errors;
 mod init;
 mod p2p;
 mod request;
+mod stubs;
 
 use crate::consts::*;
 use crate::datatype;
