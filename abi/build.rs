@@ -45,6 +45,29 @@ fn main() {
         }
         out.push_str(&format!("unsupported!({name}, P{name});\n"));
     }
-    let dest = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("stubs.rs");
-    std::fs::write(dest, out).expect("write stubs.rs");
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    std::fs::write(out_dir.join("stubs.rs"), out).expect("write stubs.rs");
+    std::fs::write(out_dir.join("type_names.rs"), type_names()).expect("write type_names.rs");
+}
+
+/// `const TYPE_NAMES: &[(Handle, &str)]`: each predefined datatype of include/mpi.h (a line
+/// `#define MPI_X ((MPI_Datatype)0xNNN)`) with its name.
+fn type_names() -> String {
+    println!("cargo:rerun-if-changed=include/mpi.h");
+    let header = std::fs::read_to_string("include/mpi.h").expect("read include/mpi.h");
+    let mut out = String::from("const TYPE_NAMES: &[(Handle, &str)] = &[\n");
+    for line in header.lines() {
+        let mut w = line.split_whitespace();
+        let (Some("#define"), Some(name), Some(value)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        if let Some(hex) = value
+            .strip_prefix("((MPI_Datatype)0x")
+            .and_then(|v| v.strip_suffix(')'))
+        {
+            out.push_str(&format!("    (0x{hex}, \"{name}\"),\n"));
+        }
+    }
+    out.push_str("];\n");
+    out
 }

@@ -479,6 +479,123 @@ IBDYN_MPI_DECLARE(int, Comm_get_parent, (MPI_Comm *parent))
 IBDYN_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
 IBDYN_MPI_DECLARE(int, Comm_disconnect, (MPI_Comm *comm))
 
+/* point to point, continued */
+IBDYN_MPI_DECLARE(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Send_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                int dest, int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Recv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                int tag, MPI_Comm comm, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Isend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                 int dest, int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Irecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                 int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Buffer_attach, (void *buffer, int size))
+IBDYN_MPI_DECLARE(int, Buffer_detach, (void *buffer_addr, int *size))
+IBDYN_MPI_DECLARE(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
+                                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                                          MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message,
+                                MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag,
+                                 MPI_Message *message, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                               MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Imrecv, (void *buf, int count, MPI_Datatype datatype,
+                                MPI_Message *message, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Get_count_c, (const MPI_Status *status, MPI_Datatype datatype,
+                                     MPI_Count *count))
+IBDYN_MPI_DECLARE(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype,
+                                      int *count))
+IBDYN_MPI_DECLARE(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source,
+                                   int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Start, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Startall, (int count, MPI_Request array_of_requests[]))
+IBDYN_MPI_DECLARE(int, Testall, (int count, MPI_Request array_of_requests[], int *flag,
+                                 MPI_Status array_of_statuses[]))
+IBDYN_MPI_DECLARE(int, Waitany, (int count, MPI_Request array_of_requests[], int *index,
+                                 MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Testany, (int count, MPI_Request array_of_requests[], int *index,
+                                 int *flag, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status array_of_statuses[]))
+IBDYN_MPI_DECLARE(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status array_of_statuses[]))
+IBDYN_MPI_DECLARE(int, Request_free, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Cancel, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Test_cancelled, (const MPI_Status *status, int *flag))
+IBDYN_MPI_DECLARE(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+
+/* datatypes */
+IBDYN_MPI_DECLARE(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_vector, (int count, int blocklength, int stride,
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride,
+                                             MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_indexed, (int count, const int array_of_blocklengths[],
+                                      const int array_of_displacements[], MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
+                                              const MPI_Aint array_of_displacements[],
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_indexed_block, (int count, int blocklength,
+                                                   const int array_of_displacements[],
+                                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hindexed_block, (int count, int blocklength,
+                                                    const MPI_Aint array_of_displacements[],
+                                                    MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_struct, (int count, const int array_of_blocklengths[],
+                                            const MPI_Aint array_of_displacements[],
+                                            const MPI_Datatype array_of_types[],
+                                            MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                                             MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_commit, (MPI_Datatype *datatype))
+IBDYN_MPI_DECLARE(int, Type_free, (MPI_Datatype *datatype))
+IBDYN_MPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int *size))
+IBDYN_MPI_DECLARE(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+IBDYN_MPI_DECLARE(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
+                                              MPI_Aint *true_extent))
+IBDYN_MPI_DECLARE(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+IBDYN_MPI_DECLARE(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+IBDYN_MPI_DECLARE(int, Get_address, (const void *location, MPI_Aint *address))
+
+/* handle conversion and address arithmetic */
+#define IBDYN_MPI_CONVERT(T, name) \
+  IBDYN_MPI_DECLARE(int, name##_toint, (T h)) IBDYN_MPI_DECLARE(T, name##_fromint, (int i))
+IBDYN_MPI_CONVERT(MPI_Comm, Comm)
+IBDYN_MPI_CONVERT(MPI_Errhandler, Errhandler)
+IBDYN_MPI_CONVERT(MPI_File, File)
+IBDYN_MPI_CONVERT(MPI_Group, Group)
+IBDYN_MPI_CONVERT(MPI_Info, Info)
+IBDYN_MPI_CONVERT(MPI_Message, Message)
+IBDYN_MPI_CONVERT(MPI_Op, Op)
+IBDYN_MPI_CONVERT(MPI_Request, Request)
+IBDYN_MPI_CONVERT(MPI_Session, Session)
+IBDYN_MPI_CONVERT(MPI_Datatype, Type)
+IBDYN_MPI_CONVERT(MPI_Win, Win)
+#undef IBDYN_MPI_CONVERT
+IBDYN_MPI_DECLARE(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+IBDYN_MPI_DECLARE(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+
 #undef IBDYN_MPI_DECLARE
 
 #ifdef __cplusplus

@@ -36,6 +36,8 @@ pub const MPI_ERR_SERVICE: c_int = 51;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 55;
 pub const MPI_ERR_SPAWN: c_int = 53;
 pub const MPI_ERR_PROC_ABORTED: c_int = 58;
+pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 
 pub const MPI_ANY_SOURCE: c_int = -1;
@@ -60,6 +62,18 @@ pub const MPI_ERRORS_ARE_FATAL: Handle = 0x141;
 pub const MPI_ERRORS_RETURN: Handle = 0x143;
 pub const MPI_ERRORS_ABORT: Handle = 0x142;
 pub const MPI_REQUEST_NULL: Handle = 0x180;
+pub const MPI_GROUP_NULL: Handle = 0x108;
+pub const MPI_GROUP_EMPTY: Handle = 0x109;
+pub const MPI_SESSION_NULL: Handle = 0x120;
+pub const MPI_MESSAGE_NULL: Handle = 0x128;
+pub const MPI_MESSAGE_NO_PROC: Handle = 0x129;
+pub const MPI_INFO_ENV: Handle = 0x131;
+pub const MPI_DATATYPE_NULL: Handle = 0x200;
+pub const MPI_BSEND_OVERHEAD: usize = 512;
+pub const MPI_MAX_OBJECT_NAME: usize = 128;
+pub const MPI_MAX_INFO_KEY: usize = 256;
+pub const MPI_MAX_INFO_VAL: usize = 1024;
+pub const MPI_MAX_PORT_NAME: usize = 1024;
 
 pub const MPI_OP_NULL: Handle = 0x20;
 pub const MPI_SUM: Handle = 0x21;

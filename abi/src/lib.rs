@@ -10,7 +10,9 @@
 mod api;
 mod consts;
 mod datatype;
+mod derived;
 mod error;
+mod request;
 mod state;
 mod status;
 mod table;

@@ -8,6 +8,7 @@
 
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiError, MpiResult};
+use crate::request::{Active, ReqEntry};
 use crate::table::Table;
 use ibdyn::traits::*;
 use ibdyn::{InterCommunicator, IntraCommunicator};
@@ -19,6 +20,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 const COMM_BASE: Handle = 0x1000_0000;
 /// User request handles are this plus the table index.
 const REQ_BASE: Handle = 0x2000_0000;
+/// Matched-message handles (MPI_Mprobe) are this plus the table index.
+const MESSAGE_BASE: Handle = 0x6000_0000;
 
 /// Where this process is in its MPI life; readable from any thread (MPI_Initialized and
 /// MPI_Finalized may be called at any time).
@@ -84,20 +87,18 @@ pub struct CommEntry {
     pub errhandler: ErrHandler,
 }
 
-/// An outstanding point-to-point request. Its buffer is the C caller's, valid until the
-/// request completes (MPI's rule), hence `'static`.
-pub struct ReqEntry {
-    pub req: ibdyn::Request<'static>,
-    /// The communicator's index, whose error handler the request's errors go to.
-    pub comm: usize,
-}
-
 pub struct State {
     pub comms: Table<CommEntry>,
     pub reqs: Table<ReqEntry>,
     /// The handle MPI_Comm_get_parent returns, once made.
     pub parent: Option<Handle>,
     pub thread_level: std::os::raw::c_int,
+    /// The buffer of MPI_Buffer_attach (address, size), and the buffered sends in flight
+    /// with their sizes.
+    pub bsend_buffer: Option<(usize, usize)>,
+    pub bsends: Vec<(Active, usize)>,
+    /// Messages found by MPI_Mprobe: (communicator index, source, tag).
+    messages: Table<(usize, i32, i32)>,
     universe: Option<ibdyn::Universe>,
 }
 
@@ -155,6 +156,9 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
         reqs: Table::new(),
         parent: None,
         thread_level,
+        bsend_buffer: None,
+        bsends: Vec::new(),
+        messages: Table::new(),
         universe: Some(universe),
     };
     STATE.with(|cell| *cell.borrow_mut() = Some(state));
@@ -176,10 +180,19 @@ pub fn finalize() -> MpiResult<()> {
         mut comms,
         mut reqs,
         universe,
+        bsends,
         ..
     } = state;
-    // Dropping a request waits for data still moving into or out of its buffer.
+    // Dropping a request waits for data still moving into or out of its buffer; buffered
+    // sends are delivered first (MPI_Finalize completes them).
+    for (mut a, _) in bsends {
+        if let Active::P2p { req, .. } = &mut a {
+            let _ = req.test();
+        }
+        drop(a);
+    }
     drop(reqs.drain());
+    crate::derived::clear();
     drop(comms.drain());
     match universe {
         Some(u) => Ok(u.finalize()?),
@@ -246,6 +259,33 @@ impl State {
 
     pub fn add_req(&mut self, req: ReqEntry) -> Handle {
         REQ_BASE + self.reqs.insert(req)
+    }
+
+    pub fn add_message(&mut self, comm: usize, source: i32, tag: i32) -> Handle {
+        MESSAGE_BASE + self.messages.insert((comm, source, tag))
+    }
+
+    /// The communicator handle, source and tag of message `h`, which is then gone.
+    pub fn take_message(&mut self, h: Handle) -> MpiResult<(Handle, i32, i32)> {
+        match h
+            .checked_sub(MESSAGE_BASE)
+            .and_then(|i| self.messages.remove(i))
+        {
+            Some((c, src, tag)) => Ok((comm_handle(c), src, tag)),
+            None => err(
+                MPI_ERR_REQUEST,
+                format!("{h:#x} is not a message of MPI_Mprobe (received already?)"),
+            ),
+        }
+    }
+
+    /// Whether request `h` has completed (without collecting it).
+    pub fn req_done(&mut self, h: Handle) -> MpiResult<bool> {
+        let i = self.req_index(h)?;
+        self.reqs
+            .get_mut(i)
+            .expect("req_index checked the slot")
+            .poll()
     }
 
     /// The table index of request handle `h`.

@@ -225,3 +225,13 @@ fn ibdyn_cc_and_info_name_the_library() {
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(info.contains("MPI ABI library: /"), "{info}");
 }
+
+#[test]
+fn point_to_point_modes_probes_and_requests() {
+    run_ok("p2p_modes", 3, "p2p_modes: ok on 3 ranks");
+}
+
+#[test]
+fn derived_datatypes() {
+    run_ok("datatypes", 3, "datatypes: ok on 3 ranks");
+}

@@ -1,5 +1,6 @@
 //! The exported MPI functions, by group, and the pointer helpers they share.
 
+pub(crate) mod buffers;
 mod coll;
 mod comm;
 mod convert;
@@ -9,6 +10,7 @@ mod init;
 mod p2p;
 mod request;
 mod stubs;
+mod types;
 
 use crate::consts::*;
 use crate::datatype;
