@@ -596,6 +596,98 @@ IBDYN_MPI_CONVERT(MPI_Win, Win)
 IBDYN_MPI_DECLARE(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
 IBDYN_MPI_DECLARE(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
 
+/* collectives, continued (each also non-blocking: the I form ends with MPI_Request *) */
+#define IBDYN_MPI_COLL(name, iname, args, iargs) \
+  IBDYN_MPI_DECLARE(int, name, args) IBDYN_MPI_DECLARE(int, iname, iargs)
+#define IBDYN_C_ROOTED(name, iname)                                                                \
+  IBDYN_MPI_COLL(name, iname, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,           \
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,      \
+                        MPI_Comm comm),                                                     \
+                 (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,            \
+                  MPI_Request *request))
+#define IBDYN_C_ALL(name, iname)                                                                   \
+  IBDYN_MPI_COLL(name, iname, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,           \
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm),\
+                 (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+#define IBDYN_C_REDUCING(name, iname)                                                              \
+  IBDYN_MPI_COLL(name, iname, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,\
+                        MPI_Op op, MPI_Comm comm),                                          \
+                 (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,     \
+                  MPI_Op op, MPI_Comm comm, MPI_Request *request))
+IBDYN_C_ROOTED(Gather, Igather)
+IBDYN_C_ROOTED(Scatter, Iscatter)
+IBDYN_C_ALL(Allgather, Iallgather)
+IBDYN_C_ALL(Alltoall, Ialltoall)
+IBDYN_C_REDUCING(Scan, Iscan)
+IBDYN_C_REDUCING(Exscan, Iexscan)
+IBDYN_C_REDUCING(Reduce_scatter_block, Ireduce_scatter_block)
+IBDYN_MPI_DECLARE(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Bcast_c, (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Ibcast_c, (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                  MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ireduce, (const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                 MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Allreduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Iallreduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                      MPI_Request *request))
+IBDYN_MPI_COLL(Reduce_scatter, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+               (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Gatherv, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         int root, MPI_Comm comm),
+               (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Scatterv, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm),
+               (const void *sendbuf, const int sendcounts[], const int displs[],
+                MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Allgatherv, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm),
+               (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Alltoallv, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+               (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                MPI_Request *request))
+IBDYN_MPI_COLL(Alltoallw, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf,
+                           const int recvcounts[], const int rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm),
+               (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                MPI_Request *request))
+#undef IBDYN_C_ROOTED
+#undef IBDYN_C_ALL
+#undef IBDYN_C_REDUCING
+#undef IBDYN_MPI_COLL
+IBDYN_MPI_DECLARE(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count,
+                                      MPI_Datatype datatype, MPI_Op op))
+IBDYN_MPI_DECLARE(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+IBDYN_MPI_DECLARE(int, Op_free, (MPI_Op *op))
+IBDYN_MPI_DECLARE(int, Op_commutative, (MPI_Op op, int *commute))
+
 #undef IBDYN_MPI_DECLARE
 
 #ifdef __cplusplus

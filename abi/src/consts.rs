@@ -86,6 +86,8 @@ pub const MPI_BXOR: Handle = 0x2a;
 pub const MPI_LAND: Handle = 0x30;
 pub const MPI_LOR: Handle = 0x31;
 pub const MPI_LXOR: Handle = 0x32;
+pub const MPI_MINLOC: Handle = 0x38;
+pub const MPI_MAXLOC: Handle = 0x39;
 
 /// `MPI_IN_PLACE` as an address.
 pub const MPI_IN_PLACE: usize = 1;

@@ -107,21 +107,6 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
     }
 }
 
-/// `count` elements of datatype `h`: their byte length.
-pub fn byte_len(count: c_int, h: Handle) -> MpiResult<(usize, TypeInfo)> {
-    let ty = lookup(h)?;
-    let Ok(n) = usize::try_from(count) else {
-        return err(MPI_ERR_COUNT, format!("count {count} is negative"));
-    };
-    match n.checked_mul(ty.size) {
-        Some(len) => Ok((len, ty)),
-        None => err(
-            MPI_ERR_COUNT,
-            format!("count {count} overflows the address space"),
-        ),
-    }
-}
-
 /// The alignment of predefined type `h` of `size` bytes (for the extent of struct types).
 pub fn alignment(h: Handle, size: usize) -> usize {
     match h {

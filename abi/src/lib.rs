@@ -12,6 +12,7 @@ mod consts;
 mod datatype;
 mod derived;
 mod error;
+mod ops;
 mod request;
 mod state;
 mod status;

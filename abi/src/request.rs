@@ -11,28 +11,25 @@ use std::any::Any;
 
 /// A collective request in flight, with what it borrows: the collective state (an `Rc`) and
 /// the buffers it owns. `pending` is declared first so it drops first.
-#[allow(dead_code)] // the non-blocking collectives construct it (next slice)
 pub struct CollOp {
     pending: Pending,
-    _keep: Vec<Box<dyn Any>>,
+    _keep: Box<dyn Any>,
     staged: Option<(Staged, usize)>,
 }
 
-#[allow(dead_code)]
 enum Pending {
     Intra(CollRequest<'static, Raw>),
     Inter(InterRequest<'static, Raw>),
     Done,
 }
 
-#[allow(dead_code)]
 impl CollOp {
     /// # Safety
     /// `req` borrows only from what `keep` holds and from caller memory MPI keeps valid until
     /// completion; the 'static lifetime is that promise.
     pub unsafe fn intra(
         req: CollRequest<'_, Raw>,
-        keep: Vec<Box<dyn Any>>,
+        keep: Box<dyn Any>,
         staged: Option<(Staged, usize)>,
     ) -> CollOp {
         // SAFETY: only the lifetime changes; see the function's contract.
@@ -48,7 +45,7 @@ impl CollOp {
     /// As `intra`.
     pub unsafe fn inter(
         req: InterRequest<'_, Raw>,
-        keep: Vec<Box<dyn Any>>,
+        keep: Box<dyn Any>,
         staged: Option<(Staged, usize)>,
     ) -> CollOp {
         // SAFETY: only the lifetime changes; see the function's contract.
@@ -100,7 +97,6 @@ pub enum Active {
         packed: Option<SendBuf<'static>>,
         recv: bool,
     },
-    #[allow(dead_code)]
     Coll(Box<CollOp>),
     /// Complete already (e.g. buffered sends, operations run at once).
     Done(Status),

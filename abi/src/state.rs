@@ -193,6 +193,7 @@ pub fn finalize() -> MpiResult<()> {
     }
     drop(reqs.drain());
     crate::derived::clear();
+    crate::ops::clear();
     drop(comms.drain());
     match universe {
         Some(u) => Ok(u.finalize()?),

@@ -235,3 +235,8 @@ fn point_to_point_modes_probes_and_requests() {
 fn derived_datatypes() {
     run_ok("datatypes", 3, "datatypes: ok on 3 ranks");
 }
+
+#[test]
+fn every_intracommunicator_collective() {
+    run_ok("coll_all", 4, "coll_all: ok on 4 ranks");
+}

@@ -58,6 +58,9 @@ pub unsafe fn send_buf_of<'a>(buf: *const c_void, count: i64, ty: &Ty) -> MpiRes
     if len == 0 {
         return Ok(SendBuf::Direct(&[]));
     }
+    if buf as usize == MPI_IN_PLACE {
+        return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer here");
+    }
     if ty.contiguous() {
         if buf.is_null() {
             return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
@@ -106,6 +109,8 @@ impl Staged {
 pub enum RecvBuf<'a> {
     Direct(&'a mut [u8]),
     Staged(Staged),
+    /// Bytes nobody reads (a root's own block of a scatter in place).
+    Scratch(Vec<u8>),
 }
 
 impl RecvBuf<'_> {
@@ -113,6 +118,7 @@ impl RecvBuf<'_> {
         match self {
             RecvBuf::Direct(b) => b,
             RecvBuf::Staged(s) => &mut s.temp,
+            RecvBuf::Scratch(v) => v,
         }
     }
 
@@ -149,6 +155,9 @@ pub unsafe fn recv_buf_of<'a>(
     let len = byte_len(count, &ty)?;
     if len == 0 {
         return Ok(RecvBuf::Direct(&mut []));
+    }
+    if buf as usize == MPI_IN_PLACE {
+        return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer here");
     }
     if ty.contiguous() {
         if buf.is_null() {

@@ -13,9 +13,7 @@ mod stubs;
 mod types;
 
 use crate::consts::*;
-use crate::datatype;
 use crate::error::{err, MpiResult};
-use std::ffi::c_void;
 use std::os::raw::c_int;
 
 /// Writes `v` through the output argument `p`.
@@ -41,38 +39,6 @@ unsafe fn read<T: Copy>(p: *const T, what: &str) -> MpiResult<T> {
     }
     // SAFETY: non-null, and valid for reads by the caller's contract.
     Ok(unsafe { p.read() })
-}
-
-/// The bytes of `count` elements of `ty` at `buf`, to send.
-///
-/// # Safety
-/// `buf` points to `count` elements of `ty` that stay valid and unchanged for `'a`.
-unsafe fn send_bytes<'a>(buf: *const c_void, count: c_int, ty: Handle) -> MpiResult<&'a [u8]> {
-    let (len, _) = datatype::byte_len(count, ty)?;
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if buf.is_null() {
-        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
-    }
-    // SAFETY: the caller's contract: `len` readable bytes at `buf` for 'a.
-    Ok(unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) })
-}
-
-/// The bytes of `count` elements of `ty` at `buf`, to receive into.
-///
-/// # Safety
-/// `buf` points to `count` writable elements of `ty` that nothing else touches for `'a`.
-unsafe fn recv_bytes<'a>(buf: *mut c_void, count: c_int, ty: Handle) -> MpiResult<&'a mut [u8]> {
-    let (len, _) = datatype::byte_len(count, ty)?;
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if buf.is_null() {
-        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
-    }
-    // SAFETY: the caller's contract: `len` writable bytes at `buf`, not aliased, for 'a.
-    Ok(unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) })
 }
 
 /// Copies `s` into the C string buffer `buf` (NUL-terminated, at most `cap` bytes with the

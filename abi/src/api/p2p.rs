@@ -51,6 +51,7 @@ fn start_recv(
     let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
     let raw = s.comm(comm)?.comm.raw();
     Ok(match buf {
+        RecvBuf::Scratch(_) => return err(MPI_ERR_INTERN, "a scratch buffer for a receive"),
         RecvBuf::Direct(b) => Active::P2p {
             req: raw.irecv(b, src, tag)?,
             staged: None,
