@@ -688,6 +688,74 @@ IBDYN_MPI_DECLARE(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_
 IBDYN_MPI_DECLARE(int, Op_free, (MPI_Op *op))
 IBDYN_MPI_DECLARE(int, Op_commutative, (MPI_Op op, int *commute))
 
+/* communicators, groups, attributes, info */
+IBDYN_MPI_DECLARE(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                         MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+IBDYN_MPI_DECLARE(int, Intercomm_create, (MPI_Comm local_comm, int local_leader,
+                                          MPI_Comm peer_comm, int remote_leader, int tag,
+                                          MPI_Comm *newintercomm))
+IBDYN_MPI_DECLARE(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Group_size, (MPI_Group group, int *size))
+IBDYN_MPI_DECLARE(int, Group_rank, (MPI_Group group, int *rank))
+IBDYN_MPI_DECLARE(int, Group_free, (MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_intersection, (MPI_Group group1, MPI_Group group2,
+                                            MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_difference, (MPI_Group group1, MPI_Group group2,
+                                          MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3],
+                                          MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3],
+                                          MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[],
+                                               MPI_Group group2, int ranks2[]))
+IBDYN_MPI_DECLARE(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+IBDYN_MPI_DECLARE(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+IBDYN_MPI_DECLARE(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+IBDYN_MPI_DECLARE(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                                            int *comm_keyval, void *extra_state))
+IBDYN_MPI_DECLARE(int, Comm_free_keyval, (int *comm_keyval))
+IBDYN_MPI_DECLARE(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+IBDYN_MPI_DECLARE(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                       int *flag))
+IBDYN_MPI_DECLARE(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+IBDYN_MPI_DECLARE(int, Info_create, (MPI_Info *info))
+IBDYN_MPI_DECLARE(int, Info_set, (MPI_Info info, const char *key, const char *value))
+IBDYN_MPI_DECLARE(int, Info_delete, (MPI_Info info, const char *key))
+IBDYN_MPI_DECLARE(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value,
+                                         int *flag))
+IBDYN_MPI_DECLARE(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen,
+                                           int *flag))
+IBDYN_MPI_DECLARE(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+IBDYN_MPI_DECLARE(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+IBDYN_MPI_DECLARE(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+IBDYN_MPI_DECLARE(int, Info_free, (MPI_Info *info))
+
+/* dynamic processes, continued */
+IBDYN_MPI_DECLARE(int, Comm_spawn_multiple, (int count, char *array_of_commands[],
+                                             char **array_of_argv[], const int array_of_maxprocs[],
+                                             const MPI_Info array_of_info[], int root,
+                                             MPI_Comm comm, MPI_Comm *intercomm,
+                                             int array_of_errcodes[]))
+IBDYN_MPI_DECLARE(int, Open_port, (MPI_Info info, char *port_name))
+IBDYN_MPI_DECLARE(int, Close_port, (const char *port_name))
+IBDYN_MPI_DECLARE(int, Comm_accept, (const char *port_name, MPI_Info info, int root,
+                                     MPI_Comm comm, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_connect, (const char *port_name, MPI_Info info, int root,
+                                      MPI_Comm comm, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Publish_name, (const char *service_name, MPI_Info info,
+                                      const char *port_name))
+IBDYN_MPI_DECLARE(int, Lookup_name, (const char *service_name, MPI_Info info, char *port_name))
+IBDYN_MPI_DECLARE(int, Unpublish_name, (const char *service_name, MPI_Info info,
+                                        const char *port_name))
+
 #undef IBDYN_MPI_DECLARE
 
 #ifdef __cplusplus

@@ -96,3 +96,12 @@ pub const MPI_VERSION: c_int = 5;
 pub const MPI_SUBVERSION: c_int = 0;
 pub const MPI_ABI_VERSION: c_int = 1;
 pub const MPI_ABI_SUBVERSION: c_int = 0;
+
+pub const MPI_IDENT: c_int = 201;
+pub const MPI_CONGRUENT: c_int = 202;
+pub const MPI_SIMILAR: c_int = 203;
+pub const MPI_UNEQUAL: c_int = 204;
+pub const MPI_COMM_TYPE_SHARED: c_int = 221;
+pub const MPI_KEYVAL_INVALID: c_int = 0;
+pub const MPI_TAG_UB: c_int = 501;
+pub const MPI_UNIVERSE_SIZE: c_int = 507;

@@ -12,6 +12,7 @@ mod consts;
 mod datatype;
 mod derived;
 mod error;
+mod objects;
 mod ops;
 mod request;
 mod state;

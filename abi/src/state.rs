@@ -85,6 +85,21 @@ impl Comm {
 pub struct CommEntry {
     pub comm: Comm,
     pub errhandler: ErrHandler,
+    /// MPI_Comm_set_name's name.
+    pub name: String,
+    /// User attributes: (keyval, attribute value).
+    pub attrs: Vec<(std::os::raw::c_int, usize)>,
+}
+
+impl CommEntry {
+    pub fn new(comm: Comm, errhandler: ErrHandler, name: &str) -> CommEntry {
+        CommEntry {
+            comm,
+            errhandler,
+            name: name.to_string(),
+            attrs: Vec::new(),
+        }
+    }
 }
 
 pub struct State {
@@ -99,6 +114,8 @@ pub struct State {
     pub bsends: Vec<(Active, usize)>,
     /// Messages found by MPI_Mprobe: (communicator index, source, tag).
     messages: Table<(usize, i32, i32)>,
+    /// Groups, info objects, attribute keys and open ports of this process.
+    pub objects: crate::objects::Objects,
     universe: Option<ibdyn::Universe>,
 }
 
@@ -142,14 +159,16 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
     }
     let universe = ibdyn::initialize()?;
     let mut comms = Table::new();
-    let world = comms.insert(CommEntry {
-        comm: Comm::Intra(universe.world()),
-        errhandler: ErrHandler::Fatal,
-    });
-    let self_comm = comms.insert(CommEntry {
-        comm: Comm::Intra(universe.self_comm()),
-        errhandler: ErrHandler::Fatal,
-    });
+    let world = comms.insert(CommEntry::new(
+        Comm::Intra(universe.world()),
+        ErrHandler::Fatal,
+        "MPI_COMM_WORLD",
+    ));
+    let self_comm = comms.insert(CommEntry::new(
+        Comm::Intra(universe.self_comm()),
+        ErrHandler::Fatal,
+        "MPI_COMM_SELF",
+    ));
     debug_assert_eq!((world, self_comm), (0, 1));
     let state = State {
         comms,
@@ -159,6 +178,7 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
         bsend_buffer: None,
         bsends: Vec::new(),
         messages: Table::new(),
+        objects: crate::objects::Objects::default(),
         universe: Some(universe),
     };
     STATE.with(|cell| *cell.borrow_mut() = Some(state));
@@ -208,6 +228,12 @@ impl State {
             .expect("the universe lives as long as the state")
     }
 
+    /// This process's identity (its member of MPI_COMM_WORLD's group).
+    pub fn me(&self) -> MpiResult<ibdyn_intercomm::Gpid> {
+        let w = self.comm(MPI_COMM_WORLD)?.comm.raw();
+        Ok(w.group().get(i64::from(w.rank()))?)
+    }
+
     /// The table index of communicator handle `h`, if it names a live communicator.
     pub fn comm_index(&self, h: Handle) -> MpiResult<usize> {
         let i = match h {
@@ -239,7 +265,7 @@ impl State {
     /// Stores a new communicator; it inherits `errhandler` (MPI: a new communicator takes
     /// its parent's error handler). Returns its handle.
     pub fn add_comm(&mut self, comm: Comm, errhandler: ErrHandler) -> Handle {
-        let i = self.comms.insert(CommEntry { comm, errhandler });
+        let i = self.comms.insert(CommEntry::new(comm, errhandler, ""));
         comm_handle(i)
     }
 

@@ -6,6 +6,12 @@ pub struct Table<T> {
     free: Vec<usize>,
 }
 
+impl<T> Default for Table<T> {
+    fn default() -> Table<T> {
+        Table::new()
+    }
+}
+
 impl<T> Table<T> {
     pub fn new() -> Table<T> {
         Table {

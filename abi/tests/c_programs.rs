@@ -240,3 +240,13 @@ fn derived_datatypes() {
 fn every_intracommunicator_collective() {
     run_ok("coll_all", 4, "coll_all: ok on 4 ranks");
 }
+
+#[test]
+fn communicators_groups_attributes_info() {
+    run_ok("comm_mgmt", 3, "comm_mgmt: ok on 3 ranks");
+}
+
+#[test]
+fn intercommunicators_create_connect_accept_and_collectives() {
+    run_ok("intercomm", 4, "intercomm: ok on 4 ranks");
+}

@@ -1,11 +1,14 @@
 //! The exported MPI functions, by group, and the pointer helpers they share.
 
+mod attr;
 pub(crate) mod buffers;
 mod coll;
 mod comm;
 mod convert;
 mod dynamic;
 mod errors;
+mod group;
+mod info;
 mod init;
 mod p2p;
 mod request;
@@ -42,7 +45,7 @@ unsafe fn read<T: Copy>(p: *const T, what: &str) -> MpiResult<T> {
 }
 
 /// Copies `s` into the C string buffer `buf` (NUL-terminated, at most `cap` bytes with the
-/// NUL) and stores its length in `len`.
+/// NUL) and stores its length in `len` (unless `len` is NULL).
 ///
 /// # Safety
 /// `buf` is valid for `cap` bytes; `len` is valid for a write.
@@ -60,6 +63,9 @@ unsafe fn out_string(
     unsafe {
         std::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), n);
         *buf.add(n) = 0;
+        if len.is_null() {
+            return Ok(());
+        }
         out(len, n as c_int, "resultlen")
     }
 }
