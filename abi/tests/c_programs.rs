@@ -250,3 +250,17 @@ fn communicators_groups_attributes_info() {
 fn intercommunicators_create_connect_accept_and_collectives() {
     run_ok("intercomm", 4, "intercomm: ok on 4 ranks");
 }
+
+#[test]
+fn spawn_multiple_with_info_appnum_and_errcodes() {
+    run_ok(
+        "spawn_multiple",
+        2,
+        "spawn_multiple: ok, 2 parents, 3 children",
+    );
+}
+
+#[test]
+fn a_failed_spawn_reports_err_spawn_per_child() {
+    run_ok("spawn_fail", 2, "spawn_fail: ok on 2 ranks");
+}

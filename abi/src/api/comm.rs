@@ -166,12 +166,14 @@ unsafe fn comm_split_type(
                 MPI_UNDEFINED => None,
                 // A shared-memory domain is a node.
                 MPI_COMM_TYPE_SHARED => Some(intra.as_raw().node_ids()?[intra.rank() as usize]),
-                t => return err(
-                    MPI_ERR_ARG,
-                    format!(
+                t => {
+                    return err(
+                        MPI_ERR_ARG,
+                        format!(
                         "split_type {t} is not supported (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)"
                     ),
-                ),
+                    )
+                }
             };
             Ok(match intra.split(colour, key)? {
                 Some(c) => s.add_comm(Comm::Intra(c), eh),

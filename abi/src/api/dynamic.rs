@@ -87,10 +87,8 @@ fn spawn_apps(
     errcodes: *mut c_int,
 ) -> c_int {
     call(name, comm, || {
-        let spawned = with_state(|s| {
-            let e = s.comm(comm)?;
-            let intra = e.comm.intra(name)?;
-            let eh = e.errhandler;
+        let at_root = with_state(|s| {
+            let intra = s.comm(comm)?.comm.intra(name)?;
             if !(0..intra.size()).contains(&root) {
                 return err(
                     MPI_ERR_ROOT,
@@ -100,12 +98,19 @@ fn spawn_apps(
                     ),
                 );
             }
-            // Only the root's commands matter (MPI); the others pass anything.
-            let (cmds, opts) = if intra.rank() == root {
-                apps()?
-            } else {
-                (vec![(Command::new(""), 1)], SpawnOptions::default())
-            };
+            Ok(intra.rank() == root)
+        })?;
+        // Only the root's commands matter (MPI); the others pass anything. Read before the
+        // spawn takes the state (the info objects live there).
+        let (cmds, opts) = if at_root {
+            apps()?
+        } else {
+            (vec![(Command::new(""), 1)], SpawnOptions::default())
+        };
+        let spawned = with_state(|s| {
+            let e = s.comm(comm)?;
+            let intra = e.comm.intra(name)?;
+            let eh = e.errhandler;
             let refs: Vec<(&Command, u32)> = cmds.iter().map(|(c, n)| (c, *n)).collect();
             Ok(
                 match intra.process_at_rank(root).spawn_multiple(&refs, &opts) {
