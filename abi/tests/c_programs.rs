@@ -68,11 +68,16 @@ impl Scratch {
 
     /// `ibdyn run -n N EXE` under a bound, with the job's session files in this scratch dir.
     fn run(&self, n: u32, exe: &Path) -> Output {
+        self.run_args(n, exe, &[])
+    }
+
+    fn run_args(&self, n: u32, exe: &Path, args: &[&str]) -> Output {
         let out = Command::new("timeout")
             .args(["--signal=TERM", "--kill-after=10", "180"])
             .arg(ibdyn_bin())
             .args(["run", "-n", &n.to_string()])
             .arg(exe)
+            .args(args)
             .env("TMPDIR", self.0.join("tmp"))
             .env_remove("IBDYN_LOG")
             .output()
@@ -263,4 +268,26 @@ fn spawn_multiple_with_info_appnum_and_errcodes() {
 #[test]
 fn a_failed_spawn_reports_err_spawn_per_child() {
     run_ok("spawn_fail", 2, "spawn_fail: ok on 2 ranks");
+}
+
+#[test]
+fn calls_before_init_and_after_finalize_are_fatal_errors() {
+    let s = Scratch::new("outside");
+    let exe = s.build("outside");
+    for (when, cause) in [
+        ("before", "before MPI_Init"),
+        ("after", "after MPI_Finalize"),
+    ] {
+        let out = s.run_args(1, &exe, &[when]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && !stdout.contains("not reached"),
+            "{when}: {stdout}"
+        );
+        assert!(
+            stderr.contains(cause),
+            "{when}: the message does not say {cause:?}:\n{stderr}"
+        );
+    }
 }
