@@ -403,6 +403,51 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int keyval, void *attr
                                            void *extra_state);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
 
+typedef void(MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
+typedef void(MPI_File_errhandler_function)(MPI_File *file, int *error_code, ...);
+typedef void(MPI_Session_errhandler_function)(MPI_Session *session, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef MPI_Session_errhandler_function MPI_Session_errhandler_fn;
+typedef int(MPI_Copy_function)(MPI_Comm comm, int keyval, void *extra_state,
+                               void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int(MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val,
+                                 void *extra_state);
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype datatype, int keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out,
+                                         int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int keyval,
+                                           void *attribute_val, void *extra_state);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win win, int keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int keyval, void *attribute_val,
+                                          void *extra_state);
+typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype, MPI_Aint *extent,
+                                         void *extra_state);
+typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatype, int count,
+                                             void *filebuf, MPI_Offset position,
+                                             void *extra_state);
+typedef int(MPI_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype datatype,
+                                               MPI_Count count, void *filebuf,
+                                               MPI_Offset position, void *extra_state);
+typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int(MPI_Grequest_free_function)(void *extra_state);
+typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
+
+/* predefined attribute callbacks and data conversion: 0 is the null function, 1 the copy */
+#define MPI_NULL_COPY_FN ((MPI_Copy_function *)0x0)
+#define MPI_DUP_FN ((MPI_Copy_function *)0x1)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0x0)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0x0)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function *)0x1)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0x0)
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function *)0x0)
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function *)0x1)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0x0)
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0x0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0x0)
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0x0)
 #define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)0x1)
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0x0)
