@@ -789,6 +789,7 @@ IBDYN_MPI_DECLARE(int, Comm_spawn_multiple, (int count, char *array_of_commands[
                                              const MPI_Info array_of_info[], int root,
                                              MPI_Comm comm, MPI_Comm *intercomm,
                                              int array_of_errcodes[]))
+IBDYN_MPI_DECLARE(int, Comm_join, (int fd, MPI_Comm *intercomm))
 IBDYN_MPI_DECLARE(int, Open_port, (MPI_Info info, char *port_name))
 IBDYN_MPI_DECLARE(int, Close_port, (const char *port_name))
 IBDYN_MPI_DECLARE(int, Comm_accept, (const char *port_name, MPI_Info info, int root,

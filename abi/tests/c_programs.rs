@@ -291,3 +291,8 @@ fn calls_before_init_and_after_finalize_are_fatal_errors() {
         );
     }
 }
+
+#[test]
+fn comm_join_over_a_socket() {
+    run_ok("join", 2, "join: ok");
+}

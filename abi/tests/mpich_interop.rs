@@ -19,6 +19,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("intercomm", 4),
     ("spawn_merge", 2),
     ("spawn_multiple", 2),
+    ("join", 2),
 ];
 
 fn venv() -> Option<PathBuf> {

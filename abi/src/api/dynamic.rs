@@ -482,6 +482,112 @@ unsafe fn unpublish_name(
     })
 }
 
+/// Waits (bounded) until `fd` is ready for `events`.
+fn ready(fd: c_int, events: i16) -> MpiResult<()> {
+    let mut p = libc::pollfd {
+        fd,
+        events,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let n = unsafe { libc::poll(&mut p, 1, JOIN_TIMEOUT_MS) };
+    match n {
+        1 => Ok(()),
+        0 => err(
+            MPI_ERR_OTHER,
+            format!(
+                "MPI_Comm_join: the peer did not answer on descriptor {fd} within {} s",
+                JOIN_TIMEOUT_MS / 1000
+            ),
+        ),
+        _ => err(
+            MPI_ERR_ARG,
+            format!(
+                "MPI_Comm_join: descriptor {fd}: {}",
+                std::io::Error::last_os_error()
+            ),
+        ),
+    }
+}
+
+const JOIN_TIMEOUT_MS: c_int = 60_000;
+
+/// Writes all of `data` to socket `fd`.
+fn write_all(fd: c_int, mut data: &[u8]) -> MpiResult<()> {
+    while !data.is_empty() {
+        ready(fd, libc::POLLOUT)?;
+        // SAFETY: `data` is valid for its length.
+        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+        if n <= 0 {
+            return err(
+                MPI_ERR_ARG,
+                format!(
+                    "MPI_Comm_join: writing to descriptor {fd}: {}",
+                    std::io::Error::last_os_error()
+                ),
+            );
+        }
+        data = &data[n as usize..];
+    }
+    Ok(())
+}
+
+/// Reads exactly `buf.len()` bytes from socket `fd`.
+fn read_exact(fd: c_int, buf: &mut [u8]) -> MpiResult<()> {
+    let mut at = 0;
+    while at < buf.len() {
+        ready(fd, libc::POLLIN)?;
+        // SAFETY: `buf[at..]` is valid for writes.
+        let n = unsafe { libc::read(fd, buf[at..].as_mut_ptr().cast(), buf.len() - at) };
+        if n <= 0 {
+            return err(
+                MPI_ERR_ARG,
+                format!("MPI_Comm_join: the peer closed descriptor {fd} (or it failed)"),
+            );
+        }
+        at += n as usize;
+    }
+    Ok(())
+}
+
+/// MPI_Comm_join: both sides open a port and swap its name over the socket; the smaller name
+/// accepts, the other connects.
+unsafe fn comm_join(fd: c_int, intercomm: *mut Handle) -> c_int {
+    call("MPI_Comm_join", MPI_COMM_SELF, || {
+        let h = with_state(|s| {
+            let e = s.comm(MPI_COMM_SELF)?;
+            let eh = e.errhandler;
+            let me = e.comm.intra("MPI_Comm_join")?;
+            let port = ibdyn::open_port(me);
+            let mine = port.name().as_bytes();
+            write_all(fd, &(mine.len() as u32).to_le_bytes())?;
+            write_all(fd, mine)?;
+            let mut len = [0u8; 4];
+            read_exact(fd, &mut len)?;
+            let len = u32::from_le_bytes(len) as usize;
+            if len >= MPI_MAX_PORT_NAME {
+                return err(
+                    MPI_ERR_ARG,
+                    "MPI_Comm_join: the peer sent no port name (is it in MPI_Comm_join?)",
+                );
+            }
+            let mut theirs = vec![0u8; len];
+            read_exact(fd, &mut theirs)?;
+            let theirs = String::from_utf8_lossy(&theirs).into_owned();
+            let ic = if port.name() < theirs.as_str() {
+                me.process_at_rank(0).accept(&port)?
+            } else {
+                me.process_at_rank(0).connect(&theirs)?
+            };
+            ibdyn::close_port(port);
+            Ok(s.add_comm(Comm::Inter(ic), eh))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(intercomm, h, "intercomm") }
+    })
+}
+
+export!(MPI_Comm_join, PMPI_Comm_join, comm_join, (fd: c_int, intercomm: *mut Handle) -> c_int);
 export!(MPI_Comm_spawn, PMPI_Comm_spawn, comm_spawn,
     (command: *const c_char, argv: *const *const c_char, maxprocs: c_int, info: Handle, root: c_int,
      comm: Handle, intercomm: *mut Handle, array_of_errcodes: *mut c_int) -> c_int);
