@@ -120,23 +120,29 @@ pub fn dest(d: c_int) -> MpiResult<i32> {
     }
 }
 
+/// The largest tag a user may use (MPI_TAG_UB); the one above is the library's.
+pub const TAG_UB: c_int = c_int::MAX - 1;
+
 /// A receive tag of the ABI (MPI_ANY_TAG or a tag) in the engine's terms.
 pub fn recv_tag(tag: c_int) -> MpiResult<i32> {
     match tag {
         MPI_ANY_TAG => Ok(ibdyn::ANY_TAG),
-        t if t >= 0 => Ok(t),
-        t => err(MPI_ERR_TAG, format!("tag {t} is invalid (tags are >= 0)")),
+        t if (0..=TAG_UB).contains(&t) => Ok(t),
+        t => err(
+            MPI_ERR_TAG,
+            format!("tag {t} is invalid (tags are 0..=MPI_TAG_UB, {TAG_UB}, or MPI_ANY_TAG)"),
+        ),
     }
 }
 
 /// A send tag.
 pub fn send_tag(tag: c_int) -> MpiResult<i32> {
-    if tag >= 0 {
+    if (0..=TAG_UB).contains(&tag) {
         Ok(tag)
     } else {
         err(
             MPI_ERR_TAG,
-            format!("tag {tag} is invalid for a send (tags are >= 0)"),
+            format!("tag {tag} is invalid for a send (tags are 0..=MPI_TAG_UB, {TAG_UB})"),
         )
     }
 }

@@ -79,6 +79,35 @@ static void collectives(MPI_Comm ic) {
   for (int j = 0; j < ls; j++) out[j] = 1;
   MPI_Reduce_scatter_block(out, &v, 1, MPI_INT, MPI_SUM, ic);
   CHECK(v == rs);
+  /* the v-forms: remote rank i contributes i + 1 ints */
+  int *cnt = malloc(sizeof(int) * (size + 1)), *dsp = malloc(sizeof(int) * (size + 1)), tot = 0;
+  for (int i = 0; i < rs; i++) cnt[i] = i + 1, dsp[i] = tot, tot += i + 1;
+  int *mv = malloc(sizeof(int) * (lr + 1)), *big = malloc(sizeof(int) * (tot + 1));
+  for (int i = 0; i <= lr; i++) mv[i] = lr;
+  MPI_Allgatherv(mv, lr + 1, MPI_INT, big, cnt, dsp, MPI_INT, ic);
+  for (int i = 0; i < rs; i++) CHECK(big[dsp[i]] == i && big[dsp[i] + i] == i);
+  if (in_a) {
+    for (int i = 0; i < tot; i++) big[i] = -1;
+    MPI_Gatherv(NULL, 0, MPI_INT, big, cnt, dsp, MPI_INT, lr == 0 ? MPI_ROOT : MPI_PROC_NULL, ic);
+    if (lr == 0) for (int i = 0; i < rs; i++) CHECK(big[dsp[i] + i] == i);
+    for (int i = 0; i < tot; i++) big[i] = 500 + i;
+    MPI_Scatterv(big, cnt, dsp, MPI_INT, NULL, 0, MPI_INT, lr == 0 ? MPI_ROOT : MPI_PROC_NULL, ic);
+  } else {
+    MPI_Gatherv(mv, lr + 1, MPI_INT, NULL, NULL, NULL, MPI_INT, 0, ic);
+    for (int i = 0; i <= lr; i++) mv[i] = -1;
+    MPI_Scatterv(NULL, NULL, NULL, MPI_INT, mv, lr + 1, MPI_INT, 0, ic);
+    /* A's displacements for B's rank lr: lr(lr+1)/2 */
+    CHECK(mv[0] == 500 + lr * (lr + 1) / 2 && mv[lr] == 500 + lr * (lr + 1) / 2 + lr);
+  }
+  /* alltoallv: one int to each remote rank, as a v-form */
+  int *ones = malloc(sizeof(int) * (size + 1)), *od = malloc(sizeof(int) * (size + 1));
+  int *sv = malloc(sizeof(int) * (size + 1)), *rv = malloc(sizeof(int) * (size + 1));
+  int *od2 = malloc(sizeof(int) * (size + 1)), *ones2 = malloc(sizeof(int) * (size + 1));
+  for (int j = 0; j < rs; j++) ones[j] = 1, od[j] = j, sv[j] = lr * 10 + j;
+  for (int j = 0; j < rs; j++) ones2[j] = 1, od2[j] = j;
+  MPI_Alltoallv(sv, ones, od, MPI_INT, rv, ones2, od2, MPI_INT, ic);
+  for (int i = 0; i < rs; i++) CHECK(rv[i] == i * 10 + lr);
+  free(cnt), free(dsp), free(mv), free(big), free(ones), free(od), free(sv), free(rv), free(od2), free(ones2);
   free(all), free(out);
 }
 

@@ -165,7 +165,7 @@ fn predefined(s: &mut State, k: c_int) -> Option<usize> {
     // Written in place: pointers handed out earlier stay valid.
     let v = &mut s.objects.predefined;
     **v = [
-        i32::MAX,
+        crate::status::TAG_UB,
         MPI_ANY_SOURCE,
         MPI_PROC_NULL,
         0,

@@ -4,7 +4,7 @@
 //! stream, where element k starts at k * size.
 
 use super::framework::{colls, done, fix, fix_mut, run, Call, Colls};
-use super::{in_place, inter_role, intra_root};
+use super::{in_place, inter_role, inter_v, intra_root};
 use crate::api::buffers::{recv_buf_of, send_buf_of, RecvBuf, SendBuf};
 use crate::consts::*;
 use crate::derived::{self, Ty};
@@ -91,6 +91,9 @@ struct Side {
     counts: *const c_int,
     displs: *const c_int,
     ty: Handle,
+    /// Whether this side of the call is a v-form (its arrays may be NULL where the
+    /// standard says they are not significant).
+    v: bool,
 }
 
 impl Side {
@@ -101,6 +104,7 @@ impl Side {
             counts: std::ptr::null(),
             displs: std::ptr::null(),
             ty,
+            v: false,
         }
     }
 
@@ -111,11 +115,12 @@ impl Side {
             counts,
             displs,
             ty,
+            v: true,
         }
     }
 
     fn is_v(&self) -> bool {
-        !self.counts.is_null() || !self.displs.is_null()
+        self.v
     }
 
     /// The blocks of this side over `n` processes.
@@ -324,7 +329,57 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                         );
                     }
                     if send.is_v() || recv.is_v() {
-                        return err(MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} on an intercommunicator is not supported by ibdyn yet (the regular form is)"));
+                        drop(ic);
+                        let c = s.comm(call.comm)?.comm.raw().clone();
+                        let role = match kind {
+                            Kind::Gather | Kind::Scatter => Some(inter_role(root, rsize as c_int)?),
+                            _ => None,
+                        };
+                        let gets = matches!(role, None | Some(InterRole::Root))
+                            && kind != Kind::Scatter
+                            || matches!(role, Some(InterRole::Remote(_))) && kind == Kind::Scatter;
+                        let sends = matches!(role, None | Some(InterRole::Remote(_)))
+                            && kind != Kind::Scatter
+                            || matches!(role, Some(InterRole::Root)) && kind == Kind::Scatter;
+                        // What this process sends: one block to each remote rank (all-to-all,
+                        // root's scatter), or its buffer to the root or to everyone.
+                        let sbl = if send.is_v() && sends {
+                            Some(send.blocks(rsize, &st)?)
+                        } else {
+                            None
+                        };
+                        let sb = match (&sbl, sends) {
+                            (_, false) => SendBuf::Direct(&[]),
+                            (Some(b), true) => send_of(&send, &st, b.elems)?,
+                            (None, true) => send_of(&send, &st, send.count.into())?,
+                        };
+                        let blocks: Vec<(i32, &[u8])> = match (&sbl, role) {
+                            (_, _) if !sends => Vec::new(),
+                            (Some(b), _) => (0..rsize)
+                                .map(|i| (i as i32, &sb[b.displs[i]..b.displs[i] + b.counts[i]]))
+                                .collect(),
+                            (None, Some(InterRole::Remote(r))) => vec![(r as i32, &sb[..])],
+                            (None, _) => (0..rsize).map(|i| (i as i32, &sb[..])).collect(),
+                        };
+                        let mut rb = if !gets {
+                            RecvBuf::Direct(&mut [])
+                        } else if recv.is_v() {
+                            let rbl = recv.blocks(rsize, &rt)?;
+                            recv_of(&recv, &rt, rbl.elems, true)?
+                        } else {
+                            recv_of(&recv, &rt, recv.count.into(), false)?
+                        };
+                        let into = match role {
+                            _ if !gets => Vec::new(),
+                            Some(InterRole::Remote(r)) => vec![(r as i32, rb.bytes())],
+                            _ => {
+                                let rbl = recv.blocks(rsize, &rt)?;
+                                inter_v::carve(rb.bytes(), &rbl.counts, &rbl.displs)?
+                            }
+                        };
+                        inter_v::exchange(&c, &blocks, into)?;
+                        rb.finish(usize::MAX);
+                        return done(s, &call);
                     }
                     let rcount: i64 = i64::from(recv.count) * rsize as i64;
                     let scount: i64 = i64::from(send.count) * rsize as i64;

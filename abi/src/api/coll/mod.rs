@@ -6,6 +6,7 @@
 
 mod framework;
 mod gather;
+mod inter_v;
 mod reduce;
 
 use crate::consts::*;
