@@ -64,14 +64,9 @@ unsafe fn comm_free_keyval(keyval: *mut c_int) -> c_int {
     })
 }
 
-/// Removes attribute `k` of communicator `comm`, calling its delete function.
-fn delete(s: &mut State, comm: Handle, k: c_int) -> MpiResult<bool> {
-    let kv = s.objects.keyval(k)?;
-    let e = s.comm_mut(comm)?;
-    let Some(i) = e.attrs.iter().position(|a| a.0 == k) else {
-        return Ok(false);
-    };
-    let (_, v) = e.attrs.remove(i);
+/// Calls the delete function of attribute `k` (value `v`) of `comm`. User code may call MPI
+/// functions, so this runs outside the state.
+fn call_delete(comm: Handle, k: c_int, v: usize, kv: Keyval) -> MpiResult<()> {
     if let Some(f) = kv.delete {
         // SAFETY: the user's delete function with the arguments MPI specifies.
         let rc = unsafe { f(comm, k, v, kv.extra) };
@@ -82,26 +77,57 @@ fn delete(s: &mut State, comm: Handle, k: c_int) -> MpiResult<bool> {
             );
         }
     }
-    Ok(true)
+    Ok(())
 }
 
-/// Deletes every attribute of `comm` (MPI_Comm_free, MPI_Comm_disconnect).
-pub fn delete_all(s: &mut State, comm: Handle) -> MpiResult<()> {
-    let keys: Vec<c_int> = s.comm(comm)?.attrs.iter().map(|a| a.0).collect();
-    for k in keys {
-        delete(s, comm, k)?;
+/// Removes attribute `k` of communicator `comm`, calling its delete function. Whether it was set.
+fn delete(comm: Handle, k: c_int) -> MpiResult<bool> {
+    let taken = with_state(|s| {
+        let kv = s.objects.keyval(k)?;
+        let e = s.comm_mut(comm)?;
+        Ok(e.attrs
+            .iter()
+            .position(|a| a.0 == k)
+            .map(|i| (e.attrs.remove(i).1, kv)))
+    })?;
+    match taken {
+        Some((v, kv)) => call_delete(comm, k, v, kv).map(|_| true),
+        None => Ok(false),
+    }
+}
+
+/// Deletes every attribute of `comm` (MPI_Comm_free, MPI_Comm_disconnect, MPI_Finalize for
+/// MPI_COMM_SELF), newest first.
+pub fn delete_all(comm: Handle) -> MpiResult<()> {
+    let taken = with_state(|s| {
+        let attrs = std::mem::take(&mut s.comm_mut(comm)?.attrs);
+        Ok(attrs
+            .into_iter()
+            .map(|(k, v)| (k, v, s.objects.keyval(k).ok()))
+            .collect::<Vec<_>>())
+    })?;
+    for (k, v, kv) in taken.into_iter().rev() {
+        if let Some(kv) = kv {
+            call_delete(comm, k, v, kv)?;
+        }
     }
     Ok(())
 }
 
 /// Copies the attributes of `old` to `new` through their copy functions (MPI_Comm_dup).
-pub fn copy_all(s: &mut State, old: Handle, new: Handle) -> MpiResult<()> {
-    let attrs = s.comm(old)?.attrs.clone();
-    for (k, v) in attrs {
-        let kv = s.objects.keyval(k)?;
-        let copied = match kv.copy {
-            0 => None,
-            1 => Some(v),
+pub fn copy_all(old: Handle, new: Handle) -> MpiResult<()> {
+    let attrs = with_state(|s| {
+        let a = s.comm(old)?.attrs.clone();
+        Ok(a.into_iter()
+            .map(|(k, v)| (k, v, s.objects.keyval(k).ok()))
+            .collect::<Vec<_>>())
+    })?;
+    let mut copied = Vec::new();
+    for (k, v, kv) in attrs {
+        let Some(kv) = kv else { continue };
+        match kv.copy {
+            0 => {}
+            1 => copied.push((k, v)),
             f => {
                 // SAFETY: a copy function the user registered (its address, not 0 or 1).
                 let f: CopyFn = unsafe { std::mem::transmute::<usize, CopyFn>(f) };
@@ -114,26 +140,29 @@ pub fn copy_all(s: &mut State, old: Handle, new: Handle) -> MpiResult<()> {
                         format!("the copy function of attribute key {k} returned {rc}"),
                     );
                 }
-                (flag != 0).then_some(out_v)
+                if flag != 0 {
+                    copied.push((k, out_v));
+                }
             }
-        };
-        if let Some(v) = copied {
-            s.comm_mut(new)?.attrs.push((k, v));
         }
     }
-    Ok(())
+    with_state(|s| {
+        s.comm_mut(new)?.attrs.extend(copied);
+        Ok(())
+    })
 }
 
 unsafe fn comm_set_attr(comm: Handle, keyval: c_int, value: usize) -> c_int {
     call("MPI_Comm_set_attr", comm, || {
+        if keyval < 0x1000 {
+            return err(
+                MPI_ERR_KEYVAL,
+                format!("attribute {keyval} is predefined and cannot be set"),
+            );
+        }
+        // A value set before is deleted first (its delete function runs).
+        delete(comm, keyval)?;
         with_state(|s| {
-            if keyval < 0x1000 {
-                return err(
-                    MPI_ERR_KEYVAL,
-                    format!("attribute {keyval} is predefined and cannot be set"),
-                );
-            }
-            delete(s, comm, keyval)?;
             s.comm_mut(comm)?.attrs.push((keyval, value));
             Ok(())
         })
@@ -142,7 +171,7 @@ unsafe fn comm_set_attr(comm: Handle, keyval: c_int, value: usize) -> c_int {
 
 unsafe fn comm_delete_attr(comm: Handle, keyval: c_int) -> c_int {
     call("MPI_Comm_delete_attr", comm, || {
-        with_state(|s| delete(s, comm, keyval).map(|_| ()))
+        delete(comm, keyval).map(|_| ())
     })
 }
 

@@ -54,10 +54,9 @@ unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
                 Comm::Inter(c) => Comm::Inter(c.duplicate()?),
             };
             let eh = e.errhandler;
-            let h = s.add_comm(dup, eh);
-            super::attr::copy_all(s, comm, h)?;
-            Ok(h)
+            Ok(s.add_comm(dup, eh))
         })?;
+        super::attr::copy_all(comm, h)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })
@@ -97,8 +96,8 @@ unsafe fn comm_free(comm: *mut Handle) -> c_int {
     call("MPI_Comm_free", h, || {
         // SAFETY: as above.
         let h = unsafe { read(comm, "comm") }?;
+        super::attr::delete_all(h)?;
         with_state(|s| {
-            super::attr::delete_all(s, h)?;
             let e = s.remove_comm(h)?;
             match &e.comm {
                 Comm::Intra(c) => c.free(),

@@ -296,8 +296,8 @@ unsafe fn comm_disconnect(comm: *mut Handle) -> c_int {
     call("MPI_Comm_disconnect", h, || {
         // SAFETY: as above.
         let h = unsafe { read(comm, "comm") }?;
+        super::attr::delete_all(h)?;
         with_state(|s| {
-            super::attr::delete_all(s, h)?;
             let e = s.comm(h)?;
             match &e.comm {
                 Comm::Intra(c) => c.disconnect()?,

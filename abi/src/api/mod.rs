@@ -2,7 +2,7 @@
 
 mod attr;
 pub(crate) mod buffers;
-mod coll;
+pub(crate) mod coll;
 mod comm;
 mod convert;
 mod dynamic;
@@ -10,8 +10,10 @@ mod errors;
 mod group;
 mod info;
 mod init;
+mod large;
 mod p2p;
 mod request;
+mod status_fields;
 mod stubs;
 mod types;
 

@@ -141,7 +141,7 @@ unsafe fn send_mode(
 }
 
 /// MPI_Bsend and friends that complete locally.
-unsafe fn bsend(
+pub(super) unsafe fn bsend(
     buf: *const c_void,
     count: c_int,
     ty: Handle,
@@ -191,7 +191,7 @@ unsafe fn send_c(
     unsafe { send_mode("MPI_Send_c", Mode::Send, buf, count, ty, dest, tag, comm) }
 }
 
-unsafe fn rsend(
+pub(super) unsafe fn rsend(
     buf: *const c_void,
     count: c_int,
     ty: Handle,
@@ -215,7 +215,7 @@ unsafe fn rsend(
     }
 }
 
-unsafe fn ssend(
+pub(super) unsafe fn ssend(
     buf: *const c_void,
     count: c_int,
     ty: Handle,
@@ -367,7 +367,7 @@ unsafe fn isend_c(
     }
 }
 
-unsafe fn irsend(
+pub(super) unsafe fn irsend(
     buf: *const c_void,
     count: c_int,
     ty: Handle,
@@ -392,7 +392,7 @@ unsafe fn irsend(
     }
 }
 
-unsafe fn issend(
+pub(super) unsafe fn issend(
     buf: *const c_void,
     count: c_int,
     ty: Handle,
@@ -417,7 +417,7 @@ unsafe fn issend(
     }
 }
 
-unsafe fn ibsend(
+pub(super) unsafe fn ibsend(
     buf: *const c_void,
     count: c_int,
     ty: Handle,
@@ -501,7 +501,7 @@ unsafe fn irecv_c(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn sendrecv(
+pub(super) unsafe fn sendrecv(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Handle,
@@ -539,7 +539,7 @@ unsafe fn sendrecv(
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn sendrecv_replace(
+pub(super) unsafe fn sendrecv_replace(
     buf: *mut c_void,
     count: c_int,
     ty: Handle,
@@ -687,7 +687,7 @@ unsafe fn take_message(message: *mut Handle) -> MpiResult<Option<(Handle, c_int,
     Ok(Some(m))
 }
 
-unsafe fn mrecv(
+pub(super) unsafe fn mrecv(
     buf: *mut c_void,
     count: c_int,
     ty: Handle,
@@ -711,7 +711,7 @@ unsafe fn mrecv(
     })
 }
 
-unsafe fn imrecv(
+pub(super) unsafe fn imrecv(
     buf: *mut c_void,
     count: c_int,
     ty: Handle,
@@ -771,7 +771,7 @@ unsafe fn get_count_c(st: *const MpiStatus, ty: Handle, count: *mut i64) -> c_in
     })
 }
 
-unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
+pub(super) unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
     call("MPI_Get_elements", MPI_COMM_SELF, || {
         // SAFETY: the caller's status, read only.
         let st = unsafe { super::read(st, "status") }?;
@@ -847,7 +847,7 @@ fn persistent_init(p: Persistent, request: *mut Handle, name: &'static str) -> c
 
 macro_rules! persistent_send {
     ($f:ident, $name:literal, $mode:expr) => {
-        unsafe fn $f(
+        pub(super) unsafe fn $f(
             buf: *const c_void,
             count: c_int,
             ty: Handle,
@@ -873,7 +873,7 @@ persistent_send!(send_init, "MPI_Send_init", Mode::Send);
 persistent_send!(ssend_init, "MPI_Ssend_init", Mode::Ssend);
 persistent_send!(rsend_init, "MPI_Rsend_init", Mode::Send);
 
-unsafe fn recv_init(
+pub(super) unsafe fn recv_init(
     buf: *mut c_void,
     count: c_int,
     ty: Handle,

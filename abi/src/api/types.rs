@@ -47,7 +47,7 @@ fn old(h: Handle) -> MpiResult<Ty> {
     derived::resolve(h, false)
 }
 
-unsafe fn type_contiguous(count: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
+pub(super) unsafe fn type_contiguous(count: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
     make(
         "MPI_Type_contiguous",
         newtype,
@@ -314,7 +314,11 @@ unsafe fn type_size_c(datatype: Handle, size: *mut i64) -> c_int {
     })
 }
 
-unsafe fn type_get_extent(datatype: Handle, lb: *mut isize, extent: *mut isize) -> c_int {
+pub(super) unsafe fn type_get_extent(
+    datatype: Handle,
+    lb: *mut isize,
+    extent: *mut isize,
+) -> c_int {
     call("MPI_Type_get_extent", MPI_COMM_SELF, || {
         let t = old(datatype)?;
         // SAFETY: the caller's output arguments.
@@ -325,7 +329,11 @@ unsafe fn type_get_extent(datatype: Handle, lb: *mut isize, extent: *mut isize) 
     })
 }
 
-unsafe fn type_get_true_extent(datatype: Handle, lb: *mut isize, extent: *mut isize) -> c_int {
+pub(super) unsafe fn type_get_true_extent(
+    datatype: Handle,
+    lb: *mut isize,
+    extent: *mut isize,
+) -> c_int {
     call("MPI_Type_get_true_extent", MPI_COMM_SELF, || {
         let (l, e) = old(datatype)?.true_bounds();
         // SAFETY: the caller's output arguments.

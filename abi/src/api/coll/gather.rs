@@ -30,13 +30,10 @@ struct Blocks {
     displs: Vec<usize>,
 }
 
-fn count(c: c_int) -> MpiResult<usize> {
-    usize::try_from(c).map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("count {c} is negative")))
-}
-
 /// `n` consecutive blocks of `c` elements of `size` bytes.
-fn regular(n: usize, c: c_int, size: usize) -> MpiResult<Blocks> {
-    let c = count(c)?;
+fn regular(n: usize, c: i64, size: usize) -> MpiResult<Blocks> {
+    let c = usize::try_from(c)
+        .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("count {c} is negative")))?;
     Ok(Blocks {
         elems: (n * c) as i64,
         counts: vec![c * size; n],
@@ -44,37 +41,42 @@ fn regular(n: usize, c: c_int, size: usize) -> MpiResult<Blocks> {
     })
 }
 
-/// `n` blocks of `counts[i]` elements at `displs[i]` elements.
+/// `n` blocks of `counts[i]` elements at `displs[i]` elements; the arrays hold `int`s, or
+/// `MPI_Count`s and `MPI_Aint`s when `wide` (the `_c` forms).
 ///
 /// # Safety
-/// Both arrays hold `n` entries.
+/// Both arrays hold `n` entries of their type.
 unsafe fn varying(
     n: usize,
-    counts: *const c_int,
-    displs: *const c_int,
+    counts: *const c_void,
+    displs: *const c_void,
+    wide: bool,
     size: usize,
 ) -> MpiResult<Blocks> {
     if n > 0 && (counts.is_null() || displs.is_null()) {
         return err(MPI_ERR_ARG, "the counts or displacements array is NULL");
     }
-    // SAFETY: the caller's arrays of `n` entries.
-    let (cs, ds) = unsafe {
-        (
-            std::slice::from_raw_parts(counts, n),
-            std::slice::from_raw_parts(displs, n),
-        )
+    let at = |p: *const c_void, i: usize| -> i64 {
+        // SAFETY: the caller's arrays of `n` entries.
+        unsafe {
+            if wide {
+                *p.cast::<i64>().add(i)
+            } else {
+                i64::from(*p.cast::<c_int>().add(i))
+            }
+        }
     };
     let mut b = Blocks {
         elems: 0,
         counts: Vec::with_capacity(n),
         displs: Vec::with_capacity(n),
     };
-    for (&c, &d) in cs.iter().zip(ds) {
-        let (c, d) = (
-            count(c)?,
-            usize::try_from(d)
-                .map_err(|_| MpiError::new(MPI_ERR_ARG, format!("displacement {d} is negative")))?,
-        );
+    for i in 0..n {
+        let (c, d) = (at(counts, i), at(displs, i));
+        let c = usize::try_from(c)
+            .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("count {c} is negative")))?;
+        let d = usize::try_from(d)
+            .map_err(|_| MpiError::new(MPI_ERR_ARG, format!("displacement {d} is negative")))?;
         b.elems = b.elems.max((c + d) as i64);
         b.counts.push(c * size);
         b.displs.push(d * size);
@@ -87,20 +89,23 @@ unsafe fn varying(
 #[derive(Clone, Copy)]
 struct Side {
     buf: *const c_void,
-    count: c_int,
-    counts: *const c_int,
-    displs: *const c_int,
+    count: i64,
+    counts: *const c_void,
+    displs: *const c_void,
     ty: Handle,
+    /// The arrays hold MPI_Count/MPI_Aint (the `_c` forms), not `int`s.
+    wide: bool,
     /// Whether this side of the call is a v-form (its arrays may be NULL where the
     /// standard says they are not significant).
     v: bool,
 }
 
 impl Side {
-    fn plain(buf: *const c_void, count: c_int, ty: Handle) -> Side {
+    fn plain(buf: *const c_void, count: impl Into<i64>, ty: Handle) -> Side {
         Side {
             buf,
-            count,
+            count: count.into(),
+            wide: false,
             counts: std::ptr::null(),
             displs: std::ptr::null(),
             ty,
@@ -108,12 +113,13 @@ impl Side {
         }
     }
 
-    fn v(buf: *const c_void, counts: *const c_int, displs: *const c_int, ty: Handle) -> Side {
+    fn v<T>(buf: *const c_void, counts: *const T, displs: *const T, ty: Handle) -> Side {
         Side {
             buf,
             count: 0,
-            counts,
-            displs,
+            counts: counts.cast(),
+            displs: displs.cast(),
+            wide: std::mem::size_of::<T>() == 8,
             ty,
             v: true,
         }
@@ -127,7 +133,7 @@ impl Side {
     fn blocks(&self, n: usize, ty: &Ty) -> MpiResult<Blocks> {
         if self.is_v() {
             // SAFETY: MPI's rule: the arrays have one entry per process of the group.
-            unsafe { varying(n, self.counts, self.displs, ty.size) }
+            unsafe { varying(n, self.counts, self.displs, self.wide, ty.size) }
         } else {
             regular(n, self.count, ty.size)
         }
@@ -192,7 +198,7 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                                 let (d, n) = (rbl.displs[rank], rbl.counts[rank]);
                                 SendBuf::Packed(rb.bytes()[d..d + n].to_vec())
                             } else {
-                                send_of(&send, &st, send.count.into())?
+                                send_of(&send, &st, send.count)?
                             };
                             (sb, rb, rbl, None)
                         }
@@ -210,7 +216,7 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                             let rb = if ip && at_root {
                                 RecvBuf::Scratch(vec![0u8; sbl.counts[rank]])
                             } else {
-                                recv_of(&recv, &rt, recv.count.into(), false)?
+                                recv_of(&recv, &rt, recv.count, false)?
                             };
                             (sb, rb, regular(0, 0, 0)?, Some(sbl))
                         }
@@ -351,7 +357,7 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                         let sb = match (&sbl, sends) {
                             (_, false) => SendBuf::Direct(&[]),
                             (Some(b), true) => send_of(&send, &st, b.elems)?,
-                            (None, true) => send_of(&send, &st, send.count.into())?,
+                            (None, true) => send_of(&send, &st, send.count)?,
                         };
                         let blocks: Vec<(i32, &[u8])> = match (&sbl, role) {
                             (_, _) if !sends => Vec::new(),
@@ -367,7 +373,7 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                             let rbl = recv.blocks(rsize, &rt)?;
                             recv_of(&recv, &rt, rbl.elems, true)?
                         } else {
-                            recv_of(&recv, &rt, recv.count.into(), false)?
+                            recv_of(&recv, &rt, recv.count, false)?
                         };
                         let into = match role {
                             _ if !gets => Vec::new(),
@@ -381,8 +387,8 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                         rb.finish(usize::MAX);
                         return done(s, &call);
                     }
-                    let rcount: i64 = i64::from(recv.count) * rsize as i64;
-                    let scount: i64 = i64::from(send.count) * rsize as i64;
+                    let rcount: i64 = recv.count * rsize as i64;
+                    let scount: i64 = send.count * rsize as i64;
                     match kind {
                         Kind::Gather => {
                             let role = inter_role(root, rsize as c_int)?;
@@ -393,10 +399,9 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                                 InterRole::ProcNull => {
                                     (SendBuf::Direct(&[]), RecvBuf::Direct(&mut []))
                                 }
-                                InterRole::Remote(_) => (
-                                    send_of(&send, &st, send.count.into())?,
-                                    RecvBuf::Direct(&mut []),
-                                ),
+                                InterRole::Remote(_) => {
+                                    (send_of(&send, &st, send.count)?, RecvBuf::Direct(&mut []))
+                                }
                             };
                             ic.gather(&sb, rb.bytes(), role)?;
                             rb.finish(usize::MAX);
@@ -412,14 +417,14 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                                 }
                                 InterRole::Remote(_) => (
                                     SendBuf::Direct(&[]),
-                                    recv_of(&recv, &rt, recv.count.into(), false)?,
+                                    recv_of(&recv, &rt, recv.count, false)?,
                                 ),
                             };
                             ic.scatter(&sb, rb.bytes(), role)?;
                             rb.finish(usize::MAX);
                         }
                         Kind::Allgather => {
-                            let sb = send_of(&send, &st, send.count.into())?;
+                            let sb = send_of(&send, &st, send.count)?;
                             let mut rb = recv_of(&recv, &rt, rcount, false)?;
                             ic.allgather(&sb, rb.bytes())?;
                             rb.finish(usize::MAX);
@@ -537,20 +542,20 @@ macro_rules! movers {
     )*};
     (@one $blocking:ident, $nb:ident, $kind:ident, $name:literal, $iname:literal, rooted) => {
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $blocking(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, root: c_int, comm: Handle) -> c_int {
+        pub(crate) unsafe fn $blocking(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, root: c_int, comm: Handle) -> c_int {
             mover(Call { comm, request: B }, $name, Kind::$kind, Side::plain(sb, sc, st), Side::plain(rb, rc, rt), root)
         }
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $nb(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, root: c_int, comm: Handle, request: *mut Handle) -> c_int {
+        pub(crate) unsafe fn $nb(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, root: c_int, comm: Handle, request: *mut Handle) -> c_int {
             mover(Call { comm, request }, $iname, Kind::$kind, Side::plain(sb, sc, st), Side::plain(rb, rc, rt), root)
         }
     };
     (@one $blocking:ident, $nb:ident, $kind:ident, $name:literal, $iname:literal, all) => {
-        unsafe fn $blocking(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, comm: Handle) -> c_int {
+        pub(crate) unsafe fn $blocking(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, comm: Handle) -> c_int {
             mover(Call { comm, request: B }, $name, Kind::$kind, Side::plain(sb, sc, st), Side::plain(rb, rc, rt), 0)
         }
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $nb(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
+        pub(crate) unsafe fn $nb(sb: *const c_void, sc: c_int, st: Handle, rb: *mut c_void, rc: c_int, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
             mover(Call { comm, request }, $iname, Kind::$kind, Side::plain(sb, sc, st), Side::plain(rb, rc, rt), 0)
         }
     };
@@ -714,4 +719,124 @@ export_movers! {
     MPI_Ialltoallv PMPI_Ialltoallv ialltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle, comm: Handle, request: *mut Handle);
     MPI_Alltoallw PMPI_Alltoallw alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle, comm: Handle);
     MPI_Ialltoallw PMPI_Ialltoallw ialltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle, comm: Handle, request: *mut Handle);
+}
+
+// The `_c` forms: MPI_Count counts and MPI_Aint displacements (both 64-bit here).
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn gatherv_c_impl(
+    call: Call,
+    name: &'static str,
+    sb: *const c_void,
+    sc: i64,
+    st: Handle,
+    rb: *mut c_void,
+    rcs: *const i64,
+    rds: *const isize,
+    rt: Handle,
+    root: c_int,
+) -> c_int {
+    mover(
+        call,
+        name,
+        Kind::Gather,
+        Side::plain(sb, sc, st),
+        Side::v(rb, rcs, rds.cast::<i64>(), rt),
+        root,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatterv_c_impl(
+    call: Call,
+    name: &'static str,
+    sb: *const c_void,
+    scs: *const i64,
+    sds: *const isize,
+    st: Handle,
+    rb: *mut c_void,
+    rc: i64,
+    rt: Handle,
+    root: c_int,
+) -> c_int {
+    mover(
+        call,
+        name,
+        Kind::Scatter,
+        Side::v(sb, scs, sds.cast::<i64>(), st),
+        Side::plain(rb, rc, rt),
+        root,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgatherv_c_impl(
+    call: Call,
+    name: &'static str,
+    sb: *const c_void,
+    sc: i64,
+    st: Handle,
+    rb: *mut c_void,
+    rcs: *const i64,
+    rds: *const isize,
+    rt: Handle,
+) -> c_int {
+    mover(
+        call,
+        name,
+        Kind::Allgather,
+        Side::plain(sb, sc, st),
+        Side::v(rb, rcs, rds.cast::<i64>(), rt),
+        0,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv_c_impl(
+    call: Call,
+    name: &'static str,
+    sb: *const c_void,
+    scs: *const i64,
+    sds: *const isize,
+    st: Handle,
+    rb: *mut c_void,
+    rcs: *const i64,
+    rds: *const isize,
+    rt: Handle,
+) -> c_int {
+    let send = if in_place(sb) {
+        Side::plain(sb, 0, st)
+    } else {
+        Side::v(sb, scs, sds.cast::<i64>(), st)
+    };
+    mover(
+        call,
+        name,
+        Kind::Alltoall,
+        send,
+        Side::v(rb, rcs, rds.cast::<i64>(), rt),
+        0,
+    )
+}
+
+vforms! {
+    gatherv_c igatherv_c gatherv_c_impl "MPI_Gatherv_c" "MPI_Igatherv_c"
+        (sb: *const c_void, sc: i64, st: Handle, rb: *mut c_void, rcs: *const i64, rds: *const isize, rt: Handle, root: c_int);
+    scatterv_c iscatterv_c scatterv_c_impl "MPI_Scatterv_c" "MPI_Iscatterv_c"
+        (sb: *const c_void, scs: *const i64, sds: *const isize, st: Handle, rb: *mut c_void, rc: i64, rt: Handle, root: c_int);
+    allgatherv_c iallgatherv_c allgatherv_c_impl "MPI_Allgatherv_c" "MPI_Iallgatherv_c"
+        (sb: *const c_void, sc: i64, st: Handle, rb: *mut c_void, rcs: *const i64, rds: *const isize, rt: Handle);
+    alltoallv_c ialltoallv_c alltoallv_c_impl "MPI_Alltoallv_c" "MPI_Ialltoallv_c"
+        (sb: *const c_void, scs: *const i64, sds: *const isize, st: Handle, rb: *mut c_void, rcs: *const i64, rds: *const isize, rt: Handle);
+}
+
+export_movers! {
+    MPI_Gatherv_c PMPI_Gatherv_c gatherv_c (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int, comm: Handle);
+    MPI_Igatherv_c PMPI_Igatherv_c igatherv_c (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int, comm: Handle, request: *mut Handle);
+    MPI_Scatterv_c PMPI_Scatterv_c scatterv_c (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int, comm: Handle);
+    MPI_Iscatterv_c PMPI_Iscatterv_c iscatterv_c (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int, comm: Handle, request: *mut Handle);
+    MPI_Allgatherv_c PMPI_Allgatherv_c allgatherv_c (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, comm: Handle);
+    MPI_Iallgatherv_c PMPI_Iallgatherv_c iallgatherv_c (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, comm: Handle, request: *mut Handle);
+    MPI_Alltoallv_c PMPI_Alltoallv_c alltoallv_c (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle, comm: Handle);
+    MPI_Ialltoallv_c PMPI_Ialltoallv_c ialltoallv_c (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle, comm: Handle, request: *mut Handle);
 }

@@ -9,6 +9,14 @@ mod gather;
 mod inter_v;
 mod reduce;
 
+/// The entry points other files wrap (the `_c` forms).
+pub mod exports {
+    pub(crate) use super::gather::{allgather, alltoall, gather, scatter};
+    pub(crate) use super::reduce::{
+        exscan, ireduce, reduce, reduce_local, reduce_scatter_block, scan,
+    };
+}
+
 use crate::consts::*;
 use crate::error::{err, MpiResult};
 use ibdyn_collectives::InterRole;

@@ -316,7 +316,7 @@ unsafe fn all_impl(
     })
 }
 
-unsafe fn reduce_local(
+pub(crate) unsafe fn reduce_local(
     inbuf: *const c_void,
     inoutbuf: *mut c_void,
     count: c_int,
@@ -373,12 +373,12 @@ macro_rules! pair {
     ($blocking:ident, $nb:ident, $imp:ident, $name:literal, $iname:literal,
      ($($arg:ident : $ty:ty),*) => ($($pass:expr),*)) => {
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $blocking($($arg: $ty,)* comm: Handle) -> c_int {
+        pub(crate) unsafe fn $blocking($($arg: $ty,)* comm: Handle) -> c_int {
             // SAFETY: passed through.
             unsafe { $imp(Call { comm, request: B }, $name, $($pass),*) }
         }
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $nb($($arg: $ty,)* comm: Handle, request: *mut Handle) -> c_int {
+        pub(crate) unsafe fn $nb($($arg: $ty,)* comm: Handle, request: *mut Handle) -> c_int {
             // SAFETY: passed through.
             unsafe { $imp(Call { comm, request }, $iname, $($pass),*) }
         }
