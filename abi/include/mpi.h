@@ -802,6 +802,27 @@ IBDYN_MPI_DECLARE(int, Lookup_name, (const char *service_name, MPI_Info info, ch
 IBDYN_MPI_DECLARE(int, Unpublish_name, (const char *service_name, MPI_Info info,
                                         const char *port_name))
 
+/* sessions */
+IBDYN_MPI_DECLARE(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler,
+                                      MPI_Session *session))
+IBDYN_MPI_DECLARE(int, Session_finalize, (MPI_Session *session))
+IBDYN_MPI_DECLARE(int, Session_get_num_psets, (MPI_Session session, MPI_Info info,
+                                               int *npset_names))
+IBDYN_MPI_DECLARE(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n,
+                                              int *pset_len, char *pset_name))
+IBDYN_MPI_DECLARE(int, Session_get_pset_info, (MPI_Session session, const char *pset_name,
+                                               MPI_Info *info))
+IBDYN_MPI_DECLARE(int, Group_from_session_pset, (MPI_Session session, const char *pset_name,
+                                                 MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Comm_create_from_group, (MPI_Group group, const char *stringtag,
+                                                MPI_Info info, MPI_Errhandler errhandler,
+                                                MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader,
+                                                      MPI_Group remote_group, int remote_leader,
+                                                      const char *stringtag, MPI_Info info,
+                                                      MPI_Errhandler errhandler,
+                                                      MPI_Comm *newintercomm))
+
 #undef IBDYN_MPI_DECLARE
 
 #ifdef __cplusplus

@@ -116,6 +116,8 @@ pub struct State {
     messages: Table<(usize, i32, i32)>,
     /// Groups, info objects, attribute keys and open ports of this process.
     pub objects: crate::objects::Objects,
+    /// Open sessions (MPI_Session_init) and their error handlers.
+    pub sessions: Table<(ibdyn::Session, ErrHandler)>,
     universe: Option<ibdyn::Universe>,
 }
 
@@ -149,28 +151,11 @@ fn not_running() -> MpiError {
     }
 }
 
-/// Initialises the runtime and the tables (MPI_Init).
-pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
-    if phase() != Phase::Before {
-        return err(
-            MPI_ERR_OTHER,
-            "MPI is already initialised (or finalised) in this process; MPI_Init may be called once",
-        );
-    }
-    let universe = ibdyn::initialize()?;
+/// The tables with no communicator yet; slots 0 and 1 stay for MPI_COMM_WORLD/SELF.
+fn empty_state(thread_level: std::os::raw::c_int) -> State {
     let mut comms = Table::new();
-    let world = comms.insert(CommEntry::new(
-        Comm::Intra(universe.world()),
-        ErrHandler::Fatal,
-        "MPI_COMM_WORLD",
-    ));
-    let self_comm = comms.insert(CommEntry::new(
-        Comm::Intra(universe.self_comm()),
-        ErrHandler::Fatal,
-        "MPI_COMM_SELF",
-    ));
-    debug_assert_eq!((world, self_comm), (0, 1));
-    let state = State {
+    comms.reserve(2);
+    State {
         comms,
         reqs: Table::new(),
         parent: None,
@@ -179,59 +164,159 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
         bsends: Vec::new(),
         messages: Table::new(),
         objects: crate::objects::Objects::default(),
-        universe: Some(universe),
-    };
-    STATE.with(|cell| *cell.borrow_mut() = Some(state));
+        sessions: Table::new(),
+        universe: None,
+    }
+}
+
+/// Initialises the runtime and the tables (MPI_Init); a process with sessions keeps its
+/// tables and gains the world model.
+pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
+    if phase() != Phase::Before {
+        return err(
+            MPI_ERR_OTHER,
+            "MPI is already initialised (or finalised) in this process; MPI_Init may be called once",
+        );
+    }
+    let universe = ibdyn::initialize()?;
+    STATE.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let state = guard.get_or_insert_with(|| empty_state(thread_level));
+        state.comms.put(
+            0,
+            CommEntry::new(
+                Comm::Intra(universe.world()),
+                ErrHandler::Fatal,
+                "MPI_COMM_WORLD",
+            ),
+        );
+        state.comms.put(
+            1,
+            CommEntry::new(
+                Comm::Intra(universe.self_comm()),
+                ErrHandler::Fatal,
+                "MPI_COMM_SELF",
+            ),
+        );
+        state.thread_level = thread_level;
+        state.universe = Some(universe);
+    });
     set_phase(Phase::Running);
     Ok(())
 }
 
-/// Completes outstanding requests, drops every communicator handle and finalises the
-/// runtime (MPI_Finalize).
-pub fn finalize() -> MpiResult<()> {
-    let state = STATE.with(|cell| {
+/// Starts a session (MPI_Session_init), making the tables if this process has none.
+pub fn session_init(errhandler: ErrHandler) -> MpiResult<Handle> {
+    let session = ibdyn::Session::init(ibdyn::SessionOptions::default())?;
+    STATE.with(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
-        guard.take().ok_or_else(not_running)
+        let state = guard.get_or_insert_with(|| empty_state(MPI_THREAD_FUNNELED));
+        Ok(SESSION_BASE + state.sessions.insert((session, errhandler)))
+    })
+}
+
+/// Ends session `h` (MPI_Session_finalize); the last one of a process without the world
+/// model takes the tables with it.
+pub fn session_finalize(h: Handle) -> MpiResult<()> {
+    let (mut session, last) = with_state(|s| {
+        let i = s.session_index(h)?;
+        let (session, _) = s
+            .sessions
+            .remove(i)
+            .expect("session_index checked the slot");
+        Ok((session, s.sessions.is_empty() && s.universe.is_none()))
+    })?;
+    let r = session.finalize();
+    if last {
+        let state = STATE.with(|cell| cell.try_borrow_mut().ok().and_then(|mut g| g.take()));
+        if let Some(state) = state {
+            teardown(state);
+        }
+    }
+    Ok(r?)
+}
+
+/// Session handles are this plus the table index.
+const SESSION_BASE: Handle = 0x6800_0000;
+
+/// Completes outstanding requests, drops every communicator handle and finalises the
+/// runtime (MPI_Finalize). Open sessions keep the tables (without the world model).
+pub fn finalize() -> MpiResult<()> {
+    let universe = STATE.with(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+        };
+        let Some(state) = guard.as_mut().filter(|s| s.universe.is_some()) else {
+            return Err(not_running());
+        };
+        if state.sessions.is_empty() {
+            let state = guard.take().expect("checked above");
+            return Ok(teardown(state));
+        }
+        state.comms.clear_slot(0);
+        state.comms.clear_slot(1);
+        Ok(state.universe.take())
     })?;
     set_phase(Phase::Finalized);
-    let State {
-        mut comms,
-        mut reqs,
-        universe,
-        bsends,
-        ..
-    } = state;
-    // Dropping a request waits for data still moving into or out of its buffer; buffered
-    // sends are delivered first (MPI_Finalize completes them).
-    for (mut a, _) in bsends {
-        if let Active::P2p { req, .. } = &mut a {
-            let _ = req.test();
-        }
-        drop(a);
-    }
-    drop(reqs.drain());
-    crate::derived::clear();
-    crate::ops::clear();
-    drop(comms.drain());
     match universe {
         Some(u) => Ok(u.finalize()?),
         None => Ok(()),
     }
 }
 
+/// Empties the tables in the order MPI needs (data in flight first); returns the universe.
+fn teardown(state: State) -> Option<ibdyn::Universe> {
+    let State {
+        mut comms,
+        mut reqs,
+        universe,
+        bsends,
+        mut sessions,
+        ..
+    } = state;
+    // Dropping a request waits for data still moving into or out of its buffer; buffered
+    // sends are delivered first (MPI_Finalize completes them).
+    drop(bsends);
+    drop(reqs.drain());
+    crate::derived::clear();
+    crate::ops::clear();
+    drop(comms.drain());
+    drop(sessions.drain());
+    universe
+}
+
 impl State {
-    pub fn universe(&self) -> &ibdyn::Universe {
-        self.universe
-            .as_ref()
-            .expect("the universe lives as long as the state")
+    /// The world model's universe (after MPI_Init, before MPI_Finalize).
+    pub fn universe(&self) -> MpiResult<&ibdyn::Universe> {
+        self.universe.as_ref().ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_OTHER,
+                "this needs MPI_Init (the process has sessions only)",
+            )
+        })
+    }
+
+    /// The table index of session handle `h`.
+    pub fn session_index(&self, h: Handle) -> MpiResult<usize> {
+        match h.checked_sub(SESSION_BASE) {
+            Some(i) if self.sessions.get(i).is_some() => Ok(i),
+            _ => err(MPI_ERR_SESSION, format!("{h:#x} is not an open session")),
+        }
     }
 
     /// This process's identity (its member of MPI_COMM_WORLD's group).
     pub fn me(&self) -> MpiResult<ibdyn_intercomm::Gpid> {
-        let w = self.comm(MPI_COMM_WORLD)?.comm.raw();
-        Ok(w.group().get(i64::from(w.rank()))?)
+        if let Ok(w) = self.comm(MPI_COMM_WORLD) {
+            let w = w.comm.raw();
+            return Ok(w.group().get(i64::from(w.rank()))?);
+        }
+        // Sessions only: the set mpi://SELF holds this process alone.
+        let Some((session, _)) = (0..).map_while(|i| self.sessions.get(i)).next() else {
+            return err(MPI_ERR_OTHER, "neither MPI_Init nor an open session");
+        };
+        Ok(session.group_from_pset(ibdyn::PSET_SELF)?.get(0)?)
     }
 
     /// The table index of communicator handle `h`, if it names a live communicator.

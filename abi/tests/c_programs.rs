@@ -296,3 +296,8 @@ fn calls_before_init_and_after_finalize_are_fatal_errors() {
 fn comm_join_over_a_socket() {
     run_ok("join", 2, "join: ok");
 }
+
+#[test]
+fn sessions_without_mpi_init() {
+    run_ok("sessions", 3, "sessions: ok on 3 ranks");
+}

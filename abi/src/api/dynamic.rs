@@ -264,7 +264,7 @@ unsafe fn comm_get_parent(parent: *mut Handle) -> c_int {
             if let Some(h) = s.parent {
                 return Ok(h);
             }
-            let Some(p) = s.universe().parent() else {
+            let Some(p) = s.universe()?.parent() else {
                 return Ok(MPI_COMM_NULL);
             };
             let h = s.add_comm(Comm::Inter(p), s.errhandler_for(MPI_COMM_WORLD));

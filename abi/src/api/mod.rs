@@ -13,6 +13,7 @@ mod init;
 mod large;
 mod p2p;
 mod request;
+mod session;
 mod status_fields;
 mod stubs;
 mod types;
