@@ -79,6 +79,9 @@ impl Scratch {
             .arg(exe)
             .args(args)
             .env("TMPDIR", self.0.join("tmp"))
+            // cargo's LD_LIBRARY_PATH holds target/<profile>, whose libmpi_abi.so is refreshed
+            // by `cargo build` only; the programs' rpath names the library this run built.
+            .env_remove("LD_LIBRARY_PATH")
             .env_remove("IBDYN_LOG")
             .output()
             .expect("run ibdyn");

@@ -17,6 +17,11 @@ int main(int argc, char **argv) {
   MPI_Error_class(code, &cls);
   CHECK(cls == MPI_ERR_SPAWN && children == MPI_COMM_NULL);
   if (rank == 0) CHECK(bad[0] == MPI_ERR_SPAWN && bad[1] == MPI_ERR_SPAWN);
+  /* a bad argument at the root (maxprocs 0): every process gets the error, none waits */
+  code = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, rank == 0 ? 0 : 5, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                        &children, MPI_ERRCODES_IGNORE);
+  MPI_Error_class(code, &cls);
+  CHECK(cls == MPI_ERR_SPAWN && children == MPI_COMM_NULL);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("spawn_fail: ok on %d ranks\n", size);
   MPI_Finalize();

@@ -102,10 +102,12 @@ fn spawn_apps(
         })?;
         // Only the root's commands matter (MPI); the others pass anything. Read before the
         // spawn takes the state (the info objects live there).
-        let (cmds, opts) = if at_root {
-            apps()?
-        } else {
-            (vec![(Command::new(""), 1)], SpawnOptions::default())
+        // A root that cannot read its arguments still takes part, with no command, so the
+        // others learn of the failure instead of waiting for it.
+        let (cmds, opts, root_err) = match at_root.then(apps) {
+            Some(Ok((c, o))) => (c, o, None),
+            Some(Err(e)) => (Vec::new(), SpawnOptions::default(), Some(e)),
+            None => (vec![(Command::new(""), 1)], SpawnOptions::default(), None),
         };
         let spawned = with_state(|s| {
             let e = s.comm(comm)?;
@@ -122,6 +124,15 @@ fn spawn_apps(
                 },
             )
         })?;
+        if let Some(e) = root_err {
+            for i in 0..if errcodes.is_null() { 0 } else { total } {
+                // SAFETY: the caller's array of one code per child.
+                unsafe { errcodes.add(i).write(MPI_ERR_SPAWN) };
+            }
+            // SAFETY: the caller's output argument.
+            unsafe { out(intercomm, MPI_COMM_NULL, "intercomm") }?;
+            return Err(e);
+        }
         let n = if errcodes.is_null() { 0 } else { total };
         let (h, failed): (Handle, Vec<u32>) = match &spawned {
             Ok((h, size)) => (*h, (*size as u32..n as u32).collect()),
@@ -141,7 +152,14 @@ fn spawn_apps(
         }
         // SAFETY: the caller's output argument.
         unsafe { out(intercomm, h, "intercomm") }?;
-        spawned.map(|_| ()).map_err(MpiError::from)
+        spawned.map(|_| ()).map_err(|e| {
+            let class = match &e {
+                CommError::PeerDead { .. } => MPI_ERR_PROC_ABORTED,
+                // The root's failure, seen by the others; a bad command; the children's.
+                _ => MPI_ERR_SPAWN,
+            };
+            MpiError::new(class, e.to_string())
+        })
     })
 }
 
