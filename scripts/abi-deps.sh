@@ -12,3 +12,16 @@ test -f "$venv/include/mpi_abi.h" || {
   echo "abi-deps: mpich==5.0.2 installed but $venv/include/mpi_abi.h is missing" >&2
   exit 1
 }
+
+# mpi4py from its PyPI source, built against ibdyn (MPI4PY_BUILD_MPICC=ibdyn-cc), for
+# abi/tests/mpi4py.rs. Opt-in: the build compiles a 260k-line C file and takes several
+# minutes (about 6 on 2 busy cores), too long for every CI run. IBDYN_MPI4PY=1 enables it.
+if [ "${IBDYN_MPI4PY:-0}" = 1 ]; then
+  pyvenv=target/mpi4py-venv
+  if ! "$pyvenv/bin/python" -c 'import mpi4py' 2>/dev/null; then
+    cargo build -p ibdyn-abi
+    python3 -m venv "$pyvenv"
+    MPI4PY_BUILD_MPICC="$PWD/target/debug/ibdyn-cc" IBDYN_ABI_LIBDIR="$PWD/target/debug" \
+      "$pyvenv/bin/pip" install --quiet --disable-pip-version-check --no-binary=mpi4py mpi4py==4.1.2
+  fi
+fi

@@ -403,6 +403,51 @@ typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int keyval, void *attr
                                            void *extra_state);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm *comm, int *error_code, ...);
 
+typedef void(MPI_Win_errhandler_function)(MPI_Win *win, int *error_code, ...);
+typedef void(MPI_File_errhandler_function)(MPI_File *file, int *error_code, ...);
+typedef void(MPI_Session_errhandler_function)(MPI_Session *session, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
+typedef MPI_Session_errhandler_function MPI_Session_errhandler_fn;
+typedef int(MPI_Copy_function)(MPI_Comm comm, int keyval, void *extra_state,
+                               void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int(MPI_Delete_function)(MPI_Comm comm, int keyval, void *attribute_val,
+                                 void *extra_state);
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype datatype, int keyval, void *extra_state,
+                                         void *attribute_val_in, void *attribute_val_out,
+                                         int *flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int keyval,
+                                           void *attribute_val, void *extra_state);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win win, int keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out,
+                                        int *flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int keyval, void *attribute_val,
+                                          void *extra_state);
+typedef int(MPI_Datarep_extent_function)(MPI_Datatype datatype, MPI_Aint *extent,
+                                         void *extra_state);
+typedef int(MPI_Datarep_conversion_function)(void *userbuf, MPI_Datatype datatype, int count,
+                                             void *filebuf, MPI_Offset position,
+                                             void *extra_state);
+typedef int(MPI_Datarep_conversion_function_c)(void *userbuf, MPI_Datatype datatype,
+                                               MPI_Count count, void *filebuf,
+                                               MPI_Offset position, void *extra_state);
+typedef int(MPI_Grequest_query_function)(void *extra_state, MPI_Status *status);
+typedef int(MPI_Grequest_free_function)(void *extra_state);
+typedef int(MPI_Grequest_cancel_function)(void *extra_state, int complete);
+
+/* predefined attribute callbacks and data conversion: 0 is the null function, 1 the copy */
+#define MPI_NULL_COPY_FN ((MPI_Copy_function *)0x0)
+#define MPI_DUP_FN ((MPI_Copy_function *)0x1)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0x0)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function *)0x0)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function *)0x1)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function *)0x0)
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function *)0x0)
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function *)0x1)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function *)0x0)
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0x0)
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0x0)
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0x0)
 #define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)0x1)
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0x0)
@@ -478,6 +523,305 @@ IBDYN_MPI_DECLARE(int, Comm_spawn, (const char *command, char *argv[], int maxpr
 IBDYN_MPI_DECLARE(int, Comm_get_parent, (MPI_Comm *parent))
 IBDYN_MPI_DECLARE(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm *newintracomm))
 IBDYN_MPI_DECLARE(int, Comm_disconnect, (MPI_Comm *comm))
+
+/* point to point, continued */
+IBDYN_MPI_DECLARE(int, Ssend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Rsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Bsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                               int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Issend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Irsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ibsend, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Send_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                int dest, int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Recv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                int tag, MPI_Comm comm, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Isend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                 int dest, int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Irecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                 int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Buffer_attach, (void *buffer, int size))
+IBDYN_MPI_DECLARE(int, Buffer_detach, (void *buffer_addr, int *size))
+IBDYN_MPI_DECLARE(int, Sendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
+                                          int sendtag, int source, int recvtag, MPI_Comm comm,
+                                          MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message *message,
+                                MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Improbe, (int source, int tag, MPI_Comm comm, int *flag,
+                                 MPI_Message *message, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Mrecv, (void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+                               MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Imrecv, (void *buf, int count, MPI_Datatype datatype,
+                                MPI_Message *message, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Get_count_c, (const MPI_Status *status, MPI_Datatype datatype,
+                                     MPI_Count *count))
+IBDYN_MPI_DECLARE(int, Get_elements, (const MPI_Status *status, MPI_Datatype datatype,
+                                      int *count))
+IBDYN_MPI_DECLARE(int, Send_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                   int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ssend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Recv_init, (void *buf, int count, MPI_Datatype datatype, int source,
+                                   int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Start, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Startall, (int count, MPI_Request array_of_requests[]))
+IBDYN_MPI_DECLARE(int, Testall, (int count, MPI_Request array_of_requests[], int *flag,
+                                 MPI_Status array_of_statuses[]))
+IBDYN_MPI_DECLARE(int, Waitany, (int count, MPI_Request array_of_requests[], int *index,
+                                 MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Testany, (int count, MPI_Request array_of_requests[], int *index,
+                                 int *flag, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Waitsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status array_of_statuses[]))
+IBDYN_MPI_DECLARE(int, Testsome, (int incount, MPI_Request array_of_requests[], int *outcount,
+                                  int array_of_indices[], MPI_Status array_of_statuses[]))
+IBDYN_MPI_DECLARE(int, Request_free, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Cancel, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Test_cancelled, (const MPI_Status *status, int *flag))
+IBDYN_MPI_DECLARE(int, Request_get_status, (MPI_Request request, int *flag, MPI_Status *status))
+
+/* datatypes */
+IBDYN_MPI_DECLARE(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_vector, (int count, int blocklength, int stride,
+                                     MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride,
+                                             MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_indexed, (int count, const int array_of_blocklengths[],
+                                      const int array_of_displacements[], MPI_Datatype oldtype,
+                                      MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hindexed, (int count, const int array_of_blocklengths[],
+                                              const MPI_Aint array_of_displacements[],
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_indexed_block, (int count, int blocklength,
+                                                   const int array_of_displacements[],
+                                                   MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hindexed_block, (int count, int blocklength,
+                                                    const MPI_Aint array_of_displacements[],
+                                                    MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_struct, (int count, const int array_of_blocklengths[],
+                                            const MPI_Aint array_of_displacements[],
+                                            const MPI_Datatype array_of_types[],
+                                            MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                                             MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_commit, (MPI_Datatype *datatype))
+IBDYN_MPI_DECLARE(int, Type_free, (MPI_Datatype *datatype))
+IBDYN_MPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int *size))
+IBDYN_MPI_DECLARE(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
+IBDYN_MPI_DECLARE(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
+                                              MPI_Aint *true_extent))
+IBDYN_MPI_DECLARE(int, Type_get_name, (MPI_Datatype datatype, char *type_name, int *resultlen))
+IBDYN_MPI_DECLARE(int, Type_set_name, (MPI_Datatype datatype, const char *type_name))
+IBDYN_MPI_DECLARE(int, Get_address, (const void *location, MPI_Aint *address))
+
+/* handle conversion and address arithmetic */
+#define IBDYN_MPI_CONVERT(T, name) \
+  IBDYN_MPI_DECLARE(int, name##_toint, (T h)) IBDYN_MPI_DECLARE(T, name##_fromint, (int i))
+IBDYN_MPI_CONVERT(MPI_Comm, Comm)
+IBDYN_MPI_CONVERT(MPI_Errhandler, Errhandler)
+IBDYN_MPI_CONVERT(MPI_File, File)
+IBDYN_MPI_CONVERT(MPI_Group, Group)
+IBDYN_MPI_CONVERT(MPI_Info, Info)
+IBDYN_MPI_CONVERT(MPI_Message, Message)
+IBDYN_MPI_CONVERT(MPI_Op, Op)
+IBDYN_MPI_CONVERT(MPI_Request, Request)
+IBDYN_MPI_CONVERT(MPI_Session, Session)
+IBDYN_MPI_CONVERT(MPI_Datatype, Type)
+IBDYN_MPI_CONVERT(MPI_Win, Win)
+#undef IBDYN_MPI_CONVERT
+IBDYN_MPI_DECLARE(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+IBDYN_MPI_DECLARE(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+
+/* collectives, continued (each also non-blocking: the I form ends with MPI_Request *) */
+#define IBDYN_MPI_COLL(name, iname, args, iargs) \
+  IBDYN_MPI_DECLARE(int, name, args) IBDYN_MPI_DECLARE(int, iname, iargs)
+#define IBDYN_C_ROOTED(name, iname)                                                                \
+  IBDYN_MPI_COLL(name, iname, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,           \
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,      \
+                        MPI_Comm comm),                                                     \
+                 (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,            \
+                  MPI_Request *request))
+#define IBDYN_C_ALL(name, iname)                                                                   \
+  IBDYN_MPI_COLL(name, iname, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,           \
+                        void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm),\
+                 (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, \
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+#define IBDYN_C_REDUCING(name, iname)                                                              \
+  IBDYN_MPI_COLL(name, iname, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,\
+                        MPI_Op op, MPI_Comm comm),                                          \
+                 (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,     \
+                  MPI_Op op, MPI_Comm comm, MPI_Request *request))
+IBDYN_C_ROOTED(Gather, Igather)
+IBDYN_C_ROOTED(Scatter, Iscatter)
+IBDYN_C_ALL(Allgather, Iallgather)
+IBDYN_C_ALL(Alltoall, Ialltoall)
+IBDYN_C_REDUCING(Scan, Iscan)
+IBDYN_C_REDUCING(Exscan, Iexscan)
+IBDYN_C_REDUCING(Reduce_scatter_block, Ireduce_scatter_block)
+IBDYN_MPI_DECLARE(int, Ibarrier, (MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root,
+                                MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Bcast_c, (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Ibcast_c, (void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+                                  MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ireduce, (const void *sendbuf, void *recvbuf, int count,
+                                 MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                 MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                    MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Allreduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Iallreduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                      MPI_Request *request))
+IBDYN_MPI_COLL(Reduce_scatter, Ireduce_scatter, (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+               (const void *sendbuf, void *recvbuf, const int recvcounts[],
+                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Gatherv, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         int root, MPI_Comm comm),
+               (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Scatterv, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm),
+               (const void *sendbuf, const int sendcounts[], const int displs[],
+                MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Allgatherv, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm),
+               (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_COLL(Alltoallv, Ialltoallv, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+               (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                MPI_Request *request))
+IBDYN_MPI_COLL(Alltoallw, Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf,
+                           const int recvcounts[], const int rdispls[],
+                           const MPI_Datatype recvtypes[], MPI_Comm comm),
+               (const void *sendbuf, const int sendcounts[], const int sdispls[],
+                const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                MPI_Request *request))
+#undef IBDYN_C_ROOTED
+#undef IBDYN_C_ALL
+#undef IBDYN_C_REDUCING
+#undef IBDYN_MPI_COLL
+IBDYN_MPI_DECLARE(int, Reduce_local, (const void *inbuf, void *inoutbuf, int count,
+                                      MPI_Datatype datatype, MPI_Op op))
+IBDYN_MPI_DECLARE(int, Op_create, (MPI_User_function *user_fn, int commute, MPI_Op *op))
+IBDYN_MPI_DECLARE(int, Op_free, (MPI_Op *op))
+IBDYN_MPI_DECLARE(int, Op_commutative, (MPI_Op op, int *commute))
+
+/* communicators, groups, attributes, info */
+IBDYN_MPI_DECLARE(int, Comm_idup, (MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info,
+                                         MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int *result))
+IBDYN_MPI_DECLARE(int, Intercomm_create, (MPI_Comm local_comm, int local_leader,
+                                          MPI_Comm peer_comm, int remote_leader, int tag,
+                                          MPI_Comm *newintercomm))
+IBDYN_MPI_DECLARE(int, Comm_group, (MPI_Comm comm, MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Comm_remote_group, (MPI_Comm comm, MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Group_size, (MPI_Group group, int *size))
+IBDYN_MPI_DECLARE(int, Group_rank, (MPI_Group group, int *rank))
+IBDYN_MPI_DECLARE(int, Group_free, (MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_intersection, (MPI_Group group1, MPI_Group group2,
+                                            MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_difference, (MPI_Group group1, MPI_Group group2,
+                                          MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3],
+                                          MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3],
+                                          MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[],
+                                               MPI_Group group2, int ranks2[]))
+IBDYN_MPI_DECLARE(int, Group_compare, (MPI_Group group1, MPI_Group group2, int *result))
+IBDYN_MPI_DECLARE(int, Comm_set_name, (MPI_Comm comm, const char *comm_name))
+IBDYN_MPI_DECLARE(int, Comm_get_name, (MPI_Comm comm, char *comm_name, int *resultlen))
+IBDYN_MPI_DECLARE(int, Comm_create_keyval, (MPI_Comm_copy_attr_function *comm_copy_attr_fn,
+                                            MPI_Comm_delete_attr_function *comm_delete_attr_fn,
+                                            int *comm_keyval, void *extra_state))
+IBDYN_MPI_DECLARE(int, Comm_free_keyval, (int *comm_keyval))
+IBDYN_MPI_DECLARE(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val))
+IBDYN_MPI_DECLARE(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                       int *flag))
+IBDYN_MPI_DECLARE(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+IBDYN_MPI_DECLARE(int, Info_create, (MPI_Info *info))
+IBDYN_MPI_DECLARE(int, Info_set, (MPI_Info info, const char *key, const char *value))
+IBDYN_MPI_DECLARE(int, Info_delete, (MPI_Info info, const char *key))
+IBDYN_MPI_DECLARE(int, Info_get_string, (MPI_Info info, const char *key, int *buflen, char *value,
+                                         int *flag))
+IBDYN_MPI_DECLARE(int, Info_get_valuelen, (MPI_Info info, const char *key, int *valuelen,
+                                           int *flag))
+IBDYN_MPI_DECLARE(int, Info_get_nkeys, (MPI_Info info, int *nkeys))
+IBDYN_MPI_DECLARE(int, Info_get_nthkey, (MPI_Info info, int n, char *key))
+IBDYN_MPI_DECLARE(int, Info_dup, (MPI_Info info, MPI_Info *newinfo))
+IBDYN_MPI_DECLARE(int, Info_free, (MPI_Info *info))
+
+/* dynamic processes, continued */
+IBDYN_MPI_DECLARE(int, Comm_spawn_multiple, (int count, char *array_of_commands[],
+                                             char **array_of_argv[], const int array_of_maxprocs[],
+                                             const MPI_Info array_of_info[], int root,
+                                             MPI_Comm comm, MPI_Comm *intercomm,
+                                             int array_of_errcodes[]))
+IBDYN_MPI_DECLARE(int, Comm_join, (int fd, MPI_Comm *intercomm))
+IBDYN_MPI_DECLARE(int, Open_port, (MPI_Info info, char *port_name))
+IBDYN_MPI_DECLARE(int, Close_port, (const char *port_name))
+IBDYN_MPI_DECLARE(int, Comm_accept, (const char *port_name, MPI_Info info, int root,
+                                     MPI_Comm comm, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_connect, (const char *port_name, MPI_Info info, int root,
+                                      MPI_Comm comm, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Publish_name, (const char *service_name, MPI_Info info,
+                                      const char *port_name))
+IBDYN_MPI_DECLARE(int, Lookup_name, (const char *service_name, MPI_Info info, char *port_name))
+IBDYN_MPI_DECLARE(int, Unpublish_name, (const char *service_name, MPI_Info info,
+                                        const char *port_name))
+
+/* sessions */
+IBDYN_MPI_DECLARE(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler,
+                                      MPI_Session *session))
+IBDYN_MPI_DECLARE(int, Session_finalize, (MPI_Session *session))
+IBDYN_MPI_DECLARE(int, Session_get_num_psets, (MPI_Session session, MPI_Info info,
+                                               int *npset_names))
+IBDYN_MPI_DECLARE(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n,
+                                              int *pset_len, char *pset_name))
+IBDYN_MPI_DECLARE(int, Session_get_pset_info, (MPI_Session session, const char *pset_name,
+                                               MPI_Info *info))
+IBDYN_MPI_DECLARE(int, Group_from_session_pset, (MPI_Session session, const char *pset_name,
+                                                 MPI_Group *newgroup))
+IBDYN_MPI_DECLARE(int, Comm_create_from_group, (MPI_Group group, const char *stringtag,
+                                                MPI_Info info, MPI_Errhandler errhandler,
+                                                MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int local_leader,
+                                                      MPI_Group remote_group, int remote_leader,
+                                                      const char *stringtag, MPI_Info info,
+                                                      MPI_Errhandler errhandler,
+                                                      MPI_Comm *newintercomm))
 
 #undef IBDYN_MPI_DECLARE
 

@@ -1,6 +1,8 @@
 //! The values of the MPI 5.0 standard ABI that the library itself needs (the C header
 //! `include/mpi.h` has them all; `tests/abi_constants.rs` checks the header).
 
+#![allow(dead_code)] // the ABI's values, listed whole even where no function uses one yet
+
 use std::os::raw::c_int;
 
 /// A handle as C passes it: a pointer-sized integer (`struct MPI_ABI_Comm *` and friends).
@@ -15,15 +17,27 @@ pub const MPI_ERR_COMM: c_int = 5;
 pub const MPI_ERR_RANK: c_int = 6;
 pub const MPI_ERR_REQUEST: c_int = 7;
 pub const MPI_ERR_ROOT: c_int = 8;
+pub const MPI_ERR_GROUP: c_int = 9;
 pub const MPI_ERR_OP: c_int = 10;
 pub const MPI_ERR_ARG: c_int = 13;
 pub const MPI_ERR_TRUNCATE: c_int = 15;
 pub const MPI_ERR_OTHER: c_int = 16;
 pub const MPI_ERR_INTERN: c_int = 17;
 pub const MPI_ERR_IN_STATUS: c_int = 19;
+pub const MPI_ERR_PENDING: c_int = 18;
+pub const MPI_ERR_INFO_KEY: c_int = 31;
+pub const MPI_ERR_INFO_NOKEY: c_int = 32;
+pub const MPI_ERR_INFO_VALUE: c_int = 33;
 pub const MPI_ERR_INFO: c_int = 34;
+pub const MPI_ERR_KEYVAL: c_int = 36;
+pub const MPI_ERR_NAME: c_int = 38;
+pub const MPI_ERR_PORT: c_int = 43;
+pub const MPI_ERR_SERVICE: c_int = 51;
+pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 55;
 pub const MPI_ERR_SPAWN: c_int = 53;
 pub const MPI_ERR_PROC_ABORTED: c_int = 58;
+pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
+pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
 
 pub const MPI_ANY_SOURCE: c_int = -1;
@@ -48,6 +62,18 @@ pub const MPI_ERRORS_ARE_FATAL: Handle = 0x141;
 pub const MPI_ERRORS_RETURN: Handle = 0x143;
 pub const MPI_ERRORS_ABORT: Handle = 0x142;
 pub const MPI_REQUEST_NULL: Handle = 0x180;
+pub const MPI_GROUP_NULL: Handle = 0x108;
+pub const MPI_GROUP_EMPTY: Handle = 0x109;
+pub const MPI_SESSION_NULL: Handle = 0x120;
+pub const MPI_MESSAGE_NULL: Handle = 0x128;
+pub const MPI_MESSAGE_NO_PROC: Handle = 0x129;
+pub const MPI_INFO_ENV: Handle = 0x131;
+pub const MPI_DATATYPE_NULL: Handle = 0x200;
+pub const MPI_BSEND_OVERHEAD: usize = 512;
+pub const MPI_MAX_OBJECT_NAME: usize = 128;
+pub const MPI_MAX_INFO_KEY: usize = 256;
+pub const MPI_MAX_INFO_VAL: usize = 1024;
+pub const MPI_MAX_PORT_NAME: usize = 1024;
 
 pub const MPI_OP_NULL: Handle = 0x20;
 pub const MPI_SUM: Handle = 0x21;
@@ -60,6 +86,8 @@ pub const MPI_BXOR: Handle = 0x2a;
 pub const MPI_LAND: Handle = 0x30;
 pub const MPI_LOR: Handle = 0x31;
 pub const MPI_LXOR: Handle = 0x32;
+pub const MPI_MINLOC: Handle = 0x38;
+pub const MPI_MAXLOC: Handle = 0x39;
 
 /// `MPI_IN_PLACE` as an address.
 pub const MPI_IN_PLACE: usize = 1;
@@ -68,3 +96,12 @@ pub const MPI_VERSION: c_int = 5;
 pub const MPI_SUBVERSION: c_int = 0;
 pub const MPI_ABI_VERSION: c_int = 1;
 pub const MPI_ABI_SUBVERSION: c_int = 0;
+
+pub const MPI_IDENT: c_int = 201;
+pub const MPI_CONGRUENT: c_int = 202;
+pub const MPI_SIMILAR: c_int = 203;
+pub const MPI_UNEQUAL: c_int = 204;
+pub const MPI_COMM_TYPE_SHARED: c_int = 221;
+pub const MPI_KEYVAL_INVALID: c_int = 0;
+pub const MPI_TAG_UB: c_int = 501;
+pub const MPI_UNIVERSE_SIZE: c_int = 507;

@@ -107,17 +107,21 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
     }
 }
 
-/// `count` elements of datatype `h`: their byte length.
-pub fn byte_len(count: c_int, h: Handle) -> MpiResult<(usize, TypeInfo)> {
-    let ty = lookup(h)?;
-    let Ok(n) = usize::try_from(count) else {
-        return err(MPI_ERR_COUNT, format!("count {count} is negative"));
-    };
-    match n.checked_mul(ty.size) {
-        Some(len) => Ok((len, ty)),
-        None => err(
-            MPI_ERR_COUNT,
-            format!("count {count} overflows the address space"),
-        ),
+/// The alignment of predefined type `h` of `size` bytes (for the extent of struct types).
+pub fn alignment(h: Handle, size: usize) -> usize {
+    match h {
+        0x212 | 0x213 | 0x21b | 0x2d3 | 0x228 | 0x22b | 0x22c | 0x230 | 0x232 => 4,
+        0x216 | 0x217 | 0x21d | 0x2db | 0x229 | 0x22a | 0x231 => 8,
+        _ => size.clamp(1, 16),
     }
+}
+
+include!(concat!(env!("OUT_DIR"), "/type_names.rs"));
+
+/// The name of predefined datatype `h` (MPI_Type_get_name).
+pub fn name(h: Handle) -> &'static str {
+    TYPE_NAMES
+        .iter()
+        .find(|(v, _)| *v == h)
+        .map_or("", |(_, n)| n)
 }

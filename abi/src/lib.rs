@@ -10,7 +10,11 @@
 mod api;
 mod consts;
 mod datatype;
+mod derived;
 mod error;
+mod objects;
+mod ops;
+mod request;
 mod state;
 mod status;
 mod table;
@@ -70,3 +74,33 @@ macro_rules! export {
     };
 }
 pub(crate) use export;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_becomes_mpi_err_intern_with_its_message() {
+        let code = call_with(
+            "MPI_Example",
+            || ErrHandler::Return,
+            || panic!("an invariant broke"),
+        );
+        assert_eq!(code, consts::MPI_ERR_INTERN);
+        let text = error::error_string(code).expect("a known class");
+        assert!(
+            text.contains("MPI_Example") && text.contains("an invariant broke"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn errors_return_their_class_through_the_return_handler() {
+        let code = call_with(
+            "MPI_Example",
+            || ErrHandler::Return,
+            || error::err(consts::MPI_ERR_RANK, "rank 9 of 4"),
+        );
+        assert_eq!(code, consts::MPI_ERR_RANK);
+    }
+}

@@ -8,6 +8,7 @@
 
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiError, MpiResult};
+use crate::request::{Active, ReqEntry};
 use crate::table::Table;
 use ibdyn::traits::*;
 use ibdyn::{InterCommunicator, IntraCommunicator};
@@ -19,6 +20,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 const COMM_BASE: Handle = 0x1000_0000;
 /// User request handles are this plus the table index.
 const REQ_BASE: Handle = 0x2000_0000;
+/// Matched-message handles (MPI_Mprobe) are this plus the table index.
+const MESSAGE_BASE: Handle = 0x6000_0000;
 
 /// Where this process is in its MPI life; readable from any thread (MPI_Initialized and
 /// MPI_Finalized may be called at any time).
@@ -82,14 +85,21 @@ impl Comm {
 pub struct CommEntry {
     pub comm: Comm,
     pub errhandler: ErrHandler,
+    /// MPI_Comm_set_name's name.
+    pub name: String,
+    /// User attributes: (keyval, attribute value).
+    pub attrs: Vec<(std::os::raw::c_int, usize)>,
 }
 
-/// An outstanding point-to-point request. Its buffer is the C caller's, valid until the
-/// request completes (MPI's rule), hence `'static`.
-pub struct ReqEntry {
-    pub req: ibdyn::Request<'static>,
-    /// The communicator's index, whose error handler the request's errors go to.
-    pub comm: usize,
+impl CommEntry {
+    pub fn new(comm: Comm, errhandler: ErrHandler, name: &str) -> CommEntry {
+        CommEntry {
+            comm,
+            errhandler,
+            name: name.to_string(),
+            attrs: Vec::new(),
+        }
+    }
 }
 
 pub struct State {
@@ -98,6 +108,16 @@ pub struct State {
     /// The handle MPI_Comm_get_parent returns, once made.
     pub parent: Option<Handle>,
     pub thread_level: std::os::raw::c_int,
+    /// The buffer of MPI_Buffer_attach (address, size), and the buffered sends in flight
+    /// with their sizes.
+    pub bsend_buffer: Option<(usize, usize)>,
+    pub bsends: Vec<(Active, usize)>,
+    /// Messages found by MPI_Mprobe: (communicator index, source, tag).
+    messages: Table<(usize, i32, i32)>,
+    /// Groups, info objects, attribute keys and open ports of this process.
+    pub objects: crate::objects::Objects,
+    /// Open sessions (MPI_Session_init) and their error handlers.
+    pub sessions: Table<(ibdyn::Session, ErrHandler)>,
     universe: Option<ibdyn::Universe>,
 }
 
@@ -131,7 +151,26 @@ fn not_running() -> MpiError {
     }
 }
 
-/// Initialises the runtime and the tables (MPI_Init).
+/// The tables with no communicator yet; slots 0 and 1 stay for MPI_COMM_WORLD/SELF.
+fn empty_state(thread_level: std::os::raw::c_int) -> State {
+    let mut comms = Table::new();
+    comms.reserve(2);
+    State {
+        comms,
+        reqs: Table::new(),
+        parent: None,
+        thread_level,
+        bsend_buffer: None,
+        bsends: Vec::new(),
+        messages: Table::new(),
+        objects: crate::objects::Objects::default(),
+        sessions: Table::new(),
+        universe: None,
+    }
+}
+
+/// Initialises the runtime and the tables (MPI_Init); a process with sessions keeps its
+/// tables and gains the world model.
 pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
     if phase() != Phase::Before {
         return err(
@@ -140,58 +179,144 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
         );
     }
     let universe = ibdyn::initialize()?;
-    let mut comms = Table::new();
-    let world = comms.insert(CommEntry {
-        comm: Comm::Intra(universe.world()),
-        errhandler: ErrHandler::Fatal,
+    STATE.with(|cell| {
+        let mut guard = cell.borrow_mut();
+        let state = guard.get_or_insert_with(|| empty_state(thread_level));
+        state.comms.put(
+            0,
+            CommEntry::new(
+                Comm::Intra(universe.world()),
+                ErrHandler::Fatal,
+                "MPI_COMM_WORLD",
+            ),
+        );
+        state.comms.put(
+            1,
+            CommEntry::new(
+                Comm::Intra(universe.self_comm()),
+                ErrHandler::Fatal,
+                "MPI_COMM_SELF",
+            ),
+        );
+        state.thread_level = thread_level;
+        state.universe = Some(universe);
     });
-    let self_comm = comms.insert(CommEntry {
-        comm: Comm::Intra(universe.self_comm()),
-        errhandler: ErrHandler::Fatal,
-    });
-    debug_assert_eq!((world, self_comm), (0, 1));
-    let state = State {
-        comms,
-        reqs: Table::new(),
-        parent: None,
-        thread_level,
-        universe: Some(universe),
-    };
-    STATE.with(|cell| *cell.borrow_mut() = Some(state));
     set_phase(Phase::Running);
     Ok(())
 }
 
-/// Completes outstanding requests, drops every communicator handle and finalises the
-/// runtime (MPI_Finalize).
-pub fn finalize() -> MpiResult<()> {
-    let state = STATE.with(|cell| {
+/// Starts a session (MPI_Session_init), making the tables if this process has none.
+pub fn session_init(errhandler: ErrHandler) -> MpiResult<Handle> {
+    let session = ibdyn::Session::init(ibdyn::SessionOptions::default())?;
+    STATE.with(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
-        guard.take().ok_or_else(not_running)
+        let state = guard.get_or_insert_with(|| empty_state(MPI_THREAD_FUNNELED));
+        Ok(SESSION_BASE + state.sessions.insert((session, errhandler)))
+    })
+}
+
+/// Ends session `h` (MPI_Session_finalize); the last one of a process without the world
+/// model takes the tables with it.
+pub fn session_finalize(h: Handle) -> MpiResult<()> {
+    let (mut session, last) = with_state(|s| {
+        let i = s.session_index(h)?;
+        let (session, _) = s
+            .sessions
+            .remove(i)
+            .expect("session_index checked the slot");
+        Ok((session, s.sessions.is_empty() && s.universe.is_none()))
+    })?;
+    let r = session.finalize();
+    if last {
+        let state = STATE.with(|cell| cell.try_borrow_mut().ok().and_then(|mut g| g.take()));
+        if let Some(state) = state {
+            teardown(state);
+        }
+    }
+    Ok(r?)
+}
+
+/// Session handles are this plus the table index.
+const SESSION_BASE: Handle = 0x6800_0000;
+
+/// Completes outstanding requests, drops every communicator handle and finalises the
+/// runtime (MPI_Finalize). Open sessions keep the tables (without the world model).
+pub fn finalize() -> MpiResult<()> {
+    let universe = STATE.with(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+        };
+        let Some(state) = guard.as_mut().filter(|s| s.universe.is_some()) else {
+            return Err(not_running());
+        };
+        if state.sessions.is_empty() {
+            let state = guard.take().expect("checked above");
+            return Ok(teardown(state));
+        }
+        state.comms.clear_slot(0);
+        state.comms.clear_slot(1);
+        Ok(state.universe.take())
     })?;
     set_phase(Phase::Finalized);
-    let State {
-        mut comms,
-        mut reqs,
-        universe,
-        ..
-    } = state;
-    // Dropping a request waits for data still moving into or out of its buffer.
-    drop(reqs.drain());
-    drop(comms.drain());
     match universe {
         Some(u) => Ok(u.finalize()?),
         None => Ok(()),
     }
 }
 
+/// Empties the tables in the order MPI needs (data in flight first); returns the universe.
+fn teardown(state: State) -> Option<ibdyn::Universe> {
+    let State {
+        mut comms,
+        mut reqs,
+        universe,
+        bsends,
+        mut sessions,
+        ..
+    } = state;
+    // Dropping a request waits for data still moving into or out of its buffer; buffered
+    // sends are delivered first (MPI_Finalize completes them).
+    drop(bsends);
+    drop(reqs.drain());
+    crate::derived::clear();
+    crate::ops::clear();
+    drop(comms.drain());
+    drop(sessions.drain());
+    universe
+}
+
 impl State {
-    pub fn universe(&self) -> &ibdyn::Universe {
-        self.universe
-            .as_ref()
-            .expect("the universe lives as long as the state")
+    /// The world model's universe (after MPI_Init, before MPI_Finalize).
+    pub fn universe(&self) -> MpiResult<&ibdyn::Universe> {
+        self.universe.as_ref().ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_OTHER,
+                "this needs MPI_Init (the process has sessions only)",
+            )
+        })
+    }
+
+    /// The table index of session handle `h`.
+    pub fn session_index(&self, h: Handle) -> MpiResult<usize> {
+        match h.checked_sub(SESSION_BASE) {
+            Some(i) if self.sessions.get(i).is_some() => Ok(i),
+            _ => err(MPI_ERR_SESSION, format!("{h:#x} is not an open session")),
+        }
+    }
+
+    /// This process's identity (its member of MPI_COMM_WORLD's group).
+    pub fn me(&self) -> MpiResult<ibdyn_intercomm::Gpid> {
+        if let Ok(w) = self.comm(MPI_COMM_WORLD) {
+            let w = w.comm.raw();
+            return Ok(w.group().get(i64::from(w.rank()))?);
+        }
+        // Sessions only: the set mpi://SELF holds this process alone.
+        let Some((session, _)) = (0..).map_while(|i| self.sessions.get(i)).next() else {
+            return err(MPI_ERR_OTHER, "neither MPI_Init nor an open session");
+        };
+        Ok(session.group_from_pset(ibdyn::PSET_SELF)?.get(0)?)
     }
 
     /// The table index of communicator handle `h`, if it names a live communicator.
@@ -225,7 +350,7 @@ impl State {
     /// Stores a new communicator; it inherits `errhandler` (MPI: a new communicator takes
     /// its parent's error handler). Returns its handle.
     pub fn add_comm(&mut self, comm: Comm, errhandler: ErrHandler) -> Handle {
-        let i = self.comms.insert(CommEntry { comm, errhandler });
+        let i = self.comms.insert(CommEntry::new(comm, errhandler, ""));
         comm_handle(i)
     }
 
@@ -246,6 +371,33 @@ impl State {
 
     pub fn add_req(&mut self, req: ReqEntry) -> Handle {
         REQ_BASE + self.reqs.insert(req)
+    }
+
+    pub fn add_message(&mut self, comm: usize, source: i32, tag: i32) -> Handle {
+        MESSAGE_BASE + self.messages.insert((comm, source, tag))
+    }
+
+    /// The communicator handle, source and tag of message `h`, which is then gone.
+    pub fn take_message(&mut self, h: Handle) -> MpiResult<(Handle, i32, i32)> {
+        match h
+            .checked_sub(MESSAGE_BASE)
+            .and_then(|i| self.messages.remove(i))
+        {
+            Some((c, src, tag)) => Ok((comm_handle(c), src, tag)),
+            None => err(
+                MPI_ERR_REQUEST,
+                format!("{h:#x} is not a message of MPI_Mprobe (received already?)"),
+            ),
+        }
+    }
+
+    /// Whether request `h` has completed (without collecting it).
+    pub fn req_done(&mut self, h: Handle) -> MpiResult<bool> {
+        let i = self.req_index(h)?;
+        self.reqs
+            .get_mut(i)
+            .expect("req_index checked the slot")
+            .poll()
     }
 
     /// The table index of request handle `h`.

@@ -8,6 +8,7 @@ use std::os::raw::c_int;
 /// The standard ABI's MPI_Status: three public fields and five words for the library. ibdyn
 /// keeps the received byte count in words 0 and 1 and the cancelled flag in word 2.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct MpiStatus {
     pub source: c_int,
     pub tag: c_int,
@@ -49,6 +50,39 @@ pub unsafe fn store(out: *mut MpiStatus, st: &ibdyn::Status) {
     out.internal[2] = 0;
 }
 
+/// Marks `out` cancelled or not (MPI_Test_cancelled reads it).
+///
+/// # Safety
+/// As `store`.
+pub unsafe fn set_cancelled(out: *mut MpiStatus, cancelled: bool) {
+    // SAFETY: the caller's contract.
+    if let Some(out) = unsafe { out.as_mut() } {
+        out.internal[2] = c_int::from(cancelled);
+    }
+}
+
+pub fn is_cancelled(st: &MpiStatus) -> bool {
+    st.internal[2] != 0
+}
+
+/// The status of a receive from MPI_PROC_NULL.
+pub fn proc_null() -> ibdyn::Status {
+    ibdyn::Status {
+        source: MPI_PROC_NULL,
+        tag: ibdyn::ANY_TAG,
+        count: 0,
+    }
+}
+
+/// Stores the status of a receive from MPI_PROC_NULL.
+///
+/// # Safety
+/// As `store`.
+pub unsafe fn store_proc_null(out: *mut MpiStatus) {
+    // SAFETY: passed through.
+    unsafe { store(out, &proc_null()) }
+}
+
 /// The status of an empty completion (MPI_REQUEST_NULL, MPI_PROC_NULL).
 ///
 /// # Safety
@@ -86,23 +120,29 @@ pub fn dest(d: c_int) -> MpiResult<i32> {
     }
 }
 
+/// The largest tag a user may use (MPI_TAG_UB); the one above is the library's.
+pub const TAG_UB: c_int = c_int::MAX - 1;
+
 /// A receive tag of the ABI (MPI_ANY_TAG or a tag) in the engine's terms.
 pub fn recv_tag(tag: c_int) -> MpiResult<i32> {
     match tag {
         MPI_ANY_TAG => Ok(ibdyn::ANY_TAG),
-        t if t >= 0 => Ok(t),
-        t => err(MPI_ERR_TAG, format!("tag {t} is invalid (tags are >= 0)")),
+        t if (0..=TAG_UB).contains(&t) => Ok(t),
+        t => err(
+            MPI_ERR_TAG,
+            format!("tag {t} is invalid (tags are 0..=MPI_TAG_UB, {TAG_UB}, or MPI_ANY_TAG)"),
+        ),
     }
 }
 
 /// A send tag.
 pub fn send_tag(tag: c_int) -> MpiResult<i32> {
-    if tag >= 0 {
+    if (0..=TAG_UB).contains(&tag) {
         Ok(tag)
     } else {
         err(
             MPI_ERR_TAG,
-            format!("tag {tag} is invalid for a send (tags are >= 0)"),
+            format!("tag {tag} is invalid for a send (tags are 0..=MPI_TAG_UB, {TAG_UB})"),
         )
     }
 }

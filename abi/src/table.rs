@@ -6,6 +6,12 @@ pub struct Table<T> {
     free: Vec<usize>,
 }
 
+impl<T> Default for Table<T> {
+    fn default() -> Table<T> {
+        Table::new()
+    }
+}
+
 impl<T> Table<T> {
     pub fn new() -> Table<T> {
         Table {
@@ -26,6 +32,28 @@ impl<T> Table<T> {
                 self.slots.len() - 1
             }
         }
+    }
+
+    /// Keeps the first `n` slots for `put` (insert never hands them out).
+    pub fn reserve(&mut self, n: usize) {
+        while self.slots.len() < n {
+            self.slots.push(None);
+        }
+    }
+
+    /// Stores `v` in reserved slot `i`.
+    pub fn put(&mut self, i: usize, v: T) {
+        self.reserve(i + 1);
+        self.slots[i] = Some(v);
+    }
+
+    /// Empties slot `i` without handing it to later inserts (a reserved slot).
+    pub fn clear_slot(&mut self, i: usize) -> Option<T> {
+        self.slots.get_mut(i).and_then(Option::take)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.iter().all(Option::is_none)
     }
 
     pub fn get(&self, i: usize) -> Option<&T> {

@@ -68,12 +68,20 @@ impl Scratch {
 
     /// `ibdyn run -n N EXE` under a bound, with the job's session files in this scratch dir.
     fn run(&self, n: u32, exe: &Path) -> Output {
+        self.run_args(n, exe, &[])
+    }
+
+    fn run_args(&self, n: u32, exe: &Path, args: &[&str]) -> Output {
         let out = Command::new("timeout")
             .args(["--signal=TERM", "--kill-after=10", "180"])
             .arg(ibdyn_bin())
             .args(["run", "-n", &n.to_string()])
             .arg(exe)
+            .args(args)
             .env("TMPDIR", self.0.join("tmp"))
+            // cargo's LD_LIBRARY_PATH holds target/<profile>, whose libmpi_abi.so is refreshed
+            // by `cargo build` only; the programs' rpath names the library this run built.
+            .env_remove("LD_LIBRARY_PATH")
             .env_remove("IBDYN_LOG")
             .output()
             .expect("run ibdyn");
@@ -224,4 +232,75 @@ fn ibdyn_cc_and_info_name_the_library() {
         .expect("ibdyn info");
     let info = String::from_utf8_lossy(&info.stdout);
     assert!(info.contains("MPI ABI library: /"), "{info}");
+}
+
+#[test]
+fn point_to_point_modes_probes_and_requests() {
+    run_ok("p2p_modes", 3, "p2p_modes: ok on 3 ranks");
+}
+
+#[test]
+fn derived_datatypes() {
+    run_ok("datatypes", 3, "datatypes: ok on 3 ranks");
+}
+
+#[test]
+fn every_intracommunicator_collective() {
+    run_ok("coll_all", 4, "coll_all: ok on 4 ranks");
+}
+
+#[test]
+fn communicators_groups_attributes_info() {
+    run_ok("comm_mgmt", 3, "comm_mgmt: ok on 3 ranks");
+}
+
+#[test]
+fn intercommunicators_create_connect_accept_and_collectives() {
+    run_ok("intercomm", 4, "intercomm: ok on 4 ranks");
+}
+
+#[test]
+fn spawn_multiple_with_info_appnum_and_errcodes() {
+    run_ok(
+        "spawn_multiple",
+        2,
+        "spawn_multiple: ok, 2 parents, 3 children",
+    );
+}
+
+#[test]
+fn a_failed_spawn_reports_err_spawn_per_child() {
+    run_ok("spawn_fail", 2, "spawn_fail: ok on 2 ranks");
+}
+
+#[test]
+fn calls_before_init_and_after_finalize_are_fatal_errors() {
+    let s = Scratch::new("outside");
+    let exe = s.build("outside");
+    for (when, cause) in [
+        ("before", "before MPI_Init"),
+        ("after", "after MPI_Finalize"),
+    ] {
+        let out = s.run_args(1, &exe, &[when]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && !stdout.contains("not reached"),
+            "{when}: {stdout}"
+        );
+        assert!(
+            stderr.contains(cause),
+            "{when}: the message does not say {cause:?}:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn comm_join_over_a_socket() {
+    run_ok("join", 2, "join: ok");
+}
+
+#[test]
+fn sessions_without_mpi_init() {
+    run_ok("sessions", 3, "sessions: ok on 3 ranks");
 }

@@ -183,7 +183,7 @@ impl Op {
     }
 
     /// `inout = input ∘ inout`. Both hold the same whole number of elements.
-    pub(crate) fn apply(&self, input: &[u8], inout: &mut [u8]) {
+    pub fn apply(&self, input: &[u8], inout: &mut [u8]) {
         debug_assert_eq!(input.len(), inout.len());
         match &self.kind {
             OpKind::User(f) => f(input, inout),

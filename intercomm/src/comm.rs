@@ -182,6 +182,25 @@ impl Communicator {
         })
     }
 
+    /// Starts a synchronous send (MPI_Issend): it completes once the receiver has matched it.
+    pub fn issend<'a>(&self, buf: &'a [u8], dest: i32, tag: i32) -> Result<Request<'a>> {
+        self.check()?;
+        Self::check_send_tag(tag)?;
+        if dest == PROC_NULL {
+            return self.isend(buf, dest, tag);
+        }
+        let to = self.gpid_of(dest)?;
+        let start =
+            self.inner
+                .eng
+                .borrow_mut()
+                .issend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
+        Ok(match start {
+            SendStart::Done(status) => Request::completed(self.inner.eng.clone(), status),
+            SendStart::Pending(id) => Request::new(self.inner.eng.clone(), id),
+        })
+    }
+
     /// Starts a receive into `buf`; `src` may be `ANY_SOURCE`, `tag` may be `ANY_TAG`.
     pub fn irecv<'a>(&self, buf: &'a mut [u8], src: i32, tag: i32) -> Result<Request<'a>> {
         self.check()?;

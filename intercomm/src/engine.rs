@@ -187,6 +187,21 @@ impl Engine {
         proto.isend(&mut r, ctx, src_rank, to, dest_rank, tag, buf)
     }
 
+    /// Starts a synchronous send (see `Protocol::issend`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn issend(
+        &mut self,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        dest_rank: i32,
+        tag: i32,
+        buf: &[u8],
+    ) -> Result<SendStart> {
+        let (proto, mut r) = self.split();
+        proto.issend(&mut r, ctx, src_rank, to, dest_rank, tag, buf)
+    }
+
     /// Posts a receive; matches the unexpected queue first.
     pub fn irecv(&mut self, recv: PostedRecv) -> Result<u64> {
         let (proto, mut r) = self.split();

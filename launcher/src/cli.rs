@@ -43,6 +43,10 @@ enum Cmd {
         /// Submit the job to the running DVM (`ibdyn dvm start`) instead of starting daemons.
         #[arg(long)]
         dvm: bool,
+        /// Run MPI programs on ibdyn's MPI ABI library: its directory goes first on the
+        /// ranks' LD_LIBRARY_PATH (for binaries built with another `mpicc_abi`).
+        #[arg(long)]
+        abi: bool,
         /// Name a process set of the job for MPI Sessions: `NAME=RANKS`, e.g.
         /// `--pset app://even=0,2,4` (ranks and ranges like `4-7`); repeatable.
         #[arg(long = "pset", value_name = "NAME=RANKS")]
@@ -183,6 +187,31 @@ fn compile_c(args: &[String]) -> i32 {
     }
 }
 
+/// `ibdyn run --abi`: ibdyn's libmpi_abi.so.1 (beside this binary, or in IBDYN_ABI_LIBDIR)
+/// first on the library path the ranks (and the jobs they spawn) inherit.
+fn put_abi_library_first() -> Result<(), String> {
+    let lib = match std::env::var_os("IBDYN_ABI_LIBDIR") {
+        Some(d) => Some(PathBuf::from(d).join("libmpi_abi.so")).filter(|p| p.exists()),
+        None => beside_this_binary("libmpi_abi.so"),
+    }
+    .ok_or("libmpi_abi.so is not built beside this binary (cargo build -p ibdyn-abi) nor in IBDYN_ABI_LIBDIR")?;
+    let dir = lib.parent().ok_or("the library has no directory")?;
+    // Programs ask the loader for the SONAME, libmpi_abi.so.1; cargo writes libmpi_abi.so.
+    let soname = dir.join("libmpi_abi.so.1");
+    if !soname.exists() {
+        std::os::unix::fs::symlink("libmpi_abi.so", &soname)
+            .map_err(|e| format!("cannot create {}: {e}", soname.display()))?;
+    }
+    let mut path = std::ffi::OsString::from(dir);
+    if let Some(old) = std::env::var_os("LD_LIBRARY_PATH").filter(|o| !o.is_empty()) {
+        path.push(":");
+        path.push(old);
+    }
+    // Single-threaded still: nothing else reads the environment concurrently.
+    std::env::set_var("LD_LIBRARY_PATH", path);
+    Ok(())
+}
+
 /// `ibdyn info`: what this machine offers a job.
 fn info() -> i32 {
     // A report for a terminal or a pipe: `ibdyn info | head` ends quietly, like other tools.
@@ -246,12 +275,19 @@ pub fn main() -> i32 {
             tag_output,
             keep_going,
             dvm,
+            abi,
             psets,
             adopt_ready_fd,
             jobid,
             mut command,
         } => {
             let program = command.remove(0);
+            if abi {
+                if let Err(e) = put_abi_library_first() {
+                    eprintln!("ibdyn run --abi: {e}");
+                    return 2;
+                }
+            }
             let preput = match crate::psets::preput(&psets, nprocs) {
                 Ok(p) => p,
                 Err(e) => {

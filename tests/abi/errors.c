@@ -4,6 +4,9 @@
 #include <string.h>
 #include "check.h"
 
+/* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
+int MPI_File_close(MPI_File *fh);
+
 static void expect(int code, int class) {
   int c = -1, len = 0;
   char text[MPI_MAX_ERROR_STRING];
@@ -56,6 +59,53 @@ int main(int argc, char **argv) {
   expect(MPI_Comm_free(&world), MPI_ERR_COMM);
   expect(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
   expect(MPI_Init(&argc, &argv), MPI_ERR_OTHER);
+  {
+    MPI_File fh = MPI_FILE_NULL;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0, code = MPI_File_close(&fh);
+    expect(code, MPI_ERR_UNSUPPORTED_OPERATION);
+    MPI_Error_string(code, text, &len);
+    CHECK(strstr(text, "MPI_File_close") != NULL);
+  }
+
+  /* freed and invalid objects of every kind */
+  MPI_Datatype t, tkeep;
+  MPI_Type_contiguous(2, MPI_INT, &t);
+  MPI_Type_commit(&t);
+  tkeep = t;
+  MPI_Type_free(&t);
+  expect(MPI_Send(&x, 1, tkeep, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+  expect(MPI_Type_free(&tkeep), MPI_ERR_TYPE);
+  MPI_Datatype predefined = MPI_INT;
+  expect(MPI_Type_free(&predefined), MPI_ERR_TYPE);
+  MPI_Group g, gkeep;
+  MPI_Comm_group(MPI_COMM_WORLD, &g);
+  gkeep = g;
+  MPI_Group_free(&g);
+  expect(MPI_Group_size(gkeep, &x), MPI_ERR_GROUP);
+  expect(MPI_Group_size(MPI_GROUP_NULL, &x), MPI_ERR_GROUP);
+  MPI_Comm_group(MPI_COMM_WORLD, &g);
+  int outside[1] = {size};
+  MPI_Group sub;
+  expect(MPI_Group_incl(g, 1, outside, &sub), MPI_ERR_RANK);
+  MPI_Group_free(&g);
+  MPI_Info inf, ikeep;
+  MPI_Info_create(&inf);
+  ikeep = inf;
+  MPI_Info_free(&inf);
+  expect(MPI_Info_set(ikeep, "k", "v"), MPI_ERR_INFO);
+  expect(MPI_Info_get_nkeys(MPI_INFO_NULL, &x), MPI_ERR_INFO);
+  MPI_Op sum = MPI_SUM;
+  expect(MPI_Op_free(&sum), MPI_ERR_OP);
+  int key = 12345, *val, flag;
+  expect(MPI_Comm_get_attr(MPI_COMM_WORLD, key, &val, &flag), MPI_ERR_KEYVAL);
+  MPI_Message m = MPI_MESSAGE_NULL;
+  expect(MPI_Mrecv(&x, 1, MPI_INT, &m, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+  /* counts that do not fit */
+  expect(MPI_Send_c(&x, (MPI_Count)1 << 62, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+  expect(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT);
+  /* MPI_IN_PLACE where it is not a buffer */
+  expect(MPI_Send(MPI_IN_PLACE, 1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
 
   /* a truncated receive */
   if (size >= 2 && rank < 2) {
@@ -64,6 +114,15 @@ int main(int argc, char **argv) {
       MPI_Send(two, 2, MPI_INT, 1, 9, MPI_COMM_WORLD);
     } else {
       expect(MPI_Recv(&one, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
+    }
+    /* and a truncated non-blocking one, found at MPI_Wait */
+    if (rank == 0) {
+      MPI_Send(two, 2, MPI_INT, 1, 10, MPI_COMM_WORLD);
+    } else {
+      MPI_Request q;
+      MPI_Irecv(&one, 1, MPI_INT, 0, 10, MPI_COMM_WORLD, &q);
+      expect(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
+      CHECK(q == MPI_REQUEST_NULL);
     }
   }
   MPI_Barrier(MPI_COMM_WORLD);

@@ -56,6 +56,7 @@ unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
             let eh = e.errhandler;
             Ok(s.add_comm(dup, eh))
         })?;
+        super::attr::copy_all(comm, h)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })
@@ -95,6 +96,7 @@ unsafe fn comm_free(comm: *mut Handle) -> c_int {
     call("MPI_Comm_free", h, || {
         // SAFETY: as above.
         let h = unsafe { read(comm, "comm") }?;
+        super::attr::delete_all(h)?;
         with_state(|s| {
             let e = s.remove_comm(h)?;
             match &e.comm {
@@ -108,6 +110,153 @@ unsafe fn comm_free(comm: *mut Handle) -> c_int {
     })
 }
 
+unsafe fn comm_idup(comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
+    // Duplication completes at the call; the request is complete.
+    // SAFETY: passed through.
+    let rc = unsafe { comm_dup(comm, newcomm) };
+    if rc == MPI_SUCCESS {
+        return call("MPI_Comm_idup", comm, || {
+            let h = with_state(|s| {
+                let ci = s.comm_index(comm)?;
+                Ok(s.add_req(crate::request::ReqEntry::new(
+                    crate::request::Active::Done(crate::request::empty()),
+                    ci,
+                )))
+            })?;
+            // SAFETY: the caller's output argument.
+            unsafe { out(request, h, "request") }
+        });
+    }
+    rc
+}
+
+unsafe fn comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int {
+    call("MPI_Comm_create", comm, || {
+        let h = with_state(|s| {
+            let g = s.objects.group(group)?;
+            let e = s.comm(comm)?;
+            let eh = e.errhandler;
+            let intra = e
+                .comm
+                .intra("MPI_Comm_create (on intercommunicators: not supported by ibdyn yet)")?;
+            Ok(match intra.create(&g)? {
+                Some(c) => s.add_comm(Comm::Intra(c), eh),
+                None => MPI_COMM_NULL,
+            })
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(newcomm, h, "newcomm") }
+    })
+}
+
+unsafe fn comm_split_type(
+    comm: Handle,
+    split_type: c_int,
+    key: c_int,
+    _info: Handle,
+    newcomm: *mut Handle,
+) -> c_int {
+    call("MPI_Comm_split_type", comm, || {
+        let h = with_state(|s| {
+            let e = s.comm(comm)?;
+            let eh = e.errhandler;
+            let intra = e.comm.intra("MPI_Comm_split_type")?;
+            let colour = match split_type {
+                MPI_UNDEFINED => None,
+                // A shared-memory domain is a node.
+                MPI_COMM_TYPE_SHARED => Some(intra.as_raw().node_ids()?[intra.rank() as usize]),
+                t => {
+                    return err(
+                        MPI_ERR_ARG,
+                        format!(
+                        "split_type {t} is not supported (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)"
+                    ),
+                    )
+                }
+            };
+            Ok(match intra.split(colour, key)? {
+                Some(c) => s.add_comm(Comm::Intra(c), eh),
+                None => MPI_COMM_NULL,
+            })
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(newcomm, h, "newcomm") }
+    })
+}
+
+unsafe fn comm_compare(a: Handle, b: Handle, result: *mut c_int) -> c_int {
+    call("MPI_Comm_compare", a, || {
+        let r = with_state(|s| {
+            let (ea, eb) = (s.comm(a)?.comm.raw(), s.comm(b)?.comm.raw());
+            if s.comm_index(a)? == s.comm_index(b)? {
+                return Ok(MPI_IDENT);
+            }
+            if ea.is_inter() != eb.is_inter() {
+                return Ok(MPI_UNEQUAL);
+            }
+            let local = super::group::relation(ea.group().compare(eb.group()));
+            let remote = match (ea.remote_group(), eb.remote_group()) {
+                (Some(x), Some(y)) => super::group::relation(x.compare(y)),
+                _ => MPI_IDENT,
+            };
+            Ok(match local.max(remote) {
+                MPI_IDENT => MPI_CONGRUENT,
+                r => r,
+            })
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(result, r, "result") }
+    })
+}
+
+unsafe fn intercomm_create(
+    local: Handle,
+    local_leader: c_int,
+    peer: Handle,
+    remote_leader: c_int,
+    tag: c_int,
+    newcomm: *mut Handle,
+) -> c_int {
+    call("MPI_Intercomm_create", local, || {
+        let h = with_state(|s| {
+            let e = s.comm(local)?;
+            let eh = e.errhandler;
+            let intra = e
+                .comm
+                .intra("MPI_Intercomm_create (its local communicator)")?;
+            let me_leader = intra.rank() == local_leader;
+            // Only the local leader uses the peer communicator.
+            let ic = if me_leader {
+                let p = &s.comm(peer)?.comm;
+                match p {
+                    Comm::Intra(c) => {
+                        intra.intercomm_create(local_leader, c, remote_leader, tag)?
+                    }
+                    Comm::Inter(c) => {
+                        intra.intercomm_create(local_leader, c, remote_leader, tag)?
+                    }
+                }
+            } else {
+                intra.intercomm_create(local_leader, intra, remote_leader, tag)?
+            };
+            Ok(s.add_comm(Comm::Inter(ic), eh))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(newcomm, h, "newintercomm") }
+    })
+}
+
+export!(MPI_Comm_idup, PMPI_Comm_idup, comm_idup,
+    (comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int);
+export!(MPI_Comm_create, PMPI_Comm_create, comm_create,
+    (comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int);
+export!(MPI_Comm_split_type, PMPI_Comm_split_type, comm_split_type,
+    (comm: Handle, split_type: c_int, key: c_int, info: Handle, newcomm: *mut Handle) -> c_int);
+export!(MPI_Comm_compare, PMPI_Comm_compare, comm_compare,
+    (comm1: Handle, comm2: Handle, result: *mut c_int) -> c_int);
+export!(MPI_Intercomm_create, PMPI_Intercomm_create, intercomm_create,
+    (local_comm: Handle, local_leader: c_int, peer_comm: Handle, remote_leader: c_int, tag: c_int,
+     newintercomm: *mut Handle) -> c_int);
 export!(MPI_Comm_size, PMPI_Comm_size, comm_size, (comm: Handle, size: *mut c_int) -> c_int);
 export!(MPI_Comm_rank, PMPI_Comm_rank, comm_rank, (comm: Handle, rank: *mut c_int) -> c_int);
 export!(MPI_Comm_remote_size, PMPI_Comm_remote_size, comm_remote_size,

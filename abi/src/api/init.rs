@@ -47,7 +47,12 @@ unsafe fn finalized(flag: *mut c_int) -> c_int {
 }
 
 unsafe fn finalize() -> c_int {
-    call("MPI_Finalize", MPI_COMM_SELF, state::finalize)
+    call("MPI_Finalize", MPI_COMM_SELF, || {
+        // MPI: the attributes of MPI_COMM_SELF are deleted first, their callbacks run while
+        // MPI still works (libraries hook their clean-up there).
+        super::attr::delete_all(MPI_COMM_SELF)?;
+        state::finalize()
+    })
 }
 
 unsafe fn query_thread(provided: *mut c_int) -> c_int {

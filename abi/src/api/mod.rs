@@ -1,17 +1,25 @@
 //! The exported MPI functions, by group, and the pointer helpers they share.
 
-mod coll;
+mod attr;
+pub(crate) mod buffers;
+pub(crate) mod coll;
 mod comm;
+mod convert;
 mod dynamic;
 mod errors;
+mod group;
+mod info;
 mod init;
+mod large;
 mod p2p;
 mod request;
+mod session;
+mod status_fields;
+mod stubs;
+mod types;
 
 use crate::consts::*;
-use crate::datatype;
 use crate::error::{err, MpiResult};
-use std::ffi::c_void;
 use std::os::raw::c_int;
 
 /// Writes `v` through the output argument `p`.
@@ -39,40 +47,8 @@ unsafe fn read<T: Copy>(p: *const T, what: &str) -> MpiResult<T> {
     Ok(unsafe { p.read() })
 }
 
-/// The bytes of `count` elements of `ty` at `buf`, to send.
-///
-/// # Safety
-/// `buf` points to `count` elements of `ty` that stay valid and unchanged for `'a`.
-unsafe fn send_bytes<'a>(buf: *const c_void, count: c_int, ty: Handle) -> MpiResult<&'a [u8]> {
-    let (len, _) = datatype::byte_len(count, ty)?;
-    if len == 0 {
-        return Ok(&[]);
-    }
-    if buf.is_null() {
-        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
-    }
-    // SAFETY: the caller's contract: `len` readable bytes at `buf` for 'a.
-    Ok(unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) })
-}
-
-/// The bytes of `count` elements of `ty` at `buf`, to receive into.
-///
-/// # Safety
-/// `buf` points to `count` writable elements of `ty` that nothing else touches for `'a`.
-unsafe fn recv_bytes<'a>(buf: *mut c_void, count: c_int, ty: Handle) -> MpiResult<&'a mut [u8]> {
-    let (len, _) = datatype::byte_len(count, ty)?;
-    if len == 0 {
-        return Ok(&mut []);
-    }
-    if buf.is_null() {
-        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
-    }
-    // SAFETY: the caller's contract: `len` writable bytes at `buf`, not aliased, for 'a.
-    Ok(unsafe { std::slice::from_raw_parts_mut(buf.cast::<u8>(), len) })
-}
-
 /// Copies `s` into the C string buffer `buf` (NUL-terminated, at most `cap` bytes with the
-/// NUL) and stores its length in `len`.
+/// NUL) and stores its length in `len` (unless `len` is NULL).
 ///
 /// # Safety
 /// `buf` is valid for `cap` bytes; `len` is valid for a write.
@@ -90,6 +66,9 @@ unsafe fn out_string(
     unsafe {
         std::ptr::copy_nonoverlapping(s.as_ptr(), buf.cast::<u8>(), n);
         *buf.add(n) = 0;
+        if len.is_null() {
+            return Ok(());
+        }
         out(len, n as c_int, "resultlen")
     }
 }

@@ -1,13 +1,160 @@
-//! Point-to-point: Send, Recv, Isend, Irecv, Sendrecv, Probe, Iprobe, Get_count.
+//! Point-to-point: the send modes (standard, synchronous, ready, buffered) blocking,
+//! non-blocking and persistent, receives, Sendrecv(_replace), probes (also matched), counts.
 
-use super::{out, recv_bytes, send_bytes};
+use super::buffers::{recv_buf, send_buf, RecvBuf, SendBuf};
+use super::out;
 use crate::consts::*;
-use crate::datatype;
-use crate::state::{with_state, ReqEntry};
+use crate::derived;
+use crate::error::{err, MpiError, MpiResult};
+use crate::request::{Active, Mode, Persistent, ReqEntry};
+use crate::state::{with_state, State};
 use crate::status::{self, MpiStatus};
 use crate::{call, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
+
+/// A send of `data` in `mode` on communicator `comm`, started.
+fn start_send(
+    s: &mut State,
+    mode: Mode,
+    data: SendBuf<'static>,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> MpiResult<Active> {
+    let (dest, tag) = (status::dest(dest)?, status::send_tag(tag)?);
+    let raw = s.comm(comm)?.comm.raw();
+    // SAFETY: the bytes stay where they are: the caller's memory (MPI's rule until
+    // completion) or the heap block of `packed`, which the request entry keeps.
+    let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
+    let req = match mode {
+        Mode::Ssend => raw.issend(bytes, dest, tag)?,
+        _ => raw.isend(bytes, dest, tag)?,
+    };
+    let packed = matches!(data, SendBuf::Packed(_)).then_some(data);
+    Ok(Active::P2p {
+        req,
+        staged: None,
+        packed,
+        recv: false,
+    })
+}
+
+/// A receive into `buf` on communicator `comm`, started.
+fn start_recv(
+    s: &mut State,
+    buf: RecvBuf<'static>,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> MpiResult<Active> {
+    let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
+    let raw = s.comm(comm)?.comm.raw();
+    Ok(match buf {
+        RecvBuf::Scratch(_) => return err(MPI_ERR_INTERN, "a scratch buffer for a receive"),
+        RecvBuf::Direct(b) => Active::P2p {
+            req: raw.irecv(b, src, tag)?,
+            staged: None,
+            packed: None,
+            recv: true,
+        },
+        RecvBuf::Staged(mut st) => {
+            // SAFETY: the Staged lives in the same entry as the request, dropped after it.
+            let bytes = unsafe { st.bytes_static() };
+            Active::P2p {
+                req: raw.irecv(bytes, src, tag)?,
+                staged: Some(st),
+                packed: None,
+                recv: true,
+            }
+        }
+    })
+}
+
+/// Drops buffered sends that have completed; the bytes still in flight.
+fn bsend_in_use(s: &mut State) -> usize {
+    s.bsends.retain_mut(|(a, _)| match a {
+        Active::P2p { req, .. } => !matches!(req.test(), Ok(Some(_)) | Err(_)),
+        _ => false,
+    });
+    s.bsends.iter().map(|(_, n)| n + MPI_BSEND_OVERHEAD).sum()
+}
+
+/// A buffered send: a copy of the data leaves in the background, within the attached buffer.
+fn bsend_start(
+    s: &mut State,
+    data: SendBuf<'_>,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> MpiResult<()> {
+    let Some((_, size)) = s.bsend_buffer else {
+        return err(
+            MPI_ERR_BUFFER,
+            "MPI_Bsend needs a buffer: call MPI_Buffer_attach first",
+        );
+    };
+    let need = data.len() + MPI_BSEND_OVERHEAD;
+    let used = bsend_in_use(s);
+    if used + need > size {
+        return err(
+            MPI_ERR_BUFFER,
+            format!("the attached buffer of {size} bytes has {} free, the message needs {need} (with MPI_BSEND_OVERHEAD)", size.saturating_sub(used)),
+        );
+    }
+    let len = data.len();
+    let copy = SendBuf::Packed(data.to_vec());
+    let a = start_send(s, Mode::Send, copy, dest, tag, comm)?;
+    s.bsends.push((a, len));
+    Ok(())
+}
+
+/// Runs a send of `mode` to completion (blocking sends).
+#[allow(clippy::too_many_arguments)]
+unsafe fn send_mode(
+    name: &'static str,
+    mode: Mode,
+    buf: *const c_void,
+    count: i64,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> c_int {
+    call(name, comm, || {
+        // SAFETY: the caller's send buffer, read during the call only.
+        let data = unsafe { send_buf(buf, count, ty) }?;
+        with_state(|s| match mode {
+            Mode::Send => {
+                let (d, t) = (status::dest(dest)?, status::send_tag(tag)?);
+                Ok(s.comm(comm)?.comm.raw().send(&data, d, t)?)
+            }
+            Mode::Recv => err(MPI_ERR_INTERN, "a receive mode for a send"),
+            Mode::Ssend => {
+                // SAFETY: `data` outlives the request, which is waited for right here.
+                let data: SendBuf<'static> = unsafe { std::mem::transmute(data) };
+                let mut e = ReqEntry::new(start_send(s, mode, data, dest, tag, comm)?, 0);
+                e.step(true).map(|_| ())
+            }
+        })
+    })
+}
+
+/// MPI_Bsend and friends that complete locally.
+pub(super) unsafe fn bsend(
+    buf: *const c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> c_int {
+    call("MPI_Bsend", comm, || {
+        // SAFETY: the caller's send buffer, copied during the call.
+        let data = unsafe { send_buf(buf, count.into(), ty) }?;
+        with_state(|s| bsend_start(s, data, dest, tag, comm))
+    })
+}
 
 unsafe fn send(
     buf: *const c_void,
@@ -17,11 +164,100 @@ unsafe fn send(
     tag: c_int,
     comm: Handle,
 ) -> c_int {
-    call("MPI_Send", comm, || {
-        // SAFETY: the caller's send buffer, read during the call only.
-        let bytes = unsafe { send_bytes(buf, count, ty) }?;
-        let (dest, tag) = (status::dest(dest)?, status::send_tag(tag)?);
-        with_state(|s| Ok(s.comm(comm)?.comm.raw().send(bytes, dest, tag)?))
+    // SAFETY: passed through.
+    unsafe {
+        send_mode(
+            "MPI_Send",
+            Mode::Send,
+            buf,
+            count.into(),
+            ty,
+            dest,
+            tag,
+            comm,
+        )
+    }
+}
+
+unsafe fn send_c(
+    buf: *const c_void,
+    count: i64,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { send_mode("MPI_Send_c", Mode::Send, buf, count, ty, dest, tag, comm) }
+}
+
+pub(super) unsafe fn rsend(
+    buf: *const c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> c_int {
+    // Ready mode: the receive is posted already, so a standard send is a correct one.
+    // SAFETY: passed through.
+    unsafe {
+        send_mode(
+            "MPI_Rsend",
+            Mode::Send,
+            buf,
+            count.into(),
+            ty,
+            dest,
+            tag,
+            comm,
+        )
+    }
+}
+
+pub(super) unsafe fn ssend(
+    buf: *const c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        send_mode(
+            "MPI_Ssend",
+            Mode::Ssend,
+            buf,
+            count.into(),
+            ty,
+            dest,
+            tag,
+            comm,
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn recv_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: i64,
+    ty: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    st: *mut MpiStatus,
+) -> c_int {
+    call(name, comm, || {
+        // SAFETY: the caller's receive buffer, written during the call only.
+        let mut rb = unsafe { recv_buf(buf, count, ty) }?;
+        let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
+        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(rb.bytes(), src, tag)?))?;
+        rb.finish(got.count);
+        // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
+        unsafe { status::store(st, &got) };
+        Ok(())
     })
 }
 
@@ -34,14 +270,50 @@ unsafe fn recv(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
-    call("MPI_Recv", comm, || {
-        // SAFETY: the caller's receive buffer, written during the call only.
-        let bytes = unsafe { recv_bytes(buf, count, ty) }?;
-        let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
-        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(bytes, src, tag)?))?;
-        // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
-        unsafe { status::store(st, &got) };
-        Ok(())
+    // SAFETY: passed through.
+    unsafe { recv_impl("MPI_Recv", buf, count.into(), ty, source, tag, comm, st) }
+}
+
+unsafe fn recv_c(
+    buf: *mut c_void,
+    count: i64,
+    ty: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    st: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { recv_impl("MPI_Recv_c", buf, count, ty, source, tag, comm, st) }
+}
+
+/// Starts a non-blocking send of `mode` and stores its request.
+#[allow(clippy::too_many_arguments)]
+unsafe fn isend_mode(
+    name: &'static str,
+    mode: Mode,
+    buf: *const c_void,
+    count: i64,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    call(name, comm, || {
+        // SAFETY: MPI's rule: the buffer stays valid and unchanged until the request
+        // completes, which the request table enforces by waiting before it lets go.
+        let data: SendBuf<'static> = unsafe { send_buf(buf, count, ty) }?;
+        let h = with_state(|s| {
+            let ci = s.comm_index(comm)?;
+            let a = match mode {
+                Mode::Recv => return err(MPI_ERR_INTERN, "a receive mode for a send"),
+                m @ (Mode::Send | Mode::Ssend) => start_send(s, m, data, dest, tag, comm)?,
+            };
+            Ok(s.add_req(ReqEntry::new(a, ci)))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(request, h, "request") }
     })
 }
 
@@ -54,15 +326,137 @@ unsafe fn isend(
     comm: Handle,
     request: *mut Handle,
 ) -> c_int {
-    call("MPI_Isend", comm, || {
-        // SAFETY: MPI's rule: the buffer stays valid and unchanged until the request
-        // completes, which the request table enforces by waiting before it lets go.
-        let bytes: &'static [u8] = unsafe { send_bytes(buf, count, ty) }?;
-        let (dest, tag) = (status::dest(dest)?, status::send_tag(tag)?);
+    // SAFETY: passed through.
+    unsafe {
+        isend_mode(
+            "MPI_Isend",
+            Mode::Send,
+            buf,
+            count.into(),
+            ty,
+            dest,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+unsafe fn isend_c(
+    buf: *const c_void,
+    count: i64,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        isend_mode(
+            "MPI_Isend_c",
+            Mode::Send,
+            buf,
+            count,
+            ty,
+            dest,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+pub(super) unsafe fn irsend(
+    buf: *const c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        isend_mode(
+            "MPI_Irsend",
+            Mode::Send,
+            buf,
+            count.into(),
+            ty,
+            dest,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+pub(super) unsafe fn issend(
+    buf: *const c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        isend_mode(
+            "MPI_Issend",
+            Mode::Ssend,
+            buf,
+            count.into(),
+            ty,
+            dest,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+pub(super) unsafe fn ibsend(
+    buf: *const c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    call("MPI_Ibsend", comm, || {
+        // SAFETY: the caller's send buffer, copied during the call.
+        let data = unsafe { send_buf(buf, count.into(), ty) }?;
         let h = with_state(|s| {
             let ci = s.comm_index(comm)?;
-            let req = s.comm(comm)?.comm.raw().isend(bytes, dest, tag)?;
-            Ok(s.add_req(ReqEntry { req, comm: ci }))
+            bsend_start(s, data, dest, tag, comm)?;
+            Ok(s.add_req(ReqEntry::new(Active::Done(crate::request::empty()), ci)))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(request, h, "request") }
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_impl(
+    name: &'static str,
+    buf: *mut c_void,
+    count: i64,
+    ty: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    call(name, comm, || {
+        // SAFETY: MPI's rule: the buffer is the request's alone until it completes.
+        let rb: RecvBuf<'static> = unsafe { recv_buf(buf, count, ty) }?;
+        let h = with_state(|s| {
+            let ci = s.comm_index(comm)?;
+            let a = start_recv(s, rb, source, tag, comm)?;
+            Ok(s.add_req(ReqEntry::new(a, ci)))
         })?;
         // SAFETY: the caller's output argument.
         unsafe { out(request, h, "request") }
@@ -78,22 +472,36 @@ unsafe fn irecv(
     comm: Handle,
     request: *mut Handle,
 ) -> c_int {
-    call("MPI_Irecv", comm, || {
-        // SAFETY: MPI's rule: the buffer is the request's alone until it completes.
-        let bytes: &'static mut [u8] = unsafe { recv_bytes(buf, count, ty) }?;
-        let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
-        let h = with_state(|s| {
-            let ci = s.comm_index(comm)?;
-            let req = s.comm(comm)?.comm.raw().irecv(bytes, src, tag)?;
-            Ok(s.add_req(ReqEntry { req, comm: ci }))
-        })?;
-        // SAFETY: the caller's output argument.
-        unsafe { out(request, h, "request") }
-    })
+    // SAFETY: passed through.
+    unsafe {
+        irecv_impl(
+            "MPI_Irecv",
+            buf,
+            count.into(),
+            ty,
+            source,
+            tag,
+            comm,
+            request,
+        )
+    }
+}
+
+unsafe fn irecv_c(
+    buf: *mut c_void,
+    count: i64,
+    ty: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { irecv_impl("MPI_Irecv_c", buf, count, ty, source, tag, comm, request) }
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn sendrecv(
+pub(super) unsafe fn sendrecv(
     sendbuf: *const c_void,
     sendcount: c_int,
     sendtype: Handle,
@@ -109,10 +517,10 @@ unsafe fn sendrecv(
 ) -> c_int {
     call("MPI_Sendrecv", comm, || {
         // SAFETY: the caller's buffers, used during the call only; MPI forbids overlap.
-        let (sb, rb) = unsafe {
+        let (sb, mut rb) = unsafe {
             (
-                send_bytes(sendbuf, sendcount, sendtype)?,
-                recv_bytes(recvbuf, recvcount, recvtype)?,
+                send_buf(sendbuf, sendcount.into(), sendtype)?,
+                recv_buf(recvbuf, recvcount.into(), recvtype)?,
             )
         };
         let (dest, stag) = (status::dest(dest)?, status::send_tag(sendtag)?);
@@ -121,8 +529,41 @@ unsafe fn sendrecv(
             Ok(s.comm(comm)?
                 .comm
                 .raw()
-                .sendrecv(sb, dest, stag, rb, src, rtag)?)
+                .sendrecv(&sb, dest, stag, rb.bytes(), src, rtag)?)
         })?;
+        rb.finish(got.count);
+        // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
+        unsafe { status::store(st, &got) };
+        Ok(())
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    ty: Handle,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: Handle,
+    st: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Sendrecv_replace", comm, || {
+        // SAFETY: the caller's buffer: copied out first, then received into.
+        let copy = unsafe { send_buf(buf, count.into(), ty) }?.to_vec();
+        // SAFETY: as above.
+        let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
+        let (dest, stag) = (status::dest(dest)?, status::send_tag(sendtag)?);
+        let (src, rtag) = (status::source(source)?, status::recv_tag(recvtag)?);
+        let got = with_state(|s| {
+            Ok(s.comm(comm)?
+                .comm
+                .raw()
+                .sendrecv(&copy, dest, stag, rb.bytes(), src, rtag)?)
+        })?;
+        rb.finish(got.count);
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
         unsafe { status::store(st, &got) };
         Ok(())
@@ -131,8 +572,8 @@ unsafe fn sendrecv(
 
 unsafe fn probe(source: c_int, tag: c_int, comm: Handle, st: *mut MpiStatus) -> c_int {
     call("MPI_Probe", comm, || {
-        let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
-        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().probe(src, tag)?))?;
+        let got =
+            with_state(|s| probe_on(s, comm, source, tag, true))?.unwrap_or_else(status::proc_null);
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
         unsafe { status::store(st, &got) };
         Ok(())
@@ -147,8 +588,7 @@ unsafe fn iprobe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Iprobe", comm, || {
-        let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
-        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().iprobe(src, tag)?))?;
+        let got = with_state(|s| probe_on(s, comm, source, tag, false))?;
         if let Some(got) = &got {
             // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
             unsafe { status::store(st, got) };
@@ -158,42 +598,418 @@ unsafe fn iprobe(
     })
 }
 
+/// A probe (blocking or not) on communicator `comm`; a probe of MPI_PROC_NULL finds its
+/// empty message at once.
+fn probe_on(
+    s: &State,
+    comm: Handle,
+    source: c_int,
+    tag: c_int,
+    block: bool,
+) -> MpiResult<Option<ibdyn::Status>> {
+    let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
+    let raw = s.comm(comm)?.comm.raw();
+    if src == ibdyn::PROC_NULL {
+        return Ok(Some(status::proc_null()));
+    }
+    Ok(if block {
+        Some(raw.probe(src, tag)?)
+    } else {
+        raw.iprobe(src, tag)?
+    })
+}
+
+/// Stores the message a matched probe found and returns its handle.
+fn add_message(s: &mut State, comm: Handle, got: &ibdyn::Status) -> MpiResult<Handle> {
+    if got.source == ibdyn::PROC_NULL {
+        return Ok(MPI_MESSAGE_NO_PROC);
+    }
+    let ci = s.comm_index(comm)?;
+    Ok(s.add_message(ci, got.source, got.tag))
+}
+
+unsafe fn mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    message: *mut Handle,
+    st: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Mprobe", comm, || {
+        let (h, got) = with_state(|s| {
+            let got = probe_on(s, comm, source, tag, true)?.unwrap_or_else(status::proc_null);
+            Ok((add_message(s, comm, &got)?, got))
+        })?;
+        // SAFETY: the caller's output arguments.
+        unsafe {
+            status::store(st, &got);
+            out(message, h, "message")
+        }
+    })
+}
+
+unsafe fn improbe(
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    flag: *mut c_int,
+    message: *mut Handle,
+    st: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Improbe", comm, || {
+        let found = with_state(|s| match probe_on(s, comm, source, tag, false)? {
+            Some(got) => Ok(Some((add_message(s, comm, &got)?, got))),
+            None => Ok(None),
+        })?;
+        // SAFETY: the caller's output arguments.
+        unsafe {
+            if let Some((h, got)) = &found {
+                status::store(st, got);
+                out(message, *h, "message")?;
+            }
+            out(flag, c_int::from(found.is_some()), "flag")
+        }
+    })
+}
+
+/// The communicator, source and tag of matched message `*message`, which is then gone.
+unsafe fn take_message(message: *mut Handle) -> MpiResult<Option<(Handle, c_int, c_int)>> {
+    // SAFETY: the caller's in/out argument.
+    let h = unsafe { super::read(message, "message") }?;
+    if h == MPI_MESSAGE_NO_PROC {
+        // SAFETY: as above.
+        unsafe { out(message, MPI_MESSAGE_NULL, "message") }?;
+        return Ok(None);
+    }
+    let m = with_state(|s| s.take_message(h))?;
+    // SAFETY: as above.
+    unsafe { out(message, MPI_MESSAGE_NULL, "message") }?;
+    Ok(Some(m))
+}
+
+pub(super) unsafe fn mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    ty: Handle,
+    message: *mut Handle,
+    st: *mut MpiStatus,
+) -> c_int {
+    call("MPI_Mrecv", MPI_COMM_SELF, || {
+        // SAFETY: the caller's in/out argument.
+        let Some((comm, src, tag)) = (unsafe { take_message(message) })? else {
+            // SAFETY: the caller's status.
+            unsafe { status::store_proc_null(st) };
+            return Ok(());
+        };
+        // SAFETY: the caller's receive buffer, written during the call only.
+        let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
+        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(rb.bytes(), src, tag)?))?;
+        rb.finish(got.count);
+        // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
+        unsafe { status::store(st, &got) };
+        Ok(())
+    })
+}
+
+pub(super) unsafe fn imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    ty: Handle,
+    message: *mut Handle,
+    request: *mut Handle,
+) -> c_int {
+    call("MPI_Imrecv", MPI_COMM_SELF, || {
+        // SAFETY: the caller's in/out argument.
+        let m = unsafe { take_message(message) }?;
+        // SAFETY: MPI's rule: the buffer is the request's alone until it completes.
+        let rb: RecvBuf<'static> = unsafe { recv_buf(buf, count.into(), ty) }?;
+        let h = with_state(|s| {
+            let (a, ci) = match m {
+                None => (Active::Done(status::proc_null()), 1),
+                Some((comm, src, tag)) => (start_recv(s, rb, src, tag, comm)?, s.comm_index(comm)?),
+            };
+            Ok(s.add_req(ReqEntry::new(a, ci)))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(request, h, "request") }
+    })
+}
+
+/// Elements of `ty` in `bytes` bytes: MPI_UNDEFINED unless a whole number.
+fn elements(bytes: u64, ty: Handle) -> MpiResult<i64> {
+    let size = derived::resolve(ty, false)?.size as u64;
+    Ok(match size {
+        0 => 0,
+        s if bytes.is_multiple_of(s) => (bytes / s) as i64,
+        _ => MPI_UNDEFINED as i64,
+    })
+}
+
 unsafe fn get_count(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
     call("MPI_Get_count", MPI_COMM_SELF, || {
-        let size = datatype::lookup(ty)?.size as u64;
         // SAFETY: the caller's status, read only.
-        let Some(st) = (unsafe { st.as_ref() }) else {
-            return crate::error::err(MPI_ERR_ARG, "status is NULL");
-        };
-        let bytes = st.count();
-        let n = match size {
-            0 => 0,
-            s if bytes % s == 0 => c_int::try_from(bytes / s).unwrap_or(MPI_UNDEFINED),
-            _ => MPI_UNDEFINED,
+        let st = unsafe { super::read(st, "status") }?;
+        let n = elements(st.count(), ty)?;
+        let n = c_int::try_from(n).map_err(|_| {
+            MpiError::new(
+                MPI_ERR_VALUE_TOO_LARGE,
+                format!("the count {n} does not fit an int: use MPI_Get_count_c"),
+            )
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(count, n, "count") }
+    })
+}
+
+unsafe fn get_count_c(st: *const MpiStatus, ty: Handle, count: *mut i64) -> c_int {
+    call("MPI_Get_count_c", MPI_COMM_SELF, || {
+        // SAFETY: the caller's status, read only.
+        let st = unsafe { super::read(st, "status") }?;
+        let n = elements(st.count(), ty)?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(count, n, "count") }
+    })
+}
+
+pub(super) unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
+    call("MPI_Get_elements", MPI_COMM_SELF, || {
+        // SAFETY: the caller's status, read only.
+        let st = unsafe { super::read(st, "status") }?;
+        let t = derived::resolve(ty, false)?;
+        // Elements of the basic type: a derived type of one element type counts those.
+        let basic = t.elem.map_or(t.size, |e| e.size()).max(1) as u64;
+        let n = if st.count() % basic == 0 {
+            (st.count() / basic) as c_int
+        } else {
+            MPI_UNDEFINED
         };
         // SAFETY: the caller's output argument.
         unsafe { out(count, n, "count") }
     })
 }
 
+unsafe fn buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+    call("MPI_Buffer_attach", MPI_COMM_SELF, || {
+        let Ok(size) = usize::try_from(size) else {
+            return err(MPI_ERR_ARG, format!("buffer size {size} is negative"));
+        };
+        with_state(|s| {
+            if s.bsend_buffer.is_some() {
+                return err(
+                    MPI_ERR_BUFFER,
+                    "a buffer is attached already: MPI_Buffer_detach it first",
+                );
+            }
+            s.bsend_buffer = Some((buffer as usize, size));
+            Ok(())
+        })
+    })
+}
+
+unsafe fn buffer_detach(buffer: *mut *mut c_void, size: *mut c_int) -> c_int {
+    call("MPI_Buffer_detach", MPI_COMM_SELF, || {
+        let (addr, n) = with_state(|s| {
+            let Some(b) = s.bsend_buffer.take() else {
+                return err(MPI_ERR_BUFFER, "no buffer is attached");
+            };
+            // Detaching waits until every buffered message has left.
+            for (a, _) in s.bsends.drain(..) {
+                let mut e = ReqEntry::new(a, 0);
+                e.step(true)?;
+            }
+            Ok(b)
+        })?;
+        // SAFETY: the caller's output arguments.
+        unsafe {
+            out(buffer, addr as *mut c_void, "buffer_addr")?;
+            out(size, n as c_int, "size")
+        }
+    })
+}
+
+/// Creates an inactive persistent request.
+fn persistent_init(p: Persistent, request: *mut Handle, name: &'static str) -> c_int {
+    call(name, p.comm, || {
+        derived::resolve(p.ty, true)?;
+        let h = with_state(|s| {
+            let ci = s.comm_index(p.comm)?;
+            Ok(s.add_req(ReqEntry {
+                active: None,
+                comm: ci,
+                persistent: Some(p),
+                cancelled: false,
+            }))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(request, h, "request") }
+    })
+}
+
+macro_rules! persistent_send {
+    ($f:ident, $name:literal, $mode:expr) => {
+        pub(super) unsafe fn $f(
+            buf: *const c_void,
+            count: c_int,
+            ty: Handle,
+            dest: c_int,
+            tag: c_int,
+            comm: Handle,
+            request: *mut Handle,
+        ) -> c_int {
+            let p = Persistent {
+                mode: $mode,
+                buf: buf as usize,
+                count: count.into(),
+                ty,
+                peer: dest,
+                tag,
+                comm,
+            };
+            persistent_init(p, request, $name)
+        }
+    };
+}
+persistent_send!(send_init, "MPI_Send_init", Mode::Send);
+persistent_send!(ssend_init, "MPI_Ssend_init", Mode::Ssend);
+persistent_send!(rsend_init, "MPI_Rsend_init", Mode::Send);
+
+pub(super) unsafe fn recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    ty: Handle,
+    source: c_int,
+    tag: c_int,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    let p = Persistent {
+        mode: Mode::Recv,
+        buf: buf as usize,
+        count: count.into(),
+        ty,
+        peer: source,
+        tag,
+        comm,
+    };
+    persistent_init(p, request, "MPI_Recv_init")
+}
+
+/// Starts persistent request `h` (MPI_Start).
+pub fn start_persistent(s: &mut State, h: Handle) -> MpiResult<()> {
+    let i = s.req_index(h)?;
+    let e = s.reqs.get(i).expect("req_index checked the slot");
+    let Some(p) = e.persistent else {
+        return err(MPI_ERR_REQUEST, format!("request {h:#x} is not persistent"));
+    };
+    if e.active.is_some() {
+        return err(
+            MPI_ERR_REQUEST,
+            format!("request {h:#x} is active already: complete it before starting it again"),
+        );
+    }
+    let a = match p.mode {
+        // SAFETY: MPI's rule: the buffer of a persistent request stays valid while active.
+        Mode::Recv => start_recv(
+            s,
+            unsafe { recv_buf(p.buf as *mut c_void, p.count, p.ty) }?,
+            p.peer,
+            p.tag,
+            p.comm,
+        )?,
+        // SAFETY: as above.
+        m => start_send(
+            s,
+            m,
+            unsafe { send_buf(p.buf as *const c_void, p.count, p.ty) }?,
+            p.peer,
+            p.tag,
+            p.comm,
+        )?,
+    };
+    let e = s.reqs.get_mut(i).expect("req_index checked the slot");
+    e.active = Some(a);
+    e.cancelled = false;
+    Ok(())
+}
+
 export!(MPI_Send, PMPI_Send, send,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int);
+export!(MPI_Send_c, PMPI_Send_c, send_c,
+    (buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int);
+export!(MPI_Ssend, PMPI_Ssend, ssend,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int);
+export!(MPI_Rsend, PMPI_Rsend, rsend,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int);
+export!(MPI_Bsend, PMPI_Bsend, bsend,
     (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int);
 export!(MPI_Recv, PMPI_Recv, recv,
     (buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle,
      status: *mut MpiStatus) -> c_int);
+export!(MPI_Recv_c, PMPI_Recv_c, recv_c,
+    (buf: *mut c_void, count: i64, datatype: Handle, source: c_int, tag: c_int, comm: Handle,
+     status: *mut MpiStatus) -> c_int);
 export!(MPI_Isend, PMPI_Isend, isend,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Isend_c, PMPI_Isend_c, isend_c,
+    (buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Issend, PMPI_Issend, issend,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Irsend, PMPI_Irsend, irsend,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Ibsend, PMPI_Ibsend, ibsend,
     (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
      request: *mut Handle) -> c_int);
 export!(MPI_Irecv, PMPI_Irecv, irecv,
     (buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle,
      request: *mut Handle) -> c_int);
+export!(MPI_Irecv_c, PMPI_Irecv_c, irecv_c,
+    (buf: *mut c_void, count: i64, datatype: Handle, source: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
 export!(MPI_Sendrecv, PMPI_Sendrecv, sendrecv,
     (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int,
      recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int,
      comm: Handle, status: *mut MpiStatus) -> c_int);
+export!(MPI_Sendrecv_replace, PMPI_Sendrecv_replace, sendrecv_replace,
+    (buf: *mut c_void, count: c_int, datatype: Handle, dest: c_int, sendtag: c_int, source: c_int,
+     recvtag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int);
 export!(MPI_Probe, PMPI_Probe, probe,
     (source: c_int, tag: c_int, comm: Handle, status: *mut MpiStatus) -> c_int);
 export!(MPI_Iprobe, PMPI_Iprobe, iprobe,
     (source: c_int, tag: c_int, comm: Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int);
+export!(MPI_Mprobe, PMPI_Mprobe, mprobe,
+    (source: c_int, tag: c_int, comm: Handle, message: *mut Handle, status: *mut MpiStatus) -> c_int);
+export!(MPI_Improbe, PMPI_Improbe, improbe,
+    (source: c_int, tag: c_int, comm: Handle, flag: *mut c_int, message: *mut Handle,
+     status: *mut MpiStatus) -> c_int);
+export!(MPI_Mrecv, PMPI_Mrecv, mrecv,
+    (buf: *mut c_void, count: c_int, datatype: Handle, message: *mut Handle,
+     status: *mut MpiStatus) -> c_int);
+export!(MPI_Imrecv, PMPI_Imrecv, imrecv,
+    (buf: *mut c_void, count: c_int, datatype: Handle, message: *mut Handle,
+     request: *mut Handle) -> c_int);
 export!(MPI_Get_count, PMPI_Get_count, get_count,
     (status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int);
+export!(MPI_Get_count_c, PMPI_Get_count_c, get_count_c,
+    (status: *const MpiStatus, datatype: Handle, count: *mut i64) -> c_int);
+export!(MPI_Get_elements, PMPI_Get_elements, get_elements,
+    (status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int);
+export!(MPI_Buffer_attach, PMPI_Buffer_attach, buffer_attach,
+    (buffer: *mut c_void, size: c_int) -> c_int);
+export!(MPI_Buffer_detach, PMPI_Buffer_detach, buffer_detach,
+    (buffer_addr: *mut *mut c_void, size: *mut c_int) -> c_int);
+export!(MPI_Send_init, PMPI_Send_init, send_init,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Ssend_init, PMPI_Ssend_init, ssend_init,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Rsend_init, PMPI_Rsend_init, rsend_init,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Recv_init, PMPI_Recv_init, recv_init,
+    (buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);

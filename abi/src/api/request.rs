@@ -1,62 +1,96 @@
-//! Completion: MPI_Wait, MPI_Waitall, MPI_Test.
+//! Completion: Wait, Test and their any/all/some forms, Start(all), Request_free, Cancel,
+//! Test_cancelled, Request_get_status.
 
 use super::{out, read};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
-use crate::state::{self, with_state};
+use crate::state::{self, with_state, State};
 use crate::status::{self, MpiStatus};
 use crate::{call_with, export};
 use std::cell::Cell;
 use std::os::raw::c_int;
 
-/// Waits for request `h` and removes it; returns its status, or its error and the index of
-/// its communicator.
-fn wait_one(h: Handle) -> Result<ibdyn::Status, (MpiError, usize)> {
-    let entry = with_state(|s| {
-        let i = s.req_index(h)?;
-        Ok(s.reqs.remove(i).expect("req_index checked the slot"))
-    })
-    .map_err(|e| (e, 1))?;
-    let comm = entry.comm;
-    // Waiting needs no table: the request holds the engine.
-    entry.req.wait().map_err(|e| (MpiError::from(e), comm))
+/// The outcome of advancing one request.
+enum Step {
+    /// MPI_REQUEST_NULL or an inactive persistent request: nothing to complete.
+    Null,
+    Pending,
+    Done(ibdyn::Status, bool),
 }
 
-unsafe fn wait(request: *mut Handle, st: *mut MpiStatus) -> c_int {
-    let comm = Cell::new(1);
-    call_with(
-        "MPI_Wait",
-        || state::errhandler_of_index(comm.get()),
-        || {
-            // SAFETY: the caller's in/out argument.
-            let h = unsafe { read(request, "request") }?;
-            if h == MPI_REQUEST_NULL {
-                // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
-                unsafe { status::store_empty(st) };
-                return Ok(());
+/// Advances request `h` (blocking if `block`); a completed non-persistent request is removed.
+/// Errors carry the index of the request's communicator.
+fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(Step::Null);
+    }
+    let i = s.req_index(h).map_err(|e| (e, 1))?;
+    let e = s.reqs.get_mut(i).expect("req_index checked the slot");
+    let comm = e.comm;
+    if e.active.is_none() {
+        return Ok(Step::Null);
+    }
+    let r = e.step(block);
+    let cancelled = e.cancelled;
+    let persistent = e.persistent.is_some();
+    match r {
+        Ok(None) => Ok(Step::Pending),
+        Ok(Some(st)) => {
+            if !persistent {
+                s.reqs.remove(i);
             }
-            let result = wait_one(h);
-            // SAFETY: checked above: the request is complete, whatever the outcome.
-            unsafe { out(request, MPI_REQUEST_NULL, "request") }?;
-            match result {
-                Ok(got) => {
-                    // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
-                    unsafe { status::store(st, &got) };
-                    Ok(())
-                }
-                Err((e, c)) => {
-                    comm.set(c);
-                    Err(e)
-                }
+            Ok(Step::Done(st, cancelled))
+        }
+        Err(err) => {
+            if !persistent {
+                s.reqs.remove(i);
             }
-        },
-    )
+            Err((err, comm))
+        }
+    }
 }
 
-unsafe fn waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus) -> c_int {
+/// Whether request `h` is freed by completion (not persistent).
+fn is_persistent(s: &State, h: Handle) -> bool {
+    s.req_index(h)
+        .ok()
+        .and_then(|i| s.reqs.get(i))
+        .is_some_and(|e| e.persistent.is_some())
+}
+
+/// Writes one completion into the caller's slots: the status, and MPI_REQUEST_NULL for a
+/// request that is gone.
+///
+/// # Safety
+/// `slot` is valid; `st` is null or valid.
+unsafe fn deliver(s: &State, slot: *mut Handle, st: *mut MpiStatus, got: &Step) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match got {
+            Step::Null => status::store_empty(st),
+            Step::Pending => {}
+            Step::Done(g, cancelled) => {
+                status::store(st, g);
+                status::set_cancelled(st, *cancelled);
+                if !is_persistent(s, slot.read()) {
+                    slot.write(MPI_REQUEST_NULL);
+                }
+            }
+        }
+    }
+}
+
+/// Runs `f` over the request array of a multiple-completion call, with the error handler of
+/// the communicator whose request failed.
+fn with_requests(
+    name: &'static str,
+    count: c_int,
+    requests: *mut Handle,
+    f: impl FnOnce(usize, &Cell<usize>) -> MpiResult<()>,
+) -> c_int {
     let comm = Cell::new(1);
     call_with(
-        "MPI_Waitall",
+        name,
         || state::errhandler_of_index(comm.get()),
         || {
             let Ok(n) = usize::try_from(count) else {
@@ -65,114 +99,444 @@ unsafe fn waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus)
             if n > 0 && requests.is_null() {
                 return err(MPI_ERR_ARG, "array_of_requests is NULL");
             }
+            f(n, &comm)
+        },
+    )
+}
+
+/// The i-th status of an array, or null for MPI_STATUSES_IGNORE.
+fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
+    if statuses.is_null() {
+        statuses
+    } else {
+        statuses.wrapping_add(i)
+    }
+}
+
+unsafe fn wait(request: *mut Handle, st: *mut MpiStatus) -> c_int {
+    // SAFETY: passed through: a single wait is a wait for all of one.
+    unsafe { completion("MPI_Wait", 1, request, st, true, std::ptr::null_mut()) }
+}
+
+unsafe fn test(request: *mut Handle, flag: *mut c_int, st: *mut MpiStatus) -> c_int {
+    // SAFETY: passed through.
+    unsafe { completion("MPI_Test", 1, request, st, false, flag) }
+}
+
+unsafe fn waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        completion(
+            "MPI_Waitall",
+            count,
+            requests,
+            statuses,
+            true,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+unsafe fn testall(
+    count: c_int,
+    requests: *mut Handle,
+    flag: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { completion("MPI_Testall", count, requests, statuses, false, flag) }
+}
+
+/// Wait/Test for all of `count` requests. Testall completes none unless all are complete.
+unsafe fn completion(
+    name: &'static str,
+    count: c_int,
+    requests: *mut Handle,
+    statuses: *mut MpiStatus,
+    block: bool,
+    flag: *mut c_int,
+) -> c_int {
+    with_requests(name, count, requests, |n, comm| {
+        with_state(|s| {
+            if !block {
+                // All or nothing: first look whether every request has completed.
+                for i in 0..n {
+                    // SAFETY: the caller's array of `count` requests.
+                    let h = unsafe { requests.add(i).read() };
+                    if h != MPI_REQUEST_NULL && !s.req_done(h)? {
+                        // SAFETY: the caller's output argument.
+                        return unsafe { out(flag, 0, "flag") };
+                    }
+                }
+            }
             let mut failed: Option<MpiError> = None;
             for i in 0..n {
-                // SAFETY: the caller's array has `count` requests (and statuses, unless
-                // MPI_STATUSES_IGNORE).
-                let (slot, st) = unsafe {
-                    (
-                        requests.add(i),
-                        if statuses.is_null() {
-                            std::ptr::null_mut()
-                        } else {
-                            statuses.add(i)
-                        },
-                    )
-                };
+                // SAFETY: the caller's arrays of `count` entries (statuses may be ignored).
+                let (slot, st) = unsafe { (requests.add(i), nth(statuses, i)) };
                 // SAFETY: as above.
                 let h = unsafe { slot.read() };
-                let code = if h == MPI_REQUEST_NULL {
-                    // SAFETY: as above.
-                    unsafe { status::store_empty(st) };
-                    MPI_SUCCESS
-                } else {
-                    let result = wait_one(h);
-                    // SAFETY: as above.
-                    unsafe { slot.write(MPI_REQUEST_NULL) };
-                    match result {
-                        Ok(got) => {
-                            // SAFETY: as above.
-                            unsafe { status::store(st, &got) };
-                            MPI_SUCCESS
-                        }
-                        Err((e, c)) => {
-                            comm.set(c);
-                            let class = e.class;
-                            failed.get_or_insert(e);
-                            class
-                        }
+                let code = match step(s, h, true) {
+                    Ok(got) => {
+                        // SAFETY: as above.
+                        unsafe { deliver(s, slot, st, &got) };
+                        MPI_SUCCESS
+                    }
+                    Err((e, c)) => {
+                        comm.set(c);
+                        // SAFETY: as above.
+                        unsafe { slot.write(MPI_REQUEST_NULL) };
+                        let class = e.class;
+                        failed.get_or_insert(e);
+                        class
                     }
                 };
                 // SAFETY: as above.
-                if let Some(st) = unsafe { st.as_mut() } {
-                    st.error = code;
+                if n > 1 {
+                    if let Some(st) = unsafe { st.as_mut() } {
+                        st.error = code;
+                    }
                 }
+            }
+            if !flag.is_null() {
+                // SAFETY: the caller's output argument.
+                unsafe { out(flag, 1, "flag") }?;
             }
             match failed {
                 None => Ok(()),
-                Some(e) if statuses.is_null() => Err(e),
+                Some(e) if statuses.is_null() || n == 1 => Err(e),
                 Some(e) => Err(MpiError::new(
                     MPI_ERR_IN_STATUS,
                     format!("a request failed (see the statuses): {}", e.message),
                 )),
             }
+        })
+    })
+}
+
+/// Waitany/Testany: completes one active request; `index` is MPI_UNDEFINED when none is.
+unsafe fn any(
+    name: &'static str,
+    count: c_int,
+    requests: *mut Handle,
+    index: *mut c_int,
+    st: *mut MpiStatus,
+    flag: *mut c_int,
+) -> c_int {
+    with_requests(name, count, requests, |n, comm| loop {
+        let mut active = false;
+        let found = with_state(|s| {
+            for i in 0..n {
+                // SAFETY: the caller's array of `count` requests.
+                let slot = unsafe { requests.add(i) };
+                // SAFETY: as above.
+                let h = unsafe { slot.read() };
+                match step(s, h, false) {
+                    Ok(Step::Null) => {}
+                    Ok(Step::Pending) => active = true,
+                    Ok(got) => {
+                        // SAFETY: as above.
+                        unsafe { deliver(s, slot, st, &got) };
+                        return Ok(Some(i));
+                    }
+                    Err((e, c)) => {
+                        comm.set(c);
+                        // SAFETY: as above.
+                        unsafe {
+                            slot.write(MPI_REQUEST_NULL);
+                            out(index, i as c_int, "index")?;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            Ok(None)
+        })?;
+        let done = match found {
+            Some(i) => Some(i as c_int),
+            None if !active => {
+                // SAFETY: the caller's status.
+                unsafe { status::store_empty(st) };
+                Some(MPI_UNDEFINED)
+            }
+            None if flag.is_null() => None,
+            None => {
+                // SAFETY: the caller's output argument.
+                return unsafe { out(flag, 0, "flag") };
+            }
+        };
+        if let Some(i) = done {
+            // SAFETY: the caller's output arguments.
+            unsafe {
+                out(index, i, "index")?;
+                if !flag.is_null() {
+                    out(flag, 1, "flag")?;
+                }
+            }
+            return Ok(());
+        }
+    })
+}
+
+unsafe fn waitany(
+    count: c_int,
+    requests: *mut Handle,
+    index: *mut c_int,
+    st: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        any(
+            "MPI_Waitany",
+            count,
+            requests,
+            index,
+            st,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+unsafe fn testany(
+    count: c_int,
+    requests: *mut Handle,
+    index: *mut c_int,
+    flag: *mut c_int,
+    st: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { any("MPI_Testany", count, requests, index, st, flag) }
+}
+
+/// Waitsome/Testsome: completes every request that can complete now (Waitsome: at least
+/// one); `outcount` is MPI_UNDEFINED when no request is active.
+unsafe fn some(
+    name: &'static str,
+    incount: c_int,
+    requests: *mut Handle,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+    block: bool,
+) -> c_int {
+    with_requests(name, incount, requests, |n, comm| loop {
+        let mut active = false;
+        let mut k = 0usize;
+        let mut failed = None;
+        with_state(|s| {
+            for i in 0..n {
+                // SAFETY: the caller's array of `incount` requests.
+                let slot = unsafe { requests.add(i) };
+                // SAFETY: as above.
+                let h = unsafe { slot.read() };
+                let st = nth(statuses, k);
+                let code = match step(s, h, false) {
+                    Ok(Step::Null) => continue,
+                    Ok(Step::Pending) => {
+                        active = true;
+                        continue;
+                    }
+                    Ok(got) => {
+                        // SAFETY: as above.
+                        unsafe { deliver(s, slot, st, &got) };
+                        MPI_SUCCESS
+                    }
+                    Err((e, c)) => {
+                        comm.set(c);
+                        // SAFETY: as above.
+                        unsafe { slot.write(MPI_REQUEST_NULL) };
+                        let class = e.class;
+                        failed.get_or_insert(e);
+                        class
+                    }
+                };
+                // SAFETY: the caller's arrays hold `incount` entries.
+                unsafe {
+                    indices.add(k).write(i as c_int);
+                    if let Some(st) = st.as_mut() {
+                        st.error = code;
+                    }
+                }
+                k += 1;
+            }
+            Ok(())
+        })?;
+        if k > 0 || !active || !block {
+            let oc = if k == 0 && !active {
+                MPI_UNDEFINED
+            } else {
+                k as c_int
+            };
+            // SAFETY: the caller's output argument.
+            unsafe { out(outcount, oc, "outcount") }?;
+            return match failed {
+                None => Ok(()),
+                Some(e) => Err(MpiError::new(
+                    MPI_ERR_IN_STATUS,
+                    format!("a request failed (see the statuses): {}", e.message),
+                )),
+            };
+        }
+    })
+}
+
+unsafe fn waitsome(
+    incount: c_int,
+    requests: *mut Handle,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        some(
+            "MPI_Waitsome",
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+            true,
+        )
+    }
+}
+
+unsafe fn testsome(
+    incount: c_int,
+    requests: *mut Handle,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        some(
+            "MPI_Testsome",
+            incount,
+            requests,
+            outcount,
+            indices,
+            statuses,
+            false,
+        )
+    }
+}
+
+unsafe fn start(request: *mut Handle) -> c_int {
+    // SAFETY: passed through.
+    unsafe { startall(1, request) }
+}
+
+unsafe fn startall(count: c_int, requests: *mut Handle) -> c_int {
+    with_requests("MPI_Startall", count, requests, |n, comm| {
+        with_state(|s| {
+            for i in 0..n {
+                // SAFETY: the caller's array of `count` requests.
+                let h = unsafe { requests.add(i).read() };
+                if let Ok(ri) = s.req_index(h) {
+                    comm.set(s.reqs.get(ri).map_or(1, |e| e.comm));
+                }
+                super::p2p::start_persistent(s, h)?;
+            }
+            Ok(())
+        })
+    })
+}
+
+unsafe fn request_free(request: *mut Handle) -> c_int {
+    call_with(
+        "MPI_Request_free",
+        || state::errhandler_for(MPI_COMM_SELF),
+        || {
+            // SAFETY: the caller's in/out argument.
+            let h = unsafe { read(request, "request") }?;
+            with_state(|s| {
+                let i = s.req_index(h)?;
+                // An operation in flight still completes (dropping the entry waits for data
+                // that is moving, and cancels a receive nobody has matched).
+                s.reqs.remove(i);
+                Ok(())
+            })?;
+            // SAFETY: as above.
+            unsafe { out(request, MPI_REQUEST_NULL, "request") }
         },
     )
 }
 
-unsafe fn test(request: *mut Handle, flag: *mut c_int, st: *mut MpiStatus) -> c_int {
-    let comm = Cell::new(1);
+unsafe fn cancel(request: *mut Handle) -> c_int {
     call_with(
-        "MPI_Test",
-        || state::errhandler_of_index(comm.get()),
+        "MPI_Cancel",
+        || state::errhandler_for(MPI_COMM_SELF),
         || {
             // SAFETY: the caller's in/out argument.
             let h = unsafe { read(request, "request") }?;
-            if h == MPI_REQUEST_NULL {
-                // SAFETY: the caller's status and flag.
-                unsafe { status::store_empty(st) };
-                return unsafe { out(flag, 1, "flag") };
-            }
-            let done: MpiResult<Option<ibdyn::Status>> = with_state(|s| {
+            with_state(|s| {
                 let i = s.req_index(h)?;
                 let e = s.reqs.get_mut(i).expect("req_index checked the slot");
-                comm.set(e.comm);
-                match e.req.test() {
-                    Ok(None) => Ok(None),
-                    Ok(Some(got)) => {
-                        s.reqs.remove(i);
-                        Ok(Some(got))
-                    }
-                    Err(err) => {
-                        s.reqs.remove(i);
-                        Err(err.into())
-                    }
-                }
-            });
-            let done = match done {
-                Ok(d) => d,
-                Err(e) => {
-                    if e.class != MPI_ERR_REQUEST {
-                        // SAFETY: the caller's in/out argument: the request has ended.
-                        unsafe { out(request, MPI_REQUEST_NULL, "request") }?;
-                    }
-                    return Err(e);
-                }
+                e.cancel();
+                Ok(())
+            })
+        },
+    )
+}
+
+unsafe fn test_cancelled(st: *const MpiStatus, flag: *mut c_int) -> c_int {
+    call_with(
+        "MPI_Test_cancelled",
+        || state::errhandler_for(MPI_COMM_SELF),
+        || {
+            // SAFETY: the caller's status, read only.
+            let st = unsafe { read(st, "status") }?;
+            // SAFETY: the caller's output argument.
+            unsafe { out(flag, c_int::from(status::is_cancelled(&st)), "flag") }
+        },
+    )
+}
+
+unsafe fn request_get_status(request: Handle, flag: *mut c_int, st: *mut MpiStatus) -> c_int {
+    call_with(
+        "MPI_Request_get_status",
+        || state::errhandler_for(MPI_COMM_SELF),
+        || {
+            let done = if request == MPI_REQUEST_NULL {
+                true
+            } else {
+                with_state(|s| s.req_done(request))?
             };
-            // SAFETY: the caller's output arguments.
-            unsafe {
-                if let Some(got) = &done {
-                    status::store(st, got);
-                    out(request, MPI_REQUEST_NULL, "request")?;
-                }
-                out(flag, c_int::from(done.is_some()), "flag")
+            if done {
+                // SAFETY: the caller's status; the request stays (MPI: it is not freed).
+                unsafe { status::store_empty(st) };
             }
+            // SAFETY: the caller's output argument.
+            unsafe { out(flag, c_int::from(done), "flag") }
         },
     )
 }
 
 export!(MPI_Wait, PMPI_Wait, wait, (request: *mut Handle, status: *mut MpiStatus) -> c_int);
-export!(MPI_Waitall, PMPI_Waitall, waitall,
-    (count: c_int, array_of_requests: *mut Handle, array_of_statuses: *mut MpiStatus) -> c_int);
 export!(MPI_Test, PMPI_Test, test,
     (request: *mut Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int);
+export!(MPI_Waitall, PMPI_Waitall, waitall,
+    (count: c_int, array_of_requests: *mut Handle, array_of_statuses: *mut MpiStatus) -> c_int);
+export!(MPI_Testall, PMPI_Testall, testall,
+    (count: c_int, array_of_requests: *mut Handle, flag: *mut c_int,
+     array_of_statuses: *mut MpiStatus) -> c_int);
+export!(MPI_Waitany, PMPI_Waitany, waitany,
+    (count: c_int, array_of_requests: *mut Handle, index: *mut c_int, status: *mut MpiStatus) -> c_int);
+export!(MPI_Testany, PMPI_Testany, testany,
+    (count: c_int, array_of_requests: *mut Handle, index: *mut c_int, flag: *mut c_int,
+     status: *mut MpiStatus) -> c_int);
+export!(MPI_Waitsome, PMPI_Waitsome, waitsome,
+    (incount: c_int, array_of_requests: *mut Handle, outcount: *mut c_int,
+     array_of_indices: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int);
+export!(MPI_Testsome, PMPI_Testsome, testsome,
+    (incount: c_int, array_of_requests: *mut Handle, outcount: *mut c_int,
+     array_of_indices: *mut c_int, array_of_statuses: *mut MpiStatus) -> c_int);
+export!(MPI_Start, PMPI_Start, start, (request: *mut Handle) -> c_int);
+export!(MPI_Startall, PMPI_Startall, startall,
+    (count: c_int, array_of_requests: *mut Handle) -> c_int);
+export!(MPI_Request_free, PMPI_Request_free, request_free, (request: *mut Handle) -> c_int);
+export!(MPI_Cancel, PMPI_Cancel, cancel, (request: *mut Handle) -> c_int);
+export!(MPI_Test_cancelled, PMPI_Test_cancelled, test_cancelled,
+    (status: *const MpiStatus, flag: *mut c_int) -> c_int);
+export!(MPI_Request_get_status, PMPI_Request_get_status, request_get_status,
+    (request: Handle, flag: *mut c_int, status: *mut MpiStatus) -> c_int);

@@ -280,6 +280,27 @@ impl Protocol {
         self.isend_rndv(r, ctx, src_rank, to, tag, buf, status)
     }
 
+    /// Starts a synchronous send (MPI_Issend): always a rendezvous, so it completes only
+    /// once the receiver has matched it.
+    #[allow(clippy::too_many_arguments)]
+    pub fn issend(
+        &mut self,
+        r: &mut Routes<'_>,
+        ctx: u64,
+        src_rank: u32,
+        to: Gpid,
+        dest_rank: i32,
+        tag: i32,
+        buf: &[u8],
+    ) -> Result<SendStart> {
+        let status = Status {
+            source: dest_rank,
+            tag,
+            count: buf.len(),
+        };
+        self.isend_rndv(r, ctx, src_rank, to, tag, buf, status)
+    }
+
     /// Everything but the shared-memory receive queue: backlogs, fragment streams, the
     /// fabric (see `NetRoute::due` for `look_for_connects`).
     #[inline]

@@ -1,0 +1,35 @@
+/* OSU-style latency: half the round trip of MPI_Send/MPI_Recv between ranks 0 and 1, by
+   message size. Two ranks. */
+#include <mpi.h>
+#include <string.h>
+#include "bench.h"
+
+int main(int argc, char **argv) {
+  int rank;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int n = iters(10000), top = max_size(4096);
+  char *buf = malloc(top > 0 ? top : 1);
+  memset(buf, 1, top);
+  if (rank == 0) printf("# pingpong latency (us), %d iterations\n# size latency\n", n);
+  for (int size = 8; size <= top; size *= 8) {
+    for (int warm = 0; warm < 2; warm++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double t0 = MPI_Wtime();
+      for (int i = 0; i < n; i++) {
+        if (rank == 0) {
+          MPI_Send(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
+          MPI_Recv(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank == 1) {
+          MPI_Recv(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Send(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
+        }
+      }
+      double us = (MPI_Wtime() - t0) * 1e6 / (2.0 * n);
+      if (warm && rank == 0) printf("%d %.3f\n", size, us);
+    }
+  }
+  free(buf);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,143 @@
+//! What every collective call shares: its communicator's collective state, 'static views of
+//! the buffers a request keeps, and running (blocking) or storing (non-blocking) the request.
+
+use crate::api::buffers::{RecvBuf, Staged};
+use crate::api::out;
+use crate::consts::*;
+use crate::error::MpiResult;
+use crate::request::{empty, Active, CollOp, ReqEntry};
+use crate::state::State;
+use ibdyn_collectives::{CollRequest, Collectives, InterCollectives, InterRequest};
+use ibdyn_intercomm::Communicator as Raw;
+use std::rc::Rc;
+
+/// The collective state of a communicator.
+pub enum Colls {
+    Intra(Rc<Collectives<Raw>>),
+    Inter(Rc<InterCollectives<Raw>>),
+}
+
+/// One collective call: its communicator and, for a non-blocking call, where its request
+/// goes (null for a blocking call).
+#[derive(Clone, Copy)]
+pub struct Call {
+    pub comm: Handle,
+    pub request: *mut Handle,
+}
+
+impl Call {
+    pub fn blocking(&self) -> bool {
+        self.request.is_null()
+    }
+}
+
+/// The collective state of `call`'s communicator with its rank, size and remote size.
+pub fn colls(s: &State, call: &Call) -> MpiResult<(Colls, usize, usize, usize)> {
+    let raw = s.comm(call.comm)?.comm.raw();
+    let (rank, size) = (raw.rank() as usize, raw.size() as usize);
+    if raw.is_inter() {
+        let rs = raw.remote_size() as usize;
+        Ok((
+            Colls::Inter(ibdyn_collectives::inter_collectives_of(raw)?),
+            rank,
+            size,
+            rs,
+        ))
+    } else {
+        Ok((
+            Colls::Intra(ibdyn_collectives::collectives_of(raw)?),
+            rank,
+            size,
+            size,
+        ))
+    }
+}
+
+/// A 'static view of bytes a request keeps alive (see `store_intra`).
+///
+/// # Safety
+/// The bytes stay valid and in place until the request that uses the view is gone.
+pub unsafe fn fix<'a, T: ?Sized>(r: &T) -> &'a T {
+    // SAFETY: the caller's contract.
+    unsafe { &*(r as *const T) }
+}
+
+/// As `fix`, mutable.
+///
+/// # Safety
+/// As `fix`; nothing else touches the bytes meanwhile.
+pub unsafe fn fix_mut<'a>(r: &mut [u8]) -> &'a mut [u8] {
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(r.as_mut_ptr(), r.len()) }
+}
+
+/// Stores a started intracommunicator collective as a request; `keep` owns what it borrows
+/// (the collective state, packed buffers), `recv` is delivered at completion.
+pub fn store_intra<K: 'static>(
+    s: &mut State,
+    call: &Call,
+    req: CollRequest<'_, Raw>,
+    keep: K,
+    recv: RecvBuf<'static>,
+) -> MpiResult<()> {
+    let (staged, scratch) = split(recv);
+    // SAFETY: `req` borrows the collective state and buffers `keep` owns and caller memory
+    // MPI keeps valid until completion; CollOp drops `req` first.
+    let op = unsafe { CollOp::intra(req, Box::new((keep, scratch)), staged) };
+    store(s, call, Active::Coll(Box::new(op)))
+}
+
+/// As `store_intra`, for an intercommunicator collective.
+pub fn store_inter<K: 'static>(
+    s: &mut State,
+    call: &Call,
+    req: InterRequest<'_, Raw>,
+    keep: K,
+    recv: RecvBuf<'static>,
+) -> MpiResult<()> {
+    let (staged, scratch) = split(recv);
+    // SAFETY: as in store_intra.
+    let op = unsafe { CollOp::inter(req, Box::new((keep, scratch)), staged) };
+    store(s, call, Active::Coll(Box::new(op)))
+}
+
+/// What a request keeps of its receive buffer: staging to deliver, or scratch to free.
+fn split(recv: RecvBuf<'static>) -> (Option<(Staged, usize)>, Option<Vec<u8>>) {
+    match recv {
+        RecvBuf::Staged(st) => (Some((st, usize::MAX)), None),
+        RecvBuf::Scratch(v) => (None, Some(v)),
+        RecvBuf::Direct(_) => (None, None),
+    }
+}
+
+/// A non-blocking call whose operation has completed already: its request is complete.
+pub fn done(s: &mut State, call: &Call) -> MpiResult<()> {
+    if call.blocking() {
+        return Ok(());
+    }
+    store(s, call, Active::Done(empty()))
+}
+
+fn store(s: &mut State, call: &Call, a: Active) -> MpiResult<()> {
+    let ci = s.comm_index(call.comm)?;
+    let h = s.add_req(ReqEntry::new(a, ci));
+    // SAFETY: the caller's output argument.
+    unsafe { out(call.request, h, "request") }
+}
+
+/// Runs a collective: blocking → `$cl.$blocking(args)` then delivers `$recv`; otherwise
+/// `$cl.$start(args)` stored as a request keeping `$keep`.
+macro_rules! run {
+    ($s:expr, $call:expr, $colls:ident, $kind:ident, $keep:expr, $recv:expr,
+     $blocking:ident / $start:ident ($($arg:expr),* $(,)?)) => {{
+        if $call.blocking() {
+            $colls.$blocking($($arg),*)?;
+            $recv.finish(usize::MAX);
+            Ok(())
+        } else {
+            let req = $colls.$start($($arg),*)?;
+            $crate::api::coll::framework::$kind($s, &$call, req, $keep, $recv)
+        }
+    }};
+}
+pub(crate) use run;

@@ -1,0 +1,249 @@
+//! Info objects: Info_create, set, get_string, get_valuelen, get_nkeys, get_nthkey, delete,
+//! dup, free; MPI_INFO_ENV describes how this process started.
+
+use super::{out, read};
+use crate::consts::*;
+use crate::error::{err, MpiResult};
+use crate::objects::Info;
+use crate::state::{with_state, State};
+use crate::{call, export};
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int};
+
+/// The keys of MPI_INFO_ENV.
+fn env_info(s: &State) -> Info {
+    let mut v: Info = Vec::new();
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(c) = args.first() {
+        v.push(("command".into(), c.clone()));
+    }
+    if args.len() > 1 {
+        v.push(("argv".into(), args[1..].join(" ")));
+    }
+    if let Ok(w) = s.comm(MPI_COMM_WORLD) {
+        v.push(("maxprocs".into(), w.comm.raw().size().to_string()));
+    }
+    if let Ok(d) = std::env::current_dir() {
+        v.push(("wdir".into(), d.display().to_string()));
+    }
+    v.push(("thread_level".into(), "MPI_THREAD_FUNNELED".into()));
+    v
+}
+
+/// Runs `f` on info object `h` (MPI_INFO_ENV read-only).
+fn with_info<R>(h: Handle, f: impl FnOnce(&Info) -> MpiResult<R>) -> MpiResult<R> {
+    with_state(|s| {
+        if h == MPI_INFO_ENV {
+            return f(&env_info(s));
+        }
+        f(s.objects.info(h)?)
+    })
+}
+
+/// A C string argument.
+///
+/// # Safety
+/// `p` is NULL or a C string.
+pub unsafe fn text(p: *const c_char, what: &str) -> MpiResult<String> {
+    if p.is_null() {
+        return err(MPI_ERR_ARG, format!("{what} is NULL"));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
+}
+
+/// Copies `v` into the caller's buffer of `cap` bytes (with the NUL), truncated.
+///
+/// # Safety
+/// `buf` holds `cap` bytes.
+unsafe fn copy_out(buf: *mut c_char, cap: usize, v: &str) {
+    if cap == 0 || buf.is_null() {
+        return;
+    }
+    let n = v.len().min(cap - 1);
+    // SAFETY: the caller's buffer of `cap` > n bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(v.as_ptr(), buf.cast::<u8>(), n);
+        *buf.add(n) = 0;
+    }
+}
+
+unsafe fn info_create(info: *mut Handle) -> c_int {
+    call("MPI_Info_create", MPI_COMM_SELF, || {
+        let h = with_state(|s| Ok(s.objects.add_info(Vec::new())))?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(info, h, "info") }
+    })
+}
+
+unsafe fn info_set(info: Handle, key: *const c_char, value: *const c_char) -> c_int {
+    call("MPI_Info_set", MPI_COMM_SELF, || {
+        // SAFETY: the caller's C strings.
+        let (k, v) = unsafe { (text(key, "key")?, text(value, "value")?) };
+        if k.len() >= MPI_MAX_INFO_KEY || k.is_empty() {
+            return err(
+                MPI_ERR_INFO_KEY,
+                format!("key {k:?} is empty or longer than MPI_MAX_INFO_KEY"),
+            );
+        }
+        if v.len() >= MPI_MAX_INFO_VAL {
+            return err(
+                MPI_ERR_INFO_VALUE,
+                format!("the value of {k:?} is longer than MPI_MAX_INFO_VAL"),
+            );
+        }
+        with_state(|s| {
+            let i = s.objects.info_mut(info)?;
+            match i.iter_mut().find(|e| e.0 == k) {
+                Some(e) => e.1 = v,
+                None => i.push((k, v)),
+            }
+            Ok(())
+        })
+    })
+}
+
+unsafe fn info_delete(info: Handle, key: *const c_char) -> c_int {
+    call("MPI_Info_delete", MPI_COMM_SELF, || {
+        // SAFETY: the caller's C string.
+        let k = unsafe { text(key, "key") }?;
+        with_state(|s| {
+            let i = s.objects.info_mut(info)?;
+            let Some(at) = i.iter().position(|e| e.0 == k) else {
+                return err(
+                    MPI_ERR_INFO_NOKEY,
+                    format!("key {k:?} is not in the info object"),
+                );
+            };
+            i.remove(at);
+            Ok(())
+        })
+    })
+}
+
+unsafe fn info_get_string(
+    info: Handle,
+    key: *const c_char,
+    buflen: *mut c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Info_get_string", MPI_COMM_SELF, || {
+        // SAFETY: the caller's C string and in/out length.
+        let (k, cap) = unsafe { (text(key, "key")?, read(buflen, "buflen")?) };
+        let found = with_info(info, |i| {
+            Ok(i.iter().find(|e| e.0 == k).map(|e| e.1.clone()))
+        })?;
+        // SAFETY: the caller's buffers: `value` holds `buflen` bytes.
+        unsafe {
+            if let Some(v) = &found {
+                copy_out(value, usize::try_from(cap).unwrap_or(0), v);
+                out(buflen, v.len() as c_int + 1, "buflen")?;
+            }
+            out(flag, c_int::from(found.is_some()), "flag")
+        }
+    })
+}
+
+unsafe fn info_get(
+    info: Handle,
+    key: *const c_char,
+    valuelen: c_int,
+    value: *mut c_char,
+    flag: *mut c_int,
+) -> c_int {
+    let mut len = valuelen.saturating_add(1);
+    // SAFETY: passed through (MPI_Info_get's valuelen excludes the NUL).
+    unsafe { info_get_string(info, key, &mut len, value, flag) }
+}
+
+unsafe fn info_get_valuelen(
+    info: Handle,
+    key: *const c_char,
+    valuelen: *mut c_int,
+    flag: *mut c_int,
+) -> c_int {
+    call("MPI_Info_get_valuelen", MPI_COMM_SELF, || {
+        // SAFETY: the caller's C string.
+        let k = unsafe { text(key, "key") }?;
+        let found = with_info(info, |i| Ok(i.iter().find(|e| e.0 == k).map(|e| e.1.len())))?;
+        // SAFETY: the caller's output arguments.
+        unsafe {
+            if let Some(n) = found {
+                out(valuelen, n as c_int, "valuelen")?;
+            }
+            out(flag, c_int::from(found.is_some()), "flag")
+        }
+    })
+}
+
+unsafe fn info_get_nkeys(info: Handle, nkeys: *mut c_int) -> c_int {
+    call("MPI_Info_get_nkeys", MPI_COMM_SELF, || {
+        let n = with_info(info, |i| Ok(i.len() as c_int))?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(nkeys, n, "nkeys") }
+    })
+}
+
+unsafe fn info_get_nthkey(info: Handle, n: c_int, key: *mut c_char) -> c_int {
+    call("MPI_Info_get_nthkey", MPI_COMM_SELF, || {
+        let k = with_info(info, |i| {
+            usize::try_from(n)
+                .ok()
+                .and_then(|n| i.get(n))
+                .map(|e| e.0.clone())
+                .ok_or_else(|| {
+                    crate::error::MpiError::new(
+                        MPI_ERR_ARG,
+                        format!("n = {n} is not below the number of keys, {}", i.len()),
+                    )
+                })
+        })?;
+        // SAFETY: MPI sizes the buffer MPI_MAX_INFO_KEY.
+        unsafe { copy_out(key, MPI_MAX_INFO_KEY, &k) };
+        Ok(())
+    })
+}
+
+unsafe fn info_dup(info: Handle, newinfo: *mut Handle) -> c_int {
+    call("MPI_Info_dup", MPI_COMM_SELF, || {
+        let copy = with_info(info, |i| Ok(i.clone()))?;
+        let h = with_state(|s| Ok(s.objects.add_info(copy)))?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(newinfo, h, "newinfo") }
+    })
+}
+
+unsafe fn info_free(info: *mut Handle) -> c_int {
+    call("MPI_Info_free", MPI_COMM_SELF, || {
+        // SAFETY: the caller's in/out argument.
+        let h = unsafe { read(info, "info") }?;
+        with_state(|s| s.objects.free_info(h))?;
+        // SAFETY: as above.
+        unsafe { out(info, MPI_INFO_NULL, "info") }
+    })
+}
+
+/// The entries of info object `h` (none for MPI_INFO_NULL).
+pub fn entries(h: Handle) -> MpiResult<Info> {
+    if h == MPI_INFO_NULL {
+        return Ok(Vec::new());
+    }
+    with_info(h, |i| Ok(i.clone()))
+}
+
+export!(MPI_Info_create, PMPI_Info_create, info_create, (info: *mut Handle) -> c_int);
+export!(MPI_Info_set, PMPI_Info_set, info_set,
+    (info: Handle, key: *const c_char, value: *const c_char) -> c_int);
+export!(MPI_Info_delete, PMPI_Info_delete, info_delete, (info: Handle, key: *const c_char) -> c_int);
+export!(MPI_Info_get_string, PMPI_Info_get_string, info_get_string,
+    (info: Handle, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) -> c_int);
+export!(MPI_Info_get, PMPI_Info_get, info_get,
+    (info: Handle, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) -> c_int);
+export!(MPI_Info_get_valuelen, PMPI_Info_get_valuelen, info_get_valuelen,
+    (info: Handle, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) -> c_int);
+export!(MPI_Info_get_nkeys, PMPI_Info_get_nkeys, info_get_nkeys, (info: Handle, nkeys: *mut c_int) -> c_int);
+export!(MPI_Info_get_nthkey, PMPI_Info_get_nthkey, info_get_nthkey,
+    (info: Handle, n: c_int, key: *mut c_char) -> c_int);
+export!(MPI_Info_dup, PMPI_Info_dup, info_dup, (info: Handle, newinfo: *mut Handle) -> c_int);
+export!(MPI_Info_free, PMPI_Info_free, info_free, (info: *mut Handle) -> c_int);

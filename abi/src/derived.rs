@@ -1,0 +1,314 @@
+//! Derived datatypes: the type map of one element flattened to (offset, length) byte blocks,
+//! the bounds MPI defines (lb, extent, true bounds), and packing of `count` elements to and
+//! from a contiguous byte stream. A type whose map is one block at offset 0 with extent ==
+//! size is contiguous: communication uses the caller's memory directly, without a copy.
+//!
+//! Derived types live in a table of this thread (the MPI thread, see `state`), shared as
+//! `Rc` so a request keeps the type it needs after MPI_Type_free.
+
+use crate::consts::*;
+use crate::datatype;
+use crate::error::{err, MpiResult};
+use crate::table::Table;
+use ibdyn_collectives::ElemType;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+/// Derived datatype handles are this plus the table index.
+const TYPE_BASE: Handle = 0x3000_0000;
+
+pub struct Derived {
+    size: usize,
+    lb: isize,
+    extent: isize,
+    true_lb: isize,
+    true_ub: isize,
+    align: usize,
+    /// One element's data: (offset from the buffer's start, length), adjacent ones merged.
+    blocks: Vec<(isize, usize)>,
+    /// The element type of every primitive in the map, when they are all the same.
+    elem: Option<ElemType>,
+    committed: Cell<bool>,
+    name: RefCell<String>,
+}
+
+/// Any datatype (predefined or derived), as communication needs it.
+#[derive(Clone)]
+pub struct Ty {
+    pub size: usize,
+    pub lb: isize,
+    pub extent: isize,
+    pub elem: Option<ElemType>,
+    align: usize,
+    /// None for a predefined type: one block of `size` bytes.
+    derived: Option<Rc<Derived>>,
+}
+
+impl Ty {
+    fn predefined(h: Handle) -> MpiResult<Ty> {
+        let t = datatype::lookup(h)?;
+        Ok(Ty {
+            size: t.size,
+            lb: 0,
+            extent: t.size as isize,
+            elem: t.elem,
+            align: datatype::alignment(h, t.size),
+            derived: None,
+        })
+    }
+
+    /// Whether `count` elements are `count * size` bytes at the buffer's start.
+    pub fn contiguous(&self) -> bool {
+        match &self.derived {
+            None => true,
+            Some(d) => {
+                d.extent as usize == d.size
+                    && d.lb == 0
+                    && d.blocks.len() <= 1
+                    && d.blocks.first().is_none_or(|b| b.0 == 0)
+            }
+        }
+    }
+
+    pub fn true_bounds(&self) -> (isize, isize) {
+        match &self.derived {
+            None => (0, self.size as isize),
+            Some(d) => (d.true_lb, d.true_ub - d.true_lb),
+        }
+    }
+
+    fn for_each_block(&self, mut f: impl FnMut(isize, usize)) {
+        match &self.derived {
+            None => {
+                if self.size > 0 {
+                    f(0, self.size)
+                }
+            }
+            Some(d) => d.blocks.iter().for_each(|&(o, l)| f(o, l)),
+        }
+    }
+
+    /// Packs `count` elements at address `base` into `out` (count * size bytes).
+    ///
+    /// # Safety
+    /// The type map of `count` elements at `base` is readable memory.
+    pub unsafe fn pack(&self, base: *const u8, count: usize, out: &mut [u8]) {
+        let mut at = 0;
+        for i in 0..count {
+            let start = i as isize * self.extent;
+            self.for_each_block(|o, l| {
+                // SAFETY: the caller's contract; `out` holds count * size bytes.
+                unsafe {
+                    let src = base.wrapping_offset(start + o);
+                    std::ptr::copy_nonoverlapping(src, out.as_mut_ptr().add(at), l);
+                }
+                at += l;
+            });
+        }
+    }
+
+    /// Unpacks the first `bytes` bytes of `data` into the elements at `base` (a partial last
+    /// element is allowed: a shorter message).
+    ///
+    /// # Safety
+    /// The type map of the elements at `base` is writable memory.
+    pub unsafe fn unpack(&self, data: &[u8], base: *mut u8) {
+        let mut at = 0;
+        let mut i = 0isize;
+        while at < data.len() {
+            let start = i * self.extent;
+            self.for_each_block(|o, l| {
+                let n = l.min(data.len() - at);
+                if n > 0 {
+                    // SAFETY: the caller's contract.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            data.as_ptr().add(at),
+                            base.wrapping_offset(start + o),
+                            n,
+                        )
+                    };
+                }
+                at += n;
+            });
+            i += 1;
+            if self.size == 0 {
+                break;
+            }
+        }
+    }
+}
+
+thread_local! {
+    static TYPES: RefCell<Table<Rc<Derived>>> = RefCell::new(Table::new());
+}
+
+/// The datatype `h`, predefined or derived; a derived one must be committed when `for_comm`.
+pub fn resolve(h: Handle, for_comm: bool) -> MpiResult<Ty> {
+    if h < TYPE_BASE {
+        return Ty::predefined(h);
+    }
+    let d = TYPES
+        .with(|t| t.borrow().get(h - TYPE_BASE).cloned())
+        .ok_or_else(|| {
+            crate::error::MpiError::new(
+                MPI_ERR_TYPE,
+                format!("datatype {h:#x} has been freed (or never existed)"),
+            )
+        })?;
+    if for_comm && !d.committed.get() {
+        return err(MPI_ERR_TYPE, format!("datatype {h:#x} is not committed: call MPI_Type_commit before using it in communication"));
+    }
+    Ok(Ty {
+        size: d.size,
+        lb: d.lb,
+        extent: d.extent,
+        elem: d.elem,
+        align: d.align,
+        derived: Some(d),
+    })
+}
+
+/// A run of `count` elements of `ty` starting `disp` bytes into the new type.
+pub struct Part {
+    pub disp: isize,
+    pub count: usize,
+    pub ty: Ty,
+}
+
+/// Builds the type whose map is `parts` in order; a struct type rounds its extent up to its
+/// alignment (MPI's epsilon).
+pub fn build(parts: &[Part], is_struct: bool) -> MpiResult<Handle> {
+    let mut blocks: Vec<(isize, usize)> = Vec::new();
+    let (mut size, mut lb, mut ub) = (0usize, isize::MAX, isize::MIN);
+    let mut align = 1;
+    let mut elem: Option<Option<ElemType>> = None;
+    for p in parts.iter().filter(|p| p.count > 0) {
+        let t = &p.ty;
+        align = align.max(t.align);
+        elem = Some(match elem {
+            None => t.elem,
+            Some(e) if e == t.elem => e,
+            Some(_) => None,
+        });
+        let first = p.disp + t.lb;
+        let last = first + p.count as isize * t.extent;
+        lb = lb.min(first.min(last));
+        ub = ub.max(first.max(last));
+        size = p
+            .count
+            .checked_mul(t.size)
+            .and_then(|n| n.checked_add(size))
+            .ok_or_else(|| {
+                crate::error::MpiError::new(MPI_ERR_COUNT, "the datatype's size overflows")
+            })?;
+        for k in 0..p.count as isize {
+            let at = p.disp + k * t.extent;
+            t.for_each_block(|o, l| match blocks.last_mut() {
+                Some(b) if b.0 + b.1 as isize == at + o => b.1 += l,
+                _ => blocks.push((at + o, l)),
+            });
+        }
+    }
+    if lb == isize::MAX {
+        (lb, ub) = (0, 0);
+    }
+    let mut extent = ub - lb;
+    if is_struct && extent % align as isize != 0 {
+        extent += align as isize - extent % align as isize;
+    }
+    let true_lb = blocks.iter().map(|b| b.0).min().unwrap_or(0);
+    let true_ub = blocks.iter().map(|b| b.0 + b.1 as isize).max().unwrap_or(0);
+    Ok(insert(Derived {
+        size,
+        lb,
+        extent,
+        true_lb,
+        true_ub,
+        align,
+        blocks,
+        elem: elem.flatten(),
+        committed: Cell::new(false),
+        name: RefCell::new(String::new()),
+    }))
+}
+
+fn insert(d: Derived) -> Handle {
+    TYPES.with(|t| TYPE_BASE + t.borrow_mut().insert(Rc::new(d)))
+}
+
+/// MPI_Type_create_resized: `old` with new bounds.
+pub fn resized(old: &Ty, lb: isize, extent: isize) -> Handle {
+    let (blocks, true_bounds) = match &old.derived {
+        Some(d) => (d.blocks.clone(), (d.true_lb, d.true_ub)),
+        None => (
+            vec![(0, old.size)]
+                .into_iter()
+                .filter(|b| b.1 > 0)
+                .collect(),
+            (0, old.size as isize),
+        ),
+    };
+    insert(Derived {
+        size: old.size,
+        lb,
+        extent,
+        true_lb: true_bounds.0,
+        true_ub: true_bounds.1,
+        align: old.align,
+        blocks,
+        elem: old.elem,
+        committed: Cell::new(false),
+        name: RefCell::new(String::new()),
+    })
+}
+
+fn derived_of(h: Handle, what: &str) -> MpiResult<Rc<Derived>> {
+    if h < TYPE_BASE {
+        Ty::predefined(h)?;
+        return err(
+            MPI_ERR_TYPE,
+            format!("{what}: {h:#x} is a predefined datatype"),
+        );
+    }
+    TYPES
+        .with(|t| t.borrow().get(h - TYPE_BASE).cloned())
+        .ok_or_else(|| {
+            crate::error::MpiError::new(
+                MPI_ERR_TYPE,
+                format!("datatype {h:#x} has been freed (or never existed)"),
+            )
+        })
+}
+
+pub fn commit(h: Handle) -> MpiResult<()> {
+    if h < TYPE_BASE {
+        return Ty::predefined(h).map(|_| ());
+    }
+    derived_of(h, "MPI_Type_commit")?.committed.set(true);
+    Ok(())
+}
+
+pub fn free(h: Handle) -> MpiResult<()> {
+    derived_of(h, "MPI_Type_free")?;
+    TYPES.with(|t| t.borrow_mut().remove(h - TYPE_BASE));
+    Ok(())
+}
+
+pub fn name(h: Handle) -> MpiResult<String> {
+    if h < TYPE_BASE {
+        Ty::predefined(h)?;
+        return Ok(datatype::name(h).to_string());
+    }
+    Ok(derived_of(h, "MPI_Type_get_name")?.name.borrow().clone())
+}
+
+pub fn set_name(h: Handle, name: String) -> MpiResult<()> {
+    *derived_of(h, "MPI_Type_set_name")?.name.borrow_mut() = name;
+    Ok(())
+}
+
+/// Drops every derived type (MPI_Finalize).
+pub fn clear() {
+    TYPES.with(|t| drop(t.borrow_mut().drain()));
+}

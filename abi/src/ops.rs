@@ -1,0 +1,143 @@
+//! Reduction operations: the predefined ones (arithmetic, logical, bitwise on the numeric
+//! types; MINLOC/MAXLOC on the value-index pairs) and user functions of MPI_Op_create.
+
+use crate::consts::*;
+use crate::derived::Ty;
+use crate::error::{err, MpiError, MpiResult};
+use crate::table::Table;
+use ibdyn_collectives::{BuiltinOp, Op};
+use std::cell::RefCell;
+use std::os::raw::c_int;
+
+/// User operation handles are this plus the table index.
+const OP_BASE: Handle = 0x4000_0000;
+
+/// `void fn(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype)`.
+pub type UserFn = unsafe extern "C" fn(*mut u8, *mut u8, *mut c_int, *mut Handle);
+
+#[derive(Clone, Copy)]
+struct UserOp {
+    f: UserFn,
+    commute: bool,
+}
+
+thread_local! {
+    static OPS: RefCell<Table<UserOp>> = RefCell::new(Table::new());
+}
+
+pub fn create(f: UserFn, commute: bool) -> Handle {
+    OPS.with(|t| OP_BASE + t.borrow_mut().insert(UserOp { f, commute }))
+}
+
+pub fn free(h: Handle) -> MpiResult<()> {
+    let gone = h
+        .checked_sub(OP_BASE)
+        .and_then(|i| OPS.with(|t| t.borrow_mut().remove(i)));
+    match gone {
+        Some(_) => Ok(()),
+        None => err(
+            MPI_ERR_OP,
+            format!("{h:#x} is not a user operation (predefined operations cannot be freed)"),
+        ),
+    }
+}
+
+/// Whether operation `h` is commutative.
+pub fn commutative(h: Handle) -> MpiResult<bool> {
+    if h < OP_BASE {
+        return Ok(true);
+    }
+    user(h).map(|u| u.commute)
+}
+
+fn user(h: Handle) -> MpiResult<UserOp> {
+    OPS.with(|t| t.borrow().get(h - OP_BASE).copied())
+        .ok_or_else(|| {
+            MpiError::new(
+                MPI_ERR_OP,
+                format!("operation {h:#x} has been freed (or never existed)"),
+            )
+        })
+}
+
+/// MINLOC/MAXLOC on a (value, int index) pair: keeps the smaller (larger) value, and on a
+/// tie the smaller index.
+fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
+    macro_rules! pair {
+        ($v:ty, $idx_at:expr, $size:expr) => {{
+            let f = move |a: &[u8], b: &mut [u8]| {
+                for (x, y) in a.chunks_exact($size).zip(b.chunks_exact_mut($size)) {
+                    let val = |c: &[u8]| {
+                        <$v>::from_ne_bytes(
+                            c[..std::mem::size_of::<$v>()]
+                                .try_into()
+                                .expect("value bytes"),
+                        )
+                    };
+                    let idx = |c: &[u8]| {
+                        i32::from_ne_bytes(c[$idx_at..$idx_at + 4].try_into().expect("index bytes"))
+                    };
+                    let (xv, yv) = (val(x), val(y));
+                    let better = if max { xv > yv } else { xv < yv };
+                    if better || (xv == yv && idx(x) < idx(y)) {
+                        y.copy_from_slice(x);
+                    }
+                }
+            };
+            Ok(Op::user_bytes($size, true, f)?)
+        }};
+    }
+    match ty {
+        0x228 => pair!(f32, 4, 8),   // MPI_FLOAT_INT
+        0x229 => pair!(f64, 8, 16),  // MPI_DOUBLE_INT
+        0x22a => pair!(i64, 8, 16),  // MPI_LONG_INT
+        0x22b => pair!(i32, 4, 8),   // MPI_2INT
+        0x22c => pair!(i16, 4, 8),   // MPI_SHORT_INT
+        _ => err(MPI_ERR_OP, format!("MPI_MINLOC/MPI_MAXLOC need a value-index pair type (MPI_2INT, MPI_DOUBLE_INT, ...), not {ty:#x}")),
+    }
+}
+
+/// The reduction `op` on elements of datatype `h` (resolved as `ty`).
+pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
+    let builtin = match op {
+        MPI_SUM => BuiltinOp::Sum,
+        MPI_PROD => BuiltinOp::Prod,
+        MPI_MIN => BuiltinOp::Min,
+        MPI_MAX => BuiltinOp::Max,
+        MPI_LAND => BuiltinOp::LogicalAnd,
+        MPI_LOR => BuiltinOp::LogicalOr,
+        MPI_LXOR => BuiltinOp::LogicalXor,
+        MPI_BAND => BuiltinOp::BitAnd,
+        MPI_BOR => BuiltinOp::BitOr,
+        MPI_BXOR => BuiltinOp::BitXor,
+        MPI_MINLOC => return loc_op(h, false),
+        MPI_MAXLOC => return loc_op(h, true),
+        MPI_OP_NULL => return err(MPI_ERR_OP, "MPI_OP_NULL is not an operation"),
+        u if u >= OP_BASE => {
+            let UserOp { f, commute } = user(u)?;
+            let size = ty.size;
+            let g = move |a: &[u8], b: &mut [u8]| {
+                let mut len = (b.len() / size.max(1)) as c_int;
+                let mut dt = h;
+                // SAFETY: the user's function gets `len` elements of the datatype in each
+                // buffer, as MPI specifies; `a` is only read by a correct function.
+                unsafe { f(a.as_ptr().cast_mut(), b.as_mut_ptr(), &mut len, &mut dt) };
+            };
+            return Ok(Op::user_bytes(size, commute, g)?);
+        }
+        other => {
+            return err(MPI_ERR_OP, format!("operation {other:#x} is not supported by ibdyn (MPI_REPLACE and MPI_NO_OP are for one-sided communication)"))
+        }
+    };
+    let Some(elem) = ty.elem else {
+        return err(
+            MPI_ERR_OP,
+            format!("predefined operations are not defined on datatype {h:#x}"),
+        );
+    };
+    Ok(Op::builtin(builtin, elem)?)
+}
+
+pub fn clear() {
+    OPS.with(|t| drop(t.borrow_mut().drain()));
+}

@@ -1,0 +1,232 @@
+//! MPI_Request objects: an operation in flight (point-to-point or collective), a completed
+//! one, or a persistent request with its arguments. Completion delivers staged receives.
+
+use crate::api::buffers::{SendBuf, Staged};
+use crate::consts::Handle;
+use crate::error::MpiResult;
+use ibdyn::Status;
+use ibdyn_collectives::{CollRequest, InterRequest};
+use ibdyn_intercomm::Communicator as Raw;
+use std::any::Any;
+
+/// A collective request in flight, with what it borrows: the collective state (an `Rc`) and
+/// the buffers it owns. `pending` is declared first so it drops first.
+pub struct CollOp {
+    pending: Pending,
+    _keep: Box<dyn Any>,
+    staged: Option<(Staged, usize)>,
+}
+
+enum Pending {
+    Intra(CollRequest<'static, Raw>),
+    Inter(InterRequest<'static, Raw>),
+    Done,
+}
+
+impl CollOp {
+    /// # Safety
+    /// `req` borrows only from what `keep` holds and from caller memory MPI keeps valid until
+    /// completion; the 'static lifetime is that promise.
+    pub unsafe fn intra(
+        req: CollRequest<'_, Raw>,
+        keep: Box<dyn Any>,
+        staged: Option<(Staged, usize)>,
+    ) -> CollOp {
+        // SAFETY: only the lifetime changes; see the function's contract.
+        let req: CollRequest<'static, Raw> = unsafe { std::mem::transmute(req) };
+        CollOp {
+            pending: Pending::Intra(req),
+            _keep: keep,
+            staged,
+        }
+    }
+
+    /// # Safety
+    /// As `intra`.
+    pub unsafe fn inter(
+        req: InterRequest<'_, Raw>,
+        keep: Box<dyn Any>,
+        staged: Option<(Staged, usize)>,
+    ) -> CollOp {
+        // SAFETY: only the lifetime changes; see the function's contract.
+        let req: InterRequest<'static, Raw> = unsafe { std::mem::transmute(req) };
+        CollOp {
+            pending: Pending::Inter(req),
+            _keep: keep,
+            staged,
+        }
+    }
+
+    /// Advances the operation; true once it has completed (and delivered its data).
+    fn step(&mut self, block: bool) -> MpiResult<bool> {
+        let done = match std::mem::replace(&mut self.pending, Pending::Done) {
+            Pending::Done => true,
+            Pending::Intra(q) if block => q.wait().map(|_| true)?,
+            Pending::Inter(q) if block => q.wait().map(|_| true)?,
+            Pending::Intra(mut q) => {
+                let d = q.test()?;
+                if !d {
+                    self.pending = Pending::Intra(q);
+                }
+                d
+            }
+            Pending::Inter(mut q) => {
+                let d = q.test()?;
+                if !d {
+                    self.pending = Pending::Inter(q);
+                }
+                d
+            }
+        };
+        if done {
+            if let Some((s, n)) = self.staged.take() {
+                // SAFETY: MPI keeps the receive memory valid until completion.
+                unsafe { s.finish(n) };
+            }
+        }
+        Ok(done)
+    }
+}
+
+/// What a request is doing.
+pub enum Active {
+    /// A point-to-point operation; `req` borrows `staged`/`packed`, so it is declared first.
+    P2p {
+        req: ibdyn::Request<'static>,
+        staged: Option<Staged>,
+        packed: Option<SendBuf<'static>>,
+        recv: bool,
+    },
+    Coll(Box<CollOp>),
+    /// Complete already (e.g. buffered sends, operations run at once).
+    Done(Status),
+}
+
+/// How a persistent request starts its operation.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    Send,
+    Ssend,
+    Recv,
+}
+
+/// The arguments of a persistent point-to-point request (MPI_Send_init, MPI_Recv_init).
+#[derive(Clone, Copy)]
+pub struct Persistent {
+    pub mode: Mode,
+    pub buf: usize,
+    pub count: i64,
+    pub ty: Handle,
+    pub peer: i32,
+    pub tag: i32,
+    pub comm: Handle,
+}
+
+pub struct ReqEntry {
+    /// None: an inactive persistent request.
+    pub active: Option<Active>,
+    /// The communicator's table index, whose error handler the request's errors go to.
+    pub comm: usize,
+    pub persistent: Option<Persistent>,
+    pub cancelled: bool,
+}
+
+impl ReqEntry {
+    pub fn new(active: Active, comm: usize) -> ReqEntry {
+        ReqEntry {
+            active: Some(active),
+            comm,
+            persistent: None,
+            cancelled: false,
+        }
+    }
+
+    /// Advances the request; its status once complete. A completed persistent request turns
+    /// inactive (an inactive one completes at once with an empty status).
+    pub fn step(&mut self, block: bool) -> MpiResult<Option<Status>> {
+        let Some(active) = self.active.take() else {
+            return Ok(Some(empty()));
+        };
+        let (st, back) = match active {
+            Active::Done(st) => (Some(st), None),
+            Active::P2p {
+                mut req,
+                staged,
+                packed,
+                recv,
+            } => {
+                let r = if block {
+                    // `wait` consumes (and so drops) the request before the buffers go.
+                    req.wait().map(Some)
+                } else {
+                    match req.test() {
+                        Ok(None) => {
+                            self.active = Some(Active::P2p {
+                                req,
+                                staged,
+                                packed,
+                                recv,
+                            });
+                            return Ok(None);
+                        }
+                        r => {
+                            drop(req);
+                            r
+                        }
+                    }
+                };
+                drop(packed);
+                let st = r?.expect("a completed request has a status");
+                if let Some(s) = staged {
+                    // SAFETY: MPI keeps the receive memory valid until completion.
+                    unsafe { s.finish(st.count) };
+                }
+                (Some(st), None)
+            }
+            Active::Coll(mut c) => {
+                if c.step(block)? {
+                    (Some(empty()), None)
+                } else {
+                    (None, Some(Active::Coll(c)))
+                }
+            }
+        };
+        self.active = back;
+        Ok(st)
+    }
+}
+
+impl ReqEntry {
+    /// Whether the operation has completed, without collecting it.
+    pub fn poll(&mut self) -> MpiResult<bool> {
+        Ok(match &mut self.active {
+            None | Some(Active::Done(_)) => true,
+            Some(Active::P2p { req, .. }) => req.test()?.is_some(),
+            Some(Active::Coll(c)) => c.step(false)?,
+        })
+    }
+
+    /// MPI_Cancel: a receive that has not completed is withdrawn (and completes as
+    /// cancelled); sends and collectives run on (MPI 4 deprecates cancelling sends).
+    pub fn cancel(&mut self) {
+        if let Some(Active::P2p {
+            req, recv: true, ..
+        }) = &mut self.active
+        {
+            if matches!(req.test(), Ok(None)) {
+                // Dropping the request unposts the receive (or waits for data in flight).
+                self.active = Some(Active::Done(empty()));
+                self.cancelled = true;
+            }
+        }
+    }
+}
+
+/// The status of an operation that moved nothing.
+pub fn empty() -> Status {
+    Status {
+        source: crate::consts::MPI_ANY_SOURCE,
+        tag: ibdyn::ANY_TAG,
+        count: 0,
+    }
+}
