@@ -5,6 +5,7 @@
 use crate::pset::{self, SELF, WORLD};
 use crate::{CommError, Gpid, Group, Result};
 use ibdyn_intercomm::process;
+use std::cell::RefCell;
 use std::time::Duration;
 
 /// How a session is started (MPI_Session_init's info).
@@ -39,8 +40,9 @@ pub struct PsetInfo {
 pub struct Session {
     me: Gpid,
     epoch: u64,
-    /// Set names and members; indices never move.
-    psets: Vec<(String, Group)>,
+    /// Set names and members; indices never move (sets the daemons made are appended as
+    /// this session learns them).
+    psets: RefCell<Vec<(String, Group)>>,
     finalized: bool,
 }
 
@@ -62,7 +64,7 @@ impl Session {
                 Ok(Session {
                     me: start.me,
                     epoch: start.epoch,
-                    psets,
+                    psets: RefCell::new(psets),
                     finalized: false,
                 })
             }
@@ -90,7 +92,7 @@ impl Session {
         Ok(psets)
     }
 
-    fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.finalized {
             Err(CommError::SessionFinalized)
         } else {
@@ -107,37 +109,65 @@ impl Session {
     /// How many process sets the session knows (MPI_Session_get_num_psets).
     pub fn num_psets(&self) -> Result<usize> {
         self.check()?;
-        Ok(self.psets.len())
+        Ok(self.psets.borrow().len())
     }
 
     /// The name of the `index`-th process set (MPI_Session_get_nth_pset).
     pub fn nth_pset(&self, index: usize) -> Result<String> {
         self.check()?;
-        self.psets
+        let psets = self.psets.borrow();
+        psets
             .get(index)
             .map(|(n, _)| n.clone())
             .ok_or(CommError::PsetIndex {
                 index,
-                count: self.psets.len(),
+                count: psets.len(),
             })
     }
 
-    fn find(&self, name: &str) -> Result<&Group> {
-        self.check()?;
-        pset::check_name(name)?;
-        self.psets
+    /// This process.
+    pub(crate) fn me(&self) -> Gpid {
+        self.me
+    }
+
+    /// The members of a set this session knows already, if it does.
+    pub(crate) fn known(&self, name: &str) -> Option<Group> {
+        let psets = self.psets.borrow();
+        psets
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, g)| g)
-            .ok_or_else(|| CommError::UnknownPset {
-                name: name.to_string(),
-                known: self
-                    .psets
-                    .iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+            .map(|(_, g)| g.clone())
+    }
+
+    /// Adds a set the daemons made (kept where it is if already known).
+    pub(crate) fn learn(&self, name: &str, group: Group) {
+        if self.known(name).is_none() {
+            self.psets.borrow_mut().push((name.to_string(), group));
+        }
+    }
+
+    /// A set by name: one this session knows, else one the daemons made (learnt now).
+    fn find(&self, name: &str) -> Result<Group> {
+        self.check()?;
+        pset::check_name(name)?;
+        if let Some(g) = self.known(name) {
+            return Ok(g);
+        }
+        if crate::pset_ops::lookup(self, name)? {
+            if let Some(g) = self.known(name) {
+                return Ok(g);
+            }
+        }
+        Err(CommError::UnknownPset {
+            name: name.to_string(),
+            known: self
+                .psets
+                .borrow()
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     /// What the session knows about the set `name` (MPI_Session_get_pset_info).
@@ -152,7 +182,7 @@ impl Session {
 
     /// The group of the set `name` (MPI_Group_from_session_pset).
     pub fn group_from_pset(&self, name: &str) -> Result<Group> {
-        self.find(name).cloned()
+        self.find(name)
     }
 
     /// Ends the session (MPI_Session_finalize): waits (bounded) for its queued messages to

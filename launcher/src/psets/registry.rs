@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 /// How long retired processes have, once the application finalised a shrink, to finalise
-/// and exit before they are killed.
-pub(crate) const RETIRE_LIMIT: Duration = Duration::from_secs(10);
+/// and exit before they are killed (`IBDYN_RETIRE_LIMIT_MS` changes it).
+const RETIRE_LIMIT: Duration = Duration::from_secs(10);
 /// Live processes the daemon set accepts by default (`IBDYN_MAX_PROCS` changes it).
 const DEFAULT_MAX_PROCS: u32 = 1024;
 
@@ -25,6 +25,9 @@ pub(crate) struct Caller<'a> {
     pub(crate) job_size: &'a dyn Fn(u32) -> Option<u32>,
     /// Live processes in the daemon set.
     pub(crate) live: u32,
+    /// A fresh job id (random, as the launcher's: ids are global on the node, e.g. in
+    /// shared-memory names).
+    pub(crate) new_job: &'a dyn Fn() -> u32,
 }
 
 /// What the daemon must do for the registry.
@@ -75,6 +78,7 @@ pub(crate) struct PsetRegistry {
     lineage: HashMap<u32, u32>,
     exited: HashMap<Member, bool>,
     max_procs: u32,
+    retire_limit: Duration,
 }
 
 fn desc(name: &str, e: &SetEntry) -> PsetDesc {
@@ -91,7 +95,14 @@ impl Default for PsetRegistry {
             .ok()
             .and_then(|v| v.parse().ok())
             .unwrap_or(DEFAULT_MAX_PROCS);
-        PsetRegistry::new(max_procs)
+        let mut r = PsetRegistry::new(max_procs);
+        if let Some(ms) = std::env::var("IBDYN_RETIRE_LIMIT_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            r.retire_limit = Duration::from_millis(ms);
+        }
+        r
     }
 }
 
@@ -107,6 +118,7 @@ impl PsetRegistry {
             lineage: HashMap::new(),
             exited: HashMap::new(),
             max_procs,
+            retire_limit: RETIRE_LIMIT,
         }
     }
 
@@ -221,10 +233,14 @@ impl PsetRegistry {
                     .filter_map(|k| e.data.get(k).map(|v| (k.clone(), v.clone())))
                     .collect();
                 if found.len() < keys.len() {
-                    if let Some(&(j, r)) = e
-                        .members
-                        .iter()
-                        .find(|m| self.exited.get(m) == Some(&false))
+                    // The set's members, and those of the set it is the delta of (the two
+                    // sides of an integrate).
+                    let mut members = e.members.clone();
+                    if let Some(ch) = self.changes.values().find(|c| c.delta == name) {
+                        members.extend(self.members(&ch.input));
+                    }
+                    if let Some(&(j, r)) =
+                        members.iter().find(|m| self.exited.get(m) == Some(&false))
                     {
                         return Err(format!(
                             "rank {r} of job {j}, a member of {name}, died before the set's \
@@ -367,7 +383,7 @@ impl PsetRegistry {
         };
         self.next_op += 1;
         let job = if started > 0 {
-            let job = new_job(&self.lineage, c, id);
+            let job = (c.new_job)();
             let root = *self.lineage.get(&c.who.0).unwrap_or(&c.who.0);
             let like = members.first().map_or(c.who.0, |m| m.0);
             self.lineage.insert(job, root);
@@ -502,7 +518,8 @@ impl PsetRegistry {
             ));
         }
         if ch.op.retires() {
-            ch.finalize_by.get_or_insert(Instant::now() + RETIRE_LIMIT);
+            ch.finalize_by
+                .get_or_insert(Instant::now() + self.retire_limit);
         }
         self.settle(id, Instant::now(), &mut Vec::new());
         let ch = &self.changes[&id];
@@ -548,11 +565,11 @@ impl PsetRegistry {
                     .map(|(j, r)| format!("job {j} rank {r}"))
                     .collect();
                 note = Some(format!(
-                    "retired process(es) {} of {} did not finalize and exit within {} s: \
+                    "retired process(es) {} of {} did not finalize and exit within {:.1} s: \
                      killed; the change is finalized",
                     list.join(", "),
                     ch.delta,
-                    RETIRE_LIMIT.as_secs()
+                    self.retire_limit.as_secs_f64()
                 ));
                 actions.extend(staying.into_iter().map(Action::Kill));
             }
@@ -629,16 +646,6 @@ impl PsetRegistry {
     }
 }
 
-/// A job id for the processes of change `id`, unused so far (job ids of the launcher are
-/// random 31-bit numbers; these have the top bit set).
-fn new_job(lineage: &HashMap<u32, u32>, c: &Caller, id: u64) -> u32 {
-    let mut job = 0x8000_0000 | (id as u32 & 0x7fff_ffff);
-    while lineage.contains_key(&job) || (c.job_size)(job).is_some() {
-        job = job.wrapping_add(1) | 0x8000_0000;
-    }
-    job
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -648,6 +655,7 @@ mod tests {
             who,
             job_size,
             live: 4,
+            new_job: &|| 77,
         }
     }
 

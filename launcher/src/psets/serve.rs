@@ -49,10 +49,17 @@ impl Daemon {
         let records = &self.registry.records;
         let job_size = |j: u32| records.get(&j).map(|r| r.size());
         let live = self.registry.load.iter().sum();
+        let new_job = || loop {
+            let id = crate::secret::random_u64().map_or(1, |r| r as u32 & 0x7fff_ffff);
+            if id != 0 && !records.contains_key(&id) {
+                return id;
+            }
+        };
         let c = Caller {
             who,
             job_size: &job_size,
             live,
+            new_job: &new_job,
         };
         let mut actions = Vec::new();
         let r = self.registry.psets.request(req, &c, &mut actions);
