@@ -132,11 +132,14 @@ pub(crate) fn lookup(s: &Session, name: &str) -> Result<bool> {
     }
 }
 
+/// One look at the registry: the result once there is one.
+type Poll<'s, T> = Box<dyn FnMut(&Session) -> Result<Option<T>> + 's>;
+
 /// A non-blocking process-set call (MPI_Request): `test` asks the registry once, `wait`
 /// until done (bounded).
 pub struct PsetRequest<'s, T> {
     session: &'s Session,
-    poll: Box<dyn FnMut(&Session) -> Result<Option<T>> + 's>,
+    poll: Poll<'s, T>,
     deadline: Instant,
     bound: Duration,
     what: String,

@@ -133,3 +133,122 @@ fn a_member_that_dies_during_an_integrate_is_named() {
     let out = run(&["-n", "3", "--keep-going", &p, "death"]);
     assert_lines(&out, &[("death", 2)], false, "death");
 }
+
+/// Reads the job's stdout until `line` shows (bounded by the test's timeout of the job),
+/// then returns the reader for the rest.
+fn wait_for_line(
+    out: std::process::ChildStdout,
+    line: &str,
+) -> (
+    std::thread::JoinHandle<String>,
+    std::sync::mpsc::Receiver<()>,
+) {
+    use std::io::BufRead;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let line = line.to_string();
+    let h = std::thread::spawn(move || {
+        let mut all = String::new();
+        for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if l.trim() == line {
+                let _ = tx.send(());
+            }
+            all.push_str(&l);
+            all.push('\n');
+        }
+        all
+    });
+    (h, rx)
+}
+
+/// Starts `job`, waits for its rank 0 to wait for a change, runs `ibdyn resize ARGS`, and
+/// returns the job's stdout and the resize's output.
+fn resize_while_running(
+    s: &Scratch,
+    mut job: std::process::Command,
+    resize: &[&str],
+) -> (String, Output, std::process::ExitStatus) {
+    use std::process::Stdio;
+    let mut child = job
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the job");
+    let (reader, waiting) = wait_for_line(
+        child.stdout.take().expect("stdout"),
+        "psets_dyn_check: waiting for resize",
+    );
+    if waiting.recv_timeout(Duration::from_secs(60)).is_err() {
+        let _ = child.kill();
+        panic!("the job never waited for a resize");
+    }
+    let mut args = vec!["resize"];
+    args.extend_from_slice(resize);
+    let r = common::run_bounded(s.ibdyn(&args), None, Duration::from_secs(60));
+    let status = common::wait_bounded(&mut child, Duration::from_secs(120));
+    (reader.join().unwrap_or_default(), r, status)
+}
+
+#[test]
+fn ibdyn_resize_grows_and_shrinks_a_running_job() {
+    let p = prog();
+    for (n, change, from_to, added, retired) in [
+        ("2", ["--grow", "2"], "resized from 2 to 4", 2, 0),
+        ("3", ["--shrink", "1"], "resized from 3 to 2", 0, 1),
+    ] {
+        let s = Scratch::new("resize");
+        let job = s.ibdyn(&["run", "-n", n, "--nodes", "2", &p, "resize"]);
+        let (stdout, r, status) = resize_while_running(&s, job, &change);
+        let count = |w: &str| stdout.lines().filter(|l| l.trim() == w).count();
+        assert!(
+            r.status.success()
+                && common::text(&r.stdout).contains("delta: ibdyn://")
+                && status.success()
+                && stdout.contains(from_to)
+                && count("psets_dyn_check: resize added ok") == added
+                && count("psets_dyn_check: resize retired ok") == retired,
+            "{change:?}: resize {}\n{}\njob {status}\n{stdout}",
+            r.status,
+            common::text(&r.stderr)
+        );
+        s.assert_clean();
+    }
+}
+
+#[test]
+fn ibdyn_resize_under_a_dvm() {
+    let p = prog();
+    let s = Scratch::new("resize-dvm");
+    let mut dvm = common::dvm::Dvm::start(&s, 2);
+    let job = s.ibdyn(&["run", "--dvm", "-n", "2", &p, "resize"]);
+    let (stdout, r, status) = resize_while_running(&s, job, &["--grow", "1"]);
+    assert!(
+        r.status.success() && status.success() && stdout.contains("resized from 2 to 3"),
+        "resize {}\n{}\njob {status}\n{stdout}",
+        r.status,
+        common::text(&r.stderr)
+    );
+    dvm.stop();
+}
+
+#[test]
+fn ibdyn_resize_refuses_what_it_cannot_do() {
+    let s = Scratch::new("resize-bad");
+    // Nothing runs.
+    let r = common::run_bounded(
+        s.ibdyn(&["resize", "--grow", "1"]),
+        None,
+        Duration::from_secs(30),
+    );
+    assert!(
+        r.status.code() == Some(2) && common::text(&r.stderr).contains("no running"),
+        "{}",
+        common::text(&r.stderr)
+    );
+    let r = common::run_bounded(
+        s.ibdyn(&["resize", "--grow", "1", "--shrink", "1"]),
+        None,
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.status.code(), Some(2), "{}", common::text(&r.stderr));
+}

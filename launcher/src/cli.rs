@@ -54,6 +54,24 @@ enum Cmd {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
+    /// Grow or shrink a running job (under `ibdyn run` or `ibdyn dvm`): posts a resource
+    /// change against the job's main process set; the job's processes see it pending.
+    Resize {
+        /// The job id (optional when one daemon set runs one job).
+        job: Option<u32>,
+        /// Start N more processes.
+        #[arg(long, value_name = "N", group = "change")]
+        grow: Option<u32>,
+        /// Retire the last N processes of the main set.
+        #[arg(long, value_name = "N", group = "change")]
+        shrink: Option<u32>,
+        /// Retire the processes of the set NAME.
+        #[arg(long, value_name = "NAME", group = "change")]
+        shrink_set: Option<String>,
+        /// The root daemon's PMI socket (SESSION_DIR/node0/pmi.sock) when several run.
+        #[arg(long)]
+        contact: Option<PathBuf>,
+    },
     /// Version, fabric providers, CMA permission, shared-memory directory, the MPI ABI library.
     Info,
     /// Compile and link a C MPI program against ibdyn's MPI ABI library (like `mpicc`): runs
@@ -152,6 +170,41 @@ fn compile_c(args: &[String]) -> i32 {
                 cc.display()
             );
             127
+        }
+    }
+}
+
+/// `ibdyn resize`: prints the delta set and the new main set.
+fn resize(
+    job: Option<u32>,
+    grow: Option<u32>,
+    shrink: Option<u32>,
+    shrink_set: Option<String>,
+    contact: Option<PathBuf>,
+) -> i32 {
+    use crate::psets::Resize;
+    let change = match (grow, shrink, shrink_set) {
+        (Some(n), None, None) => Resize::Grow(n),
+        (None, Some(n), None) => Resize::Shrink(n),
+        (None, None, Some(s)) => Resize::ShrinkSet(s),
+        _ => {
+            eprintln!("ibdyn resize: give one of --grow N, --shrink N, --shrink-set NAME");
+            return 2;
+        }
+    };
+    match crate::psets::resize(job, &change, contact.as_deref()) {
+        Ok(sets) => {
+            for (what, d) in ["delta", "new main set"].iter().zip(&sets) {
+                println!("{what}: {} ({} processes)", d.name, d.members.len());
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("ibdyn resize: {e}");
+            match e {
+                LaunchError::Usage(_) => 2,
+                _ => 1,
+            }
         }
     }
 }
@@ -266,6 +319,13 @@ pub fn main() -> i32 {
                 }
             }
         }
+        Cmd::Resize {
+            job,
+            grow,
+            shrink,
+            shrink_set,
+            contact,
+        } => resize(job, grow, shrink, shrink_set, contact),
         Cmd::Info => info(),
         Cmd::Cc { args } => compile_c(&args),
         Cmd::Dvm { action } => dvm(action),

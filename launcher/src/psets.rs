@@ -2,9 +2,11 @@
 //! one job-level key (`ibdyn_pmi::psets::PSETS_KEY`), checked here so a mistake fails at once.
 
 mod registry;
+mod resize;
 mod serve;
 
 pub(crate) use registry::PsetRegistry;
+pub use resize::{resize, Resize};
 
 use crate::LaunchError;
 use ibdyn_pmi::psets::{parse_defs, PSETS_KEY};

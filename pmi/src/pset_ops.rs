@@ -113,6 +113,14 @@ pub enum PsetRequest {
         keys: Vec<String>,
         wait_ms: u64,
     },
+    /// The scheduler's side (`ibdyn resize`): `op` (Grow, Shrink, or Sub of the named set)
+    /// against the main set of job `job` (0: the only job the daemons run).
+    Resize {
+        job: u32,
+        op: PsetOp,
+        n: u32,
+        set: Option<String>,
+    },
 }
 
 /// Where a resource change is in its life.
@@ -268,6 +276,17 @@ impl PsetRequest {
                     .arg("keys", keys.join(","))
                     .arg("wait_ms", wait_ms)
             }
+            PsetRequest::Resize { job, op, n, set } => {
+                let c = c
+                    .arg("kind", "resize")
+                    .arg("job", job)
+                    .arg("op", op.name())
+                    .arg("n", n);
+                match set {
+                    Some(s) => c.arg("set", hex_encode(s.as_bytes())),
+                    None => c,
+                }
+            }
         }
     }
 
@@ -290,6 +309,12 @@ impl PsetRequest {
                 set: set()?,
                 keys: list(cmd, "keys", hex_text)?,
                 wait_ms: cmd.num("wait_ms")?,
+            },
+            "resize" => PsetRequest::Resize {
+                job: cmd.num("job")?,
+                op: op_of(cmd, "op")?,
+                n: cmd.num("n")?,
+                set: cmd.get("set").map(|s| hex_text(cmd, s)).transpose()?,
             },
             other => return Err(bad(cmd, format!("unknown process-set request {other}"))),
         })
@@ -470,6 +495,18 @@ mod tests {
                 set: SetRef::named("x://y"),
                 keys: vec!["a".into(), "b".into()],
                 wait_ms: 50,
+            },
+            PsetRequest::Resize {
+                job: 7,
+                op: PsetOp::Sub,
+                n: 0,
+                set: Some("app://x".into()),
+            },
+            PsetRequest::Resize {
+                job: 0,
+                op: PsetOp::Grow,
+                n: 2,
+                set: None,
             },
         ];
         for r in reqs {

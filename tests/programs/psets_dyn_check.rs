@@ -247,7 +247,9 @@ fn grow() -> R {
     let s = session()?;
     // Started by the grow? Then WORLD is the delta (an old process may see the change
     // already, not included).
-    if let Some(c) = ok("recv_res_change", s.recv_res_change(PSET_WORLD))?.filter(|c| c.included) {
+    if let Some(c) = ok("recv_res_change", s.recv_res_change(PSET_WORLD))?
+        .filter(|c| c.included && c.kind.starts())
+    {
         expect(c.kind == PsetOp::Grow, &format!("added process {c:?}"))?;
         integrate_and_check(&s, &c.delta, None, 4)?;
         println!("psets_dyn_check: added ok");
@@ -352,7 +354,9 @@ fn death() -> R {
 /// new size.
 fn resize() -> R {
     let s = session()?;
-    if let Some(c) = ok("recv_res_change", s.recv_res_change(PSET_WORLD))?.filter(|c| c.included) {
+    if let Some(c) = ok("recv_res_change", s.recv_res_change(PSET_WORLD))?
+        .filter(|c| c.included && c.kind.starts())
+    {
         let (main, _) = ok("integrate", s.integrate_res_change(&c.delta, None))?;
         let g = ok("main", s.group_from_pset(&main))?;
         let comm = ok("comm", g.create_comm("resized"))?;

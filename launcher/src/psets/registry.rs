@@ -217,6 +217,12 @@ impl PsetRegistry {
                 Ok(PsetReply::Set(self.describe(&name)))
             }
             PsetRequest::Query { set } => self.query(set, c),
+            PsetRequest::Resize { job, op, n, set } => {
+                let main = self.main_set(*job, c)?;
+                let mut inputs = vec![SetRef::named(&main)];
+                inputs.extend(set.iter().map(|s| SetRef::named(s)));
+                self.op(*op, &inputs, *n, c, actions)
+            }
             PsetRequest::Finalize { set } => self.finalize(set, c),
             PsetRequest::SetData { set, kv } => {
                 let name = self.resolve(set, c)?;
@@ -253,8 +259,9 @@ impl PsetRegistry {
         }
     }
 
-    /// Registers the launcher's job `job` (its world is its main set until a change).
-    pub(crate) fn main_set(&mut self, job: u32, c: &Caller) -> Result<String, String> {
+    /// The main set of the launcher's job `job`: its world until a change is finalized,
+    /// then the change's new set.
+    fn main_set(&mut self, job: u32, c: &Caller) -> Result<String, String> {
         let root = *self.lineage.get(&job).unwrap_or(&job);
         match self.main_of.get(&root) {
             Some(m) => Ok(m.clone()),
@@ -579,9 +586,17 @@ impl PsetRegistry {
         ch.note = note;
         let (input, main) = (ch.input.clone(), ch.new_main.clone());
         self.open.remove(&input);
-        for m in self.main_of.values_mut() {
-            if *m == input {
-                *m = main.clone();
+        // The launched jobs whose main set this was move on to the new one.
+        let roots: Vec<u32> = self
+            .world_of
+            .keys()
+            .filter(|j| !self.lineage.contains_key(j))
+            .copied()
+            .collect();
+        for r in roots {
+            let current = self.main_of.get(&r).or_else(|| self.world_of.get(&r));
+            if current == Some(&input) {
+                self.main_of.insert(r, main.clone());
             }
         }
     }

@@ -14,8 +14,17 @@ use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 impl Daemon {
     /// `cmd=ibdyn_pset` from a local rank.
     pub(crate) fn pset_request(&mut self, conn: ConnId, cmd: &Command) -> crate::Result<()> {
-        let req = PsetRequest::decode(cmd)?;
-        let who = self.rank_of(conn)?;
+        let mut req = PsetRequest::decode(cmd)?;
+        let who = match &mut req {
+            // `ibdyn resize` speaks for the job, not as one of its ranks.
+            PsetRequest::Resize { job, .. } => {
+                if *job == 0 {
+                    *job = self.only_job()?;
+                }
+                (*job, 0)
+            }
+            _ => self.rank_of(conn)?,
+        };
         if self.is_root() {
             let r = self.serve_pset(&req, who);
             self.reply(conn, encode_reply(&r));
@@ -31,6 +40,29 @@ impl Daemon {
             req,
         });
         Ok(())
+    }
+
+    /// The one job the launcher started on these daemons (for `ibdyn resize` without JOB).
+    fn only_job(&self) -> crate::Result<u32> {
+        let jobs: Vec<u32> = self
+            .jobs
+            .values()
+            .filter(|j| j.spec.parent.is_none())
+            .map(|j| j.spec.jobid)
+            .collect();
+        match jobs[..] {
+            [j] => Ok(j),
+            [] => Err(crate::LaunchError::Request(
+                "these daemons run no job to resize".into(),
+            )),
+            _ => Err(crate::LaunchError::Request(format!(
+                "these daemons run several jobs ({}): name one (ibdyn resize JOB ...)",
+                jobs.iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 
     /// Root: a request from below.
