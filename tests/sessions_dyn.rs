@@ -252,3 +252,42 @@ fn ibdyn_resize_refuses_what_it_cannot_do() {
     );
     assert_eq!(r.status.code(), Some(2), "{}", common::text(&r.stderr));
 }
+
+#[test]
+fn the_resize_example_gets_the_right_sum_through_grows_and_shrinks() {
+    let p = common::example_bin("resize");
+    let out = run(&[
+        "-n",
+        "2",
+        "--nodes",
+        "2",
+        p.to_str().unwrap(),
+        "--iters",
+        "60",
+        "--pause-ms",
+        "0",
+        "--change",
+        "10:+2",
+        "--change",
+        "30:-3",
+        "--change",
+        "40:+1",
+    ]);
+    let stdout = common::text(&out.stdout);
+    let sum = stdout
+        .lines()
+        .find(|l| l.starts_with("resize: sum after 60 iterations"))
+        .unwrap_or("");
+    let retired = stdout.matches("a retired process leaves").count();
+    assert!(
+        out.status.success()
+            && sum.contains("= 304996950000 (expected 304996950000) with 2 processes")
+            && retired == 3
+            && stdout.contains("iteration 10: now 4 processes")
+            && stdout.contains("iteration 30: now 1 processes")
+            && stdout.contains("iteration 40: now 2 processes"),
+        "{}\n{stdout}\n{}",
+        out.status,
+        common::text(&out.stderr)
+    );
+}
