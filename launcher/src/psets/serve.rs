@@ -26,8 +26,9 @@ impl Daemon {
             _ => self.rank_of(conn)?,
         };
         if self.is_root() {
-            let r = self.serve_pset(&req, who);
+            let (r, actions) = self.serve_pset(&req, who);
             self.reply(conn, encode_reply(&r));
+            self.pset_actions(actions);
             return Ok(());
         }
         let id = self.next_forward;
@@ -67,8 +68,10 @@ impl Daemon {
 
     /// Root: a request from below.
     pub(crate) fn on_pset_up(&mut self, origin: u32, id: u64, who: Member, req: &PsetRequest) {
-        let answer = Answer::Pset(self.serve_pset(req, who));
+        let (r, actions) = self.serve_pset(req, who);
+        let answer = Answer::Pset(r);
         self.send_toward(origin, Down::Answer { origin, id, answer });
+        self.pset_actions(actions);
     }
 
     /// The answer to a request this daemon forwarded.
@@ -76,8 +79,9 @@ impl Daemon {
         self.reply(conn, encode_reply(r));
     }
 
-    /// Root: serves one request and carries out what it needs.
-    pub(crate) fn serve_pset(&mut self, req: &PsetRequest, who: Member) -> Reply {
+    /// Root: serves one request; returns the answer and what the daemons must do for it,
+    /// to be carried out once the answer is on its way (a grow's start takes milliseconds).
+    pub(crate) fn serve_pset(&mut self, req: &PsetRequest, who: Member) -> (Reply, Vec<Action>) {
         let records = &self.registry.records;
         let job_size = |j: u32| records.get(&j).map(|r| r.size());
         let live = self.registry.load.iter().sum();
@@ -95,8 +99,7 @@ impl Daemon {
         };
         let mut actions = Vec::new();
         let r = self.registry.psets.request(req, &c, &mut actions);
-        self.pset_actions(actions);
-        r
+        (r, actions)
     }
 
     pub(crate) fn pset_actions(&mut self, actions: Vec<Action>) {
