@@ -129,6 +129,13 @@ fn algebra() -> R {
     expect(missing.is_empty(), "missing key")?;
     // Refusals, each with its reason.
     if me == 0 {
+        let mut other = session()?;
+        ok("finalize other", other.finalize())?;
+        err_has(
+            other.pset_op(PsetOp::Union, &[PSET_WORLD], &PsetOpOptions::default()),
+            &["finalized"],
+            "op on a finalized session",
+        )?;
         err_has(
             s.finalize_pset_op(PSET_WORLD),
             &["nothing to finalize"],

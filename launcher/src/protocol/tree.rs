@@ -658,6 +658,14 @@ mod tests {
                 id: 6,
                 job: 4,
             },
+            Up::Pset {
+                origin: 2,
+                id: 8,
+                who: (4, 1),
+                req: PsetRequest::Lookup {
+                    set: ibdyn_pmi::pset_ops::SetRef::named("ibdyn://op1/delta"),
+                },
+            },
             Up::Started {
                 job: 4,
                 node: 1,
@@ -869,6 +877,31 @@ mod tests {
                 .arg("values", ""),
         ] {
             assert!(Down::decode(&c).is_err(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn process_set_answers_and_kills_read_back_as_built() {
+        use ibdyn_pmi::pset_ops::PsetDesc;
+        let all = [
+            Down::KillRank { job: 4, rank: 3 },
+            Down::Answer {
+                origin: 1,
+                id: 3,
+                answer: Answer::Pset(Ok(PsetReply::Made(vec![PsetDesc {
+                    name: "ibdyn://op1/delta".into(),
+                    members: vec![(4, 0)],
+                    origin: None,
+                }]))),
+            },
+            Down::Answer {
+                origin: 1,
+                id: 3,
+                answer: Answer::Pset(Err("set x://y is busy".into())),
+            },
+        ];
+        for m in all {
+            assert_eq!(Down::decode(&line_of(m.encode())).expect("decodes"), m);
         }
     }
 }

@@ -781,7 +781,8 @@ mod tests {
         reg.exited((1, 2), true);
         reg.exited((1, 3), true);
         assert_eq!(reg.request(&fin, &c, &mut acts), Ok(PsetReply::Done));
-        assert_eq!(reg.main_set(1, &c).unwrap(), "ibdyn://job1/world");
+        // The job's main set (what `ibdyn resize` targets) follows the finalized change.
+        assert_eq!(reg.main_set(1, &c).unwrap(), "ibdyn://op1/main");
     }
 
     #[test]
@@ -863,6 +864,33 @@ mod tests {
         };
         let e = reg.request(&q, &c, &mut acts).unwrap_err();
         assert!(e.contains("cancelled") && e.contains("No such file"), "{e}");
+    }
+
+    #[test]
+    fn a_replace_retires_and_starts_as_many() {
+        let sizes = |j: u32| (j == 1).then_some(3);
+        let c = caller(&sizes, (1, 0));
+        let mut reg = PsetRegistry::new(64);
+        let mut acts = Vec::new();
+        let sets = made(reg.request(&op(PsetOp::Replace, &["mpi://WORLD"], 1), &c, &mut acts));
+        let [Action::Start {
+            change, job, n: 1, ..
+        }] = acts[..]
+        else {
+            panic!("{acts:?}");
+        };
+        assert_eq!(sets[0].members, vec![(1, 2), (job, 0)]);
+        assert_eq!(sets[1].members, vec![(1, 0), (1, 1), (job, 0)]);
+        reg.started(change, Ok(()));
+        let fin = PsetRequest::Finalize {
+            set: SetRef::named("mpi://WORLD"),
+        };
+        assert!(matches!(
+            reg.request(&fin, &c, &mut acts),
+            Ok(PsetReply::Change(Some(_)))
+        ));
+        reg.exited((1, 2), true);
+        assert_eq!(reg.request(&fin, &c, &mut acts), Ok(PsetReply::Done));
     }
 
     #[test]
