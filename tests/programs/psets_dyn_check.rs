@@ -199,7 +199,16 @@ fn algebra() -> R {
         println!("psets_dyn_check: retired ok");
         return Ok(());
     }
+    // The change is seen by everyone before rank 0 finalizes it (then it is gone).
+    if me != 0 {
+        let key = format!("seen.{me}");
+        ok("set seen", s.set_pset_data(PSET_WORLD, &[(&key, "1")]))?;
+    }
     if me == 0 {
+        ok(
+            "get seen",
+            s.get_pset_data(PSET_WORLD, PSET_WORLD, &["seen.1", "seen.2"], true),
+        )?;
         ok("finalize shrink", s.finalize_pset_op(&odd))?;
         err_has(s.finalize_pset_op(&odd), &["nothing to finalize"], "twice")?;
     }

@@ -528,7 +528,7 @@ impl PsetRegistry {
             ch.finalize_by
                 .get_or_insert(Instant::now() + self.retire_limit);
         }
-        self.settle(id, Instant::now(), &mut Vec::new());
+        self.settle(id, Instant::now(), None);
         let ch = &self.changes[&id];
         if ch.state == ChangeState::Finalized {
             let ch = self.changes.get_mut(&id).expect("recorded");
@@ -541,8 +541,9 @@ impl PsetRegistry {
         Ok(PsetReply::Change(Some(self.change_of(id))))
     }
 
-    /// Finalises change `id` once its retired processes are gone (or overstayed).
-    fn settle(&mut self, id: u64, now: Instant, actions: &mut Vec<Action>) {
+    /// Finalises change `id` once its retired processes are gone, or (only with `kill`, the
+    /// timer's call, which carries out the kills) once they overstayed.
+    fn settle(&mut self, id: u64, now: Instant, kill: Option<&mut Vec<Action>>) {
         let Some(ch) = self.changes.get(&id) else {
             return;
         };
@@ -564,9 +565,9 @@ impl PsetRegistry {
                 .filter(|m| !self.exited.contains_key(m))
                 .collect();
             if !staying.is_empty() {
-                if now < by {
+                let Some(actions) = kill.filter(|_| now >= by) else {
                     return;
-                }
+                };
                 let list: Vec<String> = staying
                     .iter()
                     .map(|(j, r)| format!("job {j} rank {r}"))
@@ -632,7 +633,7 @@ impl PsetRegistry {
             .map(|(id, _)| *id)
             .collect();
         for id in waiting {
-            self.settle(id, Instant::now(), &mut Vec::new());
+            self.settle(id, Instant::now(), None);
         }
     }
 
@@ -655,7 +656,7 @@ impl PsetRegistry {
             .map(|(id, _)| *id)
             .collect();
         for id in due {
-            self.settle(id, now, &mut actions);
+            self.settle(id, now, Some(&mut actions));
         }
         actions
     }
@@ -790,6 +791,7 @@ mod tests {
         let sizes = |j: u32| (j == 1).then_some(3);
         let c = caller(&sizes, (1, 0));
         let mut reg = PsetRegistry::new(64);
+        reg.retire_limit = Duration::from_millis(200);
         let mut acts = Vec::new();
         assert_eq!(reg.main_set(1, &c).unwrap(), "ibdyn://job1/world");
         made(reg.request(
@@ -803,6 +805,16 @@ mod tests {
         reg.request(&fin, &c, &mut acts).unwrap();
         assert!(reg.on_timer(Instant::now()).is_empty());
         let late = reg.next_deadline().unwrap() + Duration::from_millis(1);
+        // Forced race: past the deadline, an exit or a finalize poll comes before the timer;
+        // only the timer, which carries out the kill, may end the change.
+        while Instant::now() < late {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        reg.exited((1, 1), true);
+        assert!(matches!(
+            reg.request(&fin, &c, &mut acts),
+            Ok(PsetReply::Change(Some(_)))
+        ));
         assert_eq!(reg.on_timer(late), vec![Action::Kill((1, 2))]);
         let e = reg.request(&fin, &c, &mut acts).unwrap_err();
         assert!(e.contains("job 1 rank 2") && e.contains("killed"), "{e}");
