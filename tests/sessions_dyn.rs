@@ -182,6 +182,20 @@ fn resize_while_running(
         let _ = child.kill();
         panic!("the job never waited for a resize");
     }
+    // The job is listed with its main set and contact.
+    let list = common::run_bounded(
+        s.ibdyn(&["resize", "--list"]),
+        None,
+        Duration::from_secs(60),
+    );
+    let listed = common::text(&list.stdout);
+    assert!(
+        list.status.success()
+            && listed.contains("main set ibdyn://job")
+            && listed.contains("node0/pmi.sock"),
+        "resize --list: {listed}{}",
+        common::text(&list.stderr)
+    );
     let mut args = vec!["resize"];
     args.extend_from_slice(resize);
     let r = common::run_bounded(s.ibdyn(&args), None, Duration::from_secs(60));

@@ -68,6 +68,9 @@ enum Cmd {
         /// Retire the processes of the set NAME.
         #[arg(long, value_name = "NAME", group = "change")]
         shrink_set: Option<String>,
+        /// List the running jobs (id, main set, size) and their daemons' contact.
+        #[arg(long, group = "change")]
+        list: bool,
         /// The root daemon's PMI socket (SESSION_DIR/node0/pmi.sock) when several run.
         #[arg(long)]
         contact: Option<PathBuf>,
@@ -170,6 +173,30 @@ fn compile_c(args: &[String]) -> i32 {
                 cc.display()
             );
             127
+        }
+    }
+}
+
+/// `ibdyn resize --list`: the jobs a resize can name.
+fn list_jobs(contact: Option<PathBuf>) -> i32 {
+    match crate::psets::list(contact.as_deref()) {
+        Ok(found) => {
+            for (sock, sets) in found {
+                for d in sets {
+                    let job = d.members.first().map_or(0, |m| m.0);
+                    println!(
+                        "job {job}: main set {} ({} processes), contact {}",
+                        d.name,
+                        d.members.len(),
+                        sock.display()
+                    );
+                }
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("ibdyn resize --list: {e}");
+            1
         }
     }
 }
@@ -320,11 +347,17 @@ pub fn main() -> i32 {
             }
         }
         Cmd::Resize {
+            list: true,
+            contact,
+            ..
+        } => list_jobs(contact),
+        Cmd::Resize {
             job,
             grow,
             shrink,
             shrink_set,
             contact,
+            ..
         } => resize(job, grow, shrink, shrink_set, contact),
         Cmd::Info => info(),
         Cmd::Cc { args } => compile_c(&args),

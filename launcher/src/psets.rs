@@ -6,7 +6,7 @@ mod resize;
 mod serve;
 
 pub(crate) use registry::PsetRegistry;
-pub use resize::{resize, Resize};
+pub use resize::{list, resize, Resize};
 
 use crate::LaunchError;
 use ibdyn_pmi::psets::{parse_defs, PSETS_KEY};

@@ -121,6 +121,9 @@ pub enum PsetRequest {
         n: u32,
         set: Option<String>,
     },
+    /// The main set of every job the launcher started on these daemons (`ibdyn resize
+    /// --list`).
+    Jobs,
 }
 
 /// Where a resource change is in its life.
@@ -276,6 +279,7 @@ impl PsetRequest {
                     .arg("keys", keys.join(","))
                     .arg("wait_ms", wait_ms)
             }
+            PsetRequest::Jobs => c.arg("kind", "jobs"),
             PsetRequest::Resize { job, op, n, set } => {
                 let c = c
                     .arg("kind", "resize")
@@ -310,6 +314,7 @@ impl PsetRequest {
                 keys: list(cmd, "keys", hex_text)?,
                 wait_ms: cmd.num("wait_ms")?,
             },
+            "jobs" => PsetRequest::Jobs,
             "resize" => PsetRequest::Resize {
                 job: cmd.num("job")?,
                 op: op_of(cmd, "op")?,
@@ -508,6 +513,7 @@ mod tests {
                 n: 2,
                 set: None,
             },
+            PsetRequest::Jobs,
         ];
         for r in reqs {
             assert_eq!(PsetRequest::from_token(&r.to_token()).unwrap(), r);

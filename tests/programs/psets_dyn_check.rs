@@ -273,12 +273,19 @@ fn grow() -> R {
     }
     let me = world_rank(&s)?;
     let (delta, main) = if me == 0 {
-        let t = Instant::now();
-        let out = ok(
-            "grow",
-            s.pset_op(PsetOp::Grow, &[PSET_WORLD], &PsetOpOptions::processes(2)),
+        // The non-blocking form: granted at once, tested while "computing".
+        let mut req = ok(
+            "ipset_op",
+            s.ipset_op(PsetOp::Grow, &[PSET_WORLD], &PsetOpOptions::processes(2)),
         )?;
-        eprintln!("grow took {:?}", t.elapsed());
+        let mut tests = 0;
+        while !ok("test", req.test())? {
+            tests += 1;
+            expect(tests < 100_000, "the grow completes")?;
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        let out = ok("wait", req.wait())?;
+        expect(out.len() == 2, "grow outputs")?;
         (out[0].clone(), Some(out[1].clone()))
     } else {
         (wait_change(&s, PSET_WORLD)?.delta, None)

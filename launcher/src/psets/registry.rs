@@ -217,6 +217,7 @@ impl PsetRegistry {
                 Ok(PsetReply::Set(self.describe(&name)))
             }
             PsetRequest::Query { set } => self.query(set, c),
+            PsetRequest::Jobs => Err("the daemon answers the list of jobs itself".into()),
             PsetRequest::Resize { job, op, n, set } => {
                 let main = self.main_set(*job, c)?;
                 let mut inputs = vec![SetRef::named(&main)];
@@ -257,6 +258,16 @@ impl PsetRegistry {
                 Ok(PsetReply::Data(found))
             }
         }
+    }
+
+    /// The main sets of the launcher's jobs `jobs`.
+    pub(crate) fn main_sets(&mut self, jobs: &[u32], c: &Caller) -> Reply {
+        let mut out = Vec::new();
+        for &j in jobs {
+            let name = self.main_set(j, c)?;
+            out.push(self.describe(&name));
+        }
+        Ok(PsetReply::Made(out))
     }
 
     /// The main set of the launcher's job `job`: its world until a change is finalized,

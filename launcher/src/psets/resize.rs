@@ -74,6 +74,32 @@ fn ask(sock: &Path, req: &PsetRequest) -> Result<std::result::Result<PsetReply, 
     Ok(decode_reply(&cmd)?)
 }
 
+/// The main set of every job of every daemon set found (or of the one at `contact`), by
+/// root-daemon socket.
+pub fn list(contact: Option<&Path>) -> Result<Vec<(PathBuf, Vec<PsetDesc>)>> {
+    let sockets = match contact {
+        Some(c) => vec![c.to_path_buf()],
+        None => root_sockets(),
+    };
+    let mut out = Vec::new();
+    for sock in sockets {
+        match ask(&sock, &PsetRequest::Jobs) {
+            Ok(Ok(PsetReply::Made(sets))) => out.push((sock, sets)),
+            Ok(Ok(other)) => {
+                return Err(LaunchError::Request(format!(
+                    "{}: unexpected answer {other:?}",
+                    sock.display()
+                )))
+            }
+            Ok(Err(refused)) => return Err(LaunchError::Request(refused)),
+            // A stale session directory of a job that ended.
+            Err(_) if contact.is_none() => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
 /// Posts `change` against job `job` (None: the only job of the only daemon set running);
 /// returns the delta set and the new main set.
 pub fn resize(job: Option<u32>, change: &Resize, contact: Option<&Path>) -> Result<Vec<PsetDesc>> {

@@ -23,6 +23,7 @@ impl Daemon {
                 }
                 (*job, 0)
             }
+            PsetRequest::Jobs => (0, 0),
             _ => self.rank_of(conn)?,
         };
         if self.is_root() {
@@ -98,7 +99,18 @@ impl Daemon {
             new_job: &new_job,
         };
         let mut actions = Vec::new();
-        let r = self.registry.psets.request(req, &c, &mut actions);
+        let r = match req {
+            PsetRequest::Jobs => {
+                let roots: Vec<u32> = self
+                    .jobs
+                    .values()
+                    .filter(|j| j.spec.parent.is_none())
+                    .map(|j| j.spec.jobid)
+                    .collect();
+                self.registry.psets.main_sets(&roots, &c)
+            }
+            _ => self.registry.psets.request(req, &c, &mut actions),
+        };
         (r, actions)
     }
 
