@@ -61,6 +61,7 @@ mod pset;
 mod pset_ops;
 mod res_change;
 mod session;
+mod session_live;
 mod universe;
 
 pub use collective::{

@@ -61,6 +61,7 @@ impl Session {
         match built {
             Ok(psets) => {
                 process::set_group_timeout(opts.group_timeout);
+                crate::session_live::started(start.epoch);
                 Ok(Session {
                     me: start.me,
                     epoch: start.epoch,
@@ -147,15 +148,16 @@ impl Session {
     }
 
     /// A set by name: one this session knows, else one the daemons made (learnt now).
+    /// The group carries this session's epoch.
     fn find(&self, name: &str) -> Result<Group> {
         self.check()?;
         pset::check_name(name)?;
         if let Some(g) = self.known(name) {
-            return Ok(g);
+            return Ok(g.of_session(self.epoch));
         }
         if crate::pset_ops::lookup(self, name)? {
             if let Some(g) = self.known(name) {
-                return Ok(g);
+                return Ok(g.of_session(self.epoch));
             }
         }
         Err(CommError::UnknownPset {
@@ -187,12 +189,14 @@ impl Session {
 
     /// Ends the session (MPI_Session_finalize): waits (bounded) for its queued messages to
     /// leave and gives up its claim on the runtime. Its communicators should be freed
-    /// first. Later calls on the session fail with `SessionFinalized`; dropping the session
-    /// finalises it too (logging an error instead of returning it).
+    /// first. Later calls on the session fail with `SessionFinalized`, and its groups are
+    /// refused with `StaleSession`; dropping the session finalises it too (logging an error
+    /// instead of returning it).
     pub fn finalize(&mut self) -> Result<()> {
         if std::mem::replace(&mut self.finalized, true) {
             return Err(CommError::SessionFinalized);
         }
+        crate::session_live::ended(self.epoch);
         process::session_release()
     }
 }

@@ -97,6 +97,18 @@ fn run() -> R {
     )?;
     expect(sum_of_ranks(&w2, "allreduce on 2nd")? == 6, "2nd allreduce")?;
 
+    // Groups of two sessions in one call: refused at once on every process, naming both.
+    let g2 = ok("group 2 again", s2.group_from_pset(PSET_WORLD))?;
+    let (lo1, hi2) = (ok("lo1", wg.incl(&[0, 1]))?, ok("hi2", g2.incl(&[2, 3]))?);
+    let (e1, e2) = (s1.epoch(), s2.epoch());
+    let (local, remote) = if rank < 2 { (&lo1, &hi2) } else { (&hi2, &lo1) };
+    match intercomm_from_groups(local, 0, remote, 0, "app.mixed") {
+        Err(CommError::MixedSessions { first, second })
+            if (first, second) == (e1, e2) || (first, second) == (e2, e1) => {}
+        Err(e) => return Err(format!("mixed sessions gave {e}")),
+        Ok(_) => return Err("groups of two sessions made an intercommunicator".into()),
+    }
+
     // A subgroup by incl: its own context, apart from the set's communicator.
     let even = ok("incl", wg.incl(&[0, 2]))?;
     if rank % 2 == 0 {
@@ -173,6 +185,18 @@ fn run() -> R {
         matches!(s1.num_psets(), Err(CommError::SessionFinalized)),
         "finalized session",
     )?;
+    // A group of a finalized session: refused, naming its epoch, while another is live.
+    match wg.create_comm("app.stale") {
+        Err(e @ CommError::StaleSession { .. }) => {
+            let text = e.to_string();
+            expect(
+                text.contains(&format!("epoch {e1}")) && text.contains(&format!("epoch {e2}")),
+                &format!("stale session named with the live one: {text}"),
+            )?;
+        }
+        Err(e) => return Err(format!("group of a finalized session gave {e}")),
+        Ok(_) => return Err("a group of a finalized session made a communicator".into()),
+    }
     ok("finalize 2", s2.finalize())?;
     let s3 = ok("re-init", Session::init(opts()))?;
     expect(s3.epoch() == 5, "re-init epoch")?;
@@ -269,10 +293,29 @@ fn launcher_sets() -> R {
 }
 
 /// Sessions only, no universe: the runtime is parked after each finalize and left at exit.
+/// A group kept from an earlier epoch is refused after re-init, naming both epochs.
 fn sessions_only() -> R {
+    let mut kept: Option<ibdyn::Group> = None;
     for round in 1..=3u64 {
         let mut s = ok("init", Session::init(opts()))?;
         expect(s.epoch() == round, "epoch of a session-only process")?;
+        if let Some(old) = &kept {
+            for (what, r) in [
+                ("create_comm", old.create_comm("app.round").map(|_| ())),
+                (
+                    "intercomm_from_groups",
+                    intercomm_from_groups(old, 0, old, 0, "app.round").map(|_| ()),
+                ),
+            ] {
+                match r {
+                    Err(CommError::StaleSession { epoch, live })
+                        if epoch == round - 1 && live == format!("epoch {round}") => {}
+                    Err(e) => return Err(format!("stale group ({what}) gave {e}")),
+                    Ok(()) => return Err(format!("a stale group made a communicator ({what})")),
+                }
+            }
+        }
+        kept = Some(ok("kept group", s.group_from_pset(PSET_WORLD))?);
         queries(&s, 4)?;
         let c = ok(
             "create_comm",
