@@ -32,7 +32,8 @@ pub fn comm_from_group(group: &Group, tag: &str) -> Result<Communicator> {
     let seq = process::next_group_seq(key, tag);
     let ext = context::extended(&[&sorted], tag, seq);
     let digest = digest(&[group], &[], tag, seq);
-    agree(&eng, me, group.members(), tag, seq, digest)?;
+    let epoch = session_epoch(group);
+    agree(&eng, me, group.members(), (tag, seq, epoch), digest)?;
     let ctx = claim(ext, tag)?;
     Communicator::new(eng, ctx, group.clone(), None, me)
 }
@@ -79,9 +80,15 @@ pub fn intercomm_from_groups(
     let ext = context::extended(&[&sa, &sb], tag, seq);
     let digest = digest(&[a, b], &[la, lb], tag, seq);
     let everyone = local.union(remote);
-    agree(&eng, me, everyone.members(), tag, seq, digest)?;
+    let epoch = session_epoch(local);
+    agree(&eng, me, everyone.members(), (tag, seq, epoch), digest)?;
     let ctx = claim(ext, tag)?;
     Communicator::new(eng, ctx, local.clone(), Some(remote.clone()), me)
+}
+
+/// The init epoch of the session `g` came from (the latest init if it came from none).
+fn session_epoch(g: &Group) -> u64 {
+    g.session().unwrap_or_else(process::current_epoch)
 }
 
 fn check_members(group: &Group, what: &str, me: Gpid) -> Result<()> {
@@ -126,7 +133,10 @@ fn claim(ext: ExtContextId, tag: &str) -> Result<u64> {
     Ok(wire)
 }
 
-/// The agreement message: the sender, its digest, its sequence number and epoch.
+/// The agreement message: the sender, its digest, its sequence number and the init epoch of
+/// its session. A member whose exchange fails sends the same message again under its
+/// withdrawal tag, so that a member arriving later refuses the stale part instead of
+/// making a communicator the withdrawn member does not have.
 const MSG_LEN: usize = 8 + 16 + 8 + 8;
 
 /// The tag a member's agreement message carries: its process id, so each expected member is
@@ -135,24 +145,30 @@ fn sender_tag(g: Gpid) -> i32 {
     (context::derive(g.to_u64(), 7) >> 33) as i32
 }
 
+/// The tag of a member's withdrawal.
+fn withdraw_tag(g: Gpid) -> i32 {
+    (context::derive(g.to_u64(), 8) >> 33) as i32
+}
+
+/// What identifies one exchange: the tag, the sequence number and this member's epoch.
+type Exchange<'a> = (&'a str, u64, u64);
+
 /// Every member sends its digest to every other member and checks theirs, within the
-/// process's group timeout. Names the first member that disagrees or does not answer.
+/// process's group timeout. Names the first member that disagrees, withdrew or does not
+/// answer; on failure this member withdraws its own part.
 fn agree(
     eng: &Rc<RefCell<Engine>>,
     me: Gpid,
     members: &[Gpid],
-    tag: &str,
-    seq: u64,
+    ex: Exchange<'_>,
     digest: u128,
 ) -> Result<()> {
     if members.len() == 1 {
         return Ok(());
     }
-    let timeout = process::group_timeout();
-    let deadline = Instant::now() + timeout;
+    let (tag, seq, epoch) = ex;
     let ctx = ExtContextId::check_wire(tag, seq);
     let check = Communicator::new(eng.clone(), ctx, Group::new(members.to_vec()), None, me)?;
-    let epoch = process::current_epoch();
     let mut mine = Vec::with_capacity(MSG_LEN);
     mine.extend_from_slice(&me.to_u64().to_le_bytes());
     mine.extend_from_slice(&digest.to_le_bytes());
@@ -164,9 +180,27 @@ fn agree(
         .enumerate()
         .filter(|&(_, g)| g != me)
         .collect();
+    let result = exchange(&check, &others, members.len(), &mine, ex, digest);
+    if result.is_err() {
+        withdraw(&check, &others, &mine);
+    }
+    result
+}
+
+fn exchange(
+    check: &Communicator,
+    others: &[(usize, Gpid)],
+    n_members: usize,
+    mine: &[u8],
+    (tag, seq, epoch): Exchange<'_>,
+    digest: u128,
+) -> Result<()> {
+    let me = Gpid::from_u64(u64::from_le_bytes(mine[..8].try_into().expect("8 bytes")));
+    let timeout = process::group_timeout();
+    let deadline = Instant::now() + timeout;
     let mut sends = Vec::with_capacity(others.len());
-    for &(r, _) in &others {
-        sends.push(Some(check.isend(&mine, r as i32, sender_tag(me))?));
+    for &(r, _) in others {
+        sends.push(Some(check.isend(mine, r as i32, sender_tag(me))?));
     }
     // Each member's message is taken once it has arrived (probe, then a receive that
     // completes at once) and checked then, so a disagreement is reported without waiting
@@ -175,6 +209,7 @@ fn agree(
     let mut heard = vec![false; others.len()];
     loop {
         for (i, &(_, g)) in others.iter().enumerate() {
+            check_withdrawn(check, g, digest, tag)?;
             if heard[i] || check.iprobe(ANY_SOURCE, sender_tag(g))?.is_none() {
                 continue;
             }
@@ -210,7 +245,7 @@ fn agree(
                      this communicator with the same group, tag and number of earlier \
                      communicators of that group and tag: this process is at #{seq})",
                     missing.len(),
-                    members.len(),
+                    n_members,
                     timeout.as_secs_f64(),
                     missing.join(", ")
                 ),
@@ -218,7 +253,69 @@ fn agree(
         }
         std::thread::yield_now();
     }
+    // A withdrawal that came with (or right after) a member's part counts too.
+    for &(_, g) in others {
+        check_withdrawn(check, g, digest, tag)?;
+    }
     Ok(())
+}
+
+/// Refuses the exchange if `g` has withdrawn its part of it (the same digest); a withdrawal
+/// of another exchange that shares this context (another group, same tag and number) is
+/// dropped.
+fn check_withdrawn(check: &Communicator, g: Gpid, digest: u128, tag: &str) -> Result<()> {
+    while check.iprobe(ANY_SOURCE, withdraw_tag(g))?.is_some() {
+        let mut buf = [0u8; MSG_LEN];
+        check.recv(&mut buf, ANY_SOURCE, withdraw_tag(g))?;
+        let w = Part::parse(&buf);
+        if w.from == g && w.digest == digest {
+            return Err(CommError::StalePeer {
+                tag: tag.to_string(),
+                peer: g.to_string(),
+                epoch: w.epoch,
+                seq: w.seq,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A member's part of an exchange, as sent (and as withdrawn).
+struct Part {
+    from: Gpid,
+    digest: u128,
+    seq: u64,
+    epoch: u64,
+}
+
+impl Part {
+    fn parse(buf: &[u8; MSG_LEN]) -> Part {
+        let word = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+        Part {
+            from: Gpid::from_u64(word(0)),
+            digest: u128::from_le_bytes(buf[8..24].try_into().expect("16 bytes")),
+            seq: word(24),
+            epoch: word(32),
+        }
+    }
+}
+
+/// How long a failing member tries to get its withdrawal out.
+const WITHDRAW_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Tells every other member that this member's part of the exchange is withdrawn (bounded;
+/// a member that can not be reached is left: it fails on its own timeout).
+fn withdraw(check: &Communicator, others: &[(usize, Gpid)], mine: &[u8]) {
+    let me = Gpid::from_u64(u64::from_le_bytes(mine[..8].try_into().expect("8 bytes")));
+    let mut sends: Vec<_> = others
+        .iter()
+        .filter_map(|&(r, _)| check.isend(mine, r as i32, withdraw_tag(me)).ok())
+        .collect();
+    let deadline = Instant::now() + WITHDRAW_BOUND;
+    while !sends.is_empty() && Instant::now() < deadline {
+        sends.retain_mut(|s| matches!(s.test(), Ok(None)));
+        std::thread::yield_now();
+    }
 }
 
 /// Checks a member's agreement message against this process's view.
@@ -231,10 +328,12 @@ fn compare(
     seq: u64,
     epoch: u64,
 ) -> Result<()> {
-    let word = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
-    let from = Gpid::from_u64(word(0));
-    let theirs = u128::from_le_bytes(buf[8..24].try_into().expect("16 bytes"));
-    let (their_seq, their_epoch) = (word(24), word(32));
+    let Part {
+        from,
+        digest: theirs,
+        seq: their_seq,
+        epoch: their_epoch,
+    } = Part::parse(buf);
     if from == expected && theirs == digest {
         return Ok(());
     }

@@ -168,6 +168,8 @@ fn run() -> R {
         match g.create_comm("app.missing") {
             Err(CommError::GroupMismatch { detail, .. })
                 if detail.contains("did not take part") && detail.contains("rank 2") => {}
+            // The other one gave up first and withdrew its part.
+            Err(CommError::StalePeer { .. }) => {}
             Err(e) => return Err(format!("missing member gave {e}")),
             Ok(_) => return Err("a group with a missing member made a communicator".into()),
         }
@@ -328,10 +330,62 @@ fn sessions_only() -> R {
     Ok(())
 }
 
+/// Run with 2 processes. Rank 1 fails to create a communicator (rank 0 is not there yet:
+/// a short timeout), finalizes and re-initialises (epoch 2); rank 0 (still in epoch 1)
+/// then creates the same communicator and must refuse rank 1's stale part, naming its
+/// epoch, instead of making a communicator rank 1 does not have.
+fn stale_peer() -> R {
+    let short = SessionOptions {
+        group_timeout: Duration::from_secs(1),
+    };
+    let first = ok("init", Session::init(opts()))?;
+    let wg = ok("group", first.group_from_pset(PSET_WORLD))?;
+    let me = ok("group SELF", first.group_from_pset(PSET_SELF))?.members()[0];
+    let rank = wg.rank_of(me).ok_or("I am not in WORLD")?;
+    expect(wg.size() == 2, "run with -n 2")?;
+    let s = if rank == 1 {
+        let mut s = first;
+        let mut quick = ok("init short", Session::init(short))?;
+        match ok("group", quick.group_from_pset(PSET_WORLD))?.create_comm("app.stale") {
+            Err(CommError::GroupMismatch { detail, .. })
+                if detail.contains("did not take part") => {}
+            Err(e) => return Err(format!("lone create_comm gave {e}")),
+            Ok(_) => return Err("a communicator without rank 0".into()),
+        }
+        ok("finalize short", quick.finalize())?;
+        ok("finalize", s.finalize())?;
+        s = ok("re-init", Session::init(opts()))?;
+        expect(s.epoch() == 3, "re-init epoch")?;
+        s
+    } else {
+        first
+    };
+    // Both meet here: rank 1's withdrawn part is at rank 0 by now.
+    let sync = ok(
+        "create_comm sync",
+        ok("group", s.group_from_pset(PSET_WORLD))?.create_comm("app.sync"),
+    )?;
+    if rank == 0 {
+        match ok("group", s.group_from_pset(PSET_WORLD))?.create_comm("app.stale") {
+            Err(CommError::StalePeer {
+                epoch: 2,
+                seq: 0,
+                peer,
+                ..
+            }) if peer.contains("rank 1") => {}
+            Err(e) => return Err(format!("stale part gave {e}")),
+            Ok(_) => return Err("a communicator from a withdrawn (stale) part".into()),
+        }
+    }
+    ok("barrier", sync.barrier())?;
+    Ok(())
+}
+
 fn main() {
     let r = match std::env::args().nth(1).as_deref() {
         Some("sessions-only") => sessions_only(),
         Some("launcher-sets") => launcher_sets(),
+        Some("stale-peer") => stale_peer(),
         _ => run(),
     };
     match r {
