@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::group::Group;
+use crate::local_ids::{self, WireIds};
 use crate::matching::ANY_SOURCE;
 use crate::process;
 use std::cell::RefCell;
@@ -33,9 +34,11 @@ pub fn comm_from_group(group: &Group, tag: &str) -> Result<Communicator> {
     let ext = context::extended(&[&sorted], tag, seq);
     let digest = digest(&[group], &[], tag, seq);
     let epoch = session_epoch(group);
-    agree(&eng, me, group.members(), (tag, seq, epoch), digest)?;
+    let mine = local_ids::allocate(process::context_taken)?;
+    let ids = agree(&eng, me, group.members(), (tag, seq, epoch), digest, mine)?;
     let ctx = claim(ext, tag)?;
-    Communicator::new(eng, ctx, group.clone(), None, me)
+    let wire = WireIds::new(mine, ids)?;
+    Communicator::from_groups(eng, ctx, wire, group.clone(), None, me)
 }
 
 /// MPI_Intercomm_create_from_groups: an intercommunicator between `local` (this process's
@@ -81,9 +84,25 @@ pub fn intercomm_from_groups(
     let digest = digest(&[a, b], &[la, lb], tag, seq);
     let everyone = local.union(remote);
     let epoch = session_epoch(local);
-    agree(&eng, me, everyone.members(), (tag, seq, epoch), digest)?;
+    let mine = local_ids::allocate(process::context_taken)?;
+    let ids = agree(
+        &eng,
+        me,
+        everyone.members(),
+        (tag, seq, epoch),
+        digest,
+        mine,
+    )?;
     let ctx = claim(ext, tag)?;
-    Communicator::new(eng, ctx, local.clone(), Some(remote.clone()), me)
+    // The peers of an intercommunicator are the remote group's members, by remote rank.
+    let peers = remote
+        .members()
+        .iter()
+        .map(|p| everyone.rank_of(*p).map(|i| ids[i]))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| CommError::InvalidArgument("remote member missing".into()))?;
+    let wire = WireIds::new(mine, peers)?;
+    Communicator::from_groups(eng, ctx, wire, local.clone(), Some(remote.clone()), me)
 }
 
 /// The init epoch of the session `g` came from (the latest init if it came from none).
@@ -133,11 +152,12 @@ fn claim(ext: ExtContextId, tag: &str) -> Result<u64> {
     Ok(wire)
 }
 
-/// The agreement message: the sender, its digest, its sequence number and the init epoch of
-/// its session. A member whose exchange fails sends the same message again under its
+/// The agreement message: the sender, its digest, its sequence number, the init epoch of
+/// its session and its local context id for the communicator (see `local_ids`: first
+/// contact). A member whose exchange fails sends the same message again under its
 /// withdrawal tag, so that a member arriving later refuses the stale part instead of
 /// making a communicator the withdrawn member does not have.
-const MSG_LEN: usize = 8 + 16 + 8 + 8;
+const MSG_LEN: usize = 8 + 16 + 8 + 8 + 8;
 
 /// The tag a member's agreement message carries: its process id, so each expected member is
 /// received by name and a message of anyone else waits for its own exchange.
@@ -155,16 +175,18 @@ type Exchange<'a> = (&'a str, u64, u64);
 
 /// Every member sends its digest to every other member and checks theirs, within the
 /// process's group timeout. Names the first member that disagrees, withdrew or does not
-/// answer; on failure this member withdraws its own part.
+/// answer; on failure this member withdraws its own part. Returns every member's local
+/// context id (`local`: this process's), in the order of `members`.
 fn agree(
     eng: &Rc<RefCell<Engine>>,
     me: Gpid,
     members: &[Gpid],
     ex: Exchange<'_>,
     digest: u128,
-) -> Result<()> {
+    local: u64,
+) -> Result<Vec<u64>> {
     if members.len() == 1 {
-        return Ok(());
+        return Ok(vec![local]);
     }
     let (tag, seq, epoch) = ex;
     let ctx = ExtContextId::check_wire(tag, seq);
@@ -174,6 +196,7 @@ fn agree(
     mine.extend_from_slice(&digest.to_le_bytes());
     mine.extend_from_slice(&seq.to_le_bytes());
     mine.extend_from_slice(&epoch.to_le_bytes());
+    mine.extend_from_slice(&local.to_le_bytes());
     let others: Vec<(usize, Gpid)> = members
         .iter()
         .copied()
@@ -181,10 +204,19 @@ fn agree(
         .filter(|&(_, g)| g != me)
         .collect();
     let result = exchange(&check, &others, members.len(), &mine, ex, digest);
-    if result.is_err() {
-        withdraw(&check, &others, &mine);
+    match result {
+        Ok(theirs) => {
+            let mut ids = vec![local; members.len()];
+            for (&(r, _), id) in others.iter().zip(theirs) {
+                ids[r] = id;
+            }
+            Ok(ids)
+        }
+        Err(e) => {
+            withdraw(&check, &others, &mine);
+            Err(e)
+        }
     }
-    result
 }
 
 fn exchange(
@@ -194,7 +226,7 @@ fn exchange(
     mine: &[u8],
     (tag, seq, epoch): Exchange<'_>,
     digest: u128,
-) -> Result<()> {
+) -> Result<Vec<u64>> {
     let me = Gpid::from_u64(u64::from_le_bytes(mine[..8].try_into().expect("8 bytes")));
     let timeout = process::group_timeout();
     let deadline = Instant::now() + timeout;
@@ -207,6 +239,7 @@ fn exchange(
     // for the rest; a message of a process this one does not expect stays for its own
     // exchange.
     let mut heard = vec![false; others.len()];
+    let mut ids = vec![0u64; others.len()];
     loop {
         for (i, &(_, g)) in others.iter().enumerate() {
             check_withdrawn(check, g, digest, tag)?;
@@ -216,7 +249,7 @@ fn exchange(
             let mut buf = [0u8; MSG_LEN];
             check.recv(&mut buf, ANY_SOURCE, sender_tag(g))?;
             heard[i] = true;
-            compare(&buf, g, me, digest, tag, seq, epoch)?;
+            ids[i] = compare(&buf, g, me, digest, tag, seq, epoch)?;
         }
         let mut pending = heard.iter().any(|h| !h);
         for s in sends.iter_mut() {
@@ -257,7 +290,7 @@ fn exchange(
     for &(_, g) in others {
         check_withdrawn(check, g, digest, tag)?;
     }
-    Ok(())
+    Ok(ids)
 }
 
 /// Refuses the exchange if `g` has withdrawn its part of it (the same digest); a withdrawal
@@ -286,6 +319,7 @@ struct Part {
     digest: u128,
     seq: u64,
     epoch: u64,
+    local: u64,
 }
 
 impl Part {
@@ -296,6 +330,7 @@ impl Part {
             digest: u128::from_le_bytes(buf[8..24].try_into().expect("16 bytes")),
             seq: word(24),
             epoch: word(32),
+            local: word(40),
         }
     }
 }
@@ -318,7 +353,8 @@ fn withdraw(check: &Communicator, others: &[(usize, Gpid)], mine: &[u8]) {
     }
 }
 
-/// Checks a member's agreement message against this process's view.
+/// Checks a member's agreement message against this process's view; returns the member's
+/// local context id.
 fn compare(
     buf: &[u8; MSG_LEN],
     expected: Gpid,
@@ -327,15 +363,16 @@ fn compare(
     tag: &str,
     seq: u64,
     epoch: u64,
-) -> Result<()> {
+) -> Result<u64> {
     let Part {
         from,
         digest: theirs,
         seq: their_seq,
         epoch: their_epoch,
+        local,
     } = Part::parse(buf);
     if from == expected && theirs == digest {
-        return Ok(());
+        return Ok(local);
     }
     Err(CommError::GroupMismatch {
         tag: tag.to_string(),

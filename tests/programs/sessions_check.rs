@@ -381,11 +381,96 @@ fn stale_peer() -> R {
     Ok(())
 }
 
+/// Run with 4 processes. Many communicators from groups with one tag (every subset of two
+/// or more processes, twice, and intercommunicators between the halves): a message sent on
+/// each reaches that communicator only. All messages go out before any is received, and
+/// they are received in the opposite order, so a shared context would deliver one
+/// communicator's message to another.
+fn same_tag() -> R {
+    const TAG: &str = "app.same";
+    let s = ok("init", Session::init(opts()))?;
+    let wg = ok("group", s.group_from_pset(PSET_WORLD))?;
+    let me = ok("group SELF", s.group_from_pset(PSET_SELF))?.members()[0];
+    let rank = wg.rank_of(me).ok_or("I am not in WORLD")? as i64;
+    expect(wg.size() == 4, "run with -n 4")?;
+    let mut intra = Vec::new();
+    let mut index = 0i64;
+    for _round in 0..2 {
+        for mask in 1u32..16 {
+            if mask.count_ones() < 2 {
+                continue;
+            }
+            let ranks: Vec<i64> = (0..4).filter(|r| mask >> r & 1 == 1).collect();
+            if ranks.contains(&rank) {
+                let g = ok("incl", wg.incl(&ranks))?;
+                intra.push((index, ok("create_comm", g.create_comm(TAG))?));
+            }
+            index += 1;
+        }
+    }
+    let (lo, hi) = (ok("lo", wg.incl(&[0, 1]))?, ok("hi", wg.incl(&[2, 3]))?);
+    let (local, remote) = if rank < 2 { (&lo, &hi) } else { (&hi, &lo) };
+    let mut inter = Vec::new();
+    for _ in 0..2 {
+        inter.push((
+            index,
+            ok("intercomm", intercomm_from_groups(local, 0, remote, 0, TAG))?,
+        ));
+        index += 1;
+    }
+    for (i, c) in &intra {
+        for d in (0..c.size()).filter(|&d| d != c.rank()) {
+            ok("send", c.process_at_rank(d).send(&[*i, rank][..]))?;
+        }
+    }
+    for (i, c) in &inter {
+        for d in 0..c.remote_size() {
+            ok("inter send", c.process_at_rank(d).send(&[*i, rank][..]))?;
+        }
+    }
+    for (i, c) in inter.iter().rev() {
+        for src in (0..c.remote_size()).rev() {
+            let mut got = [0i64; 2];
+            ok(
+                "inter recv",
+                c.process_at_rank(src).receive_into(&mut got[..]),
+            )?;
+            expect(
+                got[0] == *i,
+                &format!("intercomm #{i} got #{}'s message", got[0]),
+            )?;
+        }
+    }
+    for (i, c) in intra.iter().rev() {
+        for src in (0..c.size()).rev().filter(|&d| d != c.rank()) {
+            let mut got = [0i64; 2];
+            ok("recv", c.process_at_rank(src).receive_into(&mut got[..]))?;
+            expect(
+                got[0] == *i,
+                &format!("communicator #{i} got #{}'s message", got[0]),
+            )?;
+            let want = c.group().members()[src as usize];
+            expect(
+                wg.rank_of(want) == Some(got[1] as usize),
+                &format!("communicator #{i}: the sender"),
+            )?;
+        }
+        // The collective context too.
+        let n = c.size() as i64;
+        expect(
+            sum_of_ranks(c, "allreduce")? == n * (n - 1) / 2,
+            &format!("communicator #{i}: allreduce"),
+        )?;
+    }
+    Ok(())
+}
+
 fn main() {
     let r = match std::env::args().nth(1).as_deref() {
         Some("sessions-only") => sessions_only(),
         Some("launcher-sets") => launcher_sets(),
         Some("stale-peer") => stale_peer(),
+        Some("same-tag") => same_tag(),
         _ => run(),
     };
     match r {
