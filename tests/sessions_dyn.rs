@@ -246,6 +246,20 @@ fn ibdyn_resize_under_a_dvm() {
 }
 
 #[test]
+fn jobs_of_a_dvm_naming_a_set_alike_keep_their_own() {
+    let p = prog();
+    let s = Scratch::new("named-dvm");
+    let mut dvm = common::dvm::Dvm::start(&s, 2);
+    // One after the other, so the first job's set is in the registry when the second names
+    // its own alike.
+    for def in ["app://x=0", "app://x=1-2"] {
+        let out = dvm.run(&["-n", "3", "--pset", def, &p, "named"]);
+        assert_lines(&out, &[("named", 3)], true, def);
+    }
+    dvm.stop();
+}
+
+#[test]
 fn ibdyn_resize_refuses_what_it_cannot_do() {
     let s = Scratch::new("resize-bad");
     // Nothing runs.

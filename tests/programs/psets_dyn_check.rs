@@ -411,6 +411,38 @@ fn resize() -> R {
     Ok(())
 }
 
+/// Run with `--pset app://x=RANKS` in jobs of one DVM that define `app://x` differently:
+/// the registry keeps each job's set apart, so an op on it sees this job's members, and
+/// data set on it stays with this job. Each rank prints `named ok`.
+fn named() -> R {
+    let s = session()?;
+    let me = world_rank(&s)?;
+    let mine = ok("group x", s.group_from_pset("app://x"))?;
+    let u = ok(
+        "union",
+        s.pset_create_op(PsetOp::Union, "app://x", "app://x"),
+    )?;
+    let got = ok("group of union", s.group_from_pset(&u))?;
+    expect(
+        got.members() == mine.members(),
+        &format!("op on this job's app://x: {got:?} vs {mine:?}"),
+    )?;
+    let tag = format!("{:?}", mine.members());
+    if me == 0 {
+        ok("set data", s.set_pset_data("app://x", &[("def", &tag)]))?;
+    }
+    let kv = ok(
+        "get data",
+        s.get_pset_data(PSET_WORLD, "app://x", &["def"], true),
+    )?;
+    expect(
+        kv[0].1 == tag,
+        &format!("data of this job's app://x: {:?}", kv[0].1),
+    )?;
+    println!("psets_dyn_check: named ok");
+    Ok(())
+}
+
 fn main() {
     let what = std::env::args().nth(1).unwrap_or_default();
     let r = match what.as_str() {
@@ -421,6 +453,7 @@ fn main() {
         "stuck" => stuck(),
         "death" => death(),
         "resize" => resize(),
+        "named" => named(),
         other => Err(format!("unknown scenario {other:?}")),
     };
     if let Err(e) = r {

@@ -83,9 +83,24 @@ pub(crate) struct PsetRegistry {
 
 fn desc(name: &str, e: &SetEntry) -> PsetDesc {
     PsetDesc {
-        name: name.to_string(),
+        name: unscoped(name).to_string(),
         members: e.members.clone(),
-        origin: e.origin.clone(),
+        origin: e
+            .origin
+            .as_ref()
+            .map(|(op, ins)| (*op, ins.iter().map(|i| unscoped(i).to_string()).collect())),
+    }
+}
+
+/// Marks a set a job named itself (on the launcher: `--pset`) in its registered name:
+/// `ibdyn://jobJ/named/NAME`, so two jobs may name different sets alike.
+const NAMED: &str = "/named/";
+
+/// The name a job knows a registered set by.
+fn unscoped(key: &str) -> &str {
+    match key.split_once(NAMED) {
+        Some((job, name)) if job.starts_with("ibdyn://job") => name,
+        _ => key,
     }
 }
 
@@ -154,23 +169,29 @@ impl PsetRegistry {
                 });
                 Ok(name)
             }
-            n if self.sets.contains_key(n) => Ok(n.to_string()),
-            n => match &s.members {
-                Some(m) => {
-                    self.sets.insert(
-                        n.to_string(),
-                        SetEntry {
-                            members: m.clone(),
-                            origin: None,
-                            data: BTreeMap::new(),
-                        },
-                    );
-                    Ok(n.to_string())
+            // A set the caller's job named (sent with its members): kept per job.
+            n if s.members.is_some() || !self.sets.contains_key(n) => {
+                let root = *self.lineage.get(&c.who.0).unwrap_or(&c.who.0);
+                let key = format!("ibdyn://job{root}{NAMED}{n}");
+                match (&s.members, self.sets.contains_key(&key)) {
+                    (_, true) => Ok(key),
+                    (Some(m), false) => {
+                        self.sets.insert(
+                            key.clone(),
+                            SetEntry {
+                                members: m.clone(),
+                                origin: None,
+                                data: BTreeMap::new(),
+                            },
+                        );
+                        Ok(key)
+                    }
+                    (None, false) => Err(format!(
+                        "unknown process set {n} (not predefined and not made by any op)"
+                    )),
                 }
-                None => Err(format!(
-                    "unknown process set {n} (not predefined and not made by any op)"
-                )),
-            },
+            }
+            n => Ok(n.to_string()),
         }
     }
 
@@ -742,6 +763,39 @@ mod tests {
             .request(&op(PsetOp::Union, &["app://nope"], 0), &c, &mut acts)
             .unwrap_err();
         assert!(e.contains("unknown process set app://nope"), "{e}");
+    }
+
+    #[test]
+    fn sets_jobs_named_alike_stay_apart() {
+        let sizes = |j: u32| (j == 1 || j == 2).then_some(4);
+        let mut reg = PsetRegistry::new(64);
+        let mut acts = Vec::new();
+        let x = |job: u32, ranks: &[u32]| SetRef {
+            name: "app://x".into(),
+            members: Some(ranks.iter().map(|&r| (job, r)).collect()),
+        };
+        for (job, ranks) in [(1, vec![0, 2]), (2, vec![1, 3])] {
+            let c = caller(&sizes, (job, 0));
+            let req = PsetRequest::Op {
+                op: PsetOp::Union,
+                inputs: vec![x(job, &ranks)],
+                n: 0,
+            };
+            let u = made(reg.request(&req, &c, &mut acts)).remove(0);
+            let want: Vec<Member> = ranks.iter().map(|&r| (job, r)).collect();
+            assert_eq!(u.members, want, "job {job}");
+            assert_eq!(u.origin, Some((PsetOp::Union, vec!["app://x".into()])));
+            // Named again without members: still the job's own set.
+            let look = PsetRequest::Lookup {
+                set: SetRef::named("app://x"),
+            };
+            match reg.request(&look, &c, &mut acts) {
+                Ok(PsetReply::Set(d)) => {
+                    assert_eq!((d.name.as_str(), d.members), ("app://x", want))
+                }
+                other => panic!("job {job}: {other:?}"),
+            }
+        }
     }
 
     #[test]
