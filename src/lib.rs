@@ -58,7 +58,10 @@ mod intra;
 mod partition;
 mod point_to_point;
 mod pset;
+mod pset_ops;
+mod res_change;
 mod session;
+mod session_live;
 mod universe;
 
 pub use collective::{
@@ -83,6 +86,8 @@ pub use intra::IntraCommunicator;
 pub use partition::{Partition, PartitionMut};
 pub use point_to_point::{AnyProcess, Process, Source};
 pub use pset::{SELF as PSET_SELF, WORLD as PSET_WORLD};
+pub use pset_ops::{ChangeState, PsetChange, PsetOp, PsetOpOptions, PsetRequest, DYNAMIC_SCHEME};
+pub use res_change::{ResChange, NEW_MAIN_KEY};
 pub use session::{PsetInfo, Session, SessionOptions};
 pub use universe::Universe;
 

@@ -5,6 +5,7 @@
 use crate::pset::{self, SELF, WORLD};
 use crate::{CommError, Gpid, Group, Result};
 use ibdyn_intercomm::process;
+use std::cell::RefCell;
 use std::time::Duration;
 
 /// How a session is started (MPI_Session_init's info).
@@ -39,8 +40,9 @@ pub struct PsetInfo {
 pub struct Session {
     me: Gpid,
     epoch: u64,
-    /// Set names and members; indices never move.
-    psets: Vec<(String, Group)>,
+    /// Set names and members; indices never move (sets the daemons made are appended as
+    /// this session learns them).
+    psets: RefCell<Vec<(String, Group)>>,
     finalized: bool,
 }
 
@@ -59,10 +61,11 @@ impl Session {
         match built {
             Ok(psets) => {
                 process::set_group_timeout(opts.group_timeout);
+                crate::session_live::started(start.epoch);
                 Ok(Session {
                     me: start.me,
                     epoch: start.epoch,
-                    psets,
+                    psets: RefCell::new(psets),
                     finalized: false,
                 })
             }
@@ -90,7 +93,7 @@ impl Session {
         Ok(psets)
     }
 
-    fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.finalized {
             Err(CommError::SessionFinalized)
         } else {
@@ -107,37 +110,66 @@ impl Session {
     /// How many process sets the session knows (MPI_Session_get_num_psets).
     pub fn num_psets(&self) -> Result<usize> {
         self.check()?;
-        Ok(self.psets.len())
+        Ok(self.psets.borrow().len())
     }
 
     /// The name of the `index`-th process set (MPI_Session_get_nth_pset).
     pub fn nth_pset(&self, index: usize) -> Result<String> {
         self.check()?;
-        self.psets
+        let psets = self.psets.borrow();
+        psets
             .get(index)
             .map(|(n, _)| n.clone())
             .ok_or(CommError::PsetIndex {
                 index,
-                count: self.psets.len(),
+                count: psets.len(),
             })
     }
 
-    fn find(&self, name: &str) -> Result<&Group> {
-        self.check()?;
-        pset::check_name(name)?;
-        self.psets
+    /// This process.
+    pub(crate) fn me(&self) -> Gpid {
+        self.me
+    }
+
+    /// The members of a set this session knows already, if it does.
+    pub(crate) fn known(&self, name: &str) -> Option<Group> {
+        let psets = self.psets.borrow();
+        psets
             .iter()
             .find(|(n, _)| n == name)
-            .map(|(_, g)| g)
-            .ok_or_else(|| CommError::UnknownPset {
-                name: name.to_string(),
-                known: self
-                    .psets
-                    .iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            })
+            .map(|(_, g)| g.clone())
+    }
+
+    /// Adds a set the daemons made (kept where it is if already known).
+    pub(crate) fn learn(&self, name: &str, group: Group) {
+        if self.known(name).is_none() {
+            self.psets.borrow_mut().push((name.to_string(), group));
+        }
+    }
+
+    /// A set by name: one this session knows, else one the daemons made (learnt now).
+    /// The group carries this session's epoch.
+    fn find(&self, name: &str) -> Result<Group> {
+        self.check()?;
+        pset::check_name(name)?;
+        if let Some(g) = self.known(name) {
+            return Ok(g.of_session(self.epoch));
+        }
+        if crate::pset_ops::lookup(self, name)? {
+            if let Some(g) = self.known(name) {
+                return Ok(g.of_session(self.epoch));
+            }
+        }
+        Err(CommError::UnknownPset {
+            name: name.to_string(),
+            known: self
+                .psets
+                .borrow()
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
     }
 
     /// What the session knows about the set `name` (MPI_Session_get_pset_info).
@@ -152,17 +184,19 @@ impl Session {
 
     /// The group of the set `name` (MPI_Group_from_session_pset).
     pub fn group_from_pset(&self, name: &str) -> Result<Group> {
-        self.find(name).cloned()
+        self.find(name)
     }
 
     /// Ends the session (MPI_Session_finalize): waits (bounded) for its queued messages to
     /// leave and gives up its claim on the runtime. Its communicators should be freed
-    /// first. Later calls on the session fail with `SessionFinalized`; dropping the session
-    /// finalises it too (logging an error instead of returning it).
+    /// first. Later calls on the session fail with `SessionFinalized`, and its groups are
+    /// refused with `StaleSession`; dropping the session finalises it too (logging an error
+    /// instead of returning it).
     pub fn finalize(&mut self) -> Result<()> {
         if std::mem::replace(&mut self.finalized, true) {
             return Err(CommError::SessionFinalized);
         }
+        crate::session_live::ended(self.epoch);
         process::session_release()
     }
 }

@@ -45,6 +45,26 @@ fn sessions_without_a_universe_reinit_and_leave_at_exit() {
 }
 
 #[test]
+fn a_stale_part_of_a_reinitialised_peer_is_refused() {
+    let prog = common::example_bin("sessions_check");
+    let p = prog.to_str().unwrap();
+    for nodes in ["1", "2"] {
+        let out = run(&["-n", "2", "--nodes", nodes, p, "stale-peer"]);
+        assert_all_passed(&out, 2, &format!("stale peer, {nodes} node(s)"));
+    }
+}
+
+#[test]
+fn many_communicators_from_groups_with_one_tag_never_share_a_context() {
+    let prog = common::example_bin("sessions_check");
+    let p = prog.to_str().unwrap();
+    for nodes in ["1", "2"] {
+        let out = run(&["-n", "4", "--nodes", nodes, p, "same-tag"]);
+        assert_all_passed(&out, 4, &format!("one tag, {nodes} node(s)"));
+    }
+}
+
+#[test]
 fn sets_named_on_the_launcher() {
     let prog = common::example_bin("sessions_check");
     let p = prog.to_str().unwrap();

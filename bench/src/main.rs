@@ -16,6 +16,9 @@ mod launch;
 mod netlab;
 mod pmi;
 mod report;
+mod res_change;
+mod res_timeline;
+mod session_init;
 
 use clap::{Parser, Subcommand};
 
@@ -53,6 +56,10 @@ enum Cmd {
     SpawnLatency(dynamic::Args),
     /// Back-to-back spawns per second, children alive until the end.
     SpawnRate(dynamic::Args),
+    /// Resource changes (seed 000 Table 1): grow/shrink a loop-based job every K iterations.
+    ResChange(res_change::Args),
+    /// Session::init, group_from_pset and create_comm, cold, re-init, and beside a universe.
+    SessionInit(session_init::Args),
     /// Intercommunicator merge latency, N children for N parents.
     Merge(dynamic::Args),
     /// Inter- against intra-communicator ping-pong.
@@ -73,6 +80,8 @@ fn main() {
         Cmd::Merge(a) => dynamic::run(dynamic::Which::Merge, a, cli.json),
         Cmd::IntercommLatency(a) => dynamic::run(dynamic::Which::IntercommLatency, a, cli.json),
         Cmd::IntercommColl(a) => intercomm_coll::run(a, cli.json),
+        Cmd::ResChange(a) => res_change::run(a, cli.json),
+        Cmd::SessionInit(a) => session_init::run(a, cli.json),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

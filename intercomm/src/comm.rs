@@ -6,6 +6,7 @@ use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::group::Group;
+use crate::local_ids::WireIds;
 use crate::matching::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::protocol::SendStart;
 use crate::reqs::{PostedRecv, Status};
@@ -23,6 +24,9 @@ const TAG_BARRIER: i32 = 0x7ff0_0005;
 struct CommInner {
     eng: Rc<RefCell<Engine>>,
     ctx: u64,
+    /// A communicator made from groups: the local context ids the packets carry (else
+    /// `ctx` itself, the same at every member).
+    wire: Option<WireIds>,
     local: Group,
     remote: Option<Group>,
     rank: u32,
@@ -36,6 +40,9 @@ struct CommInner {
 impl Drop for CommInner {
     fn drop(&mut self) {
         crate::process::context_released(self.ctx);
+        if let Some(w) = &self.wire {
+            crate::process::context_released(w.receive(false));
+        }
     }
 }
 
@@ -55,12 +62,40 @@ impl Communicator {
         remote: Option<Group>,
         me: Gpid,
     ) -> Result<Communicator> {
+        Self::build(eng, ctx, None, local, remote, me)
+    }
+
+    /// A communicator made from groups: `ctx` is the id the members agreed on (context_id,
+    /// and the seed of derived communicators); packets carry the ids of `wire`.
+    pub(crate) fn from_groups(
+        eng: Rc<RefCell<Engine>>,
+        ctx: u64,
+        wire: WireIds,
+        local: Group,
+        remote: Option<Group>,
+        me: Gpid,
+    ) -> Result<Communicator> {
+        Self::build(eng, ctx, Some(wire), local, remote, me)
+    }
+
+    fn build(
+        eng: Rc<RefCell<Engine>>,
+        ctx: u64,
+        wire: Option<WireIds>,
+        local: Group,
+        remote: Option<Group>,
+        me: Gpid,
+    ) -> Result<Communicator> {
         let rank = local.rank_of(me).ok_or_else(|| {
             CommError::InvalidArgument(format!("{me} is not a member of the group"))
         })? as u32;
+        if let Some(w) = &wire {
+            crate::process::context_in_use(w.receive(false));
+        }
         let inner = CommInner {
             eng,
             ctx,
+            wire,
             local,
             remote,
             rank,
@@ -120,6 +155,26 @@ impl Communicator {
         self.peer_group().get(r as i64)
     }
 
+    fn is_collective_view(&self) -> bool {
+        self.ctx & 1 == 1
+    }
+
+    /// The context id packets to rank `dest` of the peer group carry.
+    fn send_ctx(&self, dest: i32) -> Result<u64> {
+        match &self.inner.wire {
+            Some(w) => w.send(dest as usize, self.is_collective_view()),
+            None => Ok(self.ctx),
+        }
+    }
+
+    /// The context id packets to this process carry.
+    fn recv_ctx(&self) -> u64 {
+        match &self.inner.wire {
+            Some(w) => w.receive(self.is_collective_view()),
+            None => self.ctx,
+        }
+    }
+
     fn peer_group(&self) -> &Group {
         self.inner.remote.as_ref().unwrap_or(&self.inner.local)
     }
@@ -171,11 +226,12 @@ impl Communicator {
             ));
         }
         let to = self.gpid_of(dest)?;
-        let start =
-            self.inner
-                .eng
-                .borrow_mut()
-                .isend(self.ctx, self.inner.rank, to, dest, tag, buf)?;
+        let ctx = self.send_ctx(dest)?;
+        let start = self
+            .inner
+            .eng
+            .borrow_mut()
+            .isend(ctx, self.inner.rank, to, dest, tag, buf)?;
         Ok(match start {
             SendStart::Done(status) => Request::completed(self.inner.eng.clone(), status),
             SendStart::Pending(id) => Request::new(self.inner.eng.clone(), id),
@@ -226,11 +282,12 @@ impl Communicator {
             return Ok(());
         }
         let to = self.gpid_of(dest)?;
+        let ctx = self.send_ctx(dest)?;
         // Blocking, so no request object (the engine makes one only for a rendezvous).
         self.inner
             .eng
             .borrow_mut()
-            .send(self.ctx, self.inner.rank, to, dest, tag, buf)
+            .send(ctx, self.inner.rank, to, dest, tag, buf)
     }
 
     pub fn recv(&self, buf: &mut [u8], src: i32, tag: i32) -> Result<Status> {
@@ -253,7 +310,7 @@ impl Communicator {
         Ok(PostedRecv {
             buf: buf.as_mut_ptr(),
             cap: buf.len(),
-            ctx: self.ctx,
+            ctx: self.recv_ctx(),
             src,
             tag,
             peer,
@@ -290,7 +347,7 @@ impl Communicator {
         self.check_recv(src, tag)?;
         let mut eng = self.inner.eng.borrow_mut();
         eng.progress()?;
-        Ok(eng.iprobe(self.ctx, src, tag))
+        Ok(eng.iprobe(self.recv_ctx(), src, tag))
     }
 
     /// Blocks until a matching message has arrived and reports it.
@@ -298,7 +355,7 @@ impl Communicator {
         self.check()?;
         let peer = self.check_recv(src, tag)?;
         let mut found = None;
-        let ctx = self.ctx;
+        let ctx = self.recv_ctx();
         let mut eng = self.inner.eng.borrow_mut();
         let mut checks = 0u32;
         eng.wait_until(|e| {

@@ -91,9 +91,11 @@ pub fn extended(sides: &[&[u64]], tag: &str, seq: u64) -> ExtContextId {
 }
 
 impl ExtContextId {
-    /// The 64-bit id the packets carry (even: the low bit selects the collective context).
-    /// Deterministic, so every member maps the same extended id to the same wire id; a
-    /// collision with a live communicator is detected by the caller.
+    /// The 64-bit id every member agrees on (even: the low bit selects the collective
+    /// context): the communicator's `context_id` and the seed of the ids of communicators
+    /// derived from it. Deterministic, so every member maps the same extended id to the
+    /// same id; a collision with a live communicator is detected by the caller. Packets
+    /// carry the receiver's local id instead (see `local_ids`).
     pub fn wire(self) -> u64 {
         let (hi, lo) = ((self.0 >> 64) as u64, self.0 as u64);
         mix(hi ^ mix(lo ^ 0x0e7c_0000_0000_0001)) & !1

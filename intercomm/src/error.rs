@@ -48,6 +48,28 @@ pub enum CommError {
     MalformedPset { text: String, why: String },
     #[error("the session has been finalized: initialise a new one with Session::init")]
     SessionFinalized,
+    #[error(
+        "the groups come from two sessions (init epochs {first} and {second}): take every \
+         group of one call from the same session (group_from_pset of one Session)"
+    )]
+    MixedSessions { first: u64, second: u64 },
+    #[error(
+        "the group comes from the session of init epoch {epoch}, which has been finalized \
+         (live sessions: {live}): take the group again from a live session with group_from_pset"
+    )]
+    StaleSession { epoch: u64, live: String },
+    #[error(
+        "member {peer} sent its part of communicator {tag:?} (#{seq}) from its session of \
+         init epoch {epoch} and has withdrawn it since (it failed there, e.g. a member did \
+         not take part in time, and may have finalized and re-initialised since): its message is stale; create the \
+         communicator again on every member"
+    )]
+    StalePeer {
+        tag: String,
+        peer: String,
+        epoch: u64,
+        seq: u64,
+    },
     #[error("no session or universe is initialised in this process: call Session::init or ibdyn::initialize first")]
     NotInitialized,
     #[error("the members disagree about the group of communicator {tag:?}: {detail}")]

@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::group::Group;
+use crate::local_ids::{self, WireIds};
 use crate::matching::ANY_SOURCE;
 use crate::process;
 use std::cell::RefCell;
@@ -32,9 +33,12 @@ pub fn comm_from_group(group: &Group, tag: &str) -> Result<Communicator> {
     let seq = process::next_group_seq(key, tag);
     let ext = context::extended(&[&sorted], tag, seq);
     let digest = digest(&[group], &[], tag, seq);
-    agree(&eng, me, group.members(), tag, seq, digest)?;
+    let epoch = session_epoch(group);
+    let mine = local_ids::allocate(process::context_taken)?;
+    let ids = agree(&eng, me, group.members(), (tag, seq, epoch), digest, mine)?;
     let ctx = claim(ext, tag)?;
-    Communicator::new(eng, ctx, group.clone(), None, me)
+    let wire = WireIds::new(mine, ids)?;
+    Communicator::from_groups(eng, ctx, wire, group.clone(), None, me)
 }
 
 /// MPI_Intercomm_create_from_groups: an intercommunicator between `local` (this process's
@@ -79,9 +83,31 @@ pub fn intercomm_from_groups(
     let ext = context::extended(&[&sa, &sb], tag, seq);
     let digest = digest(&[a, b], &[la, lb], tag, seq);
     let everyone = local.union(remote);
-    agree(&eng, me, everyone.members(), tag, seq, digest)?;
+    let epoch = session_epoch(local);
+    let mine = local_ids::allocate(process::context_taken)?;
+    let ids = agree(
+        &eng,
+        me,
+        everyone.members(),
+        (tag, seq, epoch),
+        digest,
+        mine,
+    )?;
     let ctx = claim(ext, tag)?;
-    Communicator::new(eng, ctx, local.clone(), Some(remote.clone()), me)
+    // The peers of an intercommunicator are the remote group's members, by remote rank.
+    let peers = remote
+        .members()
+        .iter()
+        .map(|p| everyone.rank_of(*p).map(|i| ids[i]))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| CommError::InvalidArgument("remote member missing".into()))?;
+    let wire = WireIds::new(mine, peers)?;
+    Communicator::from_groups(eng, ctx, wire, local.clone(), Some(remote.clone()), me)
+}
+
+/// The init epoch of the session `g` came from (the latest init if it came from none).
+fn session_epoch(g: &Group) -> u64 {
+    g.session().unwrap_or_else(process::current_epoch)
 }
 
 fn check_members(group: &Group, what: &str, me: Gpid) -> Result<()> {
@@ -126,8 +152,12 @@ fn claim(ext: ExtContextId, tag: &str) -> Result<u64> {
     Ok(wire)
 }
 
-/// The agreement message: the sender, its digest, its sequence number and epoch.
-const MSG_LEN: usize = 8 + 16 + 8 + 8;
+/// The agreement message: the sender, its digest, its sequence number, the init epoch of
+/// its session and its local context id for the communicator (see `local_ids`: first
+/// contact). A member whose exchange fails sends the same message again under its
+/// withdrawal tag, so that a member arriving later refuses the stale part instead of
+/// making a communicator the withdrawn member does not have.
+const MSG_LEN: usize = 8 + 16 + 8 + 8 + 8;
 
 /// The tag a member's agreement message carries: its process id, so each expected member is
 /// received by name and a message of anyone else waits for its own exchange.
@@ -135,53 +165,91 @@ fn sender_tag(g: Gpid) -> i32 {
     (context::derive(g.to_u64(), 7) >> 33) as i32
 }
 
+/// The tag of a member's withdrawal.
+fn withdraw_tag(g: Gpid) -> i32 {
+    (context::derive(g.to_u64(), 8) >> 33) as i32
+}
+
+/// What identifies one exchange: the tag, the sequence number and this member's epoch.
+type Exchange<'a> = (&'a str, u64, u64);
+
 /// Every member sends its digest to every other member and checks theirs, within the
-/// process's group timeout. Names the first member that disagrees or does not answer.
+/// process's group timeout. Names the first member that disagrees, withdrew or does not
+/// answer; on failure this member withdraws its own part. Returns every member's local
+/// context id (`local`: this process's), in the order of `members`.
 fn agree(
     eng: &Rc<RefCell<Engine>>,
     me: Gpid,
     members: &[Gpid],
-    tag: &str,
-    seq: u64,
+    ex: Exchange<'_>,
     digest: u128,
-) -> Result<()> {
+    local: u64,
+) -> Result<Vec<u64>> {
     if members.len() == 1 {
-        return Ok(());
+        return Ok(vec![local]);
     }
-    let timeout = process::group_timeout();
-    let deadline = Instant::now() + timeout;
+    let (tag, seq, epoch) = ex;
     let ctx = ExtContextId::check_wire(tag, seq);
     let check = Communicator::new(eng.clone(), ctx, Group::new(members.to_vec()), None, me)?;
-    let epoch = process::current_epoch();
     let mut mine = Vec::with_capacity(MSG_LEN);
     mine.extend_from_slice(&me.to_u64().to_le_bytes());
     mine.extend_from_slice(&digest.to_le_bytes());
     mine.extend_from_slice(&seq.to_le_bytes());
     mine.extend_from_slice(&epoch.to_le_bytes());
+    mine.extend_from_slice(&local.to_le_bytes());
     let others: Vec<(usize, Gpid)> = members
         .iter()
         .copied()
         .enumerate()
         .filter(|&(_, g)| g != me)
         .collect();
+    let result = exchange(&check, &others, members.len(), &mine, ex, digest);
+    match result {
+        Ok(theirs) => {
+            let mut ids = vec![local; members.len()];
+            for (&(r, _), id) in others.iter().zip(theirs) {
+                ids[r] = id;
+            }
+            Ok(ids)
+        }
+        Err(e) => {
+            withdraw(&check, &others, &mine);
+            Err(e)
+        }
+    }
+}
+
+fn exchange(
+    check: &Communicator,
+    others: &[(usize, Gpid)],
+    n_members: usize,
+    mine: &[u8],
+    (tag, seq, epoch): Exchange<'_>,
+    digest: u128,
+) -> Result<Vec<u64>> {
+    let me = Gpid::from_u64(u64::from_le_bytes(mine[..8].try_into().expect("8 bytes")));
+    let timeout = process::group_timeout();
+    let deadline = Instant::now() + timeout;
     let mut sends = Vec::with_capacity(others.len());
-    for &(r, _) in &others {
-        sends.push(Some(check.isend(&mine, r as i32, sender_tag(me))?));
+    for &(r, _) in others {
+        sends.push(Some(check.isend(mine, r as i32, sender_tag(me))?));
     }
     // Each member's message is taken once it has arrived (probe, then a receive that
     // completes at once) and checked then, so a disagreement is reported without waiting
     // for the rest; a message of a process this one does not expect stays for its own
     // exchange.
     let mut heard = vec![false; others.len()];
+    let mut ids = vec![0u64; others.len()];
     loop {
         for (i, &(_, g)) in others.iter().enumerate() {
+            check_withdrawn(check, g, digest, tag)?;
             if heard[i] || check.iprobe(ANY_SOURCE, sender_tag(g))?.is_none() {
                 continue;
             }
             let mut buf = [0u8; MSG_LEN];
             check.recv(&mut buf, ANY_SOURCE, sender_tag(g))?;
             heard[i] = true;
-            compare(&buf, g, me, digest, tag, seq, epoch)?;
+            ids[i] = compare(&buf, g, me, digest, tag, seq, epoch)?;
         }
         let mut pending = heard.iter().any(|h| !h);
         for s in sends.iter_mut() {
@@ -210,7 +278,7 @@ fn agree(
                      this communicator with the same group, tag and number of earlier \
                      communicators of that group and tag: this process is at #{seq})",
                     missing.len(),
-                    members.len(),
+                    n_members,
                     timeout.as_secs_f64(),
                     missing.join(", ")
                 ),
@@ -218,10 +286,75 @@ fn agree(
         }
         std::thread::yield_now();
     }
+    // A withdrawal that came with (or right after) a member's part counts too.
+    for &(_, g) in others {
+        check_withdrawn(check, g, digest, tag)?;
+    }
+    Ok(ids)
+}
+
+/// Refuses the exchange if `g` has withdrawn its part of it (the same digest); a withdrawal
+/// of another exchange that shares this context (another group, same tag and number) is
+/// dropped.
+fn check_withdrawn(check: &Communicator, g: Gpid, digest: u128, tag: &str) -> Result<()> {
+    while check.iprobe(ANY_SOURCE, withdraw_tag(g))?.is_some() {
+        let mut buf = [0u8; MSG_LEN];
+        check.recv(&mut buf, ANY_SOURCE, withdraw_tag(g))?;
+        let w = Part::parse(&buf);
+        if w.from == g && w.digest == digest {
+            return Err(CommError::StalePeer {
+                tag: tag.to_string(),
+                peer: g.to_string(),
+                epoch: w.epoch,
+                seq: w.seq,
+            });
+        }
+    }
     Ok(())
 }
 
-/// Checks a member's agreement message against this process's view.
+/// A member's part of an exchange, as sent (and as withdrawn).
+struct Part {
+    from: Gpid,
+    digest: u128,
+    seq: u64,
+    epoch: u64,
+    local: u64,
+}
+
+impl Part {
+    fn parse(buf: &[u8; MSG_LEN]) -> Part {
+        let word = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
+        Part {
+            from: Gpid::from_u64(word(0)),
+            digest: u128::from_le_bytes(buf[8..24].try_into().expect("16 bytes")),
+            seq: word(24),
+            epoch: word(32),
+            local: word(40),
+        }
+    }
+}
+
+/// How long a failing member tries to get its withdrawal out.
+const WITHDRAW_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Tells every other member that this member's part of the exchange is withdrawn (bounded;
+/// a member that can not be reached is left: it fails on its own timeout).
+fn withdraw(check: &Communicator, others: &[(usize, Gpid)], mine: &[u8]) {
+    let me = Gpid::from_u64(u64::from_le_bytes(mine[..8].try_into().expect("8 bytes")));
+    let mut sends: Vec<_> = others
+        .iter()
+        .filter_map(|&(r, _)| check.isend(mine, r as i32, withdraw_tag(me)).ok())
+        .collect();
+    let deadline = Instant::now() + WITHDRAW_BOUND;
+    while !sends.is_empty() && Instant::now() < deadline {
+        sends.retain_mut(|s| matches!(s.test(), Ok(None)));
+        std::thread::yield_now();
+    }
+}
+
+/// Checks a member's agreement message against this process's view; returns the member's
+/// local context id.
 fn compare(
     buf: &[u8; MSG_LEN],
     expected: Gpid,
@@ -230,13 +363,16 @@ fn compare(
     tag: &str,
     seq: u64,
     epoch: u64,
-) -> Result<()> {
-    let word = |at: usize| u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"));
-    let from = Gpid::from_u64(word(0));
-    let theirs = u128::from_le_bytes(buf[8..24].try_into().expect("16 bytes"));
-    let (their_seq, their_epoch) = (word(24), word(32));
+) -> Result<u64> {
+    let Part {
+        from,
+        digest: theirs,
+        seq: their_seq,
+        epoch: their_epoch,
+        local,
+    } = Part::parse(buf);
     if from == expected && theirs == digest {
-        return Ok(());
+        return Ok(local);
     }
     Err(CommError::GroupMismatch {
         tag: tag.to_string(),

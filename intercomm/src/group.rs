@@ -4,11 +4,23 @@ use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use std::sync::Arc;
 
-/// An ordered set of processes; a process's rank is its index.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An ordered set of processes; a process's rank is its index. A group handed out by a
+/// session remembers that session (its init epoch), as do the groups derived from it, so
+/// that calls mixing sessions or using a finalized one can be refused; groups compare by
+/// their members only.
+#[derive(Clone, Debug)]
 pub struct Group {
     members: Arc<Vec<Gpid>>,
+    session: Option<u64>,
 }
+
+impl PartialEq for Group {
+    fn eq(&self, other: &Group) -> bool {
+        self.members == other.members
+    }
+}
+
+impl Eq for Group {}
 
 /// Result of comparing two groups (MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -22,6 +34,27 @@ impl Group {
     pub fn new(members: Vec<Gpid>) -> Group {
         Group {
             members: Arc::new(members),
+            session: None,
+        }
+    }
+
+    /// This group, marked as coming from the session of init epoch `epoch`.
+    pub fn of_session(mut self, epoch: u64) -> Group {
+        self.session = Some(epoch);
+        self
+    }
+
+    /// The init epoch of the session this group (or the group it was derived from) came
+    /// from; None for a group made directly or from a universe's communicator.
+    pub fn session(&self) -> Option<u64> {
+        self.session
+    }
+
+    /// A group derived from this one: it keeps this group's session.
+    fn derived(&self, members: Vec<Gpid>) -> Group {
+        Group {
+            members: Arc::new(members),
+            session: self.session,
         }
     }
 
@@ -56,12 +89,12 @@ impl Group {
     pub fn union(&self, other: &Group) -> Group {
         let mut v = self.members.to_vec();
         v.extend(other.members.iter().filter(|p| !self.members.contains(p)));
-        Group::new(v)
+        self.derived(v)
     }
 
     /// Members of `self` that are also in `other`, in `self`'s order.
     pub fn intersection(&self, other: &Group) -> Group {
-        Group::new(
+        self.derived(
             self.members
                 .iter()
                 .copied()
@@ -72,7 +105,7 @@ impl Group {
 
     /// Members of `self` not in `other`, in `self`'s order.
     pub fn difference(&self, other: &Group) -> Group {
-        Group::new(
+        self.derived(
             self.members
                 .iter()
                 .copied()
@@ -93,7 +126,7 @@ impl Group {
             }
             v.push(p);
         }
-        Ok(Group::new(v))
+        Ok(self.derived(v))
     }
 
     /// All members but those at `ranks`.
@@ -102,7 +135,7 @@ impl Group {
         for &r in ranks {
             drop.push(self.get(r)?);
         }
-        Ok(Group::new(
+        Ok(self.derived(
             self.members
                 .iter()
                 .copied()
@@ -159,5 +192,23 @@ mod tests {
         assert_eq!(a.compare(&a.clone()), GroupRelation::Identical);
         assert_eq!(a.compare(&g(&[3, 2, 1, 0])), GroupRelation::Similar);
         assert_eq!(a.compare(&b), GroupRelation::Unequal);
+    }
+
+    #[test]
+    fn derived_groups_keep_their_session() {
+        let a = g(&[0, 1, 2, 3]).of_session(4);
+        assert_eq!(a.session(), Some(4));
+        for d in [
+            a.incl(&[1, 0]).unwrap(),
+            a.excl(&[2]).unwrap(),
+            a.union(&g(&[7])),
+            a.intersection(&g(&[1])),
+            a.difference(&g(&[1])),
+        ] {
+            assert_eq!(d.session(), Some(4));
+        }
+        assert_eq!(g(&[0]).session(), None);
+        // Equality is about the members.
+        assert_eq!(g(&[0, 1, 2, 3]), a);
     }
 }

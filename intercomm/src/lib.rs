@@ -10,6 +10,7 @@ mod from_group;
 mod gpid;
 mod group;
 mod inter;
+mod local_ids;
 mod matching;
 mod net_route;
 mod packet;

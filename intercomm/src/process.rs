@@ -107,6 +107,14 @@ pub(crate) fn engine() -> Option<Rc<RefCell<Engine>>> {
     with(|s| s.shared.as_ref().map(|sh| sh.eng.clone()))
 }
 
+/// Runs `f` with the process-management client of this process's live runtime (for the
+/// Sessions layer, which holds no communicator).
+pub fn with_pmi<R>(f: impl FnOnce(&mut ibdyn_pmi::PmiClient) -> R) -> Result<R> {
+    let eng = engine().ok_or(CommError::NotInitialized)?;
+    let mut e = eng.borrow_mut();
+    Ok(f(e.pmi()))
+}
+
 /// What the releasing holder must do with the process manager.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Release {

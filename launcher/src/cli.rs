@@ -61,6 +61,27 @@ enum Cmd {
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
+    /// Grow or shrink a running job (under `ibdyn run` or `ibdyn dvm`): posts a resource
+    /// change against the job's main process set; the job's processes see it pending.
+    Resize {
+        /// The job id (optional when one daemon set runs one job).
+        job: Option<u32>,
+        /// Start N more processes.
+        #[arg(long, value_name = "N", group = "change")]
+        grow: Option<u32>,
+        /// Retire the last N processes of the main set.
+        #[arg(long, value_name = "N", group = "change")]
+        shrink: Option<u32>,
+        /// Retire the processes of the set NAME.
+        #[arg(long, value_name = "NAME", group = "change")]
+        shrink_set: Option<String>,
+        /// List the running jobs (id, main set, size) and their daemons' contact.
+        #[arg(long, group = "change")]
+        list: bool,
+        /// The root daemon's PMI socket (SESSION_DIR/node0/pmi.sock) when several run.
+        #[arg(long)]
+        contact: Option<PathBuf>,
+    },
     /// Version, fabric providers, CMA permission, shared-memory directory, the MPI ABI library.
     Info,
     /// Compile and link a C MPI program against ibdyn's MPI ABI library (like `mpicc`): runs
@@ -212,6 +233,65 @@ fn put_abi_library_first() -> Result<(), String> {
     Ok(())
 }
 
+/// `ibdyn resize --list`: the jobs a resize can name.
+fn list_jobs(contact: Option<PathBuf>) -> i32 {
+    match crate::psets::list(contact.as_deref()) {
+        Ok(found) => {
+            for (sock, sets) in found {
+                for d in sets {
+                    let job = d.members.first().map_or(0, |m| m.0);
+                    println!(
+                        "job {job}: main set {} ({} processes), contact {}",
+                        d.name,
+                        d.members.len(),
+                        sock.display()
+                    );
+                }
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("ibdyn resize --list: {e}");
+            1
+        }
+    }
+}
+
+/// `ibdyn resize`: prints the delta set and the new main set.
+fn resize(
+    job: Option<u32>,
+    grow: Option<u32>,
+    shrink: Option<u32>,
+    shrink_set: Option<String>,
+    contact: Option<PathBuf>,
+) -> i32 {
+    use crate::psets::Resize;
+    let change = match (grow, shrink, shrink_set) {
+        (Some(n), None, None) => Resize::Grow(n),
+        (None, Some(n), None) => Resize::Shrink(n),
+        (None, None, Some(s)) => Resize::ShrinkSet(s),
+        _ => {
+            eprintln!("ibdyn resize: give one of --grow N, --shrink N, --shrink-set NAME");
+            return 2;
+        }
+    };
+    match crate::psets::resize(job, &change, contact.as_deref()) {
+        Ok(sets) => {
+            for (what, d) in ["delta", "new main set"].iter().zip(&sets) {
+                println!("{what}: {} ({} processes)", d.name, d.members.len());
+            }
+            0
+        }
+        Err(e) => {
+            eprintln!("ibdyn resize: {e}");
+            match e {
+                LaunchError::Usage(_) => 2,
+                _ => 1,
+            }
+        }
+    }
+}
+
 /// `ibdyn info`: what this machine offers a job.
 fn info() -> i32 {
     // A report for a terminal or a pipe: `ibdyn info | head` ends quietly, like other tools.
@@ -343,6 +423,19 @@ pub fn main() -> i32 {
                 }
             }
         }
+        Cmd::Resize {
+            list: true,
+            contact,
+            ..
+        } => list_jobs(contact),
+        Cmd::Resize {
+            job,
+            grow,
+            shrink,
+            shrink_set,
+            contact,
+            ..
+        } => resize(job, grow, shrink, shrink_set, contact),
         Cmd::Info => info(),
         Cmd::Cc { args } => compile_c(&args),
         Cmd::Dvm { action } => dvm(action),

@@ -1,6 +1,13 @@
 //! `ibdyn run --pset NAME=RANKS`: process sets named on the command line reach the ranks as
 //! one job-level key (`ibdyn_pmi::psets::PSETS_KEY`), checked here so a mistake fails at once.
 
+mod registry;
+mod resize;
+mod serve;
+
+pub(crate) use registry::PsetRegistry;
+pub use resize::{list, resize, Resize};
+
 use crate::LaunchError;
 use ibdyn_pmi::psets::{parse_defs, PSETS_KEY};
 

@@ -370,6 +370,17 @@ impl PmiClient {
         self.server.job_status(job_id)
     }
 
+    /// A request to the daemons' process-set registry: its answer, or the registry's
+    /// refusal as `Err(text)` inside. A singleton first starts a private daemon (as for
+    /// `spawn`).
+    pub fn pset(
+        &mut self,
+        req: &crate::pset_ops::PsetRequest,
+    ) -> Result<std::result::Result<crate::pset_ops::PsetReply, String>> {
+        self.serve_singleton()?;
+        self.server.pset(req)
+    }
+
     /// A singleton becomes rank 0 of a one-process job under a private daemon now (spawn
     /// does it on first use). Afterwards `kvsname()` and `node_uid()` are the daemon's;
     /// call it before publishing anything that depends on them. No-op when served.

@@ -183,6 +183,14 @@ impl Server for IbdynServer {
         })
     }
 
+    fn pset(
+        &mut self,
+        req: &crate::pset_ops::PsetRequest,
+    ) -> Result<std::result::Result<crate::pset_ops::PsetReply, String>> {
+        let r = self.s.request(req.encode(), crate::pset_ops::REPLY)?;
+        crate::pset_ops::decode_reply(&r)
+    }
+
     fn abort(&mut self, code: i32, msg: &str) {
         let cmd = Command::new("abort")
             .arg("exitcode", code)

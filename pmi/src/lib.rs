@@ -11,6 +11,7 @@ pub mod jobs;
 pub mod mapping;
 mod pmi1;
 mod private_launcher;
+pub mod pset_ops;
 pub mod psets;
 mod server;
 mod session;

@@ -65,6 +65,15 @@ pub(crate) trait Server {
 
     fn spawn(&mut self, req: &SpawnRequest) -> Result<SpawnReply>;
     fn job_status(&mut self, job_id: u32) -> Result<JobStatus>;
+    /// A request to the process-set registry of the daemons (ibdyn only).
+    fn pset(
+        &mut self,
+        _req: &crate::pset_ops::PsetRequest,
+    ) -> Result<std::result::Result<crate::pset_ops::PsetReply, String>> {
+        Err(crate::PmiError::NotSupported(
+            "dynamic process sets (run the program under ibdyn run or ibdyn dvm)".into(),
+        ))
+    }
     /// The server to use from now on in place of this one, if this one cannot serve
     /// everything (a singleton starts a private daemon and hands its state over).
     fn promote(&mut self) -> Result<Option<Box<dyn Server>>> {

@@ -97,6 +97,18 @@ fn run() -> R {
     )?;
     expect(sum_of_ranks(&w2, "allreduce on 2nd")? == 6, "2nd allreduce")?;
 
+    // Groups of two sessions in one call: refused at once on every process, naming both.
+    let g2 = ok("group 2 again", s2.group_from_pset(PSET_WORLD))?;
+    let (lo1, hi2) = (ok("lo1", wg.incl(&[0, 1]))?, ok("hi2", g2.incl(&[2, 3]))?);
+    let (e1, e2) = (s1.epoch(), s2.epoch());
+    let (local, remote) = if rank < 2 { (&lo1, &hi2) } else { (&hi2, &lo1) };
+    match intercomm_from_groups(local, 0, remote, 0, "app.mixed") {
+        Err(CommError::MixedSessions { first, second })
+            if (first, second) == (e1, e2) || (first, second) == (e2, e1) => {}
+        Err(e) => return Err(format!("mixed sessions gave {e}")),
+        Ok(_) => return Err("groups of two sessions made an intercommunicator".into()),
+    }
+
     // A subgroup by incl: its own context, apart from the set's communicator.
     let even = ok("incl", wg.incl(&[0, 2]))?;
     if rank % 2 == 0 {
@@ -156,6 +168,8 @@ fn run() -> R {
         match g.create_comm("app.missing") {
             Err(CommError::GroupMismatch { detail, .. })
                 if detail.contains("did not take part") && detail.contains("rank 2") => {}
+            // The other one gave up first and withdrew its part.
+            Err(CommError::StalePeer { .. }) => {}
             Err(e) => return Err(format!("missing member gave {e}")),
             Ok(_) => return Err("a group with a missing member made a communicator".into()),
         }
@@ -173,6 +187,18 @@ fn run() -> R {
         matches!(s1.num_psets(), Err(CommError::SessionFinalized)),
         "finalized session",
     )?;
+    // A group of a finalized session: refused, naming its epoch, while another is live.
+    match wg.create_comm("app.stale") {
+        Err(e @ CommError::StaleSession { .. }) => {
+            let text = e.to_string();
+            expect(
+                text.contains(&format!("epoch {e1}")) && text.contains(&format!("epoch {e2}")),
+                &format!("stale session named with the live one: {text}"),
+            )?;
+        }
+        Err(e) => return Err(format!("group of a finalized session gave {e}")),
+        Ok(_) => return Err("a group of a finalized session made a communicator".into()),
+    }
     ok("finalize 2", s2.finalize())?;
     let s3 = ok("re-init", Session::init(opts()))?;
     expect(s3.epoch() == 5, "re-init epoch")?;
@@ -269,10 +295,29 @@ fn launcher_sets() -> R {
 }
 
 /// Sessions only, no universe: the runtime is parked after each finalize and left at exit.
+/// A group kept from an earlier epoch is refused after re-init, naming both epochs.
 fn sessions_only() -> R {
+    let mut kept: Option<ibdyn::Group> = None;
     for round in 1..=3u64 {
         let mut s = ok("init", Session::init(opts()))?;
         expect(s.epoch() == round, "epoch of a session-only process")?;
+        if let Some(old) = &kept {
+            for (what, r) in [
+                ("create_comm", old.create_comm("app.round").map(|_| ())),
+                (
+                    "intercomm_from_groups",
+                    intercomm_from_groups(old, 0, old, 0, "app.round").map(|_| ()),
+                ),
+            ] {
+                match r {
+                    Err(CommError::StaleSession { epoch, live })
+                        if epoch == round - 1 && live == format!("epoch {round}") => {}
+                    Err(e) => return Err(format!("stale group ({what}) gave {e}")),
+                    Ok(()) => return Err(format!("a stale group made a communicator ({what})")),
+                }
+            }
+        }
+        kept = Some(ok("kept group", s.group_from_pset(PSET_WORLD))?);
         queries(&s, 4)?;
         let c = ok(
             "create_comm",
@@ -285,10 +330,147 @@ fn sessions_only() -> R {
     Ok(())
 }
 
+/// Run with 2 processes. Rank 1 fails to create a communicator (rank 0 is not there yet:
+/// a short timeout), finalizes and re-initialises (epoch 2); rank 0 (still in epoch 1)
+/// then creates the same communicator and must refuse rank 1's stale part, naming its
+/// epoch, instead of making a communicator rank 1 does not have.
+fn stale_peer() -> R {
+    let short = SessionOptions {
+        group_timeout: Duration::from_secs(1),
+    };
+    let first = ok("init", Session::init(opts()))?;
+    let wg = ok("group", first.group_from_pset(PSET_WORLD))?;
+    let me = ok("group SELF", first.group_from_pset(PSET_SELF))?.members()[0];
+    let rank = wg.rank_of(me).ok_or("I am not in WORLD")?;
+    expect(wg.size() == 2, "run with -n 2")?;
+    let s = if rank == 1 {
+        let mut s = first;
+        let mut quick = ok("init short", Session::init(short))?;
+        match ok("group", quick.group_from_pset(PSET_WORLD))?.create_comm("app.stale") {
+            Err(CommError::GroupMismatch { detail, .. })
+                if detail.contains("did not take part") => {}
+            Err(e) => return Err(format!("lone create_comm gave {e}")),
+            Ok(_) => return Err("a communicator without rank 0".into()),
+        }
+        ok("finalize short", quick.finalize())?;
+        ok("finalize", s.finalize())?;
+        s = ok("re-init", Session::init(opts()))?;
+        expect(s.epoch() == 3, "re-init epoch")?;
+        s
+    } else {
+        first
+    };
+    // Both meet here: rank 1's withdrawn part is at rank 0 by now.
+    let sync = ok(
+        "create_comm sync",
+        ok("group", s.group_from_pset(PSET_WORLD))?.create_comm("app.sync"),
+    )?;
+    if rank == 0 {
+        match ok("group", s.group_from_pset(PSET_WORLD))?.create_comm("app.stale") {
+            Err(CommError::StalePeer {
+                epoch: 2,
+                seq: 0,
+                peer,
+                ..
+            }) if peer.contains("rank 1") => {}
+            Err(e) => return Err(format!("stale part gave {e}")),
+            Ok(_) => return Err("a communicator from a withdrawn (stale) part".into()),
+        }
+    }
+    ok("barrier", sync.barrier())?;
+    Ok(())
+}
+
+/// Run with 4 processes. Many communicators from groups with one tag (every subset of two
+/// or more processes, twice, and intercommunicators between the halves): a message sent on
+/// each reaches that communicator only. All messages go out before any is received, and
+/// they are received in the opposite order, so a shared context would deliver one
+/// communicator's message to another.
+fn same_tag() -> R {
+    const TAG: &str = "app.same";
+    let s = ok("init", Session::init(opts()))?;
+    let wg = ok("group", s.group_from_pset(PSET_WORLD))?;
+    let me = ok("group SELF", s.group_from_pset(PSET_SELF))?.members()[0];
+    let rank = wg.rank_of(me).ok_or("I am not in WORLD")? as i64;
+    expect(wg.size() == 4, "run with -n 4")?;
+    let mut intra = Vec::new();
+    let mut index = 0i64;
+    for _round in 0..2 {
+        for mask in 1u32..16 {
+            if mask.count_ones() < 2 {
+                continue;
+            }
+            let ranks: Vec<i64> = (0..4).filter(|r| mask >> r & 1 == 1).collect();
+            if ranks.contains(&rank) {
+                let g = ok("incl", wg.incl(&ranks))?;
+                intra.push((index, ok("create_comm", g.create_comm(TAG))?));
+            }
+            index += 1;
+        }
+    }
+    let (lo, hi) = (ok("lo", wg.incl(&[0, 1]))?, ok("hi", wg.incl(&[2, 3]))?);
+    let (local, remote) = if rank < 2 { (&lo, &hi) } else { (&hi, &lo) };
+    let mut inter = Vec::new();
+    for _ in 0..2 {
+        inter.push((
+            index,
+            ok("intercomm", intercomm_from_groups(local, 0, remote, 0, TAG))?,
+        ));
+        index += 1;
+    }
+    for (i, c) in &intra {
+        for d in (0..c.size()).filter(|&d| d != c.rank()) {
+            ok("send", c.process_at_rank(d).send(&[*i, rank][..]))?;
+        }
+    }
+    for (i, c) in &inter {
+        for d in 0..c.remote_size() {
+            ok("inter send", c.process_at_rank(d).send(&[*i, rank][..]))?;
+        }
+    }
+    for (i, c) in inter.iter().rev() {
+        for src in (0..c.remote_size()).rev() {
+            let mut got = [0i64; 2];
+            ok(
+                "inter recv",
+                c.process_at_rank(src).receive_into(&mut got[..]),
+            )?;
+            expect(
+                got[0] == *i,
+                &format!("intercomm #{i} got #{}'s message", got[0]),
+            )?;
+        }
+    }
+    for (i, c) in intra.iter().rev() {
+        for src in (0..c.size()).rev().filter(|&d| d != c.rank()) {
+            let mut got = [0i64; 2];
+            ok("recv", c.process_at_rank(src).receive_into(&mut got[..]))?;
+            expect(
+                got[0] == *i,
+                &format!("communicator #{i} got #{}'s message", got[0]),
+            )?;
+            let want = c.group().members()[src as usize];
+            expect(
+                wg.rank_of(want) == Some(got[1] as usize),
+                &format!("communicator #{i}: the sender"),
+            )?;
+        }
+        // The collective context too.
+        let n = c.size() as i64;
+        expect(
+            sum_of_ranks(c, "allreduce")? == n * (n - 1) / 2,
+            &format!("communicator #{i}: allreduce"),
+        )?;
+    }
+    Ok(())
+}
+
 fn main() {
     let r = match std::env::args().nth(1).as_deref() {
         Some("sessions-only") => sessions_only(),
         Some("launcher-sets") => launcher_sets(),
+        Some("stale-peer") => stale_peer(),
+        Some("same-tag") => same_tag(),
         _ => run(),
     };
     match r {

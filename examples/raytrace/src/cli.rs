@@ -28,6 +28,14 @@ pub struct Args {
     /// Release workers when this share of tiles is done, e.g. `60%:-2` (repeatable).
     #[arg(long = "shrink-at", value_name = "P%:-N", value_parser = parse_shrink)]
     pub shrink_at: Vec<Resize>,
+    /// Follow the job's resource changes (`ibdyn run -n P raytrace --elastic`, then
+    /// `ibdyn resize --grow N` / `--shrink N`): rank 0 is the master, the rest workers.
+    #[arg(long)]
+    pub elastic: bool,
+    /// Test hook for --elastic: when this share of tiles is done, wait for a resize, e.g.
+    /// `30%` (repeatable).
+    #[arg(long, hide = true, value_name = "P%", value_parser = parse_share)]
+    pub await_resize_at: Vec<f64>,
     /// Scene file (TOML); the built-in chess board when absent.
     #[arg(long, value_name = "FILE")]
     pub scene: Option<PathBuf>,
@@ -93,6 +101,10 @@ pub enum Mode {
         shrink: Vec<Resize>,
     },
     Static,
+    /// Follow the job's resource changes.
+    Elastic {
+        await_at: Vec<f64>,
+    },
     /// A spawned worker.
     Worker,
 }
@@ -119,14 +131,22 @@ impl Args {
         if self.worker {
             return Ok(Mode::Worker);
         }
-        let chosen = [self.local, self.workers.is_some(), self.static_mode]
-            .iter()
-            .filter(|&&b| b)
-            .count();
+        let chosen = [
+            self.local,
+            self.workers.is_some(),
+            self.static_mode,
+            self.elastic,
+        ]
+        .iter()
+        .filter(|&&b| b)
+        .count();
         if chosen > 1 {
             return Err(Error::Usage(
-                "choose one of --local, --workers N and --static".into(),
+                "choose one of --local, --workers N, --static and --elastic".into(),
             ));
+        }
+        if !self.await_resize_at.is_empty() && !self.elastic {
+            return Err(Error::Usage("--await-resize-at is for --elastic".into()));
         }
         let resizes = !self.grow_at.is_empty() || !self.shrink_at.is_empty();
         if resizes && self.workers.is_none() {
@@ -134,7 +154,7 @@ impl Args {
                 "--grow-at and --shrink-at need --workers N".into(),
             ));
         }
-        if self.threads != 1 && (self.workers.is_some() || self.static_mode) {
+        if self.threads != 1 && (self.workers.is_some() || self.static_mode || self.elastic) {
             return Err(Error::Usage("--threads is for --local only".into()));
         }
         Ok(match self.workers {
@@ -145,11 +165,26 @@ impl Args {
                 shrink: self.shrink_at.clone(),
             },
             None if self.static_mode => Mode::Static,
+            None if self.elastic => Mode::Elastic {
+                await_at: self.await_resize_at.clone(),
+            },
             None => Mode::Local {
                 threads: usize::from(self.threads),
             },
         })
     }
+}
+
+/// Parse `P%` as a share in 0..=1.
+fn parse_share(s: &str) -> std::result::Result<f64, String> {
+    let p: f64 = s
+        .strip_suffix('%')
+        .and_then(|p| p.parse().ok())
+        .ok_or_else(|| format!("expected PERCENT% like 30%, got {s:?}"))?;
+    if !(0.0..=100.0).contains(&p) {
+        return Err(format!("{s}: the share is between 0% and 100%"));
+    }
+    Ok(p / 100.0)
 }
 
 /// Parse `P%:N` where `sign` is the only sign allowed before N.

@@ -63,6 +63,8 @@ struct Worker {
     rank: i32,
     /// The worker's job, for spawned workers (to ask the process manager if it died).
     job: Option<u32>,
+    /// The worker's process, for elastic workers (a shrink names the ones to release).
+    gpid: Option<ibdyn::Gpid>,
     releasing: bool,
     gone: bool,
 }
@@ -88,11 +90,17 @@ pub enum Workers {
     },
     /// Ranks 1.. of the world.
     Static,
+    /// Follow the job's resource changes (`--elastic`): the first workers, then those the
+    /// changes bring.
+    Elastic(
+        Box<crate::elastic::Elastic>,
+        Vec<(ibdyn::Gpid, IntraCommunicator)>,
+    ),
 }
 
 /// Runs the master: renders `source` with `workers`, printing progress unless `quiet`.
 pub fn master(
-    universe: &Universe,
+    universe: Option<&Universe>,
     source: &SceneSource,
     tile: u32,
     workers: Workers,
@@ -104,13 +112,19 @@ pub fn master(
     let scene_bytes = source.to_bytes();
     let mut queue = TileQueue::new(tiles(s.width, s.height, tile));
     let mut image = Image::new(s.width, s.height);
-    let world = universe.world();
+    // The spawned and static modes run under MPI_Init; the elastic one under a session.
+    let world = || {
+        universe
+            .map(Universe::world)
+            .ok_or_else(|| Error::Usage("this mode needs ibdyn::initialize".into()))
+    };
     let mut pool: Vec<Worker> = Vec::new();
     let mut lost = Vec::new();
     let mut spawned = 0usize;
     let mut released = 0usize;
     let mut plan = ResizePlan::new(&[], &[]);
     let mut extra: Vec<Vec<String>> = Vec::new();
+    let mut elastic: Option<Box<crate::elastic::Elastic>> = None;
     let add = |pool: &mut Vec<Worker>, comm: Link, rank: i32, job: Option<u32>| -> Result<()> {
         let id = pool.len() as WorkerId;
         comm.send(&scene_bytes, rank, TAG_SCENE)?;
@@ -119,6 +133,7 @@ pub fn master(
             comm,
             rank,
             job,
+            gpid: None,
             releasing: false,
             gone: false,
         });
@@ -126,8 +141,16 @@ pub fn master(
     };
     match workers {
         Workers::Static => {
+            let world = world()?;
             for r in 1..world.size() {
                 add(&mut pool, Link::World(world.clone()), r, None)?;
+            }
+        }
+        Workers::Elastic(el, first) => {
+            elastic = Some(el);
+            for (g, comm) in first {
+                add(&mut pool, Link::World(comm), 1, None)?;
+                pool.last_mut().expect("just added").gpid = Some(g);
             }
         }
         Workers::Spawn {
@@ -140,7 +163,7 @@ pub fn master(
             extra = extra_args;
             for _ in 0..count {
                 let (comm, job) =
-                    spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
+                    spawn_worker(&world()?, extra.get(spawned).cloned().unwrap_or_default())?;
                 spawned += 1;
                 add(&mut pool, Link::Spawned(comm), 0, Some(job))?;
             }
@@ -194,12 +217,41 @@ pub fn master(
                 released += 1;
             }
         }
+        if let Some(el) = elastic.as_mut() {
+            let share = queue.done() as f64 / queue.total() as f64;
+            for ev in el.poll(share, quiet)? {
+                match ev {
+                    crate::elastic::Event::Join(g, comm) => {
+                        add(&mut pool, Link::World(comm), 1, None)?;
+                        let w = pool.last_mut().expect("just added");
+                        w.gpid = Some(g);
+                        for _ in 0..PIPELINE {
+                            feed(w, &mut queue)?;
+                        }
+                    }
+                    crate::elastic::Event::Retire(g) => {
+                        let Some(w) = pool.iter_mut().find(|w| w.gpid == Some(g)) else {
+                            continue;
+                        };
+                        w.releasing = true;
+                        if queue.held_by(w.id).is_empty() && !w.gone {
+                            w.comm.send(&[], w.rank, TAG_STOP)?;
+                            w.gone = true;
+                            released += 1;
+                        }
+                    }
+                }
+            }
+            el.settle(|g| pool.iter().any(|w| w.gpid == Some(g) && w.gone))?;
+        }
         for ev in plan.due(queue.done(), queue.total()) {
             match ev {
                 ResizeEvent::Grow(n) => {
                     for _ in 0..n {
-                        let (comm, job) =
-                            spawn_worker(&world, extra.get(spawned).cloned().unwrap_or_default())?;
+                        let (comm, job) = spawn_worker(
+                            &world()?,
+                            extra.get(spawned).cloned().unwrap_or_default(),
+                        )?;
                         spawned += 1;
                         add(&mut pool, Link::Spawned(comm), 0, Some(job))?;
                         let w = pool.last().expect("just added");
@@ -230,6 +282,7 @@ pub fn master(
         if last_health.elapsed() > HEALTH_EVERY {
             last_health = Instant::now();
             for i in 0..pool.len() {
+                let Some(universe) = universe else { break };
                 if pool[i].gone || !worker_died(universe, &pool[i])? {
                     continue;
                 }

@@ -10,6 +10,7 @@ pub mod bvh;
 pub mod camera;
 pub mod cli;
 pub mod cluster;
+pub mod elastic;
 pub mod error;
 pub mod geometry;
 pub mod image;

@@ -5,6 +5,7 @@ use std::time::Instant;
 use clap::Parser;
 use ibdyn_raytrace::cli::{Args, Mode};
 use ibdyn_raytrace::cluster::{master, worker, MasterReport, Workers};
+use ibdyn_raytrace::elastic;
 use ibdyn_raytrace::{render_local_report, Error, Result};
 
 fn main() -> ExitCode {
@@ -80,20 +81,37 @@ fn run(args: &Args) -> Result<()> {
                 shrink,
                 extra_args: extra,
             };
-            let report = master(&universe, &source, args.tile, how, args.quiet)?;
+            let report = master(Some(&universe), &source, args.tile, how, args.quiet)?;
             finish(args, &scene, report)
         }
         Mode::Static => {
             let universe = ibdyn::initialize()?;
             let world = universe.world();
             if world.rank() == 0 {
-                let report = master(&universe, &source, args.tile, Workers::Static, args.quiet)?;
+                let report = master(
+                    Some(&universe),
+                    &source,
+                    args.tile,
+                    Workers::Static,
+                    args.quiet,
+                )?;
                 finish(args, &scene, report)
             } else {
                 worker(&world, 0, None)?;
                 Ok(())
             }
         }
+        Mode::Elastic { await_at } => match elastic::start(await_at)? {
+            elastic::Role::Master(el, first) => {
+                let how = Workers::Elastic(el, first);
+                let report = master(None, &source, args.tile, how, args.quiet)?;
+                finish(args, &scene, report)
+            }
+            elastic::Role::Worker(_session, comm) => {
+                worker(&comm, 0, None)?;
+                Ok(())
+            }
+        },
         Mode::Worker => {
             let universe = ibdyn::initialize()?;
             let parent = universe.parent().ok_or_else(|| {

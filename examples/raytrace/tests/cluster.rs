@@ -124,3 +124,72 @@ fn a_crashing_worker_loses_no_tile() {
     );
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// `--elastic` under `ibdyn run`, resized from outside with `ibdyn resize` while it renders
+/// (the master waits for each change at a set share of tiles, so the resize cannot miss).
+#[test]
+fn elastic_workers_follow_ibdyn_resize_and_the_image_stays_the_same() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let dir = scratch("elastic");
+    let reference = local_reference(&dir);
+    // A TMPDIR of its own: `ibdyn resize` finds this job's daemons and no other test's.
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = dir.join("elastic.png");
+    let mut job = Command::new(ibdyn())
+        .env("TMPDIR", &tmp)
+        .args(["run", "-n", "2", "--nodes", "2"])
+        .arg(raytrace())
+        .args(SIZE)
+        .args([
+            "--elastic",
+            "--await-resize-at",
+            "20%",
+            "--await-resize-at",
+            "60%",
+        ])
+        .args(["-q", "-o", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start ibdyn run");
+    let mut lines = BufReader::new(job.stdout.take().unwrap()).lines();
+    let mut stdout = String::new();
+    for change in ["--grow", "--shrink"] {
+        for l in lines.by_ref().map_while(Result::ok) {
+            stdout.push_str(&l);
+            stdout.push('\n');
+            if l == "raytrace: waiting for a resize" {
+                break;
+            }
+        }
+        let r = Command::new(ibdyn())
+            .env("TMPDIR", &tmp)
+            .args(["resize", change, "2"])
+            .output()
+            .expect("run ibdyn resize");
+        assert!(
+            r.status.success(),
+            "ibdyn resize {change} 2: {}\n{stdout}",
+            String::from_utf8_lossy(&r.stderr)
+        );
+    }
+    for l in lines.map_while(Result::ok) {
+        stdout.push_str(&l);
+        stdout.push('\n');
+    }
+    let status = job.wait().unwrap();
+    assert!(status.success(), "{status}\n{stdout}");
+    assert!(stdout.contains("2 released"), "{stdout}");
+    assert!(
+        std::fs::read(&out).unwrap() == reference,
+        "the elastic image differs from the one-process render\n{stdout}"
+    );
+    assert!(
+        std::fs::read_dir(&tmp).unwrap().next().is_none(),
+        "left behind in {}",
+        tmp.display()
+    );
+    std::fs::remove_dir_all(dir).ok();
+}

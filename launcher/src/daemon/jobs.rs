@@ -29,8 +29,17 @@ const FINISHED_KEPT: usize = 1024;
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Requester {
     Local(ConnId),
-    Remote { origin: u32, id: u64 },
-    Launcher { id: u64 },
+    Remote {
+        origin: u32,
+        id: u64,
+    },
+    Launcher {
+        id: u64,
+    },
+    /// The processes of a resource change of the process-set registry.
+    Pset {
+        change: u64,
+    },
 }
 
 pub(crate) struct JobRecord {
@@ -39,6 +48,12 @@ pub(crate) struct JobRecord {
     owner: u64,
     node_of: Vec<u32>,
     exited: BTreeMap<u32, RankExit>,
+}
+
+impl JobRecord {
+    pub(crate) fn size(&self) -> u32 {
+        self.size
+    }
 }
 
 /// How long the root waits for every daemon's exec report of a spawn.
@@ -63,6 +78,8 @@ pub(crate) struct Registry {
     pub(crate) pending: BTreeMap<u32, PendingSpawn>,
     /// Live processes per daemon, every job counted.
     pub(crate) load: Vec<u32>,
+    /// Dynamic process sets and resource changes.
+    pub(crate) psets: crate::psets::PsetRegistry,
 }
 
 /// How a new job is made, beyond its request.
@@ -504,6 +521,9 @@ impl Daemon {
                 id,
                 outcome: outcome.map(|(job, _, children)| (job, children)),
             }),
+            Requester::Pset { change } => {
+                self.pset_started(change, outcome.map(|(_, _, children)| children))
+            }
             Requester::Remote { origin, id } => self.send_toward(
                 origin,
                 Down::Answer {
@@ -568,6 +588,8 @@ impl Daemon {
             return;
         };
         let rank = e.rank;
+        let clean = e.code == Some(0) && e.signal.is_none() && e.start_error.is_none();
+        self.registry.psets.exited((job, rank), clean);
         if rec.exited.insert(rank, e).is_none() {
             if let Some(&n) = rec.node_of.get(rank as usize) {
                 let l = &mut self.registry.load[n as usize];

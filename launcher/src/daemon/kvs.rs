@@ -27,6 +27,7 @@ pub(crate) enum Forwarded {
     Spawn { conn: ConnId },
     Status { conn: ConnId },
     Name { conn: ConnId, op: NameOp },
+    Pset { conn: ConnId },
 }
 
 fn get_reply(key: &str, value: Option<&str>, timed_out: bool) -> Command {
@@ -243,6 +244,12 @@ impl Daemon {
                 req,
                 parent,
             } => self.on_spawn_up(origin, id, &req, parent),
+            Up::Pset {
+                origin,
+                id,
+                who,
+                req,
+            } => self.on_pset_up(origin, id, who, &req),
             Up::Status { origin, id, job } => {
                 let answer = Answer::Status(self.job_status(job));
                 self.send_toward(origin, Down::Answer { origin, id, answer });
@@ -290,6 +297,10 @@ impl Daemon {
                 self.send_children(&Down::CollFail(g.clone()));
                 self.apply_gone(&g);
             }
+            Down::KillRank { job, rank } => {
+                self.send_children(&m);
+                self.kill_rank(job, rank);
+            }
         }
     }
 
@@ -321,6 +332,7 @@ impl Daemon {
                 self.reply(conn, super::jobs::status_reply(&status))
             }
             (Forwarded::Name { conn, op }, Answer::Name(r)) => self.reply(conn, name_reply(op, &r)),
+            (Forwarded::Pset { conn }, Answer::Pset(r)) => self.on_pset_answer(conn, &r),
             (_, a) => tracing::warn!("daemon {}: answer {a:?} does not fit request {id}", self.me),
         }
     }

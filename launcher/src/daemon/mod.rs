@@ -8,8 +8,8 @@
 
 mod address;
 mod coll;
-mod jobs;
-mod kvs;
+pub(crate) mod jobs;
+pub(crate) mod kvs;
 mod launch;
 mod pmi;
 mod ranks;
@@ -180,6 +180,9 @@ impl Daemon {
         if let Some(t) = self.registry.pending.values().map(|p| p.deadline).min() {
             consider(t);
         }
+        if let Some(t) = self.registry.psets.next_deadline() {
+            consider(t);
+        }
         // Entries of ranks already reported may linger until `on_timers` drops them: at most
         // an early wake-up.
         if let Some(t) = self.output_grace.iter().map(|g| g.0).min() {
@@ -210,6 +213,7 @@ impl Daemon {
         self.check_abandon(now);
         self.expire_key_waiters(now);
         self.expire_spawns(now);
+        self.pset_timers(now);
         if let Some(t) = self.killing_since {
             if now >= t + KILL_GRACE {
                 self.signal_ranks(libc::SIGKILL, None);

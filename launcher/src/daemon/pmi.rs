@@ -241,6 +241,7 @@ impl Daemon {
             "publish_name" => self.name_op(conn, NameOp::Publish, arg("service")?, arg("port")?),
             "lookup_name" => self.name_op(conn, NameOp::Lookup, arg("service")?, ""),
             "unpublish_name" => self.name_op(conn, NameOp::Unpublish, arg("service")?, ""),
+            ibdyn_pmi::pset_ops::REQUEST => self.pset_request(conn, cmd)?,
             "abort" => {
                 let (job, rank) = self.rank_of(conn)?;
                 let code: i32 = cmd

@@ -5,6 +5,7 @@
 use super::{decode_u32s, encode_u32s, malformed, opt_num, text, EncodedRequest, JobEnv};
 use ibdyn_pmi::jobs::{decode_children, decode_exits, encode_children, encode_exits};
 use ibdyn_pmi::jobs::{ChildStart, RankExit};
+use ibdyn_pmi::pset_ops::{reply_from_token, reply_token, PsetReply, PsetRequest};
 use ibdyn_pmi::state::CollKind;
 use ibdyn_pmi::wire::{hex_decode, hex_encode, Command};
 use ibdyn_pmi::PmiError;
@@ -103,6 +104,13 @@ pub(crate) enum Up {
     },
     /// A rank joins no collective from `from_seq` on.
     Gone(Gone),
+    /// A process-set request of rank `who` (job, rank), for the root's registry.
+    Pset {
+        origin: u32,
+        id: u64,
+        who: (u32, u32),
+        req: PsetRequest,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,6 +173,8 @@ pub(crate) enum Answer {
     Spawn(SpawnAnswer),
     /// The job's size and the ends of its ranks so far, or why there is none.
     Status(Result<(u32, Vec<RankExit>), String>),
+    /// The registry's answer to a process-set request.
+    Pset(Result<PsetReply, String>),
 }
 
 /// Parent daemon -> child daemon.
@@ -188,6 +198,11 @@ pub(crate) enum Down {
         result: Result<String, String>,
     },
     CollFail(Gone),
+    /// A retired rank that overstayed its shrink goes.
+    KillRank {
+        job: u32,
+        rank: u32,
+    },
 }
 
 fn pairs(cmd: &Command, text: &str) -> Result<Vec<(String, String)>, PmiError> {
@@ -321,6 +336,17 @@ impl Up {
                     .arg("vals", vals.join(","))
             }
             Up::Gone(g) => g.add_to(Command::new("d_gone")),
+            Up::Pset {
+                origin,
+                id,
+                who,
+                req,
+            } => Command::new("d_pset")
+                .arg("origin", origin)
+                .arg("id", id)
+                .arg("job", who.0)
+                .arg("rank", who.1)
+                .arg("req", req.to_token()),
         }
     }
 
@@ -401,6 +427,12 @@ impl Up {
                     .collect::<Result<_, _>>()?,
             },
             "d_gone" => Up::Gone(Gone::decode(cmd)?),
+            "d_pset" => Up::Pset {
+                origin: cmd.num("origin")?,
+                id: cmd.num("id")?,
+                who: (cmd.num("job")?, cmd.num("rank")?),
+                req: PsetRequest::from_token(cmd.require("req")?)?,
+            },
             other => return Err(malformed(cmd, format!("{other} is not a daemon request"))),
         })
     }
@@ -457,6 +489,7 @@ impl Down {
                         .arg("size", size)
                         .arg("exited", encode_exits(exits)),
                     Answer::Status(Err(m)) => err(with("d_status_result"), m),
+                    Answer::Pset(r) => with("d_pset_result").arg("reply", reply_token(r)),
                 }
             }
             Down::CollDone {
@@ -485,6 +518,9 @@ impl Down {
                 }
             }
             Down::CollFail(g) => g.add_to(Command::new("d_coll_fail")),
+            Down::KillRank { job, rank } => Command::new("d_kill_rank")
+                .arg("job", job)
+                .arg("rank", rank),
         }
     }
 
@@ -552,6 +588,11 @@ impl Down {
                 }
             }
             "d_coll_fail" => Down::CollFail(Gone::decode(cmd)?),
+            "d_kill_rank" => Down::KillRank {
+                job: cmd.num("job")?,
+                rank: cmd.num("rank")?,
+            },
+            "d_pset_result" => answer(Answer::Pset(reply_from_token(cmd.require("reply")?)?))?,
             other => return Err(malformed(cmd, format!("{other} is not a daemon message"))),
         })
     }
@@ -616,6 +657,14 @@ mod tests {
                 origin: 2,
                 id: 6,
                 job: 4,
+            },
+            Up::Pset {
+                origin: 2,
+                id: 8,
+                who: (4, 1),
+                req: PsetRequest::Lookup {
+                    set: ibdyn_pmi::pset_ops::SetRef::named("ibdyn://op1/delta"),
+                },
             },
             Up::Started {
                 job: 4,
@@ -828,6 +877,31 @@ mod tests {
                 .arg("values", ""),
         ] {
             assert!(Down::decode(&c).is_err(), "{c:?}");
+        }
+    }
+
+    #[test]
+    fn process_set_answers_and_kills_read_back_as_built() {
+        use ibdyn_pmi::pset_ops::PsetDesc;
+        let all = [
+            Down::KillRank { job: 4, rank: 3 },
+            Down::Answer {
+                origin: 1,
+                id: 3,
+                answer: Answer::Pset(Ok(PsetReply::Made(vec![PsetDesc {
+                    name: "ibdyn://op1/delta".into(),
+                    members: vec![(4, 0)],
+                    origin: None,
+                }]))),
+            },
+            Down::Answer {
+                origin: 1,
+                id: 3,
+                answer: Answer::Pset(Err("set x://y is busy".into())),
+            },
+        ];
+        for m in all {
+            assert_eq!(Down::decode(&line_of(m.encode())).expect("decodes"), m);
         }
     }
 }
