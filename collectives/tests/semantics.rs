@@ -243,9 +243,7 @@ fn expect_error(
     f: impl Fn(&Collectives<MockComm>, bool) -> Result<(), CollError> + Sync,
 ) {
     let odd = p / 2;
-    let out = run_with_timeout(p, cfg, Duration::from_millis(200), |c| {
-        f(c, c.rank() == odd)
-    });
+    let out = run_with_timeout(p, cfg, Duration::from_secs(20), |c| f(c, c.rank() == odd));
     let errs: Vec<String> = out
         .iter()
         .filter_map(|o| o.as_ref().err().map(|e| e.to_string()))

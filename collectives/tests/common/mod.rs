@@ -11,6 +11,7 @@ use ibdyn_collectives::{
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
@@ -23,6 +24,62 @@ pub enum MockError {
     Gone(usize),
     #[error("rank {0} out of range")]
     BadRank(usize),
+    #[error("deadlock: every rank waits and no message is in flight (waiting for rank {src})")]
+    Deadlock { src: usize },
+}
+
+/// Deadlock detection for the threads of one mock world: a wait fails when every live rank
+/// waits and no message is in flight, a state nothing can leave. So a wait needs no
+/// wall-clock bound to end, and a slow (descheduled) rank is never mistaken for a dead one.
+pub struct Watch(Mutex<WatchState>);
+
+struct WatchState {
+    live: usize,
+    waiting: usize,
+    in_flight: usize,
+    deadlocked: bool,
+}
+
+impl Watch {
+    fn new(threads: usize) -> Arc<Watch> {
+        Arc::new(Watch(Mutex::new(WatchState {
+            live: threads,
+            waiting: 0,
+            in_flight: 0,
+            deadlocked: false,
+        })))
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, WatchState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A rank's thread has finished: it sends nothing more.
+    pub fn leave(&self) {
+        self.state().live -= 1;
+    }
+
+    fn sent(&self) {
+        self.state().in_flight += 1;
+    }
+
+    fn filed(&self) {
+        self.state().in_flight -= 1;
+    }
+
+    /// Called by a rank about to wait: true when the world is (or now becomes) deadlocked.
+    fn start_wait(&self) -> bool {
+        let mut s = self.state();
+        s.waiting += 1;
+        if s.waiting == s.live && s.in_flight == 0 {
+            s.deadlocked = true;
+        }
+        s.deadlocked
+    }
+
+    fn stop_wait(&self) {
+        self.state().waiting -= 1;
+    }
 }
 
 struct Msg {
@@ -51,6 +108,7 @@ pub struct Endpoint {
     inbox: Receiver<Msg>,
     m: RefCell<Matching>,
     timeout: Duration,
+    watch: Arc<Watch>,
 }
 
 /// A rank's communicator; clones are handles to the same endpoint (as communicator handles).
@@ -73,6 +131,7 @@ fn endpoint(
     peers: Vec<Sender<Msg>>,
     inbox: Receiver<Msg>,
     timeout: Duration,
+    watch: &Arc<Watch>,
 ) -> Endpoint {
     Endpoint {
         rank,
@@ -81,34 +140,48 @@ fn endpoint(
         inbox,
         m: RefCell::new(Matching::default()),
         timeout,
+        watch: watch.clone(),
     }
 }
 
 impl MockComm {
     /// A world of `n` connected ranks.
     pub fn world(n: usize, timeout: Duration) -> Vec<Endpoint> {
+        Self::world_watched(n, timeout, &Watch::new(n))
+    }
+
+    fn world_watched(n: usize, timeout: Duration, watch: &Arc<Watch>) -> Vec<Endpoint> {
         let (txs, rxs) = endpoints(n);
         rxs.into_iter()
             .enumerate()
-            .map(|(rank, inbox)| endpoint(rank, n, txs.clone(), inbox, timeout))
+            .map(|(rank, inbox)| endpoint(rank, n, txs.clone(), inbox, timeout, watch))
             .collect()
+    }
+
+    /// The watch shared by every endpoint of `ends`' world (for the runner to call `leave`).
+    pub fn watch_of(end: &Endpoint) -> Arc<Watch> {
+        end.watch.clone()
     }
 
     /// An intercommunicator between a group of `p` and one of `q` ranks: for each of the
     /// `p + q` ranks (the first group's, then the second's), its local group's communicator
     /// and its end of the bridge (whose ranks name the other group's).
     pub fn inter(p: usize, q: usize, timeout: Duration) -> Vec<(Endpoint, Endpoint)> {
-        let (a, b) = (MockComm::world(p, timeout), MockComm::world(q, timeout));
+        let watch = Watch::new(p + q);
+        let (a, b) = (
+            MockComm::world_watched(p, timeout, &watch),
+            MockComm::world_watched(q, timeout, &watch),
+        );
         let (a_tx, a_rx) = endpoints(p);
         let (b_tx, b_rx) = endpoints(q);
         let a_bridge = a_rx
             .into_iter()
             .enumerate()
-            .map(|(r, inbox)| endpoint(r, p, b_tx.clone(), inbox, timeout));
+            .map(|(r, inbox)| endpoint(r, p, b_tx.clone(), inbox, timeout, &watch));
         let b_bridge = b_rx
             .into_iter()
             .enumerate()
-            .map(|(r, inbox)| endpoint(r, q, a_tx.clone(), inbox, timeout));
+            .map(|(r, inbox)| endpoint(r, q, a_tx.clone(), inbox, timeout, &watch));
         a.into_iter()
             .zip(a_bridge)
             .chain(b.into_iter().zip(b_bridge))
@@ -118,6 +191,7 @@ impl MockComm {
 
 impl Endpoint {
     fn file(&self, msg: Msg) {
+        self.watch.filed();
         let mut m = self.m.borrow_mut();
         let key = (msg.src, msg.tag);
         let idx = m.arrived.entry(key).or_insert(0);
@@ -163,13 +237,27 @@ impl P2pRequest for MockReq<'_> {
                 unreachable!()
             };
             let deadline = Instant::now() + comm.timeout;
-            match comm.inbox.recv_deadline(deadline) {
-                Ok(msg) => comm.file(msg),
-                Err(RecvTimeoutError::Timeout) => {
-                    return Err(CollError::comm(MockError::Timeout { src: key.0 }))
+            // The poll interval only paces the deadlock check; the outer bound is `timeout`.
+            let poll = Duration::from_millis(2);
+            loop {
+                if comm.watch.start_wait() {
+                    comm.watch.stop_wait();
+                    return Err(CollError::comm(MockError::Deadlock { src: key.0 }));
                 }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return Err(CollError::comm(MockError::Gone(key.0)))
+                let got = comm.inbox.recv_timeout(poll);
+                comm.watch.stop_wait();
+                match got {
+                    Ok(msg) => {
+                        comm.file(msg);
+                        break;
+                    }
+                    Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => {}
+                    Err(RecvTimeoutError::Timeout) => {
+                        return Err(CollError::comm(MockError::Timeout { src: key.0 }))
+                    }
+                    Err(RecvTimeoutError::Disconnected) => {
+                        return Err(CollError::comm(MockError::Gone(key.0)))
+                    }
                 }
             }
         }
@@ -218,12 +306,16 @@ impl PointToPoint for MockComm {
             .peers
             .get(dest)
             .ok_or_else(|| CollError::comm(MockError::BadRank(dest)))?;
+        me.watch.sent();
         tx.send(Msg {
             src: me.rank,
             tag,
             data: buf.to_vec(),
         })
-        .map_err(|_| CollError::comm(MockError::Gone(dest)))?;
+        .map_err(|_| {
+            me.watch.filed();
+            CollError::comm(MockError::Gone(dest))
+        })?;
         Ok(MockReq::Sent(buf.len()))
     }
     fn irecv<'a>(
@@ -272,10 +364,13 @@ pub fn run_with_timeout<R: Send>(
             .map(|c| {
                 let f = &f;
                 let cfg = config.clone();
+                let watch = MockComm::watch_of(&c);
                 s.spawn(move || {
                     let coll = Collectives::with_config(MockComm::from(c), cfg)
                         .expect("team of a mock world");
-                    f(&coll)
+                    let out = f(&coll);
+                    watch.leave();
+                    out
                 })
             })
             .collect();
@@ -432,6 +527,7 @@ pub fn run_inter<R: Send>(
                 let f = &f;
                 let cfg = config.clone();
                 let (g, size, remote) = if i < p { (0, p, q) } else { (1, q, p) };
+                let watch = MockComm::watch_of(&local);
                 s.spawn(move || {
                     let local = Collectives::with_config(MockComm::from(local), cfg)
                         .expect("team of a mock group");
@@ -447,7 +543,9 @@ pub fn run_inter<R: Send>(
                     let local = Rc::new(local.expect("node-aware mock group"));
                     let ic = InterCollectives::new(local, MockComm::from(bridge), remote, node)
                         .expect("intercommunicator of a mock world");
-                    f(&ic, g)
+                    let out = f(&ic, g);
+                    watch.leave();
+                    out
                 })
             })
             .collect();
