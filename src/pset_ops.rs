@@ -132,6 +132,9 @@ pub(crate) fn lookup(s: &Session, name: &str) -> Result<bool> {
     }
 }
 
+/// How long a wait for a set's data lasts (the daemons hold a blocking one that long).
+const DATA_WAIT: Duration = Duration::from_secs(60);
+
 /// One look at the registry: the result once there is one.
 type Poll<'s, T> = Box<dyn FnMut(&Session) -> Result<Option<T>> + 's>;
 
@@ -293,26 +296,20 @@ impl Session {
     /// when they have exited; one that overstays the daemons' retire limit (10 s,
     /// `IBDYN_RETIRE_LIMIT_MS`) is killed, and the error names it (the change is finalised all the same). An error when nothing is
     /// pending.
+    ///
+    /// The root daemon holds the request until the change is finalised (bounded by the
+    /// retire limit and a little more), so this process does not poll.
     pub fn finalize_pset_op(&self, pset: &str) -> Result<()> {
         let set = setref(self, pset)?;
         let req = wire::PsetRequest::Finalize { set };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut pause = Duration::from_micros(200);
-        loop {
-            match ask(self, &req)? {
-                PsetReply::Done => return Ok(()),
-                PsetReply::Change(Some(_)) if Instant::now() < deadline => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                PsetReply::Change(Some(c)) => {
-                    return Err(CommError::Timeout {
-                        what: format!("the finalization of the {} of {}", c.op.name(), c.input),
-                        secs: 30,
-                    })
-                }
-                r => return Err(unexpected(r)),
-            }
+        let asked = Instant::now();
+        match ask(self, &req)? {
+            PsetReply::Done => Ok(()),
+            PsetReply::Change(Some(c)) => Err(CommError::Timeout {
+                what: format!("the finalization of the {} of {}", c.op.name(), c.input),
+                secs: asked.elapsed().as_secs(),
+            }),
+            r => Err(unexpected(r)),
         }
     }
 
@@ -352,7 +349,24 @@ impl Session {
         keys: &[&str],
         wait: bool,
     ) -> Result<Vec<(String, String)>> {
-        self.iget_pset_data(coll, pset, keys, wait)?.wait()
+        if !wait {
+            return self.iget_pset_data(coll, pset, keys, wait)?.wait();
+        }
+        // The root daemon holds the request until every key is there (bounded).
+        crate::pset::check_name(coll)?;
+        let req = wire::PsetRequest::GetData {
+            set: setref(self, pset)?,
+            keys: keys.iter().map(|k| k.to_string()).collect(),
+            wait_ms: DATA_WAIT.as_millis() as u64,
+        };
+        match ask(self, &req)? {
+            PsetReply::Data(kv) if kv.len() == keys.len() => Ok(kv),
+            PsetReply::Data(_) => Err(CommError::Timeout {
+                what: format!("the data {keys:?} of {pset}"),
+                secs: DATA_WAIT.as_secs(),
+            }),
+            r => Err(unexpected(r)),
+        }
     }
 
     /// The non-blocking form of `get_pset_data`.
@@ -373,7 +387,7 @@ impl Session {
         Ok(PsetRequest::new(
             self,
             format!("the data {keys:?} of {pset}"),
-            Duration::from_secs(60),
+            DATA_WAIT,
             move |s| match ask(s, &req)? {
                 PsetReply::Data(kv) if !wait || kv.len() == want => Ok(Some(kv)),
                 PsetReply::Data(_) => Ok(None),

@@ -1,6 +1,7 @@
 //! `ibdyn run --pset NAME=RANKS`: process sets named on the command line reach the ranks as
 //! one job-level key (`ibdyn_pmi::psets::PSETS_KEY`), checked here so a mistake fails at once.
 
+mod held;
 mod registry;
 mod resize;
 mod serve;

@@ -79,6 +79,8 @@ pub(crate) struct PsetRegistry {
     exited: HashMap<Member, bool>,
     max_procs: u32,
     retire_limit: Duration,
+    /// Requests held until their answer is there (see `held`).
+    held: super::held::HeldRequests,
 }
 
 fn desc(name: &str, e: &SetEntry) -> PsetDesc {
@@ -134,6 +136,7 @@ impl PsetRegistry {
             exited: HashMap::new(),
             max_procs,
             retire_limit: RETIRE_LIMIT,
+            held: Default::default(),
         }
     }
 
@@ -674,7 +677,21 @@ impl PsetRegistry {
             .values()
             .filter(|c| c.state == ChangeState::Pending)
             .filter_map(|c| c.finalize_by)
+            .chain(self.held.next_deadline())
             .min()
+    }
+
+    /// How long `req` may be held when `reply` is its answer so far (None: final).
+    pub(crate) fn hold_bound(&self, req: &PsetRequest, reply: &Reply) -> Option<Duration> {
+        super::held::bound(req, reply, self.retire_limit)
+    }
+
+    pub(crate) fn hold(&mut self, h: super::held::Held) {
+        self.held.hold(h);
+    }
+
+    pub(crate) fn take_held(&mut self) -> Vec<super::held::Held> {
+        self.held.take()
     }
 
     pub(crate) fn on_timer(&mut self, now: Instant) -> Vec<Action> {

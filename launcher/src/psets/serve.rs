@@ -2,6 +2,7 @@
 //! whose registry answers it; the root starts the processes of a grow through the spawn
 //! machinery and kills a retired process that overstays.
 
+use super::held::{Held, ReplyTo};
 use super::registry::{Action, Caller, Reply};
 use crate::daemon::kvs::Forwarded;
 use crate::daemon::{ConnId, Daemon};
@@ -28,7 +29,7 @@ impl Daemon {
         };
         if self.is_root() {
             let (r, actions) = self.serve_pset(&req, who);
-            self.reply(conn, encode_reply(&r));
+            self.answer_or_hold(ReplyTo::Local(conn), who, req, r);
             self.pset_actions(actions);
             return Ok(());
         }
@@ -70,9 +71,45 @@ impl Daemon {
     /// Root: a request from below.
     pub(crate) fn on_pset_up(&mut self, origin: u32, id: u64, who: Member, req: &PsetRequest) {
         let (r, actions) = self.serve_pset(req, who);
-        let answer = Answer::Pset(r);
-        self.send_toward(origin, Down::Answer { origin, id, answer });
+        self.answer_or_hold(ReplyTo::Below { origin, id }, who, req.clone(), r);
         self.pset_actions(actions);
+    }
+
+    /// Root: answers a request, or holds it while its answer is not final (bounded).
+    fn answer_or_hold(&mut self, to: ReplyTo, who: Member, req: PsetRequest, r: Reply) {
+        match self.registry.psets.hold_bound(&req, &r) {
+            Some(bound) => self.registry.psets.hold(Held {
+                to,
+                who,
+                req,
+                until: std::time::Instant::now() + bound,
+            }),
+            None => self.answer(to, r),
+        }
+    }
+
+    fn answer(&mut self, to: ReplyTo, r: Reply) {
+        match to {
+            ReplyTo::Local(conn) => self.reply(conn, encode_reply(&r)),
+            ReplyTo::Below { origin, id } => {
+                let answer = Answer::Pset(r);
+                self.send_toward(origin, Down::Answer { origin, id, answer });
+            }
+        }
+    }
+
+    /// Root: serves the held requests again; answers those whose answer is final or whose
+    /// bound has passed (with what there is).
+    fn serve_held(&mut self, now: std::time::Instant) {
+        for h in self.registry.psets.take_held() {
+            let (r, actions) = self.serve_pset(&h.req, h.who);
+            if now < h.until && self.registry.psets.hold_bound(&h.req, &r).is_some() {
+                self.registry.psets.hold(h);
+            } else {
+                self.answer(h.to, r);
+            }
+            self.pset_actions(actions);
+        }
     }
 
     /// The answer to a request this daemon forwarded.
@@ -200,6 +237,7 @@ impl Daemon {
         if self.is_root() {
             let actions = self.registry.psets.on_timer(now);
             self.pset_actions(actions);
+            self.serve_held(now);
         }
     }
 }
