@@ -6,14 +6,24 @@ use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::route::{Pull, Pulled, Route, Sink};
 use ibdyn_verbs::{AddressCard, Event, Fabric, RemoteBuf};
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::time::Duration;
 
 /// Progress passes between two looks at an idle fabric (it then only has connect requests).
 const IDLE_POLL_EVERY: u64 = 1024;
 
+/// The fabric, shared with the hook that progresses it while the process waits for the
+/// process manager (see `ibdyn_pmi::set_idle_hook`); what that hook gets from the fabric waits
+/// in `stash` for the next progress pass.
+struct Shared {
+    fabric: RefCell<Fabric>,
+    stash: RefCell<Vec<Event>>,
+}
+
 pub(crate) struct NetRoute {
-    fabric: Option<Fabric>,
+    shared: Option<Rc<Shared>>,
     events: Vec<Event>,
     polls: u64,
     /// Set once the fabric carries traffic: from then on every progress pass polls it.
@@ -27,8 +37,17 @@ pub(crate) struct NetRoute {
 
 impl NetRoute {
     pub fn new(fabric: Option<Fabric>) -> NetRoute {
+        let shared = fabric.map(|f| {
+            Rc::new(Shared {
+                fabric: RefCell::new(f),
+                stash: RefCell::new(Vec::new()),
+            })
+        });
+        if let Some(sh) = &shared {
+            install_idle_hook(Rc::downgrade(sh));
+        }
         NetRoute {
-            fabric,
+            shared,
             events: Vec::new(),
             polls: 0,
             active: false,
@@ -38,19 +57,27 @@ impl NetRoute {
         }
     }
 
-    pub fn fabric(&self) -> Option<&Fabric> {
-        self.fabric.as_ref()
+    /// Runs `f` with the fabric, if this process has one.
+    pub fn with_fabric<R>(&self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
+        self.shared.as_ref().map(|sh| f(&sh.fabric.borrow()))
+    }
+
+    pub fn has_fabric(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// The fabric, for traffic to a process on another node.
-    fn fabric_mut(&mut self) -> Result<&mut Fabric> {
-        self.fabric.as_mut().ok_or_else(|| {
-            CommError::InvalidArgument(
-                "this process has no fabric endpoint, so it cannot reach processes on other \
+    fn fabric_mut(&mut self) -> Result<std::cell::RefMut<'_, Fabric>> {
+        self.shared
+            .as_ref()
+            .map(|sh| sh.fabric.borrow_mut())
+            .ok_or_else(|| {
+                CommError::InvalidArgument(
+                    "this process has no fabric endpoint, so it cannot reach processes on other \
                  nodes (see the warning logged at start-up; IBDYN_PROVIDER=sock forces sockets)"
-                    .into(),
-            )
-        })
+                        .into(),
+                )
+            })
     }
 
     /// Whether a progress pass should poll the fabric now. Until the fabric carries traffic
@@ -58,7 +85,7 @@ impl NetRoute {
     /// without `look_for_connects` (a short spin, after which the caller waits the general way).
     #[inline]
     pub fn due(&mut self, look_for_connects: bool) -> bool {
-        if self.active {
+        if self.active || self.stashed() {
             return true;
         }
         if look_for_connects {
@@ -71,13 +98,21 @@ impl NetRoute {
     /// Whether an idle wait should block in the fabric's poll rather than on the
     /// shared-memory doorbell: the fabric carries traffic, or a control datagram is awaited.
     pub fn blocks_idle_waits(&self) -> bool {
-        self.fabric.is_some() && (self.active || self.expect_control)
+        self.shared.is_some() && (self.active || self.expect_control)
     }
 
     /// Sends one reliable datagram over the fabric's UD control channel.
     pub fn control_send(&mut self, to: &AddressCard, data: &[u8]) -> Result<()> {
-        let f = self.fabric.as_mut().ok_or_else(no_fabric)?;
-        Ok(f.control_send(to, data)?)
+        let sh = self.shared.as_ref().ok_or_else(no_fabric)?;
+        let r = sh.fabric.borrow_mut().control_send(to, data);
+        Ok(r?)
+    }
+
+    /// Whether the idle hook left events for the next progress pass.
+    fn stashed(&self) -> bool {
+        self.shared
+            .as_ref()
+            .is_some_and(|sh| !sh.stash.borrow().is_empty())
     }
 
     /// Marks whether a control datagram is awaited.
@@ -114,8 +149,8 @@ impl Route for NetRoute {
     }
 
     fn release(&mut self, exposed: &RemoteBuf) {
-        if let Some(f) = self.fabric.as_mut() {
-            f.release(exposed);
+        if let Some(sh) = self.shared.as_ref() {
+            sh.fabric.borrow_mut().release(exposed);
         }
     }
 
@@ -125,7 +160,7 @@ impl Route for NetRoute {
             len: pull.rts.len,
             rkey: pull.rts.rkey,
         };
-        let f = self.fabric_mut()?;
+        let mut f = self.fabric_mut()?;
         // SAFETY: the caller lends `dst` for `len` bytes until the read completes (ReadDone
         // or ReadFailed of `token`, handed to the sink).
         unsafe {
@@ -142,11 +177,17 @@ impl Route for NetRoute {
     }
 
     fn progress(&mut self, sink: &mut impl Sink<Self>) -> Result<bool> {
-        let Some(f) = self.fabric.as_mut() else {
+        let Some(sh) = self.shared.clone() else {
             return Ok(false);
         };
         let mut events = std::mem::take(&mut self.events);
-        f.progress(&mut events)?;
+        events.append(&mut sh.stash.borrow_mut());
+        let r = sh.fabric.borrow_mut().progress(&mut events);
+        if let Err(e) = r {
+            self.events = events;
+            self.events.clear();
+            return Err(e.into());
+        }
         let did = !events.is_empty();
         // Connection traffic makes every progress pass poll the fabric; control datagrams
         // (a spawn's wire-up) do not: they are awaited explicitly.
@@ -175,10 +216,36 @@ impl Route for NetRoute {
     }
 
     fn wait(&mut self, t: Duration) {
-        if let Some(f) = self.fabric.as_mut() {
-            f.wait(t);
+        if let Some(sh) = self.shared.as_ref() {
+            sh.fabric.borrow_mut().wait(t);
         }
     }
+}
+
+impl Drop for NetRoute {
+    fn drop(&mut self) {
+        if self.shared.is_some() {
+            ibdyn_pmi::set_idle_hook(None);
+        }
+    }
+}
+
+/// While the process waits for the process manager, its fabric still answers connection
+/// requests (and takes in whatever else arrives, for the next progress pass).
+fn install_idle_hook(shared: std::rc::Weak<Shared>) {
+    ibdyn_pmi::set_idle_hook(Some(Box::new(move || {
+        let Some(sh) = shared.upgrade() else {
+            return;
+        };
+        // Busy means the engine itself is inside the fabric: nothing to do here.
+        let (Ok(mut f), Ok(mut stash)) = (sh.fabric.try_borrow_mut(), sh.stash.try_borrow_mut())
+        else {
+            return;
+        };
+        if let Err(e) = f.progress(&mut stash) {
+            tracing::debug!("fabric progress while waiting for the process manager: {e}");
+        }
+    })));
 }
 
 pub(crate) fn no_fabric() -> CommError {
