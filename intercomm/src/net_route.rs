@@ -3,27 +3,19 @@
 //! also keeps the UD control datagrams the fabric delivers, for the dynamic-process layer.
 
 use crate::error::{CommError, Result};
+use crate::fabric_share::SharedFabric;
 use crate::gpid::Gpid;
 use crate::route::{Pull, Pulled, Route, Sink};
 use ibdyn_verbs::{AddressCard, Event, Fabric, RemoteBuf};
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
+use std::sync::MutexGuard;
 use std::time::Duration;
 
 /// Progress passes between two looks at an idle fabric (it then only has connect requests).
 const IDLE_POLL_EVERY: u64 = 1024;
 
-/// The fabric, shared with the hook that progresses it while the process waits for the
-/// process manager (see `ibdyn_pmi::set_idle_hook`); what that hook gets from the fabric waits
-/// in `stash` for the next progress pass.
-struct Shared {
-    fabric: RefCell<Fabric>,
-    stash: RefCell<Vec<Event>>,
-}
-
 pub(crate) struct NetRoute {
-    shared: Option<Rc<Shared>>,
+    shared: Option<SharedFabric>,
     events: Vec<Event>,
     polls: u64,
     /// Set once the fabric carries traffic: from then on every progress pass polls it.
@@ -37,17 +29,8 @@ pub(crate) struct NetRoute {
 
 impl NetRoute {
     pub fn new(fabric: Option<Fabric>) -> NetRoute {
-        let shared = fabric.map(|f| {
-            Rc::new(Shared {
-                fabric: RefCell::new(f),
-                stash: RefCell::new(Vec::new()),
-            })
-        });
-        if let Some(sh) = &shared {
-            install_idle_hook(Rc::downgrade(sh));
-        }
         NetRoute {
-            shared,
+            shared: fabric.map(SharedFabric::new),
             events: Vec::new(),
             polls: 0,
             active: false,
@@ -59,7 +42,7 @@ impl NetRoute {
 
     /// Runs `f` with the fabric, if this process has one.
     pub fn with_fabric<R>(&self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
-        self.shared.as_ref().map(|sh| f(&sh.fabric.borrow()))
+        self.shared.as_ref().map(|sh| f(&sh.lock()))
     }
 
     pub fn has_fabric(&self) -> bool {
@@ -67,17 +50,14 @@ impl NetRoute {
     }
 
     /// The fabric, for traffic to a process on another node.
-    fn fabric_mut(&mut self) -> Result<std::cell::RefMut<'_, Fabric>> {
-        self.shared
-            .as_ref()
-            .map(|sh| sh.fabric.borrow_mut())
-            .ok_or_else(|| {
-                CommError::InvalidArgument(
-                    "this process has no fabric endpoint, so it cannot reach processes on other \
+    fn fabric_mut(&mut self) -> Result<MutexGuard<'_, Fabric>> {
+        self.shared.as_ref().map(|sh| sh.lock()).ok_or_else(|| {
+            CommError::InvalidArgument(
+                "this process has no fabric endpoint, so it cannot reach processes on other \
                  nodes (see the warning logged at start-up; IBDYN_PROVIDER=sock forces sockets)"
-                        .into(),
-                )
-            })
+                    .into(),
+            )
+        })
     }
 
     /// Whether a progress pass should poll the fabric now. Until the fabric carries traffic
@@ -104,15 +84,13 @@ impl NetRoute {
     /// Sends one reliable datagram over the fabric's UD control channel.
     pub fn control_send(&mut self, to: &AddressCard, data: &[u8]) -> Result<()> {
         let sh = self.shared.as_ref().ok_or_else(no_fabric)?;
-        let r = sh.fabric.borrow_mut().control_send(to, data);
+        let r = sh.lock().control_send(to, data);
         Ok(r?)
     }
 
     /// Whether the idle hook left events for the next progress pass.
     fn stashed(&self) -> bool {
-        self.shared
-            .as_ref()
-            .is_some_and(|sh| !sh.stash.borrow().is_empty())
+        self.shared.as_ref().is_some_and(|sh| sh.stashed())
     }
 
     /// Marks whether a control datagram is awaited.
@@ -150,7 +128,7 @@ impl Route for NetRoute {
 
     fn release(&mut self, exposed: &RemoteBuf) {
         if let Some(sh) = self.shared.as_ref() {
-            sh.fabric.borrow_mut().release(exposed);
+            sh.lock().release(exposed);
         }
     }
 
@@ -177,17 +155,11 @@ impl Route for NetRoute {
     }
 
     fn progress(&mut self, sink: &mut impl Sink<Self>) -> Result<bool> {
-        let Some(sh) = self.shared.clone() else {
+        let Some(sh) = self.shared.as_mut() else {
             return Ok(false);
         };
         let mut events = std::mem::take(&mut self.events);
-        events.append(&mut sh.stash.borrow_mut());
-        let r = sh.fabric.borrow_mut().progress(&mut events);
-        if let Err(e) = r {
-            self.events = events;
-            self.events.clear();
-            return Err(e.into());
-        }
+        sh.progress(&mut events)?;
         let did = !events.is_empty();
         // Connection traffic makes every progress pass poll the fabric; control datagrams
         // (a spawn's wire-up) do not: they are awaited explicitly.
@@ -217,35 +189,9 @@ impl Route for NetRoute {
 
     fn wait(&mut self, t: Duration) {
         if let Some(sh) = self.shared.as_ref() {
-            sh.fabric.borrow_mut().wait(t);
+            sh.lock().wait(t);
         }
     }
-}
-
-impl Drop for NetRoute {
-    fn drop(&mut self) {
-        if self.shared.is_some() {
-            ibdyn_pmi::set_idle_hook(None);
-        }
-    }
-}
-
-/// While the process waits for the process manager, its fabric still answers connection
-/// requests (and takes in whatever else arrives, for the next progress pass).
-fn install_idle_hook(shared: std::rc::Weak<Shared>) {
-    ibdyn_pmi::set_idle_hook(Some(Box::new(move || {
-        let Some(sh) = shared.upgrade() else {
-            return;
-        };
-        // Busy means the engine itself is inside the fabric: nothing to do here.
-        let (Ok(mut f), Ok(mut stash)) = (sh.fabric.try_borrow_mut(), sh.stash.try_borrow_mut())
-        else {
-            return;
-        };
-        if let Err(e) = f.progress(&mut stash) {
-            tracing::debug!("fabric progress while waiting for the process manager: {e}");
-        }
-    })));
 }
 
 pub(crate) fn no_fabric() -> CommError {
