@@ -9,7 +9,7 @@
 //! then receives the message, proving the connection carried it.
 
 use ibdyn::traits::*;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Rank 1's bound on the connection, and rank 0's on the flag.
@@ -38,7 +38,7 @@ fn fail(what: &str) -> ! {
 }
 
 /// A computation that makes no communication call, until `flag` exists.
-fn compute_until(flag: &PathBuf) -> u64 {
+fn compute_until(flag: &Path) -> u64 {
     let start = Instant::now();
     let mut x = 1u64;
     while !flag.exists() {
