@@ -9,10 +9,10 @@
 //! re-acknowledges them so the sender stops. Delivery is exactly once, in no particular order.
 //! Anything that does not parse (wrong authenticator, truncated, garbage) is dropped and counted.
 
+use crate::auth::{self, Authenticator, TAG_LEN};
 use crate::card::AddressCard;
 use crate::config::FabricConfig;
 use crate::error::{Result, VerbsError};
-use auth::{Authenticator, TAG_LEN};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
@@ -167,7 +167,7 @@ impl UdChannel {
             )));
         }
         Ok(UdChannel {
-            auth: Authenticator::new(cfg.job_secret),
+            auth: Authenticator::new(cfg.job_secret, auth::UD_CONTROL),
             epoch,
             local,
             mtu,
@@ -473,6 +473,5 @@ pub(crate) fn answer_budget(cfg: &FabricConfig) -> Duration {
     cfg.retry_budget() * 2 + cfg.retry_timeout
 }
 
-mod auth;
 #[cfg(test)]
 mod fuzz;
