@@ -140,11 +140,15 @@ fn siblings_of_a_root_that_leaves_at_once_fail_instead_of_waiting_forever() {
         "rootleaves",
     ]);
     assert_passed(&out, "a spawned root leaving at once");
+    // Each sibling either failed naming the root dead, or (it answered the root's connection
+    // while waiting in the process manager) got its parents before the root left.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("rank 0") && stderr.contains("is dead: the process exited with code 0"),
-        "{stderr}"
-    );
+    let failed = stderr.contains("rank 0") && stderr.contains("is dead");
+    let had_parents = stderr
+        .matches("got its parents before the root left")
+        .count();
+    assert!(failed || had_parents == 2, "{stderr}");
+    assert!(!stderr.contains("without the parents"), "{stderr}");
 }
 
 #[test]

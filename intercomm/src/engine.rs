@@ -109,8 +109,13 @@ impl Engine {
         }
     }
 
-    pub fn fabric(&self) -> Option<&Fabric> {
-        self.net.fabric()
+    /// Runs `f` with this process's fabric, if it has one.
+    pub fn with_fabric<R>(&self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
+        self.net.with_fabric(f)
+    }
+
+    pub fn has_fabric(&self) -> bool {
+        self.net.has_fabric()
     }
 
     // ---- control datagrams (the dynamic-process layer's wire-up) ----
@@ -304,7 +309,7 @@ impl Engine {
     /// Whether every queued packet has left this process (also those the fabric holds while
     /// a connection is being made).
     pub fn flushed(&self) -> bool {
-        !self.shm.has_backlog() && self.net.fabric().is_none_or(|f| f.flushed())
+        !self.shm.has_backlog() && self.net.with_fabric(|f| f.flushed()).unwrap_or(true)
     }
 
     // ---- progress and waiting ----

@@ -6,6 +6,7 @@ mod comm;
 pub mod context;
 mod engine;
 mod error;
+mod fabric_share;
 mod from_group;
 mod gpid;
 mod group;

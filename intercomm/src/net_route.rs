@@ -3,17 +3,19 @@
 //! also keeps the UD control datagrams the fabric delivers, for the dynamic-process layer.
 
 use crate::error::{CommError, Result};
+use crate::fabric_share::SharedFabric;
 use crate::gpid::Gpid;
 use crate::route::{Pull, Pulled, Route, Sink};
 use ibdyn_verbs::{AddressCard, Event, Fabric, RemoteBuf};
 use std::collections::VecDeque;
+use std::sync::MutexGuard;
 use std::time::Duration;
 
 /// Progress passes between two looks at an idle fabric (it then only has connect requests).
 const IDLE_POLL_EVERY: u64 = 1024;
 
 pub(crate) struct NetRoute {
-    fabric: Option<Fabric>,
+    shared: Option<SharedFabric>,
     events: Vec<Event>,
     polls: u64,
     /// Set once the fabric carries traffic: from then on every progress pass polls it.
@@ -28,7 +30,7 @@ pub(crate) struct NetRoute {
 impl NetRoute {
     pub fn new(fabric: Option<Fabric>) -> NetRoute {
         NetRoute {
-            fabric,
+            shared: fabric.map(SharedFabric::new),
             events: Vec::new(),
             polls: 0,
             active: false,
@@ -38,13 +40,18 @@ impl NetRoute {
         }
     }
 
-    pub fn fabric(&self) -> Option<&Fabric> {
-        self.fabric.as_ref()
+    /// Runs `f` with the fabric, if this process has one.
+    pub fn with_fabric<R>(&self, f: impl FnOnce(&Fabric) -> R) -> Option<R> {
+        self.shared.as_ref().map(|sh| f(&sh.lock()))
+    }
+
+    pub fn has_fabric(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// The fabric, for traffic to a process on another node.
-    fn fabric_mut(&mut self) -> Result<&mut Fabric> {
-        self.fabric.as_mut().ok_or_else(|| {
+    fn fabric_mut(&mut self) -> Result<MutexGuard<'_, Fabric>> {
+        self.shared.as_ref().map(|sh| sh.lock()).ok_or_else(|| {
             CommError::InvalidArgument(
                 "this process has no fabric endpoint, so it cannot reach processes on other \
                  nodes (see the warning logged at start-up; IBDYN_PROVIDER=sock forces sockets)"
@@ -58,7 +65,7 @@ impl NetRoute {
     /// without `look_for_connects` (a short spin, after which the caller waits the general way).
     #[inline]
     pub fn due(&mut self, look_for_connects: bool) -> bool {
-        if self.active {
+        if self.active || self.stashed() {
             return true;
         }
         if look_for_connects {
@@ -71,13 +78,19 @@ impl NetRoute {
     /// Whether an idle wait should block in the fabric's poll rather than on the
     /// shared-memory doorbell: the fabric carries traffic, or a control datagram is awaited.
     pub fn blocks_idle_waits(&self) -> bool {
-        self.fabric.is_some() && (self.active || self.expect_control)
+        self.shared.is_some() && (self.active || self.expect_control)
     }
 
     /// Sends one reliable datagram over the fabric's UD control channel.
     pub fn control_send(&mut self, to: &AddressCard, data: &[u8]) -> Result<()> {
-        let f = self.fabric.as_mut().ok_or_else(no_fabric)?;
-        Ok(f.control_send(to, data)?)
+        let sh = self.shared.as_ref().ok_or_else(no_fabric)?;
+        let r = sh.lock().control_send(to, data);
+        Ok(r?)
+    }
+
+    /// Whether the idle hook left events for the next progress pass.
+    fn stashed(&self) -> bool {
+        self.shared.as_ref().is_some_and(|sh| sh.stashed())
     }
 
     /// Marks whether a control datagram is awaited.
@@ -114,8 +127,8 @@ impl Route for NetRoute {
     }
 
     fn release(&mut self, exposed: &RemoteBuf) {
-        if let Some(f) = self.fabric.as_mut() {
-            f.release(exposed);
+        if let Some(sh) = self.shared.as_ref() {
+            sh.lock().release(exposed);
         }
     }
 
@@ -125,7 +138,7 @@ impl Route for NetRoute {
             len: pull.rts.len,
             rkey: pull.rts.rkey,
         };
-        let f = self.fabric_mut()?;
+        let mut f = self.fabric_mut()?;
         // SAFETY: the caller lends `dst` for `len` bytes until the read completes (ReadDone
         // or ReadFailed of `token`, handed to the sink).
         unsafe {
@@ -142,11 +155,11 @@ impl Route for NetRoute {
     }
 
     fn progress(&mut self, sink: &mut impl Sink<Self>) -> Result<bool> {
-        let Some(f) = self.fabric.as_mut() else {
+        let Some(sh) = self.shared.as_mut() else {
             return Ok(false);
         };
         let mut events = std::mem::take(&mut self.events);
-        f.progress(&mut events)?;
+        sh.progress(&mut events)?;
         let did = !events.is_empty();
         // Connection traffic makes every progress pass poll the fabric; control datagrams
         // (a spawn's wire-up) do not: they are awaited explicitly.
@@ -175,8 +188,8 @@ impl Route for NetRoute {
     }
 
     fn wait(&mut self, t: Duration) {
-        if let Some(f) = self.fabric.as_mut() {
-            f.wait(t);
+        if let Some(sh) = self.shared.as_ref() {
+            sh.lock().wait(t);
         }
     }
 }

@@ -81,7 +81,7 @@ impl Runtime {
         let mut failed = None;
         let mut last_check = Instant::now();
         let mut eng = self.eng.borrow_mut();
-        if eng.fabric().is_none() {
+        if !eng.has_fabric() {
             return Err(no_fabric());
         }
         eng.expect_control(true);

@@ -166,15 +166,15 @@ impl Universe {
 
     /// Which fabric provider this process uses for inter-node traffic, if any.
     pub fn provider(&self) -> Option<String> {
-        self.eng.borrow().fabric().map(|f| f.provider().to_string())
+        self.eng.borrow().with_fabric(|f| f.provider().to_string())
     }
 
     /// Fabric connections this process holds (made on demand).
     pub fn connection_count(&self) -> usize {
         self.eng
             .borrow()
-            .fabric()
-            .map_or(0, |f| f.connection_count())
+            .with_fabric(|f| f.connection_count())
+            .unwrap_or(0)
     }
 
     /// Runs `f` with the process-management client (for the dynamic-process layer).

@@ -95,13 +95,21 @@ impl LineConn {
             if let Some(c) = self.take_line()? {
                 return Ok(c);
             }
-            if !self.readable(Some(deadline))? {
+            // With a hook installed (the runtime's fabric), block only a slice at a time and
+            // run it in between, so the process keeps answering its peers while it waits.
+            let until = if crate::idle::run() {
+                deadline.min(Instant::now() + crate::idle::SLICE)
+            } else {
+                deadline
+            };
+            if self.readable(Some(until))? {
+                self.fill(what)?;
+            } else if Instant::now() >= deadline {
                 return Err(PmiError::Timeout {
                     what: what.into(),
                     secs: started.elapsed().as_secs_f64(),
                 });
             }
-            self.fill(what)?;
         }
     }
 

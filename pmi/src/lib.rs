@@ -7,6 +7,7 @@ mod conn;
 pub mod env;
 mod error;
 mod ibdyn;
+mod idle;
 pub mod jobs;
 pub mod mapping;
 mod pmi1;
@@ -21,6 +22,7 @@ pub mod wire;
 
 pub use client::{PmiClient, PmiRequest, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT};
 pub use error::{PmiError, Result};
+pub use idle::set_idle_hook;
 pub use jobs::{kvsname_of, ChildStart, JobStatus, RankExit, SpawnReply};
 pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
 pub use private_launcher::FINALIZED_LINE as SINGLETON_FINALIZED_LINE;

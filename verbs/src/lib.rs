@@ -3,12 +3,13 @@
 //! Two providers behind one small trait ([`provider::Provider`]): `ib` (libibverbs through
 //! `rdma-sys`, cargo feature `ib`, on by default) and `sock` (UDP for UD, TCP for RC, RDMA emulated
 //! by the target's progress loop). Shared above both: the UD control channel
-//! (retransmission, duplicate suppression, packetisation, job secret) and the on-demand RC
+//! (retransmission, duplicate suppression, packetisation, authentication keyed from the job secret) and the on-demand RC
 //! connection manager. [`Fabric`] ties them together.
 //!
 //! Build without libibverbs headers: `cargo build -p ibdyn-verbs --no-default-features`; the
 //! runtime is then complete on `sock`.
 
+mod auth;
 mod card;
 mod config;
 mod conn_wire;

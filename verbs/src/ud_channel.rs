@@ -1,13 +1,15 @@
 //! Reliable control datagrams over an unreliable datagram transport (UD queue pair or UDP).
 //!
-//! Every datagram carries the job secret, the sender's card and incarnation (epoch). Messages are
+//! Every datagram carries the sender's card and incarnation (epoch) and ends with an
+//! authenticator keyed from the job secret (`auth`: the secret never goes on the wire). Messages are
 //! split into MTU-sized fragments; each fragment has a sequence number (per destination) and an
 //! index, is acknowledged by the receiver, and is retransmitted with a doubling timeout until
 //! acknowledged or `max_retries` is exhausted (then the message is reported as failed). The
 //! receiver suppresses duplicates (fragments it already holds, messages it already delivered) and
 //! re-acknowledges them so the sender stops. Delivery is exactly once, in no particular order.
-//! Anything that does not parse (foreign secret, truncated, garbage) is dropped and counted.
+//! Anything that does not parse (wrong authenticator, truncated, garbage) is dropped and counted.
 
+use crate::auth::{self, Authenticator, TAG_LEN};
 use crate::card::AddressCard;
 use crate::config::FabricConfig;
 use crate::error::{Result, VerbsError};
@@ -15,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 const MAGIC: [u8; 4] = *b"IBDC";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const KIND_DATA: u8 = 1;
 const KIND_ACK: u8 = 2;
 /// Largest message in fragments (bounds reassembly memory).
@@ -35,7 +37,7 @@ pub struct ChannelStats {
     pub retransmits: u64,
     pub acks_sent: u64,
     pub duplicates: u64,
-    /// Wrong magic or job secret.
+    /// Wrong magic or authenticator (another job's, or altered on the way).
     pub dropped_foreign: u64,
     /// Truncated, inconsistent or otherwise unparsable.
     pub dropped_malformed: u64,
@@ -112,7 +114,7 @@ impl RecvState {
 }
 
 pub(crate) struct UdChannel {
-    secret: u64,
+    auth: Authenticator,
     epoch: u64,
     local: Vec<u8>,
     mtu: usize,
@@ -146,7 +148,7 @@ enum ParseError {
 }
 
 fn header_len(card_len: usize) -> usize {
-    4 + 1 + 1 + 8 + 8 + 1 + card_len
+    4 + 1 + 1 + 8 + 1 + card_len
 }
 
 impl UdChannel {
@@ -157,7 +159,7 @@ impl UdChannel {
         epoch: u64,
     ) -> Result<Self> {
         let local = local.to_bytes();
-        let overhead = header_len(local.len()) + 14;
+        let overhead = header_len(local.len()) + 14 + TAG_LEN;
         if mtu < overhead + 16 {
             return Err(VerbsError::InvalidArgument(format!(
                 "UD MTU {mtu} too small (need at least {})",
@@ -165,7 +167,7 @@ impl UdChannel {
             )));
         }
         Ok(UdChannel {
-            secret: cfg.job_secret,
+            auth: Authenticator::new(cfg.job_secret, auth::UD_CONTROL),
             epoch,
             local,
             mtu,
@@ -178,7 +180,7 @@ impl UdChannel {
     }
 
     fn payload_per_frag(&self) -> usize {
-        self.mtu - header_len(self.local.len()) - 14
+        self.mtu - header_len(self.local.len()) - 14 - TAG_LEN
     }
 
     /// Largest message the channel accepts.
@@ -190,7 +192,6 @@ impl UdChannel {
         out.extend_from_slice(&MAGIC);
         out.push(VERSION);
         out.push(kind);
-        out.extend_from_slice(&self.secret.to_le_bytes());
         out.extend_from_slice(&self.epoch.to_le_bytes());
         out.push(self.local.len() as u8);
         out.extend_from_slice(&self.local);
@@ -223,6 +224,7 @@ impl UdChannel {
             b.extend_from_slice(&(cnt as u16).to_le_bytes());
             b.extend_from_slice(&(chunk.len() as u16).to_le_bytes());
             b.extend_from_slice(chunk);
+            self.auth.seal(&mut b);
             built.push(Frag {
                 seq,
                 idx,
@@ -309,24 +311,22 @@ impl UdChannel {
         if b.len() < 4 || b[..4] != MAGIC {
             return Err(ParseError::Foreign);
         }
-        if b.len() < header_len(0) {
+        if b.len() < header_len(0) + TAG_LEN {
             return Err(ParseError::Malformed);
         }
         if b[4] != VERSION {
             return Err(ParseError::Malformed);
         }
+        // Nothing else is looked at before the authenticator holds.
+        let b = self.auth.open(b).ok_or(ParseError::Foreign)?;
         let kind = b[5];
-        let secret = u64::from_le_bytes(b[6..14].try_into().map_err(|_| ParseError::Malformed)?);
-        if secret != self.secret {
-            return Err(ParseError::Foreign);
-        }
-        let epoch = u64::from_le_bytes(b[14..22].try_into().map_err(|_| ParseError::Malformed)?);
-        let card_len = b[22] as usize;
+        let epoch = u64::from_le_bytes(b[6..14].try_into().map_err(|_| ParseError::Malformed)?);
+        let card_len = b[14] as usize;
         let at = header_len(card_len);
         if b.len() < at {
             return Err(ParseError::Malformed);
         }
-        let from = AddressCard::from_bytes(&b[23..at]).map_err(|_| ParseError::Malformed)?;
+        let from = AddressCard::from_bytes(&b[15..at]).map_err(|_| ParseError::Malformed)?;
         let rest = &b[at..];
         match kind {
             KIND_DATA => {
@@ -406,6 +406,7 @@ impl UdChannel {
                 self.header(KIND_ACK, &mut ack);
                 ack.extend_from_slice(&seq.to_le_bytes());
                 ack.extend_from_slice(&idx.to_le_bytes());
+                self.auth.seal(&mut ack);
                 let st = self
                     .recv
                     .entry(from)

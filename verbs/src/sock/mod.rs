@@ -4,6 +4,7 @@
 mod rdma;
 mod stream;
 
+use crate::auth::{self, Authenticator, TAG_LEN};
 use crate::card::{AddressCard, SockAddr};
 use crate::config::{FabricConfig, ProviderKind};
 use crate::error::{Result, VerbsError};
@@ -20,8 +21,9 @@ use stream::{Fill, Stream};
 const F_HELLO: u8 = 1;
 /// Accepted TCP connections kept while waiting for their HELLO frame.
 const MAX_UNIDENTIFIED: usize = 64;
-/// Frame length of a HELLO (type byte + secret + two queue pair numbers).
-const HELLO_FRAME: usize = 17;
+/// Frame length of a HELLO (type byte + two queue pair numbers + authenticator).
+const HELLO_FRAME: usize = 1 + HELLO_LEN;
+const HELLO_LEN: usize = 8 + TAG_LEN;
 const F_MSG: u8 = 2;
 const F_READ_REQ: u8 = 3;
 const F_READ_RESP: u8 = 4;
@@ -39,7 +41,8 @@ pub struct SockProvider {
     udp: UdpSocket,
     listener: TcpListener,
     card: SockAddr,
-    secret: u64,
+    /// Keys the HELLO's authenticator (the job secret never goes on the wire).
+    hello_auth: Authenticator,
     mtu: usize,
     connect_timeout: Duration,
     drop_rate: f64,
@@ -68,6 +71,13 @@ struct Ready {
     qps: Vec<u32>,
 }
 
+/// What a HELLO's authenticator covers: the two queue pair numbers and the accepting
+/// side's card (so a hello is good for one endpoint of one process only).
+fn hello_subject(qpns: &[u8], acceptor: &SockAddr) -> Vec<u8> {
+    let mut b = qpns.to_vec();
+    b.extend_from_slice(&AddressCard::Sock(*acceptor).to_bytes());
+    b
+}
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
@@ -117,7 +127,7 @@ impl SockProvider {
                 udp_port,
                 tcp_port,
             },
-            secret: cfg.job_secret,
+            hello_auth: Authenticator::new(cfg.job_secret, auth::SOCK_HELLO),
             mtu: cfg.ud_mtu,
             connect_timeout: cfg
                 .retry_budget()
@@ -400,12 +410,14 @@ impl SockProvider {
             let s = &mut self.accepted[i];
             let closed = matches!(s.fill(), Fill::Closed(_));
             match s.next_frame() {
-                Ok(Some((F_HELLO, body))) if body.len() == 16 => {
+                Ok(Some((F_HELLO, body))) if body.len() == HELLO_LEN => {
                     let s = self.accepted.swap_remove(i);
-                    let (secret, target, src) =
-                        (u64_at(&body, 0), u32_at(&body, 8), u32_at(&body, 12));
-                    if secret != Some(self.secret) {
-                        tracing::debug!("dropped TCP connection with a foreign job secret");
+                    let (target, src) = (u32_at(&body, 0), u32_at(&body, 4));
+                    if !self
+                        .hello_auth
+                        .verify(&hello_subject(&body[..8], &self.card), &body[8..])
+                    {
+                        tracing::debug!("dropped TCP connection with a wrong authenticator");
                         continue;
                     }
                     let (target, src) = (target.unwrap_or(0), src.unwrap_or(0));
@@ -548,10 +560,11 @@ impl Provider for SockProvider {
             let tcp = TcpStream::connect_timeout(&ra.tcp(), self.connect_timeout)
                 .map_err(|e| VerbsError::sock("connect", ra.tcp(), e))?;
             let mut s = Stream::new(tcp).map_err(|e| VerbsError::sock("setup", ra.tcp(), e))?;
-            let mut hello = Vec::with_capacity(16);
-            hello.extend_from_slice(&self.secret.to_le_bytes());
+            let mut hello = Vec::with_capacity(HELLO_LEN);
             hello.extend_from_slice(&remote.qpn.to_le_bytes());
             hello.extend_from_slice(&qp.to_le_bytes());
+            let tag = self.hello_auth.tag(&hello_subject(&hello, &ra));
+            hello.extend_from_slice(&tag);
             s.push(F_HELLO, &[&hello]);
             for (k, b) in q.early.drain(..) {
                 s.push_owned(k, b);

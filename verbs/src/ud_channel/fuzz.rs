@@ -54,8 +54,9 @@ fn channel(port: u16) -> UdChannel {
     UdChannel::new(&cfg, &card(port), 1024, 7).expect("a channel")
 }
 
-/// A datagram from one of a few senders: a valid header (sometimes damaged) and a random
-/// or well-formed body, so that cases reach reassembly.
+/// A datagram from one of a few senders: a valid header and a random or well-formed body,
+/// mostly with a right authenticator (so that cases reach reassembly), sometimes damaged
+/// or truncated after it was sealed.
 fn datagram(rng: &mut Rng, senders: &[UdChannel]) -> Vec<u8> {
     if rng.below(5) == 0 {
         return rng.bytes(64);
@@ -84,6 +85,9 @@ fn datagram(rng: &mut Rng, senders: &[UdChannel]) -> Vec<u8> {
         b.extend_from_slice(&payload);
     } else {
         b.extend(rng.bytes(24));
+    }
+    if rng.below(10) != 0 {
+        from.auth.seal(&mut b);
     }
     if rng.below(6) == 0 {
         // Damage one byte of the header or body.
@@ -155,4 +159,116 @@ fn handshakes_cards_and_buffer_descriptors_of_any_bytes_parse_or_fail() {
             assert_eq!(r.to_bytes().as_slice(), &b[..]);
         }
     }
+}
+
+/// Every datagram `tx` puts on the wire for one message to `rx`, and `rx`'s acknowledgements.
+fn exchange(
+    tx: &mut UdChannel,
+    rx: &mut UdChannel,
+    data: &[u8],
+) -> (Vec<Vec<u8>>, Vec<ChannelEvent>) {
+    let now = Instant::now();
+    let mut wire = Vec::new();
+    let mut events = Vec::new();
+    tx.send(&card(40100), data, now).expect("send");
+    tx.tick(
+        now,
+        &mut |_, d| {
+            wire.push(d.to_vec());
+            Ok(())
+        },
+        &mut events,
+    );
+    let mut acks = Vec::new();
+    for d in &wire {
+        rx.on_datagram(
+            d,
+            &mut |_, a| {
+                acks.push(a.to_vec());
+                Ok(())
+            },
+            &mut events,
+        );
+    }
+    wire.extend(acks);
+    (wire, events)
+}
+
+#[test]
+fn the_job_secret_never_goes_on_the_wire() {
+    let mut tx = channel(40001);
+    let mut rx = channel(40100);
+    // Several fragments, with a payload that is not the secret either.
+    let (wire, events) = exchange(&mut tx, &mut rx, &vec![0x42; 3000]);
+    assert!(wire.len() >= 4, "fragments and their acknowledgements");
+    let delivered = events
+        .iter()
+        .filter(|e| matches!(e, ChannelEvent::Delivered { data, .. } if data.len() == 3000))
+        .count();
+    assert_eq!(delivered, 1);
+    for d in &wire {
+        for secret in [SECRET.to_le_bytes(), SECRET.to_be_bytes()] {
+            assert!(
+                !d.windows(8).any(|w| w == secret),
+                "the job secret is in a datagram: {d:02x?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_datagram_with_a_wrong_tag_is_dropped_and_counted() {
+    let mut tx = channel(40001);
+    let mut rx = channel(40100);
+    let now = Instant::now();
+    let mut wire = Vec::new();
+    let mut events = Vec::new();
+    tx.send(&card(40100), b"hello", now).expect("send");
+    tx.tick(
+        now,
+        &mut |_, d| {
+            wire.push(d.to_vec());
+            Ok(())
+        },
+        &mut events,
+    );
+    let good = wire.pop().expect("one datagram");
+    let mut acks = 0;
+    // Each bit of the tag, and a bit of the header and of the payload, flipped.
+    let n = good.len();
+    for i in (n - auth::TAG_LEN..n).chain([6, n - auth::TAG_LEN - 1]) {
+        for bit in [0x01u8, 0x80] {
+            let mut bad = good.clone();
+            bad[i] ^= bit;
+            rx.on_datagram(
+                &bad,
+                &mut |_, _| {
+                    acks += 1;
+                    Ok(())
+                },
+                &mut events,
+            );
+        }
+    }
+    assert_eq!(rx.stats.dropped_foreign, 36);
+    assert_eq!((rx.stats.messages_delivered, acks), (0, 0));
+    // Another job's sender (another secret) is dropped the same way.
+    let cfg = FabricConfig {
+        job_secret: SECRET ^ 1,
+        ..FabricConfig::default()
+    };
+    let mut other = UdChannel::new(&cfg, &card(40002), 1024, 7).expect("a channel");
+    let (_, ev) = exchange(&mut other, &mut rx, b"hello");
+    assert!(ev.is_empty());
+    assert_eq!(rx.stats.dropped_foreign, 37);
+    // The untouched datagram is delivered and acknowledged.
+    rx.on_datagram(
+        &good,
+        &mut |_, _| {
+            acks += 1;
+            Ok(())
+        },
+        &mut events,
+    );
+    assert_eq!((rx.stats.messages_delivered, acks), (1, 1));
 }

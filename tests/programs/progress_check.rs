@@ -1,0 +1,104 @@
+//! Progress while this process does not communicate. Rank 1 connects to rank 0 (on another
+//! node, over the fabric) while rank 0 is
+//! - `fence`: inside a PMI fence, which rank 1 joins only once its connection is made; or
+//! - `compute FLAG`: computing without any communication call until rank 1, its connection
+//!   made, creates the file FLAG (needs `IBDYN_ASYNC_PROGRESS=1`).
+//!
+//! Without progress while blocked the two wait for each other until rank 1's bound; with it,
+//! rank 0 answers the connection request from the fence or from its progress thread. Rank 0
+//! then receives the message, proving the connection carried it.
+
+use ibdyn::traits::*;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Rank 1's bound on the connection, and rank 0's on the flag.
+const BOUND: Duration = Duration::from_secs(20);
+
+enum Mode {
+    Fence,
+    Compute(PathBuf),
+}
+
+fn mode() -> Mode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.as_slice() {
+        [m] if m == "fence" => Mode::Fence,
+        [m, flag] if m == "compute" => Mode::Compute(PathBuf::from(flag)),
+        _ => {
+            eprintln!("usage: progress_check fence | progress_check compute FLAG_FILE");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn fail(what: &str) -> ! {
+    eprintln!("progress_check: {what}");
+    std::process::exit(1);
+}
+
+/// A computation that makes no communication call, until `flag` exists.
+fn compute_until(flag: &Path) -> u64 {
+    let start = Instant::now();
+    let mut x = 1u64;
+    while !flag.exists() {
+        for i in 0..100_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        }
+        if start.elapsed() > BOUND {
+            fail("the flag of rank 1's connection did not appear while rank 0 computed");
+        }
+    }
+    x
+}
+
+fn main() {
+    let mode = mode();
+    let universe = ibdyn::initialize().expect("init");
+    let world = universe.world();
+    if world.size() != 2 {
+        fail("runs on 2 ranks");
+    }
+    match world.rank() {
+        0 => {
+            let how = match &mode {
+                Mode::Fence => {
+                    universe
+                        .with_pmi(|p| p.fence())
+                        .expect("rank 0: fence (rank 1 joins it once connected)");
+                    "a PMI fence"
+                }
+                Mode::Compute(flag) => {
+                    std::hint::black_box(compute_until(flag));
+                    "a computation"
+                }
+            };
+            let mut buf = [0u8; 8];
+            world.recv(&mut buf, 1, 7).expect("rank 0: receive");
+            if buf != *b"progress" {
+                fail("rank 0 received a wrong message");
+            }
+            println!("progress_check: rank 0 answered the connection from {how}");
+        }
+        _ => {
+            world.send(b"progress", 0, 7).expect("rank 1: send");
+            let start = Instant::now();
+            while universe.connection_count() == 0 {
+                if start.elapsed() > BOUND {
+                    fail("rank 0 did not answer the connection while it did not communicate");
+                }
+                // Progresses this side only; rank 0 makes no communication call meanwhile.
+                world.iprobe(0, 99).expect("rank 1: iprobe");
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            match &mode {
+                Mode::Fence => universe.with_pmi(|p| p.fence()).expect("rank 1: fence"),
+                Mode::Compute(flag) => {
+                    std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
+                }
+            }
+        }
+    }
+    drop(world);
+    universe.finalize().expect("finalize");
+}

@@ -1,0 +1,53 @@
+//! Progress while blocked: a process inside a blocking process-manager call, or computing
+//! with `IBDYN_ASYNC_PROGRESS=1`, still answers fabric connection requests, so a peer's connect
+//! never waits for its next communication call. The peer's bound (20 s) is what the job would
+//! hit without it.
+
+mod common;
+use std::process::Output;
+
+fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let prog = common::example_bin("progress_check");
+    let mut c = common::ibdyn_bounded();
+    c.args(["run", "-n", "2", "--nodes", "2", "--map-by", "node"])
+        .arg(&prog)
+        .args(args)
+        .env("IBDYN_PROVIDER", "sock");
+    for (k, v) in envs {
+        c.env(k, v);
+    }
+    c.output().expect("start ibdyn run")
+}
+
+fn assert_answered(out: &Output, from: &str) {
+    let stdout = common::text(&out.stdout);
+    let stderr = common::text(&out.stderr);
+    assert!(
+        out.status.success(),
+        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    let want = format!("progress_check: rank 0 answered the connection from {from}");
+    assert!(
+        stdout.contains(&want),
+        "stdout:\n{stdout}\nstderr:\n{stderr}"
+    );
+}
+
+#[test]
+fn a_connection_is_answered_from_inside_a_pmi_fence() {
+    assert_answered(&run(&["fence"], &[]), "a PMI fence");
+}
+
+#[test]
+fn a_connection_is_answered_during_a_computation_by_the_progress_thread() {
+    let dir = std::env::temp_dir().join(format!("ibdyn-progress-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let flag = dir.join("connected");
+    let out = run(
+        &["compute", flag.to_str().expect("a UTF-8 path")],
+        &[("IBDYN_ASYNC_PROGRESS", "1")],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_answered(&out, "a computation");
+}
