@@ -304,3 +304,8 @@ fn comm_join_over_a_socket() {
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");
 }
+
+#[test]
+fn matched_probe_takes_the_message_out_of_matching() {
+    run_ok("mprobe_order", 2, "mprobe_order: ok");
+}

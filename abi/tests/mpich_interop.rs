@@ -20,6 +20,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("spawn_merge", 2),
     ("spawn_multiple", 2),
     ("join", 2),
+    ("mprobe_order", 2),
 ];
 
 fn venv() -> Option<PathBuf> {
