@@ -475,6 +475,10 @@ IBDYN_MPI_DECLARE(int, Error_string, (int errorcode, char *string, int *resultle
 IBDYN_MPI_DECLARE(int, Error_class, (int errorcode, int *errorclass))
 IBDYN_MPI_DECLARE(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
 IBDYN_MPI_DECLARE(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                                MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+IBDYN_MPI_DECLARE(int, Errhandler_free, (MPI_Errhandler *errhandler))
 
 /* communicators */
 IBDYN_MPI_DECLARE(int, Comm_size, (MPI_Comm comm, int *size))
@@ -806,6 +810,12 @@ IBDYN_MPI_DECLARE(int, Unpublish_name, (const char *service_name, MPI_Info info,
 IBDYN_MPI_DECLARE(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler,
                                       MPI_Session *session))
 IBDYN_MPI_DECLARE(int, Session_finalize, (MPI_Session *session))
+IBDYN_MPI_DECLARE(int, Session_create_errhandler,
+                  (MPI_Session_errhandler_function *session_errhandler_fn,
+                   MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler))
+IBDYN_MPI_DECLARE(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Session_call_errhandler, (MPI_Session session, int errorcode))
 IBDYN_MPI_DECLARE(int, Session_get_num_psets, (MPI_Session session, MPI_Info info,
                                                int *npset_names))
 IBDYN_MPI_DECLARE(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n,

@@ -418,15 +418,13 @@ impl State {
     /// when `h` is not a valid communicator.
     pub fn errhandler_for(&self, h: Handle) -> ErrHandler {
         let i = self.comm_index(h).unwrap_or(1);
-        self.comms
-            .get(i)
-            .map_or(ErrHandler::Fatal, |c| c.errhandler)
+        self.errhandler_of_index(i)
     }
 
     pub fn errhandler_of_index(&self, i: usize) -> ErrHandler {
         self.comms
             .get(i)
-            .map_or(ErrHandler::Fatal, |c| c.errhandler)
+            .map_or(ErrHandler::Fatal, |c| c.errhandler.about(comm_handle(i)))
     }
 }
 

@@ -309,3 +309,17 @@ fn sessions_without_mpi_init() {
 fn matched_probe_takes_the_message_out_of_matching() {
     run_ok("mprobe_order", 2, "mprobe_order: ok");
 }
+
+#[test]
+fn user_error_handlers_get_the_object_and_the_code() {
+    let s = Scratch::new("errhandler_user");
+    let exe = s.build("errhandler_user");
+    // "raised": also the errors ibdyn finds itself (MPICH's wheel checks no arguments).
+    let out = s.run_args(2, &exe, &["raised"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("errhandler_user: ok"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

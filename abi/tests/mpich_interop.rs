@@ -21,6 +21,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("spawn_multiple", 2),
     ("join", 2),
     ("mprobe_order", 2),
+    ("errhandler_user", 2),
 ];
 
 fn venv() -> Option<PathBuf> {
