@@ -832,6 +832,44 @@ IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int
                                                       const char *stringtag, MPI_Info info,
                                                       MPI_Errhandler errhandler,
                                                       MPI_Comm *newintercomm))
+IBDYN_MPI_DECLARE(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
+
+/* ibdyn's dynamic process sets (not part of the standard): MPIX_ functions following the Rust
+ * API (Session::pset_op and friends) and seed 000's three calls. Set names are written into
+ * buffers of MPI_MAX_PSET_NAME_LEN bytes. MPIX_Ipset_op completes within the call. */
+#define MPIX_PSETOP_NULL 0
+#define MPIX_PSETOP_ADD 1
+#define MPIX_PSETOP_SUB 2
+#define MPIX_PSETOP_REPLACE 3
+#define MPIX_PSETOP_UNION 4
+#define MPIX_PSETOP_DIFFERENCE 5
+#define MPIX_PSETOP_INTERSECTION 6
+#define MPIX_PSETOP_GROW 7
+#define MPIX_PSETOP_SHRINK 8
+#define IBDYN_MPIX_DECLARE(ret, name, args) ret MPIX_##name args; ret PMPIX_##name args;
+IBDYN_MPIX_DECLARE(int, Pset_op, (MPI_Session session, int op, int ninput, const char *input[],
+                                  int nprocs, int *noutput, char *output[]))
+IBDYN_MPIX_DECLARE(int, Ipset_op, (MPI_Session session, int op, int ninput, const char *input[],
+                                   int nprocs, int *noutput, char *output[],
+                                   MPI_Request *request))
+IBDYN_MPIX_DECLARE(int, Query_pset_op, (MPI_Session session, const char *coll_pset,
+                                        const char *input_pset, int *op, char *delta,
+                                        char *new_main, int *included, int *flag))
+IBDYN_MPIX_DECLARE(int, Finalize_pset_op, (MPI_Session session, const char *pset))
+IBDYN_MPIX_DECLARE(int, Set_pset_data, (MPI_Session session, const char *pset, MPI_Info info))
+IBDYN_MPIX_DECLARE(int, Get_pset_data, (MPI_Session session, const char *coll_pset,
+                                        const char *pset, const char *keys[], int nkeys,
+                                        int wait, MPI_Info *info))
+IBDYN_MPIX_DECLARE(int, Session_dyn_recv_res_change, (MPI_Session session, const char *pset,
+                                                      int *op, char *delta_pset, int *included,
+                                                      int *flag))
+IBDYN_MPIX_DECLARE(int, Session_pset_create_op, (MPI_Session session, int op, const char *pset1,
+                                                 const char *pset2, char *pset_result))
+IBDYN_MPIX_DECLARE(int, Session_dyn_integrate_res_change, (MPI_Session session,
+                                                           const char *delta_pset,
+                                                           const char *provided_pset,
+                                                           char *new_main, int *terminate))
+#undef IBDYN_MPIX_DECLARE
 
 #undef IBDYN_MPI_DECLARE
 

@@ -323,3 +323,8 @@ fn user_error_handlers_get_the_object_and_the_code() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn a_job_grows_by_one_through_the_mpix_pset_calls() {
+    run_ok("session_grow", 1, "session_grow: ok, 1 + 1 processes");
+}

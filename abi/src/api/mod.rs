@@ -14,6 +14,7 @@ mod large;
 mod p2p;
 mod request;
 mod session;
+mod session_dyn;
 mod session_errors;
 mod status_fields;
 mod stubs;
