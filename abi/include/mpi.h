@@ -620,6 +620,23 @@ IBDYN_MPI_DECLARE(int, Type_commit, (MPI_Datatype *datatype))
 IBDYN_MPI_DECLARE(int, Type_free, (MPI_Datatype *datatype))
 IBDYN_MPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int *size))
 IBDYN_MPI_DECLARE(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype,
+                                           MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                                       MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength,
+                                               MPI_Count stride, MPI_Datatype oldtype,
+                                               MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_indexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                        const MPI_Count array_of_displacements[],
+                                        MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_struct_c, (MPI_Count count,
+                                              const MPI_Count array_of_blocklengths[],
+                                              const MPI_Count array_of_displacements[],
+                                              const MPI_Datatype array_of_types[],
+                                              MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb,
+                                               MPI_Count extent, MPI_Datatype *newtype))
 IBDYN_MPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 IBDYN_MPI_DECLARE(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
                                               MPI_Aint *true_extent))
@@ -694,6 +711,9 @@ IBDYN_MPI_COLL(Reduce_scatter, Ireduce_scatter, (const void *sendbuf, void *recv
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
                (const void *sendbuf, void *recvbuf, const int recvcounts[],
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Reduce_scatter_c, (const void *sendbuf, void *recvbuf,
+                                          const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm))
 IBDYN_MPI_COLL(Gatherv, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          int root, MPI_Comm comm),

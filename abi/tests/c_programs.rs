@@ -328,3 +328,8 @@ fn user_error_handlers_get_the_object_and_the_code() {
 fn a_job_grows_by_one_through_the_mpix_pset_calls() {
     run_ok("session_grow", 1, "session_grow: ok, 1 + 1 processes");
 }
+
+#[test]
+fn intercomm_alltoallw_reduce_scatter_c_and_large_type_constructors() {
+    run_ok("large_inter", 4, "large_inter: ok");
+}

@@ -22,6 +22,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("join", 2),
     ("mprobe_order", 2),
     ("errhandler_user", 2),
+    ("large_inter", 4),
 ];
 
 fn venv() -> Option<PathBuf> {

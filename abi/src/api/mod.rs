@@ -11,6 +11,7 @@ mod group;
 mod info;
 mod init;
 mod large;
+mod large_types;
 mod p2p;
 mod request;
 mod session;
