@@ -475,6 +475,10 @@ IBDYN_MPI_DECLARE(int, Error_string, (int errorcode, char *string, int *resultle
 IBDYN_MPI_DECLARE(int, Error_class, (int errorcode, int *errorclass))
 IBDYN_MPI_DECLARE(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
 IBDYN_MPI_DECLARE(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Comm_create_errhandler, (MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                                MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+IBDYN_MPI_DECLARE(int, Errhandler_free, (MPI_Errhandler *errhandler))
 
 /* communicators */
 IBDYN_MPI_DECLARE(int, Comm_size, (MPI_Comm comm, int *size))
@@ -616,6 +620,23 @@ IBDYN_MPI_DECLARE(int, Type_commit, (MPI_Datatype *datatype))
 IBDYN_MPI_DECLARE(int, Type_free, (MPI_Datatype *datatype))
 IBDYN_MPI_DECLARE(int, Type_size, (MPI_Datatype datatype, int *size))
 IBDYN_MPI_DECLARE(int, Type_size_c, (MPI_Datatype datatype, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype,
+                                           MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_vector_c, (MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                                       MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_hvector_c, (MPI_Count count, MPI_Count blocklength,
+                                               MPI_Count stride, MPI_Datatype oldtype,
+                                               MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_indexed_c, (MPI_Count count, const MPI_Count array_of_blocklengths[],
+                                        const MPI_Count array_of_displacements[],
+                                        MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_struct_c, (MPI_Count count,
+                                              const MPI_Count array_of_blocklengths[],
+                                              const MPI_Count array_of_displacements[],
+                                              const MPI_Datatype array_of_types[],
+                                              MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb,
+                                               MPI_Count extent, MPI_Datatype *newtype))
 IBDYN_MPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 IBDYN_MPI_DECLARE(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
                                               MPI_Aint *true_extent))
@@ -690,6 +711,9 @@ IBDYN_MPI_COLL(Reduce_scatter, Ireduce_scatter, (const void *sendbuf, void *recv
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
                (const void *sendbuf, void *recvbuf, const int recvcounts[],
                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Reduce_scatter_c, (const void *sendbuf, void *recvbuf,
+                                          const MPI_Count recvcounts[], MPI_Datatype datatype,
+                                          MPI_Op op, MPI_Comm comm))
 IBDYN_MPI_COLL(Gatherv, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          int root, MPI_Comm comm),
@@ -806,6 +830,12 @@ IBDYN_MPI_DECLARE(int, Unpublish_name, (const char *service_name, MPI_Info info,
 IBDYN_MPI_DECLARE(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler,
                                       MPI_Session *session))
 IBDYN_MPI_DECLARE(int, Session_finalize, (MPI_Session *session))
+IBDYN_MPI_DECLARE(int, Session_create_errhandler,
+                  (MPI_Session_errhandler_function *session_errhandler_fn,
+                   MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler))
+IBDYN_MPI_DECLARE(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Session_call_errhandler, (MPI_Session session, int errorcode))
 IBDYN_MPI_DECLARE(int, Session_get_num_psets, (MPI_Session session, MPI_Info info,
                                                int *npset_names))
 IBDYN_MPI_DECLARE(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n,
@@ -822,6 +852,44 @@ IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int
                                                       const char *stringtag, MPI_Info info,
                                                       MPI_Errhandler errhandler,
                                                       MPI_Comm *newintercomm))
+IBDYN_MPI_DECLARE(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
+
+/* ibdyn's dynamic process sets (not part of the standard): MPIX_ functions following the Rust
+ * API (Session::pset_op and friends) and seed 000's three calls. Set names are written into
+ * buffers of MPI_MAX_PSET_NAME_LEN bytes. MPIX_Ipset_op completes within the call. */
+#define MPIX_PSETOP_NULL 0
+#define MPIX_PSETOP_ADD 1
+#define MPIX_PSETOP_SUB 2
+#define MPIX_PSETOP_REPLACE 3
+#define MPIX_PSETOP_UNION 4
+#define MPIX_PSETOP_DIFFERENCE 5
+#define MPIX_PSETOP_INTERSECTION 6
+#define MPIX_PSETOP_GROW 7
+#define MPIX_PSETOP_SHRINK 8
+#define IBDYN_MPIX_DECLARE(ret, name, args) ret MPIX_##name args; ret PMPIX_##name args;
+IBDYN_MPIX_DECLARE(int, Pset_op, (MPI_Session session, int op, int ninput, const char *input[],
+                                  int nprocs, int *noutput, char *output[]))
+IBDYN_MPIX_DECLARE(int, Ipset_op, (MPI_Session session, int op, int ninput, const char *input[],
+                                   int nprocs, int *noutput, char *output[],
+                                   MPI_Request *request))
+IBDYN_MPIX_DECLARE(int, Query_pset_op, (MPI_Session session, const char *coll_pset,
+                                        const char *input_pset, int *op, char *delta,
+                                        char *new_main, int *included, int *flag))
+IBDYN_MPIX_DECLARE(int, Finalize_pset_op, (MPI_Session session, const char *pset))
+IBDYN_MPIX_DECLARE(int, Set_pset_data, (MPI_Session session, const char *pset, MPI_Info info))
+IBDYN_MPIX_DECLARE(int, Get_pset_data, (MPI_Session session, const char *coll_pset,
+                                        const char *pset, const char *keys[], int nkeys,
+                                        int wait, MPI_Info *info))
+IBDYN_MPIX_DECLARE(int, Session_dyn_recv_res_change, (MPI_Session session, const char *pset,
+                                                      int *op, char *delta_pset, int *included,
+                                                      int *flag))
+IBDYN_MPIX_DECLARE(int, Session_pset_create_op, (MPI_Session session, int op, const char *pset1,
+                                                 const char *pset2, char *pset_result))
+IBDYN_MPIX_DECLARE(int, Session_dyn_integrate_res_change, (MPI_Session session,
+                                                           const char *delta_pset,
+                                                           const char *provided_pset,
+                                                           char *new_main, int *terminate))
+#undef IBDYN_MPIX_DECLARE
 
 #undef IBDYN_MPI_DECLARE
 

@@ -72,7 +72,7 @@ fn coll_class(e: &CollError) -> c_int {
     }
 }
 
-/// What a communicator does with an error (the predefined MPI_Errhandler objects).
+/// What a communicator or session does with an error.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ErrHandler {
     /// MPI_ERRORS_ARE_FATAL: print and end the job.
@@ -81,32 +81,58 @@ pub enum ErrHandler {
     Abort,
     /// MPI_ERRORS_RETURN: return the error code to the caller.
     Return,
+    /// A user's function (MPI_Comm_create_errhandler and the like): called, then the error
+    /// code is returned.
+    User(UserHandler),
+}
+
+/// A user error handler: its handle, function, and the object an error is about (filled in
+/// when the handler is looked up for an error).
+#[derive(Copy, Clone)]
+pub struct UserHandler {
+    handle: Handle,
+    func: crate::user_errhandler::ErrFn,
+    object: Handle,
+}
+
+impl UserHandler {
+    pub fn new(handle: Handle, func: crate::user_errhandler::ErrFn) -> UserHandler {
+        UserHandler {
+            handle,
+            func,
+            object: 0,
+        }
+    }
+}
+
+impl PartialEq for UserHandler {
+    fn eq(&self, o: &Self) -> bool {
+        self.handle == o.handle && self.object == o.object
+    }
+}
+impl Eq for UserHandler {}
+
+impl std::fmt::Debug for UserHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "UserHandler({:#x} on {:#x})", self.handle, self.object)
+    }
 }
 
 impl ErrHandler {
-    pub fn from_handle(h: Handle) -> MpiResult<ErrHandler> {
-        match h {
-            MPI_ERRORS_ARE_FATAL => Ok(ErrHandler::Fatal),
-            MPI_ERRORS_ABORT => Ok(ErrHandler::Abort),
-            MPI_ERRORS_RETURN => Ok(ErrHandler::Return),
-            MPI_ERRHANDLER_NULL => err(
-                MPI_ERR_ERRHANDLER,
-                "MPI_ERRHANDLER_NULL is not an error handler",
-            ),
-            other => err(
-                MPI_ERR_ERRHANDLER,
-                format!(
-                    "{other:#x} is not an error handler (only the predefined ones exist so far)"
-                ),
-            ),
-        }
-    }
-
     pub fn handle(self) -> Handle {
         match self {
             ErrHandler::Fatal => MPI_ERRORS_ARE_FATAL,
             ErrHandler::Abort => MPI_ERRORS_ABORT,
             ErrHandler::Return => MPI_ERRORS_RETURN,
+            ErrHandler::User(u) => u.handle,
+        }
+    }
+
+    /// This handler, for an error about `object` (the handle a user function receives).
+    pub fn about(self, object: Handle) -> ErrHandler {
+        match self {
+            ErrHandler::User(u) => ErrHandler::User(UserHandler { object, ..u }),
+            other => other,
         }
     }
 }
@@ -123,6 +149,14 @@ pub fn raise(name: &str, e: MpiError, handler: ErrHandler) -> c_int {
     match handler {
         ErrHandler::Return => {
             remember(e.class, text);
+            e.class
+        }
+        ErrHandler::User(u) => {
+            remember(e.class, text);
+            let (mut object, mut code) = (u.object, e.class);
+            // SAFETY: `func` is the user's error handler function, of the C type the
+            // standard gives it; both arguments are valid for the call.
+            unsafe { (u.func)(&mut object, &mut code) };
             e.class
         }
         ErrHandler::Fatal | ErrHandler::Abort => {

@@ -18,6 +18,7 @@ mod request;
 mod state;
 mod status;
 mod table;
+mod user_errhandler;
 
 use consts::Handle;
 use error::{raise, ErrHandler, MpiError, MpiResult};

@@ -112,8 +112,8 @@ pub struct State {
     /// with their sizes.
     pub bsend_buffer: Option<(usize, usize)>,
     pub bsends: Vec<(Active, usize)>,
-    /// Messages found by MPI_Mprobe: (communicator index, source, tag).
-    messages: Table<(usize, i32, i32)>,
+    /// Messages MPI_Mprobe took out of matching: (communicator index, message).
+    messages: Table<(usize, ibdyn_intercomm::Message)>,
     /// Groups, info objects, attribute keys and open ports of this process.
     pub objects: crate::objects::Objects,
     /// Open sessions (MPI_Session_init) and their error handlers.
@@ -373,17 +373,17 @@ impl State {
         REQ_BASE + self.reqs.insert(req)
     }
 
-    pub fn add_message(&mut self, comm: usize, source: i32, tag: i32) -> Handle {
-        MESSAGE_BASE + self.messages.insert((comm, source, tag))
+    pub fn add_message(&mut self, comm: usize, msg: ibdyn_intercomm::Message) -> Handle {
+        MESSAGE_BASE + self.messages.insert((comm, msg))
     }
 
-    /// The communicator handle, source and tag of message `h`, which is then gone.
-    pub fn take_message(&mut self, h: Handle) -> MpiResult<(Handle, i32, i32)> {
+    /// The communicator handle and the matched message `h`, which is then gone.
+    pub fn take_message(&mut self, h: Handle) -> MpiResult<(Handle, ibdyn_intercomm::Message)> {
         match h
             .checked_sub(MESSAGE_BASE)
             .and_then(|i| self.messages.remove(i))
         {
-            Some((c, src, tag)) => Ok((comm_handle(c), src, tag)),
+            Some((c, msg)) => Ok((comm_handle(c), msg)),
             None => err(
                 MPI_ERR_REQUEST,
                 format!("{h:#x} is not a message of MPI_Mprobe (received already?)"),
@@ -418,15 +418,13 @@ impl State {
     /// when `h` is not a valid communicator.
     pub fn errhandler_for(&self, h: Handle) -> ErrHandler {
         let i = self.comm_index(h).unwrap_or(1);
-        self.comms
-            .get(i)
-            .map_or(ErrHandler::Fatal, |c| c.errhandler)
+        self.errhandler_of_index(i)
     }
 
     pub fn errhandler_of_index(&self, i: usize) -> ErrHandler {
         self.comms
             .get(i)
-            .map_or(ErrHandler::Fatal, |c| c.errhandler)
+            .map_or(ErrHandler::Fatal, |c| c.errhandler.about(comm_handle(i)))
     }
 }
 

@@ -304,3 +304,32 @@ fn comm_join_over_a_socket() {
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");
 }
+
+#[test]
+fn matched_probe_takes_the_message_out_of_matching() {
+    run_ok("mprobe_order", 2, "mprobe_order: ok");
+}
+
+#[test]
+fn user_error_handlers_get_the_object_and_the_code() {
+    let s = Scratch::new("errhandler_user");
+    let exe = s.build("errhandler_user");
+    // "raised": also the errors ibdyn finds itself (MPICH's wheel checks no arguments).
+    let out = s.run_args(2, &exe, &["raised"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("errhandler_user: ok"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_job_grows_by_one_through_the_mpix_pset_calls() {
+    run_ok("session_grow", 1, "session_grow: ok, 1 + 1 processes");
+}
+
+#[test]
+fn intercomm_alltoallw_reduce_scatter_c_and_large_type_constructors() {
+    run_ok("large_inter", 4, "large_inter: ok");
+}

@@ -20,6 +20,9 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("spawn_merge", 2),
     ("spawn_multiple", 2),
     ("join", 2),
+    ("mprobe_order", 2),
+    ("errhandler_user", 2),
+    ("large_inter", 4),
 ];
 
 fn venv() -> Option<PathBuf> {

@@ -371,6 +371,59 @@ impl Communicator {
         found.expect("wait_until returns when found")
     }
 
+    /// Takes a matching message out of matching if one has arrived (MPI_Improbe): a
+    /// receive posted afterwards cannot take it; `imrecv` with the `Message` receives it.
+    pub fn improbe(&self, src: i32, tag: i32) -> Result<Option<(Status, Message)>> {
+        self.check()?;
+        self.check_matched_probe(src, tag)?;
+        let mut eng = self.inner.eng.borrow_mut();
+        eng.progress()?;
+        Ok(eng
+            .improbe(self.recv_ctx(), src, tag)
+            .map(|(st, id)| (st, Message::new(id, &st))))
+    }
+
+    /// Blocks until a matching message has arrived and takes it out of matching
+    /// (MPI_Mprobe; see `improbe`).
+    pub fn mprobe(&self, src: i32, tag: i32) -> Result<(Status, Message)> {
+        self.check()?;
+        let peer = self.check_matched_probe(src, tag)?;
+        let mut found = None;
+        let ctx = self.recv_ctx();
+        let mut eng = self.inner.eng.borrow_mut();
+        let mut checks = 0u32;
+        eng.wait_until(|e| {
+            found = e
+                .improbe(ctx, src, tag)
+                .map(|(st, id)| Ok((st, Message::new(id, &st))));
+            if found.is_none() {
+                checks += 1;
+                if let Some(g) = peer.filter(|_| checks.is_multiple_of(4096)) {
+                    found = e.peer_failure(g, "matched probe").map(Err);
+                }
+            }
+            found.is_some()
+        })?;
+        found.expect("wait_until returns when found")
+    }
+
+    /// Starts receiving the message a matched probe took (MPI_Imrecv).
+    pub fn imrecv<'a>(&self, buf: &'a mut [u8], msg: Message) -> Result<Request<'a>> {
+        self.check()?;
+        let posted = self.posted_recv(buf, msg.source, msg.tag)?;
+        let id = self.inner.eng.borrow_mut().imrecv(msg.id, posted)?;
+        Ok(Request::new(self.inner.eng.clone(), id))
+    }
+
+    fn check_matched_probe(&self, src: i32, tag: i32) -> Result<Option<Gpid>> {
+        if src == PROC_NULL {
+            return Err(CommError::InvalidArgument(
+                "a matched probe of PROC_NULL has no message to take; skip the probe".into(),
+            ));
+        }
+        self.check_recv(src, tag)
+    }
+
     // ---- communicator management ----
 
     /// A new context id derived from this communicator. Collective: every member calls it
@@ -551,5 +604,23 @@ impl Communicator {
             all[rb * n..(rb + 1) * n].copy_from_slice(&inb);
         }
         Ok(all)
+    }
+}
+
+/// A message a matched probe took out of matching; receive it with `Communicator::imrecv`.
+#[derive(Debug)]
+pub struct Message {
+    id: u64,
+    source: i32,
+    tag: i32,
+}
+
+impl Message {
+    fn new(id: u64, st: &Status) -> Message {
+        Message {
+            id,
+            source: st.source,
+            tag: st.tag,
+        }
     }
 }

@@ -218,6 +218,17 @@ impl Engine {
         self.proto.iprobe(ctx, src, tag)
     }
 
+    /// Takes a matching message out of matching (see `Protocol::improbe`).
+    pub fn improbe(&mut self, ctx: u64, src: i32, tag: i32) -> Option<(Status, u64)> {
+        self.proto.improbe(ctx, src, tag)
+    }
+
+    /// Receives a message `improbe` claimed.
+    pub fn imrecv(&mut self, msg: u64, recv: PostedRecv) -> Result<u64> {
+        let (proto, mut r) = self.split();
+        proto.imrecv(&mut r, msg, recv)
+    }
+
     /// The peer `g` known dead (checked now for a same-node peer), as the error to report
     /// from `during`.
     pub fn peer_failure(&mut self, g: Gpid, during: &str) -> Option<CommError> {

@@ -26,7 +26,7 @@ mod shm_route;
 mod topology;
 mod universe;
 
-pub use comm::Communicator;
+pub use comm::{Communicator, Message};
 pub use error::{ChildFailure, CommError, Result};
 pub use from_group::{comm_from_group, intercomm_from_groups};
 pub use gpid::{decode_cards, encode_cards, Gpid, ProcCard};

@@ -619,13 +619,27 @@ fn probe_on(
     })
 }
 
-/// Stores the message a matched probe found and returns its handle.
-fn add_message(s: &mut State, comm: Handle, got: &ibdyn::Status) -> MpiResult<Handle> {
-    if got.source == ibdyn::PROC_NULL {
-        return Ok(MPI_MESSAGE_NO_PROC);
+/// A matched probe (blocking or not) on communicator `comm`: the message is taken out of
+/// matching and stored under a new handle. MPI_PROC_NULL gives MPI_MESSAGE_NO_PROC at once.
+fn matched_probe(
+    s: &mut State,
+    comm: Handle,
+    source: c_int,
+    tag: c_int,
+    block: bool,
+) -> MpiResult<Option<(Handle, ibdyn::Status)>> {
+    let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
+    if src == ibdyn::PROC_NULL {
+        return Ok(Some((MPI_MESSAGE_NO_PROC, status::proc_null())));
     }
     let ci = s.comm_index(comm)?;
-    Ok(s.add_message(ci, got.source, got.tag))
+    let raw = s.comm(comm)?.comm.raw();
+    let found = if block {
+        Some(raw.mprobe(src, tag)?)
+    } else {
+        raw.improbe(src, tag)?
+    };
+    Ok(found.map(|(got, msg)| (s.add_message(ci, msg), got)))
 }
 
 unsafe fn mprobe(
@@ -636,10 +650,8 @@ unsafe fn mprobe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Mprobe", comm, || {
-        let (h, got) = with_state(|s| {
-            let got = probe_on(s, comm, source, tag, true)?.unwrap_or_else(status::proc_null);
-            Ok((add_message(s, comm, &got)?, got))
-        })?;
+        let found = with_state(|s| matched_probe(s, comm, source, tag, true))?;
+        let (h, got) = found.unwrap_or_else(|| (MPI_MESSAGE_NO_PROC, status::proc_null()));
         // SAFETY: the caller's output arguments.
         unsafe {
             status::store(st, &got);
@@ -657,10 +669,7 @@ unsafe fn improbe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Improbe", comm, || {
-        let found = with_state(|s| match probe_on(s, comm, source, tag, false)? {
-            Some(got) => Ok(Some((add_message(s, comm, &got)?, got))),
-            None => Ok(None),
-        })?;
+        let found = with_state(|s| matched_probe(s, comm, source, tag, false))?;
         // SAFETY: the caller's output arguments.
         unsafe {
             if let Some((h, got)) = &found {
@@ -672,8 +681,10 @@ unsafe fn improbe(
     })
 }
 
-/// The communicator, source and tag of matched message `*message`, which is then gone.
-unsafe fn take_message(message: *mut Handle) -> MpiResult<Option<(Handle, c_int, c_int)>> {
+/// The communicator and matched message `*message`, which is then gone.
+unsafe fn take_message(
+    message: *mut Handle,
+) -> MpiResult<Option<(Handle, ibdyn_intercomm::Message)>> {
     // SAFETY: the caller's in/out argument.
     let h = unsafe { super::read(message, "message") }?;
     if h == MPI_MESSAGE_NO_PROC {
@@ -687,6 +698,35 @@ unsafe fn take_message(message: *mut Handle) -> MpiResult<Option<(Handle, c_int,
     Ok(Some(m))
 }
 
+/// Starts receiving matched message `msg` of `comm` into `buf`.
+fn start_mrecv(
+    s: &mut State,
+    buf: RecvBuf<'static>,
+    comm: Handle,
+    msg: ibdyn_intercomm::Message,
+) -> MpiResult<Active> {
+    let raw = s.comm(comm)?.comm.raw();
+    Ok(match buf {
+        RecvBuf::Scratch(_) => return err(MPI_ERR_INTERN, "a scratch buffer for a receive"),
+        RecvBuf::Direct(b) => Active::P2p {
+            req: raw.imrecv(b, msg)?,
+            staged: None,
+            packed: None,
+            recv: true,
+        },
+        RecvBuf::Staged(mut st) => {
+            // SAFETY: the Staged lives in the same entry as the request, dropped after it.
+            let bytes = unsafe { st.bytes_static() };
+            Active::P2p {
+                req: raw.imrecv(bytes, msg)?,
+                staged: Some(st),
+                packed: None,
+                recv: true,
+            }
+        }
+    })
+}
+
 pub(super) unsafe fn mrecv(
     buf: *mut c_void,
     count: c_int,
@@ -696,14 +736,17 @@ pub(super) unsafe fn mrecv(
 ) -> c_int {
     call("MPI_Mrecv", MPI_COMM_SELF, || {
         // SAFETY: the caller's in/out argument.
-        let Some((comm, src, tag)) = (unsafe { take_message(message) })? else {
+        let Some((comm, msg)) = (unsafe { take_message(message) })? else {
             // SAFETY: the caller's status.
             unsafe { status::store_proc_null(st) };
             return Ok(());
         };
         // SAFETY: the caller's receive buffer, written during the call only.
         let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
-        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(rb.bytes(), src, tag)?))?;
+        let got = with_state(|s| {
+            let raw = s.comm(comm)?.comm.raw();
+            Ok(raw.imrecv(rb.bytes(), msg)?.wait()?)
+        })?;
         rb.finish(got.count);
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
         unsafe { status::store(st, &got) };
@@ -726,7 +769,7 @@ pub(super) unsafe fn imrecv(
         let h = with_state(|s| {
             let (a, ci) = match m {
                 None => (Active::Done(status::proc_null()), 1),
-                Some((comm, src, tag)) => (start_recv(s, rb, src, tag, comm)?, s.comm_index(comm)?),
+                Some((comm, msg)) => (start_mrecv(s, rb, comm, msg)?, s.comm_index(comm)?),
             };
             Ok(s.add_req(ReqEntry::new(a, ci)))
         })?;

@@ -7,19 +7,24 @@ use super::{out, read};
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiError, MpiResult};
 use crate::state::{self, with_state, Comm};
+use crate::user_errhandler::{self, Kind};
 use crate::{call_with, export};
 use ibdyn::traits::*;
 use std::os::raw::{c_char, c_int};
 
 /// Runs the body of a session function; its errors go to the session's error handler.
-fn session_call(name: &'static str, session: Handle, f: impl FnOnce() -> MpiResult<()>) -> c_int {
+pub(super) fn session_call(
+    name: &'static str,
+    session: Handle,
+    f: impl FnOnce() -> MpiResult<()>,
+) -> c_int {
     call_with(
         name,
         || {
             with_state(|s| {
                 Ok(s.sessions
                     .get(s.session_index(session)?)
-                    .map_or(ErrHandler::Fatal, |e| e.1))
+                    .map_or(ErrHandler::Fatal, |e| e.1.about(session)))
             })
             .unwrap_or(ErrHandler::Fatal)
         },
@@ -27,21 +32,22 @@ fn session_call(name: &'static str, session: Handle, f: impl FnOnce() -> MpiResu
     )
 }
 
-/// An error handler argument of a session-model call (MPI_ERRHANDLER_NULL: fatal).
-fn handler(h: Handle) -> MpiResult<ErrHandler> {
+/// An error handler argument of a session-model call for an object of `kind`
+/// (MPI_ERRHANDLER_NULL: fatal).
+fn handler(h: Handle, kind: Kind) -> MpiResult<ErrHandler> {
     if h == MPI_ERRHANDLER_NULL {
         return Ok(ErrHandler::Fatal);
     }
-    ErrHandler::from_handle(h)
+    user_errhandler::resolve(h, kind)
 }
 
 unsafe fn session_init(_info: Handle, errhandler: Handle, session: *mut Handle) -> c_int {
-    let eh = handler(errhandler).unwrap_or(ErrHandler::Fatal);
+    let eh = handler(errhandler, Kind::Session).unwrap_or(ErrHandler::Fatal);
     call_with(
         "MPI_Session_init",
         || eh,
         || {
-            handler(errhandler)?;
+            handler(errhandler, Kind::Session)?;
             let h = state::session_init(eh)?;
             // SAFETY: the caller's output argument.
             unsafe { out(session, h, "session") }
@@ -60,7 +66,10 @@ unsafe fn session_finalize(session: *mut Handle) -> c_int {
 }
 
 /// Runs `f` on session `h`.
-fn with_session<R>(h: Handle, f: impl FnOnce(&ibdyn::Session) -> MpiResult<R>) -> MpiResult<R> {
+pub(super) fn with_session<R>(
+    h: Handle,
+    f: impl FnOnce(&ibdyn::Session) -> MpiResult<R>,
+) -> MpiResult<R> {
     with_state(|s| {
         f(&s.sessions
             .get(s.session_index(h)?)
@@ -141,7 +150,7 @@ unsafe fn comm_create_from_group(
     errhandler: Handle,
     newcomm: *mut Handle,
 ) -> c_int {
-    let eh = handler(errhandler).unwrap_or(ErrHandler::Fatal);
+    let eh = handler(errhandler, Kind::Comm).unwrap_or(ErrHandler::Fatal);
     call_with(
         "MPI_Comm_create_from_group",
         || eh,
@@ -170,7 +179,7 @@ unsafe fn intercomm_create_from_groups(
     errhandler: Handle,
     newcomm: *mut Handle,
 ) -> c_int {
-    let eh = handler(errhandler).unwrap_or(ErrHandler::Fatal);
+    let eh = handler(errhandler, Kind::Comm).unwrap_or(ErrHandler::Fatal);
     call_with(
         "MPI_Intercomm_create_from_groups",
         || eh,

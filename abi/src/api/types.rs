@@ -83,7 +83,7 @@ fn strided(
         .collect())
 }
 
-unsafe fn type_vector(
+pub(super) unsafe fn type_vector(
     count: c_int,
     blocklength: c_int,
     stride: c_int,
@@ -101,7 +101,7 @@ unsafe fn type_vector(
     )
 }
 
-unsafe fn type_create_hvector(
+pub(super) unsafe fn type_create_hvector(
     count: c_int,
     blocklength: c_int,
     stride: isize,
@@ -149,7 +149,7 @@ unsafe fn indexed_parts<D: Copy + Into<i64>>(
         .collect()
 }
 
-unsafe fn type_indexed(
+pub(super) unsafe fn type_indexed(
     count: c_int,
     lens: *const c_int,
     disps: *const c_int,
@@ -224,7 +224,7 @@ unsafe fn type_create_hindexed_block(
     )
 }
 
-unsafe fn type_create_struct(
+pub(super) unsafe fn type_create_struct(
     count: c_int,
     lens: *const c_int,
     disps: *const isize,
@@ -258,7 +258,7 @@ unsafe fn type_create_struct(
     )
 }
 
-unsafe fn type_create_resized(
+pub(super) unsafe fn type_create_resized(
     oldtype: Handle,
     lb: isize,
     extent: isize,

@@ -12,7 +12,7 @@ use recv::Unexpected;
 
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
-use crate::matching::Matcher;
+use crate::matching::{Envelope, Matcher};
 use crate::net_route::NetRoute;
 use crate::packet::{Header, Kind};
 use crate::peers::{Peer, PeerTable};
@@ -21,6 +21,7 @@ use crate::route::{Link, Routes, Sink};
 use crate::shm_route::ShmRoute;
 use ibdyn_pmi::PmiClient;
 use ibdyn_verbs::VerbsError;
+use std::collections::HashMap;
 use std::time::Duration;
 
 /// How long a process waits for a peer's address card to appear.
@@ -46,6 +47,9 @@ pub(crate) struct Protocol {
     reqs: ReqTable,
     /// Posted receives are named by their request ids.
     matcher: Matcher<u64, Unexpected>,
+    /// Messages a matched probe took out of matching (MPI_Mprobe), by message id.
+    claimed: HashMap<u64, (Envelope, Unexpected)>,
+    next_claim: u64,
     eager_limit: usize,
     /// Sends pushing fragments (CMA refused).
     streaming: usize,
@@ -62,6 +66,8 @@ impl Protocol {
             peers: PeerTable::default(),
             reqs: ReqTable::default(),
             matcher: Matcher::default(),
+            claimed: HashMap::new(),
+            next_claim: 0,
             eager_limit,
             streaming: 0,
             malformed: 0,

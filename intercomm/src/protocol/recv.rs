@@ -67,6 +67,35 @@ impl Protocol {
         })
     }
 
+    /// Takes the oldest message matching (`ctx`, `src`, `tag`) out of matching (MPI_Improbe):
+    /// no receive posted later can take it; only `imrecv` with the returned id receives it.
+    pub fn improbe(&mut self, ctx: u64, src: i32, tag: i32) -> Option<(Status, u64)> {
+        let (e, body) =
+            self.matcher
+                .take_unexpected(&crate::matching::Pattern { ctx, src, tag })?;
+        let status = Status {
+            source: e.src as i32,
+            tag: e.tag,
+            count: body.len(),
+        };
+        let id = self.next_claim;
+        self.next_claim += 1;
+        self.claimed.insert(id, (e, body));
+        Some((status, id))
+    }
+
+    /// Receives the message `improbe` claimed as `msg` into `recv` (MPI_Imrecv).
+    pub fn imrecv(&mut self, r: &mut Routes<'_>, msg: u64, recv: PostedRecv) -> Result<u64> {
+        let (e, body) = self.claimed.remove(&msg).ok_or_else(|| {
+            CommError::InvalidArgument(format!(
+                "matched message {msg} was received already; receive each probed message once"
+            ))
+        })?;
+        let id = self.reqs.insert(ReqState::RecvPosted(recv));
+        self.deliver(r, id, recv, e, body);
+        Ok(id)
+    }
+
     /// The oldest posted receive `e` matches, taken off the posted queue.
     #[inline]
     fn match_posted(&mut self, e: &Envelope) -> Option<(u64, PostedRecv)> {

@@ -444,7 +444,8 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
 }
 
 /// Alltoallw: per-peer datatypes and byte displacements. Packed per block around a byte
-/// alltoallv; runs to completion (the non-blocking form returns a completed request).
+/// alltoallv (on an intercommunicator, the blocks of the remote group go by point-to-point,
+/// as the v-forms do); runs to completion (the non-blocking form returns a completed request).
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallw_impl(
     call: Call,
@@ -460,14 +461,15 @@ unsafe fn alltoallw_impl(
 ) -> c_int {
     crate::call(name, call.comm, || {
         with_state(|s| {
-            let (c, _, size, _) = colls(s, &call)?;
-            let Colls::Intra(cl) = c else {
-                return err(
-                    MPI_ERR_UNSUPPORTED_OPERATION,
-                    format!("{name} on an intercommunicator is not supported by ibdyn yet"),
-                );
-            };
+            // On an intercommunicator the arrays have one entry per remote process.
+            let (c, _, _, size) = colls(s, &call)?;
             let ip = in_place(sendbuf);
+            if ip && matches!(c, Colls::Inter(_)) {
+                return err(
+                    MPI_ERR_BUFFER,
+                    format!("{name}: MPI_IN_PLACE is not allowed on an intercommunicator"),
+                );
+            }
             let arr = |p: *const c_int| -> MpiResult<&[c_int]> {
                 if p.is_null() {
                     return err(MPI_ERR_ARG, "a counts or displacements array is NULL");
@@ -518,7 +520,19 @@ unsafe fn alltoallw_impl(
                 total += n;
             }
             let mut rbytes = vec![0u8; total];
-            cl.alltoallv(&sbytes, &scnt, &sdsp, &mut rbytes, &rcnt, &rdsp)?;
+            match c {
+                Colls::Intra(cl) => {
+                    cl.alltoallv(&sbytes, &scnt, &sdsp, &mut rbytes, &rcnt, &rdsp)?
+                }
+                Colls::Inter(_) => {
+                    let raw = s.comm(call.comm)?.comm.raw().clone();
+                    let blocks: Vec<(i32, &[u8])> = (0..size)
+                        .map(|i| (i as i32, &sbytes[sdsp[i]..sdsp[i] + scnt[i]]))
+                        .collect();
+                    let into = inter_v::carve(&mut rbytes, &rcnt, &rdsp)?;
+                    inter_v::exchange(&raw, &blocks, into)?;
+                }
+            }
             for i in 0..size {
                 let base = recvbuf.cast::<u8>().wrapping_offset(rd[i] as isize);
                 // SAFETY: the caller's block i, writable for its type map.

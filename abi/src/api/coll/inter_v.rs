@@ -10,12 +10,14 @@ use ibdyn_intercomm::Communicator as Raw;
 pub const TAG: i32 = i32::MAX;
 
 /// Sends `blocks` (remote rank, bytes) and receives `into` (remote rank, buffer), all at once.
+/// Empty blocks neither go nor are waited for (MPI: both sides agree on every block's size),
+/// so no empty message is left behind for a later collective to match.
 pub fn exchange(c: &Raw, blocks: &[(i32, &[u8])], into: Vec<(i32, &mut [u8])>) -> MpiResult<()> {
     let mut reqs = Vec::with_capacity(blocks.len() + into.len());
-    for (r, b) in into {
+    for (r, b) in into.into_iter().filter(|(_, b)| !b.is_empty()) {
         reqs.push(c.irecv(b, r, TAG)?);
     }
-    for &(r, b) in blocks {
+    for &(r, b) in blocks.iter().filter(|(_, b)| !b.is_empty()) {
         reqs.push(c.isend(b, r, TAG)?);
     }
     let mut first = None;

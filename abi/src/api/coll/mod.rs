@@ -13,7 +13,7 @@ mod reduce;
 pub mod exports {
     pub(crate) use super::gather::{allgather, alltoall, gather, scatter};
     pub(crate) use super::reduce::{
-        exscan, ireduce, reduce, reduce_local, reduce_scatter_block, scan,
+        exscan, ireduce, reduce, reduce_local, reduce_scatter, reduce_scatter_block, scan,
     };
 }
 

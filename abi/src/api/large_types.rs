@@ -1,0 +1,182 @@
+//! More `_c` (large-count) forms over their `int` implementations: `Reduce_scatter_c` and the
+//! type constructors `Type_vector_c`, `Type_create_hvector_c`, `Type_indexed_c`,
+//! `Type_create_struct_c`, `Type_create_resized_c`. Counts beyond an `int` are MPI_ERR_COUNT
+//! naming the function; byte displacements and extents take the full `MPI_Count` range.
+
+use super::coll::exports as coll;
+use super::types;
+use crate::consts::*;
+use crate::error::{err, MpiError, MpiResult};
+use crate::state::with_state;
+use crate::{call, export};
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+fn narrow(name: &str, what: &str, v: i64) -> MpiResult<c_int> {
+    c_int::try_from(v).map_err(|_| {
+        MpiError::new(
+            MPI_ERR_COUNT,
+            format!(
+                "{name}: {what} {v} does not fit an int (ibdyn's {name} takes counts up to 2^31-1)"
+            ),
+        )
+    })
+}
+
+/// `n` entries of the caller's array `p`.
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable entries.
+unsafe fn slice<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return err(MPI_ERR_ARG, format!("{what} is NULL"));
+    }
+    // SAFETY: the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// `n` entries of `p`, each narrowed to an `int`.
+///
+/// # Safety
+/// As `slice`.
+unsafe fn narrowed(name: &str, p: *const i64, n: usize, what: &str) -> MpiResult<Vec<c_int>> {
+    // SAFETY: passed on.
+    unsafe { slice(p, n, what) }?
+        .iter()
+        .map(|&v| narrow(name, what, v))
+        .collect()
+}
+
+fn len_of(count: i64) -> MpiResult<usize> {
+    usize::try_from(count)
+        .map_err(|_| MpiError::new(MPI_ERR_COUNT, format!("count {count} is negative")))
+}
+
+/// Runs `f` for the `int` form once the arguments are narrowed; an argument error goes to
+/// `comm`'s handler under `name`.
+fn with_narrowed(name: &str, comm: Handle, f: impl FnOnce() -> MpiResult<c_int>) -> c_int {
+    match f() {
+        Ok(rc) => rc,
+        Err(e) => call(name, comm, || Err(e)),
+    }
+}
+
+unsafe fn reduce_scatter_c(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const i64,
+    datatype: Handle,
+    op: Handle,
+    comm: Handle,
+) -> c_int {
+    let name = "MPI_Reduce_scatter_c";
+    with_narrowed(name, comm, || {
+        let n = with_state(|s| Ok(s.comm(comm)?.comm.raw().size() as usize))?;
+        // SAFETY: MPI's rule: one count per process of the group.
+        let counts = unsafe { narrowed(name, recvcounts, n, "recvcounts") }?;
+        // SAFETY: the caller's arguments, with the counts narrowed (read during the call).
+        Ok(unsafe { coll::reduce_scatter(sendbuf, recvbuf, counts.as_ptr(), datatype, op, comm) })
+    })
+}
+
+unsafe fn type_vector_c(count: i64, bl: i64, stride: i64, old: Handle, new: *mut Handle) -> c_int {
+    let name = "MPI_Type_vector_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let (c, b, s) = (
+            narrow(name, "count", count)?,
+            narrow(name, "blocklength", bl)?,
+            narrow(name, "stride", stride)?,
+        );
+        // SAFETY: the caller's output argument, passed on.
+        Ok(unsafe { types::type_vector(c, b, s, old, new) })
+    })
+}
+
+unsafe fn type_create_hvector_c(
+    count: i64,
+    bl: i64,
+    stride: i64,
+    old: Handle,
+    new: *mut Handle,
+) -> c_int {
+    let name = "MPI_Type_create_hvector_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let (c, b) = (
+            narrow(name, "count", count)?,
+            narrow(name, "blocklength", bl)?,
+        );
+        // SAFETY: as above; MPI_Count and MPI_Aint are both 64-bit here.
+        Ok(unsafe { types::type_create_hvector(c, b, stride as isize, old, new) })
+    })
+}
+
+unsafe fn type_indexed_c(
+    count: i64,
+    lens: *const i64,
+    disps: *const i64,
+    old: Handle,
+    new: *mut Handle,
+) -> c_int {
+    let name = "MPI_Type_indexed_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let c = narrow(name, "count", count)?;
+        let n = len_of(count)?;
+        // SAFETY: the caller's arrays of `count` entries.
+        let (l, d) = unsafe {
+            (
+                narrowed(name, lens, n, "array_of_blocklengths")?,
+                narrowed(name, disps, n, "array_of_displacements")?,
+            )
+        };
+        // SAFETY: the narrowed copies hold `count` entries; the output is the caller's.
+        Ok(unsafe { types::type_indexed(c, l.as_ptr(), d.as_ptr(), old, new) })
+    })
+}
+
+unsafe fn type_create_struct_c(
+    count: i64,
+    lens: *const i64,
+    disps: *const i64,
+    tys: *const Handle,
+    new: *mut Handle,
+) -> c_int {
+    let name = "MPI_Type_create_struct_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let c = narrow(name, "count", count)?;
+        let n = len_of(count)?;
+        // SAFETY: the caller's arrays of `count` entries.
+        let (l, d) = unsafe {
+            (
+                narrowed(name, lens, n, "array_of_blocklengths")?,
+                slice(disps, n, "array_of_displacements")?,
+            )
+        };
+        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
+        // SAFETY: the copies hold `count` entries; `tys` and the output are the caller's.
+        Ok(unsafe { types::type_create_struct(c, l.as_ptr(), d.as_ptr(), tys, new) })
+    })
+}
+
+unsafe fn type_create_resized_c(old: Handle, lb: i64, extent: i64, new: *mut Handle) -> c_int {
+    // SAFETY: passed through; MPI_Count and MPI_Aint are both 64-bit here.
+    unsafe { types::type_create_resized(old, lb as isize, extent as isize, new) }
+}
+
+export!(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c, reduce_scatter_c,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle,
+     op: Handle, comm: Handle) -> c_int);
+export!(MPI_Type_vector_c, PMPI_Type_vector_c, type_vector_c,
+    (count: i64, blocklength: i64, stride: i64, oldtype: Handle, newtype: *mut Handle) -> c_int);
+export!(MPI_Type_create_hvector_c, PMPI_Type_create_hvector_c, type_create_hvector_c,
+    (count: i64, blocklength: i64, stride: i64, oldtype: Handle, newtype: *mut Handle) -> c_int);
+export!(MPI_Type_indexed_c, PMPI_Type_indexed_c, type_indexed_c,
+    (count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64,
+     oldtype: Handle, newtype: *mut Handle) -> c_int);
+export!(MPI_Type_create_struct_c, PMPI_Type_create_struct_c, type_create_struct_c,
+    (count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64,
+     array_of_types: *const Handle, newtype: *mut Handle) -> c_int);
+export!(MPI_Type_create_resized_c, PMPI_Type_create_resized_c, type_create_resized_c,
+    (oldtype: Handle, lb: i64, extent: i64, newtype: *mut Handle) -> c_int);

@@ -1,0 +1,129 @@
+//! User error handlers (MPI_Comm_create_errhandler, MPI_Session_create_errhandler): a table
+//! of the user's functions by handle. A communicator or session keeps a copy of the function
+//! pointer (`ErrHandler::User`), so freeing the handle never leaves one dangling. The table
+//! is process-wide (sessions may make handlers before any state exists) and is touched only
+//! when handlers are made, freed or set, never on the hot path.
+
+use crate::consts::*;
+use crate::error::{err, ErrHandler, MpiResult, UserHandler};
+use std::sync::Mutex;
+
+/// User error handler handles are this plus the table index.
+const ERRHANDLER_BASE: Handle = 0x7000_0000;
+
+/// The C type of a user error handler: `void f(MPI_Comm *, int *, ...)` (or the session's).
+pub type ErrFn = unsafe extern "C" fn(*mut Handle, *mut std::os::raw::c_int, ...);
+
+/// Which objects a handler was made for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Comm,
+    Session,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Comm => "communicator (MPI_Comm_create_errhandler)",
+            Kind::Session => "session (MPI_Session_create_errhandler)",
+        }
+    }
+}
+
+struct Entry {
+    func: ErrFn,
+    kind: Kind,
+    /// References the user holds (create and each get add one, free drops one).
+    refs: u32,
+}
+
+static TABLE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+fn table() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    // A poisoned lock only means a panic elsewhere; the table itself stays consistent.
+    TABLE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A new handler of `kind` calling `func`.
+pub fn create(func: ErrFn, kind: Kind) -> Handle {
+    let mut t = table();
+    t.push(Entry {
+        func,
+        kind,
+        refs: 1,
+    });
+    ERRHANDLER_BASE + (t.len() - 1)
+}
+
+fn index(h: Handle) -> Option<usize> {
+    h.checked_sub(ERRHANDLER_BASE)
+}
+
+/// The handler `h` names, for an object of `kind`.
+pub fn resolve(h: Handle, kind: Kind) -> MpiResult<ErrHandler> {
+    match h {
+        MPI_ERRORS_ARE_FATAL => return Ok(ErrHandler::Fatal),
+        MPI_ERRORS_ABORT => return Ok(ErrHandler::Abort),
+        MPI_ERRORS_RETURN => return Ok(ErrHandler::Return),
+        MPI_ERRHANDLER_NULL => {
+            return err(
+                MPI_ERR_ERRHANDLER,
+                "MPI_ERRHANDLER_NULL is not an error handler",
+            )
+        }
+        _ => {}
+    }
+    let t = table();
+    match index(h).and_then(|i| t.get(i)) {
+        Some(e) if e.refs > 0 && e.kind == kind => {
+            Ok(ErrHandler::User(UserHandler::new(h, e.func)))
+        }
+        Some(e) if e.refs > 0 => err(
+            MPI_ERR_ERRHANDLER,
+            format!(
+                "{h:#x} is an error handler for a {}, not for a {}",
+                e.kind.name(),
+                kind.name()
+            ),
+        ),
+        Some(_) => err(
+            MPI_ERR_ERRHANDLER,
+            format!("error handler {h:#x} was freed (MPI_Errhandler_free)"),
+        ),
+        None => err(
+            MPI_ERR_ERRHANDLER,
+            format!("{h:#x} is not an error handler"),
+        ),
+    }
+}
+
+/// The handle of `eh` for a get call: a user handler gains a reference (MPI: the caller
+/// frees what a get returns).
+pub fn handle_for_get(eh: ErrHandler) -> Handle {
+    let h = eh.handle();
+    if let Some(i) = index(h) {
+        if let Some(e) = table().get_mut(i) {
+            e.refs = e.refs.saturating_add(1);
+        }
+    }
+    h
+}
+
+/// MPI_Errhandler_free: drops the user's reference to `h`; predefined handlers stay.
+pub fn free(h: Handle) -> MpiResult<()> {
+    match h {
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT | MPI_ERRORS_RETURN => return Ok(()),
+        _ => {}
+    }
+    let mut t = table();
+    match index(h).and_then(|i| t.get_mut(i)) {
+        Some(e) if e.refs > 0 => {
+            e.refs -= 1;
+            Ok(())
+        }
+        _ => err(
+            MPI_ERR_ERRHANDLER,
+            format!("{h:#x} is not an error handler (freed already?)"),
+        ),
+    }
+}
