@@ -39,9 +39,12 @@ impl LineConn {
     fn readable(&self, deadline: Option<Instant>) -> Result<bool> {
         let ms = match deadline {
             None => 0,
+            // Rounded up: a wait of less than a millisecond (the idle hook's slice, once the
+            // hook has run) must block, not poll with 0 and turn the caller's wait into a spin.
             Some(d) => d
                 .saturating_duration_since(Instant::now())
-                .as_millis()
+                .as_micros()
+                .div_ceil(1000)
                 .min(i32::MAX as u128) as i32,
         };
         let mut pfd = libc::pollfd {
@@ -124,5 +127,37 @@ impl LineConn {
             }
             self.fill(what)?;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+    use std::time::Duration;
+
+    /// A wait with the idle hook installed blocks a slice at a time: the hook runs about once
+    /// per millisecond, not in a loop (a poll rounded down to 0 ms made waiting processes spin
+    /// and starve the daemon on a loaded machine).
+    #[test]
+    fn a_wait_with_the_idle_hook_blocks_between_runs() {
+        let (a, _b) = UnixStream::pair().expect("socketpair");
+        let mut conn = LineConn::new(a);
+        let runs = Rc::new(std::cell::Cell::new(0u32));
+        let r = runs.clone();
+        crate::set_idle_hook(Some(Box::new(move || r.set(r.get() + 1))));
+        let started = Instant::now();
+        let wait = Duration::from_millis(30);
+        let got = conn.recv(started + wait, "test reply", started);
+        crate::set_idle_hook(None);
+        assert!(matches!(got, Err(PmiError::Timeout { .. })), "{got:?}");
+        // At most one run per slice (plus the first); a spinning wait runs it thousands of times.
+        let slices = (started.elapsed().as_micros() / 1000) as u32 + 2;
+        assert!(
+            runs.get() <= slices,
+            "the hook ran {} times in {:?}",
+            runs.get(),
+            started.elapsed()
+        );
     }
 }
