@@ -14,6 +14,8 @@ pub struct Row {
     pub value: f64,
     /// A physical limit measured in the same run, not the system under test.
     pub floor: bool,
+    /// Another runtime measured in the same run (e.g. MPICH's launcher), not ibdyn.
+    pub peer: Option<String>,
 }
 
 /// Collects rows of one benchmark and prints them.
@@ -42,7 +44,31 @@ impl Report {
         self.push(params, stat, unit, value, true);
     }
 
+    /// Adds a row measured on another runtime (`who`) in the same run.
+    pub fn peer(
+        &mut self,
+        who: &str,
+        params: &[(&str, String)],
+        stat: &str,
+        unit: &str,
+        value: f64,
+    ) {
+        self.push_row(params, stat, unit, value, false, Some(who.to_string()));
+    }
+
     fn push(&mut self, params: &[(&str, String)], stat: &str, unit: &str, value: f64, floor: bool) {
+        self.push_row(params, stat, unit, value, floor, None);
+    }
+
+    fn push_row(
+        &mut self,
+        params: &[(&str, String)],
+        stat: &str,
+        unit: &str,
+        value: f64,
+        floor: bool,
+        peer: Option<String>,
+    ) {
         let row = Row {
             params: params
                 .iter()
@@ -52,6 +78,7 @@ impl Report {
             unit: unit.to_string(),
             value,
             floor,
+            peer,
         };
         if self.json {
             println!("{}", self.json_line(&row));
@@ -69,7 +96,7 @@ impl Report {
         }
         write!(
             s,
-            ",\"stat\":{},\"unit\":{},\"value\":{},\"floor\":{}}}",
+            ",\"stat\":{},\"unit\":{},\"value\":{},\"floor\":{}",
             json_str(&row.stat),
             json_str(&row.unit),
             if row.value.is_finite() {
@@ -80,6 +107,10 @@ impl Report {
             row.floor
         )
         .unwrap();
+        if let Some(who) = &row.peer {
+            write!(s, ",\"peer\":{}", json_str(who)).unwrap();
+        }
+        s.push('}');
         s
     }
 
@@ -97,10 +128,10 @@ impl Report {
             l.push(r.stat.clone());
             l.push(format_value(r.value));
             l.push(r.unit.clone());
-            l.push(if r.floor {
-                "floor".into()
-            } else {
-                "ibdyn".into()
+            l.push(match (&r.peer, r.floor) {
+                (Some(who), _) => who.clone(),
+                (None, true) => "floor".into(),
+                (None, false) => "ibdyn".into(),
             });
             lines.push(l);
         }
