@@ -225,7 +225,13 @@ fn run_hosts(
                     .args(["launch", "--worker"]);
                 v.push(timed(c, "mpiexec.hydra")?);
             }
-            report.peer("mpich", &p("mpiexec.hydra (ssh)"), "median", "ms", median(v));
+            report.peer(
+                "mpich",
+                &p("mpiexec.hydra (ssh)"),
+                "median",
+                "ms",
+                median(v),
+            );
         }
         if k >= 2 {
             let two = format!("{},{}", lab.ips[1], lab.ips[k]);
