@@ -1,5 +1,5 @@
 //! mpi4py built from its PyPI source against ibdyn (`MPI4PY_BUILD_MPICC=ibdyn-cc`, into
-//! target/mpi4py-venv by `IBDYN_MPI4PY=1 bash scripts/abi-deps.sh`): the Python suite of
+//! target/mpi4py-venv by `bash scripts/abi-deps.sh`): the Python suite of
 //! tests/abi/python/suite.py (point-to-point of buffers and pickled objects, collectives,
 //! spawn + merge + disconnect, connect/accept) passes under `ibdyn run`.
 
@@ -21,7 +21,7 @@ fn the_mpi4py_suite_passes_under_ibdyn_run() {
     let Some(py) = python() else {
         eprintln!(
             "\n*** SKIPPED: mpi4py is not built in target/mpi4py-venv; run \
-             `IBDYN_MPI4PY=1 bash scripts/abi-deps.sh` (builds it from source, several minutes) ***\n"
+             `bash scripts/abi-deps.sh` (builds it from source in under a minute) ***\n"
         );
         return;
     };
