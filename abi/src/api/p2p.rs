@@ -13,6 +13,43 @@ use crate::{call, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
+/// MPI entry points that only call `$imp`: each passes its arguments through, with its
+/// MPI name (and send mode) first; `$imp` widens the count (int or MPI_Count).
+macro_rules! thin_entries {
+    ($imp:ident $params:tt;
+     $($vis:vis fn $f:ident($name:literal, $count:ty $(, $mode:expr)?);)*) => {$(
+        thin_entries!(@one $imp $params $vis $f $name $count $(, $mode)?);
+    )*};
+    (@one $imp:ident (buf: $bt:ty, count, $($a:ident: $t:ty),*)
+     $vis:vis $f:ident $name:literal $count:ty $(, $mode:expr)?) => {
+        $vis unsafe fn $f(buf: $bt, count: $count, $($a: $t),*) -> c_int {
+            // SAFETY: passed through.
+            unsafe { $imp($name, $($mode,)? buf, count, $($a),*) }
+        }
+    };
+}
+
+/// Blocking sends that differ in name, count width and mode only.
+macro_rules! blocking_send {
+    ($($vis:vis fn $f:ident($name:literal, $count:ty, $mode:expr);)*) => {
+        thin_entries! {
+            send_mode(buf: *const c_void, count, ty: Handle, dest: c_int, tag: c_int, comm: Handle);
+            $($vis fn $f($name, $count, $mode);)*
+        }
+    };
+}
+
+/// Non-blocking sends that differ in name, count width and mode only.
+macro_rules! nonblocking_send {
+    ($($vis:vis fn $f:ident($name:literal, $count:ty, $mode:expr);)*) => {
+        thin_entries! {
+            isend_mode(buf: *const c_void, count, ty: Handle, dest: c_int, tag: c_int, comm: Handle,
+                request: *mut Handle);
+            $($vis fn $f($name, $count, $mode);)*
+        }
+    };
+}
+
 /// A send of `data` in `mode` on communicator `comm`, started.
 fn start_send(
     s: &mut State,
@@ -115,7 +152,7 @@ unsafe fn send_mode(
     name: &'static str,
     mode: Mode,
     buf: *const c_void,
-    count: i64,
+    count: impl Into<i64>,
     ty: Handle,
     dest: c_int,
     tag: c_int,
@@ -123,7 +160,7 @@ unsafe fn send_mode(
 ) -> c_int {
     call(name, comm, || {
         // SAFETY: the caller's send buffer, read during the call only.
-        let data = unsafe { send_buf(buf, count, ty) }?;
+        let data = unsafe { send_buf(buf, count.into(), ty) }?;
         with_state(|s| match mode {
             Mode::Send => {
                 let (d, t) = (status::dest(dest)?, status::send_tag(tag)?);
@@ -156,93 +193,19 @@ pub(super) unsafe fn bsend(
     })
 }
 
-unsafe fn send(
-    buf: *const c_void,
-    count: c_int,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        send_mode(
-            "MPI_Send",
-            Mode::Send,
-            buf,
-            count.into(),
-            ty,
-            dest,
-            tag,
-            comm,
-        )
-    }
-}
-
-unsafe fn send_c(
-    buf: *const c_void,
-    count: i64,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe { send_mode("MPI_Send_c", Mode::Send, buf, count, ty, dest, tag, comm) }
-}
-
-pub(super) unsafe fn rsend(
-    buf: *const c_void,
-    count: c_int,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-) -> c_int {
+blocking_send! {
+    fn send("MPI_Send", c_int, Mode::Send);
+    fn send_c("MPI_Send_c", i64, Mode::Send);
     // Ready mode: the receive is posted already, so a standard send is a correct one.
-    // SAFETY: passed through.
-    unsafe {
-        send_mode(
-            "MPI_Rsend",
-            Mode::Send,
-            buf,
-            count.into(),
-            ty,
-            dest,
-            tag,
-            comm,
-        )
-    }
-}
-
-pub(super) unsafe fn ssend(
-    buf: *const c_void,
-    count: c_int,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        send_mode(
-            "MPI_Ssend",
-            Mode::Ssend,
-            buf,
-            count.into(),
-            ty,
-            dest,
-            tag,
-            comm,
-        )
-    }
+    pub(super) fn rsend("MPI_Rsend", c_int, Mode::Send);
+    pub(super) fn ssend("MPI_Ssend", c_int, Mode::Ssend);
 }
 
 #[allow(clippy::too_many_arguments)]
 unsafe fn recv_impl(
     name: &'static str,
     buf: *mut c_void,
-    count: i64,
+    count: impl Into<i64>,
     ty: Handle,
     source: c_int,
     tag: c_int,
@@ -251,7 +214,7 @@ unsafe fn recv_impl(
 ) -> c_int {
     call(name, comm, || {
         // SAFETY: the caller's receive buffer, written during the call only.
-        let mut rb = unsafe { recv_buf(buf, count, ty) }?;
+        let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
         let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
         let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(rb.bytes(), src, tag)?))?;
         rb.finish(got.count);
@@ -261,30 +224,11 @@ unsafe fn recv_impl(
     })
 }
 
-unsafe fn recv(
-    buf: *mut c_void,
-    count: c_int,
-    ty: Handle,
-    source: c_int,
-    tag: c_int,
-    comm: Handle,
-    st: *mut MpiStatus,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe { recv_impl("MPI_Recv", buf, count.into(), ty, source, tag, comm, st) }
-}
-
-unsafe fn recv_c(
-    buf: *mut c_void,
-    count: i64,
-    ty: Handle,
-    source: c_int,
-    tag: c_int,
-    comm: Handle,
-    st: *mut MpiStatus,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe { recv_impl("MPI_Recv_c", buf, count, ty, source, tag, comm, st) }
+thin_entries! {
+    recv_impl(buf: *mut c_void, count, ty: Handle, source: c_int, tag: c_int, comm: Handle,
+        st: *mut MpiStatus);
+    fn recv("MPI_Recv", c_int);
+    fn recv_c("MPI_Recv_c", i64);
 }
 
 /// Starts a non-blocking send of `mode` and stores its request.
@@ -293,7 +237,7 @@ unsafe fn isend_mode(
     name: &'static str,
     mode: Mode,
     buf: *const c_void,
-    count: i64,
+    count: impl Into<i64>,
     ty: Handle,
     dest: c_int,
     tag: c_int,
@@ -303,7 +247,7 @@ unsafe fn isend_mode(
     call(name, comm, || {
         // SAFETY: MPI's rule: the buffer stays valid and unchanged until the request
         // completes, which the request table enforces by waiting before it lets go.
-        let data: SendBuf<'static> = unsafe { send_buf(buf, count, ty) }?;
+        let data: SendBuf<'static> = unsafe { send_buf(buf, count.into(), ty) }?;
         let h = with_state(|s| {
             let ci = s.comm_index(comm)?;
             let a = match mode {
@@ -317,104 +261,11 @@ unsafe fn isend_mode(
     })
 }
 
-unsafe fn isend(
-    buf: *const c_void,
-    count: c_int,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        isend_mode(
-            "MPI_Isend",
-            Mode::Send,
-            buf,
-            count.into(),
-            ty,
-            dest,
-            tag,
-            comm,
-            request,
-        )
-    }
-}
-
-unsafe fn isend_c(
-    buf: *const c_void,
-    count: i64,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        isend_mode(
-            "MPI_Isend_c",
-            Mode::Send,
-            buf,
-            count,
-            ty,
-            dest,
-            tag,
-            comm,
-            request,
-        )
-    }
-}
-
-pub(super) unsafe fn irsend(
-    buf: *const c_void,
-    count: c_int,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        isend_mode(
-            "MPI_Irsend",
-            Mode::Send,
-            buf,
-            count.into(),
-            ty,
-            dest,
-            tag,
-            comm,
-            request,
-        )
-    }
-}
-
-pub(super) unsafe fn issend(
-    buf: *const c_void,
-    count: c_int,
-    ty: Handle,
-    dest: c_int,
-    tag: c_int,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        isend_mode(
-            "MPI_Issend",
-            Mode::Ssend,
-            buf,
-            count.into(),
-            ty,
-            dest,
-            tag,
-            comm,
-            request,
-        )
-    }
+nonblocking_send! {
+    fn isend("MPI_Isend", c_int, Mode::Send);
+    fn isend_c("MPI_Isend_c", i64, Mode::Send);
+    pub(super) fn irsend("MPI_Irsend", c_int, Mode::Send);
+    pub(super) fn issend("MPI_Issend", c_int, Mode::Ssend);
 }
 
 pub(super) unsafe fn ibsend(
@@ -443,7 +294,7 @@ pub(super) unsafe fn ibsend(
 unsafe fn irecv_impl(
     name: &'static str,
     buf: *mut c_void,
-    count: i64,
+    count: impl Into<i64>,
     ty: Handle,
     source: c_int,
     tag: c_int,
@@ -452,7 +303,7 @@ unsafe fn irecv_impl(
 ) -> c_int {
     call(name, comm, || {
         // SAFETY: MPI's rule: the buffer is the request's alone until it completes.
-        let rb: RecvBuf<'static> = unsafe { recv_buf(buf, count, ty) }?;
+        let rb: RecvBuf<'static> = unsafe { recv_buf(buf, count.into(), ty) }?;
         let h = with_state(|s| {
             let ci = s.comm_index(comm)?;
             let a = start_recv(s, rb, source, tag, comm)?;
@@ -463,41 +314,11 @@ unsafe fn irecv_impl(
     })
 }
 
-unsafe fn irecv(
-    buf: *mut c_void,
-    count: c_int,
-    ty: Handle,
-    source: c_int,
-    tag: c_int,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        irecv_impl(
-            "MPI_Irecv",
-            buf,
-            count.into(),
-            ty,
-            source,
-            tag,
-            comm,
-            request,
-        )
-    }
-}
-
-unsafe fn irecv_c(
-    buf: *mut c_void,
-    count: i64,
-    ty: Handle,
-    source: c_int,
-    tag: c_int,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe { irecv_impl("MPI_Irecv_c", buf, count, ty, source, tag, comm, request) }
+thin_entries! {
+    irecv_impl(buf: *mut c_void, count, ty: Handle, source: c_int, tag: c_int, comm: Handle,
+        request: *mut Handle);
+    fn irecv("MPI_Irecv", c_int);
+    fn irecv_c("MPI_Irecv_c", i64);
 }
 
 #[allow(clippy::too_many_arguments)]
