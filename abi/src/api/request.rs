@@ -9,6 +9,7 @@ use crate::status::{self, MpiStatus};
 use crate::{call_with, export};
 use std::cell::Cell;
 use std::os::raw::c_int;
+use std::ptr::null_mut;
 
 /// The outcome of advancing one request.
 enum Step {
@@ -113,38 +114,41 @@ fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
     }
 }
 
-unsafe fn wait(request: *mut Handle, st: *mut MpiStatus) -> c_int {
-    // SAFETY: passed through: a single wait is a wait for all of one.
-    unsafe { completion("MPI_Wait", 1, request, st, true, std::ptr::null_mut()) }
-}
-
-unsafe fn test(request: *mut Handle, flag: *mut c_int, st: *mut MpiStatus) -> c_int {
-    // SAFETY: passed through.
-    unsafe { completion("MPI_Test", 1, request, st, false, flag) }
-}
-
-unsafe fn waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        completion(
-            "MPI_Waitall",
-            count,
-            requests,
-            statuses,
-            true,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-unsafe fn testall(
-    count: c_int,
-    requests: *mut Handle,
-    flag: *mut c_int,
-    statuses: *mut MpiStatus,
+/// Notes a failed request of a multiple-completion call: its communicator picks the error
+/// handler, its slot becomes MPI_REQUEST_NULL and the first failure is kept; gives its class.
+///
+/// # Safety
+/// `slot` is valid.
+unsafe fn record_failure(
+    (e, c): (MpiError, usize),
+    comm: &Cell<usize>,
+    slot: *mut Handle,
+    failed: &mut Option<MpiError>,
 ) -> c_int {
-    // SAFETY: passed through.
-    unsafe { completion("MPI_Testall", count, requests, statuses, false, flag) }
+    comm.set(c);
+    // SAFETY: the caller's contract.
+    unsafe { slot.write(MPI_REQUEST_NULL) };
+    let class = e.class;
+    failed.get_or_insert(e);
+    class
+}
+
+/// The error of a multiple-completion call whose statuses tell which request failed.
+fn in_status(e: MpiError) -> MpiError {
+    MpiError::new(
+        MPI_ERR_IN_STATUS,
+        format!("a request failed (see the statuses): {}", e.message),
+    )
+}
+
+/// Entry points that only call their implementation with their MPI name and fixed arguments.
+macro_rules! forward {
+    ($(fn $f:ident($($a:ident: $t:ty),*) => $imp:ident($($arg:expr),*);)*) => {$(
+        unsafe fn $f($($a: $t),*) -> c_int {
+            // SAFETY: passed through.
+            unsafe { $imp($($arg),*) }
+        }
+    )*};
 }
 
 /// Wait/Test for all of `count` requests. Testall completes none unless all are complete.
@@ -181,14 +185,8 @@ unsafe fn completion(
                         unsafe { deliver(s, slot, st, &got) };
                         MPI_SUCCESS
                     }
-                    Err((e, c)) => {
-                        comm.set(c);
-                        // SAFETY: as above.
-                        unsafe { slot.write(MPI_REQUEST_NULL) };
-                        let class = e.class;
-                        failed.get_or_insert(e);
-                        class
-                    }
+                    // SAFETY: as above.
+                    Err(failure) => unsafe { record_failure(failure, comm, slot, &mut failed) },
                 };
                 // SAFETY: as above.
                 if n > 1 {
@@ -204,10 +202,7 @@ unsafe fn completion(
             match failed {
                 None => Ok(()),
                 Some(e) if statuses.is_null() || n == 1 => Err(e),
-                Some(e) => Err(MpiError::new(
-                    MPI_ERR_IN_STATUS,
-                    format!("a request failed (see the statuses): {}", e.message),
-                )),
+                Some(e) => Err(in_status(e)),
             }
         })
     })
@@ -277,36 +272,6 @@ unsafe fn any(
     })
 }
 
-unsafe fn waitany(
-    count: c_int,
-    requests: *mut Handle,
-    index: *mut c_int,
-    st: *mut MpiStatus,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        any(
-            "MPI_Waitany",
-            count,
-            requests,
-            index,
-            st,
-            std::ptr::null_mut(),
-        )
-    }
-}
-
-unsafe fn testany(
-    count: c_int,
-    requests: *mut Handle,
-    index: *mut c_int,
-    flag: *mut c_int,
-    st: *mut MpiStatus,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe { any("MPI_Testany", count, requests, index, st, flag) }
-}
-
 /// Waitsome/Testsome: completes every request that can complete now (Waitsome: at least
 /// one); `outcount` is MPI_UNDEFINED when no request is active.
 unsafe fn some(
@@ -340,14 +305,8 @@ unsafe fn some(
                         unsafe { deliver(s, slot, st, &got) };
                         MPI_SUCCESS
                     }
-                    Err((e, c)) => {
-                        comm.set(c);
-                        // SAFETY: as above.
-                        unsafe { slot.write(MPI_REQUEST_NULL) };
-                        let class = e.class;
-                        failed.get_or_insert(e);
-                        class
-                    }
+                    // SAFETY: as above.
+                    Err(failure) => unsafe { record_failure(failure, comm, slot, &mut failed) },
                 };
                 // SAFETY: the caller's arrays hold `incount` entries.
                 unsafe {
@@ -370,55 +329,33 @@ unsafe fn some(
             unsafe { out(outcount, oc, "outcount") }?;
             return match failed {
                 None => Ok(()),
-                Some(e) => Err(MpiError::new(
-                    MPI_ERR_IN_STATUS,
-                    format!("a request failed (see the statuses): {}", e.message),
-                )),
+                Some(e) => Err(in_status(e)),
             };
         }
     })
 }
 
-unsafe fn waitsome(
-    incount: c_int,
-    requests: *mut Handle,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MpiStatus,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        some(
-            "MPI_Waitsome",
-            incount,
-            requests,
-            outcount,
-            indices,
-            statuses,
-            true,
-        )
-    }
-}
-
-unsafe fn testsome(
-    incount: c_int,
-    requests: *mut Handle,
-    outcount: *mut c_int,
-    indices: *mut c_int,
-    statuses: *mut MpiStatus,
-) -> c_int {
-    // SAFETY: passed through.
-    unsafe {
-        some(
-            "MPI_Testsome",
-            incount,
-            requests,
-            outcount,
-            indices,
-            statuses,
-            false,
-        )
-    }
+forward! {
+    // A single wait is a wait for all of one.
+    fn wait(request: *mut Handle, st: *mut MpiStatus)
+        => completion("MPI_Wait", 1, request, st, true, null_mut());
+    fn test(request: *mut Handle, flag: *mut c_int, st: *mut MpiStatus)
+        => completion("MPI_Test", 1, request, st, false, flag);
+    fn waitall(count: c_int, requests: *mut Handle, statuses: *mut MpiStatus)
+        => completion("MPI_Waitall", count, requests, statuses, true, null_mut());
+    fn testall(count: c_int, requests: *mut Handle, flag: *mut c_int, statuses: *mut MpiStatus)
+        => completion("MPI_Testall", count, requests, statuses, false, flag);
+    fn waitany(count: c_int, requests: *mut Handle, index: *mut c_int, st: *mut MpiStatus)
+        => any("MPI_Waitany", count, requests, index, st, null_mut());
+    fn testany(count: c_int, requests: *mut Handle, index: *mut c_int, flag: *mut c_int,
+            st: *mut MpiStatus)
+        => any("MPI_Testany", count, requests, index, st, flag);
+    fn waitsome(incount: c_int, requests: *mut Handle, outcount: *mut c_int,
+            indices: *mut c_int, statuses: *mut MpiStatus)
+        => some("MPI_Waitsome", incount, requests, outcount, indices, statuses, true);
+    fn testsome(incount: c_int, requests: *mut Handle, outcount: *mut c_int,
+            indices: *mut c_int, statuses: *mut MpiStatus)
+        => some("MPI_Testsome", incount, requests, outcount, indices, statuses, false);
 }
 
 unsafe fn start(request: *mut Handle) -> c_int {
