@@ -244,77 +244,25 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                         counts: Vec::new(),
                         displs: Vec::new(),
                     });
+                    // Every form completes through the same store, with the same buffers.
+                    macro_rules! intra {
+                        ($($op:tt)*) => { run!(s, call, cl, store_intra, keep, rb, $($op)*) };
+                    }
                     match (kind, v) {
-                        (Kind::Gather, false) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
-                            gather / igather(sv, rv, root)
-                        ),
-                        (Kind::Gather, true) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
+                        (Kind::Gather, false) => intra!(gather / igather(sv, rv, root)),
+                        (Kind::Gather, true) => intra!(
                             gatherv / igatherv(sv, rv, &rblocks.counts, &rblocks.displs, root)
                         ),
-                        (Kind::Allgather, false) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
-                            allgather / iallgather(sv, rv)
-                        ),
-                        (Kind::Allgather, true) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
+                        (Kind::Allgather, false) => intra!(allgather / iallgather(sv, rv)),
+                        (Kind::Allgather, true) => intra!(
                             allgatherv / iallgatherv(sv, rv, &rblocks.counts, &rblocks.displs)
                         ),
-                        (Kind::Scatter, false) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
-                            scatter / iscatter(sv, rv, root)
-                        ),
-                        (Kind::Scatter, true) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
-                            scatterv / iscatterv(sv, &sbl.counts, &sbl.displs, rv, root)
-                        ),
-                        (Kind::Alltoall, false) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
-                            alltoall / ialltoall(sv, rv)
-                        ),
-                        (Kind::Alltoall, true) => run!(
-                            s,
-                            call,
-                            cl,
-                            store_intra,
-                            keep,
-                            rb,
+                        (Kind::Scatter, false) => intra!(scatter / iscatter(sv, rv, root)),
+                        (Kind::Scatter, true) => {
+                            intra!(scatterv / iscatterv(sv, &sbl.counts, &sbl.displs, rv, root))
+                        }
+                        (Kind::Alltoall, false) => intra!(alltoall / ialltoall(sv, rv)),
+                        (Kind::Alltoall, true) => intra!(
                             alltoallv
                                 / ialltoallv(
                                     sv,
@@ -582,16 +530,19 @@ movers! {
     alltoall ialltoall Alltoall "MPI_Alltoall" "MPI_Ialltoall" all;
 }
 
+// The v-forms below serve both widths: counts of `C` (int or MPI_Count) and displacements of
+// `D` (int or MPI_Aint), which have the width of `C`.
+
 #[allow(clippy::too_many_arguments)]
-unsafe fn gatherv_impl(
+unsafe fn gatherv_impl<C, D>(
     call: Call,
     name: &'static str,
     sb: *const c_void,
-    sc: c_int,
+    sc: impl Into<i64>,
     st: Handle,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const D,
     rt: Handle,
     root: c_int,
 ) -> c_int {
@@ -600,21 +551,21 @@ unsafe fn gatherv_impl(
         name,
         Kind::Gather,
         Side::plain(sb, sc, st),
-        Side::v(rb, rcs, rds, rt),
+        Side::v(rb, rcs, rds.cast::<C>(), rt),
         root,
     )
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn scatterv_impl(
+unsafe fn scatterv_impl<C, D>(
     call: Call,
     name: &'static str,
     sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
+    scs: *const C,
+    sds: *const D,
     st: Handle,
     rb: *mut c_void,
-    rc: c_int,
+    rc: impl Into<i64>,
     rt: Handle,
     root: c_int,
 ) -> c_int {
@@ -622,22 +573,22 @@ unsafe fn scatterv_impl(
         call,
         name,
         Kind::Scatter,
-        Side::v(sb, scs, sds, st),
+        Side::v(sb, scs, sds.cast::<C>(), st),
         Side::plain(rb, rc, rt),
         root,
     )
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv_impl(
+unsafe fn allgatherv_impl<C, D>(
     call: Call,
     name: &'static str,
     sb: *const c_void,
-    sc: c_int,
+    sc: impl Into<i64>,
     st: Handle,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const D,
     rt: Handle,
 ) -> c_int {
     mover(
@@ -645,35 +596,35 @@ unsafe fn allgatherv_impl(
         name,
         Kind::Allgather,
         Side::plain(sb, sc, st),
-        Side::v(rb, rcs, rds, rt),
+        Side::v(rb, rcs, rds.cast::<C>(), rt),
         0,
     )
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv_impl(
+unsafe fn alltoallv_impl<C, D>(
     call: Call,
     name: &'static str,
     sb: *const c_void,
-    scs: *const c_int,
-    sds: *const c_int,
+    scs: *const C,
+    sds: *const D,
     st: Handle,
     rb: *mut c_void,
-    rcs: *const c_int,
-    rds: *const c_int,
+    rcs: *const C,
+    rds: *const D,
     rt: Handle,
 ) -> c_int {
     let send = if in_place(sb) {
         Side::plain(sb, 0, st)
     } else {
-        Side::v(sb, scs, sds, st)
+        Side::v(sb, scs, sds.cast::<C>(), st)
     };
     mover(
         call,
         name,
         Kind::Alltoall,
         send,
-        Side::v(rb, rcs, rds, rt),
+        Side::v(rb, rcs, rds.cast::<C>(), rt),
         0,
     )
 }
@@ -735,112 +686,16 @@ export_movers! {
     MPI_Ialltoallw PMPI_Ialltoallw ialltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle, comm: Handle, request: *mut Handle);
 }
 
-// The `_c` forms: MPI_Count counts and MPI_Aint displacements (both 64-bit here).
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn gatherv_c_impl(
-    call: Call,
-    name: &'static str,
-    sb: *const c_void,
-    sc: i64,
-    st: Handle,
-    rb: *mut c_void,
-    rcs: *const i64,
-    rds: *const isize,
-    rt: Handle,
-    root: c_int,
-) -> c_int {
-    mover(
-        call,
-        name,
-        Kind::Gather,
-        Side::plain(sb, sc, st),
-        Side::v(rb, rcs, rds.cast::<i64>(), rt),
-        root,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn scatterv_c_impl(
-    call: Call,
-    name: &'static str,
-    sb: *const c_void,
-    scs: *const i64,
-    sds: *const isize,
-    st: Handle,
-    rb: *mut c_void,
-    rc: i64,
-    rt: Handle,
-    root: c_int,
-) -> c_int {
-    mover(
-        call,
-        name,
-        Kind::Scatter,
-        Side::v(sb, scs, sds.cast::<i64>(), st),
-        Side::plain(rb, rc, rt),
-        root,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv_c_impl(
-    call: Call,
-    name: &'static str,
-    sb: *const c_void,
-    sc: i64,
-    st: Handle,
-    rb: *mut c_void,
-    rcs: *const i64,
-    rds: *const isize,
-    rt: Handle,
-) -> c_int {
-    mover(
-        call,
-        name,
-        Kind::Allgather,
-        Side::plain(sb, sc, st),
-        Side::v(rb, rcs, rds.cast::<i64>(), rt),
-        0,
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv_c_impl(
-    call: Call,
-    name: &'static str,
-    sb: *const c_void,
-    scs: *const i64,
-    sds: *const isize,
-    st: Handle,
-    rb: *mut c_void,
-    rcs: *const i64,
-    rds: *const isize,
-    rt: Handle,
-) -> c_int {
-    let send = if in_place(sb) {
-        Side::plain(sb, 0, st)
-    } else {
-        Side::v(sb, scs, sds.cast::<i64>(), st)
-    };
-    mover(
-        call,
-        name,
-        Kind::Alltoall,
-        send,
-        Side::v(rb, rcs, rds.cast::<i64>(), rt),
-        0,
-    )
-}
-
+// The `_c` forms: MPI_Count counts and MPI_Aint displacements (both 64-bit here), through the
+// same implementations.
 vforms! {
-    gatherv_c igatherv_c gatherv_c_impl "MPI_Gatherv_c" "MPI_Igatherv_c"
+    gatherv_c igatherv_c gatherv_impl "MPI_Gatherv_c" "MPI_Igatherv_c"
         (sb: *const c_void, sc: i64, st: Handle, rb: *mut c_void, rcs: *const i64, rds: *const isize, rt: Handle, root: c_int);
-    scatterv_c iscatterv_c scatterv_c_impl "MPI_Scatterv_c" "MPI_Iscatterv_c"
+    scatterv_c iscatterv_c scatterv_impl "MPI_Scatterv_c" "MPI_Iscatterv_c"
         (sb: *const c_void, scs: *const i64, sds: *const isize, st: Handle, rb: *mut c_void, rc: i64, rt: Handle, root: c_int);
-    allgatherv_c iallgatherv_c allgatherv_c_impl "MPI_Allgatherv_c" "MPI_Iallgatherv_c"
+    allgatherv_c iallgatherv_c allgatherv_impl "MPI_Allgatherv_c" "MPI_Iallgatherv_c"
         (sb: *const c_void, sc: i64, st: Handle, rb: *mut c_void, rcs: *const i64, rds: *const isize, rt: Handle);
-    alltoallv_c ialltoallv_c alltoallv_c_impl "MPI_Alltoallv_c" "MPI_Ialltoallv_c"
+    alltoallv_c ialltoallv_c alltoallv_impl "MPI_Alltoallv_c" "MPI_Ialltoallv_c"
         (sb: *const c_void, scs: *const i64, sds: *const isize, st: Handle, rb: *mut c_void, rcs: *const i64, rds: *const isize, rt: Handle);
 }
 
