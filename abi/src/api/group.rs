@@ -177,58 +177,26 @@ fn subgroup(
     })
 }
 
-unsafe fn group_incl(group: Handle, n: c_int, rs: *const c_int, newgroup: *mut Handle) -> c_int {
-    // SAFETY: the caller's array of n ranks.
-    subgroup(
-        "MPI_Group_incl",
-        group,
-        true,
-        |_| unsafe { ranks(rs, n) },
-        newgroup,
-    )
+/// The subgroup entry points: ranks listed or given as ranges, kept (`true`) or left out.
+macro_rules! subgroups {
+    ($($f:ident($group:ident, $n:ident, $list:ident: $lt:ty, $newgroup:ident)
+        = $name:literal, $incl:literal, |$size:pat_param| $ranks:expr;)*) => {$(
+        unsafe fn $f($group: Handle, $n: c_int, $list: $lt, $newgroup: *mut Handle) -> c_int {
+            // SAFETY: the caller's array of `n` ranks or rank triples.
+            subgroup($name, $group, $incl, |$size| unsafe { $ranks }, $newgroup)
+        }
+    )*};
 }
 
-unsafe fn group_excl(group: Handle, n: c_int, rs: *const c_int, newgroup: *mut Handle) -> c_int {
-    // SAFETY: as above.
-    subgroup(
-        "MPI_Group_excl",
-        group,
-        false,
-        |_| unsafe { ranks(rs, n) },
-        newgroup,
-    )
-}
-
-unsafe fn group_range_incl(
-    group: Handle,
-    n: c_int,
-    r: *const [c_int; 3],
-    newgroup: *mut Handle,
-) -> c_int {
-    // SAFETY: the caller's array of n triples.
-    subgroup(
-        "MPI_Group_range_incl",
-        group,
-        true,
-        |size| unsafe { range_ranks(r, n, size) },
-        newgroup,
-    )
-}
-
-unsafe fn group_range_excl(
-    group: Handle,
-    n: c_int,
-    r: *const [c_int; 3],
-    newgroup: *mut Handle,
-) -> c_int {
-    // SAFETY: as above.
-    subgroup(
-        "MPI_Group_range_excl",
-        group,
-        false,
-        |size| unsafe { range_ranks(r, n, size) },
-        newgroup,
-    )
+subgroups! {
+    group_incl(group, n, rs: *const c_int, newgroup)
+        = "MPI_Group_incl", true, |_| ranks(rs, n);
+    group_excl(group, n, rs: *const c_int, newgroup)
+        = "MPI_Group_excl", false, |_| ranks(rs, n);
+    group_range_incl(group, n, r: *const [c_int; 3], newgroup)
+        = "MPI_Group_range_incl", true, |size| range_ranks(r, n, size);
+    group_range_excl(group, n, r: *const [c_int; 3], newgroup)
+        = "MPI_Group_range_excl", false, |size| range_ranks(r, n, size);
 }
 
 unsafe fn group_translate_ranks(
