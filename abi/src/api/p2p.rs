@@ -87,24 +87,30 @@ fn start_recv(
 ) -> MpiResult<Active> {
     let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
     let raw = s.comm(comm)?.comm.raw();
-    Ok(match buf {
+    posted_recv(buf, |bytes| raw.irecv(bytes, src, tag))
+}
+
+/// A receive into `buf`, posted by `post` on the bytes that receive the message.
+fn posted_recv<E>(
+    buf: RecvBuf<'static>,
+    post: impl FnOnce(&'static mut [u8]) -> Result<ibdyn::Request<'static>, E>,
+) -> MpiResult<Active>
+where
+    MpiError: From<E>,
+{
+    let (bytes, staged) = match buf {
         RecvBuf::Scratch(_) => return err(MPI_ERR_INTERN, "a scratch buffer for a receive"),
-        RecvBuf::Direct(b) => Active::P2p {
-            req: raw.irecv(b, src, tag)?,
-            staged: None,
-            packed: None,
-            recv: true,
-        },
+        RecvBuf::Direct(b) => (b, None),
         RecvBuf::Staged(mut st) => {
             // SAFETY: the Staged lives in the same entry as the request, dropped after it.
-            let bytes = unsafe { st.bytes_static() };
-            Active::P2p {
-                req: raw.irecv(bytes, src, tag)?,
-                staged: Some(st),
-                packed: None,
-                recv: true,
-            }
+            (unsafe { st.bytes_static() }, Some(st))
         }
+    };
+    Ok(Active::P2p {
+        req: post(bytes)?,
+        staged,
+        packed: None,
+        recv: true,
     })
 }
 
@@ -527,25 +533,7 @@ fn start_mrecv(
     msg: ibdyn_intercomm::Message,
 ) -> MpiResult<Active> {
     let raw = s.comm(comm)?.comm.raw();
-    Ok(match buf {
-        RecvBuf::Scratch(_) => return err(MPI_ERR_INTERN, "a scratch buffer for a receive"),
-        RecvBuf::Direct(b) => Active::P2p {
-            req: raw.imrecv(b, msg)?,
-            staged: None,
-            packed: None,
-            recv: true,
-        },
-        RecvBuf::Staged(mut st) => {
-            // SAFETY: the Staged lives in the same entry as the request, dropped after it.
-            let bytes = unsafe { st.bytes_static() };
-            Active::P2p {
-                req: raw.imrecv(bytes, msg)?,
-                staged: Some(st),
-                packed: None,
-                recv: true,
-            }
-        }
-    })
+    posted_recv(buf, |bytes| raw.imrecv(bytes, msg))
 }
 
 pub(super) unsafe fn mrecv(
