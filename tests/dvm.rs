@@ -641,3 +641,57 @@ fn dvm_jobs_honour_map_by() {
         assert_eq!(got, want, "--map-by {map_by}: {}", show(&out));
     }
 }
+
+/// Ctrl-C on `ibdyn run --dvm` ends the job, also when the client started with SIGINT
+/// ignored (a script's background job): the client takes it with sigwait and leaves, and the
+/// DVM tears down the job of a client that left.
+#[test]
+fn sigint_on_a_dvm_client_started_with_it_ignored_ends_the_job() {
+    let s = Scratch::new("dvm-sigint");
+    let mut dvm = Dvm::start(&s, 2);
+    let mut cmd = s.ibdyn(&[
+        "run",
+        "--dvm",
+        "-n",
+        "2",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 60",
+    ]);
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only signal(2), which is async-signal-safe, runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..2 {
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    }
+    let st = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(128 + 2), "stderr: {err}");
+    assert!(err.contains("SIGINT received"), "stderr: {err}");
+    // The DVM still serves jobs afterwards.
+    let out = dvm.run(&["-n", "1", "true"]);
+    assert!(out.status.success(), "{}", show(&out));
+    dvm.stop();
+    s.assert_clean();
+}

@@ -22,6 +22,7 @@ use crate::link;
 use crate::placement::MapBy;
 use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
 use crate::run::describe;
+use crate::signals;
 use ibdyn_pmi::wire::{Command, Frame};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
@@ -214,6 +215,13 @@ pub fn run_on_dvm(
         return Err(LaunchError::Usage("-n must be at least 1".into()));
     }
     let program = crate::run::resolve_program(program)?;
+    // Ctrl-C, SIGTERM, SIGHUP end the job: this client exits, and the DVM tears down the job
+    // of a client that left. Taken with sigwait, so this also works when the client started
+    // with SIGINT ignored (a script's background job), as `ibdyn run` itself does.
+    signals::watch(|sig| {
+        eprintln!("ibdyn run: {} received: ending the job", signals::name(sig));
+        std::process::exit(128 + sig);
+    })?;
     let c = read_contact(&dvm_dir()?.join("contact"))?;
     let mut s = connect(&c)?;
     let req = EncodedRequest::new(&SpawnRequest {
