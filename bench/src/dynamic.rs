@@ -29,6 +29,13 @@ pub struct Args {
     /// Wire-up between the roots: ud (one datagram each way) or rc (a connection).
     #[arg(long, default_value = "ud")]
     wireup: String,
+    /// spawn-latency: draw the table (ibdyn per parent count against the floor) to this PNG.
+    #[arg(long)]
+    plot: Option<std::path::PathBuf>,
+    /// spawn-latency, spawn-rate: the program to spawn instead of the `ibdyn-bench-child`
+    /// beside this binary (e.g. a static-pie build of it).
+    #[arg(long)]
+    child: Option<std::path::PathBuf>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -63,7 +70,7 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     if a.dvm {
         extra.push("--dvm");
     }
-    child_cmd(which)?;
+    let child = child_cmd(which, a.child.as_deref())?;
     let mut inner = vec![
         which.name().to_string(),
         "--reps".into(),
@@ -73,6 +80,8 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
         "--nodes".into(),
         a.nodes.to_string(),
     ];
+    inner.push("--child".into());
+    inner.push(child.get_program().to_string_lossy().into_owned());
     inner.push("--children".into());
     inner.push(
         a.children
@@ -94,18 +103,38 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
         Which::SpawnRate => vec![1],
         Which::IntercommLatency => vec![2],
     };
+    let mut jobs = Vec::new();
     for p in sizes {
         let rows = job::run_job(p, a.nodes, &extra, &[], &inner)?;
-        job::add_rows(&mut report, &lead(p), &rows)?;
+        jobs.push((lead(p).to_vec(), rows));
     }
-    let floor = crate::floors_proc::fork_exec_floor(std::path::Path::new("/bin/true"), &[], 1, 21)
-        .map_err(|e| format!("fork+exec floor: {e}"))?;
-    report.floor(
-        &lead(0),
-        "fork+exec+exit /bin/true",
-        "ms",
-        floor.as_secs_f64() * 1e3,
-    );
+    match which {
+        Which::SpawnLatency => {
+            let plot = crate::spawn_report::latency(&mut report, &jobs, &a.children)?;
+            if let Some(path) = &a.plot {
+                crate::spawn_plot::draw(path, &plot)?;
+            }
+        }
+        Which::SpawnRate => {
+            for (lead, rows) in &jobs {
+                crate::spawn_report::rate(&mut report, lead, rows, &a.children)?;
+            }
+        }
+        Which::Merge | Which::IntercommLatency => {
+            for (lead, rows) in &jobs {
+                job::add_rows(&mut report, lead, rows)?;
+            }
+            let floor =
+                crate::floors_proc::fork_exec_floor(std::path::Path::new("/bin/true"), &[], 1, 21)
+                    .map_err(|e| format!("fork+exec floor: {e}"))?;
+            report.floor(
+                &lead(0),
+                "fork+exec+exit /bin/true",
+                "ms",
+                floor.as_secs_f64() * 1e3,
+            );
+        }
+    }
     report.finish();
     Ok(())
 }
@@ -113,9 +142,14 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
 /// The spawned program: a small binary installed beside this one (as a user's MPI program
 /// would be), so that the figures measure the runtime, not the start-up of a benchmark
 /// driver with every benchmark and an argument parser in it.
-fn child_cmd(which: Which) -> Result<Command, String> {
-    let me = std::env::current_exe().map_err(|e| e.to_string())?;
-    let child = me.with_file_name("ibdyn-bench-child");
+fn child_cmd(which: Which, given: Option<&std::path::Path>) -> Result<Command, String> {
+    let child = match given {
+        Some(p) => std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))?,
+        None => {
+            let me = std::env::current_exe().map_err(|e| e.to_string())?;
+            me.with_file_name("ibdyn-bench-child")
+        }
+    };
     if !child.exists() {
         return Err(format!(
             "{} is missing (build it with `cargo build --release -p ibdyn-bench`)",
@@ -164,7 +198,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                     w.barrier().map_err(e)?;
                     let t0 = Instant::now();
                     let ic = root
-                        .spawn_with(&child_cmd(which)?, n as u32, &o)
+                        .spawn_with(&child_cmd(which, a.child.as_deref())?, n as u32, &o)
                         .map_err(e)?;
                     t.push(t0.elapsed().as_secs_f64() * 1e3);
                     ic.disconnect().map_err(e)?;
@@ -180,7 +214,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 let t0 = Instant::now();
                 while kids.len() < a.reps * 5 && t0.elapsed() < Duration::from_secs(20) {
                     kids.push(
-                        root.spawn_with(&child_cmd(which)?, n as u32, &o)
+                        root.spawn_with(&child_cmd(which, a.child.as_deref())?, n as u32, &o)
                             .map_err(e)?,
                     );
                 }
@@ -203,7 +237,9 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
         }
         Which::Merge => {
             let n = w.size() as u32;
-            let ic = root.spawn_with(&child_cmd(which)?, n, &o).map_err(e)?;
+            let ic = root
+                .spawn_with(&child_cmd(which, a.child.as_deref())?, n, &o)
+                .map_err(e)?;
             let mut t = Vec::new();
             for _ in 0..a.reps {
                 if w.rank() == 0 {
@@ -239,7 +275,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
             let host = if a.nodes > 1 { "1" } else { "0" };
             child_opts.info.push(("host".into(), host.into()));
             let ic = root
-                .spawn_with(&child_cmd(which)?, 1, &child_opts)
+                .spawn_with(&child_cmd(which, a.child.as_deref())?, 1, &child_opts)
                 .map_err(e)?;
             for size in [8usize, 1024, 65536, 1 << 20] {
                 let per = if size <= 1024 { 500 } else { 50 };

@@ -19,6 +19,8 @@ mod report;
 mod res_change;
 mod res_timeline;
 mod session_init;
+mod spawn_plot;
+mod spawn_report;
 
 use clap::{Parser, Subcommand};
 
