@@ -14,6 +14,7 @@ mod job;
 mod latency;
 mod launch;
 mod netlab;
+mod plot_text;
 mod pmi;
 mod report;
 mod res_change;

@@ -1,7 +1,8 @@
 //! The picture of a resize timeline: processes of the job over time, a step line, with a
-//! green mark where it grew and a red one where it shrank (shapes only; the axes are time in
-//! ms to the right and processes upwards, one grey line per process count).
+//! green mark where it grew and a red one where it shrank (time in ms to the right, processes
+//! upwards, one grey line per process count; axis labels need a font, see `plot_text`).
 
+use crate::plot_text::{self, FAMILY};
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -32,10 +33,35 @@ pub fn draw(path: &Path, points: &[(f64, u32)]) -> Result<(), String> {
     let y_max = points.iter().map(|p| p.1).max().unwrap_or(1) + 1;
     let root = BitMapBackend::new(path, (900, 420)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(20)
+    let text = plot_text::available();
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption("processes of the job while it resizes", (FAMILY, 20))
+            .x_label_area_size(40)
+            .y_label_area_size(40);
+    }
+    let mut chart = builder
         .build_cartesian_2d(0.0..t_max, 0.0..f64::from(y_max))
         .map_err(|x| e(&x))?;
+    if text {
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("ms since the loop started")
+            .y_desc("processes")
+            .y_label_formatter(&|y| {
+                if y.fract() == 0.0 {
+                    format!("{y:.0}")
+                } else {
+                    String::new()
+                }
+            })
+            .label_style((FAMILY, 14))
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
     for y in 1..=y_max {
         let y = f64::from(y);
         chart

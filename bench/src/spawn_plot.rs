@@ -1,15 +1,18 @@
 //! The picture of a `spawn-latency` table (`--plot FILE.png`): spawn time against children
 //! per spawn, one line per parent count, beside the fork+exec+exit floor of the same run
-//! (shapes only, no fonts: x is the children count on a log2 axis, 1 2 4 8 ..., y is ms with a
-//! grey line every ms; ibdyn's lines are coloured with round marks, the floor black with
-//! square marks, the target of each children count a red cross).
+//! (x: children per spawn on a log2 axis, y: ms with a grey line every ms; ibdyn's lines are
+//! coloured with round marks, the floor black with square marks, the target of each children
+//! count a red cross). Axis labels and the legend need a font (`plot_text`).
 
+use crate::plot_text::{self, FAMILY};
 use plotters::prelude::*;
 use std::path::Path;
 
 /// One line (one parent count, coloured in order: blue, green, orange, purple): ms per
 /// children count, in increasing children order.
 pub struct Line {
+    /// The legend's words, e.g. `parents=1`.
+    pub label: String,
     pub points: Vec<(usize, f64)>,
 }
 
@@ -50,10 +53,32 @@ pub fn draw(path: &Path, p: &SpawnPlot) -> Result<(), String> {
     let (x_max, y_top) = (x_max + 0.3, (y_max * 1.1).ceil());
     let root = BitMapBackend::new(path, (900, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(20)
+    let text = plot_text::available();
+    let mut builder = ChartBuilder::on(&root);
+    builder.margin(20);
+    if text {
+        builder
+            .caption(
+                "spawn latency against the fork+exec+exit floor",
+                (FAMILY, 20),
+            )
+            .x_label_area_size(40)
+            .y_label_area_size(50);
+    }
+    let mut chart = builder
         .build_cartesian_2d(-0.3..x_max, 0.0..y_top)
         .map_err(|x| e(&x))?;
+    if text {
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc("children per spawn")
+            .y_desc("ms")
+            .x_label_formatter(&plot_text::pow2_label)
+            .label_style((FAMILY, 14))
+            .draw()
+            .map_err(|x| e(&x))?;
+    }
     let grey = RGBColor(225, 225, 225);
     for ms in 1..=y_top as u32 {
         let y = f64::from(ms);
@@ -71,7 +96,9 @@ pub fn draw(path: &Path, p: &SpawnPlot) -> Result<(), String> {
     let floor = pts(&p.floor);
     chart
         .draw_series(LineSeries::new(floor.clone(), BLACK.stroke_width(2)))
-        .map_err(|x| e(&x))?;
+        .map_err(|x| e(&x))?
+        .label("floor: N x fork+exec+exit")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
     chart
         .draw_series(floor.iter().map(|&(x, y)| {
             Rectangle::new(
@@ -86,15 +113,31 @@ pub fn draw(path: &Path, p: &SpawnPlot) -> Result<(), String> {
                 .into_iter()
                 .map(|c| Cross::new(c, 8, RED.stroke_width(2))),
         )
-        .map_err(|x| e(&x))?;
+        .map_err(|x| e(&x))?
+        .label("target")
+        .legend(|(x, y)| Cross::new((x + 10, y), 6, RED.stroke_width(2)));
     for (i, l) in p.lines.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         let v = pts(&l.points);
         chart
             .draw_series(LineSeries::new(v.clone(), colour.stroke_width(3)))
-            .map_err(|x| e(&x))?;
+            .map_err(|x| e(&x))?
+            .label(format!("ibdyn, {}", l.label))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(3))
+            });
         chart
             .draw_series(v.into_iter().map(|c| Circle::new(c, 6, colour.filled())))
+            .map_err(|x| e(&x))?;
+    }
+    if text {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FAMILY, 14))
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
             .map_err(|x| e(&x))?;
     }
     root.present().map_err(|x| e(&x))?;
@@ -109,6 +152,7 @@ mod tests {
     fn a_table_draws_and_an_empty_one_is_an_error() {
         let p = SpawnPlot {
             lines: vec![Line {
+                label: "parents=1".into(),
                 points: vec![(1, 1.2), (2, 1.6), (8, 4.0)],
             }],
             floor: vec![(1, 0.5), (2, 0.6), (8, 1.5)],

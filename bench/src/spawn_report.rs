@@ -78,7 +78,12 @@ pub fn latency(
                 points.push((n, mean.value));
             }
         }
-        lines.push(Line { points });
+        let label = lead
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        lines.push(Line { label, points });
     }
     let target = floor
         .iter()
