@@ -30,7 +30,7 @@ pub fn raise_nofile() -> Option<u64> {
             lim.rlim_cur = target;
         }
     }
-    Some(lim.rlim_cur as u64)
+    Some(lim.rlim_cur)
 }
 
 #[cfg(test)]
@@ -48,6 +48,6 @@ mod tests {
         );
         let soft = super::raise_nofile().expect("limit readable");
         let wanted = before.rlim_max.min(super::WANTED).max(before.rlim_cur);
-        assert_eq!(soft, wanted as u64);
+        assert_eq!(soft, wanted);
     }
 }
