@@ -760,3 +760,47 @@ impl Provider for SockProvider {
         self.injected
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// An all-to-all wire-up brings more HELLO-carrying connections at once than the
+    /// unidentified list holds: forced here by queueing 150 of them in the kernel before the
+    /// provider looks. Every one must reach its endpoint (the list used to drop the oldest at
+    /// once, cutting the peers' connections).
+    #[test]
+    fn more_connections_at_once_than_the_unidentified_list_holds_all_reach_their_endpoints() {
+        let cfg = FabricConfig {
+            provider: Some(ProviderKind::Sock),
+            job_secret: 7,
+            ..FabricConfig::default()
+        };
+        let mut p = SockProvider::open(&cfg).expect("open");
+        let n = 150u32;
+        let qps: Vec<u32> = (0..n).map(|_| p.rc_create().expect("qp").qpn).collect();
+        let addr = p.card.tcp();
+        let mut peers = Vec::new();
+        for (i, &qp) in qps.iter().enumerate() {
+            let mut s = TcpStream::connect(addr).expect("connect");
+            let mut hello = Vec::new();
+            hello.extend_from_slice(&qp.to_le_bytes());
+            hello.extend_from_slice(&(1000 + i as u32).to_le_bytes());
+            let tag = p.hello_auth.tag(&hello_subject(&hello, &p.card));
+            hello.extend_from_slice(&tag);
+            let mut frame = ((HELLO_LEN + 1) as u32).to_le_bytes().to_vec();
+            frame.push(F_HELLO);
+            frame.extend_from_slice(&hello);
+            s.write_all(&frame).expect("hello");
+            peers.push(s);
+        }
+        assert!(n as usize > MAX_UNIDENTIFIED);
+        let end = Instant::now() + Duration::from_secs(20);
+        while qps.iter().any(|q| p.qps[q].stream.is_none()) {
+            assert!(Instant::now() < end, "not every connection was matched");
+            p.poll_accepts();
+        }
+        assert!(p.accepted.is_empty());
+    }
+}
