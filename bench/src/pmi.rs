@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Process counts.
-    #[arg(long, value_delimiter = ',', default_values_t = [8u32, 16, 32, 64, 128, 256])]
+    /// Process counts (the scale table: `--n 8,16,32,64,128,256 --nodes 4 --no-overlap`).
+    #[arg(long, value_delimiter = ',', default_values_t = [2u32, 4, 8, 16, 32, 64])]
     n: Vec<u32>,
     /// Daemon counts.
     #[arg(long, value_delimiter = ',', default_values_t = [1u32, 4])]
