@@ -16,13 +16,19 @@ const STALL: Duration = Duration::from_secs(10);
 /// cache line and writing the other's: the floor for any design in which every receiver owns
 /// its inbox. Spins, then yields, so it also completes when both share one core.
 pub fn flag_pingpong_one_way_ns(iters: usize) -> f64 {
-    pingpong(iters, 64)
+    fastest(pingpong(iters, 64, 20))
+}
+
+/// The flag ping-pong's one-way latency of each of `batches` batches (ns, in time order;
+/// empty if it could not run), for statistics of the caller's choosing.
+pub fn flag_pingpong_batches_ns(iters: usize, batches: usize) -> Vec<f64> {
+    pingpong(iters, 64, batches)
 }
 
 /// The same with both processes polling and writing one shared word. Faster on some CPUs (the
 /// line migrates in exclusive state), but no message queue can work that way; shown for scale.
 pub fn shared_word_pingpong_one_way_ns(iters: usize) -> f64 {
-    pingpong(iters, 0)
+    fastest(pingpong(iters, 0, 20))
 }
 
 /// GB/s of `memcpy` of `bytes` from a warm private buffer into a warm shared mapping (the copy
@@ -90,9 +96,10 @@ pub fn cma_read_gbps(bytes: usize) -> f64 {
 }
 
 /// `gap` 0: one shared word; otherwise two words `gap` bytes apart, one inbox per process.
-fn pingpong(iters: usize, gap: usize) -> f64 {
+/// Returns the one-way time of each batch (ns).
+fn pingpong(iters: usize, gap: usize, batches: usize) -> Vec<f64> {
     let Some(page) = SharedPages::new(4096) else {
-        return f64::NAN;
+        return Vec::new();
     };
     let (parent_in, child_in) = (page.word(0), page.word(gap));
     let iters = iters.max(1) as u64;
@@ -107,9 +114,9 @@ fn pingpong(iters: usize, gap: usize) -> f64 {
         true
     });
     let Some(child) = child else {
-        return f64::NAN;
+        return Vec::new();
     };
-    let batch = (iters / 20).max(1);
+    let batch = (iters / batches.max(1) as u64).max(1);
     let mut left = batch;
     let mut times = Vec::new();
     let mut start = Instant::now();
@@ -121,7 +128,7 @@ fn pingpong(iters: usize, gap: usize) -> f64 {
         if !wait_until(parent_in, 2 * i + 2, Some(STALL)) {
             eprintln!("flag ping-pong: peer {child} stalled");
             reap(child);
-            return f64::NAN;
+            return Vec::new();
         }
         if i >= warmup {
             left -= 1;
@@ -133,7 +140,7 @@ fn pingpong(iters: usize, gap: usize) -> f64 {
         }
     }
     reap(child);
-    fastest(times)
+    times
 }
 
 /// Spins, then yields, then sleeps until `word == value`; false after `stall` without it.

@@ -149,6 +149,95 @@ pub fn tcp_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
     )
 }
 
+/// The same with both ends polling non-blocking sockets (as the `sock` provider does) instead
+/// of sleeping in read(2): no wake-up on the path, so the floor of a polling design.
+pub fn tcp_polling_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
+    let bytes = bytes.max(1);
+    let Some((l, addr)) = tcp_pair() else {
+        return f64::NAN;
+    };
+    let total = iters + WARMUP;
+    let mut buf = vec![0u8; bytes];
+    with_child(
+        move || {
+            let Ok(mut s) = TcpStream::connect_timeout(&addr, QUIET) else {
+                return false;
+            };
+            tcp_setup(&s)
+                && s.set_nonblocking(true).is_ok()
+                && (0..total).all(|_| spin_read(&mut s, &mut buf) && spin_write(&mut s, &buf))
+        },
+        || {
+            let Some(mut s) = accept_bounded(&l) else {
+                return f64::NAN;
+            };
+            if s.set_nonblocking(true).is_err() {
+                return f64::NAN;
+            }
+            let mut buf = vec![0u8; bytes];
+            let mut start = Instant::now();
+            for i in 0..total {
+                if i == WARMUP {
+                    start = Instant::now();
+                }
+                if !spin_write(&mut s, &buf) || !spin_read(&mut s, &mut buf) {
+                    return f64::NAN;
+                }
+            }
+            start.elapsed().as_secs_f64() * 1e6 / iters.max(1) as f64 / 2.0
+        },
+    )
+}
+
+/// Fills `buf` from a non-blocking stream by polling; false on error, close or `QUIET`
+/// without progress.
+fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> bool {
+    let mut got = 0;
+    let mut since = Instant::now();
+    while got < buf.len() {
+        match s.read(&mut buf[got..]) {
+            Ok(0) => return false,
+            Ok(n) => {
+                got += n;
+                since = Instant::now();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if since.elapsed() > QUIET {
+                    return false;
+                }
+                std::hint::spin_loop();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Writes all of `buf` to a non-blocking stream by polling; false as for `spin_read`.
+fn spin_write(s: &mut TcpStream, buf: &[u8]) -> bool {
+    let mut put = 0;
+    let mut since = Instant::now();
+    while put < buf.len() {
+        match s.write(&buf[put..]) {
+            Ok(0) => return false,
+            Ok(n) => {
+                put += n;
+                since = Instant::now();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if since.elapsed() > QUIET {
+                    return false;
+                }
+                std::hint::spin_loop();
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 /// Streaming bandwidth of `iters` back-to-back `bytes`-byte writes over TCP, in MB/s (10^6 bytes
 /// per second, as OSU reports), timed until the receiver acknowledges the last byte.
 pub fn tcp_bandwidth_mbps(bytes: usize, iters: usize) -> f64 {
@@ -204,6 +293,8 @@ mod tests {
     fn floors_produce_numbers() {
         assert!(udp_pingpong_one_way_us(8, 50) > 0.0);
         assert!(tcp_pingpong_one_way_us(8, 50) > 0.0);
+        assert!(tcp_polling_pingpong_one_way_us(8, 50) > 0.0);
+        assert!(tcp_polling_pingpong_one_way_us(100_000, 3) > 0.0);
         assert!(tcp_bandwidth_mbps(65536, 50) > 0.0);
         assert!(udp_pingpong_one_way_us(1500, 5).is_finite());
         if std::env::var("IBDYN_FLOORS_PRINT").is_ok() {

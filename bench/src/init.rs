@@ -7,16 +7,33 @@ use crate::job::{self, emit};
 use crate::report::Report;
 use ibdyn::traits::*;
 use ibdyn::SystemOperation;
+use std::collections::HashMap;
 use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Process counts to measure.
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64")]
+    #[arg(long, value_delimiter = ',', default_value = "8,16,32,64,128,256")]
     n: Vec<usize>,
     /// Node daemons (ranks placed round-robin, so neighbours sit on different nodes).
     #[arg(long, default_value_t = 4)]
     nodes: usize,
+}
+
+/// Parses rank 0's `ROW <stat> <unit> <value>` lines (no parameters) into (stat, unit, value).
+fn parse_rows(rows: &[String]) -> Result<Vec<(String, String, f64)>, String> {
+    rows.iter()
+        .map(|row| {
+            let p: Vec<&str> = row.split_whitespace().collect();
+            match p.as_slice() {
+                ["ROW", stat, unit, v] => v
+                    .parse()
+                    .map(|v| (stat.to_string(), unit.to_string(), v))
+                    .map_err(|_| format!("bad value in: {row}")),
+                _ => Err(format!("bad result line: {row}")),
+            }
+        })
+        .collect()
 }
 
 pub fn run(a: Args, json: bool) -> Result<(), String> {
@@ -24,6 +41,8 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         return rank_main();
     }
     let mut report = Report::new("init", json);
+    // Previous measurement of each (wire-up, statistic), for the growth rows.
+    let mut prev = HashMap::new();
     for &n in &a.n {
         let nodes = a.nodes.min(n).max(1);
         for mode in ["on-demand", "all"] {
@@ -40,8 +59,12 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
                 ("nodes", nodes.to_string()),
                 ("wireup", mode.to_string()),
             ];
-            job::add_rows(&mut report, &p, &rows)?;
-            report.add(&p, "job wall time", "ms", wall);
+            let mut measured = parse_rows(&rows)?;
+            measured.push(("job wall time".into(), "ms".into(), wall));
+            for (stat, unit, v) in measured {
+                let key = format!("{mode}/{stat}");
+                job::add_with_growth(&mut report, &mut prev, &key, &p, (&stat, &unit), n, v);
+            }
         }
         let floor = crate::floors_proc::fork_exec_floor(
             std::path::Path::new("/bin/true"),

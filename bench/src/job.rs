@@ -138,3 +138,48 @@ pub fn iters_for(size: usize, base: usize) -> usize {
         (base * 8192 / size).max(20)
     }
 }
+
+/// How a cost grows with N between two measurements: the exponent k of t ~ N^k fitted
+/// through (n0, t0) and (n1, t1) (1 = linear, 2 = quadratic; NaN when undefined).
+pub fn growth_exponent((n0, t0): (usize, f64), (n1, t1): (usize, f64)) -> f64 {
+    if n0 == n1 || t0 <= 0.0 || t1 <= 0.0 {
+        return f64::NAN;
+    }
+    (t1 / t0).ln() / (n1 as f64 / n0 as f64).ln()
+}
+
+/// Adds `value` for `n` under `key` and, if `key` was measured at a smaller N before, a
+/// growth row: `t(N) / t(previous N)` and the exponent k of t ~ N^k between the two.
+pub fn add_with_growth(
+    report: &mut Report,
+    prev: &mut std::collections::HashMap<String, (usize, f64)>,
+    key: &str,
+    params: &[(&str, String)],
+    (stat, unit): (&str, &str),
+    n: usize,
+    value: f64,
+) {
+    report.add(params, stat, unit, value);
+    if let Some(&(n0, v0)) = prev.get(key) {
+        if n0 < n {
+            report.add(params, &format!("{stat} x vs N={n0}"), "ratio", value / v0);
+            report.add(
+                params,
+                &format!("{stat} k (t~N^k)"),
+                "exp",
+                growth_exponent((n0, v0), (n, value)),
+            );
+        }
+    }
+    prev.insert(key.to_string(), (n, value));
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn growth_exponent_of_linear_and_quadratic_costs() {
+        assert!((super::growth_exponent((8, 2.0), (16, 4.0)) - 1.0).abs() < 1e-12);
+        assert!((super::growth_exponent((64, 1.0), (256, 16.0)) - 2.0).abs() < 1e-12);
+        assert!(super::growth_exponent((8, 0.0), (16, 1.0)).is_nan());
+    }
+}

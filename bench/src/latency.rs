@@ -18,6 +18,17 @@ pub struct Args {
     iters: usize,
 }
 
+/// Batches per size: ibdyn and the floor are reduced with the same statistics over the
+/// same number of batch means (median: the typical batch; p10: a quiet one).
+const BATCHES: usize = 20;
+
+/// The 10th percentile and the median of batch means (NaN if there are none).
+fn p10_median(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(f64::total_cmp);
+    let at = |q: usize| v.get(v.len() * q / 100).copied().unwrap_or(f64::NAN);
+    (at(10), at(50))
+}
+
 pub fn run(a: Args, json: bool) -> Result<(), String> {
     if job::in_job() {
         return rank_main(&a);
@@ -32,30 +43,39 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
     ];
     let rows = job::run_job(2, a.nodes, &["--map-by", "node"], &[], &args)?;
     add_rows(&mut report, &[("nodes", a.nodes.to_string())], &rows)?;
+    // ibdyn's 8 B figures, for the ratios.
+    let ours = |stat: &str| {
+        report
+            .rows()
+            .iter()
+            .find(|r| {
+                !r.floor && r.stat == stat && r.params.iter().any(|(k, v)| k == "size" && v == "8")
+            })
+            .map(|r| r.value)
+            .unwrap_or(f64::NAN)
+    };
+    let (mean8, p10_8, median8) = (ours("mean"), ours("p10"), ours("median"));
+    let p = [("nodes", a.nodes.to_string()), ("size", "8".into())];
     if a.nodes == 1 {
-        let ns = crate::floors::flag_pingpong_one_way_ns(100_000);
-        report.floor(
-            &[("nodes", "1".into()), ("size", "8".into())],
-            "shm flag ping-pong",
-            "us",
-            ns / 1000.0,
-        );
+        let batches = crate::floors::flag_pingpong_batches_ns(a.iters.max(BATCHES), BATCHES);
+        let (f10, f50) = p10_median(batches.iter().map(|ns| ns / 1000.0).collect());
+        report.floor(&p, "shm flag ping-pong p10", "us", f10);
+        report.floor(&p, "shm flag ping-pong median", "us", f50);
+        report.add(&p, "p10 / floor p10", "ratio", p10_8 / f10);
+        report.add(&p, "median / floor median", "ratio", median8 / f50);
     } else {
-        for s in [8usize, 4096] {
-            let p = [("nodes", a.nodes.to_string()), ("size", s.to_string())];
-            report.floor(
-                &p,
-                "udp ping-pong",
-                "us",
-                crate::floors_net::udp_pingpong_one_way_us(s, 20000),
-            );
-            report.floor(
-                &p,
-                "tcp ping-pong",
-                "us",
-                crate::floors_net::tcp_pingpong_one_way_us(s, 20000),
-            );
-        }
+        let iters = a.iters.max(1000) * 2;
+        let udp = crate::floors_net::udp_pingpong_one_way_us(8, iters);
+        let tcp = crate::floors_net::tcp_pingpong_one_way_us(8, iters);
+        let tcp_poll = crate::floors_net::tcp_polling_pingpong_one_way_us(8, iters);
+        report.floor(&p, "udp ping-pong mean", "us", udp);
+        report.floor(&p, "tcp ping-pong mean", "us", tcp);
+        report.floor(&p, "tcp polling ping-pong mean", "us", tcp_poll);
+        report.add(&p, "mean / tcp mean", "ratio", mean8 / tcp);
+        report.add(&p, "mean / tcp polling mean", "ratio", mean8 / tcp_poll);
+        let p4k = [("nodes", a.nodes.to_string()), ("size", "4096".into())];
+        let tcp4k = crate::floors_net::tcp_polling_pingpong_one_way_us(4096, iters);
+        report.floor(&p4k, "tcp polling ping-pong mean", "us", tcp4k);
     }
     report.finish();
     Ok(())
@@ -73,7 +93,7 @@ fn rank_main(a: &Args) -> Result<(), String> {
         let mut rbuf = vec![0u8; size];
         let iters = iters_for(size, a.iters);
         let warm = (iters / 10).max(5);
-        let batches = 10;
+        let batches = BATCHES;
         let per = (iters / batches).max(1);
         let mut batch_us = Vec::with_capacity(batches);
         let mut total = 0.0;
@@ -95,7 +115,7 @@ fn rank_main(a: &Args) -> Result<(), String> {
                 batch_us.push(secs * 1e6 / (2.0 * n as f64));
             }
         }
-        batch_us.sort_by(|x, y| x.total_cmp(y));
+        let (p10, median) = p10_median(batch_us);
         if rank == 0 {
             let p = [("size", size.to_string())];
             emit(
@@ -104,8 +124,9 @@ fn rank_main(a: &Args) -> Result<(), String> {
                 "us",
                 total * 1e6 / (2.0 * (per * batches) as f64),
             );
-            // The same statistic as the floor: the 10th percentile of batch means.
-            emit(&p, "p10", "us", batch_us[batch_us.len() / 10]);
+            // The statistics of the floor: percentiles of the batch means.
+            emit(&p, "p10", "us", p10);
+            emit(&p, "median", "us", median);
         }
     }
     u.finalize().map_err(|e| e.to_string())

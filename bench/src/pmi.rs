@@ -4,6 +4,7 @@
 //! binary started by `ibdyn run` with `--worker`.
 
 use crate::floors_proc;
+use crate::job::add_with_growth;
 use crate::report::Report;
 use ibdyn::pmi::{PmiClient, PmiRequest};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Process counts.
+    /// Process counts (the scale table: `--n 8,16,32,64,128,256 --nodes 4 --no-overlap`).
     #[arg(long, value_delimiter = ',', default_values_t = [2u32, 4, 8, 16, 32, 64])]
     n: Vec<u32>,
     /// Daemon counts.
@@ -24,6 +25,9 @@ pub struct Args {
     /// The `ibdyn` binary (default: next to this one).
     #[arg(long)]
     ibdyn: Option<PathBuf>,
+    /// Skip the overlap measurements (the scale table needs only the operation times).
+    #[arg(long)]
+    no_overlap: bool,
     /// Internal: run as one measuring process of the job.
     #[arg(long, hide = true)]
     worker: bool,
@@ -105,7 +109,7 @@ fn overlap(
     Ok((100.0 * (1.0 - exposed / pure)).clamp(0.0, 100.0))
 }
 
-fn worker(iters: u32) -> Result<(), String> {
+fn worker(iters: u32, with_overlap: bool) -> Result<(), String> {
     let mut c = PmiClient::init().map_err(|e| e.to_string())?;
     let (r, n) = (c.rank(), c.size());
     let value = vec![b'v'; VALUE_LEN / 2];
@@ -133,10 +137,14 @@ fn worker(iters: u32) -> Result<(), String> {
     })?;
     let start_ifence = |c: &mut PmiClient| c.ifence().map_err(|e| e.to_string());
     let start_iag = |c: &mut PmiClient| c.iallgather(&[7u8; VALUE_LEN]).map_err(|e| e.to_string());
-    let ov_ifence_spin = overlap(&mut c, iters, ifence, Work::Spin, &start_ifence)?;
-    let ov_iag_spin = overlap(&mut c, iters, iallgather, Work::Spin, &start_iag)?;
-    let ov_ifence_sleep = overlap(&mut c, iters, ifence, Work::Sleep, &start_ifence)?;
-    let ov_iag_sleep = overlap(&mut c, iters, iallgather, Work::Sleep, &start_iag)?;
+    let (mut ov_ifence_spin, mut ov_iag_spin) = (f64::NAN, f64::NAN);
+    let (mut ov_ifence_sleep, mut ov_iag_sleep) = (f64::NAN, f64::NAN);
+    if with_overlap {
+        ov_ifence_spin = overlap(&mut c, iters, ifence, Work::Spin, &start_ifence)?;
+        ov_iag_spin = overlap(&mut c, iters, iallgather, Work::Spin, &start_iag)?;
+        ov_ifence_sleep = overlap(&mut c, iters, ifence, Work::Sleep, &start_ifence)?;
+        ov_iag_sleep = overlap(&mut c, iters, iallgather, Work::Sleep, &start_iag)?;
+    }
     // Mean over the ranks, gathered with the thing under test.
     let mine = [
         put_fence_get,
@@ -166,14 +174,27 @@ fn worker(iters: u32) -> Result<(), String> {
     c.finalize().map_err(|e| e.to_string())
 }
 
-fn run_job(ibdyn: &Path, n: u32, nodes: u32, iters: u32) -> Result<Vec<f64>, String> {
+fn run_job(
+    ibdyn: &Path,
+    n: u32,
+    nodes: u32,
+    iters: u32,
+    overlap: bool,
+) -> Result<(Vec<f64>, f64), String> {
     let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let t = Instant::now();
     let out = Command::new(ibdyn)
         .args(["run", "-n", &n.to_string(), "--nodes", &nodes.to_string()])
         .arg(me)
         .args(["pmi", "--worker", "--iters", &iters.to_string()])
+        .args(if overlap {
+            &[][..]
+        } else {
+            &["--no-overlap"][..]
+        })
         .output()
         .map_err(|e| format!("{}: {e}", ibdyn.display()))?;
+    let wall = t.elapsed().as_secs_f64();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout
         .lines()
@@ -191,15 +212,17 @@ fn run_job(ibdyn: &Path, n: u32, nodes: u32, iters: u32) -> Result<Vec<f64>, Str
     if m.len() != 8 {
         return Err(format!("result line has {} values: {line}", m.len()));
     }
-    Ok(m)
+    Ok((m, wall))
 }
 
 pub fn run(args: Args, json: bool) -> Result<(), String> {
     if args.worker {
-        return worker(args.iters.unwrap_or(10));
+        return worker(args.iters.unwrap_or(10), !args.no_overlap);
     }
     let ibdyn = ibdyn_path(&args.ibdyn)?;
     let mut report = Report::new("pmi", json);
+    // Previous measurement of each (operation, daemons), for the growth rows.
+    let mut prev = std::collections::HashMap::new();
     for &n in &args.n {
         let floor = floors_proc::fork_exec_floor(Path::new(floors_proc::TRIVIAL), &[], n, 5)
             .map_err(|e| format!("fork+exec floor: {e}"))?;
@@ -218,16 +241,36 @@ pub fn run(args: Args, json: bool) -> Result<(), String> {
         );
         for &k in &args.nodes {
             let iters = args.iters.unwrap_or((400 / n).max(8));
-            let m = run_job(&ibdyn, n, k, iters)?;
+            let (m, wall) = run_job(&ibdyn, n, k, iters, !args.no_overlap)?;
             let ks = k.to_string();
-            report.add(&p("put+fence+get-all", &ks), "mean", "us", m[0] * 1e6);
-            report.add(&p("allgather", &ks), "mean", "us", m[1] * 1e6);
-            report.add(&p("iallgather+wait", &ks), "mean", "us", m[2] * 1e6);
-            report.add(&p("ifence+wait", &ks), "mean", "us", m[3] * 1e6);
-            report.add(&p("overlap ifence (spin)", &ks), "mean", "%", m[4]);
-            report.add(&p("overlap iallgather (spin)", &ks), "mean", "%", m[5]);
-            report.add(&p("overlap ifence (sleep)", &ks), "mean", "%", m[6]);
-            report.add(&p("overlap iallgather (sleep)", &ks), "mean", "%", m[7]);
+            let n = n as usize;
+            for (op, v) in [
+                ("put+fence+get-all", m[0]),
+                ("allgather", m[1]),
+                ("iallgather+wait", m[2]),
+                ("ifence+wait", m[3]),
+            ] {
+                let key = format!("{op}/{k}");
+                let stat = ("mean", "us");
+                add_with_growth(&mut report, &mut prev, &key, &p(op, &ks), stat, n, v * 1e6);
+            }
+            let key = format!("wall/{k}");
+            let stat = ("job wall time", "ms");
+            add_with_growth(
+                &mut report,
+                &mut prev,
+                &key,
+                &p("job", &ks),
+                stat,
+                n,
+                wall * 1e3,
+            );
+            if !args.no_overlap {
+                report.add(&p("overlap ifence (spin)", &ks), "mean", "%", m[4]);
+                report.add(&p("overlap iallgather (spin)", &ks), "mean", "%", m[5]);
+                report.add(&p("overlap ifence (sleep)", &ks), "mean", "%", m[6]);
+                report.add(&p("overlap iallgather (sleep)", &ks), "mean", "%", m[7]);
+            }
         }
     }
     report.finish();

@@ -34,6 +34,11 @@ impl Report {
         }
     }
 
+    /// The rows so far.
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
     /// Adds a measured row and, in JSON mode, prints it at once.
     pub fn add(&mut self, params: &[(&str, String)], stat: &str, unit: &str, value: f64) {
         self.push(params, stat, unit, value, false);

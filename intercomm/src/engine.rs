@@ -60,6 +60,7 @@ impl Engine {
         };
         let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
         let spins = spins_for(&pmi);
+        set_pmi_slice(&pmi);
         Engine {
             spins,
             shm: ShmRoute::new(rx, cma),
@@ -80,6 +81,7 @@ impl Engine {
     /// Chooses the idle spin count again (the process mapping may have come in since `new`).
     pub fn retune_spins(&mut self) {
         self.spins = spins_for(self.proto.pmi_ref());
+        set_pmi_slice(self.proto.pmi_ref());
     }
 
     // ---- this process ----
@@ -445,6 +447,16 @@ impl Engine {
             }
         }
     }
+}
+
+/// How long a process-manager wait may block between fabric passes: 1 ms per local process
+/// per usable core (1 ms when each has a core; 20 ms at most). A waiting process answers its
+/// peers' connection requests from those passes; with 64 ranks a core, 1 ms made the waiters'
+/// wake-ups take the cores from the ranks the fence waited for.
+fn set_pmi_slice(pmi: &PmiClient) {
+    let local = pmi.local_ranks().len().max(1) as u32;
+    let per_core = local.div_ceil(ibdyn_shm::usable_cores().max(1) as u32);
+    ibdyn_pmi::set_idle_slice(Duration::from_millis(1) * per_core);
 }
 
 /// Spins of an idle wait: fewer when this node's ranks outnumber the usable cores.

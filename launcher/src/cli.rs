@@ -346,6 +346,7 @@ fn info() -> i32 {
 pub fn main() -> i32 {
     let cli = Cli::parse();
     init_logging();
+    crate::rlimit::raise_nofile();
     let code = match cli.cmd {
         Cmd::Run {
             nprocs,

@@ -15,6 +15,7 @@ mod link;
 pub mod placement;
 mod protocol;
 pub mod psets;
+mod rlimit;
 pub mod run;
 pub mod secret;
 mod signals;

@@ -94,6 +94,7 @@ impl LineConn {
         what: &str,
         started: Instant,
     ) -> Result<Command> {
+        let mut slice = crate::idle::SLICE;
         loop {
             if let Some(c) = self.take_line()? {
                 return Ok(c);
@@ -101,17 +102,20 @@ impl LineConn {
             // With a hook installed (the runtime's fabric), block only a slice at a time and
             // run it in between, so the process keeps answering its peers while it waits.
             let until = if crate::idle::run() {
-                deadline.min(Instant::now() + crate::idle::SLICE)
+                deadline.min(Instant::now() + slice)
             } else {
                 deadline
             };
             if self.readable(Some(until))? {
                 self.fill(what)?;
+                slice = crate::idle::SLICE;
             } else if Instant::now() >= deadline {
                 return Err(PmiError::Timeout {
                     what: what.into(),
                     secs: started.elapsed().as_secs_f64(),
                 });
+            } else {
+                slice = crate::idle::next_slice(slice);
             }
         }
     }

@@ -5,16 +5,33 @@
 //!
 //! Per thread, like the runtime that installs it. The hook must not call the PMI client.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-/// How long a wait for the server blocks between two runs of the hook.
+/// How long a wait for the server first blocks between two runs of the hook.
 pub(crate) const SLICE: Duration = Duration::from_millis(1);
+/// Longest slice `set_idle_slice` allows.
+const MAX_SLICE: Duration = Duration::from_millis(20);
 
 type Hook = Box<dyn FnMut()>;
 
 thread_local! {
     static HOOK: RefCell<Option<Hook>> = const { RefCell::new(None) };
+    static LONGEST: Cell<Duration> = const { Cell::new(SLICE) };
+}
+
+/// Lets a long wait's slices grow (doubling from `SLICE` while the server says nothing) up to
+/// `longest`, clamped to 1-20 ms. For processes that share cores: 256 ranks each waking every
+/// millisecond in a fence keep 2 cores busy, and the fence (whose length grows with N) then
+/// costs N^2. The runtime sets it from its ranks per core; default 1 ms (no growth).
+pub fn set_idle_slice(longest: Duration) {
+    let _ = LONGEST.try_with(|l| l.set(longest.clamp(SLICE, MAX_SLICE)));
+}
+
+/// The next slice after `slice` passed without a reply.
+pub(crate) fn next_slice(slice: Duration) -> Duration {
+    let longest = LONGEST.try_with(Cell::get).unwrap_or(SLICE);
+    (slice * 2).min(longest)
 }
 
 /// Installs (or with `None` removes) this thread's hook for blocking waits.
@@ -72,5 +89,23 @@ mod tests {
         set_idle_hook(None);
         assert!(!run());
         assert_eq!(n.get(), 2);
+    }
+
+    #[test]
+    fn slices_grow_only_up_to_the_longest_set() {
+        assert_eq!(next_slice(SLICE), SLICE, "no growth by default");
+        set_idle_slice(Duration::from_millis(8));
+        let mut s = SLICE;
+        let seen: Vec<u128> = (0..5)
+            .map(|_| {
+                s = next_slice(s);
+                s.as_millis()
+            })
+            .collect();
+        assert_eq!(seen, [2, 4, 8, 8, 8]);
+        set_idle_slice(Duration::from_secs(5));
+        assert_eq!(next_slice(Duration::from_millis(16)), MAX_SLICE);
+        set_idle_slice(Duration::ZERO);
+        assert_eq!(next_slice(SLICE), SLICE);
     }
 }

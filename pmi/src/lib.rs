@@ -22,7 +22,7 @@ pub mod wire;
 
 pub use client::{PmiClient, PmiRequest, DEFAULT_GET_WAIT, DEFAULT_TIMEOUT};
 pub use error::{PmiError, Result};
-pub use idle::set_idle_hook;
+pub use idle::{set_idle_hook, set_idle_slice};
 pub use jobs::{kvsname_of, ChildStart, JobStatus, RankExit, SpawnReply};
 pub use mapping::{ProcessMapping, PROCESS_MAPPING_KEY};
 pub use private_launcher::FINALIZED_LINE as SINGLETON_FINALIZED_LINE;

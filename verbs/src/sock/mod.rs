@@ -15,12 +15,20 @@ use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use stream::{Fill, Stream};
 
 const F_HELLO: u8 = 1;
-/// Accepted TCP connections kept while waiting for their HELLO frame.
+/// Accepted TCP connections kept while waiting for their HELLO frame; more wait in the
+/// kernel's accept queue (an all-to-all wire-up of N ranks brings N-1 at once).
 const MAX_UNIDENTIFIED: usize = 64;
+/// An unidentified connection may be evicted to make room only after this long without a
+/// HELLO. A peer sends its HELLO right after connecting, but 256 ranks on 2 cores can leave
+/// it unscheduled for seconds; evicting it then breaks its connection for good.
+const HELLO_GRACE: Duration = Duration::from_secs(10);
+/// Accept queue length asked of the kernel (capped by `net.core.somaxconn`): std's 128 drops
+/// connections of an all-to-all wire-up beyond 128 ranks, which then wait for SYN retries.
+const LISTEN_BACKLOG: libc::c_int = 4096;
 /// Frame length of a HELLO (type byte + two queue pair numbers + authenticator).
 const HELLO_FRAME: usize = 1 + HELLO_LEN;
 const HELLO_LEN: usize = 8 + TAG_LEN;
@@ -50,7 +58,8 @@ pub struct SockProvider {
     injected: u64,
     next_qp: u32,
     qps: HashMap<u32, Qp>,
-    accepted: Vec<Stream>,
+    /// Accepted streams that have not sent their HELLO yet, with when they were accepted.
+    accepted: Vec<(Stream, Instant)>,
     windows: Windows,
     /// Outstanding emulated RDMA by token: (qp, local address, length).
     reads: HashMap<u64, (u32, usize, usize)>,
@@ -101,6 +110,9 @@ impl SockProvider {
         listener
             .set_nonblocking(true)
             .map_err(|e| VerbsError::sock("nonblock tcp", cfg.bind_ip, e))?;
+        // SAFETY: listen(2) on the listening socket we own; a second listen only resizes the
+        // accept queue. Failure keeps std's backlog, which works, only slower at scale.
+        unsafe { libc::listen(listener.as_raw_fd(), LISTEN_BACKLOG) };
         let udp_port = udp
             .local_addr()
             .map_err(|e| VerbsError::sock("local_addr", cfg.bind_ip, e))?
@@ -342,7 +354,7 @@ impl SockProvider {
                 revents: 0,
             },
         ];
-        for s in &self.accepted {
+        for (s, _) in &self.accepted {
             fds.push(libc::pollfd {
                 fd: s.fd(),
                 events: libc::POLLIN,
@@ -385,33 +397,62 @@ impl SockProvider {
         });
     }
 
-    /// Match accepted streams to endpoints by their HELLO frame.
+    /// Accept connections and match them to endpoints by their HELLO frame, in rounds of
+    /// at most `MAX_UNIDENTIFIED` (the rest wait in the kernel's queue, not dropped).
     fn poll_accepts(&mut self) {
         loop {
+            let took = self.accept_some();
+            let known = self.identify_accepted();
+            if took == 0 || (known == 0 && self.accepted.len() >= MAX_UNIDENTIFIED) {
+                break;
+            }
+        }
+    }
+
+    /// Accepts while there is room (evicting a connection silent for `HELLO_GRACE` if none);
+    /// returns how many were accepted.
+    fn accept_some(&mut self) -> usize {
+        let mut took = 0;
+        loop {
+            if self.accepted.len() >= MAX_UNIDENTIFIED {
+                let now = Instant::now();
+                let Some(stale) = self
+                    .accepted
+                    .iter()
+                    .position(|(_, t)| now.duration_since(*t) > HELLO_GRACE)
+                else {
+                    return took;
+                };
+                tracing::debug!("dropping a TCP connection that sent no HELLO in {HELLO_GRACE:?}");
+                self.accepted.swap_remove(stale);
+            }
             match self.listener.accept() {
                 Ok((tcp, _)) => match Stream::new(tcp) {
                     Ok(mut s) => {
                         s.max_frame = HELLO_FRAME;
-                        // Connections that never introduce themselves must not pile up.
-                        if self.accepted.len() >= MAX_UNIDENTIFIED {
-                            tracing::debug!("dropping the oldest unidentified TCP connection");
-                            self.accepted.remove(0);
-                        }
-                        self.accepted.push(s)
+                        self.accepted.push((s, Instant::now()));
+                        took += 1;
                     }
                     Err(e) => tracing::debug!("accepted stream setup: {e}"),
                 },
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => break,
+                Err(_) => return took,
             }
         }
+    }
+
+    /// Hands each accepted stream whose HELLO has come to its endpoint, drops closed ones and
+    /// those with a bad HELLO; returns how many left the unidentified list.
+    fn identify_accepted(&mut self) -> usize {
+        let mut gone = 0;
         let mut i = 0;
         while i < self.accepted.len() {
-            let s = &mut self.accepted[i];
+            let s = &mut self.accepted[i].0;
             let closed = matches!(s.fill(), Fill::Closed(_));
             match s.next_frame() {
                 Ok(Some((F_HELLO, body))) if body.len() == HELLO_LEN => {
-                    let s = self.accepted.swap_remove(i);
+                    let (s, _) = self.accepted.swap_remove(i);
+                    gone += 1;
                     let (target, src) = (u32_at(&body, 0), u32_at(&body, 4));
                     if !self
                         .hello_auth
@@ -442,9 +483,11 @@ impl SockProvider {
                 Ok(None) if !closed => i += 1,
                 _ => {
                     self.accepted.swap_remove(i);
+                    gone += 1;
                 }
             }
         }
+        gone
     }
 }
 
@@ -715,5 +758,49 @@ impl Provider for SockProvider {
 
     fn injected_drops(&self) -> u64 {
         self.injected
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// An all-to-all wire-up brings more HELLO-carrying connections at once than the
+    /// unidentified list holds: forced here by queueing 150 of them in the kernel before the
+    /// provider looks. Every one must reach its endpoint (the list used to drop the oldest at
+    /// once, cutting the peers' connections).
+    #[test]
+    fn more_connections_at_once_than_the_unidentified_list_holds_all_reach_their_endpoints() {
+        let cfg = FabricConfig {
+            provider: Some(ProviderKind::Sock),
+            job_secret: 7,
+            ..FabricConfig::default()
+        };
+        let mut p = SockProvider::open(&cfg).expect("open");
+        let n = 150u32;
+        let qps: Vec<u32> = (0..n).map(|_| p.rc_create().expect("qp").qpn).collect();
+        let addr = p.card.tcp();
+        let mut peers = Vec::new();
+        for (i, &qp) in qps.iter().enumerate() {
+            let mut s = TcpStream::connect(addr).expect("connect");
+            let mut hello = Vec::new();
+            hello.extend_from_slice(&qp.to_le_bytes());
+            hello.extend_from_slice(&(1000 + i as u32).to_le_bytes());
+            let tag = p.hello_auth.tag(&hello_subject(&hello, &p.card));
+            hello.extend_from_slice(&tag);
+            let mut frame = ((HELLO_LEN + 1) as u32).to_le_bytes().to_vec();
+            frame.push(F_HELLO);
+            frame.extend_from_slice(&hello);
+            s.write_all(&frame).expect("hello");
+            peers.push(s);
+        }
+        assert!(n as usize > MAX_UNIDENTIFIED);
+        let end = Instant::now() + Duration::from_secs(20);
+        while qps.iter().any(|q| p.qps[q].stream.is_none()) {
+            assert!(Instant::now() < end, "not every connection was matched");
+            p.poll_accepts();
+        }
+        assert!(p.accepted.is_empty());
     }
 }
