@@ -29,6 +29,11 @@ pub struct Args {
     /// Wire-up between the roots: ud (one datagram each way) or rc (a connection).
     #[arg(long, default_value = "ud")]
     wireup: String,
+    /// merge only: sync (a message from the parent root before each merge) or loop (the
+    /// peers' method: spawned copies of this benchmark, warm-up of 5, one barrier, then
+    /// 10 x reps merge + free back to back; max over processes of the mean).
+    #[arg(long, default_value = "sync")]
+    method: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -55,6 +60,13 @@ fn e(err: ibdyn::CommError) -> String {
 }
 
 pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
+    match (which, a.method.as_str()) {
+        (Which::Merge, "loop") => {
+            return crate::merge_loop::run(&a.parents, &a.children, a.reps, a.nodes, json)
+        }
+        (_, "sync") => {}
+        (_, m) => return Err(format!("--method {m:?}: merge takes sync or loop")),
+    }
     if job::in_job() {
         return rank_main(which, &a);
     }
