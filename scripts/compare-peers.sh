@@ -11,9 +11,13 @@
 # faster). A library that is absent (or whose spawn fails) is skipped with a message.
 #
 #   bash scripts/compare-peers.sh [--runs N] [--out DIR] [--quick] [intercoll|merge ...]
+# --only a,b: just those columns (ibdyn-rs ibdyn-c mpich5 ompi ompi-yield mpich4); several
+# --only runs into one --out DIR, then --table DIR prints the tables of every column kept
+# there (each run under its own lock, when one run of everything takes too long).
 # --runs N: N runs one after the other, each printed (check "3 of 3"); --out DIR keeps the
 # per-run figures (DIR/RUN/BENCH.IMPL, lines "CELL US") for `ibdyn-bench plot-intercomm`.
-# Environment: BENCH_ITERS (base repetitions, default 1000 for intercoll, 200 for merge).
+# Environment: BENCH_ITERS (base repetitions, default 1000: 8 B and 1 KiB cells and merge;
+# 64 KiB a tenth, 1 MiB a fiftieth).
 # Needs: cargo build --release -p ibdyn-bench -p ibdyn-launcher -p ibdyn-abi, and
 # scripts/abi-deps.sh (IBDYN_MPI4PY=0 is enough) for MPICH 5.
 set -euo pipefail
@@ -21,12 +25,14 @@ cd "$(dirname "$0")/.."
 root=$PWD
 venv=$root/target/abi-venv
 rel=$root/target/${IBDYN_PROFILE:-release}
-runs=1 out= quick=0 benches=()
+runs=1 out= quick=0 only= table_only= benches=()
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --quick) quick=1; shift ;;
+    --only) only=,$2,; shift 2 ;;
+    --table) table_only=$2; shift 2 ;;
     intercoll|merge) benches+=("$1"); shift ;;
     *) echo "compare-peers: unknown argument $1 (see the head of $0)" >&2; exit 2 ;;
   esac
@@ -73,8 +79,10 @@ cells() { case $1 in intercoll) echo 1+3 2+2 ;; merge) echo 1+1 1+8 ;; esac; }
 # Build every C program once per compiler; an implementation whose spawn does not work here
 # (a one-iteration probe fails) is dropped with a message.
 live=()
+[ -z "$table_only" ] || impls=()
 for spec in "${impls[@]}"; do
   IFS='|' read -r name cc launch <<<"$spec"
+  if [ -n "$only" ] && [[ $only != *,$name,* ]]; then continue; fi
   if [ "$cc" != - ]; then
     ok=1
     for p in intercoll_loop merge_loop; do
@@ -101,7 +109,7 @@ measure() {
       intercoll) "$rel/ibdyn-bench" intercomm-coll --method loop --groups 1+3,2+2 --json \
                    ${base:+--iters $base} ;;
       merge) "$rel/ibdyn-bench" merge --method loop --parents 1 --children 1,8 --json \
-               --reps $(( ${base:-200} / 10 )) ;;
+               --reps $(( (${base:-1000} + 49) / 50 )) ;;
     esac | python3 -c '
 import json, sys
 for l in sys.stdin:
@@ -154,6 +162,20 @@ print(f"# {mine[0] if mine else 'ibdyn'}: {lose} cell(s) behind the best peer")
 EOF
 }
 
+if [ -n "$table_only" ]; then
+  names=()
+  for n in ibdyn-rs ibdyn-c mpich5 ompi ompi-yield mpich4; do
+    ls "$table_only"/*/*."$n" >/dev/null 2>&1 && names+=("$n")
+  done
+  for d in $(ls -d "$table_only"/*/ | sort -V); do
+    for b in "${benches[@]}"; do
+      echo "## $b, loop method, run $(basename "$d") (us; mean per process, max over all processes)"
+      table "$d" "$b"
+      echo
+    done
+  done
+  exit 0
+fi
 names=()
 for spec in "${live[@]}"; do IFS='|' read -r name _ _ <<<"$spec"; names+=("$name"); done
 for run in $(seq 1 "$runs"); do

@@ -9,7 +9,7 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm ic, all;
   MPI_Comm_get_parent(&ic);
-  int parent = ic == MPI_COMM_NULL, p, c, n = iters(200);
+  int parent = ic == MPI_COMM_NULL, p, c, n = iters(1000);
   if (parent) {
     int kids = argc > 1 ? atoi(argv[1]) : 1;
     MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, kids > 0 ? kids : 1, MPI_INFO_NULL, 0,

@@ -31,7 +31,7 @@ pub struct Args {
     wireup: String,
     /// merge only: sync (a message from the parent root before each merge) or loop (the
     /// peers' method: spawned copies of this benchmark, warm-up of 5, one barrier, then
-    /// 10 x reps merge + free back to back; max over processes of the mean).
+    /// 50 x reps merge + free back to back; max over processes of the mean).
     #[arg(long, default_value = "sync")]
     method: String,
 }
