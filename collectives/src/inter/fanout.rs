@@ -193,8 +193,14 @@ impl<C: PointToPoint> InterCollectives<C> {
                 let mut rest = Scratch::zeroed(n * (q - 1));
                 {
                     let mut reqs = Vec::with_capacity(q);
-                    for (r, part) in rest.chunks_mut(n.max(1)).take(q - 1).enumerate() {
-                        reqs.push((r, PointToPoint::irecv(&self.bridge, &mut part[..n], r, t)?));
+                    // (Empty parts, for an empty reduce, are received too: none may linger.)
+                    let parts: Vec<&mut [u8]> = if n == 0 {
+                        (0..q - 1).map(|_| &mut [][..]).collect()
+                    } else {
+                        rest.chunks_mut(n).collect()
+                    };
+                    for (r, part) in parts.into_iter().enumerate() {
+                        reqs.push((r, PointToPoint::irecv(&self.bridge, part, r, t)?));
                     }
                     reqs.push((q - 1, PointToPoint::irecv(&self.bridge, recv, q - 1, t)?));
                     for (r, req) in reqs {
