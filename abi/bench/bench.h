@@ -3,13 +3,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int iters(int dflt) {
+static inline int iters(int dflt) {
   const char *v = getenv("BENCH_ITERS");
   int n = v ? atoi(v) : 0;
   return n > 0 ? n : dflt;
 }
 
-static int max_size(int dflt) {
+static inline int max_size(int dflt) {
   const char *v = getenv("BENCH_MAX_SIZE");
   int n = v ? atoi(v) : 0;
   return n > 0 ? n : dflt;

@@ -36,6 +36,11 @@ pub struct Args {
     /// beside this binary (e.g. a static-pie build of it).
     #[arg(long)]
     child: Option<std::path::PathBuf>,
+    /// merge only: sync (a message from the parent root before each merge) or loop (the
+    /// peers' method: spawned copies of this benchmark, warm-up of 5, one barrier, then
+    /// 50 x reps merge + free back to back; max over processes of the mean).
+    #[arg(long, default_value = "sync")]
+    method: String,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -62,6 +67,13 @@ fn e(err: ibdyn::CommError) -> String {
 }
 
 pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
+    match (which, a.method.as_str()) {
+        (Which::Merge, "loop") => {
+            return crate::merge_loop::run(&a.parents, &a.children, a.reps, a.nodes, json)
+        }
+        (_, "sync") => {}
+        (_, m) => return Err(format!("--method {m:?}: merge takes sync or loop")),
+    }
     if job::in_job() {
         return rank_main(which, &a);
     }

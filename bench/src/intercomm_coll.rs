@@ -2,6 +2,7 @@
 //! on intercommunicators A+B (default 1+3, 2+2, 1+7) made with split + intercomm_create,
 //! 8 B to 1 MiB: mean over iterations, min/avg/max over all processes. Rooted operations
 //! (root: rank 0 of the first group) are preceded by an uncounted barrier, as the paper does.
+//! `--method loop`: the peers' method over a spawn's intercommunicator (`intercomm_loop.rs`).
 
 use crate::job::{self, add_rows, sizes};
 use crate::report::Report;
@@ -12,11 +13,18 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct Args {
     /// barrier, bcast, reduce, allreduce, allgather, alltoall, gather, scatter, reduce_scatter
-    #[arg(long, default_value = "allreduce")]
-    op: String,
-    /// Group sizes, e.g. "1+3,2+2,1+7".
-    #[arg(long, default_value = "1+3,2+2,1+7")]
-    groups: String,
+    /// (default: allreduce; with `--method loop`, the six operations and barrier).
+    #[arg(long)]
+    op: Option<String>,
+    /// Group sizes, e.g. "1+3,2+2,1+7" (default; with `--method loop` "1+3,2+2": parents +
+    /// spawned children).
+    #[arg(long)]
+    groups: Option<String>,
+    /// barrier: an uncounted barrier before each rooted operation, groups from split +
+    /// intercomm_create; loop: the peers' method (spawned children, warm-up of 5, one
+    /// barrier, N operations back to back, max over processes of the mean).
+    #[arg(long, default_value = "barrier")]
+    method: String,
     /// Node daemons.
     #[arg(long, default_value_t = 1)]
     nodes: usize,
@@ -60,22 +68,25 @@ fn parse_groups(s: &str) -> Result<Vec<(usize, usize)>, String> {
 }
 
 pub fn run(a: Args, json: bool) -> Result<(), String> {
-    if !OPS.contains(&a.op.as_str()) {
-        return Err(format!(
-            "unknown --op {:?}; one of {}",
-            a.op,
-            OPS.join(", ")
-        ));
+    if let Some(op) = a.op.as_deref().filter(|op| !OPS.contains(op)) {
+        return Err(format!("unknown --op {op:?}; one of {}", OPS.join(", ")));
     }
+    match a.method.as_str() {
+        "barrier" => {}
+        "loop" => return run_loop(&a, json),
+        m => return Err(format!("unknown --method {m:?}; barrier or loop")),
+    }
+    let op = a.op.clone().unwrap_or_else(|| "allreduce".into());
     if job::in_job() {
-        return rank_main(&a);
+        return rank_main(&a, &op);
     }
     let mut report = Report::new("intercomm-coll", json);
-    for (ga, gb) in parse_groups(&a.groups)? {
+    let groups = a.groups.as_deref().unwrap_or("1+3,2+2,1+7");
+    for (ga, gb) in parse_groups(groups)? {
         let args = vec![
             "intercomm-coll".into(),
             "--op".into(),
-            a.op.clone(),
+            op.clone(),
             "--max-size".into(),
             a.max_size.to_string(),
             "--iters".into(),
@@ -85,7 +96,7 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         ];
         let rows = job::run_job(ga + gb, a.nodes, &[], &[], &args)?;
         let lead = [
-            ("op", a.op.clone()),
+            ("op", op.clone()),
             ("groups", format!("{ga}+{gb}")),
             ("nodes", a.nodes.to_string()),
         ];
@@ -95,9 +106,56 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
     Ok(())
 }
 
-struct Bufs {
-    send: Vec<u64>,
-    recv: Vec<u64>,
+/// The loop method: the job's ranks, or the outer process running one job per pair.
+fn run_loop(a: &Args, json: bool) -> Result<(), String> {
+    let ops: Vec<&str> = match a.op.as_deref() {
+        Some(op) => vec![op],
+        None => crate::intercomm_loop::LOOP_OPS.to_vec(),
+    };
+    if job::in_job() {
+        let children = parse_groups(a.groups.as_deref().unwrap_or("1+3"))?
+            .first()
+            .map_or(3, |g| g.1);
+        let plan = crate::intercomm_loop::LoopPlan {
+            ops,
+            children,
+            max_size: a.max_size,
+            iters: a.iters,
+        };
+        return crate::intercomm_loop::rank_main(&plan);
+    }
+    let pairs = parse_groups(a.groups.as_deref().unwrap_or("1+3,2+2"))?;
+    let results = crate::intercomm_loop::run_pairs(&pairs, a.nodes, |c| {
+        let mut v: Vec<String> = ["intercomm-coll", "--method", "loop", "--groups"]
+            .map(String::from)
+            .to_vec();
+        v.push(format!("1+{c}"));
+        for (k, x) in [("--max-size", a.max_size), ("--iters", a.iters)] {
+            v.push(k.into());
+            v.push(x.to_string());
+        }
+        if let Some(op) = &a.op {
+            v.push("--op".into());
+            v.push(op.clone());
+        }
+        v
+    })?;
+    let mut report = Report::new("intercomm-coll", json);
+    for (groups, rows) in results {
+        let lead = [
+            ("method", "loop".to_string()),
+            ("groups", groups),
+            ("nodes", a.nodes.to_string()),
+        ];
+        add_rows(&mut report, &lead, &rows)?;
+    }
+    report.finish();
+    Ok(())
+}
+
+pub(crate) struct Bufs {
+    pub(crate) send: Vec<u64>,
+    pub(crate) recv: Vec<u64>,
 }
 
 fn bytes(v: &mut [u64]) -> &mut [u8] {
@@ -106,7 +164,7 @@ fn bytes(v: &mut [u64]) -> &mut [u8] {
 }
 
 /// One operation; root is rank 0 of the first group.
-fn one(
+pub(crate) fn one(
     ic: &InterCommunicator,
     first: bool,
     op: &str,
@@ -147,7 +205,7 @@ fn one(
     }
 }
 
-fn rank_main(a: &Args) -> Result<(), String> {
+fn rank_main(a: &Args, op: &str) -> Result<(), String> {
     let e = |e: ibdyn::CommError| e.to_string();
     let u = ibdyn::initialize().map_err(e)?;
     let w = u.world();
@@ -161,8 +219,8 @@ fn rank_main(a: &Args) -> Result<(), String> {
     let ic = local
         .intercomm_create(0, &w, if first { split as i32 } else { 0 }, 91)
         .map_err(e)?;
-    let rooted = matches!(a.op.as_str(), "bcast" | "reduce" | "gather" | "scatter");
-    let list = if a.op == "barrier" {
+    let rooted = matches!(op, "bcast" | "reduce" | "gather" | "scatter");
+    let list = if op == "barrier" {
         vec![0]
     } else {
         sizes(8, a.max_size)
@@ -180,7 +238,7 @@ fn rank_main(a: &Args) -> Result<(), String> {
             if rooted {
                 w.barrier().map_err(e)?;
             }
-            one(&ic, first, &a.op, size, &mut b).map_err(e)?;
+            one(&ic, first, op, size, &mut b).map_err(e)?;
         }
         let mut total = 0.0;
         for _ in 0..iters {
@@ -188,7 +246,7 @@ fn rank_main(a: &Args) -> Result<(), String> {
                 w.barrier().map_err(e)?;
             }
             let t = Instant::now();
-            one(&ic, first, &a.op, size, &mut b).map_err(e)?;
+            one(&ic, first, op, size, &mut b).map_err(e)?;
             total += t.elapsed().as_secs_f64();
         }
         job::emit_over_ranks(

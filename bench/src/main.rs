@@ -3,6 +3,7 @@
 
 mod bw;
 mod coll;
+mod coll_plot;
 mod dynamic;
 mod floors;
 mod floors_net;
@@ -10,9 +11,11 @@ mod floors_proc;
 mod hosts_spawn;
 mod init;
 mod intercomm_coll;
+mod intercomm_loop;
 mod job;
 mod latency;
 mod launch;
+mod merge_loop;
 mod netlab;
 mod plot_text;
 mod pmi;
@@ -67,6 +70,9 @@ enum Cmd {
     Merge(dynamic::Args),
     /// Inter- against intra-communicator ping-pong.
     IntercommLatency(dynamic::Args),
+    /// Draws the loop-method intercommunicator-collective table (files of
+    /// scripts/compare-peers.sh --out) to a PNG.
+    PlotIntercomm(coll_plot::Args),
 }
 
 fn main() {
@@ -85,6 +91,7 @@ fn main() {
         Cmd::IntercommColl(a) => intercomm_coll::run(a, cli.json),
         Cmd::ResChange(a) => res_change::run(a, cli.json),
         Cmd::SessionInit(a) => session_init::run(a, cli.json),
+        Cmd::PlotIntercomm(a) => coll_plot::run(a),
     };
     if let Err(e) = result {
         eprintln!("ibdyn-bench: {e}");

@@ -304,3 +304,96 @@ fn bad_arguments_are_refused_on_the_calling_rank() {
     });
     assert!(out.iter().all(|&(a, b)| a && b), "{out:?}");
 }
+
+/// Small rooted calls go flat (one message per process of the other group) and pipeline:
+/// many back to back, bcast and reduce interleaved, with every result right.
+#[test]
+fn small_rooted_calls_back_to_back_stay_right() {
+    let cfg = AlgoConfig::default();
+    for (p, q) in [(1, 3), (2, 2)] {
+        for layout in LAYOUTS {
+            let errs = run_inter(p, q, layout, &cfg, |c, g| -> Result<(), String> {
+                let s = Side::of(c, g);
+                for call in 0..80 {
+                    let n = if call % 2 == 0 { 8 } else { 1000 };
+                    let role = s.role(0, 0);
+                    let mut b = if role == InterRole::Root {
+                        data(call, n, 1)
+                    } else {
+                        vec![0; n]
+                    };
+                    c.bcast(&mut b, role).map_err(e("bcast", n))?;
+                    if g == 1 {
+                        check(b == data(call, n, 1), "bcast", n)?;
+                    }
+                    let mine = data(s.me(), n, 2 + call);
+                    let mut out = vec![0; n];
+                    let o = op(false);
+                    c.reduce(&mine, &mut out, &o, s.role(0, 0))
+                        .map_err(e("reduce", n))?;
+                    if role == InterRole::Root {
+                        let want = fold_of(s.theirs(), n, 2 + call, false);
+                        check(out == want, "reduce", n)?;
+                    }
+                }
+                Ok(())
+            });
+            for r in errs {
+                r.unwrap_or_else(|m| panic!("{p}+{q}: {m}"));
+            }
+        }
+    }
+}
+
+/// A root whose receivers never take its calls stops after two windows of them (flow
+/// control), with an error once the wait for their acknowledgement gives up; as do the
+/// senders of a reduce whose root never comes.
+#[test]
+fn a_fast_root_cannot_run_ahead_unboundedly() {
+    use common::run_inter_timeout;
+    use std::time::Duration;
+    let cfg = AlgoConfig::default();
+    let window = 2 * 16;
+    for reduce in [false, true] {
+        // Takers stay alive (their ends open) until the senders are done.
+        let all_done = std::sync::Barrier::new(4);
+        let done = run_inter_timeout(
+            1,
+            3,
+            InterLayout::Flat,
+            &cfg,
+            Duration::from_millis(300),
+            |c, g| {
+                let sender = (g == 0) != reduce;
+                if !sender {
+                    all_done.wait(); // never takes anything
+                    return None;
+                }
+                let role = Side::of(c, g).role(0, 0);
+                let mut calls = 0;
+                for _ in 0..10 * window {
+                    let mut b = [7u8; 8];
+                    let r = if reduce {
+                        c.reduce(&[1u8; 8], &mut [], &op(true), role)
+                    } else {
+                        c.bcast(&mut b, role)
+                    };
+                    if r.is_err() {
+                        break;
+                    }
+                    calls += 1;
+                }
+                all_done.wait();
+                Some(calls)
+            },
+        );
+        let senders: Vec<usize> = done.into_iter().flatten().collect();
+        assert!(!senders.is_empty());
+        for calls in senders {
+            assert_eq!(
+                calls, window,
+                "reduce {reduce}: sender ran {calls} calls ahead"
+            );
+        }
+    }
+}

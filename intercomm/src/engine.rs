@@ -37,6 +37,9 @@ pub(crate) struct Engine {
     proto: Protocol,
     /// How long an idle wait spins before yielding (fewer when processes share cores).
     spins: u32,
+    /// Processes of other jobs on this node this process talks to (a spawn's children, its
+    /// parents, a connected job): they share the cores, too.
+    guests_here: std::collections::HashSet<Gpid>,
 }
 
 impl Engine {
@@ -59,10 +62,11 @@ impl Engine {
                 .unwrap_or_default(),
         };
         let shm_limit = rx.max_payload().saturating_sub(HEADER_LEN);
-        let spins = spins_for(&pmi);
+        let spins = spins_for(&pmi, 0);
         set_pmi_slice(&pmi);
         Engine {
             spins,
+            guests_here: Default::default(),
             shm: ShmRoute::new(rx, cma),
             net: NetRoute::new(fabric),
             proto: Protocol::new(pmi, me, card, eager_limit.min(shm_limit)),
@@ -80,7 +84,7 @@ impl Engine {
 
     /// Chooses the idle spin count again (the process mapping may have come in since `new`).
     pub fn retune_spins(&mut self) {
-        self.spins = spins_for(self.proto.pmi_ref());
+        self.spins = spins_for(self.proto.pmi_ref(), self.guests_here.len());
         set_pmi_slice(self.proto.pmi_ref());
     }
 
@@ -106,8 +110,16 @@ impl Engine {
     /// Makes cards known without asking the process manager for them (learnt from a peer,
     /// or from one allgather).
     pub fn learn_cards(&mut self, cards: impl IntoIterator<Item = ProcCard>) {
+        let me = self.me();
+        let before = self.guests_here.len();
         for c in cards {
+            if c.gpid.job != me.job && c.node_uid == self.proto.pmi_ref().node_uid() {
+                self.guests_here.insert(c.gpid);
+            }
             self.proto.learn_card(c);
+        }
+        if self.guests_here.len() != before {
+            self.retune_spins();
         }
     }
 
@@ -459,9 +471,10 @@ fn set_pmi_slice(pmi: &PmiClient) {
     ibdyn_pmi::set_idle_slice(Duration::from_millis(1) * per_core);
 }
 
-/// Spins of an idle wait: fewer when this node's ranks outnumber the usable cores.
-fn spins_for(pmi: &PmiClient) -> u32 {
-    let local = pmi.local_ranks().len().max(1);
+/// Spins of an idle wait: fewer when this node's ranks (and the `guests` of other jobs
+/// known to run here) outnumber the usable cores.
+fn spins_for(pmi: &PmiClient, guests: usize) -> u32 {
+    let local = pmi.local_ranks().len().max(1) + guests;
     if local > ibdyn_shm::usable_cores() {
         SPINS_SHARED
     } else {

@@ -4,7 +4,9 @@
 //! intracommunicator, plus one exchange between the two group leaders (local rank 0 of each
 //! group) over the intercommunicator's collective view. Rooted ones exchange one message
 //! between the root and the other group's leader; a bcast or reduce whose root and other
-//! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`).
+//! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`),
+//! and a small one (up to 1 KiB, up to 8 others) goes flat with bounded run-ahead
+//! (`inter/fanout.rs`).
 
 use crate::coll::Collectives;
 use crate::config::CollOp;
@@ -19,6 +21,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 mod alltoall;
+mod fanout;
 mod nonblocking;
 mod overlap;
 mod rooted_shm;
@@ -47,6 +50,7 @@ pub struct InterCollectives<C: PointToPoint> {
     remote_size: usize,
     joined: nonblocking::Joined<C>,
     rooted: rooted_shm::RootedShm,
+    flows: fanout::Flows,
     /// Names this process's node: processes on one node (and only they) give the same name.
     node: String,
 }
@@ -92,6 +96,7 @@ impl<C: PointToPoint + Clone> InterCollectives<C> {
             size,
             remote_size,
             rooted: rooted_shm::RootedShm::default(),
+            flows: fanout::Flows::default(),
             node,
         })
     }
@@ -196,6 +201,9 @@ impl<C: PointToPoint> InterCollectives<C> {
         if let InterRole::Remote(r) = role {
             self.check_remote(CollOp::Bcast, r)?;
         }
+        if let Some(done) = self.flat_bcast(t, buf, role)? {
+            return Ok(done);
+        }
         if let Some(done) = self.rooted_bcast(t, buf, role)? {
             return Ok(done);
         }
@@ -216,6 +224,9 @@ impl<C: PointToPoint> InterCollectives<C> {
         let t = self.next_tag();
         if let InterRole::Remote(r) = role {
             self.check_remote(CollOp::Reduce, r)?;
+        }
+        if let Some(done) = self.flat_reduce(t, send, recv, op, role)? {
+            return Ok(done);
         }
         if let Some(done) = self.rooted_reduce(t, send, recv, op, role)? {
             return Ok(done);

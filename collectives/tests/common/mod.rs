@@ -518,7 +518,19 @@ pub fn run_inter<R: Send>(
     config: &AlgoConfig,
     f: impl Fn(&InterCollectives<MockComm>, usize) -> R + Sync,
 ) -> Vec<R> {
-    let ends = MockComm::inter(p, q, Duration::from_secs(20));
+    run_inter_timeout(p, q, layout, config, Duration::from_secs(20), f)
+}
+
+/// `run_inter` whose waits give up after `timeout` (for tests of a process that never comes).
+pub fn run_inter_timeout<R: Send>(
+    p: usize,
+    q: usize,
+    layout: InterLayout,
+    config: &AlgoConfig,
+    timeout: Duration,
+    f: impl Fn(&InterCollectives<MockComm>, usize) -> R + Sync,
+) -> Vec<R> {
+    let ends = MockComm::inter(p, q, timeout);
     std::thread::scope(|s| {
         let handles: Vec<_> = ends
             .into_iter()
