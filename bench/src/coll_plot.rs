@@ -1,12 +1,13 @@
 //! `ibdyn-bench plot-intercomm --out PNG --series NAME=FILE ...`: the loop-method table of
-//! the intercommunicator collectives as a picture (shapes only, no fonts, as
-//! `res_timeline.rs`): one panel per operation (bcast, reduce, allreduce / reduce_scatter,
+//! the intercommunicator collectives as a picture: one panel per operation (bcast, reduce, allreduce / reduce_scatter,
 //! allgather, alltoall), message size to the right (8 B, 1 KiB, 64 KiB, 1 MiB), latency
 //! upwards on a log scale; one colour per implementation, in the order given (ibdyn blue,
 //! then green, red, orange, grey, purple), a filled dot for 1+3 and a hollow one for 2+2.
+//! Titles, axis labels and the legend need a font (`plot_text`).
 //! The files are the lines `P+C:OP:SIZE US` that `scripts/compare-peers.sh --out` keeps.
 
 use crate::intercomm_loop::{LOOP_OPS, LOOP_SIZES};
+use crate::plot_text::{self, FAMILY};
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -87,10 +88,35 @@ pub fn draw(path: &Path, series: &[(String, Cells)]) -> Result<(), String> {
         }
         let lo = values.iter().cloned().fold(f64::INFINITY, f64::min).log10() - 0.2;
         let hi = values.iter().cloned().fold(0.0, f64::max).log10() + 0.2;
-        let mut chart = ChartBuilder::on(panel)
-            .margin(18)
+        let text = plot_text::available();
+        let mut builder = ChartBuilder::on(panel);
+        builder.margin(18);
+        if text {
+            builder
+                .caption(format!("inter {op}, us per call"), (FAMILY, 16))
+                .x_label_area_size(28)
+                .y_label_area_size(48);
+        }
+        let mut chart = builder
             .build_cartesian_2d(-0.5..(LOOP_SIZES.len() as f64 - 0.5), lo..hi)
             .map_err(|x| e(&x))?;
+        if text {
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_labels(LOOP_SIZES.len())
+                .x_label_formatter(&size_label)
+                .y_label_formatter(&|y| {
+                    if (y - y.round()).abs() < 1e-6 {
+                        format!("{}", 10f64.powf(y.round()))
+                    } else {
+                        String::new()
+                    }
+                })
+                .label_style((FAMILY, 12))
+                .draw()
+                .map_err(|x| e(&x))?;
+        }
         // Grey lines at each power of ten, and a frame.
         for d in (lo.ceil() as i32)..=(hi.floor() as i32) {
             let y = f64::from(d);
@@ -105,7 +131,7 @@ pub fn draw(path: &Path, series: &[(String, Cells)]) -> Result<(), String> {
         chart
             .draw_series(LineSeries::new(frame, BLACK))
             .map_err(|x| e(&x))?;
-        for (i, (_, cells)) in series.iter().enumerate() {
+        for (i, (name, cells)) in series.iter().enumerate() {
             let colour = COLOURS[i % COLOURS.len()];
             for (g, filled) in [("1+3", true), ("2+2", false)] {
                 let pts: Vec<(f64, f64)> = LOOP_SIZES
@@ -116,9 +142,14 @@ pub fn draw(path: &Path, series: &[(String, Cells)]) -> Result<(), String> {
                         (*v > 0.0).then(|| (x as f64, v.log10()))
                     })
                     .collect();
-                chart
+                let line = chart
                     .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
                     .map_err(|x| e(&x))?;
+                if filled {
+                    line.label(name.as_str()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                    });
+                }
                 let style = if filled {
                     colour.filled()
                 } else {
@@ -129,9 +160,33 @@ pub fn draw(path: &Path, series: &[(String, Cells)]) -> Result<(), String> {
                     .map_err(|x| e(&x))?;
             }
         }
+        if text && *op == ops[0] {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .label_font((FAMILY, 12))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|x| e(&x))?;
+        }
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+/// The message size at a whole x position (filled dot 1+3, hollow 2+2).
+fn size_label(x: &f64) -> String {
+    let i = x.round();
+    if (x - i).abs() > 1e-6 || i < 0.0 {
+        return String::new();
+    }
+    match LOOP_SIZES.get(i as usize) {
+        Some(&b) if b >= 1 << 20 => format!("{} MiB", b >> 20),
+        Some(&b) if b >= 1 << 10 => format!("{} KiB", b >> 10),
+        Some(&b) => format!("{b} B"),
+        None => String::new(),
+    }
 }
 
 #[cfg(test)]
