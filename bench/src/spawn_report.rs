@@ -78,8 +78,13 @@ pub fn latency(
                 points.push((n, mean.value));
             }
         }
+        // Only the parameters that tell the lines apart.
         let label = lead
             .iter()
+            .filter(|(k, v)| {
+                jobs.iter()
+                    .any(|(l, _)| l.iter().any(|(k2, v2)| k2 == k && v2 != v))
+            })
             .map(|(k, v)| format!("{k}={v}"))
             .collect::<Vec<_>>()
             .join(" ");
