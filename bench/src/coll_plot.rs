@@ -161,14 +161,7 @@ pub fn draw(path: &Path, series: &[(String, Cells)]) -> Result<(), String> {
             }
         }
         if text && *op == ops[0] {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .label_font((FAMILY, 12))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|x| e(&x))?;
+            plot_text::draw_legend(&mut chart, 12)?;
         }
     }
     root.present().map_err(|x| e(&x))?;
@@ -201,10 +194,8 @@ mod tests {
         assert!(parse("1+3:bcast 4").is_err());
         assert!(parse("1+3:bcast:8 x").is_err());
         let b = parse("1+3:bcast:8 5\n1+3:bcast:1024 9\n").unwrap();
-        let file = std::env::temp_dir().join(format!("ibdyn-coll-{}.png", std::process::id()));
-        draw(&file, &[("ibdyn".into(), a), ("peer".into(), b)]).unwrap();
-        let bytes = std::fs::read(&file).unwrap();
-        std::fs::remove_file(&file).unwrap();
-        assert_eq!(&bytes[1..4], b"PNG");
+        crate::plot_text::drawn_png("coll", |file| {
+            draw(file, &[("ibdyn".into(), a), ("peer".into(), b)])
+        });
     }
 }

@@ -116,42 +116,32 @@ fn accept_bounded(l: &TcpListener) -> Option<TcpStream> {
 
 /// Half the mean round-trip time of a `bytes`-byte message over TCP (TCP_NODELAY), in microseconds.
 pub fn tcp_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
-    let bytes = bytes.max(1);
-    let Some((l, addr)) = tcp_pair() else {
-        return f64::NAN;
-    };
-    let total = iters + WARMUP;
-    let mut buf = vec![0u8; bytes];
-    with_child(
-        move || {
-            let Ok(mut s) = TcpStream::connect_timeout(&addr, QUIET) else {
-                return false;
-            };
-            tcp_setup(&s)
-                && (0..total).all(|_| s.read_exact(&mut buf).is_ok() && s.write_all(&buf).is_ok())
-        },
-        || {
-            let Some(mut s) = accept_bounded(&l) else {
-                return f64::NAN;
-            };
-            let mut buf = vec![0u8; bytes];
-            let mut start = Instant::now();
-            for i in 0..total {
-                if i == WARMUP {
-                    start = Instant::now();
-                }
-                if s.write_all(&buf).is_err() || s.read_exact(&mut buf).is_err() {
-                    return f64::NAN;
-                }
-            }
-            start.elapsed().as_secs_f64() * 1e6 / iters.max(1) as f64 / 2.0
-        },
-    )
+    tcp_pingpong(bytes, iters, false)
 }
 
 /// The same with both ends polling non-blocking sockets (as the `sock` provider does) instead
 /// of sleeping in read(2): no wake-up on the path, so the floor of a polling design.
 pub fn tcp_polling_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
+    tcp_pingpong(bytes, iters, true)
+}
+
+fn get(s: &mut TcpStream, buf: &mut [u8], polling: bool) -> bool {
+    if polling {
+        spin_read(s, buf)
+    } else {
+        s.read_exact(buf).is_ok()
+    }
+}
+
+fn put(s: &mut TcpStream, buf: &[u8], polling: bool) -> bool {
+    if polling {
+        spin_write(s, buf)
+    } else {
+        s.write_all(buf).is_ok()
+    }
+}
+
+fn tcp_pingpong(bytes: usize, iters: usize, polling: bool) -> f64 {
     let bytes = bytes.max(1);
     let Some((l, addr)) = tcp_pair() else {
         return f64::NAN;
@@ -164,14 +154,14 @@ pub fn tcp_polling_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
                 return false;
             };
             tcp_setup(&s)
-                && s.set_nonblocking(true).is_ok()
-                && (0..total).all(|_| spin_read(&mut s, &mut buf) && spin_write(&mut s, &buf))
+                && s.set_nonblocking(polling).is_ok()
+                && (0..total).all(|_| get(&mut s, &mut buf, polling) && put(&mut s, &buf, polling))
         },
         || {
             let Some(mut s) = accept_bounded(&l) else {
                 return f64::NAN;
             };
-            if s.set_nonblocking(true).is_err() {
+            if s.set_nonblocking(polling).is_err() {
                 return f64::NAN;
             }
             let mut buf = vec![0u8; bytes];
@@ -180,7 +170,7 @@ pub fn tcp_polling_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
                 if i == WARMUP {
                     start = Instant::now();
                 }
-                if !spin_write(&mut s, &buf) || !spin_read(&mut s, &mut buf) {
+                if !put(&mut s, &buf, polling) || !get(&mut s, &mut buf, polling) {
                     return f64::NAN;
                 }
             }
@@ -189,16 +179,16 @@ pub fn tcp_polling_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
     )
 }
 
-/// Fills `buf` from a non-blocking stream by polling; false on error, close or `QUIET`
-/// without progress.
-fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> bool {
-    let mut got = 0;
+/// Moves `len` bytes through a non-blocking stream by polling `step` (given the bytes done so
+/// far); false on error, close or `QUIET` without progress.
+fn spin_io(len: usize, mut step: impl FnMut(usize) -> std::io::Result<usize>) -> bool {
+    let mut done = 0;
     let mut since = Instant::now();
-    while got < buf.len() {
-        match s.read(&mut buf[got..]) {
+    while done < len {
+        match step(done) {
             Ok(0) => return false,
             Ok(n) => {
-                got += n;
+                done += n;
                 since = Instant::now();
             }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
@@ -214,28 +204,12 @@ fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> bool {
     true
 }
 
-/// Writes all of `buf` to a non-blocking stream by polling; false as for `spin_read`.
+fn spin_read(s: &mut TcpStream, buf: &mut [u8]) -> bool {
+    spin_io(buf.len(), |at| s.read(&mut buf[at..]))
+}
+
 fn spin_write(s: &mut TcpStream, buf: &[u8]) -> bool {
-    let mut put = 0;
-    let mut since = Instant::now();
-    while put < buf.len() {
-        match s.write(&buf[put..]) {
-            Ok(0) => return false,
-            Ok(n) => {
-                put += n;
-                since = Instant::now();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if since.elapsed() > QUIET {
-                    return false;
-                }
-                std::hint::spin_loop();
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
-    }
-    true
+    spin_io(buf.len(), |at| s.write(&buf[at..]))
 }
 
 /// Streaming bandwidth of `iters` back-to-back `bytes`-byte writes over TCP, in MB/s (10^6 bytes

@@ -9,7 +9,6 @@ use crate::intercomm_coll::{one, Bufs};
 use crate::job::{self, emit};
 use ibdyn::traits::*;
 use ibdyn::{InterCommunicator, IntraCommunicator, SystemOperation};
-use std::process::Command;
 use std::time::Instant;
 
 /// The operations of the loop method, in the peers' order.
@@ -52,20 +51,7 @@ fn e(err: ibdyn::CommError) -> String {
 /// this process's own arguments; a child finds its parent.
 pub fn rank_main(plan: &LoopPlan) -> Result<(), String> {
     let u = ibdyn::initialize().map_err(e)?;
-    let (ic, parent) = match u.parent() {
-        Some(p) => (p, false),
-        None => {
-            let me = std::env::current_exe().map_err(|x| x.to_string())?;
-            let mut cmd = Command::new(me);
-            cmd.args(std::env::args_os().skip(1));
-            let w = u.world();
-            let ic = w
-                .process_at_rank(0)
-                .spawn(&cmd, plan.children as u32)
-                .map_err(e)?;
-            (ic, true)
-        }
-    };
+    let (ic, parent) = job::spawn_self_or_parent(&u, plan.children)?;
     let all = ic.merge(!parent).map_err(e)?;
     let r = measure(plan, &ic, &all, parent);
     all.free();

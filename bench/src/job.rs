@@ -174,6 +174,28 @@ pub fn add_with_growth(
     prev.insert(key.to_string(), (n, value));
 }
 
+/// The two groups of the loop benchmarks: a rank of the `ibdyn run` job spawns `children`
+/// copies of this benchmark with its own arguments (`true`: a parent); a copy finds its parent.
+pub fn spawn_self_or_parent(
+    u: &ibdyn::Universe,
+    children: usize,
+) -> Result<(ibdyn::InterCommunicator, bool), String> {
+    use ibdyn::traits::*;
+    let e = |err: ibdyn::CommError| err.to_string();
+    if let Some(p) = u.parent() {
+        return Ok((p, false));
+    }
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.args(std::env::args_os().skip(1));
+    let ic = u
+        .world()
+        .process_at_rank(0)
+        .spawn(&cmd, children as u32)
+        .map_err(e)?;
+    Ok((ic, true))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -8,7 +8,6 @@ use crate::job::{self, emit};
 use crate::report::Report;
 use ibdyn::traits::*;
 use ibdyn::SystemOperation;
-use std::process::Command;
 use std::time::Instant;
 
 /// Merge + free pairs per cell for `reps` of the `merge` arguments (default 20: 1000, as
@@ -61,20 +60,7 @@ pub fn run(
 
 fn rank_main(children: usize, reps: usize) -> Result<(), String> {
     let u = ibdyn::initialize().map_err(e)?;
-    let (ic, parent) = match u.parent() {
-        Some(p) => (p, false),
-        None => {
-            let me = std::env::current_exe().map_err(|x| x.to_string())?;
-            let mut cmd = Command::new(me);
-            cmd.args(std::env::args_os().skip(1));
-            let ic = u
-                .world()
-                .process_at_rank(0)
-                .spawn(&cmd, children as u32)
-                .map_err(e)?;
-            (ic, true)
-        }
-    };
+    let (ic, parent) = job::spawn_self_or_parent(&u, children)?;
     for _ in 0..5 {
         ic.merge(!parent).map_err(e)?.free();
     }

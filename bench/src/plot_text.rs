@@ -46,3 +46,33 @@ pub fn pow2_label(x: &f64) -> String {
         String::new()
     }
 }
+
+/// The legend of a chart whose series carry labels, in its upper left corner.
+pub fn draw_legend<'a, DB, CT>(
+    chart: &mut plotters::chart::ChartContext<'a, DB, CT>,
+    size: u32,
+) -> Result<(), String>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+    CT: plotters::coord::CoordTranslate,
+{
+    use plotters::prelude::*;
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FAMILY, size))
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(|x| format!("drawing the legend: {x}"))
+}
+
+/// Tests: what `draw` writes to a scratch file, checked to be a PNG; the file is removed.
+#[cfg(test)]
+pub fn drawn_png(name: &str, draw: impl FnOnce(&std::path::Path) -> Result<(), String>) {
+    let file = std::env::temp_dir().join(format!("ibdyn-{name}-{}.png", std::process::id()));
+    draw(&file).unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(&bytes[1..4], b"PNG");
+}

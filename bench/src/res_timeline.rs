@@ -109,10 +109,6 @@ mod tests {
         let p = parse(&rows).unwrap();
         assert_eq!(p, vec![(0.0, 2), (12.5, 4), (30.0, 3)]);
         assert!(parse(&["ROW x".to_string()]).is_err());
-        let file = std::env::temp_dir().join(format!("ibdyn-timeline-{}.png", std::process::id()));
-        draw(&file, &p).unwrap();
-        let bytes = std::fs::read(&file).unwrap();
-        std::fs::remove_file(&file).unwrap();
-        assert_eq!(&bytes[1..4], b"PNG");
+        crate::plot_text::drawn_png("timeline", |file| draw(file, &p));
     }
 }

@@ -131,14 +131,7 @@ pub fn draw(path: &Path, p: &SpawnPlot) -> Result<(), String> {
             .map_err(|x| e(&x))?;
     }
     if text {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FAMILY, 14))
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(|x| e(&x))?;
+        plot_text::draw_legend(&mut chart, 14)?;
     }
     root.present().map_err(|x| e(&x))?;
     Ok(())
@@ -158,16 +151,13 @@ mod tests {
             floor: vec![(1, 0.5), (2, 0.6), (8, 1.5)],
             target: vec![(1, 0.75), (8, 3.0)],
         };
-        let file = std::env::temp_dir().join(format!("ibdyn-spawnplot-{}.png", std::process::id()));
-        draw(&file, &p).unwrap();
-        let bytes = std::fs::read(&file).unwrap();
-        std::fs::remove_file(&file).unwrap();
-        assert_eq!(&bytes[1..4], b"PNG");
+        crate::plot_text::drawn_png("spawnplot", |file| draw(file, &p));
         let empty = SpawnPlot {
             lines: vec![],
             floor: vec![],
             target: vec![],
         };
+        let file = std::env::temp_dir().join(format!("ibdyn-spawnplot-{}.png", std::process::id()));
         assert!(draw(&file, &empty).is_err());
         assert!(!file.exists());
     }
