@@ -175,11 +175,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         op: &Op,
         role: InterRole,
     ) -> Result<Option<()>> {
-        let bytes = if role == InterRole::Root {
-            recv.len()
-        } else {
-            send.len()
-        };
+        let bytes = reduce_bytes(send, recv, role);
         if !self.flat_rooted(CollOp::Reduce, bytes, role) {
             return Ok(None);
         }
@@ -233,6 +229,15 @@ impl<C: PointToPoint> InterCollectives<C> {
             InterRole::ProcNull => {}
         }
         Ok(Some(()))
+    }
+}
+
+/// The bytes a rooted reduce moves as seen by `role`: the root's result or a member's part.
+pub(super) fn reduce_bytes(send: &[u8], recv: &[u8], role: InterRole) -> usize {
+    if role == InterRole::Root {
+        recv.len()
+    } else {
+        send.len()
     }
 }
 

@@ -12,6 +12,7 @@
 //! `IBDYN_COLL_ALGO=<op>:p2p` (or a forced algorithm) keeps an operation off it, as it keeps
 //! the node buffers; the thresholds are the node buffers' (`shm_*`).
 
+use super::fanout::reduce_bytes;
 use super::{InterCollectives, InterRole};
 use crate::config::CollOp;
 use crate::error::{CollError, Result};
@@ -187,11 +188,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         op: &Op,
         role: InterRole,
     ) -> Result<Option<()>> {
-        let bytes = if role == InterRole::Root {
-            recv.len()
-        } else {
-            send.len()
-        };
+        let bytes = reduce_bytes(send, recv, role);
         let Some(b) = self.rooted_buf(CollOp::Reduce, bytes, role, tag)? else {
             return Ok(None);
         };
