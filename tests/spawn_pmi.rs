@@ -59,6 +59,16 @@ fn children_see_spawned_preput_and_their_world() {
 }
 
 #[test]
+fn a_parent_reads_its_childrens_keys_after_they_have_exited() {
+    let s = Scratch::new("late");
+    let out = spawn_check(&s, 2, &[], &["late", "3"]);
+    assert_all_ok(&out, 1);
+    assert_eq!(lines_with(&out, "HEARD").len(), 3, "{}", show(&out));
+    // A key nobody put still fails at once (the job has ended), not after the wait's bound.
+    assert_eq!(lines_with(&out, "NEVER true").len(), 1, "{}", show(&out));
+}
+
+#[test]
 fn spawn_multiple_numbers_ranks_across_commands_with_appnums() {
     let s = Scratch::new("multi");
     let out = spawn_check(&s, 2, &[], &["multi"]);

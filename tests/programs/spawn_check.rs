@@ -184,6 +184,22 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
                 return Err(format!("child rank {} {}", bad.rank, bad.how()));
             }
         }
+        // Reads the children's keys only after every child has exited (the race of a parent
+        // that reads late, forced).
+        "late" => {
+            let req = SpawnRequest {
+                commands: vec![cmd(&["child"], n, &[])],
+                preput,
+            };
+            let reply = c.spawn(&req).map_err(e("spawn"))?;
+            let st = wait_job(&mut c, reply.job_id)?;
+            if let Some(bad) = st.first_abnormal() {
+                return Err(format!("child rank {} {}", bad.rank, bad.how()));
+            }
+            hear_children(&mut c, &reply)?;
+            let never = c.get_wait_from(&reply.kvsname, "never-put", WAIT);
+            println!("NEVER {}", never.is_err());
+        }
         "multi" => {
             let req = SpawnRequest {
                 commands: vec![cmd(&["child"], 2, &[]), cmd(&["child"], 1, &[])],

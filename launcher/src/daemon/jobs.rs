@@ -613,6 +613,7 @@ impl Daemon {
             while self.registry.finished.len() > FINISHED_KEPT {
                 if let Some(old) = self.registry.finished.pop_front() {
                     self.registry.records.remove(&old);
+                    self.dir.kvs.remove(&kvsname_of(old));
                 }
             }
             self.send_children(&Down::JobDone(job));
@@ -620,10 +621,14 @@ impl Daemon {
         }
     }
 
-    /// Every rank of a job has ended: its state goes, everywhere.
+    /// Every rank of a job has ended: its state goes, everywhere but in the root's key-value
+    /// store, which keeps what the job put for as long as it keeps the job's record
+    /// (`FINISHED_KEPT` jobs): a parent may read its children's keys after they have exited.
     pub(crate) fn on_job_done(&mut self, job: u32) {
         if let Some(j) = self.jobs.remove(&job) {
-            self.dir.kvs.remove(&j.spec.kvsname);
+            if !self.is_root() {
+                self.dir.kvs.remove(&j.spec.kvsname);
+            }
         }
         // Nobody of the job can put the keys still waited for now.
         self.end_key_waits(&kvsname_of(job));
