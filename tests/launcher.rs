@@ -133,6 +133,19 @@ fn a_missing_program_is_named_with_the_os_error() {
 }
 
 #[test]
+fn a_misspelt_option_is_called_an_option_not_a_program() {
+    let s = Scratch::new("misspelt");
+    let out = s.run(&["run", "-n", "2", "--nodse", "2", "true"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("unknown option \"--nodse\""), "stderr: {err}");
+    // After the program, a leading '-' belongs to the program.
+    let out = s.run(&["run", "-n", "1", "echo", "-x"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "-x");
+}
+
+#[test]
 fn a_non_executable_program_is_named_with_the_os_error() {
     let s = Scratch::new("noexec");
     let prog = std::env::temp_dir().join(format!("ibdyn-noexec-{}", std::process::id()));

@@ -363,6 +363,15 @@ pub fn main() -> i32 {
             mut command,
         } => {
             let program = command.remove(0);
+            // The program comes first after ibdyn's own options: a leading '-' here is an
+            // option of ours that clap did not know, not a program.
+            if program.starts_with('-') {
+                eprintln!(
+                    "ibdyn run: unknown option {program:?} (the program comes after the \
+                     options; `ibdyn run --help` lists them)"
+                );
+                return 2;
+            }
             if abi {
                 if let Err(e) = put_abi_library_first() {
                     eprintln!("ibdyn run --abi: {e}");
