@@ -149,7 +149,7 @@ fn wait_for_line(
     let h = std::thread::spawn(move || {
         let mut all = String::new();
         for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
-            if l.trim() == line {
+            if l.trim().starts_with(&line) {
                 let _ = tx.send(());
             }
             all.push_str(&l);
@@ -158,6 +158,65 @@ fn wait_for_line(
         all
     });
     (h, rx)
+}
+
+/// `ibdyn resize --grow 2` then at once `--shrink 3`, as a script does: the shrink waits
+/// until the job has integrated the grow (it is refused as busy before), then takes effect.
+#[test]
+fn back_to_back_resizes_wait_for_the_previous_one() {
+    use std::process::Stdio;
+    let p = common::example_bin("resize");
+    let s = Scratch::new("resize-b2b");
+    let mut child = s
+        .ibdyn(&[
+            "run",
+            "-n",
+            "2",
+            p.to_str().unwrap(),
+            "--iters",
+            "30",
+            "--pause-ms",
+            "100",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the job");
+    let (reader, ready) = wait_for_line(child.stdout.take().expect("stdout"), "resize: job ");
+    if ready.recv_timeout(Duration::from_secs(60)).is_err() {
+        let _ = child.kill();
+        panic!("the job never got ready");
+    }
+    let limit = Duration::from_secs(60);
+    let grow = common::run_bounded(s.ibdyn(&["resize", "--grow", "2"]), None, limit);
+    let shrink = common::run_bounded(s.ibdyn(&["resize", "--shrink", "3"]), None, limit);
+    let status = common::wait_bounded(&mut child, Duration::from_secs(120));
+    let stdout = reader.join().unwrap_or_default();
+    assert!(
+        grow.status.success()
+            && shrink.status.success()
+            && status.success()
+            && stdout.contains("now 4 processes")
+            && stdout.contains("now 1 processes")
+            && stdout.contains("(expected"),
+        "grow {} {}\nshrink {} {}\njob {status}\n{stdout}",
+        grow.status,
+        common::text(&grow.stderr),
+        shrink.status,
+        common::text(&shrink.stderr)
+    );
+    let sum = stdout
+        .lines()
+        .find(|l| l.contains("(expected"))
+        .unwrap_or("");
+    let (got, want) = sum
+        .split_once(" = ")
+        .and_then(|(_, r)| r.split_once(" (expected "))
+        .map(|(g, w)| (g.to_string(), w.split(')').next().unwrap_or("").to_string()))
+        .unwrap_or_default();
+    assert_eq!(got, want, "{stdout}");
+    s.assert_clean();
 }
 
 /// Starts `job`, waits for its rank 0 to wait for a change, runs `ibdyn resize ARGS`, and

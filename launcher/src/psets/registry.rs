@@ -10,6 +10,10 @@ use ibdyn_pmi::pset_ops::{
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
+/// In the refusal of a change to a set whose previous change is not finalized yet
+/// (`ibdyn resize` waits and asks again on it).
+pub(crate) const BUSY: &str = "is busy:";
+
 /// How long retired processes have, once the application finalised a shrink, to finalise
 /// and exit before they are killed (`IBDYN_RETIRE_LIMIT_MS` changes it).
 const RETIRE_LIMIT: Duration = Duration::from_secs(10);
@@ -355,7 +359,7 @@ impl PsetRegistry {
         if let Some(busy) = self.open.get(&input) {
             let ch = &self.changes[busy];
             return Err(format!(
-                "process set {input} is busy: its {} (op {busy}) is still {}; finalize it first",
+                "process set {input} {BUSY} its {} (op {busy}) is still {}; finalize it first",
                 ch.op.name(),
                 if ch.state == ChangeState::Granted {
                     "starting"

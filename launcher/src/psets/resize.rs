@@ -3,13 +3,14 @@
 //! `node0/pmi.sock` of the session directories `ibdyn-UID-*` under TMPDIR, or `--contact`),
 //! and posts the change against the job's main set; the job's processes see it pending.
 
+use super::registry::BUSY;
 use crate::{LaunchError, Result};
 use ibdyn_pmi::pset_ops::{decode_reply, PsetDesc, PsetOp, PsetReply, PsetRequest};
 use ibdyn_pmi::wire::{msg_text, Command};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the root daemon has to answer.
 const ANSWER_LIMIT: Duration = Duration::from_secs(30);
@@ -74,6 +75,32 @@ fn ask(sock: &Path, req: &PsetRequest) -> Result<std::result::Result<PsetReply, 
     Ok(decode_reply(&cmd)?)
 }
 
+/// `ask`, asked again while the job's previous change is still being integrated (the
+/// application has not finalized it yet), for up to `ANSWER_LIMIT`: a script's
+/// `ibdyn resize --grow 2; ibdyn resize --shrink 3` does what it says.
+fn ask_while_busy(
+    sock: &Path,
+    req: &PsetRequest,
+) -> Result<std::result::Result<PsetReply, String>> {
+    let deadline = Instant::now() + ANSWER_LIMIT;
+    let mut pause = Duration::from_millis(5);
+    loop {
+        match ask(sock, req)? {
+            Err(refused) if refused.contains(BUSY) && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(200));
+            }
+            Err(refused) if refused.contains(BUSY) => {
+                return Ok(Err(format!(
+                    "{refused} (still so after {} s)",
+                    ANSWER_LIMIT.as_secs()
+                )))
+            }
+            answer => return Ok(answer),
+        }
+    }
+}
+
 /// The main set of every job of every daemon set found (or of the one at `contact`), by
 /// root-daemon socket.
 pub fn list(contact: Option<&Path>) -> Result<Vec<(PathBuf, Vec<PsetDesc>)>> {
@@ -123,7 +150,7 @@ pub fn resize(job: Option<u32>, change: &Resize, contact: Option<&Path>) -> Resu
     let req = change.request(job.unwrap_or(0));
     let mut why = Vec::new();
     for sock in &sockets {
-        match ask(sock, &req) {
+        match ask_while_busy(sock, &req) {
             Ok(Ok(PsetReply::Made(sets))) => return Ok(sets),
             Ok(Ok(other)) => why.push(format!("{}: unexpected answer {other:?}", sock.display())),
             Ok(Err(refused)) => {
