@@ -461,12 +461,17 @@ impl Engine {
     }
 }
 
+/// Processes sharing this node's cores: this job's local ranks and `guests` of other jobs.
+fn procs_here(pmi: &PmiClient, guests: usize) -> usize {
+    pmi.local_ranks().len().max(1) + guests
+}
+
 /// How long a process-manager wait may block between fabric passes: 1 ms per local process
 /// per usable core (1 ms when each has a core; 20 ms at most). A waiting process answers its
 /// peers' connection requests from those passes; with 64 ranks a core, 1 ms made the waiters'
 /// wake-ups take the cores from the ranks the fence waited for.
 fn set_pmi_slice(pmi: &PmiClient) {
-    let local = pmi.local_ranks().len().max(1) as u32;
+    let local = procs_here(pmi, 0) as u32;
     let per_core = local.div_ceil(ibdyn_shm::usable_cores().max(1) as u32);
     ibdyn_pmi::set_idle_slice(Duration::from_millis(1) * per_core);
 }
@@ -474,8 +479,7 @@ fn set_pmi_slice(pmi: &PmiClient) {
 /// Spins of an idle wait: fewer when this node's ranks (and the `guests` of other jobs
 /// known to run here) outnumber the usable cores.
 fn spins_for(pmi: &PmiClient, guests: usize) -> u32 {
-    let local = pmi.local_ranks().len().max(1) + guests;
-    if local > ibdyn_shm::usable_cores() {
+    if procs_here(pmi, guests) > ibdyn_shm::usable_cores() {
         SPINS_SHARED
     } else {
         SPINS_DEDICATED
