@@ -187,6 +187,39 @@ impl Segment {
         Ok(seg)
     }
 
+    /// Maps the first page of every cell into this process now, writable, so that the rest
+    /// of a first lap round the ring takes no page fault per message (a fault costs a few
+    /// microseconds in a virtual machine; an 8 B message 0.2 us). The rest of a cell faults
+    /// in when a large message first reaches it.
+    pub(crate) fn prefault_cell_heads(&self) {
+        for start in self.cell_head_pages() {
+            // SAFETY: `start` begins a whole page of this live mapping (`cell_head_pages`);
+            // MADV_POPULATE_WRITE only faults pages in and changes no byte. An older kernel
+            // refuses it (EINVAL): the pages then fault on first use as before.
+            let r = unsafe {
+                libc::madvise(
+                    start as *mut libc::c_void,
+                    page_size(),
+                    libc::MADV_POPULATE_WRITE,
+                )
+            };
+            if r != 0 {
+                return;
+            }
+        }
+    }
+
+    /// The distinct page addresses holding the start of each cell, in ring order.
+    pub(crate) fn cell_head_pages(&self) -> Vec<usize> {
+        let page = page_size();
+        let base = self.map.as_mut_ptr() as usize;
+        let mut pages: Vec<usize> = (0..self.geo.cells as u64)
+            .map(|pos| (base + self.geo.cell_offset(pos)) & !(page - 1))
+            .collect();
+        pages.dedup();
+        pages
+    }
+
     /// Removes the file and forgets the name (owner side, on drop).
     pub fn unlink_owned(&self, name: &str) {
         if let Err(e) = std::fs::remove_file(&self.path) {
@@ -305,5 +338,15 @@ impl CellRef<'_> {
     pub fn data(&self) -> *mut u8 {
         // SAFETY: cell start + CELL_DATA + payload <= cell start + stride.
         unsafe { self.base.add(CELL_DATA) }
+    }
+}
+
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
     }
 }

@@ -3,7 +3,7 @@
 //! sequence, ring only if the receiver sleeps.
 
 use std::os::unix::fs::MetadataExt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::copy::copy_bytes;
 use crate::doorbell::futex_wake;
@@ -15,12 +15,20 @@ use crate::ShmError;
 /// a corrupted segment cannot make it spin forever.
 const CLAIM_ATTEMPTS: usize = 1 << 16;
 
+/// After this many packets to one receiver the pair counts as busy and the sender maps the
+/// head page of every cell of the receiver's ring at once (`Segment::prefault_cell_heads`):
+/// a loop of small messages then takes no page fault per message on its first lap, while
+/// the one or two packets most pairs exchange (an all-to-all wire-up) map only their cells.
+const BUSY_AFTER: u32 = 4;
+
 /// A mapping of a peer's receive segment.
 pub struct SendQueue {
     seg: Segment,
     name: String,
     /// The receiver's released position as last read (it only grows).
     released: AtomicU64,
+    /// Packets sent, counted up to `BUSY_AFTER`.
+    sent: AtomicU32,
 }
 
 impl SendQueue {
@@ -37,6 +45,7 @@ impl SendQueue {
             seg,
             name: name.to_string(),
             released: AtomicU64::new(0),
+            sent: AtomicU32::new(0),
         })
     }
 
@@ -102,6 +111,7 @@ impl SendQueue {
                     unsafe { cell.len().write(len as u32) };
                     cell.seq().store(pos.wrapping_add(1), Ordering::Release);
                     self.ring();
+                    self.count_sent();
                     return Ok(true);
                 }
                 Err(now) => pos = now,
@@ -130,10 +140,85 @@ impl SendQueue {
     }
 
     #[inline]
+    fn count_sent(&self) {
+        let n = self.sent.load(Ordering::Relaxed);
+        if n < BUSY_AFTER {
+            self.sent.store(n + 1, Ordering::Relaxed);
+            if n + 1 == BUSY_AFTER {
+                self.seg.prefault_cell_heads();
+            }
+        }
+    }
+
+    #[inline]
     fn ring(&self) {
         if self.seg.sleeping().load(Ordering::SeqCst) != 0 {
             self.seg.doorbell().fetch_add(1, Ordering::SeqCst);
             futex_wake(self.seg.doorbell());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::page_size;
+    use crate::{RecvQueue, ShmConfig};
+
+    /// How many of the ring's cell-head pages hold memory (mincore: a page of a shared
+    /// memory file exists once some process has faulted it in).
+    fn heads_in_memory(q: &SendQueue) -> usize {
+        q.seg
+            .cell_head_pages()
+            .into_iter()
+            .filter(|&p| {
+                let mut v = 0u8;
+                // SAFETY: `p` is a page of the live mapping and `v` holds the one result byte.
+                let r = unsafe { libc::mincore(p as *mut libc::c_void, page_size(), &mut v) };
+                assert_eq!(r, 0, "mincore: {}", std::io::Error::last_os_error());
+                v & 1 == 1
+            })
+            .count()
+    }
+
+    fn kernel_populates() -> bool {
+        let m = memmap2::MmapMut::map_anon(page_size()).expect("an anonymous page");
+        // SAFETY: the page is ours and live; the advice changes no byte.
+        unsafe {
+            libc::madvise(
+                m.as_ptr() as *mut libc::c_void,
+                page_size(),
+                libc::MADV_POPULATE_WRITE,
+            ) == 0
+        }
+    }
+
+    #[test]
+    fn a_busy_sender_maps_every_cell_head_and_a_quiet_one_only_its_cells() {
+        if !kernel_populates() {
+            eprintln!("SKIPPED: this kernel has no MADV_POPULATE_WRITE (Linux 5.14+)");
+            return;
+        }
+        let rx = RecvQueue::create_with_suffix("busy", &ShmConfig::DEFAULT).unwrap();
+        let tx = SendQueue::open(rx.name()).unwrap();
+        let cells = tx.seg.cell_head_pages().len();
+        assert!(cells > BUSY_AFTER as usize);
+        // The first cell may share its page with the segment's header.
+        let header = heads_in_memory(&tx);
+        assert!(header <= 1);
+        for _ in 1..BUSY_AFTER {
+            assert!(tx.try_send(&[b"ping"]).unwrap());
+        }
+        let quiet = heads_in_memory(&tx);
+        assert!(
+            quiet <= header + BUSY_AFTER as usize - 1,
+            "{quiet} heads mapped"
+        );
+        assert!(tx.try_send(&[b"ping"]).unwrap());
+        assert_eq!(heads_in_memory(&tx), cells);
+        for _ in 0..BUSY_AFTER {
+            assert_eq!(rx.try_recv(|b| b.to_vec()).as_deref(), Some(&b"ping"[..]));
+        }
+        assert!(rx.try_recv(|b| b.to_vec()).is_none());
     }
 }
