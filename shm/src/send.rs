@@ -19,7 +19,7 @@ const CLAIM_ATTEMPTS: usize = 1 << 16;
 /// head page of every cell of the receiver's ring at once (`Segment::prefault_cell_heads`):
 /// a loop of small messages then takes no page fault per message on its first lap, while
 /// the one or two packets most pairs exchange (an all-to-all wire-up) map only their cells.
-const BUSY_AFTER: u32 = 4;
+pub(crate) const BUSY_AFTER: u32 = 4;
 
 /// A mapping of a peer's receive segment.
 pub struct SendQueue {
@@ -217,5 +217,29 @@ mod tests {
             assert_eq!(rx.try_recv(|b| b.to_vec()).as_deref(), Some(&b"ping"[..]));
         }
         assert!(rx.try_recv(|b| b.to_vec()).is_none());
+    }
+
+    #[test]
+    fn a_busy_receiver_maps_every_cell_head_of_its_ring() {
+        if !kernel_populates() {
+            eprintln!("SKIPPED: this kernel has no MADV_POPULATE_WRITE (Linux 5.14+)");
+            return;
+        }
+        let rx = RecvQueue::create_with_suffix("busyrx", &ShmConfig::DEFAULT).unwrap();
+        // Three quiet senders (none reaches BUSY_AFTER) fill BUSY_AFTER + 1 cells.
+        let txs: Vec<SendQueue> = (0..3)
+            .map(|_| SendQueue::open(rx.name()).unwrap())
+            .collect();
+        let packets = BUSY_AFTER as usize + 1;
+        for i in 0..packets {
+            assert!(txs[i % 3].try_send(&[b"ping"]).unwrap());
+        }
+        let cells = txs[0].seg.cell_head_pages().len();
+        let before = heads_in_memory(&txs[0]);
+        assert!(before <= packets + 1, "{before} heads mapped");
+        for _ in 0..packets {
+            assert!(rx.try_recv(|_| ()).is_some());
+        }
+        assert_eq!(heads_in_memory(&txs[0]), cells);
     }
 }
