@@ -15,6 +15,7 @@ mod intercomm_loop;
 mod job;
 mod latency;
 mod launch;
+mod machine;
 mod merge_loop;
 mod netlab;
 mod plot_text;
@@ -70,12 +71,21 @@ enum Cmd {
     Merge(dynamic::Args),
     /// Inter- against intra-communicator ping-pong.
     IntercommLatency(dynamic::Args),
+    /// What this machine charges for steps no runtime avoids: cpuid, waking a sleeping
+    /// thread (same core, another core), first touch of a shared page, fork+exec.
+    Machine(machine::Args),
     /// Draws the loop-method intercommunicator-collective table (files of
     /// scripts/compare-peers.sh --out) to a PNG.
     PlotIntercomm(coll_plot::Args),
 }
 
 fn main() {
+    // A table piped into `head` ends the program quietly, as other command-line tools do
+    // (the ranks of a benchmark's job keep Rust's default: their output goes to the launcher).
+    if !job::in_job() {
+        // SAFETY: restoring SIGPIPE's default action before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     let cli = Cli::parse();
     let result = match cli.cmd {
         Cmd::Pmi(a) => pmi::run(a, cli.json),
@@ -91,6 +101,7 @@ fn main() {
         Cmd::IntercommColl(a) => intercomm_coll::run(a, cli.json),
         Cmd::ResChange(a) => res_change::run(a, cli.json),
         Cmd::SessionInit(a) => session_init::run(a, cli.json),
+        Cmd::Machine(a) => machine::run(a, cli.json),
         Cmd::PlotIntercomm(a) => coll_plot::run(a),
     };
     if let Err(e) = result {
