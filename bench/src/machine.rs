@@ -5,6 +5,9 @@
 //! gaps between ibdyn's figures and their floors on such a machine.
 
 use crate::report::Report;
+use nix::sched::{sched_getaffinity, sched_setaffinity, CpuSet};
+use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
+use nix::unistd::Pid;
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
@@ -22,14 +25,16 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
     if let Some(us) = cpuid_us(reps) {
         report.floor(&[("step", "cpuid".into())], "median", "us", us);
     }
-    let cores = ibdyn_shm::usable_cores();
-    let mut pairs = vec![("wake round trip, same core", 0usize, 0usize)];
-    if cores > 1 {
-        pairs.push(("wake round trip, two cores", 0, 1));
+    let (allowed, cores) = allowed_cores()?;
+    let mut pairs = vec![("wake round trip, same core", cores[0], cores[0])];
+    if let Some(&other) = cores.get(1) {
+        pairs.push(("wake round trip, two cores", cores[0], other));
     }
     for (name, a_core, b_core) in pairs {
-        let us = wake_round_trip_us(reps, a_core, b_core)?;
-        report.floor(&[("step", name.into())], "median", "us", us);
+        let us = wake_round_trip_us(reps, a_core, b_core);
+        sched_setaffinity(Pid::from_raw(0), &allowed)
+            .map_err(|e| format!("restoring the CPU set: {e}"))?;
+        report.floor(&[("step", name.into())], "median", "us", us?);
     }
     let (first, again) = shm_touch_us(256)?;
     report.floor(
@@ -84,33 +89,38 @@ fn cpuid_us(_reps: usize) -> Option<f64> {
     None
 }
 
-fn pin(core: usize) {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays inside it for a core
-    // number below CPU_SETSIZE (usable cores are far fewer), and sched_setaffinity(0, ..)
-    // changes only the calling thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(core % libc::CPU_SETSIZE as usize, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
+/// The cores this process may run on, in order.
+fn allowed_cores() -> Result<(CpuSet, Vec<usize>), String> {
+    let set = sched_getaffinity(Pid::from_raw(0)).map_err(|e| format!("sched_getaffinity: {e}"))?;
+    let cores = (0..CpuSet::count())
+        .filter(|&c| set.is_set(c).unwrap_or(false))
+        .collect();
+    Ok((set, cores))
+}
+
+/// Runs the calling thread on `core` alone.
+fn pin(core: usize) -> Result<(), String> {
+    let mut one = CpuSet::new();
+    one.set(core).map_err(|e| format!("core {core}: {e}"))?;
+    sched_setaffinity(Pid::from_raw(0), &one).map_err(|e| format!("pin to core {core}: {e}"))
 }
 
 /// Median round trip of one byte between two threads that block in `read`, pinned to
 /// `a_core` and `b_core`: two wake-ups of a sleeping thread.
 fn wake_round_trip_us(reps: usize, a_core: usize, b_core: usize) -> Result<f64, String> {
     let (mut a, mut b) = UnixStream::pair().map_err(|e| format!("socketpair: {e}"))?;
-    let echo = std::thread::spawn(move || -> std::io::Result<()> {
-        pin(b_core);
+    let echo = std::thread::spawn(move || -> Result<(), String> {
+        pin(b_core)?;
         let mut c = [0u8; 1];
         loop {
-            if b.read(&mut c)? == 0 {
+            if b.read(&mut c).map_err(|e| e.to_string())? == 0 {
                 return Ok(());
             }
-            b.write_all(&c)?;
+            b.write_all(&c).map_err(|e| e.to_string())?;
         }
     });
     let io = |e: std::io::Error| format!("wake round trip: {e}");
-    pin(a_core);
+    pin(a_core)?;
     let mut c = [1u8; 1];
     let mut v = Vec::with_capacity(reps);
     for i in 0..reps + reps / 10 {
@@ -125,32 +135,19 @@ fn wake_round_trip_us(reps: usize, a_core: usize, b_core: usize) -> Result<f64, 
     }
     drop(a);
     echo.join()
-        .map_err(|_| "the echo thread panicked".to_string())?
-        .map_err(io)?;
-    pin_all();
+        .map_err(|_| "the echo thread panicked".to_string())??;
     Ok(median(v))
-}
-
-/// Undoes `pin` for the calling thread.
-fn pin_all() {
-    // SAFETY: as in `pin`; every usable core is set.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for c in 0..ibdyn_shm::usable_cores().min(libc::CPU_SETSIZE as usize) {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-    }
 }
 
 /// Per-page cost of writing one byte to each of `pages` pages of a fresh shared-memory
 /// file (fault, allocate, map), then again (mapped).
 fn shm_touch_us(pages: usize) -> Result<(f64, f64), String> {
     let page = 4096;
-    let file = memfd("ibdyn-bench-touch").map_err(|e| format!("memfd_create: {e}"))?;
+    let file = shared_file()?;
     file.set_len((pages * page) as u64)
         .map_err(|e| format!("memfd size: {e}"))?;
-    let mut map = unsafe_map(&file)?;
+    // SAFETY: the memfd is this function's alone; nothing else maps or resizes it.
+    let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| format!("mmap: {e}"))?;
     let mut pass = || {
         let t = Instant::now();
         for p in 0..pages {
@@ -163,19 +160,8 @@ fn shm_touch_us(pages: usize) -> Result<(f64, f64), String> {
     Ok((first, again))
 }
 
-fn memfd(name: &str) -> std::io::Result<std::fs::File> {
-    use std::os::fd::FromRawFd;
-    let c = std::ffi::CString::new(name).map_err(std::io::Error::other)?;
-    // SAFETY: `c` is a valid NUL-terminated string; the result is checked before use.
-    let fd = unsafe { libc::memfd_create(c.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
-}
-
-fn unsafe_map(file: &std::fs::File) -> Result<memmap2::MmapMut, String> {
-    // SAFETY: the memfd is private to this process and outlives nothing that maps it.
-    unsafe { memmap2::MmapMut::map_mut(file) }.map_err(|e| format!("mmap: {e}"))
+fn shared_file() -> Result<std::fs::File, String> {
+    memfd_create(c"ibdyn-bench-touch", MemFdCreateFlag::MFD_CLOEXEC)
+        .map(std::fs::File::from)
+        .map_err(|e| format!("memfd_create: {e}"))
 }
