@@ -66,18 +66,26 @@ impl LineConn {
     }
 
     fn fill(&mut self, what: &str) -> Result<()> {
-        let mut chunk = [0u8; 65536];
+        // Read straight into the line buffer's spare room (at least a page; it doubles with
+        // long replies): a zeroed 64 KiB array on the stack cost a spawned process 16 page
+        // faults, the stack growing, on its first PMI reply.
+        let old = self.buf.len();
+        self.buf.reserve(4096);
+        self.buf.resize(self.buf.capacity(), 0);
         let n = loop {
-            match self.stream.read(&mut chunk) {
+            match self.stream.read(&mut self.buf[old..]) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(PmiError::io(what, e)),
+                Err(e) => {
+                    self.buf.truncate(old);
+                    return Err(PmiError::io(what, e));
+                }
             }
         };
+        self.buf.truncate(old + n);
         if n == 0 {
             return Err(PmiError::Closed(what.to_string()));
         }
-        self.buf.extend_from_slice(&chunk[..n]);
         if self.buf.len() > MAX_LINE {
             return Err(PmiError::Malformed {
                 line: "...".into(),
