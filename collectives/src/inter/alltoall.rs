@@ -40,7 +40,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         self.local.gather(send, &mut mat, 0)?;
         let mut out = self.on_leader(p * q * rb);
         if self.leader() {
-            let mut theirs = Scratch::zeroed(q * p * rb);
+            let mut theirs = Scratch::for_output(q * p * rb);
             self.swap(t, &mat, &mut theirs)?;
             for j in 0..p {
                 for i in 0..q {

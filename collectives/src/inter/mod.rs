@@ -178,8 +178,10 @@ impl<C: PointToPoint> InterCollectives<C> {
         Ok(())
     }
 
+    /// The leader's buffer for a gathered, reduced or received result (every byte is
+    /// written before it is read, or the operation fails).
     fn on_leader(&self, n: usize) -> Scratch {
-        Scratch::zeroed(if self.leader() { n } else { 0 })
+        Scratch::for_output(if self.leader() { n } else { 0 })
     }
 
     /// Returns once every process of both groups has entered it.
