@@ -59,7 +59,13 @@ impl<'b, C: PointToPoint + 'b> CollRequest<'b, C> {
         recv: &'b mut [u8],
     ) -> Result<Self> {
         sched.validate(send.len(), recv.len())?;
-        let mut scratch = Scratch::zeroed(sched.scratch_len);
+        // Zeroing megabytes of scratch costs as much as a copy; skip it when the schedule
+        // writes before it reads (checked only where the zeroing would cost more).
+        let mut scratch = if sched.scratch_len >= 16384 && sched.writes_scratch_first() {
+            Scratch::for_output(sched.scratch_len)
+        } else {
+            Scratch::zeroed(sched.scratch_len)
+        };
         let scratch_ptr = scratch.as_mut_ptr();
         let mut req = CollRequest {
             pending: Vec::new(),

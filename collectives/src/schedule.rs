@@ -225,6 +225,70 @@ impl Schedule {
         }
         Ok(())
     }
+
+    /// True when the schedule writes every byte of scratch it reads before reading it, so
+    /// the scratch need not start zeroed. In a round, sends read before its receives
+    /// write; then the local steps run in order (a reduction reads its destination too).
+    pub fn writes_scratch_first(&self) -> bool {
+        let mut written = Written::default();
+        let ok = |w: &Written, r: &Region| r.buf != Buf::Scratch || w.covers(r);
+        for round in &self.rounds {
+            if !round.sends.iter().all(|(_, r)| ok(&written, r)) {
+                return false;
+            }
+            for (_, r) in &round.recvs {
+                written.add(r);
+            }
+            for l in &round.local {
+                match *l {
+                    Local::Copy { src, dst } => {
+                        if !ok(&written, &src) {
+                            return false;
+                        }
+                        written.add(&dst);
+                    }
+                    Local::Reduce { src, dst, .. } => {
+                        if !ok(&written, &src) || !ok(&written, &dst) {
+                            return false;
+                        }
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
+/// The parts of scratch written so far: sorted, disjoint, non-adjacent [start, end) spans.
+#[derive(Default)]
+struct Written(Vec<(usize, usize)>);
+
+impl Written {
+    fn add(&mut self, r: &Region) {
+        if r.buf != Buf::Scratch || r.len == 0 {
+            return;
+        }
+        let (mut s, mut e) = (r.off, r.off + r.len);
+        // Merge every span that touches [s, e).
+        self.0.retain(|&(a, b)| {
+            if b < s || a > e {
+                return true;
+            }
+            s = s.min(a);
+            e = e.max(b);
+            false
+        });
+        let at = self.0.partition_point(|&(a, _)| a < s);
+        self.0.insert(at, (s, e));
+    }
+
+    fn covers(&self, r: &Region) -> bool {
+        if r.len == 0 {
+            return true;
+        }
+        let at = self.0.partition_point(|&(a, _)| a <= r.off);
+        at > 0 && self.0[at - 1].1 >= r.off + r.len
+    }
 }
 
 /// Two regions that overlap where at least one of them is written, if any.
@@ -280,6 +344,47 @@ pub(crate) fn offsets(counts: &[usize]) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scratch_read_before_it_is_written_needs_zeroing() {
+        let mut s = Schedule::new();
+        let t = s.scratch(16);
+        s.round().recv(1, t.sub(0, 8)).recv(2, t.sub(8, 8));
+        s.round().send(3, t);
+        s.local().reduce(t.sub(0, 8), Region::recv(0, 8), true);
+        assert!(
+            s.writes_scratch_first(),
+            "received in two halves, then read"
+        );
+
+        let mut s = Schedule::new();
+        let t = s.scratch(16);
+        s.round().send(1, t.sub(0, 8)).recv(1, t.sub(8, 8));
+        assert!(!s.writes_scratch_first(), "sent before anything wrote it");
+
+        let mut s = Schedule::new();
+        let t = s.scratch(8);
+        s.round().recv(1, Region::recv(0, 8));
+        s.local().reduce(Region::recv(0, 8), t, true);
+        assert!(
+            !s.writes_scratch_first(),
+            "a reduction reads its destination"
+        );
+
+        let mut s = Schedule::new();
+        let t = s.scratch(8);
+        s.local().copy(Region::send(0, 8), t);
+        s.local().reduce(Region::send(0, 8), t, true);
+        s.round().recv(1, t.sub(0, 4));
+        s.round().send(1, t.sub(2, 6));
+        assert!(s.writes_scratch_first(), "copied in, then reduced and sent");
+
+        let mut s = Schedule::new();
+        let t = s.scratch(12);
+        s.round().recv(1, t.sub(0, 4)).recv(2, t.sub(8, 4));
+        s.round().send(1, t.sub(2, 8));
+        assert!(!s.writes_scratch_first(), "a gap in the middle");
+    }
 
     #[test]
     fn overlap_detection() {
