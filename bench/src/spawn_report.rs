@@ -77,6 +77,9 @@ pub fn latency(
                 report.add(&params, "mean/floor", "x", mean.value / floor_ms);
                 points.push((n, mean.value));
             }
+            if let Some(med) = rows.iter().find(|m| m.children == n && m.stat == "median") {
+                report.add(&params, "median/floor", "x", med.value / floor_ms);
+            }
         }
         // Only the parameters that tell the lines apart.
         let label = lead
