@@ -66,12 +66,14 @@ impl LineConn {
     }
 
     fn fill(&mut self, what: &str) -> Result<()> {
-        // Read straight into the line buffer's spare room (at least a page; it doubles with
-        // long replies): a zeroed 64 KiB array on the stack cost a spawned process 16 page
-        // faults, the stack growing, on its first PMI reply.
+        // Read straight into the line buffer's spare room, a page to 64 KiB of it (zeroing
+        // all of a long reply's spare room on every read would cost more than the read): a
+        // zeroed 64 KiB array on the stack cost a spawned process 16 page faults, the stack
+        // growing, on its first PMI reply.
         let old = self.buf.len();
         self.buf.reserve(4096);
-        self.buf.resize(self.buf.capacity(), 0);
+        let room = (self.buf.capacity() - old).min(64 << 10);
+        self.buf.resize(old + room, 0);
         let n = loop {
             match self.stream.read(&mut self.buf[old..]) {
                 Ok(n) => break n,
