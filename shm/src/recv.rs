@@ -107,8 +107,9 @@ impl RecvQueue {
             }
             self.head.set(pos.wrapping_add(1));
             if pos == u64::from(crate::send::BUSY_AFTER) {
-                // This ring is busy: map the rest of its cells here too (see `SendQueue`).
-                self.seg.prefault_cell_heads();
+                // This ring is busy: map here too the cells its busy senders populated (see
+                // `SendQueue`), without allocating any.
+                self.seg.prefault_cell_heads(true);
             }
             // SAFETY: the Acquire above pairs with the producer's Release, so the length and
             // payload it wrote are visible; the cell stays ours until `release` passes it.

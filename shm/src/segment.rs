@@ -191,8 +191,27 @@ impl Segment {
     /// of a first lap round the ring takes no page fault per message (a fault costs a few
     /// microseconds in a virtual machine; an 8 B message 0.2 us). The rest of a cell faults
     /// in when a large message first reaches it.
-    pub(crate) fn prefault_cell_heads(&self) {
-        for start in self.cell_head_pages() {
+    ///
+    /// With `resident_only`, only pages some process has already touched are mapped: a
+    /// receiver maps what its busy senders populated, and a short-lived process whose ring
+    /// saw a few packets from several peers allocates and zeroes no page it will not use.
+    pub(crate) fn prefault_cell_heads(&self, resident_only: bool) {
+        let heads = self.cell_head_pages();
+        let resident = if resident_only {
+            match self.resident_pages() {
+                Some(r) => Some(r),
+                None => return,
+            }
+        } else {
+            None
+        };
+        let base = self.map.as_mut_ptr() as usize;
+        for start in heads {
+            if let Some(r) = &resident {
+                if !matches!(r.get((start - base) / page_size()), Some(v) if v & 1 == 1) {
+                    continue;
+                }
+            }
             // SAFETY: `start` begins a whole page of this live mapping (`cell_head_pages`);
             // MADV_POPULATE_WRITE only faults pages in and changes no byte. An older kernel
             // refuses it (EINVAL): the pages then fault on first use as before.
@@ -207,6 +226,23 @@ impl Segment {
                 return;
             }
         }
+    }
+
+    /// One byte per page of the mapping, bit 0 set when the page is in memory (`mincore`,
+    /// which for a shared file mapping reports the file's pages whether or not this process
+    /// mapped them yet). None if the kernel refuses.
+    fn resident_pages(&self) -> Option<Vec<u8>> {
+        let pages = self.map.len().div_ceil(page_size());
+        let mut v = vec![0u8; pages];
+        // SAFETY: the mapping is live and page aligned; `v` holds one byte per page of it.
+        let r = unsafe {
+            libc::mincore(
+                self.map.as_mut_ptr() as *mut libc::c_void,
+                self.map.len(),
+                v.as_mut_ptr(),
+            )
+        };
+        (r == 0).then_some(v)
     }
 
     /// The distinct page addresses holding the start of each cell, in ring order.

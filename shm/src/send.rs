@@ -145,7 +145,7 @@ impl SendQueue {
         if n < BUSY_AFTER {
             self.sent.store(n + 1, Ordering::Relaxed);
             if n + 1 == BUSY_AFTER {
-                self.seg.prefault_cell_heads();
+                self.seg.prefault_cell_heads(false);
             }
         }
     }
@@ -224,12 +224,13 @@ mod tests {
     }
 
     #[test]
-    fn a_busy_receiver_maps_every_cell_head_of_its_ring() {
+    fn a_receiver_maps_only_cells_its_senders_populated() {
         if !kernel_populates() {
             return;
         }
         let rx = RecvQueue::create_with_suffix("busyrx", &ShmConfig::DEFAULT).unwrap();
-        // Three quiet senders (none reaches BUSY_AFTER) fill BUSY_AFTER + 1 cells.
+        // Three quiet senders (none reaches BUSY_AFTER) fill BUSY_AFTER + 1 cells: the
+        // receiver passes BUSY_AFTER and allocates no other cell.
         let txs: Vec<SendQueue> = (0..3)
             .map(|_| SendQueue::open(rx.name()).unwrap())
             .collect();
@@ -237,12 +238,17 @@ mod tests {
         for i in 0..packets {
             assert!(txs[i % 3].try_send(&[b"ping"]).unwrap());
         }
-        let cells = txs[0].seg.cell_head_pages().len();
         let before = heads_in_memory(&txs[0]);
-        assert!(before <= packets + 1, "{before} heads mapped");
+        assert!(before <= packets + 1, "{before} heads in memory");
         for _ in 0..packets {
             assert!(rx.try_recv(|_| ()).is_some());
         }
-        assert_eq!(heads_in_memory(&txs[0]), cells);
+        assert_eq!(heads_in_memory(&txs[0]), before);
+        // A busy sender populates every head; the receiver then finds them all resident.
+        let busy = SendQueue::open(rx.name()).unwrap();
+        for _ in 0..BUSY_AFTER {
+            assert!(busy.try_send(&[b"ping"]).unwrap());
+        }
+        assert_eq!(heads_in_memory(&busy), busy.seg.cell_head_pages().len());
     }
 }

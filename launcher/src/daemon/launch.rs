@@ -3,11 +3,17 @@
 //! (`PR_SET_PDEATHSIG`). A plain `fork` would copy the daemon's page tables and then fault on
 //! every page either side writes until the exec; on the spawn path that cost is most of the
 //! daemon's share.
+//!
+//! The daemon is suspended only until the child has either replaced its memory (the exec
+//! passed the point of no return) or exited. A failing child leaves its errno in the shared
+//! plan before it exits, so the outcome is known as soon as `clone` returns: the daemon goes
+//! on to the next rank while the kernel finishes loading this one.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// What to start.
 pub(crate) struct Launch<'a> {
@@ -40,10 +46,11 @@ struct ChildPlan {
     stdin: RawFd,
     stdout: RawFd,
     stderr: RawFd,
-    report: RawFd,
     daemon: libc::pid_t,
     /// Kept across the exec (-1: none).
     inherit: RawFd,
+    /// The errno of the step that failed, written by the child before it exits (0: none).
+    err: AtomicI32,
 }
 
 const CHILD_STACK: usize = 64 * 1024;
@@ -134,7 +141,6 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
     };
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
-    let (report_r, report_w) = pipe()?;
     let plan = ChildPlan {
         path: path.as_ptr(),
         argv: argv.as_ptr(),
@@ -143,9 +149,9 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         stdin: in_r.as_raw_fd(),
         stdout: out_w.as_raw_fd(),
         stderr: err_w.as_raw_fd(),
-        report: report_w.as_raw_fd(),
         daemon: std::process::id() as libc::pid_t,
         inherit: l.inherit.unwrap_or(-1),
+        err: AtomicI32::new(0),
     };
     let mut stack = vec![0u8; CHILD_STACK];
     // The stack grows down from its 16-byte aligned top.
@@ -172,13 +178,12 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         }
         pid
     };
-    drop((in_r, out_w, err_w, report_w, stack));
-    let mut errno = [0u8; 4];
-    // SAFETY: `errno` is valid for 4 bytes of writes.
-    let n = unsafe { libc::read(report_r.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
-    if n == 4 {
+    drop((in_r, out_w, err_w, stack));
+    // The child has exec'd or exited: a failure was stored before its exit released us.
+    let errno = plan.err.load(Ordering::Acquire);
+    if errno != 0 {
         let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
-        return Err(std::io::Error::from_raw_os_error(i32::from_ne_bytes(errno)));
+        return Err(std::io::Error::from_raw_os_error(errno));
     }
     Ok(Started {
         pid,
@@ -188,14 +193,17 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
     })
 }
 
-/// Reports `errno` through the CLOEXEC pipe and ends the child.
+/// Leaves `errno` in the plan for the suspended daemon and ends the child.
 ///
 /// # Safety
 /// Only in the child between clone and exec: it ends the process with `_exit`.
-unsafe fn fail(report: RawFd) -> ! {
-    let e = *libc::__errno_location();
-    let bytes = e.to_ne_bytes();
-    libc::write(report, bytes.as_ptr().cast(), 4);
+unsafe fn fail(p: &ChildPlan) -> ! {
+    // An errno of 0 would read as success: report EINVAL for a failure that set none.
+    let e = match *libc::__errno_location() {
+        0 => libc::EINVAL,
+        e => e,
+    };
+    p.err.store(e, Ordering::Release);
     libc::_exit(127)
 }
 
@@ -213,7 +221,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
             libc::signal(sig, libc::SIG_DFL);
         }
         if libc::setpgid(0, 0) != 0 {
-            fail(p.report);
+            fail(p);
         }
         libc::prctl(
             libc::PR_SET_PDEATHSIG,
@@ -227,22 +235,22 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         }
         for (from, to) in [(p.stdin, 0), (p.stdout, 1), (p.stderr, 2)] {
             if libc::dup2(from, to) < 0 {
-                fail(p.report);
+                fail(p);
             }
         }
         // The table is the child's own copy (no CLONE_FILES): only the child's end loses
         // close-on-exec. It is 3 or above, so the dup2s above left it alone.
         if p.inherit >= 3 && libc::fcntl(p.inherit, libc::F_SETFD, 0) != 0 {
-            fail(p.report);
+            fail(p);
         }
         if !p.cwd.is_null() && libc::chdir(p.cwd) != 0 {
-            fail(p.report);
+            fail(p);
         }
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         libc::execve(p.path, p.argv, p.envp);
-        fail(p.report)
+        fail(p)
     }
 }
 

@@ -262,6 +262,7 @@ impl Daemon {
                 }
             }
         }
+        self.reactor.wake_reader();
         out
     }
 

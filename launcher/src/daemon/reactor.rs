@@ -71,8 +71,16 @@ impl Reactor {
         Ok(Reactor { add, wake: wake_w })
     }
 
+    /// Queues `fd` for the reader thread; it watches it from the next `wake_reader`. The
+    /// ranks of a job are queued together and wake the reader once: each wake-up is a
+    /// context switch that would otherwise come between the starts of two ranks.
     fn add(&self, fd: OwnedFd, source: Source) {
-        if self.add.send(Watched { fd, source }).is_ok() {
+        let _ = self.add.send(Watched { fd, source });
+    }
+
+    /// Has the reader thread take up the descriptors queued since the last call.
+    pub(crate) fn wake_reader(&self) {
+        if !self.add.is_empty() {
             let _ = nix::unistd::write(&self.wake, &[1]);
         }
     }
