@@ -13,6 +13,8 @@ pub(crate) struct Backoff {
     idle: u32,
     blocks: u64,
     spins: u32,
+    /// Block at once, for `PATIENT_BLOCK` at a time (see `Backoff::patient`).
+    patient: bool,
 }
 
 /// Progress passes to spin before yielding when every process has a core of its own: about
@@ -25,6 +27,9 @@ const YIELDS: u32 = 64;
 /// Longest single block: an idle process wakes at most ~50 times a second (hundreds of idle
 /// spawned processes must not keep the cores busy); senders wake it sooner through the doorbell.
 const MAX_BLOCK: Duration = Duration::from_millis(20);
+/// A patient wait's block: senders ring the doorbell, so this bounds only how late the fabric
+/// and liveness checks run.
+const PATIENT_BLOCK: Duration = Duration::from_millis(1);
 
 impl Backoff {
     pub fn new(spins: u32) -> Backoff {
@@ -32,6 +37,19 @@ impl Backoff {
             idle: 0,
             blocks: 0,
             spins,
+            patient: false,
+        }
+    }
+
+    /// For waits on another process that is expected to take milliseconds (a disconnect
+    /// waiting for the other side): no spinning or yielding, which on a full machine would
+    /// only take cores from the processes being waited for.
+    pub fn patient() -> Backoff {
+        Backoff {
+            idle: 0,
+            blocks: 0,
+            spins: 0,
+            patient: true,
         }
     }
 
@@ -41,6 +59,10 @@ impl Backoff {
 
     pub fn step(&mut self) -> Step {
         self.idle = self.idle.saturating_add(1);
+        if self.patient {
+            self.blocks += 1;
+            return Step::Block(PATIENT_BLOCK);
+        }
         if self.idle <= self.spins {
             Step::Spin
         } else if self.idle <= self.spins + YIELDS {
@@ -55,5 +77,40 @@ impl Backoff {
     /// How many times this wait has blocked (drives periodic liveness checks).
     pub fn blocks(&self) -> u64 {
         self.blocks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_eager_wait_spins_then_yields_then_blocks_longer_each_time() {
+        let mut b = Backoff::new(2);
+        assert!(matches!(b.step(), Step::Spin));
+        assert!(matches!(b.step(), Step::Spin));
+        for _ in 0..YIELDS {
+            assert!(matches!(b.step(), Step::Yield));
+        }
+        let Step::Block(first) = b.step() else {
+            panic!("a block after the yields")
+        };
+        let Step::Block(second) = b.step() else {
+            panic!("still blocking")
+        };
+        assert!(second > first);
+        assert_eq!(b.blocks(), 2);
+        b.reset();
+        assert!(matches!(b.step(), Step::Spin));
+    }
+
+    #[test]
+    fn a_patient_wait_blocks_at_once_and_for_a_bounded_time() {
+        let mut b = Backoff::patient();
+        for n in 1..=3 {
+            assert!(matches!(b.step(), Step::Block(t) if t == PATIENT_BLOCK));
+            assert_eq!(b.blocks(), n);
+        }
+        assert!(PATIENT_BLOCK <= MAX_BLOCK);
     }
 }

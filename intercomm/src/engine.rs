@@ -40,6 +40,8 @@ pub(crate) struct Engine {
     /// Processes of other jobs on this node this process talks to (a spawn's children, its
     /// parents, a connected job): they share the cores, too.
     guests_here: std::collections::HashSet<Gpid>,
+    /// Waits block at once instead of spinning (`Engine::set_patient`).
+    patient: bool,
 }
 
 impl Engine {
@@ -67,6 +69,7 @@ impl Engine {
         Engine {
             spins,
             guests_here: Default::default(),
+            patient: false,
             shm: ShmRoute::new(rx, cma),
             net: NetRoute::new(fabric),
             proto: Protocol::new(pmi, me, card, eager_limit.min(shm_limit)),
@@ -83,6 +86,21 @@ impl Engine {
     }
 
     /// Chooses the idle spin count again (the process mapping may have come in since `new`).
+    /// Makes every wait block as soon as there is nothing to do (`on`), or spin first again;
+    /// returns the previous setting. For protocol steps that wait milliseconds for another
+    /// process, where spinning would take the core from the processes being waited for.
+    pub fn set_patient(&mut self, on: bool) -> bool {
+        std::mem::replace(&mut self.patient, on)
+    }
+
+    fn backoff(&self) -> Backoff {
+        if self.patient {
+            Backoff::patient()
+        } else {
+            Backoff::new(self.spins)
+        }
+    }
+
     pub fn retune_spins(&mut self) {
         self.spins = spins_for(self.proto.pmi_ref(), self.guests_here.len());
         set_pmi_slice(self.proto.pmi_ref());
@@ -268,7 +286,7 @@ impl Engine {
 
     fn recv_direct(&mut self, r: &PostedRecv) -> Direct {
         let pattern = r.pattern();
-        let mut backoff = Backoff::new(self.spins);
+        let mut backoff = self.backoff();
         loop {
             let Engine {
                 shm, net, proto, ..
@@ -358,7 +376,7 @@ impl Engine {
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked
     /// for liveness now and then, so a dead peer ends the wait with an error.
     pub fn wait_until(&mut self, mut done: impl FnMut(&mut Engine) -> bool) -> Result<()> {
-        let mut backoff = Backoff::new(self.spins);
+        let mut backoff = self.backoff();
         loop {
             if done(self) {
                 return Ok(());
@@ -408,7 +426,7 @@ impl Engine {
     /// `wait_until` for one request, without the closure's bookkeeping on the hot path.
     #[inline(never)]
     fn wait_slow(&mut self, id: u64) -> Result<Status> {
-        let mut backoff = Backoff::new(self.spins);
+        let mut backoff = self.backoff();
         loop {
             if self.progress()? {
                 if let Some(r) = self.proto.take_done(id) {

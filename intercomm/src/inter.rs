@@ -133,6 +133,17 @@ impl Communicator {
     /// this communicator), then frees it.
     pub fn disconnect(&self) -> Result<()> {
         let cv = self.collective_view();
+        // The other side may be busy for milliseconds (a parent still starting the rest of a
+        // spawn): wait without spinning.
+        let was = self.engine().borrow_mut().set_patient(true);
+        let r = self.disconnect_handshake(&cv);
+        self.engine().borrow_mut().set_patient(was);
+        r?;
+        self.free();
+        Ok(())
+    }
+
+    fn disconnect_handshake(&self, cv: &Communicator) -> Result<()> {
         if self.is_inter() {
             let local = self.local_comm().collective_view();
             local.barrier_internal()?;
@@ -144,7 +155,6 @@ impl Communicator {
         } else {
             cv.barrier_internal()?;
         }
-        self.free();
         Ok(())
     }
 
