@@ -20,7 +20,7 @@ pub(crate) struct Launch<'a> {
     pub program: &'a str,
     pub args: &'a [String],
     /// The whole environment of the new process.
-    pub env: Vec<(OsString, OsString)>,
+    pub env: &'a [(OsString, OsString)],
     pub cwd: Option<&'a Path>,
     /// Give the process a pipe as stdin (else /dev/null).
     pub stdin_pipe: bool,
@@ -100,10 +100,7 @@ fn resolve(program: &str, env: &[(OsString, OsString)]) -> std::io::Result<PathB
 /// Starts `l` in its own process group; returns once it has been exec'd, or the reason it
 /// could not be (the errno of the failed step).
 pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
-    let path = cstring(
-        resolve(l.program, &l.env)?.as_os_str().as_bytes(),
-        "program",
-    )?;
+    let path = cstring(resolve(l.program, l.env)?.as_os_str().as_bytes(), "program")?;
     let argv_c: Vec<CString> = std::iter::once(l.program)
         .chain(l.args.iter().map(String::as_str))
         .map(|a| cstring(a.as_bytes(), "argument"))
@@ -314,7 +311,7 @@ mod tests {
         let (code, out, err) = run(&Launch {
             program: "sh",
             args: &args,
-            env: environment(None, &[(OsStr::new("IBDYN_T"), Some(OsStr::new("x y")))]),
+            env: &environment(None, &[(OsStr::new("IBDYN_T"), Some(OsStr::new("x y")))]),
             cwd: Some(&dir),
             stdin_pipe: false,
             inherit: None,
@@ -339,7 +336,7 @@ mod tests {
         let none = Launch {
             program: "ibdyn-no-such-program",
             args: &[],
-            env: environment(None, &[]),
+            env: &environment(None, &[]),
             cwd: None,
             stdin_pipe: false,
             inherit: None,
@@ -349,7 +346,7 @@ mod tests {
         let bad_dir = Launch {
             program: "/bin/true",
             args: &[],
-            env: environment(None, &[]),
+            env: &environment(None, &[]),
             cwd: Some(Path::new("/ibdyn/no/such/dir")),
             stdin_pipe: false,
             inherit: None,
@@ -374,7 +371,7 @@ mod tests {
         let (code, out, _) = run(&Launch {
             program: "sh",
             args: &args,
-            env: environment(None, &[]),
+            env: &environment(None, &[]),
             cwd: None,
             stdin_pipe: false,
             inherit: Some(n),
@@ -396,7 +393,7 @@ mod tests {
         let mut s = start(&Launch {
             program: "sh",
             args: &args,
-            env: environment(None, &[]),
+            env: &environment(None, &[]),
             cwd: None,
             stdin_pipe: true,
             inherit: None,

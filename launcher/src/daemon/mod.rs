@@ -14,6 +14,7 @@ mod launch;
 mod pmi;
 mod ranks;
 mod reactor;
+mod starts;
 
 use crate::error::{LaunchError, Result};
 use crate::link::{self, Outbox};
@@ -117,6 +118,8 @@ pub(crate) struct Daemon {
     pub(crate) key_waiters: Vec<kvs::KeyWaiter>,
     pub(crate) events: Sender<Event>,
     pub(crate) reactor: reactor::Reactor,
+    /// Helper threads that start ranks beside the main thread.
+    pub(crate) starters: starts::Starters,
     pub(crate) node_uid: String,
     pub(crate) secret_hex: String,
     /// The address this node's ranks bind their fabric endpoints to (None: loopback).
@@ -582,6 +585,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             key_waiters: Vec::new(),
             events: tx.clone(),
             reactor,
+            starters: starts::Starters::new(ibdyn_shm::usable_cores()),
             node_uid,
             secret_hex: secret_hex.clone(),
             fabric_ip: (!local_ip.is_loopback()).then(|| local_ip.to_string()),

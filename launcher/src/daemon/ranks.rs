@@ -1,6 +1,6 @@
 //! Starting, watching and stopping the ranks of a job on this daemon.
 
-use super::{launch, Daemon, Event};
+use super::{launch, starts, Daemon, Event};
 use crate::placement::tree;
 use crate::protocol::{JobEnv, RankEnd, Report, StartResult};
 use crate::signals;
@@ -233,40 +233,60 @@ impl Daemon {
     /// created); returns (rank, errno, message) of each, errno 0 when it was exec'd.
     pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<StartResult> {
         let mut out = Vec::new();
+        let mut ready = Vec::new();
         for r in spec.ranks_on(self.me) {
-            match self.start_rank(spec, r) {
-                Ok(()) => out.push(StartResult {
-                    rank: r,
-                    errno: 0,
-                    message: String::new(),
-                }),
-                Err(e) => {
-                    let program = spec.app_of(r).map_or("?", |a| a.program.as_str());
-                    let wdir = spec
-                        .app_of(r)
-                        .and_then(|a| a.wdir.as_deref())
-                        .map(|w| format!(" in {w:?}"))
-                        .unwrap_or_default();
-                    let msg = format!("cannot execute {program:?}{wdir}: {e}");
-                    tracing::debug!("daemon {}: job {} rank {r}: {msg}", self.me, spec.jobid);
-                    if let Some(job) = self.jobs.get_mut(&spec.jobid) {
-                        let rs = job.ranks.entry(r).or_default();
-                        rs.gone = true;
-                        rs.reported = true;
-                    }
+            match self.prepare_rank(spec, r) {
+                Ok(p) => ready.push(p),
+                Err(e) => out.push(self.not_started_here(spec, r, &e)),
+            }
+        }
+        let started = self.starters.start_all(spec, &mut ready);
+        for (p, s) in ready.into_iter().zip(started) {
+            let rank = p.rank;
+            match s {
+                Ok(child) => {
+                    self.rank_started(spec, p, child);
                     out.push(StartResult {
-                        rank: r,
-                        errno: errno_of(&e),
-                        message: msg,
+                        rank,
+                        errno: 0,
+                        message: String::new(),
                     });
+                }
+                Err(e) => {
+                    self.pmi_ids.remove(&p.pmi_id);
+                    out.push(self.not_started_here(spec, rank, &e));
                 }
             }
         }
         self.reactor.wake_reader();
+        out.sort_by_key(|r| r.rank);
         out
     }
 
-    fn start_rank(&mut self, spec: &JobSpec, rank: u32) -> std::io::Result<()> {
+    /// The result of a rank that could not be started, which is then over.
+    fn not_started_here(&mut self, spec: &JobSpec, r: u32, e: &std::io::Error) -> StartResult {
+        let program = spec.app_of(r).map_or("?", |a| a.program.as_str());
+        let wdir = spec
+            .app_of(r)
+            .and_then(|a| a.wdir.as_deref())
+            .map(|w| format!(" in {w:?}"))
+            .unwrap_or_default();
+        let msg = format!("cannot execute {program:?}{wdir}: {e}");
+        tracing::debug!("daemon {}: job {} rank {r}: {msg}", self.me, spec.jobid);
+        if let Some(job) = self.jobs.get_mut(&spec.jobid) {
+            let rs = job.ranks.entry(r).or_default();
+            rs.gone = true;
+            rs.reported = true;
+        }
+        StartResult {
+            rank: r,
+            errno: errno_of(e),
+            message: msg,
+        }
+    }
+
+    /// Everything rank `rank` needs to start, its `PMI_ID` reserved.
+    fn prepare_rank(&mut self, spec: &JobSpec, rank: u32) -> std::io::Result<starts::Prepared> {
         let app = spec
             .app_of(rank)
             .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -328,20 +348,29 @@ impl Daemon {
             (Some(e), None) => Some(e.cwd.clone()),
             (None, w) => w.as_ref().map(PathBuf::from),
         };
-        let mut child = launch::start(&launch::Launch {
-            program: &app.program,
-            args: &app.args,
+        self.pmi_ids.insert(pmi_id, (spec.jobid, rank));
+        Ok(starts::Prepared {
+            rank,
             env: launch::environment(spec.env.as_ref().map(|e| e.vars.as_slice()), &set),
-            cwd: cwd.as_deref(),
+            cwd,
             stdin_pipe: rank == 0 && spec.stdin,
-            inherit: Some(pmi_theirs.as_raw_fd()),
+            pmi_ours,
+            pmi_theirs,
+            pmi_id,
         })
-        .inspect_err(|_| {
-            self.pmi_ids.remove(&pmi_id);
-        })?;
+    }
+
+    /// Watches a started rank: its PMI connection, output, end and stdin.
+    fn rank_started(&mut self, spec: &JobSpec, p: starts::Prepared, mut child: launch::Started) {
+        let starts::Prepared {
+            rank,
+            pmi_ours,
+            pmi_theirs,
+            pmi_id,
+            ..
+        } = p;
         drop(pmi_theirs);
         self.attach_pmi(pmi_ours, spec.jobid, rank);
-        self.pmi_ids.insert(pmi_id, (spec.jobid, rank));
         let pid = child.pid;
         let job = spec.jobid;
         tracing::debug!(
@@ -374,7 +403,6 @@ impl Daemon {
             rs.stdin = stdin;
             rs.pmi_id = Some(pmi_id);
         }
-        Ok(())
     }
 
     pub(crate) fn stdin_to_rank0(&mut self, data: Option<Vec<u8>>) {
