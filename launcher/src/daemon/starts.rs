@@ -239,32 +239,27 @@ mod tests {
         out
     }
 
-    #[test]
-    fn ranks_started_from_several_threads_keep_their_order_environment_and_errors() {
-        let echo = App {
+    /// `nprocs` ranks that print their rank (from their environment).
+    fn echo(nprocs: u32, appnum: i32) -> App {
+        App {
             program: "sh".into(),
             args: vec!["-c".into(), "echo $IBDYN_T_RANK".into()],
-            nprocs: 3,
-            appnum: 0,
+            nprocs,
+            appnum,
             wdir: None,
             env: Vec::new(),
-        };
+        }
+    }
+
+    #[test]
+    fn ranks_started_from_several_threads_keep_their_order_environment_and_errors() {
         let missing = App {
             program: "ibdyn-no-such-program".into(),
             args: Vec::new(),
-            nprocs: 1,
-            appnum: 1,
-            wdir: None,
-            env: Vec::new(),
+            ..echo(1, 1)
         };
-        let tail = App {
-            appnum: 2,
-            nprocs: 4,
-            ..echo.clone()
-        };
-        let spec = spec(vec![echo, missing, tail], 8);
-        let ready: Vec<Prepared> = (0..8).map(prepared).collect();
-        let mut ready = ready;
+        let spec = spec(vec![echo(3, 0), missing, echo(4, 2)], 8);
+        let mut ready: Vec<Prepared> = (0..8).map(prepared).collect();
         // Kept until the ranks are reaped: a helper that ends takes its ranks with it.
         let starters = Starters::new(4);
         let results = starters.start_all(&spec, &mut ready);
@@ -282,15 +277,7 @@ mod tests {
 
     #[test]
     fn a_few_ranks_start_from_the_calling_thread() {
-        let echo = App {
-            program: "sh".into(),
-            args: vec!["-c".into(), "echo $IBDYN_T_RANK".into()],
-            nprocs: 2,
-            appnum: 0,
-            wdir: None,
-            env: Vec::new(),
-        };
-        let spec = spec(vec![echo], 2);
+        let spec = spec(vec![echo(2, 0)], 2);
         let mut ready: Vec<Prepared> = (0..2).map(prepared).collect();
         let starters = Starters::new(8);
         let outs: Vec<String> = starters
