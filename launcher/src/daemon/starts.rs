@@ -41,6 +41,9 @@ pub(crate) struct Prepared {
 /// One start handed to a helper: everything owned but the inherited descriptor, which the
 /// daemon keeps open until the answer is back.
 struct Work {
+    /// Which `start_all` call it belongs to: an answer that comes after its call gave up
+    /// waiting must not be taken for one of a later call.
+    batch: u64,
     index: usize,
     program: String,
     args: Vec<String>,
@@ -63,13 +66,14 @@ impl Work {
     }
 }
 
-type Answer = (usize, std::io::Result<Started>);
+type Answer = (u64, usize, std::io::Result<Started>);
 
 /// The daemon's helper threads for starting ranks.
 pub(crate) struct Starters {
     work: Sender<Work>,
     answers: Receiver<Answer>,
     helpers: usize,
+    batch: std::cell::Cell<u64>,
 }
 
 impl Starters {
@@ -86,7 +90,7 @@ impl Starters {
                 .spawn(move || {
                     for w in todo {
                         let r = w.start();
-                        if done.send((w.index, r)).is_err() {
+                        if done.send((w.batch, w.index, r)).is_err() {
                             return;
                         }
                     }
@@ -103,6 +107,7 @@ impl Starters {
             work,
             answers,
             helpers,
+            batch: std::cell::Cell::new(0),
         }
     }
 
@@ -129,6 +134,8 @@ impl Starters {
             return ready.iter().map(own).collect();
         }
         let stride = self.helpers + 1;
+        let batch = self.batch.get() + 1;
+        self.batch.set(batch);
         let mut out: Vec<Option<std::io::Result<Started>>> =
             (0..ready.len()).map(|_| None).collect();
         let mut handed = 0;
@@ -144,6 +151,7 @@ impl Starters {
                 }
             };
             let w = Work {
+                batch,
                 index: i,
                 program: app.program.clone(),
                 args: app.args.clone(),
@@ -160,9 +168,18 @@ impl Starters {
         for (i, p) in ready.iter().enumerate().step_by(stride) {
             out[i] = Some(own(p));
         }
-        for _ in 0..handed {
+        while handed > 0 {
             match self.answers.recv_timeout(HELPER_LIMIT) {
-                Ok((i, r)) => out[i] = Some(r),
+                Ok((b, i, r)) if b == batch => {
+                    out[i] = Some(r);
+                    handed -= 1;
+                }
+                // A late answer of an earlier call, which reported the rank as not started.
+                Ok((_, _, r)) => {
+                    if let Ok(child) = r {
+                        tracing::warn!("daemon: pid {} started after its spawn gave up", child.pid);
+                    }
+                }
                 Err(_) => break,
             }
         }
