@@ -49,9 +49,16 @@ fn job_secret() -> u64 {
 /// Installs the `IBDYN_LOG` log filter (silent by default). Safe to call more than once.
 pub fn init_logging() {
     // Silent unless asked: no subscriber at all then (it costs start-up time).
-    let Ok(filter) = std::env::var("IBDYN_LOG") else {
-        return;
-    };
+    if let Ok(filter) = std::env::var("IBDYN_LOG") {
+        install_subscriber(filter);
+    }
+}
+
+/// Apart from `init_logging`, so that its large stack frame (the subscriber's builder) is not
+/// probed, three page faults, by every process that does not log.
+#[cold]
+#[inline(never)]
+fn install_subscriber(filter: String) {
     let builder =
         tracing_subscriber::fmt().with_env_filter(tracing_subscriber::EnvFilter::new(filter));
     // One file per process when asked: a log that does not depend on output forwarding.

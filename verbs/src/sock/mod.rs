@@ -66,6 +66,7 @@ pub struct SockProvider {
     writes: HashMap<u64, u32>,
     /// Completions to report at the next rc_poll (operations on destroyed endpoints).
     failed_ops: Vec<RcEvent>,
+    /// Room for one datagram: capacity only (see `recv_datagram`).
     ud_buf: Vec<u8>,
     /// Readiness from the last poll(2), so an idle progress costs one system call.
     ready: Option<Ready>,
@@ -154,7 +155,7 @@ impl SockProvider {
             reads: HashMap::new(),
             writes: HashMap::new(),
             failed_ops: Vec::new(),
-            ud_buf: vec![0; 65536],
+            ud_buf: Vec::with_capacity(65536),
             ready: None,
             ready_from_wait: false,
         })
@@ -554,8 +555,8 @@ impl Provider for SockProvider {
             return Ok(());
         }
         loop {
-            match self.udp.recv_from(&mut self.ud_buf) {
-                Ok((n, _)) => out.push(self.ud_buf[..n].to_vec()),
+            match recv_datagram(&self.udp, &mut self.ud_buf) {
+                Ok(d) => out.push(d.to_vec()),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e)
                     if matches!(
@@ -759,6 +760,22 @@ impl Provider for SockProvider {
     fn injected_drops(&self) -> u64 {
         self.injected
     }
+}
+
+/// Receives one datagram into `buf`'s spare capacity (`buf` itself stays empty). The kernel
+/// writes only the datagram's bytes, so a process that takes a few small datagrams faults in
+/// one page of the buffer instead of zeroing all 64 KiB at start-up (15 page faults, ~50 us
+/// on a VM, on every spawned process's way to its first message).
+fn recv_datagram<'a>(udp: &UdpSocket, buf: &'a mut Vec<u8>) -> std::io::Result<&'a [u8]> {
+    let room = buf.spare_capacity_mut();
+    // SAFETY: recv writes at most `room.len()` bytes into memory `buf` owns; the socket is
+    // non-blocking.
+    let n = unsafe { libc::recv(udp.as_raw_fd(), room.as_mut_ptr().cast(), room.len(), 0) };
+    if n < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: recv initialised the first `n` bytes of `room`, which lives as long as `buf`.
+    Ok(unsafe { std::slice::from_raw_parts(room.as_ptr().cast(), n as usize) })
 }
 
 #[cfg(test)]
