@@ -51,9 +51,34 @@ struct ChildPlan {
     inherit: RawFd,
     /// The errno of the step that failed, written by the child before it exits (0: none).
     err: AtomicI32,
+    /// Signals to return to their default disposition (`changed_signals`).
+    reset: *const libc::c_int,
+    resets: usize,
 }
 
 const CHILD_STACK: usize = 64 * 1024;
+
+/// The signals whose disposition in this process is not the default. An ignored signal
+/// survives an exec (Rust's runtime ignores SIGPIPE; a background job of a script starts with
+/// SIGINT and SIGQUIT ignored, and `ibdyn run` forwards Ctrl-C as SIGINT), and a handler must
+/// not run in the child on the daemon's memory; the exec resets the rest. The daemon sets no
+/// disposition once running (signals are taken with sigwait), so the table is read once:
+/// the child then makes 2 or 3 calls instead of 64 before its exec, while the daemon waits.
+fn changed_signals() -> &'static [libc::c_int] {
+    static CHANGED: std::sync::OnceLock<Vec<libc::c_int>> = std::sync::OnceLock::new();
+    CHANGED.get_or_init(|| {
+        (1..65)
+            .filter(|&sig| {
+                // SAFETY: a query only (no new action) into a zeroed plain C struct.
+                unsafe {
+                    let mut old: libc::sigaction = std::mem::zeroed();
+                    libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                        && old.sa_sigaction != libc::SIG_DFL
+                }
+            })
+            .collect()
+    })
+}
 
 fn cstring(bytes: &[u8], what: &str) -> std::io::Result<CString> {
     CString::new(bytes).map_err(|_| {
@@ -149,8 +174,11 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         daemon: std::process::id() as libc::pid_t,
         inherit: l.inherit.unwrap_or(-1),
         err: AtomicI32::new(0),
+        reset: changed_signals().as_ptr(),
+        resets: changed_signals().len(),
     };
-    let mut stack = vec![0u8; CHILD_STACK];
+    // A stack needs no zeroing: capacity only.
+    let mut stack: Vec<u8> = Vec::with_capacity(CHILD_STACK);
     // The stack grows down from its 16-byte aligned top.
     let top = ((stack.as_mut_ptr() as usize + CHILD_STACK) & !15) as *mut libc::c_void;
     // SAFETY: every signal is blocked around the clone so that no handler runs in the child
@@ -209,12 +237,9 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` points at the parent's `ChildPlan`, alive while the parent is suspended.
     unsafe {
         let p = &*(arg as *const ChildPlan);
-        // A new program starts with every signal at its default: an ignored one would survive
-        // the exec (Rust's runtime ignores SIGPIPE; a background job of a script starts with
-        // SIGINT and SIGQUIT ignored, and `ibdyn run` forwards Ctrl-C as SIGINT). The handler
-        // table is the child's own copy (no CLONE_SIGHAND). Numbers without a signal, and
-        // SIGKILL/SIGSTOP, just fail.
-        for sig in 1..65 {
+        // A new program starts with every signal at its default (`changed_signals`). The
+        // handler table is the child's own copy (no CLONE_SIGHAND).
+        for &sig in std::slice::from_raw_parts(p.reset, p.resets) {
             libc::signal(sig, libc::SIG_DFL);
         }
         if libc::setpgid(0, 0) != 0 {
@@ -329,6 +354,27 @@ mod tests {
             nix::unistd::getpgrp().to_string(),
             "a process group of its own"
         );
+    }
+
+    #[test]
+    fn a_signal_the_daemon_ignores_is_at_its_default_in_the_started_program() {
+        // Rust's runtime ignores SIGPIPE in this test process, as in the daemon.
+        assert!(changed_signals().contains(&libc::SIGPIPE));
+        let args = vec!["SigIgn".to_string(), "/proc/self/status".to_string()];
+        let (code, out, _) = run(&Launch {
+            program: "grep",
+            args: &args,
+            env: &environment(None, &[]),
+            cwd: None,
+            stdin_pipe: false,
+            inherit: None,
+        });
+        assert_eq!(code, 0);
+        let ignored = u64::from_str_radix(out.trim().trim_start_matches("SigIgn:").trim(), 16)
+            .expect("a hexadecimal mask");
+        // Signals 32 and 33 are glibc's own (no program sees them; `sigaction` refuses them).
+        let glibc_internal = 0b11 << 31;
+        assert_eq!(ignored & !glibc_internal, 0, "ignored: {ignored:#x}");
     }
 
     #[test]
