@@ -2,6 +2,7 @@
 //! (one stream per connection), RDMA read/write served by the target's progress loop.
 
 mod rdma;
+mod spare;
 mod stream;
 
 use crate::auth::{self, Authenticator, TAG_LEN};
@@ -11,6 +12,7 @@ use crate::error::{Result, VerbsError};
 use crate::provider::{Provider, RcEndpoint, RcEvent};
 use crate::RemoteBuf;
 use rdma::Windows;
+use spare::read_spare;
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, UdpSocket};
@@ -66,7 +68,7 @@ pub struct SockProvider {
     writes: HashMap<u64, u32>,
     /// Completions to report at the next rc_poll (operations on destroyed endpoints).
     failed_ops: Vec<RcEvent>,
-    /// Room for one datagram: capacity only (see `recv_datagram`).
+    /// Room for one datagram: capacity only (see `read_spare`).
     ud_buf: Vec<u8>,
     /// Readiness from the last poll(2), so an idle progress costs one system call.
     ready: Option<Ready>,
@@ -555,8 +557,9 @@ impl Provider for SockProvider {
             return Ok(());
         }
         loop {
-            match recv_datagram(&self.udp, &mut self.ud_buf) {
-                Ok(d) => out.push(d.to_vec()),
+            self.ud_buf.clear();
+            match read_spare(self.udp.as_raw_fd(), &mut self.ud_buf) {
+                Ok(_) => out.push(self.ud_buf.clone()),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
                 Err(e)
                     if matches!(
@@ -760,22 +763,6 @@ impl Provider for SockProvider {
     fn injected_drops(&self) -> u64 {
         self.injected
     }
-}
-
-/// Receives one datagram into `buf`'s spare capacity (`buf` itself stays empty). The kernel
-/// writes only the datagram's bytes, so a process that takes a few small datagrams faults in
-/// one page of the buffer instead of zeroing all 64 KiB at start-up (15 page faults, ~50 us
-/// on a VM, on every spawned process's way to its first message).
-fn recv_datagram<'a>(udp: &UdpSocket, buf: &'a mut Vec<u8>) -> std::io::Result<&'a [u8]> {
-    let room = buf.spare_capacity_mut();
-    // SAFETY: recv writes at most `room.len()` bytes into memory `buf` owns; the socket is
-    // non-blocking.
-    let n = unsafe { libc::recv(udp.as_raw_fd(), room.as_mut_ptr().cast(), room.len(), 0) };
-    if n < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: recv initialised the first `n` bytes of `room`, which lives as long as `buf`.
-    Ok(unsafe { std::slice::from_raw_parts(room.as_ptr().cast(), n as usize) })
 }
 
 #[cfg(test)]
