@@ -46,10 +46,8 @@ impl Backoff {
     /// only take cores from the processes being waited for.
     pub fn patient() -> Backoff {
         Backoff {
-            idle: 0,
-            blocks: 0,
-            spins: 0,
             patient: true,
+            ..Backoff::new(0)
         }
     }
 

@@ -85,7 +85,6 @@ impl Engine {
         (proto, Routes { shm, net })
     }
 
-    /// Chooses the idle spin count again (the process mapping may have come in since `new`).
     /// Makes every wait block as soon as there is nothing to do (`on`), or spin first again;
     /// returns the previous setting. For protocol steps that wait milliseconds for another
     /// process, where spinning would take the core from the processes being waited for.
@@ -101,6 +100,7 @@ impl Engine {
         }
     }
 
+    /// Chooses the idle spin count again (the process mapping may have come in since `new`).
     pub fn retune_spins(&mut self) {
         self.spins = spins_for(self.proto.pmi_ref(), self.guests_here.len());
         set_pmi_slice(self.proto.pmi_ref());

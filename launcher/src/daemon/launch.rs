@@ -52,8 +52,7 @@ struct ChildPlan {
     /// The errno of the step that failed, written by the child before it exits (0: none).
     err: AtomicI32,
     /// Signals to return to their default disposition (`changed_signals`).
-    reset: *const libc::c_int,
-    resets: usize,
+    reset: &'static [libc::c_int],
 }
 
 const CHILD_STACK: usize = 64 * 1024;
@@ -174,8 +173,7 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         daemon: std::process::id() as libc::pid_t,
         inherit: l.inherit.unwrap_or(-1),
         err: AtomicI32::new(0),
-        reset: changed_signals().as_ptr(),
-        resets: changed_signals().len(),
+        reset: changed_signals(),
     };
     // A stack needs no zeroing: capacity only.
     let mut stack: Vec<u8> = Vec::with_capacity(CHILD_STACK);
@@ -239,7 +237,7 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         let p = &*(arg as *const ChildPlan);
         // A new program starts with every signal at its default (`changed_signals`). The
         // handler table is the child's own copy (no CLONE_SIGHAND).
-        for &sig in std::slice::from_raw_parts(p.reset, p.resets) {
+        for &sig in p.reset {
             libc::signal(sig, libc::SIG_DFL);
         }
         if libc::setpgid(0, 0) != 0 {
