@@ -3,11 +3,13 @@
 //! launcher, and runs fence / allgather / key look-ups as a tree with the other daemons
 //! (daemon 0 is the root and holds the authoritative key-value space and name service).
 //!
-//! Everything happens on one event-loop thread; sockets, pipes, child processes and signals
-//! are turned into `Event`s by small threads.
+//! Everything happens on one event-loop thread. It waits itself on the PMI sockets, the
+//! ranks' pipes and pidfds (`reactor`); the links to the launcher and the other daemons, and
+//! signals, are read by small threads that hand `Event`s over through its `inbox`.
 
 mod address;
 mod coll;
+mod inbox;
 pub(crate) mod jobs;
 pub(crate) mod kvs;
 mod launch;
@@ -21,7 +23,6 @@ use crate::link::{self, Outbox};
 use crate::placement::tree;
 use crate::protocol::{Down, Report, Role, ToDaemon, Up};
 use crate::{secret, signals};
-use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::state::Directory;
 use ibdyn_pmi::wire::Frame;
 use std::collections::HashMap;
@@ -116,7 +117,7 @@ pub(crate) struct Daemon {
     pub(crate) forwarded: HashMap<u64, kvs::Forwarded>,
     pub(crate) next_forward: u64,
     pub(crate) key_waiters: Vec<kvs::KeyWaiter>,
-    pub(crate) events: Sender<Event>,
+    pub(crate) events: inbox::EventTx,
     pub(crate) reactor: reactor::Reactor,
     /// Helper threads that start ranks beside the main thread.
     pub(crate) starters: starts::Starters,
@@ -194,20 +195,27 @@ impl Daemon {
         d
     }
 
-    fn run(&mut self, rx: Receiver<Event>) {
+    fn run(&mut self, inbox: inbox::Inbox) {
+        let mut batch = Vec::new();
         while !self.stop {
-            let ev = match self.next_deadline() {
-                None => rx.recv().ok(),
-                Some(t) => match rx.recv_timeout(t.saturating_duration_since(Instant::now())) {
-                    Ok(ev) => Some(ev),
-                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
-                },
-            };
-            if let Some(ev) = ev {
+            for ev in inbox.take() {
                 self.on_event(ev);
             }
             self.on_timers();
+            if self.stop {
+                break;
+            }
+            let timeout = self
+                .next_deadline()
+                .map(|t| t.saturating_duration_since(Instant::now()));
+            if let Err(e) = self.reactor.poll(timeout, &mut batch) {
+                tracing::warn!("daemon {}: epoll_wait: {e}: tearing down", self.me);
+                self.abandon();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            for ev in batch.drain(..) {
+                self.on_event(ev);
+            }
         }
     }
 
@@ -416,7 +424,7 @@ fn launcher_link_delay(me: u32) -> Duration {
 fn start_peer(
     stream: TcpStream,
     peer: Peer,
-    tx: &Sender<Event>,
+    tx: &inbox::EventTx,
     delay: Duration,
 ) -> Result<Outbox> {
     let _ = stream.set_nodelay(true);
@@ -429,10 +437,10 @@ fn start_peer(
         stream,
         format!("{peer:?}"),
         move |f| {
-            let _ = t1.send(Event::Peer(peer, f));
+            t1.send(Event::Peer(peer, f));
         },
         move || {
-            let _ = t2.send(Event::PeerClosed(peer));
+            t2.send(Event::PeerClosed(peer));
         },
     )?;
     Ok(out)
@@ -477,10 +485,11 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
     if let Some(i) = &o.iface {
         std::env::set_var(ibdyn_verbs::iface::IFACE_ENV, i);
     }
-    let (tx, rx) = crossbeam_channel::unbounded::<Event>();
+    let (tx, inbox) =
+        inbox::inbox().map_err(|e| LaunchError::io("make the event loop's eventfd", e))?;
     let sig_tx = tx.clone();
     signals::watch(move |s| {
-        let _ = sig_tx.send(Event::Signal(s));
+        sig_tx.send(Event::Signal(s));
     })?;
     // A host that is not the launcher's has no session directory yet.
     let made_session_dir = !o.session_dir.exists();
@@ -557,8 +566,8 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             .local_addr()
             .map_err(|e| LaunchError::io("local_addr", e))?
             .to_string();
-        let reactor = reactor::Reactor::start(pmi_listener, pmi_tcp, tx.clone())
-            .map_err(|e| LaunchError::io("start the daemon's reader thread", e))?;
+        let reactor = reactor::Reactor::new(pmi_listener, pmi_tcp, inbox.bell())
+            .map_err(|e| LaunchError::io("watch the daemon's PMI sockets (epoll)", e))?;
 
         let mut d = Daemon {
             me,
@@ -595,7 +604,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             stop: false,
         };
         drop(tx);
-        d.run(rx);
+        d.run(inbox);
         Ok(d.abandon_deadline.is_some())
     })();
     let _ = std::fs::remove_dir_all(&node_dir);

@@ -133,7 +133,7 @@ impl Job {
     }
 }
 
-fn wait_for(pid: i32, job: u32, rank: u32, tx: Sender<Event>) {
+fn wait_for(pid: i32, job: u32, rank: u32, tx: super::inbox::EventTx) {
     let spawned = std::thread::Builder::new()
         .name(format!("wait{job}.{rank}"))
         .spawn(move || {
@@ -258,7 +258,6 @@ impl Daemon {
                 }
             }
         }
-        self.reactor.wake_reader();
         out.sort_by_key(|r| r.rank);
         out
     }

@@ -1,12 +1,13 @@
-//! The daemon's reader: one thread waits (epoll) on the PMI listening socket, every PMI client
-//! connection, every rank's stdout/stderr pipe and every rank's pidfd, and turns what it
-//! reads into `Event`s. Starting a rank or accepting a client costs no thread of its own,
-//! which keeps the event loop (and so the spawn path) short. A rank's end is sent only after
-//! what is left in its pipes, so its output precedes its end on the way to the launcher.
+//! The daemon's descriptors: one epoll set holds the PMI listening sockets, every PMI client
+//! connection, every rank's stdout/stderr pipe, every rank's pidfd and the bell of the
+//! event loop's inbox. The event loop waits on it itself and turns what it reads into
+//! `Event`s, so a rank's request (a spawn's above all) is read and handled by one thread,
+//! with no hand-over between threads. Starting a rank or accepting a client costs no
+//! thread. A rank's end comes after what is left in its pipes, so its output precedes its
+//! end on the way to the launcher.
 
 use super::{ConnId, Event};
 use crate::link::Outbox;
-use crossbeam_channel::{Receiver, Sender};
 use ibdyn_pmi::wire::Framer;
 use std::collections::HashMap;
 use std::net::TcpListener;
@@ -47,52 +48,59 @@ struct Watched {
     source: Source,
 }
 
-/// The main thread's handle: hands new rank pipes and pidfds to the reader thread.
+/// The event loop's descriptors and what it knows of each.
 pub(crate) struct Reactor {
-    add: Sender<Watched>,
-    wake: OwnedFd,
+    poller: Poller,
+    listener: UnixListener,
+    tcp: TcpListener,
+    watched: HashMap<u64, Watched>,
+    /// Tokens of the output pipes of each rank, so that its end can drain them first.
+    outputs: HashMap<(u32, u32), Vec<u64>>,
+    next_token: u64,
+    /// Id of the next accepted PMI client.
+    next_id: ConnId,
+    buf: Vec<u8>,
+    ready: Vec<u64>,
+    /// Events made outside `poll` (a descriptor that could not be watched), for its next call.
+    early: Vec<Event>,
 }
 
 impl Reactor {
-    /// Starts the reader thread; PMI clients connect on `listener`, or by TCP on `tcp`
-    /// (`PMI_PORT`, MPICH's clients that do not inherit a socket).
-    pub(crate) fn start(
+    /// PMI clients connect on `listener`, or by TCP on `tcp` (`PMI_PORT`, MPICH's clients
+    /// that do not inherit a socket); `bell` is the inbox's.
+    pub(crate) fn new(
         listener: UnixListener,
         tcp: TcpListener,
-        events: Sender<Event>,
+        bell: RawFd,
     ) -> std::io::Result<Self> {
-        let (wake_r, wake_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         listener.set_nonblocking(true)?;
         tcp.set_nonblocking(true)?;
-        let (add, added) = crossbeam_channel::unbounded();
-        std::thread::Builder::new()
-            .name("reader".into())
-            .spawn(move || read_loop(listener, tcp, wake_r, added, events))?;
-        Ok(Reactor { add, wake: wake_w })
-    }
-
-    /// Queues `fd` for the reader thread; it watches it from the next `wake_reader`. The
-    /// ranks of a job are queued together and wake the reader once: each wake-up is a
-    /// context switch that would otherwise come between the starts of two ranks.
-    fn add(&self, fd: OwnedFd, source: Source) {
-        let _ = self.add.send(Watched { fd, source });
-    }
-
-    /// Has the reader thread take up the descriptors queued since the last call.
-    pub(crate) fn wake_reader(&self) {
-        if !self.add.is_empty() {
-            let _ = nix::unistd::write(&self.wake, &[1]);
-        }
+        let poller = Poller::new()?;
+        poller.add(bell, WAKE)?;
+        poller.add(listener.as_raw_fd(), LISTENER)?;
+        poller.add(tcp.as_raw_fd(), TCP_LISTENER)?;
+        Ok(Reactor {
+            poller,
+            listener,
+            tcp,
+            watched: HashMap::new(),
+            outputs: HashMap::new(),
+            next_token: TCP_LISTENER + 1,
+            next_id: 1,
+            buf: vec![0u8; 65536],
+            ready: Vec::new(),
+            early: Vec::new(),
+        })
     }
 
     /// Forwards a rank's stdout (`fd` 1) or stderr (2) to the event loop, line by line.
-    pub(crate) fn watch_output(&self, pipe: OwnedFd, job: u32, rank: u32, fd: u8) {
+    pub(crate) fn watch_output(&mut self, pipe: OwnedFd, job: u32, rank: u32, fd: u8) {
         // Non-blocking: a rank's end drains its pipes until they are empty.
         if let Err(e) = nix::fcntl::fcntl(
             pipe.as_raw_fd(),
             nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
         ) {
-            tracing::warn!("daemon reader: O_NONBLOCK on the output of rank {rank}: {e}");
+            tracing::warn!("daemon: O_NONBLOCK on the output of rank {rank}: {e}");
         }
         let source = Source::Output {
             job,
@@ -100,20 +108,29 @@ impl Reactor {
             fd,
             pending: Vec::new(),
         };
-        self.add(pipe, source);
+        let mut early = std::mem::take(&mut self.early);
+        self.register(Watched { fd: pipe, source }, &mut early);
+        self.early = early;
     }
 
     /// Serves PMI on `stream`, a connection the daemon made itself (the socket a rank
     /// inherits as `PMI_FD`): frames arrive as from any client, under `id`.
-    pub(crate) fn attach_client(&self, stream: UnixStream, id: ConnId) -> std::io::Result<Outbox> {
+    pub(crate) fn attach_client(
+        &mut self,
+        stream: UnixStream,
+        id: ConnId,
+    ) -> std::io::Result<Outbox> {
         let (out, watched) = client_watch(stream, id)?;
-        self.add(watched.fd, watched.source);
+        let token = self.next_token;
+        self.next_token += 1;
+        self.poller.add(watched.fd.as_raw_fd(), token)?;
+        self.watched.insert(token, watched);
         Ok(out)
     }
 
     /// Reaps rank `pid` when it ends (an `Exited` event). False when the kernel has no
     /// pidfds (before Linux 5.3): the caller then waits for it another way.
-    pub(crate) fn watch_child(&self, pid: i32, job: u32, rank: u32) -> bool {
+    pub(crate) fn watch_child(&mut self, pid: i32, job: u32, rank: u32) -> bool {
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
         if fd < 0 {
@@ -121,8 +138,179 @@ impl Reactor {
         }
         // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
         let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) };
-        self.add(fd, Source::Child { pid, job, rank });
+        let token = self.next_token;
+        self.next_token += 1;
+        if self.poller.add(fd.as_raw_fd(), token).is_err() {
+            return false;
+        }
+        let source = Source::Child { pid, job, rank };
+        self.watched.insert(token, Watched { fd, source });
         true
+    }
+
+    /// Waits until a descriptor is ready or `timeout` has passed (None: no limit), and
+    /// appends what was read to `out`. The inbox's bell only ends the wait: the caller
+    /// takes the inbox.
+    pub(crate) fn poll(
+        &mut self,
+        timeout: Option<Duration>,
+        out: &mut Vec<Event>,
+    ) -> std::io::Result<()> {
+        out.append(&mut self.early);
+        let timeout = if out.is_empty() {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
+        let mut ready = std::mem::take(&mut self.ready);
+        // On an error `ready` is empty.
+        let waited = self.poller.wait(&mut ready, timeout);
+        for &token in &ready {
+            match token {
+                WAKE => {}
+                LISTENER => {
+                    while let Ok((stream, _)) = self.listener.accept() {
+                        self.open_client(stream, out);
+                    }
+                }
+                TCP_LISTENER => {
+                    while let Ok((stream, _)) = self.tcp.accept() {
+                        let _ = stream.set_nodelay(true);
+                        // The connection is served with the calls of a local one (read,
+                        // write, shutdown, timeouts), which a TCP socket answers the same.
+                        self.open_client(UnixStream::from(OwnedFd::from(stream)), out);
+                    }
+                }
+                t => self.on_ready(t, out),
+            }
+        }
+        self.ready = ready;
+        match waited {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn open_client(&mut self, stream: UnixStream, out: &mut Vec<Event>) {
+        let id = self.next_id;
+        self.next_id += 1;
+        match client_watch(stream, id) {
+            Ok((outbox, w)) => {
+                out.push(Event::ClientOpen(id, outbox));
+                self.register(w, out);
+            }
+            Err(e) => tracing::warn!("daemon: PMI client {id}: {e}"),
+        }
+    }
+
+    fn register(&mut self, w: Watched, out: &mut Vec<Event>) {
+        let token = self.next_token;
+        self.next_token += 1;
+        match self.poller.add(w.fd.as_raw_fd(), token) {
+            Ok(()) => {
+                if let Source::Output { job, rank, .. } = w.source {
+                    self.outputs.entry((job, rank)).or_default().push(token);
+                }
+                self.watched.insert(token, w);
+            }
+            Err(e) => {
+                tracing::warn!("daemon: cannot watch a descriptor: {e}");
+                closed(w.source, out);
+            }
+        }
+    }
+
+    fn unregister(&mut self, token: u64, out: &mut Vec<Event>) {
+        let Some(gone) = self.watched.remove(&token) else {
+            return;
+        };
+        self.poller.remove(gone.fd.as_raw_fd());
+        if let Source::Output { job, rank, .. } = gone.source {
+            if let Some(tokens) = self.outputs.get_mut(&(job, rank)) {
+                tokens.retain(|&t| t != token);
+                if tokens.is_empty() {
+                    self.outputs.remove(&(job, rank));
+                }
+            }
+        }
+        closed(gone.source, out);
+    }
+
+    /// Reads what `token` has now; false once it is closed (end of file or an error).
+    fn read_once(&mut self, token: u64, out: &mut Vec<Event>) -> bool {
+        let Some(w) = self.watched.get_mut(&token) else {
+            return false;
+        };
+        match read_fd(w.fd.as_raw_fd(), &mut self.buf) {
+            Ok(0) => false,
+            Ok(n) => {
+                deliver(&mut w.source, &self.buf[..n], out);
+                true
+            }
+            Err(e) => matches!(
+                e.kind(),
+                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+            ),
+        }
+    }
+
+    /// Everything a rank wrote is in its pipes once it has ended: forward all of it (the
+    /// pipes are non-blocking), so that its output precedes its end.
+    fn drain_outputs(&mut self, job: u32, rank: u32, out: &mut Vec<Event>) {
+        let tokens = self.outputs.get(&(job, rank)).cloned().unwrap_or_default();
+        for t in tokens {
+            // What the rank left is at most a pipe's capacity; a process it started that
+            // keeps writing is read on the usual way afterwards.
+            let mut left = DRAIN_LIMIT;
+            while let Some(w) = self.watched.get_mut(&t) {
+                if left == 0 {
+                    break;
+                }
+                let open = match read_fd(w.fd.as_raw_fd(), &mut self.buf) {
+                    Ok(0) => false,
+                    Ok(n) => {
+                        left = left.saturating_sub(n);
+                        deliver(&mut w.source, &self.buf[..n], out);
+                        true
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    // Empty for now (a process the rank started may hold the pipe open).
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(_) => false,
+                };
+                if !open {
+                    self.unregister(t, out);
+                }
+            }
+        }
+    }
+
+    fn on_ready(&mut self, token: u64, out: &mut Vec<Event>) {
+        let child = match self.watched.get(&token).map(|w| &w.source) {
+            None => return,
+            Some(Source::Child { pid, job, rank }) => Some((*pid, *job, *rank)),
+            Some(_) => None,
+        };
+        let open = match child {
+            Some((pid, job, rank)) => match reap(pid, rank) {
+                Some((code, signal)) => {
+                    self.drain_outputs(job, rank, out);
+                    out.push(Event::Exited {
+                        job,
+                        rank,
+                        pid,
+                        code,
+                        signal,
+                    });
+                    false
+                }
+                None => true,
+            },
+            None => self.read_once(token, out),
+        };
+        if !open {
+            self.unregister(token, out);
+        }
     }
 }
 
@@ -172,217 +360,22 @@ impl Poller {
         };
     }
 
-    /// Ready tokens (waits without a timeout).
-    fn wait(&self, out: &mut Vec<u64>) -> std::io::Result<()> {
+    /// Ready tokens, waiting at most `timeout` (None: no limit) for the first.
+    fn wait(&self, out: &mut Vec<u64>, timeout: Option<Duration>) -> std::io::Result<()> {
+        out.clear();
+        // Whole milliseconds, rounded up: a deadline is never woken for early and spun on.
+        let ms = timeout.map_or(-1, |t| {
+            i32::try_from(t.as_micros().div_ceil(1000)).unwrap_or(i32::MAX)
+        });
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 64];
         // SAFETY: `evs` has room for the 64 events passed.
-        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), 64, -1) };
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), 64, ms) };
         if n < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        out.clear();
         out.extend(evs[..n as usize].iter().map(|e| e.u64));
         Ok(())
     }
-}
-
-/// The reader thread's state.
-struct Reader {
-    poller: Poller,
-    watched: HashMap<u64, Watched>,
-    /// Tokens of the output pipes of each rank, so that its end can drain them first.
-    outputs: HashMap<(u32, u32), Vec<u64>>,
-    next_token: u64,
-    events: Sender<Event>,
-    buf: Vec<u8>,
-}
-
-impl Reader {
-    fn register(&mut self, w: Watched) {
-        let token = self.next_token;
-        self.next_token += 1;
-        match self.poller.add(w.fd.as_raw_fd(), token) {
-            Ok(()) => {
-                if let Source::Output { job, rank, .. } = w.source {
-                    self.outputs.entry((job, rank)).or_default().push(token);
-                }
-                self.watched.insert(token, w);
-            }
-            Err(e) => {
-                tracing::warn!("daemon reader: cannot watch a descriptor: {e}");
-                closed(w.source, &self.events);
-            }
-        }
-    }
-
-    fn unregister(&mut self, token: u64) {
-        let Some(gone) = self.watched.remove(&token) else {
-            return;
-        };
-        self.poller.remove(gone.fd.as_raw_fd());
-        if let Source::Output { job, rank, .. } = gone.source {
-            if let Some(tokens) = self.outputs.get_mut(&(job, rank)) {
-                tokens.retain(|&t| t != token);
-                if tokens.is_empty() {
-                    self.outputs.remove(&(job, rank));
-                }
-            }
-        }
-        closed(gone.source, &self.events);
-    }
-
-    /// Reads what `token` has now; false once it is closed (end of file or an error).
-    fn read_once(&mut self, token: u64) -> bool {
-        let Some(w) = self.watched.get_mut(&token) else {
-            return false;
-        };
-        match read_fd(w.fd.as_raw_fd(), &mut self.buf) {
-            Ok(0) => false,
-            Ok(n) => deliver(&mut w.source, &self.buf[..n], &self.events),
-            Err(e) => matches!(
-                e.kind(),
-                std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
-            ),
-        }
-    }
-
-    /// Everything a rank wrote is in its pipes once it has ended: forward all of it (the
-    /// pipes are non-blocking), so that its output precedes its end on the way to the
-    /// launcher whatever the scheduling of this thread and the event loop.
-    fn drain_outputs(&mut self, job: u32, rank: u32) {
-        let tokens = self.outputs.get(&(job, rank)).cloned().unwrap_or_default();
-        for t in tokens {
-            // What the rank left is at most a pipe's capacity; a process it started that
-            // keeps writing is read on the usual way afterwards.
-            let mut left = DRAIN_LIMIT;
-            while let Some(w) = self.watched.get_mut(&t) {
-                if left == 0 {
-                    break;
-                }
-                let open = match read_fd(w.fd.as_raw_fd(), &mut self.buf) {
-                    Ok(0) => false,
-                    Ok(n) => {
-                        left = left.saturating_sub(n);
-                        deliver(&mut w.source, &self.buf[..n], &self.events)
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    // Empty for now (a process the rank started may hold the pipe open).
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                    Err(_) => false,
-                };
-                if !open {
-                    self.unregister(t);
-                }
-            }
-        }
-    }
-
-    fn on_ready(&mut self, token: u64) {
-        let child = match self.watched.get(&token).map(|w| &w.source) {
-            None => return,
-            Some(Source::Child { pid, job, rank }) => Some((*pid, *job, *rank)),
-            Some(_) => None,
-        };
-        let open = match child {
-            Some((pid, job, rank)) => match reap(pid, rank) {
-                Some((code, signal)) => {
-                    self.drain_outputs(job, rank);
-                    let _ = self.events.send(Event::Exited {
-                        job,
-                        rank,
-                        pid,
-                        code,
-                        signal,
-                    });
-                    false
-                }
-                None => true,
-            },
-            None => self.read_once(token),
-        };
-        if !open {
-            self.unregister(token);
-        }
-    }
-}
-
-fn read_loop(
-    listener: UnixListener,
-    tcp: TcpListener,
-    wake: OwnedFd,
-    added: Receiver<Watched>,
-    events: Sender<Event>,
-) {
-    let poller = match Poller::new().and_then(|p| {
-        p.add(wake.as_raw_fd(), WAKE)?;
-        p.add(listener.as_raw_fd(), LISTENER)?;
-        p.add(tcp.as_raw_fd(), TCP_LISTENER)?;
-        Ok(p)
-    }) {
-        Ok(p) => p,
-        Err(e) => {
-            tracing::warn!("daemon reader: epoll: {e}");
-            return;
-        }
-    };
-    let mut r = Reader {
-        poller,
-        watched: HashMap::new(),
-        outputs: HashMap::new(),
-        next_token: TCP_LISTENER + 1,
-        events,
-        buf: vec![0u8; 65536],
-    };
-    let mut next_id: ConnId = 1;
-    let mut ready = Vec::new();
-    loop {
-        if let Err(e) = r.poller.wait(&mut ready) {
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            tracing::warn!("daemon reader: epoll_wait: {e}");
-            return;
-        }
-        for &token in &ready {
-            match token {
-                WAKE => {
-                    let _ = read_fd(wake.as_raw_fd(), &mut r.buf);
-                    for w in added.try_iter() {
-                        r.register(w);
-                    }
-                }
-                LISTENER => {
-                    while let Ok((stream, _)) = listener.accept() {
-                        match open_client(stream, next_id, &r.events) {
-                            Ok(w) => r.register(w),
-                            Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
-                        }
-                        next_id += 1;
-                    }
-                }
-                TCP_LISTENER => {
-                    while let Ok((stream, _)) = tcp.accept() {
-                        let _ = stream.set_nodelay(true);
-                        // The connection is served with the calls of a local one (read,
-                        // write, shutdown, timeouts), which a TCP socket answers the same.
-                        let stream = UnixStream::from(OwnedFd::from(stream));
-                        match open_client(stream, next_id, &r.events) {
-                            Ok(w) => r.register(w),
-                            Err(e) => tracing::warn!("daemon: PMI client {next_id}: {e}"),
-                        }
-                        next_id += 1;
-                    }
-                }
-                t => r.on_ready(t),
-            }
-        }
-    }
-}
-
-fn open_client(stream: UnixStream, id: ConnId, events: &Sender<Event>) -> std::io::Result<Watched> {
-    let (out, watched) = client_watch(stream, id)?;
-    let _ = events.send(Event::ClientOpen(id, out));
-    Ok(watched)
 }
 
 /// The writer half of a client connection and its reader half to watch.
@@ -410,14 +403,16 @@ fn read_fd(fd: RawFd, buf: &mut [u8]) -> std::io::Result<usize> {
     }
 }
 
-/// Hands what was read to the event loop; false once the receiver is gone.
-fn deliver(source: &mut Source, data: &[u8], events: &Sender<Event>) -> bool {
+/// Turns what was read into events: whole PMI frames, whole lines of output.
+fn deliver(source: &mut Source, data: &[u8], events: &mut Vec<Event>) {
     match source {
-        Source::Child { .. } => true,
-        Source::Client { id, framer } => framer
-            .push(data)
-            .into_iter()
-            .all(|f| events.send(Event::ClientFrame(*id, f)).is_ok()),
+        Source::Child { .. } => {}
+        Source::Client { id, framer } => events.extend(
+            framer
+                .push(data)
+                .into_iter()
+                .map(|f| Event::ClientFrame(*id, f)),
+        ),
         Source::Output {
             job,
             rank,
@@ -429,10 +424,10 @@ fn deliver(source: &mut Source, data: &[u8], events: &Sender<Event>) -> bool {
             let cut = match pending.iter().rposition(|&b| b == b'\n') {
                 Some(p) => p + 1,
                 None if pending.len() >= MAX_PENDING => pending.len(),
-                None => return true,
+                None => return,
             };
             let data: Vec<u8> = pending.drain(..cut).collect();
-            events.send(output(*job, *rank, *fd, data)).is_ok()
+            events.push(output(*job, *rank, *fd, data));
         }
     }
 }
@@ -446,10 +441,10 @@ fn output(job: u32, rank: u32, fd: u8, data: Vec<u8>) -> Event {
     }
 }
 
-fn closed(source: Source, events: &Sender<Event>) {
-    let _ = match source {
-        Source::Child { .. } => Ok(()),
-        Source::Client { id, .. } => events.send(Event::ClientClosed(id)),
+fn closed(source: Source, events: &mut Vec<Event>) {
+    match source {
+        Source::Child { .. } => {}
+        Source::Client { id, .. } => events.push(Event::ClientClosed(id)),
         Source::Output {
             job,
             rank,
@@ -457,11 +452,11 @@ fn closed(source: Source, events: &Sender<Event>) {
             pending,
         } => {
             if !pending.is_empty() {
-                let _ = events.send(output(job, rank, fd, pending));
+                events.push(output(job, rank, fd, pending));
             }
-            events.send(Event::OutputEof { job, rank })
+            events.push(Event::OutputEof { job, rank });
         }
-    };
+    }
 }
 
 /// Reaps an ended rank: its (code, signal); None if it has not ended after all.
