@@ -100,17 +100,36 @@ for spec in "${impls[@]}"; do
   live+=("$spec")
 done
 
+# Waits (at most 10 s) until the machine has been idle for 0.3 s: a library's processes
+# that are still exiting (busy-polling ranks, a process manager tearing down) would
+# otherwise take the cores from the first cells of the next one.
+settle() {
+  local i busy=0 quiet=0 a b
+  for i in $(seq 100); do
+    a=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat)
+    sleep 0.1
+    b=$(awk '/^cpu /{print $2+$3+$4+$7+$8, $2+$3+$4+$5+$6+$7+$8}' /proc/stat)
+    busy=$(echo "$a $b" | awk '{d = $4 - $2; print (d > 0 && ($3 - $1) / d < 0.1) ? 0 : 1}')
+    if [ "$busy" = 0 ]; then quiet=$((quiet + 1)); else quiet=0; fi
+    [ $quiet -lt 3 ] || return 0
+  done
+  echo "compare-peers: the machine did not get idle in 10 s; measuring anyway" >&2
+}
+
 # Runs one implementation on one benchmark; prints "CELL US" lines.
 measure() {
   local name=$1 cc=$2 launch=$3 b=$4 p c
   if [ "$name" = ibdyn-rs ]; then
     local base=${BENCH_ITERS:-}
-    case $b in
-      intercoll) "$rel/ibdyn-bench" intercomm-coll --method loop --groups 1+3,2+2 --json \
-                   ${base:+--iters $base} ;;
-      merge) "$rel/ibdyn-bench" merge --method loop --parents 1 --children 1,8 --json \
-               --reps $(( (${base:-1000} + 49) / 50 )) ;;
-    esac | python3 -c '
+    for pc in $(cells "$b"); do
+      settle
+      case $b in
+        intercoll) "$rel/ibdyn-bench" intercomm-coll --method loop --groups "$pc" --json \
+                     ${base:+--iters $base} ;;
+        merge) "$rel/ibdyn-bench" merge --method loop --parents "${pc%+*}" --children "${pc#*+}" \
+                 --json --reps $(( (${base:-1000} + 49) / 50 )) ;;
+      esac
+    done | python3 -c '
 import json, sys
 for l in sys.stdin:
     r = json.loads(l)
@@ -122,6 +141,7 @@ for l in sys.stdin:
   local exe=$work/$(prog "$b").${cc##*/}
   for pc in $(cells "$b"); do
     p=${pc%+*} c=${pc#*+}
+    settle
     (cd "$work" && timeout 300 $launch "$p" "$exe" "$c") | grep -v '^#' || echo "compare-peers: $name $b $p+$c failed" >&2
   done
 }
