@@ -61,7 +61,7 @@ pub(crate) struct Reactor {
     next_id: ConnId,
     buf: Vec<u8>,
     ready: Vec<u64>,
-    /// Events made outside `poll` (a descriptor that could not be watched), for its next call.
+    /// Events of descriptors that could not be watched, for the next `poll`.
     early: Vec<Event>,
 }
 
@@ -108,9 +108,7 @@ impl Reactor {
             fd,
             pending: Vec::new(),
         };
-        let mut early = std::mem::take(&mut self.early);
-        self.register(Watched { fd: pipe, source }, &mut early);
-        self.early = early;
+        self.register(Watched { fd: pipe, source });
     }
 
     /// Serves PMI on `stream`, a connection the daemon made itself (the socket a rank
@@ -121,10 +119,7 @@ impl Reactor {
         id: ConnId,
     ) -> std::io::Result<Outbox> {
         let (out, watched) = client_watch(stream, id)?;
-        let token = self.next_token;
-        self.next_token += 1;
-        self.poller.add(watched.fd.as_raw_fd(), token)?;
-        self.watched.insert(token, watched);
+        self.try_watch(watched).map_err(|(_, e)| e)?;
         Ok(out)
     }
 
@@ -138,14 +133,8 @@ impl Reactor {
         }
         // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
         let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) };
-        let token = self.next_token;
-        self.next_token += 1;
-        if self.poller.add(fd.as_raw_fd(), token).is_err() {
-            return false;
-        }
         let source = Source::Child { pid, job, rank };
-        self.watched.insert(token, Watched { fd, source });
-        true
+        self.try_watch(Watched { fd, source }).is_ok()
     }
 
     /// Waits until a descriptor is ready or `timeout` has passed (None: no limit), and
@@ -197,26 +186,32 @@ impl Reactor {
         match client_watch(stream, id) {
             Ok((outbox, w)) => {
                 out.push(Event::ClientOpen(id, outbox));
-                self.register(w, out);
+                self.register(w);
             }
             Err(e) => tracing::warn!("daemon: PMI client {id}: {e}"),
         }
     }
 
-    fn register(&mut self, w: Watched, out: &mut Vec<Event>) {
+    /// Watches `w` under a new token; gives its source back when epoll refuses it.
+    fn try_watch(&mut self, w: Watched) -> Result<(), (Source, std::io::Error)> {
         let token = self.next_token;
         self.next_token += 1;
-        match self.poller.add(w.fd.as_raw_fd(), token) {
-            Ok(()) => {
-                if let Source::Output { job, rank, .. } = w.source {
-                    self.outputs.entry((job, rank)).or_default().push(token);
-                }
-                self.watched.insert(token, w);
-            }
-            Err(e) => {
-                tracing::warn!("daemon: cannot watch a descriptor: {e}");
-                closed(w.source, out);
-            }
+        if let Err(e) = self.poller.add(w.fd.as_raw_fd(), token) {
+            return Err((w.source, e));
+        }
+        if let Source::Output { job, rank, .. } = w.source {
+            self.outputs.entry((job, rank)).or_default().push(token);
+        }
+        self.watched.insert(token, w);
+        Ok(())
+    }
+
+    /// Watches `w`; one that cannot be watched is closed at once (its events go out with
+    /// the next `poll`).
+    fn register(&mut self, w: Watched) {
+        if let Err((source, e)) = self.try_watch(w) {
+            tracing::warn!("daemon: cannot watch a descriptor: {e}");
+            closed(source, &mut self.early);
         }
     }
 
