@@ -1,5 +1,5 @@
 //! Intercommunicator alltoall: through the group leaders for many small blocks, else each
-//! process straight to every remote one.
+//! process straight to every remote one; a large allgather goes straight the same way.
 
 use super::InterCollectives;
 use crate::config::CollOp;
@@ -14,6 +14,11 @@ use crate::scratch::Scratch;
 /// each process exchanges directly with every remote one (one round, no forwarding).
 const ALLTOALL_VIA_LEADERS: usize = 64 * 1024;
 const ALLTOALL_VIA_LEADERS_PAIRS: usize = 64;
+/// An allgather whose larger block is at least this many bytes, between groups of at most
+/// `ALLGATHER_DIRECT_PAIRS` pairs, goes straight: each block is copied once, into its
+/// receiver, instead of into the leader, across to the other leader and out again.
+const ALLGATHER_DIRECT_MIN: usize = 256 * 1024;
+const ALLGATHER_DIRECT_PAIRS: usize = 64;
 
 impl<C: PointToPoint> InterCollectives<C> {
     /// Block j of `send` goes to remote rank j; block i of `recv` comes from remote rank i.
@@ -32,7 +37,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         }
         let (sb, rb) = (send.len() / q, recv.len() / q);
         if p * q * sb.max(rb) > ALLTOALL_VIA_LEADERS || p * q < ALLTOALL_VIA_LEADERS_PAIRS {
-            return self.alltoall_direct(t, send, recv, sb, rb);
+            return self.direct(t, |to| &send[to * sb..(to + 1) * sb], recv, rb);
         }
         // Gather the p x q matrix of blocks at the leader, swap matrices, and scatter the
         // transpose of the other group's: rank j gets block [i][j] of every remote rank i.
@@ -53,12 +58,27 @@ impl<C: PointToPoint> InterCollectives<C> {
         self.local.scatter(&out, recv, 0)
     }
 
-    fn alltoall_direct(
+    /// The allgather straight between processes, when it goes so: Some(result). Both groups
+    /// decide alike (the larger block and the pairs are the same seen from either side).
+    pub(super) fn allgather_direct(
         &self,
         t: i32,
         send: &[u8],
         recv: &mut [u8],
-        sb: usize,
+    ) -> Option<Result<()>> {
+        let rb = recv.len() / self.remote_size;
+        let straight = send.len().max(rb) >= ALLGATHER_DIRECT_MIN
+            && self.size * self.remote_size <= ALLGATHER_DIRECT_PAIRS;
+        straight.then(|| self.direct(t, |_| send, recv, rb))
+    }
+
+    /// Each process sends `block(j)` to remote rank j and receives block i of `recv`
+    /// (`rb` bytes) from remote rank i, all at once.
+    fn direct<'s>(
+        &self,
+        t: i32,
+        block: impl Fn(usize) -> &'s [u8],
+        recv: &mut [u8],
         rb: usize,
     ) -> Result<()> {
         let q = self.remote_size;
@@ -76,12 +96,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         for j in 0..q {
             // Stagger the destinations so every process does not start at remote rank 0.
             let to = (j + self.rank) % q;
-            sends.push(PointToPoint::isend(
-                &self.bridge,
-                &send[to * sb..(to + 1) * sb],
-                to,
-                t,
-            )?);
+            sends.push(PointToPoint::isend(&self.bridge, block(to), to, t)?);
         }
         let mut first_err = None;
         for (i, r) in recvs {

@@ -6,7 +6,8 @@
 //! between the root and the other group's leader; a bcast or reduce whose root and other
 //! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`),
 //! and a small one (up to 1 KiB, up to 8 others) goes flat with bounded run-ahead
-//! (`inter/fanout.rs`).
+//! (`inter/fanout.rs`). Alltoall, and an allgather of large blocks between small groups, go
+//! straight from each process to every remote one (`inter/alltoall.rs`).
 
 use crate::coll::Collectives;
 use crate::config::CollOp;
@@ -275,6 +276,9 @@ impl<C: PointToPoint> InterCollectives<C> {
                     self.remote_size
                 ),
             ));
+        }
+        if let Some(done) = self.allgather_direct(t, send, recv) {
+            return done;
         }
         let mut mine = self.on_leader(send.len() * self.size);
         if self.overlap((CollOp::Gather, send.len()), (CollOp::Bcast, recv.len())) {
