@@ -193,11 +193,12 @@ impl Op {
 }
 
 /// Applies `f` element-wise: `b[i] = f(a[i], b[i])`, on typed views when both buffers are
-/// aligned for `T` (the usual case), else element by element through byte copies.
+/// aligned for `T` (the usual case), else element by element through byte copies. `f` is a
+/// closure, not a function pointer, so each loop is compiled for its operation and vectorizes.
 macro_rules! kernel {
     ($t:ty, $f:expr, $a:expr, $b:expr) => {{
         let (a, b): (&[u8], &mut [u8]) = ($a, $b);
-        let f: fn($t, $t) -> $t = $f;
+        let f = $f;
         const S: usize = std::mem::size_of::<$t>();
         let al = std::mem::align_of::<$t>();
         if a.as_ptr().align_offset(al) == 0 && b.as_ptr().align_offset(al) == 0 {
@@ -222,35 +223,39 @@ macro_rules! kernel {
 }
 
 macro_rules! int_op {
-    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
-        let f: fn($t, $t) -> $t = match $op {
-            BuiltinOp::Sum => |x, y| x.wrapping_add(y),
-            BuiltinOp::Prod => |x, y| x.wrapping_mul(y),
-            BuiltinOp::Min => |x, y| x.min(y),
-            BuiltinOp::Max => |x, y| x.max(y),
-            BuiltinOp::LogicalAnd => |x, y| ((x != 0) && (y != 0)) as $t,
-            BuiltinOp::LogicalOr => |x, y| ((x != 0) || (y != 0)) as $t,
-            BuiltinOp::LogicalXor => |x, y| ((x != 0) != (y != 0)) as $t,
-            BuiltinOp::BitAnd => |x, y| x & y,
-            BuiltinOp::BitOr => |x, y| x | y,
-            BuiltinOp::BitXor => |x, y| x ^ y,
-        };
-        kernel!($t, f, $a, $b)
-    }};
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {
+        match $op {
+            BuiltinOp::Sum => kernel!($t, |x: $t, y: $t| x.wrapping_add(y), $a, $b),
+            BuiltinOp::Prod => kernel!($t, |x: $t, y: $t| x.wrapping_mul(y), $a, $b),
+            BuiltinOp::Min => kernel!($t, |x: $t, y: $t| x.min(y), $a, $b),
+            BuiltinOp::Max => kernel!($t, |x: $t, y: $t| x.max(y), $a, $b),
+            BuiltinOp::LogicalAnd => {
+                kernel!($t, |x: $t, y: $t| ((x != 0) && (y != 0)) as $t, $a, $b)
+            }
+            BuiltinOp::LogicalOr => {
+                kernel!($t, |x: $t, y: $t| ((x != 0) || (y != 0)) as $t, $a, $b)
+            }
+            BuiltinOp::LogicalXor => {
+                kernel!($t, |x: $t, y: $t| ((x != 0) != (y != 0)) as $t, $a, $b)
+            }
+            BuiltinOp::BitAnd => kernel!($t, |x: $t, y: $t| x & y, $a, $b),
+            BuiltinOp::BitOr => kernel!($t, |x: $t, y: $t| x | y, $a, $b),
+            BuiltinOp::BitXor => kernel!($t, |x: $t, y: $t| x ^ y, $a, $b),
+        }
+    };
 }
 
 macro_rules! float_op {
-    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
-        let f: fn($t, $t) -> $t = match $op {
-            BuiltinOp::Sum => |x, y| x + y,
-            BuiltinOp::Prod => |x, y| x * y,
-            BuiltinOp::Min => |x, y| if y < x { y } else { x },
-            BuiltinOp::Max => |x, y| if y > x { y } else { x },
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {
+        match $op {
+            BuiltinOp::Sum => kernel!($t, |x: $t, y: $t| x + y, $a, $b),
+            BuiltinOp::Prod => kernel!($t, |x: $t, y: $t| x * y, $a, $b),
+            BuiltinOp::Min => kernel!($t, |x: $t, y: $t| if y < x { y } else { x }, $a, $b),
+            BuiltinOp::Max => kernel!($t, |x: $t, y: $t| if y > x { y } else { x }, $a, $b),
             // Rejected when the Op is built.
-            _ => |_, y| y,
-        };
-        kernel!($t, f, $a, $b)
-    }};
+            _ => {}
+        }
+    };
 }
 
 fn apply_builtin(op: BuiltinOp, ty: ElemType, a: &[u8], b: &mut [u8]) {
