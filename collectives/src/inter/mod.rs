@@ -6,8 +6,8 @@
 //! between the root and the other group's leader; a bcast or reduce whose root and other
 //! group share one node goes through one buffer spanning them instead (`inter/rooted_shm.rs`),
 //! and a small one (up to 1 KiB, up to 8 others) goes flat with bounded run-ahead
-//! (`inter/fanout.rs`). Alltoall, and an allgather of large blocks between small groups, go
-//! straight from each process to every remote one (`inter/alltoall.rs`).
+//! (`inter/fanout.rs`). Alltoall, and an allgather or reduce_scatter_block of large blocks
+//! between small groups, go straight from each process to every remote one (`inter/direct.rs`).
 
 use crate::coll::Collectives;
 use crate::config::CollOp;
@@ -22,6 +22,7 @@ use std::cell::Cell;
 use std::rc::Rc;
 
 mod alltoall;
+mod direct;
 mod fanout;
 mod nonblocking;
 mod overlap;
@@ -305,6 +306,9 @@ impl<C: PointToPoint> InterCollectives<C> {
                     recv.len()
                 ),
             ));
+        }
+        if let Some(done) = self.reduce_scatter_direct(t, send, recv, op) {
+            return done;
         }
         let mut part = self.on_leader(send.len());
         let mut theirs = self.on_leader(send.len());
