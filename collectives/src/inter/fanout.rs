@@ -22,7 +22,7 @@ use crate::p2p::PointToPoint;
 use crate::patience;
 use crate::scratch::Scratch;
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Largest message of a flat rooted call (larger ones go through the leader or the buffer).
 pub(super) const FANOUT_MAX: usize = 1024;
@@ -75,19 +75,31 @@ impl Flow {
 
 /// Whose flow: this process's as a root, or that of the remote group's rank r; bcast or
 /// reduce (they run in opposite directions).
-#[derive(Copy, Clone, PartialEq, Eq, Hash)]
+#[derive(Copy, Clone, PartialEq, Eq)]
 pub(super) struct FlowKey {
     root: Option<usize>,
     reduce: bool,
 }
 
-/// The flows of one intercommunicator.
+impl FlowKey {
+    /// A dense index: every call looks its flow up, so no hashing.
+    fn index(self) -> usize {
+        self.root.map_or(0, |r| r + 1) * 2 + usize::from(self.reduce)
+    }
+}
+
+/// The flows of one intercommunicator, by `FlowKey::index` (grown as roots are used).
 #[derive(Default)]
-pub(super) struct Flows(RefCell<HashMap<FlowKey, Flow>>);
+pub(super) struct Flows(RefCell<Vec<Flow>>);
 
 impl Flows {
     fn with<T>(&self, key: FlowKey, f: impl FnOnce(&mut Flow) -> T) -> T {
-        f(self.0.borrow_mut().entry(key).or_default())
+        let mut flows = self.0.borrow_mut();
+        let i = key.index();
+        if flows.len() <= i {
+            flows.resize_with(i + 1, Flow::default);
+        }
+        f(&mut flows[i])
     }
 }
 
