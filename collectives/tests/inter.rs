@@ -296,6 +296,48 @@ fn alltoall_through_the_leaders() {
 }
 
 #[test]
+fn large_blocks_go_straight_and_stay_right() {
+    // Allgather: one group's block below 256 KiB, the other's above (both decide by the
+    // larger). reduce_scatter_block: 3 * 96 KiB and more, folded where it lands, in rank
+    // order for a non-commutative operation.
+    for (p, q) in [(1, 3), (2, 2)] {
+        let out = run_inter(
+            p,
+            q,
+            InterLayout::OneNode,
+            &AlgoConfig::default(),
+            |c, g| {
+                let s = Side::of(c, g);
+                let (p, q) = (s.sizes[s.g], s.sizes[s.other()]);
+                let size = |g: usize| if g == 0 { 8_000 } else { 300_000 };
+                let (b, remote_b) = (size(s.g), size(s.other()));
+                let mut all = vec![0; q * remote_b];
+                c.allgather(&data(s.me(), b, 3), &mut all)
+                    .map_err(e("allgather", b))?;
+                let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 3)).collect();
+                check(all == want, "allgather", b)?;
+                let total = p * q * 96 * 1024;
+                let reduced = fold_of(s.theirs(), total, 4, false);
+                let mut part = vec![0; total / p];
+                c.reduce_scatter_block(&data(s.me(), total, 4), &mut part, &op(false))
+                    .map_err(e("reduce_scatter_block", total))?;
+                let at = s.lr * total / p;
+                check(
+                    part == reduced[at..at + total / p],
+                    "reduce_scatter_block",
+                    total,
+                )
+            },
+        );
+        for (i, o) in out.into_iter().enumerate() {
+            if let Err(why) = o {
+                panic!("{p}+{q}, rank {i}: {why}");
+            }
+        }
+    }
+}
+
+#[test]
 fn bad_arguments_are_refused_on_the_calling_rank() {
     let out = run_inter(2, 3, InterLayout::Flat, &AlgoConfig::default(), |c, _| {
         let bad_root = c.bcast(&mut [0; 8], InterRole::Remote(c.remote_size()));
