@@ -18,6 +18,9 @@ const ALLGATHER_DIRECT_MIN: usize = 256 * 1024;
 /// bytes, between groups of at most `DIRECT_PAIRS` pairs, goes straight: the slices are folded
 /// where they end up, so no process reduces, forwards and scatters the whole buffer in turn.
 const REDUCE_SCATTER_DIRECT_MIN: usize = 64 * 1024;
+/// ... as long as the buffer times the larger group is at most this many bytes: a process keeps
+/// what every remote process sends it until it folds them, up to (q - 1) / p of the buffer.
+const REDUCE_SCATTER_DIRECT_MAX: usize = 64 << 20;
 const DIRECT_PAIRS: usize = 64;
 
 impl<C: PointToPoint> InterCollectives<C> {
@@ -47,6 +50,7 @@ impl<C: PointToPoint> InterCollectives<C> {
     ) -> Option<Result<()>> {
         let q = self.remote_size;
         let straight = send.len() >= REDUCE_SCATTER_DIRECT_MIN
+            && send.len().saturating_mul(self.size.max(q)) <= REDUCE_SCATTER_DIRECT_MAX
             && self.size * q <= DIRECT_PAIRS
             && send.len().is_multiple_of(q);
         if !straight {
