@@ -197,20 +197,7 @@ fn unrooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), St
     let total = p * q * n;
     for commutative in [true, false] {
         let esz = if commutative { 4 } else { 8 };
-        let reduced = if total > 0 {
-            fold_of(s.theirs(), total, 8, commutative)
-        } else {
-            vec![]
-        };
-        let mut out = vec![0; total / p];
-        c.reduce_scatter_block(&data(s.me(), total, 8), &mut out, &op(commutative))
-            .map_err(e("reduce_scatter_block", n))?;
-        let at = s.lr * total / p;
-        check(
-            out == reduced[at..at + total / p],
-            "reduce_scatter_block",
-            n,
-        )?;
+        let reduced = reduce_scatter_block_right(c, s, total, commutative, n)?;
         // Uneven counts: rank i gets i + 1 shares of the total's elements (in order).
         let elems = total / esz;
         let shares = p * (p + 1) / 2;
@@ -223,6 +210,33 @@ fn unrooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), St
         check(out == reduced[at..at + out.len()], "reduce_scatter", n)?;
     }
     Ok(())
+}
+
+/// reduce_scatter_block of `total` bytes (both groups reduce the same total): this rank's
+/// share of the other group's reduction, checked; returns that whole reduction.
+fn reduce_scatter_block_right(
+    c: &InterCollectives<MockComm>,
+    s: &Side,
+    total: usize,
+    commutative: bool,
+    n: usize,
+) -> Result<Vec<u8>, String> {
+    let p = s.sizes[s.g];
+    let reduced = if total > 0 {
+        fold_of(s.theirs(), total, 8, commutative)
+    } else {
+        vec![]
+    };
+    let mut out = vec![0; total / p];
+    c.reduce_scatter_block(&data(s.me(), total, 8), &mut out, &op(commutative))
+        .map_err(e("reduce_scatter_block", n))?;
+    let at = s.lr * total / p;
+    check(
+        out == reduced[at..at + total / p],
+        "reduce_scatter_block",
+        n,
+    )?;
+    Ok(reduced)
 }
 
 fn every_op(c: &InterCollectives<MockComm>, g: usize) -> Result<(), String> {
@@ -317,16 +331,7 @@ fn large_blocks_go_straight_and_stay_right() {
                 let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 3)).collect();
                 check(all == want, "allgather", b)?;
                 let total = p * q * 96 * 1024;
-                let reduced = fold_of(s.theirs(), total, 4, false);
-                let mut part = vec![0; total / p];
-                c.reduce_scatter_block(&data(s.me(), total, 4), &mut part, &op(false))
-                    .map_err(e("reduce_scatter_block", total))?;
-                let at = s.lr * total / p;
-                check(
-                    part == reduced[at..at + total / p],
-                    "reduce_scatter_block",
-                    total,
-                )
+                reduce_scatter_block_right(c, &s, total, false, total).map(drop)
             },
         );
         for (i, o) in out.into_iter().enumerate() {

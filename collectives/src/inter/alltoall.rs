@@ -1,6 +1,7 @@
 //! Intercommunicator alltoall: through the group leaders for many small blocks, else each
 //! process straight to every remote one (`inter/direct.rs`).
 
+use super::direct::blocks;
 use super::InterCollectives;
 use crate::config::CollOp;
 use crate::error::Result;
@@ -31,7 +32,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         }
         let (sb, rb) = (send.len() / q, recv.len() / q);
         if p * q * sb.max(rb) > ALLTOALL_VIA_LEADERS || p * q < ALLTOALL_VIA_LEADERS_PAIRS {
-            let dests = super::direct::blocks(recv, rb, q);
+            let dests = blocks(recv, rb, q);
             return self.exchange(t, |to| &send[to * sb..(to + 1) * sb], dests);
         }
         // Gather the p x q matrix of blocks at the leader, swap matrices, and scatter the
