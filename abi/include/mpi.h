@@ -637,6 +637,59 @@ IBDYN_MPI_DECLARE(int, Type_create_struct_c, (MPI_Count count,
                                               MPI_Datatype *newtype))
 IBDYN_MPI_DECLARE(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb,
                                                MPI_Count extent, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
+IBDYN_MPI_DECLARE(int, Free_mem, (void *base))
+IBDYN_MPI_DECLARE(int, Dims_create, (int nnodes, int ndims, int dims[]))
+IBDYN_MPI_DECLARE(int, Topo_test, (MPI_Comm comm, int *status))
+IBDYN_MPI_DECLARE(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+IBDYN_MPI_DECLARE(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))
+IBDYN_MPI_DECLARE(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                                             MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Isendrecv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                   int dest, int sendtag, void *recvbuf, int recvcount,
+                                   MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                                   MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Isendrecv_c, (const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype, int source,
+                                     int recvtag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Isendrecv_replace, (void *buf, int count, MPI_Datatype datatype, int dest,
+                                           int sendtag, int source, int recvtag, MPI_Comm comm,
+                                           MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Isendrecv_replace_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
+                                             int dest, int sendtag, int source, int recvtag,
+                                             MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Bsend_init, (const void *buf, int count, MPI_Datatype datatype, int dest,
+                                    int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                      int dest, int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
+IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Pcontrol, (const int level, ...))
+IBDYN_MPI_DECLARE(int, Igather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iscatter_c, (const void *sendbuf, MPI_Count sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype recvtype, int root, MPI_Comm comm,
+                                    MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iallgather_c, (const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ialltoall_c, (const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iscan_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                 MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iexscan_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                   MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ireduce_scatter_block_c, (const void *sendbuf, void *recvbuf,
+                                                 MPI_Count recvcount, MPI_Datatype datatype,
+                                                 MPI_Op op, MPI_Comm comm, MPI_Request *request))
 IBDYN_MPI_DECLARE(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent))
 IBDYN_MPI_DECLARE(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint *true_lb,
                                               MPI_Aint *true_extent))

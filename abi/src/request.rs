@@ -98,6 +98,8 @@ pub enum Active {
         recv: bool,
     },
     Coll(Box<CollOp>),
+    /// A receive and a send that complete as one (MPI_Isendrecv); the receive's status.
+    Pair(Box<Pair>),
     /// Complete already (e.g. buffered sends, operations run at once).
     Done(Status),
 }
@@ -107,6 +109,8 @@ pub enum Active {
 pub enum Mode {
     Send,
     Ssend,
+    /// Copied into the attached buffer at each start, so the request completes at once.
+    Bsend,
     Recv,
 }
 
@@ -120,6 +124,34 @@ pub struct Persistent {
     pub peer: i32,
     pub tag: i32,
     pub comm: Handle,
+}
+
+/// The two halves of an MPI_Isendrecv. The receive's status, once it has one, is kept
+/// while the send finishes.
+pub struct Pair {
+    recv: ReqEntry,
+    send: ReqEntry,
+    received: Option<Status>,
+}
+
+impl Pair {
+    pub fn new(recv: Active, send: Active) -> Pair {
+        Pair {
+            recv: ReqEntry::new(recv, 0),
+            send: ReqEntry::new(send, 0),
+            received: None,
+        }
+    }
+
+    /// Advances both halves; the receive's status once both have completed.
+    fn step(&mut self, block: bool) -> MpiResult<Option<Status>> {
+        if self.received.is_none() {
+            self.received = self.recv.step(block)?;
+        }
+        // A completed half steps as done (its `active` is gone).
+        let sent = self.send.step(block)?.is_some();
+        Ok(if sent { self.received } else { None })
+    }
 }
 
 pub struct ReqEntry {
@@ -190,6 +222,10 @@ impl ReqEntry {
                     (None, Some(Active::Coll(c)))
                 }
             }
+            Active::Pair(mut p) => match p.step(block)? {
+                Some(st) => (Some(st), None),
+                None => (None, Some(Active::Pair(p))),
+            },
         };
         self.active = back;
         Ok(st)
@@ -203,6 +239,12 @@ impl ReqEntry {
             None | Some(Active::Done(_)) => true,
             Some(Active::P2p { req, .. }) => req.test()?.is_some(),
             Some(Active::Coll(c)) => c.step(false)?,
+            Some(Active::Pair(p)) => {
+                if p.received.is_none() {
+                    p.received = p.recv.step(false)?;
+                }
+                p.received.is_some() && p.send.poll()?
+            }
         })
     }
 

@@ -139,6 +139,11 @@ pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R>
     })
 }
 
+/// Whether this thread is the one that initialised MPI (it holds the state).
+pub fn is_main_thread() -> bool {
+    STATE.with(|cell| cell.try_borrow().map_or(true, |g| g.is_some()))
+}
+
 fn not_running() -> MpiError {
     match phase() {
         Phase::Before => MpiError::new(MPI_ERR_OTHER, "called before MPI_Init"),

@@ -333,3 +333,8 @@ fn a_job_grows_by_one_through_the_mpix_pset_calls() {
 fn intercomm_alltoallw_reduce_scatter_c_and_large_type_constructors() {
     run_ok("large_inter", 4, "large_inter: ok");
 }
+
+#[test]
+fn memory_dims_split_types_hints_isendrecv_and_persistent_bsend() {
+    run_ok("mpi4py_batch", 3, "mpi4py_batch: ok on 3 ranks");
+}

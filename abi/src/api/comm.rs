@@ -45,7 +45,7 @@ unsafe fn comm_test_inter(comm: Handle, flag: *mut c_int) -> c_int {
     })
 }
 
-unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
+pub(super) unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
     call("MPI_Comm_dup", comm, || {
         let h = with_state(|s| {
             let e = s.comm(comm)?;
@@ -110,7 +110,7 @@ unsafe fn comm_free(comm: *mut Handle) -> c_int {
     })
 }
 
-unsafe fn comm_idup(comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
+pub(super) unsafe fn comm_idup(comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int {
     // Duplication completes at the call; the request is complete.
     // SAFETY: passed through.
     let rc = unsafe { comm_dup(comm, newcomm) };
@@ -140,41 +140,6 @@ unsafe fn comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_in
                 .comm
                 .intra("MPI_Comm_create (on intercommunicators: not supported by ibdyn yet)")?;
             Ok(match intra.create(&g)? {
-                Some(c) => s.add_comm(Comm::Intra(c), eh),
-                None => MPI_COMM_NULL,
-            })
-        })?;
-        // SAFETY: the caller's output argument.
-        unsafe { out(newcomm, h, "newcomm") }
-    })
-}
-
-unsafe fn comm_split_type(
-    comm: Handle,
-    split_type: c_int,
-    key: c_int,
-    _info: Handle,
-    newcomm: *mut Handle,
-) -> c_int {
-    call("MPI_Comm_split_type", comm, || {
-        let h = with_state(|s| {
-            let e = s.comm(comm)?;
-            let eh = e.errhandler;
-            let intra = e.comm.intra("MPI_Comm_split_type")?;
-            let colour = match split_type {
-                MPI_UNDEFINED => None,
-                // A shared-memory domain is a node.
-                MPI_COMM_TYPE_SHARED => Some(intra.as_raw().node_ids()?[intra.rank() as usize]),
-                t => {
-                    return err(
-                        MPI_ERR_ARG,
-                        format!(
-                        "split_type {t} is not supported (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)"
-                    ),
-                    )
-                }
-            };
-            Ok(match intra.split(colour, key)? {
                 Some(c) => s.add_comm(Comm::Intra(c), eh),
                 None => MPI_COMM_NULL,
             })
@@ -250,8 +215,6 @@ export!(MPI_Comm_idup, PMPI_Comm_idup, comm_idup,
     (comm: Handle, newcomm: *mut Handle, request: *mut Handle) -> c_int);
 export!(MPI_Comm_create, PMPI_Comm_create, comm_create,
     (comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int);
-export!(MPI_Comm_split_type, PMPI_Comm_split_type, comm_split_type,
-    (comm: Handle, split_type: c_int, key: c_int, info: Handle, newcomm: *mut Handle) -> c_int);
 export!(MPI_Comm_compare, PMPI_Comm_compare, comm_compare,
     (comm1: Handle, comm2: Handle, result: *mut c_int) -> c_int);
 export!(MPI_Intercomm_create, PMPI_Intercomm_create, intercomm_create,

@@ -63,6 +63,23 @@ unsafe fn query_thread(provided: *mut c_int) -> c_int {
     })
 }
 
+unsafe fn is_thread_main(flag: *mut c_int) -> c_int {
+    call("MPI_Is_thread_main", MPI_COMM_SELF, || {
+        if phase() != Phase::Running {
+            return err(MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize");
+        }
+        // SAFETY: the caller's output argument.
+        unsafe { out(flag, c_int::from(state::is_main_thread()), "flag") }
+    })
+}
+
+/// The profiling interface's hook: a tool intercepting PMPI sees the level; the library
+/// itself has nothing to switch (the standard's default). Variadic in C; the extra
+/// arguments are not read.
+unsafe fn pcontrol(_level: c_int) -> c_int {
+    MPI_SUCCESS
+}
+
 unsafe fn abort(comm: Handle, errorcode: c_int) -> c_int {
     eprintln!("ibdyn MPI: MPI_Abort called on communicator {comm:#x} with error code {errorcode}; ending the job");
     // A non-zero exit ends the job under `ibdyn run`; MPI leaves the code's use to the
@@ -153,6 +170,8 @@ export!(MPI_Initialized, PMPI_Initialized, initialized, (flag: *mut c_int) -> c_
 export!(MPI_Finalized, PMPI_Finalized, finalized, (flag: *mut c_int) -> c_int);
 export!(MPI_Finalize, PMPI_Finalize, finalize, () -> c_int);
 export!(MPI_Query_thread, PMPI_Query_thread, query_thread, (provided: *mut c_int) -> c_int);
+export!(MPI_Is_thread_main, PMPI_Is_thread_main, is_thread_main, (flag: *mut c_int) -> c_int);
+export!(MPI_Pcontrol, PMPI_Pcontrol, pcontrol, (level: c_int) -> c_int);
 export!(MPI_Abort, PMPI_Abort, abort, (comm: Handle, errorcode: c_int) -> c_int);
 export!(MPI_Get_version, PMPI_Get_version, get_version,
     (version: *mut c_int, subversion: *mut c_int) -> c_int);

@@ -59,6 +59,8 @@ narrowed! {
         (buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) [count];
     MPI_Send_init_c PMPI_Send_init_c send_init_c => p2p::send_init, "MPI_Send_init_c"
         (buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) [count];
+    MPI_Bsend_init_c PMPI_Bsend_init_c bsend_init_c => p2p::bsend_init, "MPI_Bsend_init_c"
+        (buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) [count];
     MPI_Ssend_init_c PMPI_Ssend_init_c ssend_init_c => p2p::ssend_init, "MPI_Ssend_init_c"
         (buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) [count];
     MPI_Rsend_init_c PMPI_Rsend_init_c rsend_init_c => p2p::rsend_init, "MPI_Rsend_init_c"
@@ -98,7 +100,37 @@ narrowed! {
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, comm: Handle) [sendcount, recvcount];
     MPI_Alltoall_c PMPI_Alltoall_c alltoall_c => coll::alltoall, "MPI_Alltoall_c"
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, comm: Handle) [sendcount, recvcount];
+    MPI_Iscan_c PMPI_Iscan_c iscan_c => coll::iscan, "MPI_Iscan_c"
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, comm: Handle, request: *mut Handle) [count];
+    MPI_Iexscan_c PMPI_Iexscan_c iexscan_c => coll::iexscan, "MPI_Iexscan_c"
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, comm: Handle, request: *mut Handle) [count];
+    MPI_Ireduce_scatter_block_c PMPI_Ireduce_scatter_block_c ireduce_scatter_block_c => coll::ireduce_scatter_block, "MPI_Ireduce_scatter_block_c"
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle, comm: Handle, request: *mut Handle) [recvcount];
+    MPI_Igather_c PMPI_Igather_c igather_c => coll::igather, "MPI_Igather_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int, comm: Handle, request: *mut Handle) [sendcount, recvcount];
+    MPI_Iscatter_c PMPI_Iscatter_c iscatter_c => coll::iscatter, "MPI_Iscatter_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int, comm: Handle, request: *mut Handle) [sendcount, recvcount];
+    MPI_Iallgather_c PMPI_Iallgather_c iallgather_c => coll::iallgather, "MPI_Iallgather_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, comm: Handle, request: *mut Handle) [sendcount, recvcount];
+    MPI_Ialltoall_c PMPI_Ialltoall_c ialltoall_c => coll::ialltoall, "MPI_Ialltoall_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, comm: Handle, request: *mut Handle) [sendcount, recvcount];
+    MPI_Buffer_attach_c PMPI_Buffer_attach_c buffer_attach_c => p2p::buffer_attach, "MPI_Buffer_attach_c"
+        (buffer: *mut c_void, size: i64) [size];
 }
+
+unsafe fn buffer_detach_c(buffer: *mut *mut c_void, size: *mut i64) -> c_int {
+    let mut n: c_int = 0;
+    // SAFETY: passed through; `n` is ours.
+    let rc = unsafe { p2p::buffer_detach(buffer, &mut n) };
+    if rc == MPI_SUCCESS && !size.is_null() {
+        // SAFETY: the caller's output argument (checked non-null).
+        unsafe { size.write(i64::from(n)) };
+    }
+    rc
+}
+
+export!(MPI_Buffer_detach_c, PMPI_Buffer_detach_c, buffer_detach_c,
+    (buffer_addr: *mut *mut c_void, size: *mut i64) -> c_int);
 
 unsafe fn type_get_extent_c(datatype: Handle, lb: *mut i64, extent: *mut i64) -> c_int {
     // MPI_Count and MPI_Aint are both 64-bit here.

@@ -51,7 +51,7 @@ macro_rules! nonblocking_send {
 }
 
 /// A send of `data` in `mode` on communicator `comm`, started.
-fn start_send(
+pub(super) fn start_send(
     s: &mut State,
     mode: Mode,
     data: SendBuf<'static>,
@@ -78,7 +78,7 @@ fn start_send(
 }
 
 /// A receive into `buf` on communicator `comm`, started.
-fn start_recv(
+pub(super) fn start_recv(
     s: &mut State,
     buf: RecvBuf<'static>,
     source: c_int,
@@ -172,7 +172,7 @@ unsafe fn send_mode(
                 let (d, t) = (status::dest(dest)?, status::send_tag(tag)?);
                 Ok(s.comm(comm)?.comm.raw().send(&data, d, t)?)
             }
-            Mode::Recv => err(MPI_ERR_INTERN, "a receive mode for a send"),
+            Mode::Recv | Mode::Bsend => err(MPI_ERR_INTERN, "not a mode of a blocking send"),
             Mode::Ssend => {
                 // SAFETY: `data` outlives the request, which is waited for right here.
                 let data: SendBuf<'static> = unsafe { std::mem::transmute(data) };
@@ -257,7 +257,9 @@ unsafe fn isend_mode(
         let h = with_state(|s| {
             let ci = s.comm_index(comm)?;
             let a = match mode {
-                Mode::Recv => return err(MPI_ERR_INTERN, "a receive mode for a send"),
+                Mode::Recv | Mode::Bsend => {
+                    return err(MPI_ERR_INTERN, "not a mode of a non-blocking send")
+                }
                 m @ (Mode::Send | Mode::Ssend) => start_send(s, m, data, dest, tag, comm)?,
             };
             Ok(s.add_req(ReqEntry::new(a, ci)))
@@ -640,7 +642,7 @@ pub(super) unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut 
     })
 }
 
-unsafe fn buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
+pub(super) unsafe fn buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
     call("MPI_Buffer_attach", MPI_COMM_SELF, || {
         let Ok(size) = usize::try_from(size) else {
             return err(MPI_ERR_ARG, format!("buffer size {size} is negative"));
@@ -658,7 +660,7 @@ unsafe fn buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
     })
 }
 
-unsafe fn buffer_detach(buffer: *mut *mut c_void, size: *mut c_int) -> c_int {
+pub(super) unsafe fn buffer_detach(buffer: *mut *mut c_void, size: *mut c_int) -> c_int {
     call("MPI_Buffer_detach", MPI_COMM_SELF, || {
         let (addr, n) = with_state(|s| {
             let Some(b) = s.bsend_buffer.take() else {
@@ -724,6 +726,7 @@ macro_rules! persistent_send {
 persistent_send!(send_init, "MPI_Send_init", Mode::Send);
 persistent_send!(ssend_init, "MPI_Ssend_init", Mode::Ssend);
 persistent_send!(rsend_init, "MPI_Rsend_init", Mode::Send);
+persistent_send!(bsend_init, "MPI_Bsend_init", Mode::Bsend);
 
 pub(super) unsafe fn recv_init(
     buf: *mut c_void,
@@ -768,6 +771,12 @@ pub fn start_persistent(s: &mut State, h: Handle) -> MpiResult<()> {
             p.tag,
             p.comm,
         )?,
+        Mode::Bsend => {
+            // SAFETY: as above; the data is copied into the attached buffer here.
+            let data = unsafe { send_buf(p.buf as *const c_void, p.count, p.ty) }?;
+            bsend_start(s, data, p.peer, p.tag, p.comm)?;
+            Active::Done(crate::request::empty())
+        }
         // SAFETY: as above.
         m => start_send(
             s,
@@ -854,6 +863,9 @@ export!(MPI_Buffer_attach, PMPI_Buffer_attach, buffer_attach,
 export!(MPI_Buffer_detach, PMPI_Buffer_detach, buffer_detach,
     (buffer_addr: *mut *mut c_void, size: *mut c_int) -> c_int);
 export!(MPI_Send_init, PMPI_Send_init, send_init,
+    (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Bsend_init, PMPI_Bsend_init, bsend_init,
     (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
      request: *mut Handle) -> c_int);
 export!(MPI_Ssend_init, PMPI_Ssend_init, ssend_init,

@@ -11,9 +11,12 @@ mod reduce;
 
 /// The entry points other files wrap (the `_c` forms).
 pub mod exports {
-    pub(crate) use super::gather::{allgather, alltoall, gather, scatter};
+    pub(crate) use super::gather::{
+        allgather, alltoall, gather, iallgather, ialltoall, igather, iscatter, scatter,
+    };
     pub(crate) use super::reduce::{
-        exscan, ireduce, reduce, reduce_local, reduce_scatter, reduce_scatter_block, scan,
+        exscan, iexscan, ireduce, ireduce_scatter_block, iscan, reduce, reduce_local,
+        reduce_scatter, reduce_scatter_block, scan,
     };
 }
 

@@ -1,0 +1,127 @@
+/* Functions libraries such as mpi4py call on every run, beyond the core: MPI_Alloc_mem and
+   MPI_Free_mem, MPI_Dims_create, MPI_Topo_test, the split types of MPI 4, communicator
+   hints, MPI_Isendrecv(_replace), persistent buffered sends, MPI_Is_thread_main,
+   MPI_Pcontrol and a large-count non-blocking collective. Two or more ranks on one node. */
+#include <mpi.h>
+#include <string.h>
+#include "check.h"
+
+int main(int argc, char **argv) {
+  int rank, size, flag = 0;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(size >= 2);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+  /* memory */
+  int *mem = NULL;
+  CHECK(MPI_Alloc_mem(64 * sizeof(int), MPI_INFO_NULL, &mem) == MPI_SUCCESS && mem);
+  for (int i = 0; i < 64; i++) mem[i] = i;
+  CHECK(MPI_Free_mem(mem) == MPI_SUCCESS);
+  void *none = NULL;
+  CHECK(MPI_Alloc_mem(0, MPI_INFO_NULL, &none) == MPI_SUCCESS);
+  CHECK(MPI_Free_mem(none) == MPI_SUCCESS);
+
+  /* dims */
+  int d2[2] = {0, 0}, d3[3] = {0, 3, 0}, bad[2] = {3, 0};
+  CHECK(MPI_Dims_create(12, 2, d2) == MPI_SUCCESS && d2[0] == 4 && d2[1] == 3);
+  CHECK(MPI_Dims_create(12, 3, d3) == MPI_SUCCESS && d3[0] == 2 && d3[1] == 3 && d3[2] == 2);
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  int rc = MPI_Dims_create(10, 2, bad);
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  CHECK(cls == MPI_ERR_DIMS);
+  int topo = 0;
+  CHECK(MPI_Topo_test(MPI_COMM_WORLD, &topo) == MPI_SUCCESS && topo == MPI_UNDEFINED);
+
+  /* split types: one node here */
+  MPI_Info info;
+  MPI_Comm c;
+  MPI_Info_create(&info);
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &c) == MPI_SUCCESS);
+  CHECK(c == MPI_COMM_NULL);
+  MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, info, &c) == MPI_SUCCESS);
+  int n = 0;
+  CHECK(c != MPI_COMM_NULL);
+  MPI_Comm_size(c, &n);
+  CHECK(n == size);
+  MPI_Comm_free(&c);
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_RESOURCE_GUIDED, 0, info, &c) == MPI_SUCCESS);
+  CHECK(c != MPI_COMM_NULL);
+  MPI_Comm_free(&c);
+  MPI_Info_free(&info);
+  MPI_Info_create(&info);
+  CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, info, &c) == MPI_SUCCESS);
+  CHECK(c == MPI_COMM_NULL); /* no level below one node */
+  MPI_Info_free(&info);
+
+  /* hints */
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+  CHECK(MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &c) == MPI_SUCCESS);
+  CHECK(MPI_Comm_set_info(c, info) == MPI_SUCCESS);
+  MPI_Info used;
+  CHECK(MPI_Comm_get_info(c, &used) == MPI_SUCCESS && used != MPI_INFO_NULL);
+  MPI_Info_free(&used);
+  MPI_Comm_size(c, &n);
+  CHECK(n == size);
+  MPI_Comm_free(&c);
+  MPI_Request r;
+  CHECK(MPI_Comm_idup_with_info(MPI_COMM_WORLD, info, &c, &r) == MPI_SUCCESS);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  MPI_Comm_free(&c);
+  MPI_Info_free(&info);
+
+  /* Isendrecv around the ring, then Isendrecv_replace the other way */
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int out[4], in[4];
+  MPI_Status st;
+  for (int i = 0; i < 4; i++) out[i] = rank * 10 + i;
+  CHECK(MPI_Isendrecv(out, 4, MPI_INT, right, 7, in, 4, MPI_INT, left, 7, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
+  CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS);
+  CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 7);
+  MPI_Get_count(&st, MPI_INT, &n);
+  CHECK(n == 4);
+  for (int i = 0; i < 4; i++) CHECK(in[i] == left * 10 + i);
+  CHECK(MPI_Isendrecv_replace(out, 4, MPI_INT, left, 8, right, 8, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
+  flag = 0;
+  while (!flag) CHECK(MPI_Test(&r, &flag, &st) == MPI_SUCCESS);
+  CHECK(st.MPI_SOURCE == right);
+  for (int i = 0; i < 4; i++) CHECK(out[i] == right * 10 + i);
+
+  /* a persistent buffered send, started twice */
+  static char pool[2 * (sizeof(int) + MPI_BSEND_OVERHEAD)];
+  CHECK(MPI_Buffer_attach(pool, sizeof pool) == MPI_SUCCESS);
+  int v = 0, got = -1;
+  CHECK(MPI_Bsend_init(&v, 1, MPI_INT, right, 9, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
+  for (int round = 0; round < 2; round++) {
+    v = 100 * rank + round;
+    CHECK(MPI_Start(&r) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    v = -1; /* the message was copied at the start */
+    MPI_Recv(&got, 1, MPI_INT, left, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(got == 100 * left + round);
+  }
+  MPI_Request_free(&r);
+  void *back;
+  int back_size;
+  CHECK(MPI_Buffer_detach(&back, &back_size) == MPI_SUCCESS && back == pool);
+
+  /* threads, profiling hook */
+  CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && flag);
+  CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);
+
+  /* a large-count non-blocking collective */
+  int mine = rank + 1, all[64];
+  CHECK(size <= 64);
+  CHECK(MPI_Iallgather_c(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
+  MPI_Wait(&r, MPI_STATUS_IGNORE);
+  for (int i = 0; i < size; i++) CHECK(all[i] == i + 1);
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("mpi4py_batch: ok on %d ranks\n", size);
+  MPI_Finalize();
+  return 0;
+}
