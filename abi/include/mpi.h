@@ -466,6 +466,8 @@ IBDYN_MPI_DECLARE(int, Abort, (MPI_Comm comm, int errorcode))
 IBDYN_MPI_DECLARE(int, Get_version, (int *version, int *subversion))
 IBDYN_MPI_DECLARE(int, Get_library_version, (char *version, int *resultlen))
 IBDYN_MPI_DECLARE(int, Abi_get_version, (int *abi_major, int *abi_minor))
+IBDYN_MPI_DECLARE(int, Abi_get_info, (MPI_Info *info))
+IBDYN_MPI_DECLARE(int, Abi_get_fortran_info, (MPI_Info *info))
 IBDYN_MPI_DECLARE(double, Wtime, (void))
 IBDYN_MPI_DECLARE(double, Wtick, (void))
 IBDYN_MPI_DECLARE(int, Get_processor_name, (char *name, int *resultlen))
@@ -640,6 +642,18 @@ IBDYN_MPI_DECLARE(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count l
 IBDYN_MPI_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 IBDYN_MPI_DECLARE(int, Free_mem, (void *base))
 IBDYN_MPI_DECLARE(int, Dims_create, (int nnodes, int ndims, int dims[]))
+IBDYN_MPI_DECLARE(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[],
+                                     const int periods[], int reorder, MPI_Comm *comm_cart))
+IBDYN_MPI_DECLARE(int, Cartdim_get, (MPI_Comm comm, int *ndims))
+IBDYN_MPI_DECLARE(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[],
+                                  int coords[]))
+IBDYN_MPI_DECLARE(int, Cart_rank, (MPI_Comm comm, const int coords[], int *rank))
+IBDYN_MPI_DECLARE(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+IBDYN_MPI_DECLARE(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int *rank_source,
+                                    int *rank_dest))
+IBDYN_MPI_DECLARE(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm))
+IBDYN_MPI_DECLARE(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[],
+                                  int *newrank))
 IBDYN_MPI_DECLARE(int, Topo_test, (MPI_Comm comm, int *status))
 IBDYN_MPI_DECLARE(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
 IBDYN_MPI_DECLARE(int, Comm_get_info, (MPI_Comm comm, MPI_Info *info_used))

@@ -39,6 +39,10 @@ impl From<CommError> for MpiError {
             CommError::CommFreed => MPI_ERR_COMM,
             CommError::PeerDead { .. } => MPI_ERR_PROC_ABORTED,
             CommError::InvalidArgument(_) => MPI_ERR_ARG,
+            // A process-set name or index the session does not have: a bad argument.
+            CommError::UnknownPset { .. }
+            | CommError::PsetIndex { .. }
+            | CommError::MalformedPset { .. } => MPI_ERR_ARG,
             CommError::SpawnFailed { .. } => MPI_ERR_SPAWN,
             CommError::Collective(inner) => match inner.downcast_ref::<CollError>() {
                 Some(c) => coll_class(c),

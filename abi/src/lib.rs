@@ -8,6 +8,7 @@
 //! into C), and hands its errors to the communicator's error handler.
 
 mod api;
+mod cart;
 mod consts;
 mod datatype;
 mod derived;

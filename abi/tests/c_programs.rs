@@ -338,3 +338,8 @@ fn intercomm_alltoallw_reduce_scatter_c_and_large_type_constructors() {
 fn memory_dims_split_types_hints_isendrecv_and_persistent_bsend() {
     run_ok("mpi4py_batch", 3, "mpi4py_batch: ok on 3 ranks");
 }
+
+#[test]
+fn cartesian_topologies_shifts_sub_grids_and_errors() {
+    run_ok("cart", 5, "cart: ok");
+}

@@ -213,6 +213,9 @@ unsafe fn comm_get_attr(comm: Handle, keyval: c_int, value: *mut usize, flag: *m
     call("MPI_Comm_get_attr", comm, || {
         let found = with_state(|s| {
             s.comm(comm)?;
+            if keyval == MPI_KEYVAL_INVALID {
+                return err(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID is not a keyval");
+            }
             if keyval < 0x1000 {
                 return Ok(predefined(s, keyval));
             }

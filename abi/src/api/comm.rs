@@ -53,8 +53,10 @@ pub(super) unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
                 Comm::Intra(c) => Comm::Intra(c.duplicate()?),
                 Comm::Inter(c) => Comm::Inter(c.duplicate()?),
             };
-            let eh = e.errhandler;
-            Ok(s.add_comm(dup, eh))
+            let (eh, cart) = (e.errhandler, e.cart.clone());
+            let h = s.add_comm(dup, eh);
+            s.comm_mut(h)?.cart = cart;
+            Ok(h)
         })?;
         super::attr::copy_all(comm, h)?;
         // SAFETY: the caller's output argument.

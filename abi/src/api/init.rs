@@ -107,6 +107,29 @@ unsafe fn abi_get_version(major: *mut c_int, minor: *mut c_int) -> c_int {
     })
 }
 
+/// The sizes of the ABI's integer types, as MPI_Abi_get_info reports them.
+unsafe fn abi_get_info(info: *mut Handle) -> c_int {
+    call("MPI_Abi_get_info", MPI_COMM_SELF, || {
+        let sizes = [
+            ("mpi_aint_size", std::mem::size_of::<isize>()),
+            ("mpi_count_size", std::mem::size_of::<i64>()),
+            ("mpi_offset_size", std::mem::size_of::<i64>()),
+        ];
+        let entries = sizes.iter().map(|(k, n)| (k.to_string(), n.to_string()));
+        let h = state::with_state(|s| Ok(s.objects.add_info(entries.collect())))?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(info, h, "info") }
+    })
+}
+
+/// No Fortran bindings: MPI_INFO_NULL, as the standard allows.
+unsafe fn abi_get_fortran_info(info: *mut Handle) -> c_int {
+    call("MPI_Abi_get_fortran_info", MPI_COMM_SELF, || {
+        // SAFETY: the caller's output argument.
+        unsafe { out(info, MPI_INFO_NULL, "info") }
+    })
+}
+
 unsafe fn get_library_version(version: *mut c_char, len: *mut c_int) -> c_int {
     call("MPI_Get_library_version", MPI_COMM_SELF, || {
         // SAFETY: MPI sizes the buffer MPI_MAX_LIBRARY_VERSION_STRING.
@@ -177,6 +200,9 @@ export!(MPI_Get_version, PMPI_Get_version, get_version,
     (version: *mut c_int, subversion: *mut c_int) -> c_int);
 export!(MPI_Abi_get_version, PMPI_Abi_get_version, abi_get_version,
     (abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int);
+export!(MPI_Abi_get_info, PMPI_Abi_get_info, abi_get_info, (info: *mut Handle) -> c_int);
+export!(MPI_Abi_get_fortran_info, PMPI_Abi_get_fortran_info, abi_get_fortran_info,
+    (info: *mut Handle) -> c_int);
 export!(MPI_Get_library_version, PMPI_Get_library_version, get_library_version,
     (version: *mut c_char, resultlen: *mut c_int) -> c_int);
 export!(MPI_Wtime, PMPI_Wtime, wtime, () -> c_double);

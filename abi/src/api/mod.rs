@@ -2,6 +2,7 @@
 
 mod attr;
 pub(crate) mod buffers;
+mod cart;
 pub(crate) mod coll;
 mod comm;
 mod comm_info;

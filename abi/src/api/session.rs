@@ -21,12 +21,17 @@ pub(super) fn session_call(
     call_with(
         name,
         || {
+            // No such session: the error belongs to no object, so MPI_COMM_SELF's handler
+            // takes it (fatal when only sessions run: there is no MPI_COMM_SELF then).
+            let no_session = || crate::state::errhandler_for(MPI_COMM_SELF);
             with_state(|s| {
                 Ok(s.sessions
                     .get(s.session_index(session)?)
-                    .map_or(ErrHandler::Fatal, |e| e.1.about(session)))
+                    .map(|e| e.1.about(session)))
             })
-            .unwrap_or(ErrHandler::Fatal)
+            .ok()
+            .flatten()
+            .unwrap_or_else(no_session)
         },
         f,
     )

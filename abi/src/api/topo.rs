@@ -1,8 +1,7 @@
-//! Process topologies. ibdyn attaches none (the constructors are stubs), so every valid
-//! communicator answers MPI_Topo_test with MPI_UNDEFINED, as the standard asks of a
-//! communicator without a topology. Libraries probe it on every communicator they wrap
-//! (mpi4py does in its error-handler path), so it must not fail. MPI_Dims_create is pure
-//! arithmetic that programs use for their own decompositions, so it is here in full.
+//! Process topologies: MPI_Topo_test (MPI_CART for a communicator of MPI_Cart_create, see
+//! `cart.rs`; MPI_UNDEFINED otherwise: graph topologies are stubs) and MPI_Dims_create.
+//! Libraries probe MPI_Topo_test on every communicator they wrap (mpi4py does in its
+//! error-handler path), so it must answer for every valid communicator.
 
 use super::out;
 use crate::consts::*;
@@ -13,9 +12,10 @@ use std::os::raw::c_int;
 
 unsafe fn topo_test(comm: Handle, status: *mut c_int) -> c_int {
     call("MPI_Topo_test", comm, || {
-        with_state(|s| s.comm(comm).map(|_| ()))?;
+        let cart = with_state(|s| Ok(s.comm(comm)?.cart.is_some()))?;
+        let kind = if cart { MPI_CART } else { MPI_UNDEFINED };
         // SAFETY: the caller's output argument.
-        unsafe { out(status, MPI_UNDEFINED, "status") }
+        unsafe { out(status, kind, "status") }
     })
 }
 
