@@ -154,12 +154,18 @@ impl Pair {
     }
 }
 
+/// How a persistent collective starts: the non-blocking call with the kept arguments, which
+/// stores a request and writes its handle.
+pub type Restart = dyn Fn(*mut Handle) -> std::os::raw::c_int;
+
 pub struct ReqEntry {
     /// None: an inactive persistent request.
     pub active: Option<Active>,
     /// The communicator's table index, whose error handler the request's errors go to.
     pub comm: usize,
     pub persistent: Option<Persistent>,
+    /// A persistent collective's start (MPI_Bcast_init and friends).
+    pub restart: Option<std::rc::Rc<Restart>>,
     pub cancelled: bool,
 }
 
@@ -169,8 +175,25 @@ impl ReqEntry {
             active: Some(active),
             comm,
             persistent: None,
+            restart: None,
             cancelled: false,
         }
+    }
+
+    /// An inactive persistent collective of communicator `comm`.
+    pub fn restartable(comm: usize, restart: std::rc::Rc<Restart>) -> ReqEntry {
+        ReqEntry {
+            active: None,
+            comm,
+            persistent: None,
+            restart: Some(restart),
+            cancelled: false,
+        }
+    }
+
+    /// Whether completion leaves the request in place (inactive) instead of freeing it.
+    pub fn is_persistent(&self) -> bool {
+        self.persistent.is_some() || self.restart.is_some()
     }
 
     /// Advances the request; its status once complete. A completed persistent request turns

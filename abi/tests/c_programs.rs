@@ -343,3 +343,8 @@ fn memory_dims_split_types_hints_isendrecv_and_persistent_bsend() {
 fn cartesian_topologies_shifts_sub_grids_and_errors() {
     run_ok("cart", 5, "cart: ok");
 }
+
+#[test]
+fn persistent_collectives_restart_with_the_current_buffers() {
+    run_ok("persistent_coll", 3, "persistent_coll: ok");
+}

@@ -109,6 +109,47 @@ int main(int argc, char **argv) {
   int back_size;
   CHECK(MPI_Buffer_detach(&back, &back_size) == MPI_SUCCESS && back == pool);
 
+  /* request status without completing: a receive not yet matched, then matched */
+  MPI_Request two[2];
+  int a = 0, b = 0, idx = -1, outc = -1, idxs[2];
+  MPI_Irecv(&a, 1, MPI_INT, left, 11, MPI_COMM_WORLD, &two[0]);
+  two[1] = MPI_REQUEST_NULL;
+  CHECK(MPI_Request_get_status_all(2, two, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS && !flag);
+  CHECK(MPI_Request_get_status_any(2, two, &idx, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(!flag && idx == MPI_UNDEFINED);
+  MPI_Barrier(MPI_COMM_WORLD); /* nobody sends before every rank has checked */
+  b = rank;
+  MPI_Send(&b, 1, MPI_INT, right, 11, MPI_COMM_WORLD);
+  do {
+    CHECK(MPI_Request_get_status_some(2, two, &outc, idxs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  } while (outc == 0);
+  CHECK(outc == 1 && idxs[0] == 0 && two[0] != MPI_REQUEST_NULL); /* still there */
+  CHECK(MPI_Request_get_status_all(2, two, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS && flag);
+  MPI_Wait(&two[0], MPI_STATUS_IGNORE);
+  CHECK(a == left);
+  two[0] = MPI_REQUEST_NULL;
+  CHECK(MPI_Request_get_status_some(2, two, &outc, idxs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  CHECK(outc == MPI_UNDEFINED);
+
+  /* MPI_Info_create_env holds what MPI_INFO_ENV holds */
+  MPI_Info env;
+  char val[64];
+  CHECK(MPI_Info_create_env(argc, argv, &env) == MPI_SUCCESS);
+  int len = sizeof val;
+  CHECK(MPI_Info_get_string(env, "maxprocs", &len, val, &flag) == MPI_SUCCESS && flag);
+  CHECK(atoi(val) == size);
+  MPI_Info_free(&env);
+
+  /* a large-count indexed block type: ints 0, 2, 4 of 6 */
+  MPI_Datatype evens;
+  MPI_Count disps[3] = {0, 2, 4};
+  CHECK(MPI_Type_create_indexed_block_c(3, 1, disps, MPI_INT, &evens) == MPI_SUCCESS);
+  MPI_Type_commit(&evens);
+  int six[6] = {0, 1, 2, 3, 4, 5}, three[3];
+  MPI_Sendrecv(six, 1, evens, rank, 12, three, 3, MPI_INT, rank, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  CHECK(three[0] == 0 && three[1] == 2 && three[2] == 4);
+  MPI_Type_free(&evens);
+
   /* threads, profiling hook */
   CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && flag);
   CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);

@@ -224,6 +224,18 @@ unsafe fn info_free(info: *mut Handle) -> c_int {
     })
 }
 
+/// MPI_Info_create_env: a new info object holding what MPI_INFO_ENV holds.
+unsafe fn info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut Handle) -> c_int {
+    call("MPI_Info_create_env", MPI_COMM_SELF, || {
+        let h = with_state(|s| {
+            let i = env_info(s);
+            Ok(s.objects.add_info(i))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(info, h, "info") }
+    })
+}
+
 /// The entries of info object `h` (none for MPI_INFO_NULL).
 pub fn entries(h: Handle) -> MpiResult<Info> {
     if h == MPI_INFO_NULL {
@@ -233,6 +245,8 @@ pub fn entries(h: Handle) -> MpiResult<Info> {
 }
 
 export!(MPI_Info_create, PMPI_Info_create, info_create, (info: *mut Handle) -> c_int);
+export!(MPI_Info_create_env, PMPI_Info_create_env, info_create_env,
+    (argc: c_int, argv: *mut *mut c_char, info: *mut Handle) -> c_int);
 export!(MPI_Info_set, PMPI_Info_set, info_set,
     (info: Handle, key: *const c_char, value: *const c_char) -> c_int);
 export!(MPI_Info_delete, PMPI_Info_delete, info_delete, (info: Handle, key: *const c_char) -> c_int);

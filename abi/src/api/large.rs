@@ -26,7 +26,7 @@ macro_rules! narrowed {
     ($($export:ident $pexport:ident $c:ident => $int:path, $name:literal
        ($($arg:ident : $ty:ty),*) [$($count:ident),*];)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $c($($arg: $ty),*) -> c_int {
+        pub(crate) unsafe fn $c($($arg: $ty),*) -> c_int {
             $(
                 let $count = match narrow($name, $count) {
                     Ok(c) => c,

@@ -1,5 +1,6 @@
-//! More `_c` (large-count) forms over their `int` implementations: `Reduce_scatter_c` and the
-//! type constructors `Type_vector_c`, `Type_create_hvector_c`, `Type_indexed_c`,
+//! More `_c` (large-count) forms over their `int` implementations: `(I)Reduce_scatter_c` and
+//! the type constructors `Type_vector_c`, `Type_create_hvector_c`, `Type_indexed_c`,
+//! `Type_create_hindexed_c`, `Type_create_indexed_block_c`, `Type_create_hindexed_block_c`,
 //! `Type_create_struct_c`, `Type_create_resized_c`. Counts beyond an `int` are MPI_ERR_COUNT
 //! naming the function; byte displacements and extents take the full `MPI_Count` range.
 
@@ -79,6 +80,100 @@ unsafe fn reduce_scatter_c(
         let counts = unsafe { narrowed(name, recvcounts, n, "recvcounts") }?;
         // SAFETY: the caller's arguments, with the counts narrowed (read during the call).
         Ok(unsafe { coll::reduce_scatter(sendbuf, recvbuf, counts.as_ptr(), datatype, op, comm) })
+    })
+}
+
+pub(crate) unsafe fn ireduce_scatter_c(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    recvcounts: *const i64,
+    datatype: Handle,
+    op: Handle,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    let name = "MPI_Ireduce_scatter_c";
+    with_narrowed(name, comm, || {
+        let n = with_state(|s| Ok(s.comm(comm)?.comm.raw().size() as usize))?;
+        // SAFETY: MPI's rule: one count per process of the group.
+        let counts = unsafe { narrowed(name, recvcounts, n, "recvcounts") }?;
+        // SAFETY: the caller's arguments; the counts are read during the call.
+        Ok(unsafe {
+            coll::ireduce_scatter(
+                sendbuf,
+                recvbuf,
+                counts.as_ptr(),
+                datatype,
+                op,
+                comm,
+                request,
+            )
+        })
+    })
+}
+
+unsafe fn type_create_hindexed_c(
+    count: i64,
+    lens: *const i64,
+    disps: *const i64,
+    old: Handle,
+    new: *mut Handle,
+) -> c_int {
+    let name = "MPI_Type_create_hindexed_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let c = narrow(name, "count", count)?;
+        let n = len_of(count)?;
+        // SAFETY: the caller's arrays of `count` entries.
+        let (l, d) = unsafe {
+            (
+                narrowed(name, lens, n, "array_of_blocklengths")?,
+                slice(disps, n, "array_of_displacements")?,
+            )
+        };
+        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
+        // SAFETY: the copies hold `count` entries; the output is the caller's.
+        Ok(unsafe { types::type_create_hindexed(c, l.as_ptr(), d.as_ptr(), old, new) })
+    })
+}
+
+unsafe fn type_create_indexed_block_c(
+    count: i64,
+    bl: i64,
+    disps: *const i64,
+    old: Handle,
+    new: *mut Handle,
+) -> c_int {
+    let name = "MPI_Type_create_indexed_block_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let (c, b) = (
+            narrow(name, "count", count)?,
+            narrow(name, "blocklength", bl)?,
+        );
+        // SAFETY: the caller's array of `count` entries.
+        let d = unsafe { narrowed(name, disps, len_of(count)?, "array_of_displacements") }?;
+        // SAFETY: the copy holds `count` entries; the output is the caller's.
+        Ok(unsafe { types::type_create_indexed_block(c, b, d.as_ptr(), old, new) })
+    })
+}
+
+unsafe fn type_create_hindexed_block_c(
+    count: i64,
+    bl: i64,
+    disps: *const i64,
+    old: Handle,
+    new: *mut Handle,
+) -> c_int {
+    let name = "MPI_Type_create_hindexed_block_c";
+    with_narrowed(name, MPI_COMM_SELF, || {
+        let (c, b) = (
+            narrow(name, "count", count)?,
+            narrow(name, "blocklength", bl)?,
+        );
+        // SAFETY: the caller's array of `count` entries.
+        let d = unsafe { slice(disps, len_of(count)?, "array_of_displacements") }?;
+        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
+        // SAFETY: the copy holds `count` entries; the output is the caller's.
+        Ok(unsafe { types::type_create_hindexed_block(c, b, d.as_ptr(), old, new) })
     })
 }
 
@@ -168,6 +263,18 @@ unsafe fn type_create_resized_c(old: Handle, lb: i64, extent: i64, new: *mut Han
 export!(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c, reduce_scatter_c,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle,
      op: Handle, comm: Handle) -> c_int);
+export!(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c, ireduce_scatter_c,
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle,
+     op: Handle, comm: Handle, request: *mut Handle) -> c_int);
+export!(MPI_Type_create_hindexed_c, PMPI_Type_create_hindexed_c, type_create_hindexed_c,
+    (count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64,
+     oldtype: Handle, newtype: *mut Handle) -> c_int);
+export!(MPI_Type_create_indexed_block_c, PMPI_Type_create_indexed_block_c, type_create_indexed_block_c,
+    (count: i64, blocklength: i64, array_of_displacements: *const i64, oldtype: Handle,
+     newtype: *mut Handle) -> c_int);
+export!(MPI_Type_create_hindexed_block_c, PMPI_Type_create_hindexed_block_c, type_create_hindexed_block_c,
+    (count: i64, blocklength: i64, array_of_displacements: *const i64, oldtype: Handle,
+     newtype: *mut Handle) -> c_int);
 export!(MPI_Type_vector_c, PMPI_Type_vector_c, type_vector_c,
     (count: i64, blocklength: i64, stride: i64, oldtype: Handle, newtype: *mut Handle) -> c_int);
 export!(MPI_Type_create_hvector_c, PMPI_Type_create_hvector_c, type_create_hvector_c,

@@ -691,6 +691,7 @@ fn persistent_init(p: Persistent, request: *mut Handle, name: &'static str) -> c
                 active: None,
                 comm: ci,
                 persistent: Some(p),
+                restart: None,
                 cancelled: false,
             }))
         })?;

@@ -33,7 +33,7 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
     }
     let r = e.step(block);
     let cancelled = e.cancelled;
-    let persistent = e.persistent.is_some();
+    let persistent = e.is_persistent();
     match r {
         Ok(None) => Ok(Step::Pending),
         Ok(Some(st)) => {
@@ -56,7 +56,7 @@ fn is_persistent(s: &State, h: Handle) -> bool {
     s.req_index(h)
         .ok()
         .and_then(|i| s.reqs.get(i))
-        .is_some_and(|e| e.persistent.is_some())
+        .is_some_and(|e| e.is_persistent())
 }
 
 /// Writes one completion into the caller's slots: the status, and MPI_REQUEST_NULL for a
@@ -365,17 +365,23 @@ unsafe fn start(request: *mut Handle) -> c_int {
 
 unsafe fn startall(count: c_int, requests: *mut Handle) -> c_int {
     with_requests("MPI_Startall", count, requests, |n, comm| {
-        with_state(|s| {
-            for i in 0..n {
-                // SAFETY: the caller's array of `count` requests.
-                let h = unsafe { requests.add(i).read() };
+        for i in 0..n {
+            // SAFETY: the caller's array of `count` requests.
+            let h = unsafe { requests.add(i).read() };
+            let restart = with_state(|s| {
                 if let Ok(ri) = s.req_index(h) {
                     comm.set(s.reqs.get(ri).map_or(1, |e| e.comm));
                 }
-                super::p2p::start_persistent(s, h)?;
+                match super::coll::persistent::restart_of(s, h)? {
+                    Some(r) => Ok(Some(r)),
+                    None => super::p2p::start_persistent(s, h).map(|()| None),
+                }
+            })?;
+            if let Some(r) = restart {
+                super::coll::persistent::start(h, &*r)?;
             }
-            Ok(())
-        })
+        }
+        Ok(())
     })
 }
 

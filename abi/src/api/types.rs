@@ -165,7 +165,7 @@ pub(super) unsafe fn type_indexed(
     )
 }
 
-unsafe fn type_create_hindexed(
+pub(super) unsafe fn type_create_hindexed(
     count: c_int,
     lens: *const c_int,
     disps: *const isize,
@@ -184,7 +184,7 @@ unsafe fn type_create_hindexed(
     )
 }
 
-unsafe fn type_create_indexed_block(
+pub(super) unsafe fn type_create_indexed_block(
     count: c_int,
     blocklength: c_int,
     disps: *const c_int,
@@ -204,7 +204,7 @@ unsafe fn type_create_indexed_block(
     )
 }
 
-unsafe fn type_create_hindexed_block(
+pub(super) unsafe fn type_create_hindexed_block(
     count: c_int,
     blocklength: c_int,
     disps: *const isize,

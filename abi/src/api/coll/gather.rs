@@ -638,7 +638,7 @@ macro_rules! vforms {
             unsafe { $imp(Call { comm, request: B }, $name, $($arg),*) }
         }
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $nb($($arg: $ty,)* comm: Handle, request: *mut Handle) -> c_int {
+        pub(crate) unsafe fn $nb($($arg: $ty,)* comm: Handle, request: *mut Handle) -> c_int {
             // SAFETY: passed through.
             unsafe { $imp(Call { comm, request }, $iname, $($arg),*) }
         }

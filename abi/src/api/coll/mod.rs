@@ -7,6 +7,7 @@
 mod framework;
 mod gather;
 mod inter_v;
+pub(crate) mod persistent;
 mod reduce;
 
 /// The entry points other files wrap (the `_c` forms).
@@ -15,8 +16,8 @@ pub mod exports {
         allgather, alltoall, gather, iallgather, ialltoall, igather, iscatter, scatter,
     };
     pub(crate) use super::reduce::{
-        exscan, iexscan, ireduce, ireduce_scatter_block, iscan, reduce, reduce_local,
-        reduce_scatter, reduce_scatter_block, scan,
+        exscan, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan, reduce,
+        reduce_local, reduce_scatter, reduce_scatter_block, scan,
     };
 }
 

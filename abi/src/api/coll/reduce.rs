@@ -389,7 +389,7 @@ unsafe fn barrier(comm: Handle) -> c_int {
     // SAFETY: no pointers.
     unsafe { barrier_impl(Call { comm, request: B }, "MPI_Barrier") }
 }
-unsafe fn ibarrier(comm: Handle, request: *mut Handle) -> c_int {
+pub(crate) unsafe fn ibarrier(comm: Handle, request: *mut Handle) -> c_int {
     // SAFETY: the caller's output argument.
     unsafe { barrier_impl(Call { comm, request }, "MPI_Ibarrier") }
 }
