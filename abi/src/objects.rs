@@ -37,6 +37,8 @@ pub struct Objects {
     infos: Table<Info>,
     keyvals: Table<Keyval>,
     pub ports: Vec<ibdyn::Port>,
+    /// Datatype attributes: (datatype, keyval, value), oldest first.
+    pub type_attrs: Vec<(Handle, std::os::raw::c_int, usize)>,
     /// The values the predefined attributes point to: TAG_UB, HOST, IO, WTIME_IS_GLOBAL,
     /// APPNUM, LASTUSEDCODE, UNIVERSE_SIZE (boxed: their addresses are handed out).
     pub predefined: Box<[c_int; 8]>,

@@ -348,3 +348,8 @@ fn cartesian_topologies_shifts_sub_grids_and_errors() {
 fn persistent_collectives_restart_with_the_current_buffers() {
     run_ok("persistent_coll", 3, "persistent_coll: ok");
 }
+
+#[test]
+fn datatype_attributes_copy_and_delete_functions() {
+    run_ok("type_attr", 1, "type_attr: ok");
+}

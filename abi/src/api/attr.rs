@@ -35,13 +35,15 @@ unsafe fn comm_get_name(comm: Handle, name: *mut c_char, len: *mut c_int) -> c_i
     })
 }
 
-unsafe fn comm_create_keyval(
+/// A new attribute key of any object kind (MPI_Comm_create_keyval, MPI_Type_create_keyval).
+pub(super) unsafe fn create_keyval(
+    name: &str,
     copy: usize,
     delete: Option<DeleteFn>,
     keyval: *mut c_int,
     extra: usize,
 ) -> c_int {
-    call("MPI_Comm_create_keyval", MPI_COMM_SELF, || {
+    call(name, MPI_COMM_SELF, || {
         let k = with_state(|s| {
             Ok(s.objects.add_keyval(Keyval {
                 copy,
@@ -50,23 +52,39 @@ unsafe fn comm_create_keyval(
             }))
         })?;
         // SAFETY: the caller's output argument.
-        unsafe { out(keyval, k, "comm_keyval") }
+        unsafe { out(keyval, k, "keyval") }
     })
 }
 
-unsafe fn comm_free_keyval(keyval: *mut c_int) -> c_int {
-    call("MPI_Comm_free_keyval", MPI_COMM_SELF, || {
+/// Frees an attribute key of any object kind.
+pub(super) unsafe fn free_keyval(name: &str, keyval: *mut c_int) -> c_int {
+    call(name, MPI_COMM_SELF, || {
         // SAFETY: the caller's in/out argument.
-        let k = unsafe { read(keyval, "comm_keyval") }?;
+        let k = unsafe { read(keyval, "keyval") }?;
         with_state(|s| s.objects.free_keyval(k))?;
         // SAFETY: as above.
-        unsafe { out(keyval, MPI_KEYVAL_INVALID, "comm_keyval") }
+        unsafe { out(keyval, MPI_KEYVAL_INVALID, "keyval") }
     })
+}
+
+unsafe fn comm_create_keyval(
+    copy: usize,
+    delete: Option<DeleteFn>,
+    keyval: *mut c_int,
+    extra: usize,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { create_keyval("MPI_Comm_create_keyval", copy, delete, keyval, extra) }
+}
+
+unsafe fn comm_free_keyval(keyval: *mut c_int) -> c_int {
+    // SAFETY: passed through.
+    unsafe { free_keyval("MPI_Comm_free_keyval", keyval) }
 }
 
 /// Calls the delete function of attribute `k` (value `v`) of `comm`. User code may call MPI
 /// functions, so this runs outside the state.
-fn call_delete(comm: Handle, k: c_int, v: usize, kv: Keyval) -> MpiResult<()> {
+pub(super) fn call_delete(comm: Handle, k: c_int, v: usize, kv: Keyval) -> MpiResult<()> {
     if let Some(f) = kv.delete {
         // SAFETY: the user's delete function with the arguments MPI specifies.
         let rc = unsafe { f(comm, k, v, kv.extra) };
@@ -122,6 +140,19 @@ pub fn copy_all(old: Handle, new: Handle) -> MpiResult<()> {
             .map(|(k, v)| (k, v, s.objects.keyval(k).ok()))
             .collect::<Vec<_>>())
     })?;
+    let copied = copy_values(old, attrs)?;
+    with_state(|s| {
+        s.comm_mut(new)?.attrs.extend(copied);
+        Ok(())
+    })
+}
+
+/// Runs the copy functions of `attrs` (key, value, key's functions) of object `old`: the
+/// (key, value) pairs the new object gets. Runs outside the state (user code).
+pub(super) fn copy_values(
+    old: Handle,
+    attrs: Vec<(c_int, usize, Option<Keyval>)>,
+) -> MpiResult<Vec<(c_int, usize)>> {
     let mut copied = Vec::new();
     for (k, v, kv) in attrs {
         let Some(kv) = kv else { continue };
@@ -146,10 +177,7 @@ pub fn copy_all(old: Handle, new: Handle) -> MpiResult<()> {
             }
         }
     }
-    with_state(|s| {
-        s.comm_mut(new)?.attrs.extend(copied);
-        Ok(())
-    })
+    Ok(copied)
 }
 
 unsafe fn comm_set_attr(comm: Handle, keyval: c_int, value: usize) -> c_int {

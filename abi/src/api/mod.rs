@@ -26,6 +26,7 @@ mod split_type;
 mod status_fields;
 mod stubs;
 mod topo;
+mod type_attr;
 mod types;
 
 use crate::consts::*;

@@ -276,6 +276,7 @@ unsafe fn type_dup(oldtype: Handle, newtype: *mut Handle) -> c_int {
         let t = old(oldtype)?;
         let h = derived::resized(&t, t.lb, t.extent);
         derived::commit(h)?;
+        super::type_attr::copy_all(oldtype, h)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newtype, h, "newtype") }
     })
@@ -291,7 +292,9 @@ unsafe fn type_commit(datatype: *mut Handle) -> c_int {
 unsafe fn type_free(datatype: *mut Handle) -> c_int {
     call("MPI_Type_free", MPI_COMM_SELF, || {
         // SAFETY: the caller's in/out argument.
-        derived::free(unsafe { super::read(datatype, "datatype") }?)?;
+        let h = unsafe { super::read(datatype, "datatype") }?;
+        derived::free(h)?;
+        super::type_attr::delete_all(h)?;
         // SAFETY: as above.
         unsafe { out(datatype, MPI_DATATYPE_NULL, "datatype") }
     })
