@@ -681,6 +681,21 @@ IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Data
 IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Alltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                     void *recvbuf, const MPI_Count recvcounts[],
+                                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                     MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Ialltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                      void *recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                      MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Alltoallw_init_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                          const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                          void *recvbuf, const MPI_Count recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                          MPI_Comm comm, MPI_Info info, MPI_Request *request))
 IBDYN_MPI_DECLARE(int, Type_create_keyval, (MPI_Type_copy_attr_function *type_copy_attr_fn,
                                             MPI_Type_delete_attr_function *type_delete_attr_fn,
                                             int *type_keyval, void *extra_state))

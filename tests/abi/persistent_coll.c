@@ -39,6 +39,45 @@ int main(int argc, char **argv) {
     int flag = 0;
     while (!flag) CHECK(MPI_Test(&bar, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   }
+  /* reduce_scatter with an array argument, int and MPI_Count forms */
+  int rsin[16], rsout = 0;
+  MPI_Count ccounts[16];
+  for (int i = 0; i < size; i++) {
+    rsin[i] = i;
+    ccounts[i] = 1;
+  }
+  MPI_Request rs, rsc;
+  CHECK(MPI_Reduce_scatter_init(rsin, &rsout, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                MPI_INFO_NULL, &rs) == MPI_SUCCESS);
+  CHECK(MPI_Reduce_scatter_init_c(rsin, &rsout, ccounts, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &rsc) == MPI_SUCCESS);
+  CHECK(MPI_Start(&rs) == MPI_SUCCESS && MPI_Wait(&rs, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(rsout == rank * size);
+  rsout = 0;
+  CHECK(MPI_Start(&rsc) == MPI_SUCCESS && MPI_Wait(&rsc, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(rsout == rank * size);
+  MPI_Request_free(&rs);
+  MPI_Request_free(&rsc);
+
+  /* alltoallw, large-count persistent form: one int to every rank, types per peer */
+  int wout[16], win[16];
+  MPI_Count wc[16];
+  MPI_Aint wd[16];
+  MPI_Datatype wt[16];
+  for (int i = 0; i < size; i++) {
+    wout[i] = rank * 100 + i;
+    wc[i] = 1;
+    wd[i] = (MPI_Aint)(i * sizeof(int));
+    wt[i] = MPI_INT;
+  }
+  MPI_Request aw;
+  CHECK(MPI_Alltoallw_init_c(wout, wc, wd, wt, win, wc, wd, wt, MPI_COMM_WORLD, MPI_INFO_NULL,
+                             &aw) == MPI_SUCCESS);
+  for (int i = 0; i < size; i++) wc[i] = 0; /* the init call copied the arrays */
+  CHECK(MPI_Start(&aw) == MPI_SUCCESS && MPI_Wait(&aw, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (int i = 0; i < size; i++) CHECK(win[i] == i * 100 + rank);
+  MPI_Request_free(&aw);
+
   /* starting an active request is an error */
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   CHECK(MPI_Start(&bar) == MPI_SUCCESS);

@@ -1,4 +1,5 @@
-//! More `_c` (large-count) forms over their `int` implementations: `(I)Reduce_scatter_c` and
+//! More `_c` (large-count) forms over their `int` implementations: `(I)Reduce_scatter_c`,
+//! `(I)Alltoallw_c` (byte displacements up to 2^31-1 there) and
 //! the type constructors `Type_vector_c`, `Type_create_hvector_c`, `Type_indexed_c`,
 //! `Type_create_hindexed_c`, `Type_create_indexed_block_c`, `Type_create_hindexed_block_c`,
 //! `Type_create_struct_c`, `Type_create_resized_c`. Counts beyond an `int` are MPI_ERR_COUNT
@@ -81,6 +82,98 @@ unsafe fn reduce_scatter_c(
         // SAFETY: the caller's arguments, with the counts narrowed (read during the call).
         Ok(unsafe { coll::reduce_scatter(sendbuf, recvbuf, counts.as_ptr(), datatype, op, comm) })
     })
+}
+
+/// `(I)Alltoallw_c` through the `int` form: counts and displacements narrowed, the type
+/// arrays passed through. `request`: None for the blocking form.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_c_impl(
+    name: &str,
+    sb: *const c_void,
+    (scs, sds, sts): (*const i64, *const isize, *const Handle),
+    rb: *mut c_void,
+    (rcs, rds, rts): (*const i64, *const isize, *const Handle),
+    comm: Handle,
+    request: Option<*mut Handle>,
+) -> c_int {
+    with_narrowed(name, comm, || {
+        let n = super::coll::array_len(comm)?;
+        // A NULL array stays NULL (the send arrays of MPI_IN_PLACE are not read; elsewhere the
+        // `int` form reports it).
+        let copy = |p: *const i64, what| -> MpiResult<Option<Vec<c_int>>> {
+            if p.is_null() {
+                return Ok(None);
+            }
+            // SAFETY: MPI's rule: one entry per process of the (remote) group.
+            unsafe { narrowed(name, p, n, what) }.map(Some)
+        };
+        let (sc, sd) = (copy(scs, "sendcounts")?, copy(sds.cast(), "sdispls")?);
+        let (rc, rd) = (copy(rcs, "recvcounts")?, copy(rds.cast(), "rdispls")?);
+        let ptr = |v: &Option<Vec<c_int>>| v.as_ref().map_or(std::ptr::null(), |v| v.as_ptr());
+        // The narrowed copies are read during the call only.
+        let (sc, sd, rc, rd) = (ptr(&sc), ptr(&sd), ptr(&rc), ptr(&rd));
+        // SAFETY: the caller's buffers and type arrays; the copies hold n entries.
+        Ok(unsafe {
+            match request {
+                None => coll::alltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm),
+                Some(r) => coll::ialltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm, r),
+            }
+        })
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_c(
+    sb: *const c_void,
+    scs: *const i64,
+    sds: *const isize,
+    sts: *const Handle,
+    rb: *mut c_void,
+    rcs: *const i64,
+    rds: *const isize,
+    rts: *const Handle,
+    comm: Handle,
+) -> c_int {
+    // SAFETY: passed on.
+    unsafe {
+        alltoallw_c_impl(
+            "MPI_Alltoallw_c",
+            sb,
+            (scs, sds, sts),
+            rb,
+            (rcs, rds, rts),
+            comm,
+            None,
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn ialltoallw_c(
+    sb: *const c_void,
+    scs: *const i64,
+    sds: *const isize,
+    sts: *const Handle,
+    rb: *mut c_void,
+    rcs: *const i64,
+    rds: *const isize,
+    rts: *const Handle,
+    comm: Handle,
+    request: *mut Handle,
+) -> c_int {
+    let r = Some(request);
+    // SAFETY: passed on.
+    unsafe {
+        alltoallw_c_impl(
+            "MPI_Ialltoallw_c",
+            sb,
+            (scs, sds, sts),
+            rb,
+            (rcs, rds, rts),
+            comm,
+            r,
+        )
+    }
 }
 
 pub(crate) unsafe fn ireduce_scatter_c(
@@ -263,6 +356,14 @@ unsafe fn type_create_resized_c(old: Handle, lb: i64, extent: i64, new: *mut Han
 export!(MPI_Reduce_scatter_c, PMPI_Reduce_scatter_c, reduce_scatter_c,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle,
      op: Handle, comm: Handle) -> c_int);
+export!(MPI_Alltoallw_c, PMPI_Alltoallw_c, alltoallw_c,
+    (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const Handle,
+     recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const Handle,
+     comm: Handle) -> c_int);
+export!(MPI_Ialltoallw_c, PMPI_Ialltoallw_c, ialltoallw_c,
+    (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const Handle,
+     recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const Handle,
+     comm: Handle, request: *mut Handle) -> c_int);
 export!(MPI_Ireduce_scatter_c, PMPI_Ireduce_scatter_c, ireduce_scatter_c,
     (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle,
      op: Handle, comm: Handle, request: *mut Handle) -> c_int);

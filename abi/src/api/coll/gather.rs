@@ -633,7 +633,7 @@ unsafe fn alltoallv_impl<C, D>(
 macro_rules! vforms {
     ($($blocking:ident $nb:ident $imp:ident $name:literal $iname:literal ($($arg:ident : $ty:ty),*);)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $blocking($($arg: $ty,)* comm: Handle) -> c_int {
+        pub(crate) unsafe fn $blocking($($arg: $ty,)* comm: Handle) -> c_int {
             // SAFETY: passed through.
             unsafe { $imp(Call { comm, request: B }, $name, $($arg),*) }
         }

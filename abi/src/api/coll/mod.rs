@@ -13,7 +13,8 @@ mod reduce;
 /// The entry points other files wrap (the `_c` forms).
 pub mod exports {
     pub(crate) use super::gather::{
-        allgather, alltoall, gather, iallgather, ialltoall, igather, iscatter, scatter,
+        allgather, alltoall, alltoallw, gather, iallgather, ialltoall, ialltoallw, igather,
+        iscatter, scatter,
     };
     pub(crate) use super::reduce::{
         exscan, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan, reduce,
@@ -25,6 +26,19 @@ use crate::consts::*;
 use crate::error::{err, MpiResult};
 use ibdyn_collectives::InterRole;
 use std::os::raw::c_int;
+
+/// Entries of a per-process array argument on `comm`: its size, or its remote size if inter.
+pub(crate) fn array_len(comm: Handle) -> MpiResult<usize> {
+    crate::state::with_state(|s| {
+        let raw = s.comm(comm)?.comm.raw();
+        let n = if raw.is_inter() {
+            raw.remote_size()
+        } else {
+            raw.size()
+        };
+        Ok(n as usize)
+    })
+}
 
 /// Whether a send buffer argument is MPI_IN_PLACE.
 fn in_place<T>(p: *const T) -> bool {

@@ -1,8 +1,8 @@
 //! Persistent collectives (MPI 4): MPI_<op>_init keeps the arguments; each MPI_Start begins
 //! the non-blocking MPI_I<op> with them, and the persistent request carries that operation
-//! until it completes (then turns inactive, ready for the next start). The buffers and
-//! arrays given to the init call stay the caller's, as MPI requires, until the request is
-//! freed.
+//! until it completes (then turns inactive, ready for the next start). The buffers stay the
+//! caller's until the request is freed, as MPI requires; the count, displacement and type
+//! arrays are copied at the init call (programs and mpi4py free them once it returns).
 
 use super::super::out;
 use crate::consts::*;
@@ -72,15 +72,47 @@ pub fn start(h: Handle, restart: &Restart) -> MpiResult<()> {
     })
 }
 
-/// `MPI_<op>_init` over `MPI_I<op>`: `$f` keeps the arguments for `$nb`.
+/// A copy of an array argument: one entry per process of the (remote) group, or none for a
+/// NULL pointer (an argument significant only at the root).
+struct Kept<T>(Option<Vec<T>>);
+
+impl<T: Copy> Kept<T> {
+    /// # Safety
+    /// `p` is NULL or valid for `n` reads.
+    unsafe fn of(p: *const T, n: usize) -> Kept<T> {
+        if p.is_null() {
+            return Kept(None);
+        }
+        // SAFETY: the caller's contract.
+        Kept(Some(unsafe { std::slice::from_raw_parts(p, n) }.to_vec()))
+    }
+
+    fn ptr(&self) -> *const T {
+        self.0.as_ref().map_or(std::ptr::null(), |v| v.as_ptr())
+    }
+}
+
+/// `MPI_<op>_init` over `MPI_I<op>`: `$f` keeps the arguments for `$nb`, with copies of the
+/// arrays named in brackets.
 macro_rules! persistent {
     ($($export:ident $pexport:ident $f:ident => $nb:path, $name:literal
-       ($($arg:ident : $ty:ty),*);)*) => {$(
+       ($($arg:ident : $ty:ty),*) $([$($arr:ident),*])?;)*) => {$(
         #[allow(clippy::too_many_arguments)]
         unsafe fn $f($($arg: $ty,)* comm: Handle, info: Handle, request: *mut Handle) -> c_int {
-            // SAFETY (of each start): MPI keeps the buffers and arrays of a persistent
-            // collective valid and unchanged until its request is freed.
-            let restart: Rc<Restart> = Rc::new(move |req| unsafe { $nb($($arg,)* comm, req) });
+            $(
+                let n = match super::array_len(comm) {
+                    Ok(n) => n,
+                    Err(e) => return call($name, comm, || Err(e)),
+                };
+                // SAFETY: MPI's rule: one entry per process of the (remote) group.
+                $(let $arr = unsafe { Kept::of($arr, n) };)*
+            )?
+            let restart: Rc<Restart> = Rc::new(move |req| {
+                $($(let $arr = $arr.ptr();)*)?
+                // SAFETY: MPI keeps the buffers of a persistent collective valid until its
+                // request is freed; the arrays are this closure's copies.
+                unsafe { $nb($($arg,)* comm, req) }
+            });
             init($name, comm, info, request, restart)
         }
         export!($export, $pexport, $f,
@@ -92,6 +124,7 @@ use super::super::large::{
     iallgather_c, ialltoall_c, iexscan_c, igather_c, ireduce_c, ireduce_scatter_block_c, iscan_c,
     iscatter_c,
 };
+use super::super::large_types::ialltoallw_c;
 use super::super::large_types::ireduce_scatter_c;
 use super::exports::{
     iallgather, ialltoall, iexscan, igather, ireduce, ireduce_scatter, ireduce_scatter_block,
@@ -132,10 +165,10 @@ persistent! {
         (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle);
     MPI_Reduce_scatter_init PMPI_Reduce_scatter_init reduce_scatter_init
         => ireduce_scatter, "MPI_Reduce_scatter_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle) [recvcounts];
     MPI_Reduce_scatter_init_c PMPI_Reduce_scatter_init_c reduce_scatter_init_c
         => ireduce_scatter_c, "MPI_Reduce_scatter_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle, op: Handle) [recvcounts];
     MPI_Gather_init PMPI_Gather_init gather_init => igather, "MPI_Gather_init"
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int);
     MPI_Gather_init_c PMPI_Gather_init_c gather_init_c => igather_c, "MPI_Gather_init_c"
@@ -153,21 +186,23 @@ persistent! {
     MPI_Alltoall_init_c PMPI_Alltoall_init_c alltoall_init_c => ialltoall_c, "MPI_Alltoall_init_c"
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle);
     MPI_Gatherv_init PMPI_Gatherv_init gatherv_init => igatherv, "MPI_Gatherv_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int) [recvcounts, displs];
     MPI_Gatherv_init_c PMPI_Gatherv_init_c gatherv_init_c => igatherv_c, "MPI_Gatherv_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int) [recvcounts, displs];
     MPI_Scatterv_init PMPI_Scatterv_init scatterv_init => iscatterv, "MPI_Scatterv_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) [sendcounts, displs];
     MPI_Scatterv_init_c PMPI_Scatterv_init_c scatterv_init_c => iscatterv_c, "MPI_Scatterv_init_c"
-        (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) [sendcounts, displs];
     MPI_Allgatherv_init PMPI_Allgatherv_init allgatherv_init => iallgatherv, "MPI_Allgatherv_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle);
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle) [recvcounts, displs];
     MPI_Allgatherv_init_c PMPI_Allgatherv_init_c allgatherv_init_c => iallgatherv_c, "MPI_Allgatherv_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle);
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle) [recvcounts, displs];
     MPI_Alltoallv_init PMPI_Alltoallv_init alltoallv_init => ialltoallv, "MPI_Alltoallv_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle);
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle) [sendcounts, sdispls, recvcounts, rdispls];
     MPI_Alltoallv_init_c PMPI_Alltoallv_init_c alltoallv_init_c => ialltoallv_c, "MPI_Alltoallv_init_c"
-        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle);
+        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle) [sendcounts, sdispls, recvcounts, rdispls];
     MPI_Alltoallw_init PMPI_Alltoallw_init alltoallw_init => ialltoallw, "MPI_Alltoallw_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle);
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle) [sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes];
+    MPI_Alltoallw_init_c PMPI_Alltoallw_init_c alltoallw_init_c => ialltoallw_c, "MPI_Alltoallw_init_c"
+        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const Handle) [sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes];
 }
