@@ -681,6 +681,14 @@ IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Data
 IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Type_create_subarray, (int ndims, const int array_of_sizes[],
+                                              const int array_of_subsizes[],
+                                              const int array_of_starts[], int order,
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_subarray_c, (int ndims, const MPI_Count array_of_sizes[],
+                                                const MPI_Count array_of_subsizes[],
+                                                const MPI_Count array_of_starts[], int order,
+                                                MPI_Datatype oldtype, MPI_Datatype *newtype))
 IBDYN_MPI_DECLARE(int, Alltoallw_c, (const void *sendbuf, const MPI_Count sendcounts[],
                                      const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                      void *recvbuf, const MPI_Count recvcounts[],

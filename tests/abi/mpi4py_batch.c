@@ -150,6 +150,34 @@ int main(int argc, char **argv) {
   CHECK(three[0] == 0 && three[1] == 2 && three[2] == 4);
   MPI_Type_free(&evens);
 
+  /* subarrays: a 2 x 3 block at (1, 1) of a 4 x 5 array, C and Fortran order */
+  int grid[20], block[6];
+  for (int i = 0; i < 20; i++) grid[i] = i;
+  int gs[2] = {4, 5}, ss[2] = {2, 3}, st0[2] = {1, 1};
+  MPI_Datatype sub;
+  CHECK(MPI_Type_create_subarray(2, gs, ss, st0, MPI_ORDER_C, MPI_INT, &sub) == MPI_SUCCESS);
+  MPI_Type_commit(&sub);
+  MPI_Aint lb, ext;
+  int tsize;
+  MPI_Type_get_extent(sub, &lb, &ext);
+  MPI_Type_size(sub, &tsize);
+  CHECK(lb == 0 && ext == 20 * (MPI_Aint)sizeof(int) && tsize == 6 * (int)sizeof(int));
+  MPI_Sendrecv(grid, 1, sub, rank, 13, block, 6, MPI_INT, rank, 13, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int expect_c[6] = {6, 7, 8, 11, 12, 13};
+  for (int i = 0; i < 6; i++) CHECK(block[i] == expect_c[i]);
+  MPI_Type_free(&sub);
+  /* Fortran order: sizes 4 (fastest) x 5, block 2 x 3 at (1, 1): column-major offsets */
+  MPI_Count gsc[2] = {4, 5}, ssc[2] = {2, 3}, stc[2] = {1, 1};
+  CHECK(MPI_Type_create_subarray_c(2, gsc, ssc, stc, MPI_ORDER_FORTRAN, MPI_INT, &sub) == MPI_SUCCESS);
+  MPI_Type_commit(&sub);
+  MPI_Sendrecv(grid, 1, sub, rank, 14, block, 6, MPI_INT, rank, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int expect_f[6] = {5, 6, 9, 10, 13, 14};
+  for (int i = 0; i < 6; i++) CHECK(block[i] == expect_f[i]);
+  MPI_Type_free(&sub);
+  int bad_st[2] = {3, 0};
+  MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+  CHECK(MPI_Type_create_subarray(2, gs, ss, bad_st, MPI_ORDER_C, MPI_INT, &sub) != MPI_SUCCESS);
+
   /* threads, profiling hook */
   CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && flag);
   CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);

@@ -25,6 +25,7 @@ mod session_errors;
 mod split_type;
 mod status_fields;
 mod stubs;
+mod subarray;
 mod topo;
 mod type_attr;
 mod types;

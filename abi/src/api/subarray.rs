@@ -1,0 +1,188 @@
+//! MPI_Type_create_subarray (and `_c`): a block of an n-dimensional array of `oldtype`, in C
+//! or Fortran order. The type map is the rows of the block (one run of `subsizes` of the
+//! fastest dimension each) at their offsets in the full array; lb 0 and the full array's
+//! extent, so consecutive elements are consecutive full arrays, as the standard defines it.
+
+use super::out;
+use crate::consts::*;
+use crate::derived::{self, Part, Ty};
+use crate::error::{err, MpiResult};
+use crate::{call, export};
+use std::os::raw::c_int;
+
+const MPI_ORDER_C: c_int = 12;
+const MPI_ORDER_FORTRAN: c_int = 15;
+
+/// The parts (runs of `oldtype` elements) of a subarray, dimensions slowest first; the full
+/// array's element count.
+fn rows(sizes: &[i64], subsizes: &[i64], starts: &[i64], old: &Ty) -> MpiResult<(Vec<Part>, i64)> {
+    let extent = old.extent;
+    for d in 0..sizes.len() {
+        let (n, s, at) = (sizes[d], subsizes[d], starts[d]);
+        if n < 1 || s < 1 || at < 0 || at + s > n {
+            return err(
+                MPI_ERR_ARG,
+                format!("dimension {d}: size {n}, subsize {s}, start {at}: need 1 <= subsize, 0 <= start, start + subsize <= size"),
+            );
+        }
+    }
+    let nd = sizes.len();
+    // Elements between consecutive indices of each dimension.
+    let mut stride = vec![1i64; nd];
+    for d in (0..nd.saturating_sub(1)).rev() {
+        stride[d] = stride[d + 1].saturating_mul(sizes[d + 1]);
+    }
+    let total = sizes.iter().try_fold(1i64, |a, &n| a.checked_mul(n));
+    let Some(total) = total.filter(|&t| t <= isize::MAX as i64 / extent.max(1) as i64) else {
+        return err(
+            MPI_ERR_ARG,
+            "the full array is larger than memory can address",
+        );
+    };
+    let (run, outer) = (subsizes[nd - 1], &subsizes[..nd - 1]);
+    let mut parts = Vec::new();
+    let mut idx = vec![0i64; nd.saturating_sub(1)];
+    loop {
+        let mut at = starts[nd - 1];
+        for d in 0..nd - 1 {
+            at += (starts[d] + idx[d]) * stride[d];
+        }
+        parts.push(Part {
+            disp: at as isize * extent,
+            count: run as usize,
+            ty: old.clone(),
+        });
+        // The next index of the outer dimensions, fastest last.
+        let mut d = outer.len();
+        loop {
+            if d == 0 {
+                return Ok((parts, total));
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < outer[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn subarray(
+    name: &'static str,
+    sizes: Vec<i64>,
+    subsizes: Vec<i64>,
+    starts: Vec<i64>,
+    order: c_int,
+    oldtype: Handle,
+    newtype: *mut Handle,
+) -> c_int {
+    call(name, MPI_COMM_SELF, || {
+        if sizes.is_empty() || subsizes.len() != sizes.len() || starts.len() != sizes.len() {
+            return err(
+                MPI_ERR_ARG,
+                "ndims must be positive and the three arrays non-NULL, ndims entries each",
+            );
+        }
+        let (mut sizes, mut subsizes, mut starts) = (sizes, subsizes, starts);
+        match order {
+            MPI_ORDER_C => {}
+            // Fortran order: the first dimension is the fastest.
+            MPI_ORDER_FORTRAN => {
+                sizes.reverse();
+                subsizes.reverse();
+                starts.reverse();
+            }
+            o => {
+                return err(
+                    MPI_ERR_ARG,
+                    format!("order {o} is neither MPI_ORDER_C nor MPI_ORDER_FORTRAN"),
+                )
+            }
+        }
+        let old = derived::resolve(oldtype, false)?;
+        let (parts, total) = rows(&sizes, &subsizes, &starts, &old)?;
+        let inner = derived::build(&parts, false)?;
+        let h = derived::resized(
+            &derived::resolve(inner, false)?,
+            0,
+            total as isize * old.extent,
+        );
+        derived::free(inner)?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(newtype, h, "newtype") }
+    })
+}
+
+/// `n` entries of the caller's array, widened.
+///
+/// # Safety
+/// `p` holds `n` entries.
+unsafe fn widened<T: Copy + Into<i64>>(p: *const T, n: c_int) -> Vec<i64> {
+    if p.is_null() || n <= 0 {
+        return Vec::new();
+    }
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts(p, n as usize) }
+        .iter()
+        .map(|&v| v.into())
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn type_create_subarray(
+    ndims: c_int,
+    sizes: *const c_int,
+    subsizes: *const c_int,
+    starts: *const c_int,
+    order: c_int,
+    oldtype: Handle,
+    newtype: *mut Handle,
+) -> c_int {
+    // SAFETY: the caller's arrays of ndims entries.
+    let (a, b, c) = unsafe {
+        (
+            widened(sizes, ndims),
+            widened(subsizes, ndims),
+            widened(starts, ndims),
+        )
+    };
+    subarray("MPI_Type_create_subarray", a, b, c, order, oldtype, newtype)
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn type_create_subarray_c(
+    ndims: c_int,
+    sizes: *const i64,
+    subsizes: *const i64,
+    starts: *const i64,
+    order: c_int,
+    oldtype: Handle,
+    newtype: *mut Handle,
+) -> c_int {
+    // SAFETY: the caller's arrays of ndims entries.
+    let (a, b, c) = unsafe {
+        (
+            widened(sizes, ndims),
+            widened(subsizes, ndims),
+            widened(starts, ndims),
+        )
+    };
+    subarray(
+        "MPI_Type_create_subarray_c",
+        a,
+        b,
+        c,
+        order,
+        oldtype,
+        newtype,
+    )
+}
+
+export!(MPI_Type_create_subarray, PMPI_Type_create_subarray, type_create_subarray,
+    (ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int,
+     array_of_starts: *const c_int, order: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int);
+export!(MPI_Type_create_subarray_c, PMPI_Type_create_subarray_c, type_create_subarray_c,
+    (ndims: c_int, array_of_sizes: *const i64, array_of_subsizes: *const i64,
+     array_of_starts: *const i64, order: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int);
