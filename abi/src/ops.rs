@@ -14,10 +14,19 @@ const OP_BASE: Handle = 0x4000_0000;
 
 /// `void fn(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype)`.
 pub type UserFn = unsafe extern "C" fn(*mut u8, *mut u8, *mut c_int, *mut Handle);
+/// The same with an `MPI_Count *len` (MPI_Op_create_c).
+pub type UserFnC = unsafe extern "C" fn(*mut u8, *mut u8, *mut i64, *mut Handle);
+
+/// A user function of either width.
+#[derive(Clone, Copy)]
+pub enum UserFunc {
+    Int(UserFn),
+    Count(UserFnC),
+}
 
 #[derive(Clone, Copy)]
 struct UserOp {
-    f: UserFn,
+    f: UserFunc,
     commute: bool,
 }
 
@@ -25,7 +34,7 @@ thread_local! {
     static OPS: RefCell<Table<UserOp>> = RefCell::new(Table::new());
 }
 
-pub fn create(f: UserFn, commute: bool) -> Handle {
+pub fn create(f: UserFunc, commute: bool) -> Handle {
     OPS.with(|t| OP_BASE + t.borrow_mut().insert(UserOp { f, commute }))
 }
 
@@ -117,11 +126,15 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
             let UserOp { f, commute } = user(u)?;
             let size = ty.size;
             let g = move |a: &[u8], b: &mut [u8]| {
-                let mut len = (b.len() / size.max(1)) as c_int;
+                let n = b.len() / size.max(1);
                 let mut dt = h;
+                let (x, y) = (a.as_ptr().cast_mut(), b.as_mut_ptr());
                 // SAFETY: the user's function gets `len` elements of the datatype in each
                 // buffer, as MPI specifies; `a` is only read by a correct function.
-                unsafe { f(a.as_ptr().cast_mut(), b.as_mut_ptr(), &mut len, &mut dt) };
+                match f {
+                    UserFunc::Int(f) => unsafe { f(x, y, &mut (n as c_int), &mut dt) },
+                    UserFunc::Count(f) => unsafe { f(x, y, &mut (n as i64), &mut dt) },
+                }
             };
             return Ok(Op::user_bytes(size, commute, g)?);
         }

@@ -6,6 +6,13 @@
 #include <string.h>
 #include "check.h"
 
+/* A large-count user reduction: elementwise maximum of ints. */
+static void big_max(void *in, void *inout, MPI_Count *len, MPI_Datatype *t) {
+  (void)t;
+  for (MPI_Count i = 0; i < *len; i++)
+    if (((int *)in)[i] > ((int *)inout)[i]) ((int *)inout)[i] = ((int *)in)[i];
+}
+
 int main(int argc, char **argv) {
   int rank, size, flag = 0;
   MPI_Init(&argc, &argv);
@@ -177,6 +184,36 @@ int main(int argc, char **argv) {
   int bad_st[2] = {3, 0};
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   CHECK(MPI_Type_create_subarray(2, gs, ss, bad_st, MPI_ORDER_C, MPI_INT, &sub) != MPI_SUCCESS);
+
+  /* MPI_Comm_create_group: the even ranks only, called by them alone, twice with one tag */
+  if (rank % 2 == 0) {
+    MPI_Group world, evens;
+    int ranks[32], ne = 0;
+    for (int i = 0; i < size && ne < 32; i += 2) ranks[ne++] = i;
+    MPI_Comm_group(MPI_COMM_WORLD, &world);
+    MPI_Group_incl(world, ne, ranks, &evens);
+    for (int round = 0; round < 2; round++) {
+      MPI_Comm ec;
+      CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, evens, 5, &ec) == MPI_SUCCESS);
+      int en = 0, er = -1, esum = 0;
+      MPI_Comm_size(ec, &en);
+      MPI_Comm_rank(ec, &er);
+      CHECK(en == ne && er == rank / 2);
+      MPI_Allreduce(&rank, &esum, 1, MPI_INT, MPI_SUM, ec);
+      CHECK(esum == ne * (ne - 1));
+      MPI_Comm_free(&ec);
+    }
+    MPI_Group_free(&evens);
+    MPI_Group_free(&world);
+  }
+
+  /* MPI_Op_create_c */
+  MPI_Op mx;
+  int pairv[2] = {rank, -rank}, maxv[2];
+  CHECK(MPI_Op_create_c(big_max, 1, &mx) == MPI_SUCCESS);
+  CHECK(MPI_Allreduce(pairv, maxv, 2, MPI_INT, mx, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(maxv[0] == size - 1 && maxv[1] == 0);
+  MPI_Op_free(&mx);
 
   /* threads, profiling hook */
   CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && flag);

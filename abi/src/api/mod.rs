@@ -5,6 +5,7 @@ pub(crate) mod buffers;
 mod cart;
 pub(crate) mod coll;
 mod comm;
+mod comm_group;
 mod comm_info;
 mod convert;
 mod dynamic;

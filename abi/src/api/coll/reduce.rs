@@ -8,7 +8,7 @@ use crate::api::out;
 use crate::consts::*;
 use crate::derived::{self, Ty};
 use crate::error::{err, MpiResult};
-use crate::ops::{self, UserFn};
+use crate::ops::{self, UserFn, UserFnC, UserFunc};
 use crate::state::with_state;
 use crate::{call, export};
 use ibdyn_collectives::InterRole;
@@ -339,14 +339,22 @@ pub(crate) unsafe fn reduce_local(
     })
 }
 
-unsafe fn op_create(f: Option<UserFn>, commute: c_int, op: *mut Handle) -> c_int {
-    call("MPI_Op_create", MPI_COMM_SELF, || {
+fn op_create_of(name: &str, f: Option<UserFunc>, commute: c_int, op: *mut Handle) -> c_int {
+    call(name, MPI_COMM_SELF, || {
         let Some(f) = f else {
             return err(MPI_ERR_ARG, "user_fn is NULL");
         };
         // SAFETY: the caller's output argument.
         unsafe { out(op, ops::create(f, commute != 0), "op") }
     })
+}
+
+unsafe fn op_create(f: Option<UserFn>, commute: c_int, op: *mut Handle) -> c_int {
+    op_create_of("MPI_Op_create", f.map(UserFunc::Int), commute, op)
+}
+
+unsafe fn op_create_c(f: Option<UserFnC>, commute: c_int, op: *mut Handle) -> c_int {
+    op_create_of("MPI_Op_create_c", f.map(UserFunc::Count), commute, op)
 }
 
 unsafe fn op_free(op: *mut Handle) -> c_int {
@@ -477,6 +485,8 @@ export!(MPI_Reduce_local, PMPI_Reduce_local, reduce_local,
     (inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) -> c_int);
 export!(MPI_Op_create, PMPI_Op_create, op_create,
     (user_fn: Option<UserFn>, commute: c_int, op: *mut Handle) -> c_int);
+export!(MPI_Op_create_c, PMPI_Op_create_c, op_create_c,
+    (user_fn: Option<UserFnC>, commute: c_int, op: *mut Handle) -> c_int);
 export!(MPI_Op_free, PMPI_Op_free, op_free, (op: *mut Handle) -> c_int);
 export!(MPI_Op_commutative, PMPI_Op_commutative, op_commutative,
     (op: Handle, commute: *mut c_int) -> c_int);
