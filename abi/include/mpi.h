@@ -681,6 +681,12 @@ IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Data
 IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Add_error_class, (int *errorclass))
+IBDYN_MPI_DECLARE(int, Add_error_code, (int errorclass, int *errorcode))
+IBDYN_MPI_DECLARE(int, Add_error_string, (int errorcode, const char *string))
+IBDYN_MPI_DECLARE(int, Remove_error_class, (int errorclass))
+IBDYN_MPI_DECLARE(int, Remove_error_code, (int errorcode))
+IBDYN_MPI_DECLARE(int, Remove_error_string, (int errorcode))
 IBDYN_MPI_DECLARE(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag,
                                            MPI_Comm *newcomm))
 IBDYN_MPI_DECLARE(int, Op_create_c, (MPI_User_function_c *user_fn, int commute, MPI_Op *op))

@@ -187,7 +187,9 @@ fn remember(class: c_int, text: String) {
 /// The text of an error code: the class's description, then the latest message of that class
 /// raised in this process.
 pub fn error_string(code: c_int) -> Option<String> {
-    let base = class_description(code)?;
+    let Some(base) = class_description(code) else {
+        return crate::user_errors::text_of(code);
+    };
     let last = usize::try_from(code).ok().and_then(|i| {
         LAST_MESSAGE
             .try_with(|m| {
@@ -204,9 +206,17 @@ pub fn error_string(code: c_int) -> Option<String> {
     })
 }
 
-/// Whether `code` is an error code of this library (codes are the classes themselves).
-pub fn is_valid_code(code: c_int) -> bool {
-    class_description(code).is_some()
+/// Whether `class` is one of the standard's error classes.
+pub fn is_predefined_class(class: c_int) -> bool {
+    class_description(class).is_some()
+}
+
+/// The class of error code `code`: the library's codes are the classes themselves.
+pub fn class_of(code: c_int) -> Option<c_int> {
+    if is_predefined_class(code) {
+        return Some(code);
+    }
+    crate::user_errors::class_of(code)
 }
 
 fn class_name(class: c_int) -> &'static str {

@@ -20,6 +20,7 @@ mod state;
 mod status;
 mod table;
 mod user_errhandler;
+mod user_errors;
 
 use consts::Handle;
 use error::{raise, ErrHandler, MpiError, MpiResult};

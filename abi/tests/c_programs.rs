@@ -353,3 +353,8 @@ fn persistent_collectives_restart_with_the_current_buffers() {
 fn datatype_attributes_copy_and_delete_functions() {
     run_ok("type_attr", 1, "type_attr: ok");
 }
+
+#[test]
+fn user_error_classes_codes_and_strings() {
+    run_ok("user_errors", 1, "user_errors: ok");
+}

@@ -227,7 +227,7 @@ fn predefined(s: &mut State, k: c_int) -> Option<usize> {
         MPI_PROC_NULL,
         0,
         appnum.unwrap_or(0),
-        62,
+        crate::user_errors::last_used(),
         world,
         0,
     ];

@@ -77,12 +77,11 @@ unsafe fn error_string(code: c_int, string: *mut c_char, len: *mut c_int) -> c_i
 
 unsafe fn error_class(code: c_int, class: *mut c_int) -> c_int {
     call("MPI_Error_class", MPI_COMM_SELF, || {
-        if !error::is_valid_code(code) {
+        let Some(c) = error::class_of(code) else {
             return err(MPI_ERR_ARG, format!("{code} is not an error code"));
-        }
-        // Error codes are the classes themselves.
+        };
         // SAFETY: the caller's output argument.
-        unsafe { out(class, code, "errorclass") }
+        unsafe { out(class, c, "errorclass") }
     })
 }
 

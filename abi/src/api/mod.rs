@@ -30,6 +30,7 @@ mod subarray;
 mod topo;
 mod type_attr;
 mod types;
+mod user_errors;
 
 use crate::consts::*;
 use crate::error::{err, MpiResult};
