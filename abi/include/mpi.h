@@ -681,6 +681,7 @@ IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Data
 IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Get_hw_resource_info, (MPI_Info *hw_info))
 IBDYN_MPI_DECLARE(int, Add_error_class, (int *errorclass))
 IBDYN_MPI_DECLARE(int, Add_error_code, (int errorclass, int *errorcode))
 IBDYN_MPI_DECLARE(int, Add_error_string, (int errorcode, const char *string))

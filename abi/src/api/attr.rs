@@ -29,7 +29,12 @@ unsafe fn comm_set_name(comm: Handle, name: *const c_char) -> c_int {
 
 unsafe fn comm_get_name(comm: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
     call("MPI_Comm_get_name", comm, || {
-        let n = with_state(|s| Ok(s.comm(comm)?.name.clone()))?;
+        // The null handle has a name too, as in other implementations.
+        let n = if comm == MPI_COMM_NULL {
+            "MPI_COMM_NULL".to_string()
+        } else {
+            with_state(|s| Ok(s.comm(comm)?.name.clone()))?
+        };
         // SAFETY: MPI sizes the buffer MPI_MAX_OBJECT_NAME.
         unsafe { out_string(name, MPI_MAX_OBJECT_NAME, len, &n) }
     })

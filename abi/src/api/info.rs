@@ -236,6 +236,20 @@ unsafe fn info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut Hand
     })
 }
 
+/// MPI_Get_hw_resource_info (MPI 4.1): the hardware levels ibdyn knows, the node's shared
+/// memory (what MPI_Comm_split_type's guided types accept).
+unsafe fn get_hw_resource_info(info: *mut Handle) -> c_int {
+    call("MPI_Get_hw_resource_info", MPI_COMM_SELF, || {
+        let levels = vec![(
+            "mpi_hw_resource_type".to_string(),
+            "mpi_shared_memory".to_string(),
+        )];
+        let h = with_state(|s| Ok(s.objects.add_info(levels)))?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(info, h, "hw_info") }
+    })
+}
+
 /// The entries of info object `h` (none for MPI_INFO_NULL).
 pub fn entries(h: Handle) -> MpiResult<Info> {
     if h == MPI_INFO_NULL {
@@ -245,6 +259,8 @@ pub fn entries(h: Handle) -> MpiResult<Info> {
 }
 
 export!(MPI_Info_create, PMPI_Info_create, info_create, (info: *mut Handle) -> c_int);
+export!(MPI_Get_hw_resource_info, PMPI_Get_hw_resource_info, get_hw_resource_info,
+    (hw_info: *mut Handle) -> c_int);
 export!(MPI_Info_create_env, PMPI_Info_create_env, info_create_env,
     (argc: c_int, argv: *mut *mut c_char, info: *mut Handle) -> c_int);
 export!(MPI_Info_set, PMPI_Info_set, info_set,

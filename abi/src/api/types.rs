@@ -349,7 +349,12 @@ pub(super) unsafe fn type_get_true_extent(
 
 unsafe fn type_get_name(datatype: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
     call("MPI_Type_get_name", MPI_COMM_SELF, || {
-        let n = derived::name(datatype)?;
+        // The null handle has a name too, as in other implementations.
+        let n = if datatype == MPI_DATATYPE_NULL {
+            "MPI_DATATYPE_NULL".to_string()
+        } else {
+            derived::name(datatype)?
+        };
         // SAFETY: MPI sizes the buffer MPI_MAX_OBJECT_NAME.
         unsafe { out_string(name, MPI_MAX_OBJECT_NAME, len, &n) }
     })
