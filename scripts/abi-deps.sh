@@ -26,3 +26,14 @@ if [ "${IBDYN_MPI4PY:-1}" = 1 ]; then
       "$pyvenv/bin/pip" install --quiet --disable-pip-version-check --no-binary=mpi4py mpi4py==4.1.2
   fi
 fi
+
+# mpi4py's own test suite (the test/ directory of the same sdist), for abi/tests/
+# mpi4py_upstream.rs: programs written for other MPIs, run unchanged on ibdyn.
+if [ "${IBDYN_MPI4PY:-1}" = 1 ] && [ ! -f target/mpi4py-tests/main.py ]; then
+  sdist=$(mktemp -d)
+  target/mpi4py-venv/bin/pip download --quiet --disable-pip-version-check --no-deps \
+    --no-binary=:all: -d "$sdist" mpi4py==4.1.2
+  mkdir -p target/mpi4py-tests
+  tar -xzf "$sdist"/mpi4py-4.1.2.tar.gz -C target/mpi4py-tests --strip-components=2 mpi4py-4.1.2/test
+  rm -rf "$sdist"
+fi
