@@ -19,6 +19,7 @@ mod request;
 mod state;
 mod status;
 mod table;
+mod topology;
 mod user_errhandler;
 mod user_errors;
 

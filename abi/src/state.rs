@@ -89,8 +89,8 @@ pub struct CommEntry {
     pub name: String,
     /// User attributes: (keyval, attribute value).
     pub attrs: Vec<(std::os::raw::c_int, usize)>,
-    /// The Cartesian topology MPI_Cart_create attached, if any.
-    pub cart: Option<crate::cart::Cart>,
+    /// The process topology attached (MPI_Cart_create, MPI_Graph_create, ...), if any.
+    pub topo: Option<crate::topology::Topology>,
 }
 
 impl CommEntry {
@@ -100,7 +100,7 @@ impl CommEntry {
             errhandler,
             name: name.to_string(),
             attrs: Vec::new(),
-            cart: None,
+            topo: None,
         }
     }
 }

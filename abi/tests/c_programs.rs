@@ -358,3 +358,8 @@ fn datatype_attributes_copy_and_delete_functions() {
 fn user_error_classes_codes_and_strings() {
     run_ok("user_errors", 1, "user_errors: ok");
 }
+
+#[test]
+fn graph_topologies_and_neighbor_collectives() {
+    run_ok("neighbor", 4, "neighbor: ok");
+}

@@ -7,6 +7,7 @@ use crate::cart::{Cart, CartError};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::state::{with_state, Comm, State};
+use crate::topology::Topology;
 use crate::{call, export};
 use ibdyn::traits::*;
 use std::os::raw::c_int;
@@ -65,7 +66,11 @@ unsafe fn put(p: *mut c_int, max: c_int, v: &[c_int], what: &str) -> MpiResult<(
 
 /// The grid of Cartesian communicator `comm`.
 fn grid(s: &State, comm: Handle) -> MpiResult<Cart> {
-    s.comm(comm)?.cart.clone().ok_or_else(|| {
+    match &s.comm(comm)?.topo {
+        Some(Topology::Cart(g)) => Ok(g.clone()),
+        _ => Err(()),
+    }
+    .map_err(|()| {
         MpiError::new(
             MPI_ERR_TOPOLOGY,
             format!(
@@ -109,7 +114,7 @@ unsafe fn cart_create(
             Ok(match intra.split(colour, intra.rank())? {
                 Some(c) => {
                     let h = s.add_comm(Comm::Intra(c), eh);
-                    s.comm_mut(h)?.cart = Some(cart);
+                    s.comm_mut(h)?.topo = Some(Topology::Cart(cart));
                     h
                 }
                 None => MPI_COMM_NULL,
@@ -217,7 +222,7 @@ unsafe fn cart_sub(comm: Handle, remain_dims: *const c_int, newcomm: *mut Handle
                 MpiError::new(MPI_ERR_INTERN, "a Cartesian sub-grid came back empty")
             })?;
             let h = s.add_comm(Comm::Intra(c), eh);
-            s.comm_mut(h)?.cart = Some(sub);
+            s.comm_mut(h)?.topo = Some(Topology::Cart(sub));
             Ok(h)
         })?;
         // SAFETY: the caller's output argument.

@@ -53,9 +53,9 @@ pub(super) unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
                 Comm::Intra(c) => Comm::Intra(c.duplicate()?),
                 Comm::Inter(c) => Comm::Inter(c.duplicate()?),
             };
-            let (eh, cart) = (e.errhandler, e.cart.clone());
+            let (eh, topo) = (e.errhandler, e.topo.clone());
             let h = s.add_comm(dup, eh);
-            s.comm_mut(h)?.cart = cart;
+            s.comm_mut(h)?.topo = topo;
             Ok(h)
         })?;
         super::attr::copy_all(comm, h)?;

@@ -10,6 +10,7 @@ mod comm_info;
 mod convert;
 mod dynamic;
 mod errors;
+mod graph;
 mod group;
 mod info;
 mod init;

@@ -1,5 +1,5 @@
-//! Process topologies: MPI_Topo_test (MPI_CART for a communicator of MPI_Cart_create, see
-//! `cart.rs`; MPI_UNDEFINED otherwise: graph topologies are stubs) and MPI_Dims_create.
+//! Process topologies: MPI_Topo_test (MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH for the
+//! communicators of `cart.rs` and `graph.rs`, MPI_UNDEFINED otherwise) and MPI_Dims_create.
 //! Libraries probe MPI_Topo_test on every communicator they wrap (mpi4py does in its
 //! error-handler path), so it must answer for every valid communicator.
 
@@ -12,8 +12,8 @@ use std::os::raw::c_int;
 
 unsafe fn topo_test(comm: Handle, status: *mut c_int) -> c_int {
     call("MPI_Topo_test", comm, || {
-        let cart = with_state(|s| Ok(s.comm(comm)?.cart.is_some()))?;
-        let kind = if cart { MPI_CART } else { MPI_UNDEFINED };
+        let kind = with_state(|s| Ok(s.comm(comm)?.topo.as_ref().map(|t| t.kind())))?;
+        let kind = kind.unwrap_or(MPI_UNDEFINED);
         // SAFETY: the caller's output argument.
         unsafe { out(status, kind, "status") }
     })

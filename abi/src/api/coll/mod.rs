@@ -7,6 +7,7 @@
 mod framework;
 mod gather;
 mod inter_v;
+mod neighbor;
 pub(crate) mod persistent;
 mod reduce;
 
