@@ -681,6 +681,24 @@ IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Data
 IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers,
+                                           int *num_addresses, int *num_datatypes, int *combiner))
+IBDYN_MPI_DECLARE(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers,
+                                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                                             MPI_Count *num_datatypes, int *combiner))
+IBDYN_MPI_DECLARE(int, Type_get_contents, (MPI_Datatype datatype, int max_integers,
+                                           int max_addresses, int max_datatypes,
+                                           int array_of_integers[], MPI_Aint array_of_addresses[],
+                                           MPI_Datatype array_of_datatypes[]))
+IBDYN_MPI_DECLARE(int, Type_get_contents_c, (MPI_Datatype datatype, MPI_Count max_integers,
+                                             MPI_Count max_addresses, MPI_Count max_large_counts,
+                                             MPI_Count max_datatypes, int array_of_integers[],
+                                             MPI_Aint array_of_addresses[],
+                                             MPI_Count array_of_large_counts[],
+                                             MPI_Datatype array_of_datatypes[]))
+IBDYN_MPI_DECLARE(int, Type_match_size, (int typeclass, int size, MPI_Datatype *datatype))
+IBDYN_MPI_DECLARE(int, Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype index_type,
+                                              MPI_Datatype *pair_type))
 IBDYN_MPI_DECLARE(int, Neighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
 IBDYN_MPI_DECLARE(int, Neighbor_allgather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm))
 IBDYN_MPI_DECLARE(int, Ineighbor_allgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))

@@ -30,6 +30,18 @@ pub struct Derived {
     elem: Option<ElemType>,
     committed: Cell<bool>,
     name: RefCell<String>,
+    /// How the program made it (MPI_Type_get_envelope/contents).
+    recipe: RefCell<Option<Recipe>>,
+}
+
+/// A derived type's constructor and its arguments, as MPI_Type_get_contents returns them;
+/// the old types are kept alive here (a program may free them first).
+#[derive(Clone)]
+pub struct Recipe {
+    pub combiner: std::os::raw::c_int,
+    pub ints: Vec<i64>,
+    pub addrs: Vec<isize>,
+    pub types: Vec<(Handle, Ty)>,
 }
 
 /// Any datatype (predefined or derived), as communication needs it.
@@ -230,6 +242,7 @@ pub fn build(parts: &[Part], is_struct: bool) -> MpiResult<Handle> {
         elem: elem.flatten(),
         committed: Cell::new(false),
         name: RefCell::new(String::new()),
+        recipe: RefCell::new(None),
     }))
 }
 
@@ -260,6 +273,7 @@ pub fn resized(old: &Ty, lb: isize, extent: isize) -> Handle {
         elem: old.elem,
         committed: Cell::new(false),
         name: RefCell::new(String::new()),
+        recipe: RefCell::new(None),
     })
 }
 
@@ -306,6 +320,38 @@ pub fn name(h: Handle) -> MpiResult<String> {
 pub fn set_name(h: Handle, name: String) -> MpiResult<()> {
     *derived_of(h, "MPI_Type_set_name")?.name.borrow_mut() = name;
     Ok(())
+}
+
+/// Records how derived type `h` was made.
+pub fn set_recipe(h: Handle, r: Recipe) {
+    if let Ok(d) = derived_of(h, "recipe") {
+        *d.recipe.borrow_mut() = Some(r);
+    }
+}
+
+/// How `h` was made: None for a predefined type.
+pub fn recipe(h: Handle) -> MpiResult<Option<Recipe>> {
+    if h < TYPE_BASE {
+        Ty::predefined(h)?;
+        return Ok(None);
+    }
+    let d = derived_of(h, "MPI_Type_get_envelope")?;
+    let r = d.recipe.borrow().clone();
+    r.map(Some).ok_or_else(|| {
+        crate::error::MpiError::new(
+            MPI_ERR_INTERN,
+            format!("datatype {h:#x} has no recorded constructor"),
+        )
+    })
+}
+
+/// A new handle for type `ty` (a predefined one keeps its own): what MPI_Type_get_contents
+/// returns for the old types.
+pub fn handle_of(h: Handle, ty: &Ty) -> Handle {
+    match &ty.derived {
+        Some(d) if h >= TYPE_BASE => TYPES.with(|t| TYPE_BASE + t.borrow_mut().insert(d.clone())),
+        _ => h,
+    }
 }
 
 /// Drops every derived type (MPI_Finalize).

@@ -363,3 +363,8 @@ fn user_error_classes_codes_and_strings() {
 fn graph_topologies_and_neighbor_collectives() {
     run_ok("neighbor", 4, "neighbor: ok");
 }
+
+#[test]
+fn datatype_envelopes_contents_and_lookups() {
+    run_ok("envelope", 1, "envelope: ok");
+}

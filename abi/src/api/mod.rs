@@ -9,6 +9,7 @@ mod comm_group;
 mod comm_info;
 mod convert;
 mod dynamic;
+mod envelope;
 mod errors;
 mod graph;
 mod group;
@@ -30,6 +31,7 @@ mod stubs;
 mod subarray;
 mod topo;
 mod type_attr;
+mod type_match;
 mod types;
 mod user_errors;
 

@@ -78,7 +78,16 @@ fn subarray(
     oldtype: Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    call(name, MPI_COMM_SELF, || {
+    let n = vec![sizes.len() as i64];
+    let args = [
+        n,
+        sizes.clone(),
+        subsizes.clone(),
+        starts.clone(),
+        vec![i64::from(order)],
+    ]
+    .concat();
+    let rc = call(name, MPI_COMM_SELF, || {
         if sizes.is_empty() || subsizes.len() != sizes.len() || starts.len() != sizes.len() {
             return err(
                 MPI_ERR_ARG,
@@ -112,7 +121,9 @@ fn subarray(
         derived::free(inner)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newtype, h, "newtype") }
-    })
+    });
+    let combiner = super::envelope::MPI_COMBINER_SUBARRAY;
+    super::envelope::record(rc, newtype, || Ok((combiner, args, vec![], vec![oldtype])))
 }
 
 /// `n` entries of the caller's array, widened.

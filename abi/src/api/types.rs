@@ -2,6 +2,7 @@
 //! indexed_block, struct, resized, dup, commit, free, size, extent, true extent, names,
 //! Get_address.
 
+use super::envelope::{self as env, list, record};
 use super::{out, out_string};
 use crate::consts::*;
 use crate::derived::{self, Part, Ty};
@@ -48,17 +49,28 @@ fn old(h: Handle) -> MpiResult<Ty> {
 }
 
 pub(super) unsafe fn type_contiguous(count: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
-    make(
-        "MPI_Type_contiguous",
+    record(
+        make(
+            "MPI_Type_contiguous",
+            newtype,
+            || {
+                Ok(vec![Part {
+                    disp: 0,
+                    count: count_of(count, "count")?,
+                    ty: old(oldtype)?,
+                }])
+            },
+            false,
+        ),
         newtype,
         || {
-            Ok(vec![Part {
-                disp: 0,
-                count: count_of(count, "count")?,
-                ty: old(oldtype)?,
-            }])
+            Ok((
+                env::MPI_COMBINER_CONTIGUOUS,
+                vec![count.into()],
+                vec![],
+                vec![oldtype],
+            ))
         },
-        false,
     )
 }
 
@@ -90,14 +102,25 @@ pub(super) unsafe fn type_vector(
     oldtype: Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    make(
-        "MPI_Type_vector",
+    record(
+        make(
+            "MPI_Type_vector",
+            newtype,
+            || {
+                let ext = old(oldtype)?.extent;
+                strided(count, blocklength, stride as isize * ext, oldtype)
+            },
+            false,
+        ),
         newtype,
         || {
-            let ext = old(oldtype)?.extent;
-            strided(count, blocklength, stride as isize * ext, oldtype)
+            Ok((
+                env::MPI_COMBINER_VECTOR,
+                vec![count.into(), blocklength.into(), stride.into()],
+                vec![],
+                vec![oldtype],
+            ))
         },
-        false,
     )
 }
 
@@ -108,11 +131,22 @@ pub(super) unsafe fn type_create_hvector(
     oldtype: Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    make(
-        "MPI_Type_create_hvector",
+    record(
+        make(
+            "MPI_Type_create_hvector",
+            newtype,
+            || strided(count, blocklength, stride, oldtype),
+            false,
+        ),
         newtype,
-        || strided(count, blocklength, stride, oldtype),
-        false,
+        || {
+            Ok((
+                env::MPI_COMBINER_HVECTOR,
+                vec![count.into(), blocklength.into()],
+                vec![stride],
+                vec![oldtype],
+            ))
+        },
     )
 }
 
@@ -157,11 +191,24 @@ pub(super) unsafe fn type_indexed(
     newtype: *mut Handle,
 ) -> c_int {
     // SAFETY: the caller's arrays.
-    make(
-        "MPI_Type_indexed",
+    record(
+        make(
+            "MPI_Type_indexed",
+            newtype,
+            || unsafe { indexed_parts(count, lens, disps, Some(()), oldtype) },
+            false,
+        ),
         newtype,
-        || unsafe { indexed_parts(count, lens, disps, Some(()), oldtype) },
-        false,
+        || {
+            // SAFETY: the arrays the constructor has just read.
+            let (l, d) = unsafe { (list(lens, count), list(disps, count)) };
+            Ok((
+                env::MPI_COMBINER_INDEXED,
+                [vec![count.into()], l, d].concat(),
+                vec![],
+                vec![oldtype],
+            ))
+        },
     )
 }
 
@@ -172,15 +219,29 @@ pub(super) unsafe fn type_create_hindexed(
     oldtype: Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    make(
-        "MPI_Type_create_hindexed",
+    record(
+        make(
+            "MPI_Type_create_hindexed",
+            newtype,
+            || {
+                // SAFETY: the caller's arrays; MPI_Aint is 64-bit here.
+                let disps = disps.cast::<i64>();
+                unsafe { indexed_parts(count, lens, disps, None, oldtype) }
+            },
+            false,
+        ),
         newtype,
         || {
-            // SAFETY: the caller's arrays; MPI_Aint is 64-bit here.
-            let disps = disps.cast::<i64>();
-            unsafe { indexed_parts(count, lens, disps, None, oldtype) }
+            // SAFETY: the arrays the constructor has just read.
+            let (l, d) = unsafe { (list(lens, count), list(disps.cast::<i64>(), count)) };
+            let d = d.into_iter().map(|x| x as isize).collect();
+            Ok((
+                env::MPI_COMBINER_HINDEXED,
+                [vec![count.into()], l].concat(),
+                d,
+                vec![oldtype],
+            ))
         },
-        false,
     )
 }
 
@@ -191,16 +252,29 @@ pub(super) unsafe fn type_create_indexed_block(
     oldtype: Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    make(
-        "MPI_Type_create_indexed_block",
+    record(
+        make(
+            "MPI_Type_create_indexed_block",
+            newtype,
+            || {
+                let n = count_of(count, "count")?;
+                let lens = vec![blocklength; n];
+                // SAFETY: the caller's array; `lens` has `count` entries.
+                unsafe { indexed_parts(count, lens.as_ptr(), disps, Some(()), oldtype) }
+            },
+            false,
+        ),
         newtype,
         || {
-            let n = count_of(count, "count")?;
-            let lens = vec![blocklength; n];
-            // SAFETY: the caller's array; `lens` has `count` entries.
-            unsafe { indexed_parts(count, lens.as_ptr(), disps, Some(()), oldtype) }
+            // SAFETY: the array the constructor has just read.
+            let d = unsafe { list(disps, count) };
+            Ok((
+                env::MPI_COMBINER_INDEXED_BLOCK,
+                [vec![count.into(), blocklength.into()], d].concat(),
+                vec![],
+                vec![oldtype],
+            ))
         },
-        false,
     )
 }
 
@@ -211,16 +285,30 @@ pub(super) unsafe fn type_create_hindexed_block(
     oldtype: Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    make(
-        "MPI_Type_create_hindexed_block",
+    record(
+        make(
+            "MPI_Type_create_hindexed_block",
+            newtype,
+            || {
+                let n = count_of(count, "count")?;
+                let lens = vec![blocklength; n];
+                // SAFETY: as above; MPI_Aint is 64-bit here.
+                unsafe { indexed_parts(count, lens.as_ptr(), disps.cast::<i64>(), None, oldtype) }
+            },
+            false,
+        ),
         newtype,
         || {
-            let n = count_of(count, "count")?;
-            let lens = vec![blocklength; n];
-            // SAFETY: as above; MPI_Aint is 64-bit here.
-            unsafe { indexed_parts(count, lens.as_ptr(), disps.cast::<i64>(), None, oldtype) }
+            // SAFETY: the array the constructor has just read.
+            let d = unsafe { list(disps.cast::<i64>(), count) };
+            let d = d.into_iter().map(|x| x as isize).collect();
+            Ok((
+                env::MPI_COMBINER_HINDEXED_BLOCK,
+                vec![count.into(), blocklength.into()],
+                d,
+                vec![oldtype],
+            ))
         },
-        false,
     )
 }
 
@@ -231,30 +319,50 @@ pub(super) unsafe fn type_create_struct(
     types: *const Handle,
     newtype: *mut Handle,
 ) -> c_int {
-    make(
-        "MPI_Type_create_struct",
+    record(
+        make(
+            "MPI_Type_create_struct",
+            newtype,
+            || {
+                let n = count_of(count, "count")?;
+                // SAFETY: the caller's arrays of `count` entries.
+                let (lens, disps, types) = unsafe {
+                    (
+                        array(lens, n, "array_of_blocklengths")?,
+                        array(disps, n, "array_of_displacements")?,
+                        array(types, n, "array_of_types")?,
+                    )
+                };
+                (0..n)
+                    .map(|i| {
+                        Ok(Part {
+                            disp: disps[i],
+                            count: count_of(lens[i], "blocklength")?,
+                            ty: old(types[i])?,
+                        })
+                    })
+                    .collect()
+            },
+            true,
+        ),
         newtype,
         || {
-            let n = count_of(count, "count")?;
-            // SAFETY: the caller's arrays of `count` entries.
-            let (lens, disps, types) = unsafe {
-                (
-                    array(lens, n, "array_of_blocklengths")?,
-                    array(disps, n, "array_of_displacements")?,
-                    array(types, n, "array_of_types")?,
-                )
+            // SAFETY: the arrays the constructor has just read.
+            let (l, d) = unsafe { (list(lens, count), list(disps.cast::<i64>(), count)) };
+            let t = if count > 0 && !types.is_null() {
+                // SAFETY: as above.
+                unsafe { std::slice::from_raw_parts(types, count as usize) }.to_vec()
+            } else {
+                Vec::new()
             };
-            (0..n)
-                .map(|i| {
-                    Ok(Part {
-                        disp: disps[i],
-                        count: count_of(lens[i], "blocklength")?,
-                        ty: old(types[i])?,
-                    })
-                })
-                .collect()
+            let d = d.into_iter().map(|x| x as isize).collect();
+            Ok((
+                env::MPI_COMBINER_STRUCT,
+                [vec![count.into()], l].concat(),
+                d,
+                t,
+            ))
         },
-        true,
     )
 }
 
@@ -264,21 +372,32 @@ pub(super) unsafe fn type_create_resized(
     extent: isize,
     newtype: *mut Handle,
 ) -> c_int {
-    call("MPI_Type_create_resized", MPI_COMM_SELF, || {
+    let rc = call("MPI_Type_create_resized", MPI_COMM_SELF, || {
         let h = derived::resized(&old(oldtype)?, lb, extent);
         // SAFETY: the caller's output argument.
         unsafe { out(newtype, h, "newtype") }
+    });
+    record(rc, newtype, || {
+        Ok((
+            env::MPI_COMBINER_RESIZED,
+            vec![],
+            vec![lb, extent],
+            vec![oldtype],
+        ))
     })
 }
 
 unsafe fn type_dup(oldtype: Handle, newtype: *mut Handle) -> c_int {
-    call("MPI_Type_dup", MPI_COMM_SELF, || {
+    let rc = call("MPI_Type_dup", MPI_COMM_SELF, || {
         let t = old(oldtype)?;
         let h = derived::resized(&t, t.lb, t.extent);
         derived::commit(h)?;
         super::type_attr::copy_all(oldtype, h)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newtype, h, "newtype") }
+    });
+    record(rc, newtype, || {
+        Ok((env::MPI_COMBINER_DUP, vec![], vec![], vec![oldtype]))
     })
 }
 
