@@ -681,6 +681,21 @@ IBDYN_MPI_DECLARE(int, Bsend_init_c, (const void *buf, MPI_Count count, MPI_Data
 IBDYN_MPI_DECLARE(int, Buffer_attach_c, (void *buffer, MPI_Count size))
 IBDYN_MPI_DECLARE(int, Buffer_detach_c, (void *buffer_addr, MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Is_thread_main, (int *flag))
+IBDYN_MPI_DECLARE(int, Buffer_flush, (void))
+IBDYN_MPI_DECLARE(int, Buffer_iflush, (MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Comm_attach_buffer, (MPI_Comm comm, void *buffer, int size))
+IBDYN_MPI_DECLARE(int, Comm_attach_buffer_c, (MPI_Comm comm, void *buffer, MPI_Count size))
+IBDYN_MPI_DECLARE(int, Comm_detach_buffer, (MPI_Comm comm, void *buffer_addr, int *size))
+IBDYN_MPI_DECLARE(int, Comm_detach_buffer_c, (MPI_Comm comm, void *buffer_addr, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Comm_flush_buffer, (MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Comm_iflush_buffer, (MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Session_attach_buffer, (MPI_Session session, void *buffer, int size))
+IBDYN_MPI_DECLARE(int, Session_attach_buffer_c, (MPI_Session session, void *buffer, MPI_Count size))
+IBDYN_MPI_DECLARE(int, Session_detach_buffer, (MPI_Session session, void *buffer_addr, int *size))
+IBDYN_MPI_DECLARE(int, Session_detach_buffer_c, (MPI_Session session, void *buffer_addr,
+                                                 MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Session_flush_buffer, (MPI_Session session))
+IBDYN_MPI_DECLARE(int, Session_iflush_buffer, (MPI_Session session, MPI_Request *request))
 IBDYN_MPI_DECLARE(int, Type_get_envelope, (MPI_Datatype datatype, int *num_integers,
                                            int *num_addresses, int *num_datatypes, int *combiner))
 IBDYN_MPI_DECLARE(int, Type_get_envelope_c, (MPI_Datatype datatype, MPI_Count *num_integers,

@@ -8,6 +8,7 @@
 //! into C), and hands its errors to the communicator's error handler.
 
 mod api;
+mod bsend;
 mod cart;
 mod consts;
 mod datatype;

@@ -8,7 +8,7 @@
 
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiError, MpiResult};
-use crate::request::{Active, ReqEntry};
+use crate::request::ReqEntry;
 use crate::table::Table;
 use ibdyn::traits::*;
 use ibdyn::{InterCommunicator, IntraCommunicator};
@@ -111,10 +111,8 @@ pub struct State {
     /// The handle MPI_Comm_get_parent returns, once made.
     pub parent: Option<Handle>,
     pub thread_level: std::os::raw::c_int,
-    /// The buffer of MPI_Buffer_attach (address, size), and the buffered sends in flight
-    /// with their sizes.
-    pub bsend_buffer: Option<(usize, usize)>,
-    pub bsends: Vec<(Active, usize)>,
+    /// The buffers of buffered sends and the sends in flight.
+    pub bsend: crate::bsend::Buffers,
     /// Messages MPI_Mprobe took out of matching: (communicator index, message).
     messages: Table<(usize, ibdyn_intercomm::Message)>,
     /// Groups, info objects, attribute keys and open ports of this process.
@@ -168,8 +166,7 @@ fn empty_state(thread_level: std::os::raw::c_int) -> State {
         reqs: Table::new(),
         parent: None,
         thread_level,
-        bsend_buffer: None,
-        bsends: Vec::new(),
+        bsend: Default::default(),
         messages: Table::new(),
         objects: crate::objects::Objects::default(),
         sessions: Table::new(),
@@ -280,13 +277,13 @@ fn teardown(state: State) -> Option<ibdyn::Universe> {
         mut comms,
         mut reqs,
         universe,
-        bsends,
+        mut bsend,
         mut sessions,
         ..
     } = state;
     // Dropping a request waits for data still moving into or out of its buffer; buffered
     // sends are delivered first (MPI_Finalize completes them).
-    drop(bsends);
+    drop(bsend.drain());
     drop(reqs.drain());
     crate::derived::clear();
     crate::ops::clear();

@@ -8,6 +8,7 @@ use std::process::Command;
 
 const MODULES: &[&str] = &[
     "test_address",
+    "test_buffer",
     "test_attributes",
     "test_cco_buf",
     "test_cco_buf_inter",
@@ -22,6 +23,7 @@ const MODULES: &[&str] = &[
     "test_cco_vec",
     "test_cco_vec_inter",
     "test_cffi",
+    "test_comm",
     "test_comm_topo",
     "test_ctypes",
     "test_doc",
@@ -46,6 +48,7 @@ const MODULES: &[&str] = &[
     "test_request",
     "test_rma",
     "test_rma_nb",
+    "test_session",
     "test_spawn",
     "test_status",
     "test_threads",

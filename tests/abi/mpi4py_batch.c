@@ -225,6 +225,30 @@ int main(int argc, char **argv) {
   CHECK(maxv[0] == size - 1 && maxv[1] == 0);
   MPI_Op_free(&mx);
 
+  /* MPI 4.1 buffers: one per communicator (preferred over the process's), flushed; an
+     automatic one */
+  MPI_Comm bc;
+  MPI_Comm_dup(MPI_COMM_WORLD, &bc);
+  static char cbuf[sizeof(int) + MPI_BSEND_OVERHEAD];
+  CHECK(MPI_Comm_attach_buffer(bc, cbuf, sizeof cbuf) == MPI_SUCCESS);
+  v = rank;
+  CHECK(MPI_Bsend(&v, 1, MPI_INT, right, 15, bc) == MPI_SUCCESS);
+  CHECK(MPI_Comm_flush_buffer(bc) == MPI_SUCCESS);
+  MPI_Recv(&got, 1, MPI_INT, left, 15, bc, MPI_STATUS_IGNORE);
+  CHECK(got == left);
+  CHECK(MPI_Comm_detach_buffer(bc, &back, &back_size) == MPI_SUCCESS && back == cbuf);
+  CHECK(MPI_Comm_attach_buffer(bc, MPI_BUFFER_AUTOMATIC, 0) == MPI_SUCCESS);
+  static int many[64];
+  CHECK(MPI_Bsend(many, 64, MPI_INT, right, 16, bc) == MPI_SUCCESS); /* no size limit */
+  MPI_Recv(many, 64, MPI_INT, left, 16, bc, MPI_STATUS_IGNORE);
+  MPI_Request fl;
+  CHECK(MPI_Comm_iflush_buffer(bc, &fl) == MPI_SUCCESS && MPI_Wait(&fl, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(MPI_Comm_detach_buffer(bc, &back, &back_size) == MPI_SUCCESS && back == MPI_BUFFER_AUTOMATIC);
+  MPI_Comm_set_errhandler(bc, MPI_ERRORS_RETURN);
+  CHECK(MPI_Bsend(&v, 1, MPI_INT, right, 17, bc) != MPI_SUCCESS); /* no buffer at all now */
+  MPI_Comm_free(&bc);
+  CHECK(MPI_Buffer_flush() == MPI_SUCCESS);
+
   /* threads, profiling hook */
   CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && flag);
   CHECK(MPI_Pcontrol(1) == MPI_SUCCESS);

@@ -114,23 +114,7 @@ narrowed! {
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, comm: Handle, request: *mut Handle) [sendcount, recvcount];
     MPI_Ialltoall_c PMPI_Ialltoall_c ialltoall_c => coll::ialltoall, "MPI_Ialltoall_c"
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, comm: Handle, request: *mut Handle) [sendcount, recvcount];
-    MPI_Buffer_attach_c PMPI_Buffer_attach_c buffer_attach_c => p2p::buffer_attach, "MPI_Buffer_attach_c"
-        (buffer: *mut c_void, size: i64) [size];
 }
-
-unsafe fn buffer_detach_c(buffer: *mut *mut c_void, size: *mut i64) -> c_int {
-    let mut n: c_int = 0;
-    // SAFETY: passed through; `n` is ours.
-    let rc = unsafe { p2p::buffer_detach(buffer, &mut n) };
-    if rc == MPI_SUCCESS && !size.is_null() {
-        // SAFETY: the caller's output argument (checked non-null).
-        unsafe { size.write(i64::from(n)) };
-    }
-    rc
-}
-
-export!(MPI_Buffer_detach_c, PMPI_Buffer_detach_c, buffer_detach_c,
-    (buffer_addr: *mut *mut c_void, size: *mut i64) -> c_int);
 
 unsafe fn type_get_extent_c(datatype: Handle, lb: *mut i64, extent: *mut i64) -> c_int {
     // MPI_Count and MPI_Aint are both 64-bit here.

@@ -1,6 +1,7 @@
 //! The exported MPI functions, by group, and the pointer helpers they share.
 
 mod attr;
+mod bsend_buffers;
 pub(crate) mod buffers;
 mod cart;
 pub(crate) mod coll;

@@ -114,15 +114,6 @@ where
     })
 }
 
-/// Drops buffered sends that have completed; the bytes still in flight.
-fn bsend_in_use(s: &mut State) -> usize {
-    s.bsends.retain_mut(|(a, _)| match a {
-        Active::P2p { req, .. } => !matches!(req.test(), Ok(Some(_)) | Err(_)),
-        _ => false,
-    });
-    s.bsends.iter().map(|(_, n)| n + MPI_BSEND_OVERHEAD).sum()
-}
-
 /// A buffered send: a copy of the data leaves in the background, within the attached buffer.
 fn bsend_start(
     s: &mut State,
@@ -131,24 +122,12 @@ fn bsend_start(
     tag: c_int,
     comm: Handle,
 ) -> MpiResult<()> {
-    let Some((_, size)) = s.bsend_buffer else {
-        return err(
-            MPI_ERR_BUFFER,
-            "MPI_Bsend needs a buffer: call MPI_Buffer_attach first",
-        );
-    };
-    let need = data.len() + MPI_BSEND_OVERHEAD;
-    let used = bsend_in_use(s);
-    if used + need > size {
-        return err(
-            MPI_ERR_BUFFER,
-            format!("the attached buffer of {size} bytes has {} free, the message needs {need} (with MPI_BSEND_OVERHEAD)", size.saturating_sub(used)),
-        );
-    }
+    let ci = s.comm_index(comm)?;
+    let owner = s.bsend.room(ci, data.len() + MPI_BSEND_OVERHEAD)?;
     let len = data.len();
     let copy = SendBuf::Packed(data.to_vec());
     let a = start_send(s, Mode::Send, copy, dest, tag, comm)?;
-    s.bsends.push((a, len));
+    s.bsend.push(owner, a, len);
     Ok(())
 }
 
@@ -642,45 +621,6 @@ pub(super) unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut 
     })
 }
 
-pub(super) unsafe fn buffer_attach(buffer: *mut c_void, size: c_int) -> c_int {
-    call("MPI_Buffer_attach", MPI_COMM_SELF, || {
-        let Ok(size) = usize::try_from(size) else {
-            return err(MPI_ERR_ARG, format!("buffer size {size} is negative"));
-        };
-        with_state(|s| {
-            if s.bsend_buffer.is_some() {
-                return err(
-                    MPI_ERR_BUFFER,
-                    "a buffer is attached already: MPI_Buffer_detach it first",
-                );
-            }
-            s.bsend_buffer = Some((buffer as usize, size));
-            Ok(())
-        })
-    })
-}
-
-pub(super) unsafe fn buffer_detach(buffer: *mut *mut c_void, size: *mut c_int) -> c_int {
-    call("MPI_Buffer_detach", MPI_COMM_SELF, || {
-        let (addr, n) = with_state(|s| {
-            let Some(b) = s.bsend_buffer.take() else {
-                return err(MPI_ERR_BUFFER, "no buffer is attached");
-            };
-            // Detaching waits until every buffered message has left.
-            for (a, _) in s.bsends.drain(..) {
-                let mut e = ReqEntry::new(a, 0);
-                e.step(true)?;
-            }
-            Ok(b)
-        })?;
-        // SAFETY: the caller's output arguments.
-        unsafe {
-            out(buffer, addr as *mut c_void, "buffer_addr")?;
-            out(size, n as c_int, "size")
-        }
-    })
-}
-
 /// Creates an inactive persistent request.
 fn persistent_init(p: Persistent, request: *mut Handle, name: &'static str) -> c_int {
     call(name, p.comm, || {
@@ -859,10 +799,6 @@ export!(MPI_Get_count_c, PMPI_Get_count_c, get_count_c,
     (status: *const MpiStatus, datatype: Handle, count: *mut i64) -> c_int);
 export!(MPI_Get_elements, PMPI_Get_elements, get_elements,
     (status: *const MpiStatus, datatype: Handle, count: *mut c_int) -> c_int);
-export!(MPI_Buffer_attach, PMPI_Buffer_attach, buffer_attach,
-    (buffer: *mut c_void, size: c_int) -> c_int);
-export!(MPI_Buffer_detach, PMPI_Buffer_detach, buffer_detach,
-    (buffer_addr: *mut *mut c_void, size: *mut c_int) -> c_int);
 export!(MPI_Send_init, PMPI_Send_init, send_init,
     (buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle,
      request: *mut Handle) -> c_int);
