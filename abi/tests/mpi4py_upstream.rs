@@ -24,6 +24,7 @@ const MODULES: &[&str] = &[
     "test_cco_vec_inter",
     "test_cffi",
     "test_comm",
+    "test_comm_inter",
     "test_comm_topo",
     "test_ctypes",
     "test_doc",

@@ -217,6 +217,31 @@ int main(int argc, char **argv) {
     MPI_Group_free(&world);
   }
 
+  /* splitting an intercommunicator (evens and odds): one colour on both sides, then a
+     colour only one side has (MPI_COMM_NULL everywhere) */
+  {
+    MPI_Comm half, inter, sub;
+    int side = rank % 2, rs = 0, ls = 0, ts = 0;
+    MPI_Comm_split(MPI_COMM_WORLD, side, rank, &half);
+    MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, side ? 0 : 1, 99, &inter);
+    MPI_Comm_remote_size(inter, &ts);
+    CHECK(MPI_Comm_split(inter, 7, rank, &sub) == MPI_SUCCESS && sub != MPI_COMM_NULL);
+    MPI_Comm_test_inter(sub, &flag);
+    MPI_Comm_remote_size(sub, &rs);
+    MPI_Comm_size(sub, &ls);
+    CHECK(flag && rs == ts && ls == size / 2 + (side ? 0 : size % 2));
+    int x = rank, sumx = 0;
+    MPI_Allreduce(&x, &sumx, 1, MPI_INT, MPI_SUM, sub); /* the other side's sum */
+    int expect_sum = 0;
+    for (int i = 0; i < size; i++) if (i % 2 != side) expect_sum += i;
+    CHECK(sumx == expect_sum);
+    MPI_Comm_free(&sub);
+    CHECK(MPI_Comm_split(inter, side == 0 ? 3 : MPI_UNDEFINED, 0, &sub) == MPI_SUCCESS);
+    CHECK(sub == MPI_COMM_NULL);
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+  }
+
   /* MPI_Op_create_c */
   MPI_Op mx;
   int pairv[2] = {rank, -rank}, maxv[2];

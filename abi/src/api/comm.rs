@@ -78,9 +78,11 @@ unsafe fn comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handl
         };
         let h = with_state(|s| {
             let e = s.comm(comm)?;
-            let intra = e
-                .comm
-                .intra("MPI_Comm_split (on intercommunicators: a later step)")?;
+            if let Comm::Inter(ic) = &e.comm {
+                let ic = ic.clone();
+                return super::inter_split::split(s, comm, &ic, colour, key);
+            }
+            let intra = e.comm.intra("MPI_Comm_split")?;
             let eh = e.errhandler;
             Ok(match intra.split(colour, key)? {
                 Some(c) => s.add_comm(Comm::Intra(c), eh),

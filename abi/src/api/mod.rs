@@ -16,6 +16,7 @@ mod graph;
 mod group;
 mod info;
 mod init;
+mod inter_split;
 mod isendrecv;
 pub(crate) mod large;
 pub(crate) mod large_types;

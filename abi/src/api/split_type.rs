@@ -46,6 +46,19 @@ unsafe fn comm_split_type(
         };
         let (h, unguided_by_node) = with_state(|s| {
             let e = s.comm(comm)?;
+            if let Comm::Inter(ic) = &e.comm {
+                // Each group by node: one intercommunicator per node that has both sides.
+                let ic = ic.clone();
+                let node = ic.as_raw().node_ids()?[ic.rank() as usize];
+                let colour = match split_type {
+                    MPI_COMM_TYPE_SHARED => Some(node),
+                    MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => {
+                        guided_to_node.then_some(node)
+                    }
+                    _ => None,
+                };
+                return Ok((super::inter_split::split(s, comm, &ic, colour, key)?, false));
+            }
             let eh = e.errhandler;
             let intra = e.comm.intra("MPI_Comm_split_type")?;
             let nodes = intra.as_raw().node_ids()?;
