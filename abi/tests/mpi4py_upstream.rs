@@ -19,6 +19,7 @@ const MODULES: &[&str] = &[
     "test_cco_obj",
     "test_cco_obj_inter",
     "test_cco_pr_buf",
+    "test_cco_pr_ngh_buf",
     "test_cco_pr_vec",
     "test_cco_vec",
     "test_cco_vec_inter",

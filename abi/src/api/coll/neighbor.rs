@@ -37,6 +37,16 @@ fn edges(comm: Handle) -> MpiResult<(Vec<Edge>, Vec<Edge>)> {
     })
 }
 
+/// In-neighbors of this process on `comm` (the entries of a per-in-neighbor array).
+pub(super) fn in_degree(comm: Handle) -> MpiResult<usize> {
+    Ok(edges(comm)?.0.len())
+}
+
+/// Out-neighbors of this process on `comm`.
+pub(super) fn out_degree(comm: Handle) -> MpiResult<usize> {
+    Ok(edges(comm)?.1.len())
+}
+
 fn extent(ty: Handle) -> MpiResult<isize> {
     Ok(derived::resolve(ty, true)?.extent)
 }
@@ -159,7 +169,7 @@ fn regular(
 macro_rules! regular_forms {
     ($($f:ident $name:literal $count:ty, same = $same:expr;)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $f(sb: *const c_void, sc: $count, st: Handle, rb: *mut c_void, rc: $count, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
+        pub(super) unsafe fn $f(sb: *const c_void, sc: $count, st: Handle, rb: *mut c_void, rc: $count, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
             regular($name, Call { comm, request }, $same, sb as usize, i64::from(sc), st, rb as usize, i64::from(rc), rt)
         }
     )*};
@@ -211,7 +221,7 @@ fn varied(
 macro_rules! v_forms {
     ($($f:ident $name:literal $count:ty, $displ:ty;)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $f(sb: *const c_void, sc: $count, st: Handle, rb: *mut c_void, rcs: *const $count, rds: *const $displ, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
+        pub(super) unsafe fn $f(sb: *const c_void, sc: $count, st: Handle, rb: *mut c_void, rcs: *const $count, rds: *const $displ, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
             call($name, comm, || {
                 let (ins, outs) = edges(comm)?;
                 // SAFETY: the caller's arrays, one entry per in-neighbor.
@@ -232,7 +242,7 @@ v_forms! {
 macro_rules! vv_forms {
     ($($f:ident $name:literal $count:ty, $displ:ty;)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $f(sb: *const c_void, scs: *const $count, sds: *const $displ, st: Handle, rb: *mut c_void, rcs: *const $count, rds: *const $displ, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
+        pub(super) unsafe fn $f(sb: *const c_void, scs: *const $count, sds: *const $displ, st: Handle, rb: *mut c_void, rcs: *const $count, rds: *const $displ, rt: Handle, comm: Handle, request: *mut Handle) -> c_int {
             call($name, comm, || {
                 let (ins, outs) = edges(comm)?;
                 // SAFETY: the caller's arrays, one entry per neighbor.
@@ -253,7 +263,7 @@ vv_forms! {
 macro_rules! w_forms {
     ($($f:ident $name:literal $count:ty;)*) => {$(
         #[allow(clippy::too_many_arguments)]
-        unsafe fn $f(sb: *const c_void, scs: *const $count, sds: *const isize, sts: *const Handle, rb: *mut c_void, rcs: *const $count, rds: *const isize, rts: *const Handle, comm: Handle, request: *mut Handle) -> c_int {
+        pub(super) unsafe fn $f(sb: *const c_void, scs: *const $count, sds: *const isize, sts: *const Handle, rb: *mut c_void, rcs: *const $count, rds: *const isize, rts: *const Handle, comm: Handle, request: *mut Handle) -> c_int {
             call($name, comm, || {
                 let (ins, outs) = edges(comm)?;
                 let types = |p: *const Handle, n: usize| -> MpiResult<Vec<Handle>> {

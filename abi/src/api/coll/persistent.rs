@@ -92,23 +92,30 @@ impl<T: Copy> Kept<T> {
     }
 }
 
+/// Entries of the per-process arrays (`all`), and of the per-neighbor ones (`ins`, `outs`).
+fn all(comm: Handle) -> MpiResult<usize> {
+    super::array_len(comm)
+}
+use super::neighbor::{in_degree as ins, out_degree as outs};
+
 /// `MPI_<op>_init` over `MPI_I<op>`: `$f` keeps the arguments for `$nb`, with copies of the
-/// arrays named in brackets.
+/// arrays named in brackets (`[len => arrays]`: their length comes from `len(comm)`).
 macro_rules! persistent {
     ($($export:ident $pexport:ident $f:ident => $nb:path, $name:literal
-       ($($arg:ident : $ty:ty),*) $([$($arr:ident),*])?;)*) => {$(
+       ($($arg:ident : $ty:ty),*) $([$len:ident => $($arr:ident),*])*;)*) => {$(
         #[allow(clippy::too_many_arguments)]
         unsafe fn $f($($arg: $ty,)* comm: Handle, info: Handle, request: *mut Handle) -> c_int {
             $(
-                let n = match super::array_len(comm) {
+                let n = match $len(comm) {
                     Ok(n) => n,
                     Err(e) => return call($name, comm, || Err(e)),
                 };
-                // SAFETY: MPI's rule: one entry per process of the (remote) group.
+                // SAFETY: MPI's rule: one entry per process of the (remote) group, or per
+                // neighbor.
                 $(let $arr = unsafe { Kept::of($arr, n) };)*
-            )?
+            )*
             let restart: Rc<Restart> = Rc::new(move |req| {
-                $($(let $arr = $arr.ptr();)*)?
+                $($(let $arr = $arr.ptr();)*)*
                 // SAFETY: MPI keeps the buffers of a persistent collective valid until its
                 // request is freed; the arrays are this closure's copies.
                 unsafe { $nb($($arg,)* comm, req) }
@@ -132,6 +139,11 @@ use super::exports::{
 };
 use super::gather::{iallgatherv, ialltoallv, ialltoallw, igatherv, iscatterv};
 use super::gather::{iallgatherv_c, ialltoallv_c, igatherv_c, iscatterv_c};
+use super::neighbor::{
+    ineighbor_allgather, ineighbor_allgather_c, ineighbor_allgatherv, ineighbor_allgatherv_c,
+    ineighbor_alltoall, ineighbor_alltoall_c, ineighbor_alltoallv, ineighbor_alltoallv_c,
+    ineighbor_alltoallw, ineighbor_alltoallw_c,
+};
 use super::reduce::{iallreduce, ibcast};
 use super::reduce::{iallreduce_c, ibarrier, ibcast_c};
 
@@ -165,10 +177,10 @@ persistent! {
         (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle);
     MPI_Reduce_scatter_init PMPI_Reduce_scatter_init reduce_scatter_init
         => ireduce_scatter, "MPI_Reduce_scatter_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle) [recvcounts];
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle) [all => recvcounts];
     MPI_Reduce_scatter_init_c PMPI_Reduce_scatter_init_c reduce_scatter_init_c
         => ireduce_scatter_c, "MPI_Reduce_scatter_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle, op: Handle) [recvcounts];
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle, op: Handle) [all => recvcounts];
     MPI_Gather_init PMPI_Gather_init gather_init => igather, "MPI_Gather_init"
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int);
     MPI_Gather_init_c PMPI_Gather_init_c gather_init_c => igather_c, "MPI_Gather_init_c"
@@ -186,23 +198,43 @@ persistent! {
     MPI_Alltoall_init_c PMPI_Alltoall_init_c alltoall_init_c => ialltoall_c, "MPI_Alltoall_init_c"
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle);
     MPI_Gatherv_init PMPI_Gatherv_init gatherv_init => igatherv, "MPI_Gatherv_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int) [recvcounts, displs];
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int) [all => recvcounts, displs];
     MPI_Gatherv_init_c PMPI_Gatherv_init_c gatherv_init_c => igatherv_c, "MPI_Gatherv_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int) [recvcounts, displs];
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int) [all => recvcounts, displs];
     MPI_Scatterv_init PMPI_Scatterv_init scatterv_init => iscatterv, "MPI_Scatterv_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) [sendcounts, displs];
+        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) [all => sendcounts, displs];
     MPI_Scatterv_init_c PMPI_Scatterv_init_c scatterv_init_c => iscatterv_c, "MPI_Scatterv_init_c"
-        (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) [sendcounts, displs];
+        (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) [all => sendcounts, displs];
     MPI_Allgatherv_init PMPI_Allgatherv_init allgatherv_init => iallgatherv, "MPI_Allgatherv_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle) [recvcounts, displs];
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle) [all => recvcounts, displs];
     MPI_Allgatherv_init_c PMPI_Allgatherv_init_c allgatherv_init_c => iallgatherv_c, "MPI_Allgatherv_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle) [recvcounts, displs];
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle) [all => recvcounts, displs];
     MPI_Alltoallv_init PMPI_Alltoallv_init alltoallv_init => ialltoallv, "MPI_Alltoallv_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle) [sendcounts, sdispls, recvcounts, rdispls];
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle) [all => sendcounts, sdispls, recvcounts, rdispls];
     MPI_Alltoallv_init_c PMPI_Alltoallv_init_c alltoallv_init_c => ialltoallv_c, "MPI_Alltoallv_init_c"
-        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle) [sendcounts, sdispls, recvcounts, rdispls];
+        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle) [all => sendcounts, sdispls, recvcounts, rdispls];
     MPI_Alltoallw_init PMPI_Alltoallw_init alltoallw_init => ialltoallw, "MPI_Alltoallw_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle) [sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes];
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const Handle) [all => sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes];
     MPI_Alltoallw_init_c PMPI_Alltoallw_init_c alltoallw_init_c => ialltoallw_c, "MPI_Alltoallw_init_c"
-        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const Handle) [sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes];
+        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const Handle) [all => sendcounts, sdispls, sendtypes, recvcounts, rdispls, recvtypes];
+    MPI_Neighbor_allgather_init PMPI_Neighbor_allgather_init neighbor_allgather_init => ineighbor_allgather, "MPI_Neighbor_allgather_init"
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle);
+    MPI_Neighbor_allgather_init_c PMPI_Neighbor_allgather_init_c neighbor_allgather_init_c => ineighbor_allgather_c, "MPI_Neighbor_allgather_init_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle);
+    MPI_Neighbor_alltoall_init PMPI_Neighbor_alltoall_init neighbor_alltoall_init => ineighbor_alltoall, "MPI_Neighbor_alltoall_init"
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle);
+    MPI_Neighbor_alltoall_init_c PMPI_Neighbor_alltoall_init_c neighbor_alltoall_init_c => ineighbor_alltoall_c, "MPI_Neighbor_alltoall_init_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle);
+    MPI_Neighbor_allgatherv_init PMPI_Neighbor_allgatherv_init neighbor_allgatherv_init => ineighbor_allgatherv, "MPI_Neighbor_allgatherv_init"
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle) [ins => recvcounts, displs];
+    MPI_Neighbor_allgatherv_init_c PMPI_Neighbor_allgatherv_init_c neighbor_allgatherv_init_c => ineighbor_allgatherv_c, "MPI_Neighbor_allgatherv_init_c"
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle) [ins => recvcounts, displs];
+    MPI_Neighbor_alltoallv_init PMPI_Neighbor_alltoallv_init neighbor_alltoallv_init => ineighbor_alltoallv, "MPI_Neighbor_alltoallv_init"
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: Handle) [outs => sendcounts, sdispls] [ins => recvcounts, rdispls];
+    MPI_Neighbor_alltoallv_init_c PMPI_Neighbor_alltoallv_init_c neighbor_alltoallv_init_c => ineighbor_alltoallv_c, "MPI_Neighbor_alltoallv_init_c"
+        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: Handle) [outs => sendcounts, sdispls] [ins => recvcounts, rdispls];
+    MPI_Neighbor_alltoallw_init PMPI_Neighbor_alltoallw_init neighbor_alltoallw_init => ineighbor_alltoallw, "MPI_Neighbor_alltoallw_init"
+        (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const isize, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const isize, recvtypes: *const Handle) [outs => sendcounts, sdispls, sendtypes] [ins => recvcounts, rdispls, recvtypes];
+    MPI_Neighbor_alltoallw_init_c PMPI_Neighbor_alltoallw_init_c neighbor_alltoallw_init_c => ineighbor_alltoallw_c, "MPI_Neighbor_alltoallw_init_c"
+        (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const Handle) [outs => sendcounts, sdispls, sendtypes] [ins => recvcounts, rdispls, recvtypes];
 }
