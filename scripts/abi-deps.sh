@@ -28,7 +28,7 @@ if [ "${IBDYN_MPI4PY:-1}" = 1 ]; then
 fi
 
 # mpi4py's own test suite (the test/ directory of the same sdist), for abi/tests/
-# mpi4py_upstream.rs: programs written for other MPIs, run unchanged on ibdyn.
+# mpi4py.rs: programs written for other MPIs, run unchanged on ibdyn.
 if [ "${IBDYN_MPI4PY:-1}" = 1 ] && [ ! -f target/mpi4py-tests/main.py ]; then
   sdist=$(mktemp -d)
   target/mpi4py-venv/bin/pip download --quiet --disable-pip-version-check --no-deps \

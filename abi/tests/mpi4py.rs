@@ -1,13 +1,73 @@
 //! mpi4py built from its PyPI source against ibdyn (`MPI4PY_BUILD_MPICC=ibdyn-cc`, into
-//! target/mpi4py-venv by `bash scripts/abi-deps.sh`): the Python suite of
-//! tests/abi/python/suite.py (point-to-point of buffers and pickled objects, collectives,
-//! spawn + merge + disconnect, connect/accept) passes under `ibdyn run`.
+//! target/mpi4py-venv by `bash scripts/abi-deps.sh`), run under `ibdyn run`:
+//! - the Python suite of tests/abi/python/suite.py (point-to-point of buffers and pickled
+//!   objects, collectives, spawn + merge + disconnect, connect/accept) on 2 and 3 ranks;
+//! - mpi4py's own test suite (the `test/` directory of its sdist, which the same script puts
+//!   in target/mpi4py-tests) on 1, 2 and 3 ranks, unchanged: programs written against other
+//!   MPIs. `MODULES` lists the modules that pass (README, "Python (mpi4py)", says which others
+//!   do not yet and why).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+
+const MODULES: &[&str] = &[
+    "test_address",
+    "test_buffer",
+    "test_attributes",
+    "test_cco_buf",
+    "test_cco_buf_inter",
+    "test_cco_ngh_buf",
+    "test_cco_ngh_obj",
+    "test_cco_nb_buf",
+    "test_cco_nb_vec",
+    "test_cco_obj",
+    "test_cco_obj_inter",
+    "test_cco_pr_buf",
+    "test_cco_pr_ngh_buf",
+    "test_cco_pr_vec",
+    "test_cco_vec",
+    "test_cco_vec_inter",
+    "test_cffi",
+    "test_comm",
+    "test_comm_inter",
+    "test_comm_topo",
+    "test_ctypes",
+    "test_doc",
+    "test_dynproc",
+    "test_environ",
+    "test_errorcode",
+    "test_exceptions",
+    "test_group",
+    "test_handle",
+    "test_info",
+    "test_mpiabi",
+    "test_mpiapi",
+    "test_mpimem",
+    "test_msgzero",
+    "test_op",
+    "test_p2p_buf",
+    "test_p2p_buf_matched",
+    "test_p2p_obj",
+    "test_p2p_obj_matched",
+    "test_package",
+    "test_pickle",
+    "test_request",
+    "test_rma",
+    "test_rma_nb",
+    "test_session",
+    "test_spawn",
+    "test_status",
+    "test_threads",
+    "test_toplevel",
+    "test_util_pkl5",
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
 
 fn python() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/mpi4py-venv/bin/python");
+    let p = root().join("target/mpi4py-venv/bin/python");
     let has_mpi4py = p.is_file()
         && Command::new(&p)
             .args(["-c", "import mpi4py"])
@@ -16,15 +76,9 @@ fn python() -> Option<PathBuf> {
     has_mpi4py.then_some(p)
 }
 
-#[test]
-fn the_mpi4py_suite_passes_under_ibdyn_run() {
-    let Some(py) = python() else {
-        eprintln!(
-            "\n*** SKIPPED: mpi4py is not built in target/mpi4py-venv; run \
-             `bash scripts/abi-deps.sh` (builds it from source in under a minute) ***\n"
-        );
-        return;
-    };
+/// Runs `python ARGS` on `n` ranks under `ibdyn run --abi` in `dir`, with this test run's
+/// library.
+fn run(n: u32, py: &Path, args: &[&str], dir: &Path) -> Output {
     let profile = PathBuf::from(env!("CARGO_BIN_EXE_ibdyn-cc"))
         .parent()
         .expect("target/<profile>")
@@ -42,20 +96,35 @@ fn the_mpi4py_suite_passes_under_ibdyn_run() {
     } else {
         profile
     };
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/abi/python/suite.py");
-    let tmp = std::env::temp_dir().join(format!("ibdyn-mpi4py-{}", std::process::id()));
+    let tmp = std::env::temp_dir().join(format!("ibdyn-mpi4py-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&tmp).expect("scratch dir");
+    let out = Command::new("timeout")
+        .args(["--kill-after=10", "600"])
+        .arg(&ibdyn)
+        .args(["run", "--abi", "-n", &n.to_string()])
+        .arg(py)
+        .args(args)
+        .current_dir(dir)
+        .env("IBDYN_ABI_LIBDIR", &libdir)
+        .env("TMPDIR", &tmp)
+        .output()
+        .expect("run ibdyn");
+    let _ = std::fs::remove_dir_all(&tmp);
+    out
+}
+
+fn skipped(what: &str) {
+    eprintln!("\n*** SKIPPED: {what} is missing; run `bash scripts/abi-deps.sh` (builds mpi4py from source in under a minute) ***\n");
+}
+
+#[test]
+fn the_mpi4py_suite_passes_under_ibdyn_run() {
+    let Some(py) = python() else {
+        return skipped("mpi4py (target/mpi4py-venv)");
+    };
+    let suite = root().join("tests/abi/python/suite.py");
     for n in [2, 3] {
-        let out = Command::new("timeout")
-            .args(["--kill-after=10", "300"])
-            .arg(&ibdyn)
-            .args(["run", "--abi", "-n", &n.to_string()])
-            .arg(&py)
-            .arg(&suite)
-            .env("IBDYN_ABI_LIBDIR", &libdir)
-            .env("TMPDIR", &tmp)
-            .output()
-            .expect("run ibdyn");
+        let out = run(n, &py, &[suite.to_str().expect("utf-8 path")], &root());
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && stdout.contains(&format!("mpi4py suite: ok on {n} ranks")),
@@ -64,5 +133,26 @@ fn the_mpi4py_suite_passes_under_ibdyn_run() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn mpi4pys_own_test_modules_pass_under_ibdyn_run() {
+    let tests = root().join("target/mpi4py-tests");
+    let Some(py) = python().filter(|_| tests.join("main.py").is_file()) else {
+        return skipped("mpi4py or its test suite (target/mpi4py-venv, target/mpi4py-tests)");
+    };
+    let args: Vec<&str> = ["main.py", "-q"]
+        .into_iter()
+        .chain(MODULES.iter().copied())
+        .collect();
+    for n in [1, 2, 3] {
+        let out = run(n, &py, &args, &tests);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let oks = stderr.lines().filter(|l| l.starts_with("OK")).count();
+        assert!(
+            out.status.success() && oks == n as usize,
+            "mpi4py's test modules on {n} ranks ({}; {oks} of {n} ranks said OK):\n{stderr}",
+            out.status
+        );
+    }
 }

@@ -145,6 +145,35 @@ fn contents(ty: Handle) -> MpiResult<Recipe> {
     }
 }
 
+/// MPI_Type_get_contents in either width: the arrays' room and the arrays.
+///
+/// # Safety
+/// The arrays are valid for their room.
+unsafe fn contents_into(
+    name: &'static str,
+    ty: Handle,
+    room: (i64, i64, i64),
+    ints: *mut c_int,
+    addrs: *mut isize,
+    types: *mut Handle,
+) -> c_int {
+    call(name, MPI_COMM_SELF, || {
+        let r = contents(ty)?;
+        let i: Vec<c_int> = r.ints.iter().map(|&v| v as c_int).collect();
+        let t: Vec<Handle> = r
+            .types
+            .iter()
+            .map(|(h, t)| derived::handle_of(*h, t))
+            .collect();
+        // SAFETY: the caller's arrays of the given sizes.
+        unsafe {
+            fill(ints, room.0, &i, "array_of_integers")?;
+            fill(addrs, room.1, &r.addrs, "array_of_addresses")?;
+            fill(types, room.2, &t, "array_of_datatypes")
+        }
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn type_get_contents(
     ty: Handle,
@@ -155,23 +184,12 @@ unsafe fn type_get_contents(
     addrs: *mut isize,
     types: *mut Handle,
 ) -> c_int {
-    call("MPI_Type_get_contents", MPI_COMM_SELF, || {
-        let r = contents(ty)?;
-        let i: Vec<c_int> = r.ints.iter().map(|&v| v as c_int).collect();
-        let t: Vec<Handle> = r
-            .types
-            .iter()
-            .map(|(h, t)| derived::handle_of(*h, t))
-            .collect();
-        // SAFETY: the caller's arrays of the given sizes.
-        unsafe {
-            fill(ints, max_i.into(), &i, "array_of_integers")?;
-            fill(addrs, max_a.into(), &r.addrs, "array_of_addresses")?;
-            fill(types, max_d.into(), &t, "array_of_datatypes")
-        }
-    })
+    let room = (max_i.into(), max_a.into(), max_d.into());
+    // SAFETY: passed on.
+    unsafe { contents_into("MPI_Type_get_contents", ty, room, ints, addrs, types) }
 }
 
+/// The `_c` form: every integer fits an `int` here, so there are no large counts.
 #[allow(clippy::too_many_arguments)]
 unsafe fn type_get_contents_c(
     ty: Handle,
@@ -184,21 +202,9 @@ unsafe fn type_get_contents_c(
     _large: *mut i64,
     types: *mut Handle,
 ) -> c_int {
-    call("MPI_Type_get_contents_c", MPI_COMM_SELF, || {
-        let r = contents(ty)?;
-        let i: Vec<c_int> = r.ints.iter().map(|&v| v as c_int).collect();
-        let t: Vec<Handle> = r
-            .types
-            .iter()
-            .map(|(h, t)| derived::handle_of(*h, t))
-            .collect();
-        // SAFETY: the caller's arrays of the given sizes.
-        unsafe {
-            fill(ints, max_i, &i, "array_of_integers")?;
-            fill(addrs, max_a, &r.addrs, "array_of_addresses")?;
-            fill(types, max_d, &t, "array_of_datatypes")
-        }
-    })
+    let room = (max_i, max_a, max_d);
+    // SAFETY: passed on.
+    unsafe { contents_into("MPI_Type_get_contents_c", ty, room, ints, addrs, types) }
 }
 
 export!(MPI_Type_get_envelope, PMPI_Type_get_envelope, type_get_envelope,

@@ -66,26 +66,8 @@ fn with_narrowed(name: &str, comm: Handle, f: impl FnOnce() -> MpiResult<c_int>)
     }
 }
 
-unsafe fn reduce_scatter_c(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const i64,
-    datatype: Handle,
-    op: Handle,
-    comm: Handle,
-) -> c_int {
-    let name = "MPI_Reduce_scatter_c";
-    with_narrowed(name, comm, || {
-        let n = with_state(|s| Ok(s.comm(comm)?.comm.raw().size() as usize))?;
-        // SAFETY: MPI's rule: one count per process of the group.
-        let counts = unsafe { narrowed(name, recvcounts, n, "recvcounts") }?;
-        // SAFETY: the caller's arguments, with the counts narrowed (read during the call).
-        Ok(unsafe { coll::reduce_scatter(sendbuf, recvbuf, counts.as_ptr(), datatype, op, comm) })
-    })
-}
-
 /// `(I)Alltoallw_c` through the `int` form: counts and displacements narrowed, the type
-/// arrays passed through. `request`: None for the blocking form.
+/// arrays passed through. `request`: null for the blocking form.
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallw_c_impl(
     name: &str,
@@ -94,7 +76,7 @@ unsafe fn alltoallw_c_impl(
     rb: *mut c_void,
     (rcs, rds, rts): (*const i64, *const isize, *const Handle),
     comm: Handle,
-    request: Option<*mut Handle>,
+    request: *mut Handle,
 ) -> c_int {
     with_narrowed(name, comm, || {
         let n = super::coll::array_len(comm)?;
@@ -113,79 +95,73 @@ unsafe fn alltoallw_c_impl(
         // The narrowed copies are read during the call only.
         let (sc, sd, rc, rd) = (ptr(&sc), ptr(&sd), ptr(&rc), ptr(&rd));
         // SAFETY: the caller's buffers and type arrays; the copies hold n entries.
-        Ok(unsafe {
-            match request {
-                None => coll::alltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm),
-                Some(r) => coll::ialltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm, r),
-            }
-        })
+        Ok(unsafe { coll::ialltoallw(sb, sc, sd, sts, rb, rc, rd, rts, comm, request) })
     })
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw_c(
-    sb: *const c_void,
-    scs: *const i64,
-    sds: *const isize,
-    sts: *const Handle,
-    rb: *mut c_void,
-    rcs: *const i64,
-    rds: *const isize,
-    rts: *const Handle,
-    comm: Handle,
-) -> c_int {
-    // SAFETY: passed on.
-    unsafe {
-        alltoallw_c_impl(
-            "MPI_Alltoallw_c",
-            sb,
-            (scs, sds, sts),
-            rb,
-            (rcs, rds, rts),
-            comm,
-            None,
-        )
-    }
+/// The blocking and non-blocking `Alltoallw_c` (the latter with a request).
+macro_rules! alltoallw_c_forms {
+    ($($f:ident $name:literal ($($extra:ident : $et:ty),*) => $req:expr;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) unsafe fn $f(
+            sb: *const c_void,
+            scs: *const i64,
+            sds: *const isize,
+            sts: *const Handle,
+            rb: *mut c_void,
+            rcs: *const i64,
+            rds: *const isize,
+            rts: *const Handle,
+            comm: Handle
+            $(, $extra: $et)*
+        ) -> c_int {
+            // SAFETY: passed on.
+            unsafe { alltoallw_c_impl($name, sb, (scs, sds, sts), rb, (rcs, rds, rts), comm, $req) }
+        }
+    )*};
 }
 
-#[allow(clippy::too_many_arguments)]
-pub(crate) unsafe fn ialltoallw_c(
-    sb: *const c_void,
-    scs: *const i64,
-    sds: *const isize,
-    sts: *const Handle,
-    rb: *mut c_void,
-    rcs: *const i64,
-    rds: *const isize,
-    rts: *const Handle,
-    comm: Handle,
-    request: *mut Handle,
-) -> c_int {
-    let r = Some(request);
-    // SAFETY: passed on.
-    unsafe {
-        alltoallw_c_impl(
-            "MPI_Ialltoallw_c",
-            sb,
-            (scs, sds, sts),
-            rb,
-            (rcs, rds, rts),
-            comm,
-            r,
-        )
-    }
+alltoallw_c_forms! {
+    alltoallw_c "MPI_Alltoallw_c" () => std::ptr::null_mut();
+    ialltoallw_c "MPI_Ialltoallw_c" (request: *mut Handle) => request;
 }
 
-pub(crate) unsafe fn ireduce_scatter_c(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    recvcounts: *const i64,
+/// The blocking and non-blocking `Reduce_scatter_c` (the latter with a request).
+macro_rules! reduce_scatter_c_forms {
+    ($($f:ident $name:literal ($($extra:ident : $et:ty),*) => $req:expr;)*) => {$(
+        pub(crate) unsafe fn $f(
+            sendbuf: *const c_void,
+            recvbuf: *mut c_void,
+            recvcounts: *const i64,
+            datatype: Handle,
+            op: Handle,
+            comm: Handle
+            $(, $extra: $et)*
+        ) -> c_int {
+            let bufs = (sendbuf, recvbuf, recvcounts);
+            // SAFETY: passed on.
+            unsafe { ireduce_scatter_c_impl($name, bufs, datatype, op, comm, $req) }
+        }
+    )*};
+}
+
+reduce_scatter_c_forms! {
+    reduce_scatter_c "MPI_Reduce_scatter_c" () => std::ptr::null_mut();
+    ireduce_scatter_c "MPI_Ireduce_scatter_c" (request: *mut Handle) => request;
+}
+
+/// `(I)Reduce_scatter_c` through the `int` form, the counts narrowed (read during the call).
+///
+/// # Safety
+/// The caller's buffers and one count per process of the group.
+unsafe fn ireduce_scatter_c_impl(
+    name: &str,
+    (sendbuf, recvbuf, recvcounts): (*const c_void, *mut c_void, *const i64),
     datatype: Handle,
     op: Handle,
     comm: Handle,
     request: *mut Handle,
 ) -> c_int {
-    let name = "MPI_Ireduce_scatter_c";
     with_narrowed(name, comm, || {
         let n = with_state(|s| Ok(s.comm(comm)?.comm.raw().size() as usize))?;
         // SAFETY: MPI's rule: one count per process of the group.
@@ -205,69 +181,113 @@ pub(crate) unsafe fn ireduce_scatter_c(
     })
 }
 
-unsafe fn type_create_hindexed_c(
+/// The count, block lengths (narrowed) and byte displacements of a `_c` constructor.
+///
+/// # Safety
+/// The arrays hold `count` entries.
+unsafe fn lengths_and_bytes(
+    name: &str,
     count: i64,
     lens: *const i64,
     disps: *const i64,
+) -> MpiResult<(c_int, Vec<c_int>, Vec<isize>)> {
+    let (c, n) = (narrow(name, "count", count)?, len_of(count)?);
+    // SAFETY: the caller's contract.
+    let l = unsafe { narrowed(name, lens, n, "array_of_blocklengths") }?;
+    // SAFETY: as above.
+    let d = unsafe { slice(disps, n, "array_of_displacements") }?;
+    Ok((c, l, d.iter().map(|&x| x as isize).collect()))
+}
+
+/// `Type_(create_h)indexed_c`: displacements in elements (narrowed) or in bytes.
+///
+/// # Safety
+/// The arrays hold `count` entries.
+unsafe fn indexed_c(
+    name: &str,
+    (count, lens, disps): (i64, *const i64, *const i64),
     old: Handle,
     new: *mut Handle,
+    bytes: bool,
 ) -> c_int {
-    let name = "MPI_Type_create_hindexed_c";
     with_narrowed(name, MPI_COMM_SELF, || {
-        let c = narrow(name, "count", count)?;
-        let n = len_of(count)?;
         // SAFETY: the caller's arrays of `count` entries.
-        let (l, d) = unsafe {
-            (
-                narrowed(name, lens, n, "array_of_blocklengths")?,
-                slice(disps, n, "array_of_displacements")?,
-            )
-        };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
-        // SAFETY: the copies hold `count` entries; the output is the caller's.
-        Ok(unsafe { types::type_create_hindexed(c, l.as_ptr(), d.as_ptr(), old, new) })
+        let (c, l, d) = unsafe { lengths_and_bytes(name, count, lens, disps) }?;
+        Ok(if bytes {
+            // SAFETY: the copies hold `count` entries; the output is the caller's.
+            unsafe { types::type_create_hindexed(c, l.as_ptr(), d.as_ptr(), old, new) }
+        } else {
+            let d = d
+                .iter()
+                .map(|&x| narrow(name, "displacement", x as i64))
+                .collect::<MpiResult<Vec<_>>>()?;
+            // SAFETY: as above.
+            unsafe { types::type_indexed(c, l.as_ptr(), d.as_ptr(), old, new) }
+        })
     })
 }
 
-unsafe fn type_create_indexed_block_c(
-    count: i64,
-    bl: i64,
-    disps: *const i64,
+macro_rules! indexed_forms {
+    ($($f:ident $name:literal bytes = $bytes:expr;)*) => {$(
+        unsafe fn $f(count: i64, lens: *const i64, disps: *const i64, old: Handle, new: *mut Handle) -> c_int {
+            // SAFETY: passed on.
+            unsafe { indexed_c($name, (count, lens, disps), old, new, $bytes) }
+        }
+    )*};
+}
+
+indexed_forms! {
+    type_indexed_c "MPI_Type_indexed_c" bytes = false;
+    type_create_hindexed_c "MPI_Type_create_hindexed_c" bytes = true;
+}
+
+/// `Type_create_(h)indexed_block_c`: displacements in elements (narrowed) or in bytes.
+///
+/// # Safety
+/// `disps` holds `count` entries.
+unsafe fn block_c(
+    name: &str,
+    (count, bl, disps): (i64, i64, *const i64),
     old: Handle,
     new: *mut Handle,
+    bytes: bool,
 ) -> c_int {
-    let name = "MPI_Type_create_indexed_block_c";
     with_narrowed(name, MPI_COMM_SELF, || {
         let (c, b) = (
             narrow(name, "count", count)?,
             narrow(name, "blocklength", bl)?,
         );
-        // SAFETY: the caller's array of `count` entries.
-        let d = unsafe { narrowed(name, disps, len_of(count)?, "array_of_displacements") }?;
-        // SAFETY: the copy holds `count` entries; the output is the caller's.
-        Ok(unsafe { types::type_create_indexed_block(c, b, d.as_ptr(), old, new) })
+        let n = len_of(count)?;
+        let what = "array_of_displacements";
+        Ok(if bytes {
+            // SAFETY: the caller's array of `count` entries.
+            let d: Vec<isize> = unsafe { slice(disps, n, what) }?
+                .iter()
+                .map(|&x| x as isize)
+                .collect();
+            // SAFETY: the copy holds `count` entries; the output is the caller's.
+            unsafe { types::type_create_hindexed_block(c, b, d.as_ptr(), old, new) }
+        } else {
+            // SAFETY: the caller's array of `count` entries.
+            let d = unsafe { narrowed(name, disps, n, what) }?;
+            // SAFETY: the copy holds `count` entries; the output is the caller's.
+            unsafe { types::type_create_indexed_block(c, b, d.as_ptr(), old, new) }
+        })
     })
 }
 
-unsafe fn type_create_hindexed_block_c(
-    count: i64,
-    bl: i64,
-    disps: *const i64,
-    old: Handle,
-    new: *mut Handle,
-) -> c_int {
-    let name = "MPI_Type_create_hindexed_block_c";
-    with_narrowed(name, MPI_COMM_SELF, || {
-        let (c, b) = (
-            narrow(name, "count", count)?,
-            narrow(name, "blocklength", bl)?,
-        );
-        // SAFETY: the caller's array of `count` entries.
-        let d = unsafe { slice(disps, len_of(count)?, "array_of_displacements") }?;
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
-        // SAFETY: the copy holds `count` entries; the output is the caller's.
-        Ok(unsafe { types::type_create_hindexed_block(c, b, d.as_ptr(), old, new) })
-    })
+macro_rules! block_forms {
+    ($($f:ident $name:literal bytes = $bytes:expr;)*) => {$(
+        unsafe fn $f(count: i64, bl: i64, disps: *const i64, old: Handle, new: *mut Handle) -> c_int {
+            // SAFETY: passed on.
+            unsafe { block_c($name, (count, bl, disps), old, new, $bytes) }
+        }
+    )*};
+}
+
+block_forms! {
+    type_create_indexed_block_c "MPI_Type_create_indexed_block_c" bytes = false;
+    type_create_hindexed_block_c "MPI_Type_create_hindexed_block_c" bytes = true;
 }
 
 unsafe fn type_vector_c(count: i64, bl: i64, stride: i64, old: Handle, new: *mut Handle) -> c_int {
@@ -301,29 +321,6 @@ unsafe fn type_create_hvector_c(
     })
 }
 
-unsafe fn type_indexed_c(
-    count: i64,
-    lens: *const i64,
-    disps: *const i64,
-    old: Handle,
-    new: *mut Handle,
-) -> c_int {
-    let name = "MPI_Type_indexed_c";
-    with_narrowed(name, MPI_COMM_SELF, || {
-        let c = narrow(name, "count", count)?;
-        let n = len_of(count)?;
-        // SAFETY: the caller's arrays of `count` entries.
-        let (l, d) = unsafe {
-            (
-                narrowed(name, lens, n, "array_of_blocklengths")?,
-                narrowed(name, disps, n, "array_of_displacements")?,
-            )
-        };
-        // SAFETY: the narrowed copies hold `count` entries; the output is the caller's.
-        Ok(unsafe { types::type_indexed(c, l.as_ptr(), d.as_ptr(), old, new) })
-    })
-}
-
 unsafe fn type_create_struct_c(
     count: i64,
     lens: *const i64,
@@ -333,16 +330,8 @@ unsafe fn type_create_struct_c(
 ) -> c_int {
     let name = "MPI_Type_create_struct_c";
     with_narrowed(name, MPI_COMM_SELF, || {
-        let c = narrow(name, "count", count)?;
-        let n = len_of(count)?;
         // SAFETY: the caller's arrays of `count` entries.
-        let (l, d) = unsafe {
-            (
-                narrowed(name, lens, n, "array_of_blocklengths")?,
-                slice(disps, n, "array_of_displacements")?,
-            )
-        };
-        let d: Vec<isize> = d.iter().map(|&x| x as isize).collect();
+        let (c, l, d) = unsafe { lengths_and_bytes(name, count, lens, disps) }?;
         // SAFETY: the copies hold `count` entries; `tys` and the output are the caller's.
         Ok(unsafe { types::type_create_struct(c, l.as_ptr(), d.as_ptr(), tys, new) })
     })

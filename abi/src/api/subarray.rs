@@ -3,6 +3,7 @@
 //! fastest dimension each) at their offsets in the full array; lb 0 and the full array's
 //! extent, so consecutive elements are consecutive full arrays, as the standard defines it.
 
+use super::envelope::list;
 use super::out;
 use crate::consts::*;
 use crate::derived::{self, Part, Ty};
@@ -126,69 +127,29 @@ fn subarray(
     super::envelope::record(rc, newtype, || Ok((combiner, args, vec![], vec![oldtype])))
 }
 
-/// `n` entries of the caller's array, widened.
-///
-/// # Safety
-/// `p` holds `n` entries.
-unsafe fn widened<T: Copy + Into<i64>>(p: *const T, n: c_int) -> Vec<i64> {
-    if p.is_null() || n <= 0 {
-        return Vec::new();
-    }
-    // SAFETY: the caller's contract.
-    unsafe { std::slice::from_raw_parts(p, n as usize) }
-        .iter()
-        .map(|&v| v.into())
-        .collect()
+/// The exported forms: `int` or `MPI_Count` arrays.
+macro_rules! subarray_forms {
+    ($($f:ident $name:literal $t:ty;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $f(
+            ndims: c_int,
+            sizes: *const $t,
+            subsizes: *const $t,
+            starts: *const $t,
+            order: c_int,
+            oldtype: Handle,
+            newtype: *mut Handle,
+        ) -> c_int {
+            // SAFETY: the caller's arrays of ndims entries.
+            let (a, b, c) = unsafe { (list(sizes, ndims), list(subsizes, ndims), list(starts, ndims)) };
+            subarray($name, a, b, c, order, oldtype, newtype)
+        }
+    )*};
 }
 
-#[allow(clippy::too_many_arguments)]
-unsafe fn type_create_subarray(
-    ndims: c_int,
-    sizes: *const c_int,
-    subsizes: *const c_int,
-    starts: *const c_int,
-    order: c_int,
-    oldtype: Handle,
-    newtype: *mut Handle,
-) -> c_int {
-    // SAFETY: the caller's arrays of ndims entries.
-    let (a, b, c) = unsafe {
-        (
-            widened(sizes, ndims),
-            widened(subsizes, ndims),
-            widened(starts, ndims),
-        )
-    };
-    subarray("MPI_Type_create_subarray", a, b, c, order, oldtype, newtype)
-}
-
-#[allow(clippy::too_many_arguments)]
-unsafe fn type_create_subarray_c(
-    ndims: c_int,
-    sizes: *const i64,
-    subsizes: *const i64,
-    starts: *const i64,
-    order: c_int,
-    oldtype: Handle,
-    newtype: *mut Handle,
-) -> c_int {
-    // SAFETY: the caller's arrays of ndims entries.
-    let (a, b, c) = unsafe {
-        (
-            widened(sizes, ndims),
-            widened(subsizes, ndims),
-            widened(starts, ndims),
-        )
-    };
-    subarray(
-        "MPI_Type_create_subarray_c",
-        a,
-        b,
-        c,
-        order,
-        oldtype,
-        newtype,
-    )
+subarray_forms! {
+    type_create_subarray "MPI_Type_create_subarray" c_int;
+    type_create_subarray_c "MPI_Type_create_subarray_c" i64;
 }
 
 export!(MPI_Type_create_subarray, PMPI_Type_create_subarray, type_create_subarray,

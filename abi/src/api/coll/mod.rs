@@ -14,12 +14,11 @@ mod reduce;
 /// The entry points other files wrap (the `_c` forms).
 pub mod exports {
     pub(crate) use super::gather::{
-        allgather, alltoall, alltoallw, gather, iallgather, ialltoall, ialltoallw, igather,
-        iscatter, scatter,
+        allgather, alltoall, gather, iallgather, ialltoall, ialltoallw, igather, iscatter, scatter,
     };
     pub(crate) use super::reduce::{
         exscan, iexscan, ireduce, ireduce_scatter, ireduce_scatter_block, iscan, reduce,
-        reduce_local, reduce_scatter, reduce_scatter_block, scan,
+        reduce_local, reduce_scatter_block, scan,
     };
 }
 
