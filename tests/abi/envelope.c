@@ -47,7 +47,9 @@ int main(int argc, char **argv) {
   MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
   CHECK(MPI_Type_get_contents(MPI_INT, 8, 4, 4, ints, addrs, types) != MPI_SUCCESS);
   MPI_Datatype m;
-  CHECK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &m) == MPI_SUCCESS && m == MPI_DOUBLE);
+  CHECK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &m) == MPI_SUCCESS);
+  MPI_Type_size(m, &size);
+  CHECK(size == 8); /* which type of that size is the library's choice */
   CHECK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &m) == MPI_SUCCESS);
   MPI_Type_size(m, &size);
   CHECK(size == 4);
