@@ -258,15 +258,26 @@ impl ReqEntry {
 impl ReqEntry {
     /// Whether the operation has completed, without collecting it.
     pub fn poll(&mut self) -> MpiResult<bool> {
+        Ok(self.peek()?.is_some())
+    }
+
+    /// The status of the operation once it has completed, without collecting it (None while
+    /// it is in flight; an empty status for an inactive request or a collective).
+    pub fn peek(&mut self) -> MpiResult<Option<Status>> {
         Ok(match &mut self.active {
-            None | Some(Active::Done(_)) => true,
-            Some(Active::P2p { req, .. }) => req.test()?.is_some(),
-            Some(Active::Coll(c)) => c.step(false)?,
+            None => Some(empty()),
+            Some(Active::Done(st)) => Some(*st),
+            Some(Active::P2p { req, .. }) => req.test()?,
+            Some(Active::Coll(c)) => c.step(false)?.then(empty),
             Some(Active::Pair(p)) => {
                 if p.received.is_none() {
                     p.received = p.recv.step(false)?;
                 }
-                p.received.is_some() && p.send.poll()?
+                if p.send.poll()? {
+                    p.received
+                } else {
+                    None
+                }
             }
         })
     }

@@ -398,11 +398,16 @@ impl State {
 
     /// Whether request `h` has completed (without collecting it).
     pub fn req_done(&mut self, h: Handle) -> MpiResult<bool> {
+        Ok(self.req_status(h)?.is_some())
+    }
+
+    /// The status of request `h` once it has completed, without collecting it.
+    pub fn req_status(&mut self, h: Handle) -> MpiResult<Option<ibdyn::Status>> {
         let i = self.req_index(h)?;
         self.reqs
             .get_mut(i)
             .expect("req_index checked the slot")
-            .poll()
+            .peek()
     }
 
     /// The table index of request handle `h`.

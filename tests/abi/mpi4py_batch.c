@@ -142,6 +142,13 @@ int main(int argc, char **argv) {
     CHECK(MPI_Request_get_status_some(2, two, &outc, idxs, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
   } while (outc == 0);
   CHECK(outc == 1 && idxs[0] == 0 && two[0] != MPI_REQUEST_NULL); /* still there */
+  MPI_Status peek;
+  CHECK(MPI_Request_get_status(two[0], &flag, &peek) == MPI_SUCCESS && flag);
+  MPI_Get_count(&peek, MPI_INT, &n);
+  CHECK(peek.MPI_SOURCE == left && peek.MPI_TAG == 11 && n == 1); /* the receive's status */
+  MPI_Status sts[2];
+  CHECK(MPI_Request_get_status_all(2, two, &flag, sts) == MPI_SUCCESS && flag);
+  CHECK(sts[0].MPI_SOURCE == left && sts[0].MPI_TAG == 11);
   CHECK(MPI_Request_get_status_all(2, two, &flag, MPI_STATUSES_IGNORE) == MPI_SUCCESS && flag);
   MPI_Wait(&two[0], MPI_STATUS_IGNORE);
   CHECK(a == left);

@@ -440,17 +440,19 @@ unsafe fn request_get_status(request: Handle, flag: *mut c_int, st: *mut MpiStat
         "MPI_Request_get_status",
         || state::errhandler_for(MPI_COMM_SELF),
         || {
-            let done = if request == MPI_REQUEST_NULL {
-                true
-            } else {
-                with_state(|s| s.req_done(request))?
-            };
-            if done {
-                // SAFETY: the caller's status; the request stays (MPI: it is not freed).
+            if request == MPI_REQUEST_NULL {
+                // SAFETY: the caller's status and flag.
                 unsafe { status::store_empty(st) };
+                // SAFETY: as above.
+                return unsafe { out(flag, 1, "flag") };
+            }
+            let done = with_state(|s| s.req_status(request))?;
+            if let Some(got) = &done {
+                // SAFETY: the caller's status; the request stays (MPI: it is not freed).
+                unsafe { status::store(st, got) };
             }
             // SAFETY: the caller's output argument.
-            unsafe { out(flag, c_int::from(done), "flag") }
+            unsafe { out(flag, c_int::from(done.is_some()), "flag") }
         },
     )
 }

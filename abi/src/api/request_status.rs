@@ -1,6 +1,5 @@
 //! MPI_Request_get_status_all, _any and _some (MPI 4.1): MPI_Testall/any/some that neither
-//! free nor deactivate a request. Like MPI_Request_get_status, a completed request's status
-//! is the empty one (the operation's own status comes with the MPI_Wait/Test that frees it).
+//! free nor deactivate a request; a completed request gives its operation's status.
 
 use super::out;
 use crate::consts::*;
@@ -8,13 +7,17 @@ use crate::error::{err, MpiResult};
 use crate::state::{self, with_state};
 use crate::status::{self, MpiStatus};
 use crate::{call_with, export};
+use ibdyn::Status;
 use std::os::raw::c_int;
 
-/// Which of the requests have completed: None for MPI_REQUEST_NULL.
+/// The requests' states: None for MPI_REQUEST_NULL, else the status once complete.
 ///
 /// # Safety
 /// `requests` holds `count` handles.
-unsafe fn done_flags(count: c_int, requests: *const Handle) -> MpiResult<Vec<Option<bool>>> {
+unsafe fn done_flags(
+    count: c_int,
+    requests: *const Handle,
+) -> MpiResult<Vec<Option<Option<Status>>>> {
     let Ok(n) = usize::try_from(count) else {
         return err(MPI_ERR_COUNT, format!("count {count} is negative"));
     };
@@ -33,7 +36,7 @@ unsafe fn done_flags(count: c_int, requests: *const Handle) -> MpiResult<Vec<Opt
                 if h == MPI_REQUEST_NULL {
                     Ok(None)
                 } else {
-                    s.req_done(h).map(Some)
+                    s.req_status(h).map(Some)
                 }
             })
             .collect()
@@ -46,6 +49,20 @@ fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
         statuses
     } else {
         statuses.wrapping_add(i)
+    }
+}
+
+/// Stores a request's status, or the empty one (MPI_ERROR cleared) for MPI_REQUEST_NULL.
+///
+/// # Safety
+/// `out` is null or a writable MPI_Status.
+unsafe fn put(out: *mut MpiStatus, st: Option<Status>) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match st {
+            Some(st) => status::store(out, &st),
+            None => status::store_empty(out),
+        }
     }
 }
 
@@ -62,11 +79,11 @@ unsafe fn get_status_all(
     on_self("MPI_Request_get_status_all", || {
         // SAFETY: the caller's array.
         let d = unsafe { done_flags(count, requests) }?;
-        let all = d.iter().all(|x| x.unwrap_or(true));
+        let all = d.iter().all(|x| x.as_ref().is_none_or(Option::is_some));
         if all {
-            for i in 0..d.len() {
+            for (i, x) in d.iter().enumerate() {
                 // SAFETY: the caller's array of `count` statuses (or MPI_STATUSES_IGNORE).
-                unsafe { status::store_empty(nth(statuses, i)) };
+                unsafe { put(nth(statuses, i), x.flatten()) };
             }
         }
         // SAFETY: the caller's output argument.
@@ -84,11 +101,11 @@ unsafe fn get_status_any(
     on_self("MPI_Request_get_status_any", || {
         // SAFETY: the caller's array.
         let d = unsafe { done_flags(count, requests) }?;
-        let first = d.iter().position(|x| *x == Some(true));
+        let first = d.iter().position(|x| matches!(x, Some(Some(_))));
         let none_active = d.iter().all(Option::is_none);
         if first.is_some() || none_active {
             // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
-            unsafe { status::store_empty(st) };
+            unsafe { put(st, first.and_then(|i| d[i].flatten())) };
         }
         let i = first.map_or(MPI_UNDEFINED, |i| i as c_int);
         // SAFETY: the caller's output arguments.
@@ -113,15 +130,17 @@ unsafe fn get_status_some(
             // SAFETY: the caller's output argument.
             return unsafe { out(outcount, MPI_UNDEFINED, "outcount") };
         }
-        let done: Vec<usize> = (0..d.len()).filter(|&i| d[i] == Some(true)).collect();
+        let done: Vec<(usize, Status)> = (0..d.len())
+            .filter_map(|i| d[i].flatten().map(|st| (i, st)))
+            .collect();
         if !done.is_empty() && indices.is_null() {
             return err(MPI_ERR_ARG, "array_of_indices is NULL");
         }
-        for (k, &i) in done.iter().enumerate() {
+        for (k, (i, st)) in done.iter().enumerate() {
             // SAFETY: the caller's arrays of `incount` entries (checked non-null above).
             unsafe {
-                indices.add(k).write(i as c_int);
-                status::store_empty(nth(statuses, k));
+                indices.add(k).write(*i as c_int);
+                status::store(nth(statuses, k), st);
             }
         }
         // SAFETY: the caller's output argument.
