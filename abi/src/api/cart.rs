@@ -29,14 +29,8 @@ unsafe fn ints(p: *const c_int, n: c_int, what: &str) -> MpiResult<Vec<c_int>> {
     let Ok(n) = usize::try_from(n) else {
         return err(MPI_ERR_ARG, format!("{what}: negative length {n}"));
     };
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return err(MPI_ERR_ARG, format!("{what} is NULL"));
-    }
-    // SAFETY: non-null and valid for n reads by the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) }.to_vec())
+    // SAFETY: passed on.
+    unsafe { super::read_array(p, n, what) }
 }
 
 /// Writes `v` into the caller's array `p` of `max` entries.

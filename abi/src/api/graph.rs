@@ -3,7 +3,7 @@
 //! Cartesian ones (`cart.rs`), the communicator is a split of the old one in rank order with
 //! the topology kept beside it (`crate::topology`); neighbor collectives use its lists.
 
-use super::out;
+use super::{out, read_array as ints};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::state::{with_state, Comm, State};
@@ -14,21 +14,6 @@ use std::os::raw::c_int;
 
 const MPI_UNWEIGHTED: usize = 10;
 const MPI_WEIGHTS_EMPTY: usize = 11;
-
-/// `n` ints of the caller's array (an empty list for n == 0).
-///
-/// # Safety
-/// `p` is valid for `n` reads when `n > 0`.
-unsafe fn ints(p: *const c_int, n: usize, what: &str) -> MpiResult<Vec<c_int>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    if p.is_null() {
-        return err(MPI_ERR_ARG, format!("{what} is NULL"));
-    }
-    // SAFETY: the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) }.to_vec())
-}
 
 /// Weights: None for MPI_UNWEIGHTED, an empty list for MPI_WEIGHTS_EMPTY.
 ///

@@ -54,6 +54,21 @@ unsafe fn out<T>(p: *mut T, v: T, what: &str) -> MpiResult<()> {
     Ok(())
 }
 
+/// A copy of the caller's array of `n` entries (empty for n == 0; NULL otherwise is an error).
+///
+/// # Safety
+/// `p` is valid for `n` reads when `n > 0`.
+pub(crate) unsafe fn read_array<T: Copy>(p: *const T, n: usize, what: &str) -> MpiResult<Vec<T>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if p.is_null() {
+        return err(MPI_ERR_ARG, format!("{what} is NULL"));
+    }
+    // SAFETY: non-null and valid for n reads by the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }.to_vec())
+}
+
 /// Reads the in/out argument `p`.
 ///
 /// # Safety

@@ -7,6 +7,7 @@
 
 use super::framework::{done, Call};
 use crate::api::buffers::{recv_buf, send_buf};
+use crate::api::read_array;
 use crate::consts::*;
 use crate::derived;
 use crate::error::{err, MpiError, MpiResult};
@@ -266,17 +267,10 @@ macro_rules! w_forms {
         pub(super) unsafe fn $f(sb: *const c_void, scs: *const $count, sds: *const isize, sts: *const Handle, rb: *mut c_void, rcs: *const $count, rds: *const isize, rts: *const Handle, comm: Handle, request: *mut Handle) -> c_int {
             call($name, comm, || {
                 let (ins, outs) = edges(comm)?;
-                let types = |p: *const Handle, n: usize| -> MpiResult<Vec<Handle>> {
-                    if n > 0 && p.is_null() {
-                        return err(MPI_ERR_ARG, "a types array is NULL");
-                    }
-                    // SAFETY: the caller's array of n types.
-                    Ok(if n == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(p, n) }.to_vec() })
-                };
                 // SAFETY: the caller's arrays, one entry per neighbor.
-                let send = unsafe { (arr(scs, outs.len(), "sendcounts")?, arr(sds, outs.len(), "sdispls")?, types(sts, outs.len())?) };
+                let send = unsafe { (arr(scs, outs.len(), "sendcounts")?, arr(sds, outs.len(), "sdispls")?, read_array(sts, outs.len(), "sendtypes")?) };
                 // SAFETY: as above.
-                let recv = unsafe { (arr(rcs, ins.len(), "recvcounts")?, arr(rds, ins.len(), "rdispls")?, types(rts, ins.len())?) };
+                let recv = unsafe { (arr(rcs, ins.len(), "recvcounts")?, arr(rds, ins.len(), "rdispls")?, read_array(rts, ins.len(), "recvtypes")?) };
                 varied(Call { comm, request }, sb as usize, Some(send), rb as usize, recv, true, &ins, &outs)
             })
         }
