@@ -189,3 +189,37 @@ fn under_the_dvm_an_abort_in_a_spawned_job_ends_only_that_job() {
         common::dvm::show(&out)
     );
 }
+
+#[test]
+fn prestarted_copies_serve_later_spawns_and_leave_nothing_behind() {
+    let prog = common::example_bin("dynamic_check");
+    let marker = format!("ibdyn-prestart-test-{}", std::process::id());
+    let out = run(&["-n", "1", prog.to_str().unwrap(), "prestart", &marker]);
+    assert_passed(&out, "spawns with ibdyn_prestart");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Six children ran (1 + 1 + 2 + 1 + 1); the copy left waiting at the end (and the killed
+    // one) never printed.
+    let before = stdout.matches("warmchild before init").count();
+    assert_eq!(before, 6, "lines printed before init:\n{stdout}");
+    // The waiting copy ends with its daemon.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| c.windows(marker.len()).any(|w| w == marker.as_bytes()))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "prestarted copies left running: {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

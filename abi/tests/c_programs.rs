@@ -368,3 +368,12 @@ fn graph_topologies_and_neighbor_collectives() {
 fn datatype_envelopes_contents_and_lookups() {
     run_ok("envelope", 1, "envelope: ok");
 }
+
+#[test]
+fn a_spawn_with_ibdyn_prestart_gets_the_waiting_copy() {
+    run_ok(
+        "spawn_prestart",
+        1,
+        "spawn_prestart: ok, the second child was the prestarted copy",
+    );
+}

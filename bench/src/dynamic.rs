@@ -41,6 +41,11 @@ pub struct Args {
     /// 50 x reps merge + free back to back; max over processes of the mean).
     #[arg(long, default_value = "sync")]
     method: String,
+    /// spawn-latency, spawn-rate: ask the daemon to keep this many copies of the child
+    /// started ahead (spawn info key `ibdyn_prestart`); one unmeasured spawn per point first
+    /// so that the copies exist. 0: every spawn starts its processes (the default).
+    #[arg(long, default_value_t = 0)]
+    prestart: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,6 +97,8 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
         "--nodes".into(),
         a.nodes.to_string(),
     ];
+    inner.push("--prestart".into());
+    inner.push(a.prestart.to_string());
     inner.push("--child".into());
     inner.push(child.get_program().to_string_lossy().into_owned());
     inner.push("--children".into());
@@ -108,6 +115,7 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
             ("nodes", a.nodes.to_string()),
             ("dvm", a.dvm.to_string()),
             ("wireup", a.wireup.clone()),
+            ("prestart", a.prestart.to_string()),
         ]
     };
     let sizes: Vec<usize> = match which {
@@ -122,7 +130,12 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     }
     match which {
         Which::SpawnLatency => {
-            let plot = crate::spawn_report::latency(&mut report, &jobs, &a.children)?;
+            let mut plot = crate::spawn_report::latency(&mut report, &jobs, &a.children)?;
+            if a.prestart > 0 {
+                for l in &mut plot.lines {
+                    l.label.push_str(&format!(", prestart={}", a.prestart));
+                }
+            }
             if let Some(path) = &a.plot {
                 crate::spawn_plot::draw(path, &plot)?;
             }
@@ -174,10 +187,38 @@ fn child_cmd(which: Which, given: Option<&std::path::Path>) -> Result<Command, S
 }
 
 fn opts(a: &Args) -> Result<SpawnOptions, String> {
+    let mut info = Vec::new();
+    if a.prestart > 0 {
+        info.push(("ibdyn_prestart".to_string(), a.prestart.to_string()));
+    }
     Ok(SpawnOptions {
         wireup: Wireup::parse(&a.wireup).map_err(e)?,
+        info,
         ..SpawnOptions::default()
     })
+}
+
+/// With `--prestart`: one spawn of `n` outside the measurement, after which the daemon has
+/// copies waiting.
+fn prestart_warmup(
+    root: &ibdyn::Process<'_, IntraCommunicator>,
+    which: Which,
+    a: &Args,
+    o: &SpawnOptions,
+    n: u32,
+) -> Result<(), String> {
+    if a.prestart == 0 {
+        return Ok(());
+    }
+    let ic = root
+        .spawn_with(&child_cmd(which, a.child.as_deref())?, n, o)
+        .map_err(e)?;
+    if which == Which::SpawnRate {
+        for r in 0..ic.remote_size() {
+            ic.send(&[], r, 9).map_err(e)?;
+        }
+    }
+    ic.disconnect().map_err(e)
 }
 
 struct Stats(Vec<f64>);
@@ -207,6 +248,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
     match which {
         Which::SpawnLatency => {
             for &n in &a.children {
+                prestart_warmup(&root, which, a, &o, n as u32)?;
                 let mut t = Vec::new();
                 for _ in 0..a.reps {
                     w.barrier().map_err(e)?;
@@ -224,6 +266,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
         }
         Which::SpawnRate => {
             for &n in &a.children {
+                prestart_warmup(&root, which, a, &o, n as u32)?;
                 let mut kids: Vec<InterCommunicator> = Vec::new();
                 let t0 = Instant::now();
                 while kids.len() < a.reps * 5 && t0.elapsed() < Duration::from_secs(20) {

@@ -98,6 +98,7 @@ impl PmiClient {
     /// process mapping, appnum and universe size are known after `finish_startup`. A spawned
     /// process greets its parent meanwhile.
     pub fn init_deferred() -> Result<PmiClient> {
+        crate::prestart::await_assignment()?;
         let timeout = match std::env::var(env::PMI_TIMEOUT) {
             Ok(v) => Duration::from_secs_f64(
                 v.parse::<f64>().ok().filter(|s| *s > 0.0).ok_or_else(|| {

@@ -11,6 +11,7 @@ mod idle;
 pub mod jobs;
 pub mod mapping;
 mod pmi1;
+pub mod prestart;
 mod private_launcher;
 pub mod pset_ops;
 pub mod psets;

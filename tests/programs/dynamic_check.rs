@@ -8,6 +8,9 @@ use ibdyn::traits::*;
 use ibdyn::{SpawnOptions, SystemOperation, Wireup};
 use std::process::Command;
 
+#[path = "dynamic_check/prestart.rs"]
+mod prestart;
+
 fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     let parent = universe.parent().ok_or("no parent")?;
     let world = universe.world();
@@ -244,6 +247,11 @@ fn cycles(universe: &ibdyn::Universe, n: usize) -> Result<(), String> {
 }
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("warmchild") {
+        // Before initialising: a prestarted copy prints this when it is started, and the
+        // line must reach the output once, as its rank's, only if the copy is used.
+        println!("dynamic_check: warmchild before init");
+    }
     let universe = ibdyn::initialize().unwrap_or_else(|e| {
         eprintln!("dynamic_check: init: {e}");
         std::process::exit(2)
@@ -305,6 +313,8 @@ fn main() {
             args.get(1).and_then(|s| s.parse().ok()).unwrap_or(500),
         ),
         "missing" => missing(&universe),
+        "warmchild" => prestart::child(&universe),
+        "prestart" => prestart::parent(&universe, args.get(1).map_or("", String::as_str)),
         w => {
             let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
             Wireup::parse(w)
@@ -319,7 +329,9 @@ fn main() {
         );
         std::process::exit(1);
     }
-    if universe.world().rank() == 0 && !matches!(mode, "child" | "leaf" | "mortal" | "aborter") {
+    if universe.world().rank() == 0
+        && !matches!(mode, "child" | "leaf" | "mortal" | "aborter" | "warmchild")
+    {
         println!("dynamic_check: all passed");
     }
 }

@@ -1,7 +1,7 @@
-//! Dynamic processes: Comm_spawn(_multiple) with info keys `host`, `wdir`, `path` and per
-//! child error codes, Comm_get_parent, Intercomm_merge, Comm_disconnect, ports
-//! (Open_port, Close_port, Comm_accept, Comm_connect, Comm_join) and the name service
-//! (Publish_name, Lookup_name, Unpublish_name).
+//! Dynamic processes: Comm_spawn(_multiple) with info keys `host`, `wdir`, `path`, `ibdyn_*`
+//! (e.g. `ibdyn_prestart`) and per child error codes, Comm_get_parent, Intercomm_merge,
+//! Comm_disconnect, ports (Open_port, Close_port, Comm_accept, Comm_connect, Comm_join) and
+//! the name service (Publish_name, Lookup_name, Unpublish_name).
 
 use super::info::{entries, text};
 use super::{out, read};
@@ -170,10 +170,17 @@ fn count(maxprocs: c_int) -> MpiResult<u32> {
         .ok_or_else(|| MpiError::new(MPI_ERR_SPAWN, format!("maxprocs {maxprocs} must be > 0")))
 }
 
-fn options(host: Option<String>) -> SpawnOptions {
+/// The spawn's options: the `host` the commands agreed on, and ibdyn's own info keys
+/// (`ibdyn_prestart`, `ibdyn_node`) as given (the wire-up has its own option).
+fn options(host: Option<String>, infos: &[Vec<(String, String)>]) -> SpawnOptions {
     let mut opts = SpawnOptions::default();
     if let Some(h) = host {
         opts.info.push(("host".into(), h));
+    }
+    for (k, v) in infos.iter().flatten() {
+        if k.starts_with("ibdyn_") && k != "ibdyn_wireup" {
+            opts.info.push((k.clone(), v.clone()));
+        }
     }
     opts
 }
@@ -192,9 +199,10 @@ unsafe fn comm_spawn(
     let total = usize::try_from(maxprocs).unwrap_or(0);
     let apps = || {
         let mut host = None;
+        let info = entries(info)?;
         // SAFETY: the root's C strings.
-        let cmd = unsafe { command_of(command, argv, &entries(info)?, &mut host) }?;
-        Ok((vec![(cmd, count(maxprocs)?)], options(host)))
+        let cmd = unsafe { command_of(command, argv, &info, &mut host) }?;
+        Ok((vec![(cmd, count(maxprocs)?)], options(host, &[info])))
     };
     spawn_apps(
         "MPI_Comm_spawn",
@@ -239,6 +247,7 @@ unsafe fn comm_spawn_multiple(
         }
         let mut host = None;
         let mut cmds = Vec::with_capacity(k);
+        let mut all_info = Vec::with_capacity(k);
         for i in 0..k {
             // SAFETY: the root's arrays of `count` entries.
             let (c, a, m, inf) = unsafe {
@@ -257,13 +266,15 @@ unsafe fn comm_spawn_multiple(
                     },
                 )
             };
+            let info = entries(inf)?;
             // SAFETY: as above.
-            let mut cmd = unsafe { command_of(c, a, &entries(inf)?, &mut host) }?;
+            let mut cmd = unsafe { command_of(c, a, &info, &mut host) }?;
+            all_info.push(info);
             // Each command is its own application: MPI_APPNUM is its index.
             cmd.env(ibdyn::pmi::env::APPNUM, i.to_string());
             cmds.push((cmd, count(m)?));
         }
-        Ok((cmds, options(host)))
+        Ok((cmds, options(host, &all_info)))
     };
     spawn_apps(
         "MPI_Comm_spawn_multiple",

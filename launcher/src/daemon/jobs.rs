@@ -429,6 +429,8 @@ impl Daemon {
                 results,
             });
         }
+        self.send_assignments();
+        self.order_copies();
     }
 
     /// Root: one daemon's exec results.

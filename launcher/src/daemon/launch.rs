@@ -94,7 +94,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 
 /// `program` as execvp would find it: as given when it names a path, else the first
 /// executable file of that name in `PATH` (of the new environment).
-fn resolve(program: &str, env: &[(OsString, OsString)]) -> std::io::Result<PathBuf> {
+pub(crate) fn resolve(program: &str, env: &[(OsString, OsString)]) -> std::io::Result<PathBuf> {
     if program.contains('/') {
         return Ok(PathBuf::from(program));
     }

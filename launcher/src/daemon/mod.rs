@@ -14,6 +14,7 @@ pub(crate) mod jobs;
 pub(crate) mod kvs;
 mod launch;
 mod pmi;
+mod prestart;
 mod ranks;
 mod reactor;
 mod starts;
@@ -83,6 +84,8 @@ pub(crate) enum Event {
         signal: Option<i32>,
     },
     Signal(i32),
+    /// The thread starting copies ahead (`prestart`) has one ready, or why it could not.
+    Prestarted,
 }
 
 /// How long start-up waits for the launcher and the other daemons.
@@ -121,6 +124,8 @@ pub(crate) struct Daemon {
     pub(crate) reactor: reactor::Reactor,
     /// Helper threads that start ranks beside the main thread.
     pub(crate) starters: starts::Starters,
+    /// Copies of spawned commands started ahead (`ibdyn_prestart`).
+    pub(crate) prestart: prestart::Pool,
     pub(crate) node_uid: String,
     pub(crate) secret_hex: String,
     /// The address this node's ranks bind their fabric endpoints to (None: loopback).
@@ -307,6 +312,7 @@ impl Daemon {
                 );
                 self.abandon();
             }
+            Event::Prestarted => self.on_prestarted(),
         }
     }
 
@@ -595,6 +601,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             events: tx.clone(),
             reactor,
             starters: starts::Starters::new(ibdyn_shm::usable_cores()),
+            prestart: prestart::Pool::default(),
             node_uid,
             secret_hex: secret_hex.clone(),
             fabric_ip: (!local_ip.is_loopback()).then(|| local_ip.to_string()),

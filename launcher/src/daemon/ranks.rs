@@ -133,7 +133,7 @@ impl Job {
     }
 }
 
-fn wait_for(pid: i32, job: u32, rank: u32, tx: super::inbox::EventTx) {
+pub(super) fn wait_for(pid: i32, job: u32, rank: u32, tx: super::inbox::EventTx) {
     let spawned = std::thread::Builder::new()
         .name(format!("wait{job}.{rank}"))
         .spawn(move || {
@@ -187,7 +187,7 @@ fn errno_of(e: &std::io::Error) -> i32 {
 
 /// A connected pair of sockets: the daemon's end and the rank's, the rank's numbered 3 or
 /// above (so that it survives the rank's stdio set-up); both close-on-exec here.
-fn inherited_pmi_socket() -> std::io::Result<(UnixStream, OwnedFd)> {
+pub(super) fn inherited_pmi_socket() -> std::io::Result<(UnixStream, OwnedFd)> {
     let (ours, theirs) = UnixStream::pair()?;
     let theirs = OwnedFd::from(theirs);
     // SAFETY: F_DUPFD_CLOEXEC on an open descriptor returns a new one (or -1), owned by us.
@@ -240,12 +240,32 @@ impl Daemon {
                 Err(e) => out.push(self.not_started_here(spec, r, &e)),
             }
         }
-        let started = self.starters.start_all(spec, &mut ready);
-        for (p, s) in ready.into_iter().zip(started) {
+        let mut cold = Vec::new();
+        for p in ready {
+            let Some(app) = spec.app_of(p.rank).cloned() else {
+                cold.push(p);
+                continue;
+            };
+            let per_rank = p.per_rank.clone();
+            match self.start_on_copy(&app, spec.jobid, p, &per_rank) {
+                Ok((p, child)) => {
+                    let rank = p.rank;
+                    self.rank_started(spec, p, child, true);
+                    out.push(StartResult {
+                        rank,
+                        errno: 0,
+                        message: String::new(),
+                    });
+                }
+                Err(p) => cold.push(p),
+            }
+        }
+        let started = self.starters.start_all(spec, &mut cold);
+        for (p, s) in cold.into_iter().zip(started) {
             let rank = p.rank;
             match s {
                 Ok(child) => {
-                    self.rank_started(spec, p, child);
+                    self.rank_started(spec, p, child, false);
                     out.push(StartResult {
                         rank,
                         errno: 0,
@@ -356,11 +376,19 @@ impl Daemon {
             pmi_ours,
             pmi_theirs,
             pmi_id,
+            per_rank: rank_env.iter().map(|(k, _)| *k).collect(),
         })
     }
 
-    /// Watches a started rank: its PMI connection, output, end and stdin.
-    fn rank_started(&mut self, spec: &JobSpec, p: starts::Prepared, mut child: launch::Started) {
+    /// Watches a started rank: its PMI connection, output, end (unless `watched` already, as
+    /// a prestarted copy is) and stdin.
+    fn rank_started(
+        &mut self,
+        spec: &JobSpec,
+        p: starts::Prepared,
+        mut child: launch::Started,
+        watched: bool,
+    ) {
         let starts::Prepared {
             rank,
             pmi_ours,
@@ -393,7 +421,7 @@ impl Daemon {
                 });
             stx
         });
-        if !self.reactor.watch_child(pid, job, rank) {
+        if !watched && !self.reactor.watch_child(pid, job, rank) {
             wait_for(pid, job, rank, self.events.clone());
         }
         if let Some(j) = self.jobs.get_mut(&job) {
@@ -463,6 +491,15 @@ impl Daemon {
         code: Option<i32>,
         signal: Option<i32>,
     ) {
+        let (job, rank) = if job == super::prestart::WARM_JOB {
+            match self.prestart.on_exit(pid) {
+                Some(jr) => jr,
+                // A copy that ended while waiting: it made nothing to clean.
+                None => return,
+            }
+        } else {
+            (job, rank)
+        };
         match ibdyn_shm::remove_segments_of(pid) {
             Ok(n) if n > 0 => tracing::debug!(
                 "daemon {}: removed {n} shared-memory segments of job {job} rank {rank}",

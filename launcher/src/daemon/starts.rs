@@ -36,6 +36,8 @@ pub(crate) struct Prepared {
     /// The rank's end, inherited across the exec.
     pub pmi_theirs: OwnedFd,
     pub pmi_id: u32,
+    /// The names of the variables that differ from rank to rank (the rest is the command's).
+    pub per_rank: Vec<&'static str>,
 }
 
 /// One start handed to a helper: everything owned but the inherited descriptor, which the
@@ -241,6 +243,7 @@ mod tests {
             pmi_ours,
             pmi_theirs: OwnedFd::from(theirs),
             pmi_id: rank + 1,
+            per_rank: Vec::new(),
         }
     }
 

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 /// What a spawn needs beyond the commands.
 #[derive(Clone, Debug)]
 pub struct SpawnOptions {
-    /// PMI info keys passed to the process manager: `host` (daemon index), `wdir`, `env`.
+    /// PMI info keys passed to the process manager: `host` (daemon index), `wdir`, `env`,
+    /// `ibdyn_prestart` (copies of the command the daemon keeps started ahead; README).
     pub info: Vec<(String, String)>,
     pub wireup: Wireup,
     /// Bound on the children connecting back.

@@ -1,0 +1,288 @@
+//! Prestarted processes (the `ibdyn_prestart` spawn info key): a node daemon starts a copy of
+//! a spawned program before it is asked for one. The copy runs up to ibdyn's initialisation
+//! and waits there on its inherited PMI connection for an [`Assignment`]: the per-rank
+//! environment (rank, job, PMI id, ...) a process started for that spawn would have had. A
+//! later spawn of the same program, arguments, environment and directory then takes the
+//! waiting copy instead of paying for an exec and the program's start-up.
+//!
+//! A copy that is never used ends quietly: when its daemon closes the connection, or after
+//! [`IDLE_ENV`] seconds.
+
+use crate::env;
+use crate::error::{PmiError, Result};
+use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
+
+/// Set to 1 in a prestarted process until it is assigned.
+pub const PRESTARTED_ENV: &str = "IBDYN_PRESTARTED";
+/// Seconds a prestarted process waits for an assignment before it ends (default 600).
+pub const IDLE_ENV: &str = "IBDYN_PRESTART_IDLE";
+const DEFAULT_IDLE: Duration = Duration::from_secs(600);
+const MAGIC: &[u8; 8] = b"IBDYNPS1";
+/// An assignment is an environment: far below this.
+const MAX_BODY: usize = 1 << 20;
+/// The rest of a frame whose first bytes have arrived.
+const REST_OF_FRAME: Duration = Duration::from_secs(30);
+
+/// The daemon's message to a prestarted process: the variables to set before it goes on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    pub vars: Vec<(String, String)>,
+}
+
+fn malformed(why: &str) -> PmiError {
+    PmiError::Env(format!(
+        "malformed prestart assignment from the node daemon ({why}); \
+         is this program's ibdyn the same version as the daemon's?"
+    ))
+}
+
+impl Assignment {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut body = Vec::new();
+        body.extend_from_slice(&(self.vars.len() as u32).to_le_bytes());
+        for (k, v) in &self.vars {
+            for s in [k, v] {
+                body.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                body.extend_from_slice(s.as_bytes());
+            }
+        }
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// The body's length from a frame's 12-byte header.
+    pub fn body_len(header: &[u8; 12]) -> Result<usize> {
+        if &header[..8] != MAGIC {
+            return Err(malformed("wrong magic"));
+        }
+        let n = u32::from_le_bytes(header[8..].try_into().expect("4 bytes")) as usize;
+        if n > MAX_BODY {
+            return Err(malformed("body too large"));
+        }
+        Ok(n)
+    }
+
+    pub fn decode_body(mut b: &[u8]) -> Result<Assignment> {
+        fn take<'a>(b: &mut &'a [u8], n: usize) -> Result<&'a [u8]> {
+            if b.len() < n {
+                return Err(malformed("truncated"));
+            }
+            let (head, rest) = b.split_at(n);
+            *b = rest;
+            Ok(head)
+        }
+        fn u32_of(b: &mut &[u8]) -> Result<usize> {
+            Ok(u32::from_le_bytes(take(b, 4)?.try_into().expect("4 bytes")) as usize)
+        }
+        fn text(b: &mut &[u8]) -> Result<String> {
+            let n = u32_of(b)?;
+            let s = std::str::from_utf8(take(b, n)?).map_err(|_| malformed("not UTF-8"))?;
+            if s.contains('\0') {
+                return Err(malformed("NUL in a variable"));
+            }
+            Ok(s.to_string())
+        }
+        let count = u32_of(&mut b)?;
+        let mut vars = Vec::new();
+        for _ in 0..count {
+            let k = text(&mut b)?;
+            if k.is_empty() || k.contains('=') {
+                return Err(malformed("bad variable name"));
+            }
+            vars.push((k, text(&mut b)?));
+        }
+        if !b.is_empty() {
+            return Err(malformed("trailing bytes"));
+        }
+        Ok(Assignment { vars })
+    }
+}
+
+fn idle_limit() -> Duration {
+    std::env::var(IDLE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .map_or(DEFAULT_IDLE, Duration::from_secs_f64)
+}
+
+enum Read {
+    Done,
+    /// End of stream before the first byte.
+    Closed,
+    TimedOut,
+}
+
+/// Fills `buf` from `fd`, each wait bounded by `limit` from `start`.
+fn read_full(fd: RawFd, buf: &mut [u8], start: Instant, limit: Duration) -> Result<Read> {
+    let mut got = 0;
+    while got < buf.len() {
+        let left = limit.saturating_sub(start.elapsed());
+        if left.is_zero() {
+            return Ok(Read::TimedOut);
+        }
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = left.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd for the duration of the call.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
+        if r < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(PmiError::Env(format!(
+                "waiting for the prestart assignment: {e}"
+            )));
+        }
+        if r == 0 {
+            continue;
+        }
+        // SAFETY: reads into the unfilled tail of `buf`, which is valid for that many bytes.
+        let n = unsafe {
+            libc::read(
+                fd,
+                buf[got..].as_mut_ptr() as *mut libc::c_void,
+                buf.len() - got,
+            )
+        };
+        match n {
+            0 if got == 0 => return Ok(Read::Closed),
+            0 => return Err(malformed("connection closed inside the message")),
+            n if n < 0 => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(PmiError::Env(format!(
+                    "reading the prestart assignment: {e}"
+                )));
+            }
+            n => got += n as usize,
+        }
+    }
+    Ok(Read::Done)
+}
+
+static ASSIGNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True in a process that was prestarted and then assigned to a spawn.
+pub fn was_prestarted() -> bool {
+    ASSIGNED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// In a prestarted process: waits for the daemon's assignment and sets its variables (the
+/// first thing ibdyn's initialisation does, before anything reads the environment); ends the
+/// process quietly if none comes. Elsewhere: returns at once.
+///
+/// The variables are set with `std::env::set_var`: a prestarted program must initialise ibdyn
+/// before it starts threads of its own that read the environment.
+pub fn await_assignment() -> Result<()> {
+    if std::env::var_os(PRESTARTED_ENV).is_none() {
+        return Ok(());
+    }
+    let text = std::env::var(env::HYDRA_PMI_FD).unwrap_or_default();
+    let fd: RawFd = text.trim().parse().map_err(|_| {
+        PmiError::Env(format!(
+            "{PRESTARTED_ENV} is set but {}={text:?} is not a descriptor",
+            env::HYDRA_PMI_FD
+        ))
+    })?;
+    let mut header = [0u8; 12];
+    match read_full(fd, &mut header[..1], Instant::now(), idle_limit())? {
+        Read::Done => {}
+        // Not needed: the daemon closed the connection or kept it unused too long.
+        Read::Closed | Read::TimedOut => std::process::exit(0),
+    }
+    let start = Instant::now();
+    let rest = |buf: &mut [u8]| match read_full(fd, buf, start, REST_OF_FRAME)? {
+        Read::Done => Ok(()),
+        Read::Closed => Err(malformed("connection closed inside the message")),
+        Read::TimedOut => Err(malformed("the message stopped half way")),
+    };
+    rest(&mut header[1..])?;
+    let mut body = vec![0u8; Assignment::body_len(&header)?];
+    rest(&mut body)?;
+    let a = Assignment::decode_body(&body)?;
+    for (k, v) in &a.vars {
+        std::env::set_var(k, v);
+    }
+    std::env::remove_var(PRESTARTED_ENV);
+    ASSIGNED.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(a: &Assignment) -> Result<Assignment> {
+        let f = a.encode();
+        let header: [u8; 12] = f[..12].try_into().unwrap();
+        assert_eq!(Assignment::body_len(&header)?, f.len() - 12);
+        Assignment::decode_body(&f[12..])
+    }
+
+    #[test]
+    fn an_assignment_survives_the_wire() {
+        let a = Assignment {
+            vars: vec![
+                ("IBDYN_RANK".into(), "3".into()),
+                ("EMPTY".into(), String::new()),
+                ("UNICODE".into(), "é x=y".into()),
+            ],
+        };
+        assert_eq!(roundtrip(&a).unwrap(), a);
+        let none = Assignment { vars: vec![] };
+        assert_eq!(roundtrip(&none).unwrap(), none);
+    }
+
+    #[test]
+    fn malformed_frames_are_errors_not_panics() {
+        let good = Assignment {
+            vars: vec![("K".into(), "V".into())],
+        }
+        .encode();
+        let mut bad_magic: [u8; 12] = good[..12].try_into().unwrap();
+        bad_magic[0] = b'X';
+        assert!(Assignment::body_len(&bad_magic).is_err());
+        let mut huge: [u8; 12] = good[..12].try_into().unwrap();
+        huge[8..].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(Assignment::body_len(&huge).is_err());
+        let body = &good[12..];
+        for cut in 0..body.len() {
+            assert!(Assignment::decode_body(&body[..cut]).is_err(), "cut {cut}");
+        }
+        let mut trailing = body.to_vec();
+        trailing.push(0);
+        assert!(Assignment::decode_body(&trailing).is_err());
+        for name in ["", "A=B"] {
+            let f = Assignment {
+                vars: vec![(name.into(), "v".into())],
+            }
+            .encode();
+            assert!(Assignment::decode_body(&f[12..]).is_err(), "{name:?}");
+        }
+        let nul = Assignment {
+            vars: vec![("K".into(), "a\0b".into())],
+        }
+        .encode();
+        assert!(Assignment::decode_body(&nul[12..]).is_err());
+        let mut not_utf8 = body.to_vec();
+        *not_utf8.last_mut().unwrap() = 0xff;
+        assert!(Assignment::decode_body(&not_utf8).is_err());
+    }
+
+    #[test]
+    fn a_process_that_was_not_prestarted_does_not_wait() {
+        assert!(std::env::var_os(PRESTARTED_ENV).is_none());
+        await_assignment().unwrap();
+        assert!(!was_prestarted());
+    }
+}

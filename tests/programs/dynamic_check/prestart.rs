@@ -1,0 +1,129 @@
+//! `dynamic_check prestart MARKER`: spawns with the `ibdyn_prestart` info key. The first spawn
+//! of a command is a cold start and leaves a copy waiting; the next takes it (a spawn that
+//! finds the copy still starting waits for it, so this does not depend on timing); a spawn of
+//! more ranks than copies starts the rest; other arguments do not match the copy; a copy
+//! killed while it waits is not handed to a spawn. Each child prints one line before
+//! initialising: the test counts them (a copy never used prints nothing).
+
+use ibdyn::traits::*;
+use ibdyn::SpawnOptions;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The child: reports (prestarted, rank, size) to parent rank 0.
+pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
+    let e = |e: ibdyn::CommError| e.to_string();
+    let parent = universe.parent().ok_or("no parent")?;
+    let world = universe.world();
+    let msg: Vec<u8> = [
+        ibdyn::pmi::prestart::was_prestarted() as i32,
+        world.rank(),
+        world.size(),
+    ]
+    .iter()
+    .flat_map(|v| v.to_le_bytes())
+    .collect();
+    parent.send(&msg, 0, 3).map_err(e)?;
+    parent.disconnect().map_err(e)
+}
+
+fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<[i32; 3]>, String> {
+    let e = |e: ibdyn::CommError| e.to_string();
+    let mut cmd = Command::new(std::env::current_exe().map_err(|x| x.to_string())?);
+    cmd.args(args);
+    let opts = SpawnOptions {
+        info: vec![("ibdyn_prestart".into(), "1".into())],
+        ..SpawnOptions::default()
+    };
+    let kids = world
+        .process_at_rank(0)
+        .spawn_with(&cmd, n, &opts)
+        .map_err(e)?;
+    let mut got = vec![[0i32; 3]; n as usize];
+    for _ in 0..n {
+        let mut b = [0u8; 12];
+        let st = kids.recv(&mut b, ibdyn::ANY_SOURCE, 3).map_err(e)?;
+        let m: [i32; 3] =
+            std::array::from_fn(|i| i32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()));
+        if m[1] != st.source || m[2] != n as i32 {
+            return Err(format!("child {} reported rank/size {:?}", st.source, m));
+        }
+        got[st.source as usize] = m;
+    }
+    kids.disconnect().map_err(e)?;
+    Ok(got)
+}
+
+/// Processes of this user whose command line holds `marker` and that are waiting copies.
+fn waiting_copies(marker: &str) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        let has = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+        if has(&cmdline, marker.as_bytes()) && has(&environ, b"IBDYN_PRESTARTED=1") {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// True once `pid` has ended (a zombie or gone).
+fn ended(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => true,
+    }
+}
+
+pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
+    let world = universe.world();
+    let args = ["warmchild", marker];
+    let first = spawn(&world, &args, 1)?;
+    if first[0][0] != 0 {
+        return Err("the first spawn of a command found a copy waiting".into());
+    }
+    let second = spawn(&world, &args, 1)?;
+    if second[0][0] != 1 {
+        return Err("the second spawn did not take the prestarted copy".into());
+    }
+    let two = spawn(&world, &args, 2)?;
+    if two[0][0] != 1 || two[1][0] != 0 {
+        return Err(format!("a spawn of 2 with 1 copy: prestarted {:?}", two));
+    }
+    let other = spawn(&world, &["warmchild", marker, "other"], 1)?;
+    if other[0][0] != 0 {
+        return Err("a copy served a spawn with other arguments".into());
+    }
+    // A copy of the first command waits now (or is being started): kill it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let pid = loop {
+        let mut copies = waiting_copies(marker);
+        copies.retain(|&p| !ended(p));
+        if let Some(&p) = copies.first() {
+            break p;
+        }
+        if Instant::now() > deadline {
+            return Err("no prestarted copy appeared within 30 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // SAFETY: kill only sends a signal.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    while !ended(pid) {
+        if Instant::now() > deadline {
+            return Err(format!("the killed copy {pid} did not end"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let after = spawn(&world, &args, 1)?;
+    if after[0][0] != 0 {
+        return Err("a spawn got a copy although the only one was killed".into());
+    }
+    Ok(())
+}
