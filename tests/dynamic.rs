@@ -193,15 +193,33 @@ fn under_the_dvm_an_abort_in_a_spawned_job_ends_only_that_job() {
 #[test]
 fn prestarted_copies_serve_later_spawns_and_leave_nothing_behind() {
     let prog = common::example_bin("dynamic_check");
-    let marker = format!("ibdyn-prestart-test-{}", std::process::id());
-    let out = run(&["-n", "1", prog.to_str().unwrap(), "prestart", &marker]);
-    assert_passed(&out, "spawns with ibdyn_prestart");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // Six children ran (1 + 1 + 2 + 1 + 1); the copy left waiting at the end (and the killed
-    // one) never printed.
-    let before = stdout.matches("warmchild before init").count();
-    assert_eq!(before, 6, "lines printed before init:\n{stdout}");
-    // The waiting copy ends with its daemon.
+    // On two nodes a command's later spawns go to the daemons that keep its copies.
+    for nodes in ["1", "2"] {
+        let marker = format!("ibdyn-prestart-test-{}-{nodes}", std::process::id());
+        let args = [
+            "-n",
+            "1",
+            "--nodes",
+            nodes,
+            prog.to_str().unwrap(),
+            "prestart",
+        ];
+        let out = run(&[&args[..], &[marker.as_str()]].concat());
+        assert_passed(
+            &out,
+            &format!("spawns with ibdyn_prestart on {nodes} node(s)"),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Six children ran (1 + 1 + 2 + 1 + 1); the copies left waiting at the end (and the
+        // killed ones) never printed.
+        let before = stdout.matches("warmchild before init").count();
+        assert_eq!(before, 6, "lines printed before init:\n{stdout}");
+        nothing_left(&marker);
+    }
+}
+
+/// The copies still waiting when a job ends end with their daemons.
+fn nothing_left(marker: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let left: Vec<String> = std::fs::read_dir("/proc")

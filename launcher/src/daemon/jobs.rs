@@ -19,7 +19,7 @@ use ibdyn_pmi::jobs::{encode_children, encode_exits, kvsname_of, ChildStart, Ran
 use ibdyn_pmi::mapping::PROCESS_MAPPING_KEY;
 use ibdyn_pmi::wire::{hex_decode, hex_encode, msg_token, Command};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 /// How many finished jobs the root remembers for `job_status`.
@@ -80,6 +80,18 @@ pub(crate) struct Registry {
     pub(crate) load: Vec<u32>,
     /// Dynamic process sets and resource changes.
     pub(crate) psets: crate::psets::PsetRegistry,
+    /// Daemons that keep copies of a command (`ibdyn_prestart`), by program and arguments:
+    /// later spawns of it go there first.
+    pub(crate) warm_nodes: HashMap<(String, Vec<String>), BTreeSet<u32>>,
+}
+
+/// The copies a command asks its daemons to keep (`ibdyn_prestart`), if it asks.
+fn prestart_count(c: &SpawnCommand) -> Option<u32> {
+    c.info
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "ibdyn_prestart")
+        .and_then(|(_, v)| v.trim().parse().ok())
 }
 
 /// How a new job is made, beyond its request.
@@ -229,20 +241,42 @@ impl Daemon {
         }
     }
 
-    /// Least-loaded placement, commands with `host` forced where they ask.
-    fn place(&self, req: &SpawnRequest) -> Result<Vec<u32>, String> {
+    /// Least-loaded placement, commands with `host` forced where they ask; a command that
+    /// keeps prestarted copies goes first to the daemons that have them (as many ranks on
+    /// each as it keeps copies there).
+    fn place(&mut self, req: &SpawnRequest) -> Result<Vec<u32>, String> {
         let mut load = self.registry.load.clone();
         let mut nodes = Vec::new();
         for c in &req.commands {
             let forced = forced_node(c, self.nnodes, &self.registry.host_names)?;
+            let keep = prestart_count(c);
+            let key = (c.program.clone(), c.args.clone());
+            let warm = keep.and_then(|_| self.registry.warm_nodes.get(&key));
+            let mut here: HashMap<u32, u32> = HashMap::new();
             for _ in 0..c.nprocs {
                 let n = forced.unwrap_or_else(|| {
-                    (0..self.nnodes)
-                        .min_by_key(|&d| (load[d as usize], d))
-                        .unwrap_or(0)
+                    let with_copy = warm.and_then(|w| {
+                        w.iter()
+                            .copied()
+                            .filter(|d| here.get(d).copied().unwrap_or(0) < keep.unwrap_or(0))
+                            .min_by_key(|&d| (load[d as usize], d))
+                    });
+                    with_copy.unwrap_or_else(|| {
+                        (0..self.nnodes)
+                            .min_by_key(|&d| (load[d as usize], d))
+                            .unwrap_or(0)
+                    })
                 });
                 load[n as usize] += 1;
+                *here.entry(n).or_default() += 1;
                 nodes.push(n);
+            }
+            if keep.is_some_and(|k| k > 0) {
+                self.registry
+                    .warm_nodes
+                    .entry(key)
+                    .or_default()
+                    .extend(here.keys());
             }
         }
         Ok(nodes)

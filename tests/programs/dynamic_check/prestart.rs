@@ -10,7 +10,7 @@ use ibdyn::SpawnOptions;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The child: reports (prestarted, rank, size) to parent rank 0.
+/// The child: reports (prestarted, rank, size, pid) to parent rank 0.
 pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     let e = |e: ibdyn::CommError| e.to_string();
     let parent = universe.parent().ok_or("no parent")?;
@@ -19,6 +19,7 @@ pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
         ibdyn::pmi::prestart::was_prestarted() as i32,
         world.rank(),
         world.size(),
+        std::process::id() as i32,
     ]
     .iter()
     .flat_map(|v| v.to_le_bytes())
@@ -27,7 +28,7 @@ pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     parent.disconnect().map_err(e)
 }
 
-fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<[i32; 3]>, String> {
+fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<[i32; 4]>, String> {
     let e = |e: ibdyn::CommError| e.to_string();
     let mut cmd = Command::new(std::env::current_exe().map_err(|x| x.to_string())?);
     cmd.args(args);
@@ -39,11 +40,11 @@ fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<
         .process_at_rank(0)
         .spawn_with(&cmd, n, &opts)
         .map_err(e)?;
-    let mut got = vec![[0i32; 3]; n as usize];
+    let mut got = vec![[0i32; 4]; n as usize];
     for _ in 0..n {
-        let mut b = [0u8; 12];
+        let mut b = [0u8; 16];
         let st = kids.recv(&mut b, ibdyn::ANY_SOURCE, 3).map_err(e)?;
-        let m: [i32; 3] =
+        let m: [i32; 4] =
             std::array::from_fn(|i| i32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()));
         if m[1] != st.source || m[2] != n as i32 {
             return Err(format!("child {} reported rank/size {:?}", st.source, m));
@@ -54,13 +55,18 @@ fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<
     Ok(got)
 }
 
-/// Processes of this user whose command line holds `marker` and that are waiting copies.
-fn waiting_copies(marker: &str) -> Vec<i32> {
+/// Waiting copies: processes whose command line holds `marker`, started as copies, and not
+/// among the children that reported (a copy keeps its first environment in /proc after it
+/// became a rank).
+fn waiting_copies(marker: &str, ranks: &[i32]) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
             continue;
         };
+        if ranks.contains(&pid) || ended(pid) {
+            continue;
+        }
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
         let has = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
@@ -83,6 +89,9 @@ fn ended(pid: i32) -> bool {
 
 pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
     let world = universe.world();
+    if world.size() != 1 {
+        return Err("the prestart check runs as one process (-n 1)".into());
+    }
     let args = ["warmchild", marker];
     let first = spawn(&world, &args, 1)?;
     if first[0][0] != 0 {
@@ -101,25 +110,32 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         return Err("a copy served a spawn with other arguments".into());
     }
     // A copy of the first command waits now (or is being started): kill it.
+    let ranks: Vec<i32> = [&first, &second, &two, &other]
+        .iter()
+        .flat_map(|v| v.iter().map(|m| m[3]))
+        .collect();
     let deadline = Instant::now() + Duration::from_secs(30);
-    let pid = loop {
-        let mut copies = waiting_copies(marker);
-        copies.retain(|&p| !ended(p));
-        if let Some(&p) = copies.first() {
-            break p;
+    let copies = loop {
+        let copies = waiting_copies(marker, &ranks);
+        if !copies.is_empty() {
+            break copies;
         }
         if Instant::now() > deadline {
             return Err("no prestarted copy appeared within 30 s".into());
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    // SAFETY: kill only sends a signal.
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    while !ended(pid) {
-        if Instant::now() > deadline {
-            return Err(format!("the killed copy {pid} did not end"));
+    for &pid in &copies {
+        // SAFETY: kill only sends a signal.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    for &pid in &copies {
+        while !ended(pid) {
+            if Instant::now() > deadline {
+                return Err(format!("the killed copy {pid} did not end"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
         }
-        std::thread::sleep(Duration::from_millis(5));
     }
     let after = spawn(&world, &args, 1)?;
     if after[0][0] != 0 {
