@@ -22,6 +22,10 @@ pub struct Args {
     /// Run as one of a static set of processes (`ibdyn run -n P raytrace --static`).
     #[arg(long = "static")]
     pub static_mode: bool,
+    /// Master: have the node daemons keep this many workers started ahead, so that spawning
+    /// one (at start and on --grow-at) skips its exec (spawn info key `ibdyn_prestart`).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub prestart: u32,
     /// Spawn more workers when this share of tiles is done, e.g. `25%:+4` (repeatable).
     #[arg(long = "grow-at", value_name = "P%:+N", value_parser = parse_grow)]
     pub grow_at: Vec<Resize>,

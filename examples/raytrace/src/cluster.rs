@@ -87,6 +87,8 @@ pub enum Workers {
         grow: Vec<crate::cli::Resize>,
         shrink: Vec<crate::cli::Resize>,
         extra_args: Vec<Vec<String>>,
+        /// Copies of the worker the node daemons keep started ahead (`ibdyn_prestart`).
+        prestart: u32,
     },
     /// Ranks 1.. of the world.
     Static,
@@ -124,6 +126,7 @@ pub fn master(
     let mut released = 0usize;
     let mut plan = ResizePlan::new(&[], &[]);
     let mut extra: Vec<Vec<String>> = Vec::new();
+    let mut keep = 0;
     let mut elastic: Option<Box<crate::elastic::Elastic>> = None;
     let add = |pool: &mut Vec<Worker>, comm: Link, rank: i32, job: Option<u32>| -> Result<()> {
         let id = pool.len() as WorkerId;
@@ -158,12 +161,14 @@ pub fn master(
             grow,
             shrink,
             extra_args,
+            prestart,
         } => {
             plan = ResizePlan::new(&grow, &shrink);
             extra = extra_args;
+            keep = prestart;
             for _ in 0..count {
-                let (comm, job) =
-                    spawn_worker(&world()?, extra.get(spawned).cloned().unwrap_or_default())?;
+                let args = extra.get(spawned).cloned().unwrap_or_default();
+                let (comm, job) = spawn_worker(&world()?, args, keep)?;
                 spawned += 1;
                 add(&mut pool, Link::Spawned(comm), 0, Some(job))?;
             }
@@ -248,10 +253,8 @@ pub fn master(
             match ev {
                 ResizeEvent::Grow(n) => {
                     for _ in 0..n {
-                        let (comm, job) = spawn_worker(
-                            &world()?,
-                            extra.get(spawned).cloned().unwrap_or_default(),
-                        )?;
+                        let args = extra.get(spawned).cloned().unwrap_or_default();
+                        let (comm, job) = spawn_worker(&world()?, args, keep)?;
                         spawned += 1;
                         add(&mut pool, Link::Spawned(comm), 0, Some(job))?;
                         let w = pool.last().expect("just added");
@@ -334,12 +337,21 @@ pub fn master(
 }
 
 /// Spawns one worker (a job of its own) running this program with `--worker`.
-fn spawn_worker(world: &IntraCommunicator, extra: Vec<String>) -> Result<(InterCommunicator, u32)> {
+fn spawn_worker(
+    world: &IntraCommunicator,
+    extra: Vec<String>,
+    prestart: u32,
+) -> Result<(InterCommunicator, u32)> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::Usage(format!("cannot find this program: {e}")))?;
     let mut cmd = Command::new(exe);
     cmd.arg("--worker").args(extra);
-    let ic = world.process_at_rank(0).spawn(&cmd, 1)?;
+    let mut opts = ibdyn::SpawnOptions::default();
+    if prestart > 0 {
+        opts.info
+            .push(("ibdyn_prestart".into(), prestart.to_string()));
+    }
+    let ic = world.process_at_rank(0).spawn_with(&cmd, 1, &opts)?;
     let job = ic.gpid_of(0)?.job;
     Ok((ic, job))
 }

@@ -80,6 +80,7 @@ fn run(args: &Args) -> Result<()> {
                 grow,
                 shrink,
                 extra_args: extra,
+                prestart: args.prestart,
             };
             let report = master(Some(&universe), &source, args.tile, how, args.quiet)?;
             finish(args, &scene, report)

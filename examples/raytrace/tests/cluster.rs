@@ -74,7 +74,7 @@ fn render(dir: &Path, name: &str, launcher: &[&str], mode: &[&str]) -> (Vec<u8>,
 fn same_image_whatever_the_workers_do() {
     let dir = scratch("same");
     let reference = local_reference(&dir);
-    let cases: [(&str, &[&str], &[&str]); 4] = [
+    let cases: [(&str, &[&str], &[&str]); 5] = [
         ("spawned", &["-n", "1"], &["--workers", "3"]),
         ("static", &["-n", "3"], &["--static"]),
         (
@@ -90,6 +90,11 @@ fn same_image_whatever_the_workers_do() {
             ],
         ),
         ("one-worker", &["-n", "1"], &["--workers", "1"]),
+        (
+            "grow-prestarted",
+            &["-n", "1"],
+            &["--workers", "1", "--grow-at", "20%:+2", "--prestart", "2"],
+        ),
     ];
     for (name, launcher, mode) in cases {
         let (png, stdout) = render(&dir, name, launcher, mode);
