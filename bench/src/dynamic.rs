@@ -46,6 +46,10 @@ pub struct Args {
     /// so that the copies exist. 0: every spawn starts its processes (the default).
     #[arg(long, default_value_t = 0)]
     prestart: usize,
+    /// spawn-latency: wait this many milliseconds between spawns, outside the measurement
+    /// (a program that spawns now and then rather than back to back).
+    #[arg(long, default_value_t = 0.0)]
+    gap: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -99,6 +103,8 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     ];
     inner.push("--prestart".into());
     inner.push(a.prestart.to_string());
+    inner.push("--gap".into());
+    inner.push(a.gap.to_string());
     inner.push("--child".into());
     inner.push(child.get_program().to_string_lossy().into_owned());
     inner.push("--children".into());
@@ -116,6 +122,7 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
             ("dvm", a.dvm.to_string()),
             ("wireup", a.wireup.clone()),
             ("prestart", a.prestart.to_string()),
+            ("gap_ms", a.gap.to_string()),
         ]
     };
     let sizes: Vec<usize> = match which {
@@ -258,6 +265,9 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                         .map_err(e)?;
                     t.push(t0.elapsed().as_secs_f64() * 1e3);
                     ic.disconnect().map_err(e)?;
+                    if a.gap > 0.0 {
+                        std::thread::sleep(Duration::from_secs_f64(a.gap / 1e3));
+                    }
                 }
                 if w.rank() == 0 {
                     Stats(t).emit(&[("children", n.to_string())], "ms");
