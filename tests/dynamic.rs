@@ -218,6 +218,26 @@ fn prestarted_copies_serve_later_spawns_and_leave_nothing_behind() {
     }
 }
 
+#[test]
+fn an_unused_prestarted_copy_ends_after_its_idle_limit() {
+    let prog = common::example_bin("dynamic_check");
+    let marker = format!("ibdyn-prestart-idle-{}", std::process::id());
+    let out = common::ibdyn_bounded()
+        .env("IBDYN_PRESTART_IDLE", "0.5")
+        .args([
+            "run",
+            "-n",
+            "1",
+            prog.to_str().unwrap(),
+            "prestart-idle",
+            &marker,
+        ])
+        .output()
+        .expect("start ibdyn run");
+    assert_passed(&out, "an idle copy");
+    nothing_left(&marker);
+}
+
 /// The copies still waiting when a job ends end with their daemons.
 fn nothing_left(marker: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

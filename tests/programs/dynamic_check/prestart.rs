@@ -143,3 +143,41 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// `dynamic_check prestart-idle MARKER` under `IBDYN_PRESTART_IDLE=1`: the copy a spawn leaves
+/// ends by itself when unused, its daemon forgets it, and the next spawn starts afresh.
+pub fn idle(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
+    let world = universe.world();
+    if world.size() != 1 {
+        return Err("the prestart check runs as one process (-n 1)".into());
+    }
+    let args = ["warmchild", marker];
+    let first = spawn(&world, &args, 1)?;
+    let ranks = [first[0][3]];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let copies = loop {
+        let copies = waiting_copies(marker, &ranks);
+        if !copies.is_empty() {
+            break copies;
+        }
+        if Instant::now() > deadline {
+            return Err("no prestarted copy appeared within 30 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // Reaped by the daemon, not only ended: gone from /proc.
+    while copies
+        .iter()
+        .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
+    {
+        if Instant::now() > deadline {
+            return Err(format!("the unused copies {copies:?} did not end"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after = spawn(&world, &args, 1)?;
+    if after[0][0] != 0 {
+        return Err("a spawn got a copy that had ended".into());
+    }
+    Ok(())
+}
