@@ -105,6 +105,26 @@ fn a_grow_starts_processes_that_join_the_new_main_set() {
 }
 
 #[test]
+fn with_run_prestart_a_grow_takes_the_copies_started_ahead() {
+    let p = prog();
+    for nodes in ["1", "2"] {
+        let out = run(&["-n", "2", "--nodes", nodes, "--prestart", "2", &p, "grow"]);
+        assert_lines(
+            &out,
+            &[("grow", 2), ("added", 0)],
+            true,
+            &format!("{nodes} node(s)"),
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            stdout.matches("added ok (prestarted)").count(),
+            2,
+            "{nodes} node(s):\n{stdout}"
+        );
+    }
+}
+
+#[test]
 fn a_grow_whose_processes_cannot_start_is_cancelled_with_the_spawn_error() {
     let dir = std::env::temp_dir().join(format!("ibdyn-growfail-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

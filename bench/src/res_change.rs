@@ -51,6 +51,10 @@ pub struct Args {
     /// Node daemons.
     #[arg(long, default_value_t = 1)]
     nodes: usize,
+    /// Start the jobs with `ibdyn run --prestart K`: grown processes are copies the daemons
+    /// started ahead (0: every grow starts its processes).
+    #[arg(long, default_value_t = 0)]
+    prestart: u32,
     /// Draw the processes over time of the last job to this PNG.
     #[arg(long, value_name = "FILE.png")]
     timeline: Option<PathBuf>,
@@ -110,7 +114,13 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
                 "--steps".into(),
                 a.steps.to_string(),
             ];
-            let rows = job::run_job(start as usize, a.nodes, &[], &[], &args)?;
+            let keep = a.prestart.to_string();
+            let extra: &[&str] = if a.prestart > 0 {
+                &["--prestart", &keep]
+            } else {
+                &[]
+            };
+            let rows = job::run_job(start as usize, a.nodes, extra, &[], &args)?;
             let (tl, rows): (Vec<String>, Vec<String>) =
                 rows.into_iter().partition(|r| r.contains(" at ms "));
             last_timeline = tl;

@@ -47,6 +47,11 @@ enum Cmd {
         /// ranks' LD_LIBRARY_PATH (for binaries built with another `mpicc_abi`).
         #[arg(long)]
         abi: bool,
+        /// Keep K copies of the program started ahead on every node daemon that runs it,
+        /// for the job's growth (`ibdyn resize --grow`, resource changes) and for spawns of
+        /// the same command (the spawn info key `ibdyn_prestart`).
+        #[arg(long, value_name = "K")]
+        prestart: Option<u32>,
         /// Name a process set of the job for MPI Sessions: `NAME=RANKS`, e.g.
         /// `--pset app://even=0,2,4` (ranks and ranges like `4-7`); repeatable.
         #[arg(long = "pset", value_name = "NAME=RANKS")]
@@ -357,6 +362,7 @@ pub fn main() -> i32 {
             keep_going,
             dvm,
             abi,
+            prestart,
             psets,
             adopt_ready_fd,
             jobid,
@@ -396,8 +402,18 @@ pub fn main() -> i32 {
                 eprintln!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
                 return 2;
             }
+            let info: Vec<(String, String)> = prestart
+                .map(|k| ("ibdyn_prestart".to_string(), k.to_string()))
+                .into_iter()
+                .collect();
             if dvm {
-                let r = crate::run_on_dvm(nprocs, &program, &command, tag_output, preput, map_by);
+                let job = crate::dvm::DvmJob {
+                    nprocs,
+                    program: &program,
+                    args: &command,
+                    info,
+                };
+                let r = crate::run_on_dvm(job, tag_output, preput, map_by);
                 return r.unwrap_or_else(|e| {
                     eprintln!("ibdyn run: {e}");
                     match e {
@@ -416,6 +432,7 @@ pub fn main() -> i32 {
                 args: command,
                 daemon_exe: None,
                 keep_going,
+                info,
                 adopt: adopt_ready_fd.map(|fd| Adopt {
                     ready_fd: fd,
                     jobid: jobid.unwrap_or(0),

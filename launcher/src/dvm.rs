@@ -201,16 +201,29 @@ pub fn dvm_stop() -> Result<()> {
     Ok(())
 }
 
+/// The command of a job for the DVM.
+pub struct DvmJob<'a> {
+    pub nprocs: u32,
+    pub program: &'a str,
+    pub args: &'a [String],
+    /// Info keys of the command (`ibdyn_prestart`).
+    pub info: Vec<(String, String)>,
+}
+
 /// `ibdyn run --dvm`: submits one job and relays its output; returns its exit status. The
 /// DVM must take the job (or refuse it) within `IBDYN_SPAWN_TIMEOUT` seconds (default 60).
 pub fn run_on_dvm(
-    nprocs: u32,
-    program: &str,
-    args: &[String],
+    job: DvmJob<'_>,
     tag: bool,
     preput: Vec<(String, String)>,
     map_by: MapBy,
 ) -> Result<i32> {
+    let DvmJob {
+        nprocs,
+        program,
+        args,
+        info,
+    } = job;
     if nprocs == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));
     }
@@ -229,7 +242,7 @@ pub fn run_on_dvm(
             program: program.display().to_string(),
             args: args.to_vec(),
             nprocs,
-            info: vec![],
+            info,
         }],
         preput,
     })?;

@@ -21,7 +21,7 @@ pub mod secret;
 mod signals;
 
 pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};
-pub use dvm::{dvm_dir, dvm_serve, dvm_start, dvm_stop, run_on_dvm};
+pub use dvm::{dvm_dir, dvm_serve, dvm_start, dvm_stop, run_on_dvm, DvmJob};
 pub use error::{LaunchError, Result};
 pub use placement::{MapBy, Placement};
 pub use run::{resolve_program, run, Adopt, RunOptions};

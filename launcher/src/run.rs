@@ -34,6 +34,8 @@ pub struct RunOptions {
     pub daemon_exe: Option<PathBuf>,
     /// A rank of the initial job ending abnormally is reported, not fatal.
     pub keep_going: bool,
+    /// Info keys of the job's command (`ibdyn_prestart`).
+    pub info: Vec<(String, String)>,
     /// Serve a singleton instead of starting a job (see `Adopt`).
     pub adopt: Option<Adopt>,
     /// Daemons on these hosts (one each) instead of `nnodes` on this machine.
@@ -424,7 +426,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
                     program: program.display().to_string(),
                     args: o.args.clone(),
                     nprocs: o.nprocs,
-                    info: vec![],
+                    info: o.info.clone(),
                 }],
                 preput: o.preput.clone(),
             })?,

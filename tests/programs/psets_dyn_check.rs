@@ -268,7 +268,13 @@ fn grow() -> R {
     {
         expect(c.kind == PsetOp::Grow, &format!("added process {c:?}"))?;
         integrate_and_check(&s, &c.delta, None, 4)?;
-        println!("psets_dyn_check: added ok");
+        // (`ibdyn run --prestart`: the added process was a copy started ahead.)
+        let how = if ibdyn::pmi::prestart::was_prestarted() {
+            " (prestarted)"
+        } else {
+            ""
+        };
+        println!("psets_dyn_check: added ok{how}");
         return Ok(());
     }
     let me = world_rank(&s)?;

@@ -129,6 +129,17 @@ fn forced_node(c: &SpawnCommand, nnodes: u32, hosts: &[String]) -> Result<Option
     Ok(None)
 }
 
+/// The info keys that give a command the environment entries `env` (the inverse of `app_of`'s
+/// `env`, `env_hex` and `ibdyn_*` keys).
+pub(crate) fn info_of_env(env: &[(String, String)]) -> Vec<(String, String)> {
+    env.iter()
+        .map(|(k, v)| match k.strip_prefix(ibdyn_pmi::env::INFO_PREFIX) {
+            Some(rest) => (format!("ibdyn_{}", rest.to_lowercase()), v.clone()),
+            None => ("env_hex".into(), format!("{k}={}", hex_encode(v.as_bytes()))),
+        })
+        .collect()
+}
+
 /// The environment and working directory a command's info keys ask for.
 fn app_of(c: &SpawnCommand, appnum: i32) -> App {
     let mut env = Vec::new();
@@ -750,5 +761,27 @@ impl Daemon {
             ..NewJob::default()
         };
         self.root_spawn(req, None, Requester::Launcher { id }, new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commands_environment_survives_its_info_keys() {
+        let env: Vec<(String, String)> = vec![
+            ("IBDYN_INFO_PRESTART".into(), "2".into()),
+            ("PLAIN".into(), "v".into()),
+            ("SPACED".into(), "a b=c\td".into()),
+        ];
+        let c = SpawnCommand {
+            program: "p".into(),
+            args: vec![],
+            nprocs: 1,
+            info: info_of_env(&env),
+        };
+        assert_eq!(app_of(&c, 0).env, env);
+        assert_eq!(prestart_count(&c), Some(2));
     }
 }

@@ -130,12 +130,9 @@ fn is_per_rank(name: &OsStr, per_rank: &[&str]) -> bool {
 }
 
 /// The key of rank `p`'s start, None when its program cannot be found (the cold start then
-/// reports why) or it reads stdin.
+/// reports why).
 fn key_of(app: &App, p: &Prepared, per_rank: &[&str]) -> Option<Key> {
     use std::hash::{Hash, Hasher};
-    if p.stdin_pipe {
-        return None;
-    }
     let path = launch::resolve(&app.program, &p.env).ok()?;
     let m = std::fs::metadata(&path).ok()?;
     // The environment is built in the same order for every rank of a command.
@@ -198,6 +195,10 @@ impl Daemon {
                     self.prestart.recipes.insert(key.clone(), recipe);
                 }
             }
+        }
+        // A copy's stdin is /dev/null: it cannot be the rank that reads the launcher's.
+        if p.stdin_pipe {
+            return Err(p);
         }
         loop {
             let Some(w) = self.next_copy(&key) else {

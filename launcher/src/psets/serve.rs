@@ -183,6 +183,9 @@ impl Daemon {
         if let Some(w) = &app.wdir {
             info.push(("wdir".to_string(), w.clone()));
         }
+        // The new processes start like the job's: the same `env` and `ibdyn_*` info keys
+        // (so they also find the copies `ibdyn_prestart` keeps of the command).
+        info.extend(crate::daemon::jobs::info_of_env(&app.env));
         let req = SpawnRequest {
             commands: vec![SpawnCommand {
                 program: app.program.clone(),
