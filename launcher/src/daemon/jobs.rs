@@ -135,7 +135,10 @@ pub(crate) fn info_of_env(env: &[(String, String)]) -> Vec<(String, String)> {
     env.iter()
         .map(|(k, v)| match k.strip_prefix(ibdyn_pmi::env::INFO_PREFIX) {
             Some(rest) => (format!("ibdyn_{}", rest.to_lowercase()), v.clone()),
-            None => ("env_hex".into(), format!("{k}={}", hex_encode(v.as_bytes()))),
+            None => (
+                "env_hex".into(),
+                format!("{k}={}", hex_encode(v.as_bytes())),
+            ),
         })
         .collect()
 }
