@@ -203,7 +203,11 @@ fn rank_main(a: &Args) -> Result<(), String> {
         group_timeout: Duration::from_secs(60),
     })
     .map_err(err)?;
-    let init_ms = ms(t_init.elapsed());
+    // A prestarted process waited inside `init` for its assignment: not init's time.
+    let since = ibdyn::pmi::prestart::assigned_at()
+        .filter(|a| *a > t_init)
+        .unwrap_or(t_init);
+    let init_ms = ms(since.elapsed());
     let added = s
         .recv_res_change(PSET_WORLD)
         .map_err(err)?

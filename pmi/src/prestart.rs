@@ -170,11 +170,16 @@ fn read_full(fd: RawFd, buf: &mut [u8], start: Instant, limit: Duration) -> Resu
     Ok(Read::Done)
 }
 
-static ASSIGNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static ASSIGNED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 /// True in a process that was prestarted and then assigned to a spawn.
 pub fn was_prestarted() -> bool {
-    ASSIGNED.load(std::sync::atomic::Ordering::Relaxed)
+    ASSIGNED.get().is_some()
+}
+
+/// When a prestarted process got its assignment (its initialisation's own time starts there).
+pub fn assigned_at() -> Option<Instant> {
+    ASSIGNED.get().copied()
 }
 
 /// In a prestarted process: waits for the daemon's assignment and sets its variables (the
@@ -214,7 +219,7 @@ pub fn await_assignment() -> Result<()> {
         std::env::set_var(k, v);
     }
     std::env::remove_var(PRESTARTED_ENV);
-    ASSIGNED.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = ASSIGNED.set(Instant::now());
     Ok(())
 }
 
