@@ -87,11 +87,44 @@ fn ended(pid: i32) -> bool {
     }
 }
 
-pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
+/// Polls `done` every `every` until it gives Some, for at most 30 s from `start`.
+fn wait_for<T>(
+    start: Instant,
+    every: Duration,
+    what: &str,
+    mut done: impl FnMut() -> Option<T>,
+) -> Result<T, String> {
+    loop {
+        if let Some(t) = done() {
+            return Ok(t);
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            return Err(format!("{what} within 30 s"));
+        }
+        std::thread::sleep(every);
+    }
+}
+
+/// The next spawn of `args` must start its process: no copy is left to take.
+fn spawn_is_cold(world: &ibdyn::IntraCommunicator, args: &[&str], why: &str) -> Result<(), String> {
+    let after = spawn(world, args, 1)?;
+    if after[0][0] != 0 {
+        return Err(format!("a spawn got a copy although {why}"));
+    }
+    Ok(())
+}
+
+/// The world of the check: one process.
+fn one_process(universe: &ibdyn::Universe) -> Result<ibdyn::IntraCommunicator, String> {
     let world = universe.world();
     if world.size() != 1 {
         return Err("the prestart check runs as one process (-n 1)".into());
     }
+    Ok(world)
+}
+
+pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
+    let world = one_process(universe)?;
     let args = ["warmchild", marker];
     let first = spawn(&world, &args, 1)?;
     if first[0][0] != 0 {
@@ -114,70 +147,41 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         .iter()
         .flat_map(|v| v.iter().map(|m| m[3]))
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let copies = loop {
-        let copies = waiting_copies(marker, &ranks);
-        if !copies.is_empty() {
-            break copies;
-        }
-        if Instant::now() > deadline {
-            return Err("no prestarted copy appeared within 30 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let start = Instant::now();
+    let copies = wait_for(start, Duration::from_millis(5), "no copy appeared", || {
+        Some(waiting_copies(marker, &ranks)).filter(|c| !c.is_empty())
+    })?;
     for &pid in &copies {
         // SAFETY: kill only sends a signal.
         unsafe { libc::kill(pid, libc::SIGKILL) };
     }
-    for &pid in &copies {
-        while !ended(pid) {
-            if Instant::now() > deadline {
-                return Err(format!("the killed copy {pid} did not end"));
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-    let after = spawn(&world, &args, 1)?;
-    if after[0][0] != 0 {
-        return Err("a spawn got a copy although the only one was killed".into());
-    }
-    Ok(())
+    wait_for(
+        start,
+        Duration::from_millis(5),
+        "a killed copy did not end",
+        || copies.iter().all(|&p| ended(p)).then_some(()),
+    )?;
+    spawn_is_cold(&world, &args, "the only one was killed")
 }
 
 /// `dynamic_check prestart-idle MARKER` under `IBDYN_PRESTART_IDLE=1`: the copy a spawn leaves
 /// ends by itself when unused, its daemon forgets it, and the next spawn starts afresh.
 pub fn idle(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
-    let world = universe.world();
-    if world.size() != 1 {
-        return Err("the prestart check runs as one process (-n 1)".into());
-    }
+    let world = one_process(universe)?;
     let args = ["warmchild", marker];
     let first = spawn(&world, &args, 1)?;
     let ranks = [first[0][3]];
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let copies = loop {
-        let copies = waiting_copies(marker, &ranks);
-        if !copies.is_empty() {
-            break copies;
-        }
-        if Instant::now() > deadline {
-            return Err("no prestarted copy appeared within 30 s".into());
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let start = Instant::now();
+    let copies = wait_for(start, Duration::from_millis(5), "no copy appeared", || {
+        Some(waiting_copies(marker, &ranks)).filter(|c| !c.is_empty())
+    })?;
     // Reaped by the daemon, not only ended: gone from /proc.
-    while copies
-        .iter()
-        .any(|p| std::path::Path::new(&format!("/proc/{p}")).exists())
-    {
-        if Instant::now() > deadline {
-            return Err(format!("the unused copies {copies:?} did not end"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let after = spawn(&world, &args, 1)?;
-    if after[0][0] != 0 {
-        return Err("a spawn got a copy that had ended".into());
-    }
-    Ok(())
+    let gone = |p: &i32| !std::path::Path::new(&format!("/proc/{p}")).exists();
+    wait_for(
+        start,
+        Duration::from_millis(20),
+        "the unused copies did not end",
+        || copies.iter().all(gone).then_some(()),
+    )?;
+    spawn_is_cold(&world, &args, "the copy had ended")
 }
