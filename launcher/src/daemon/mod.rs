@@ -612,6 +612,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         };
         drop(tx);
         d.run(inbox);
+        d.end_copies();
         Ok(d.abandon_deadline.is_some())
     })();
     let _ = std::fs::remove_dir_all(&node_dir);

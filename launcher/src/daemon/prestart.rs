@@ -253,6 +253,16 @@ impl Daemon {
         }
     }
 
+    /// The daemon is ending: its waiting copies end and are reaped here rather than left to
+    /// whoever inherits them.
+    pub(crate) fn end_copies(&mut self) {
+        for w in self.prestart.waiting.drain().flat_map(|(_, q)| q) {
+            let pid = nix::unistd::Pid::from_raw(w.pid);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+            let _ = nix::sys::wait::waitpid(pid, None);
+        }
+    }
+
     /// Writes the assignments of the copies just taken. A copy that died meanwhile refuses
     /// the write (EPIPE) and is reported as that rank's end by its watch.
     pub(crate) fn send_assignments(&mut self) {
