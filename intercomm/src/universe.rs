@@ -231,8 +231,6 @@ impl Drop for Universe {
 /// Opens this process's runtime: connects to the process manager, opens the endpoints and
 /// publishes the address card (the first universe or session of a process does this).
 pub(crate) fn new_engine() -> Result<Rc<RefCell<Engine>>> {
-    // A prestarted copy learns here which rank it is; nothing above reads the environment.
-    ibdyn_pmi::prestart::await_assignment()?;
     init_logging();
     // Idle waits block for microseconds at a time; the default 50 us timer slack would
     // make every such wake-up late.

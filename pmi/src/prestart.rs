@@ -10,6 +10,7 @@
 
 use crate::env;
 use crate::error::{PmiError, Result};
+use std::io::{ErrorKind, Read};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,7 @@ const DEFAULT_IDLE: Duration = Duration::from_secs(600);
 const MAGIC: &[u8; 8] = b"IBDYNPS1";
 /// An assignment is an environment: far below this.
 const MAX_BODY: usize = 1 << 20;
-/// The rest of a frame whose first bytes have arrived.
+/// Each read of the rest of a frame whose first byte has arrived.
 const REST_OF_FRAME: Duration = Duration::from_secs(30);
 
 /// The daemon's message to a prestarted process: the variables to set before it goes on.
@@ -109,67 +110,6 @@ fn idle_limit() -> Duration {
         .map_or(DEFAULT_IDLE, Duration::from_secs_f64)
 }
 
-enum Read {
-    Done,
-    /// End of stream before the first byte.
-    Closed,
-    TimedOut,
-}
-
-/// Fills `buf` from `fd`, each wait bounded by `limit` from `start`.
-fn read_full(fd: RawFd, buf: &mut [u8], start: Instant, limit: Duration) -> Result<Read> {
-    let mut got = 0;
-    while got < buf.len() {
-        let left = limit.saturating_sub(start.elapsed());
-        if left.is_zero() {
-            return Ok(Read::TimedOut);
-        }
-        let mut pfd = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = left.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd for the duration of the call.
-        let r = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
-        if r < 0 {
-            let e = std::io::Error::last_os_error();
-            if e.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(PmiError::Env(format!(
-                "waiting for the prestart assignment: {e}"
-            )));
-        }
-        if r == 0 {
-            continue;
-        }
-        // SAFETY: reads into the unfilled tail of `buf`, which is valid for that many bytes.
-        let n = unsafe {
-            libc::read(
-                fd,
-                buf[got..].as_mut_ptr() as *mut libc::c_void,
-                buf.len() - got,
-            )
-        };
-        match n {
-            0 if got == 0 => return Ok(Read::Closed),
-            0 => return Err(malformed("connection closed inside the message")),
-            n if n < 0 => {
-                let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(PmiError::Env(format!(
-                    "reading the prestart assignment: {e}"
-                )));
-            }
-            n => got += n as usize,
-        }
-    }
-    Ok(Read::Done)
-}
-
 static ASSIGNED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 /// True in a process that was prestarted and then assigned to a spawn.
@@ -199,21 +139,49 @@ pub fn await_assignment() -> Result<()> {
             env::HYDRA_PMI_FD
         ))
     })?;
+    // SAFETY: the daemon handed this process the descriptor for PMI; it is only borrowed here
+    // (never closed: ManuallyDrop), before the PMI client takes it.
+    let stream = std::mem::ManuallyDrop::new(unsafe {
+        <std::os::unix::net::UnixStream as std::os::fd::FromRawFd>::from_raw_fd(fd)
+    });
+    let conn: &std::os::unix::net::UnixStream = &stream;
+    let io = |what: &str, e: std::io::Error| {
+        PmiError::Env(format!(
+            "{what} the prestart assignment on PMI_FD={fd}: {e}"
+        ))
+    };
+    let timeout = |d| {
+        conn.set_read_timeout(Some(d))
+            .map_err(|e| io("waiting for", e))
+    };
+    timeout(idle_limit())?;
+    // (`Read` is implemented for `&UnixStream`: reads through a copy of the reference.)
+    let mut reader = conn;
     let mut header = [0u8; 12];
-    match read_full(fd, &mut header[..1], Instant::now(), idle_limit())? {
-        Read::Done => {}
-        // Not needed: the daemon closed the connection or kept it unused too long.
-        Read::Closed | Read::TimedOut => std::process::exit(0),
+    match reader.read(&mut header[..1]) {
+        Ok(1) => {}
+        // Not needed: the daemon closed the connection, or kept it unused too long.
+        Ok(_) => std::process::exit(0),
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            std::process::exit(0)
+        }
+        Err(e) => return Err(io("reading", e)),
     }
-    let start = Instant::now();
-    let rest = |buf: &mut [u8]| match read_full(fd, buf, start, REST_OF_FRAME)? {
-        Read::Done => Ok(()),
-        Read::Closed => Err(malformed("connection closed inside the message")),
-        Read::TimedOut => Err(malformed("the message stopped half way")),
+    timeout(REST_OF_FRAME)?;
+    let mut rest = |buf: &mut [u8]| {
+        reader.read_exact(buf).map_err(|e| match e.kind() {
+            ErrorKind::UnexpectedEof => malformed("connection closed inside the message"),
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => {
+                malformed("the message stopped half way")
+            }
+            _ => io("reading", e),
+        })
     };
     rest(&mut header[1..])?;
     let mut body = vec![0u8; Assignment::body_len(&header)?];
     rest(&mut body)?;
+    // The PMI client waits with its own bounds.
+    conn.set_read_timeout(None).map_err(|e| io("after", e))?;
     let a = Assignment::decode_body(&body)?;
     for (k, v) in &a.vars {
         std::env::set_var(k, v);

@@ -87,11 +87,8 @@ pub(crate) struct Registry {
 
 /// The copies a command asks its daemons to keep (`ibdyn_prestart`), if it asks.
 fn prestart_count(c: &SpawnCommand) -> Option<u32> {
-    c.info
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "ibdyn_prestart")
-        .and_then(|(_, v)| v.trim().parse().ok())
+    let (_, v) = c.info.iter().rev().find(|(k, _)| k == "ibdyn_prestart")?;
+    super::prestart::parse_count(v).map(|n| n as u32)
 }
 
 /// How a new job is made, beyond its request.
@@ -263,9 +260,10 @@ impl Daemon {
         let mut nodes = Vec::new();
         for c in &req.commands {
             let forced = forced_node(c, self.nnodes, &self.registry.host_names)?;
-            let keep = prestart_count(c);
-            let key = (c.program.clone(), c.args.clone());
-            let warm = keep.and_then(|_| self.registry.warm_nodes.get(&key));
+            // Only a command that keeps copies is looked up (and remembered).
+            let keep = prestart_count(c).filter(|&k| k > 0);
+            let key = keep.map(|_| (c.program.clone(), c.args.clone()));
+            let warm = key.as_ref().and_then(|k| self.registry.warm_nodes.get(k));
             let mut here: HashMap<u32, u32> = HashMap::new();
             for _ in 0..c.nprocs {
                 let n = forced.unwrap_or_else(|| {
@@ -285,7 +283,7 @@ impl Daemon {
                 *here.entry(n).or_default() += 1;
                 nodes.push(n);
             }
-            if keep.is_some_and(|k| k > 0) {
+            if let Some(key) = key {
                 self.registry
                     .warm_nodes
                     .entry(key)

@@ -149,16 +149,21 @@ fn key_of(app: &App, p: &Prepared, per_rank: &[&str]) -> Option<Key> {
     })
 }
 
-/// The copies a command asks for (`ibdyn_prestart`), clamped to the daemon's limit.
-fn wanted(app: &App) -> Option<usize> {
-    let v = app.env.iter().rev().find(|(k, _)| k == INFO_VAR)?.1.trim();
-    match v.parse::<usize>() {
+/// A value of the `ibdyn_prestart` info key: the copies to keep, clamped to the daemon's
+/// limit; None (and a log line) when it is not a count.
+pub(crate) fn parse_count(v: &str) -> Option<usize> {
+    match v.trim().parse::<usize>() {
         Ok(n) => Some(n.min(MAX_WAITING)),
         Err(_) => {
             tracing::warn!("info ibdyn_prestart={v:?} is not a count: ignored");
             None
         }
     }
+}
+
+/// The copies a command asks for (its `ibdyn_prestart`, carried in its environment).
+fn wanted(app: &App) -> Option<usize> {
+    parse_count(&app.env.iter().rev().find(|(k, _)| k == INFO_VAR)?.1)
 }
 
 impl Daemon {
@@ -170,14 +175,14 @@ impl Daemon {
         app: &App,
         job: u32,
         mut p: Prepared,
-        per_rank: &[&str],
     ) -> Result<(Prepared, Started), Prepared> {
+        let per_rank = std::mem::take(&mut p.per_rank);
         // Spawns of a daemon that never saw the info key pay nothing for this.
         let want = wanted(app);
         if want.is_none() && self.prestart.recipes.is_empty() {
             return Err(p);
         }
-        let Some(key) = key_of(app, &p, per_rank) else {
+        let Some(key) = key_of(app, &p, &per_rank) else {
             return Err(p);
         };
         if let Some(want) = want {
@@ -187,7 +192,7 @@ impl Daemon {
                     let env = p
                         .env
                         .iter()
-                        .filter(|(k, _)| !is_per_rank(k, per_rank))
+                        .filter(|(k, _)| !is_per_rank(k, &per_rank))
                         .cloned()
                         .collect();
                     let program = app.program.clone();
@@ -209,7 +214,7 @@ impl Daemon {
                 vars: p
                     .env
                     .iter()
-                    .filter(|(k, _)| is_per_rank(k, per_rank))
+                    .filter(|(k, _)| is_per_rank(k, &per_rank))
                     .map(|(k, v)| {
                         let v = if k == env::HYDRA_PMI_FD {
                             fd_text.clone()
@@ -256,10 +261,27 @@ impl Daemon {
     /// The daemon is ending: its waiting copies end and are reaped here rather than left to
     /// whoever inherits them.
     pub(crate) fn end_copies(&mut self) {
-        for w in self.prestart.waiting.drain().flat_map(|(_, q)| q) {
-            let pid = nix::unistd::Pid::from_raw(w.pid);
+        use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        let pids: Vec<nix::unistd::Pid> = self
+            .prestart
+            .waiting
+            .drain()
+            .flat_map(|(_, q)| q)
+            .map(|w| nix::unistd::Pid::from_raw(w.pid))
+            .collect();
+        for &pid in &pids {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
-            let _ = nix::sys::wait::waitpid(pid, None);
+        }
+        // Killed processes end at once; one stuck in the kernel is left to init after this.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        for pid in pids {
+            while matches!(
+                waitpid(pid, Some(WaitPidFlag::WNOHANG)),
+                Ok(WaitStatus::StillAlive)
+            ) && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
         }
     }
 
@@ -387,17 +409,12 @@ impl Daemon {
 
 /// True if `pid` (a child of the daemon) has ended; it is left to be reaped by its watch.
 fn has_ended(pid: i32) -> bool {
-    // SAFETY: waitid with WNOWAIT only reports the child's state into a zeroed struct.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_PID,
-            pid as libc::id_t,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        ) == 0
-            && info.si_pid() == pid
-    }
+    use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    !matches!(
+        waitid(Id::Pid(nix::unistd::Pid::from_raw(pid)), flags),
+        Ok(WaitStatus::StillAlive)
+    )
 }
 
 /// The thread that starts copies; it lives as long as the daemon (a copy's

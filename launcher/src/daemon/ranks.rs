@@ -242,12 +242,11 @@ impl Daemon {
         }
         let mut cold = Vec::new();
         for p in ready {
-            let Some(app) = spec.app_of(p.rank).cloned() else {
+            let Some(app) = spec.app_of(p.rank) else {
                 cold.push(p);
                 continue;
             };
-            let per_rank = p.per_rank.clone();
-            match self.start_on_copy(&app, spec.jobid, p, &per_rank) {
+            match self.start_on_copy(app, spec.jobid, p) {
                 Ok((p, child)) => {
                     let rank = p.rank;
                     self.rank_started(spec, p, child, true);
