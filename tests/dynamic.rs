@@ -215,6 +215,15 @@ fn prestarted_copies_serve_later_spawns_and_leave_nothing_behind() {
         let before = stdout.matches("warmchild before init").count();
         assert_eq!(before, 6, "lines printed before init:\n{stdout}");
         nothing_left(&marker);
+        // What the copies waiting at the end opened ahead: removed when their daemons ended.
+        let segments: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("copy segment "))
+            .collect();
+        assert!(!segments.is_empty(), "no copy segment reported:\n{stdout}");
+        for s in segments {
+            assert!(!std::path::Path::new(s).exists(), "{s} left behind");
+        }
     }
 }
 

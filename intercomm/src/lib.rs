@@ -16,6 +16,7 @@ mod matching;
 mod net_route;
 mod packet;
 mod peers;
+mod prestarted;
 pub mod process;
 mod protocol;
 mod reqs;

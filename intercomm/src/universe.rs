@@ -10,8 +10,7 @@ use crate::packet::{Header, Kind};
 use crate::process::{Holder, Release};
 use crate::protocol::card_key;
 use ibdyn_pmi::PmiClient;
-use ibdyn_shm::{RecvQueue, ShmConfig};
-use ibdyn_verbs::{Fabric, FabricConfig};
+use ibdyn_verbs::{Fabric, FabricConfig, Preopened};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -236,6 +235,7 @@ pub(crate) fn new_engine() -> Result<Rc<RefCell<Engine>>> {
     // make every such wake-up late.
     // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1000u64) };
+    let opened = crate::prestarted::open_then_wait()?;
     let mut pmi = PmiClient::init_deferred()?;
     if pmi.server_kind() == ibdyn_pmi::ServerKind::Singleton {
         // A program started on its own gets a private daemon at once, so that it can spawn
@@ -248,16 +248,16 @@ pub(crate) fn new_engine() -> Result<Rc<RefCell<Engine>>> {
         job: pmi.job_id(),
         rank: pmi.rank(),
     };
-    let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
-    if let Err(e) = ibdyn_shm::cma::allow_peers() {
-        tracing::debug!("could not allow peers to read this process: {e}");
-    }
+    let opened = match opened {
+        Some(o) => o,
+        None => crate::prestarted::open()?,
+    };
     // CMA is assumed until the kernel refuses a read (then the pipelined copy takes over);
     // IBDYN_CMA=off forces the copy path (for tests and comparisons).
     let cma = std::env::var("IBDYN_CMA").map_or(true, |v| v != "off");
-    let fabric = open_fabric(me)?;
+    let fabric = open_fabric(me, opened.fabric)?;
     let eager = env_usize("IBDYN_EAGER_LIMIT").unwrap_or(DEFAULT_EAGER_LIMIT);
-    let eng = Engine::new(pmi, me, rx, fabric, eager, cma);
+    let eng = Engine::new(pmi, me, opened.rx, fabric, eager, cma);
     let card = eng.card().to_bytes();
     let eng = Rc::new(RefCell::new(eng));
     {
@@ -313,14 +313,14 @@ pub(crate) fn flush(eng: &Rc<RefCell<Engine>>) -> Result<()> {
     Ok(())
 }
 
-fn open_fabric(me: Gpid) -> Result<Option<Fabric>> {
+fn open_fabric(me: Gpid, early: Option<Preopened>) -> Result<Option<Fabric>> {
     let forced = std::env::var("IBDYN_PROVIDER").is_ok();
     let cfg = FabricConfig {
         job_secret: job_secret(),
         local_key: me.to_u64(),
         ..FabricConfig::default()
     };
-    match Fabric::open(cfg) {
+    match Fabric::open_with(cfg, early) {
         Ok(f) => Ok(Some(f)),
         Err(e) if forced => Err(e.into()),
         Err(e) => {

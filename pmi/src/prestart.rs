@@ -122,15 +122,40 @@ pub fn assigned_at() -> Option<Instant> {
     ASSIGNED.get().copied()
 }
 
+/// True in a prestarted process that has not been assigned yet: what it can prepare before
+/// [`wait_for_assignment`] must not depend on its job or rank.
+pub fn is_waiting_copy() -> bool {
+    std::env::var_os(PRESTARTED_ENV).is_some()
+}
+
+/// What [`wait_for_assignment`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waited {
+    /// This process was started for its rank: nothing to wait for.
+    NotACopy,
+    /// The assignment's variables are set: go on as that rank.
+    Assigned,
+    /// The daemon closed the connection, or the copy waited [`IDLE_ENV`] seconds: end quietly.
+    NotNeeded,
+}
+
+/// In a prestarted process: waits for the daemon's assignment and ends the process quietly
+/// if none comes ([`wait_for_assignment`]); elsewhere returns at once.
+pub fn await_assignment() -> Result<()> {
+    if wait_for_assignment()? == Waited::NotNeeded {
+        std::process::exit(0);
+    }
+    Ok(())
+}
+
 /// In a prestarted process: waits for the daemon's assignment and sets its variables (the
-/// first thing ibdyn's initialisation does, before anything reads the environment); ends the
-/// process quietly if none comes. Elsewhere: returns at once.
+/// first thing ibdyn's initialisation does, before anything reads the environment).
 ///
 /// The variables are set with `std::env::set_var`: a prestarted program must initialise ibdyn
 /// before it starts threads of its own that read the environment.
-pub fn await_assignment() -> Result<()> {
-    if std::env::var_os(PRESTARTED_ENV).is_none() {
-        return Ok(());
+pub fn wait_for_assignment() -> Result<Waited> {
+    if !is_waiting_copy() {
+        return Ok(Waited::NotACopy);
     }
     let text = std::env::var(env::HYDRA_PMI_FD).unwrap_or_default();
     let fd: RawFd = text.trim().parse().map_err(|_| {
@@ -161,9 +186,9 @@ pub fn await_assignment() -> Result<()> {
     match reader.read(&mut header[..1]) {
         Ok(1) => {}
         // Not needed: the daemon closed the connection, or kept it unused too long.
-        Ok(_) => std::process::exit(0),
+        Ok(_) => return Ok(Waited::NotNeeded),
         Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-            std::process::exit(0)
+            return Ok(Waited::NotNeeded)
         }
         Err(e) => return Err(io("reading", e)),
     }
@@ -188,7 +213,7 @@ pub fn await_assignment() -> Result<()> {
     }
     std::env::remove_var(PRESTARTED_ENV);
     let _ = ASSIGNED.set(Instant::now());
-    Ok(())
+    Ok(Waited::Assigned)
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use crate::config::{FabricConfig, ProviderKind};
 use crate::conn_wire::{self, ControlMsg};
 use crate::connmgr::{ConnManager, ConnStats, Io, Op};
 use crate::error::{Result, VerbsError};
+use crate::preopen::Preopened;
 use crate::provider::{Provider, RcEvent};
 use crate::ud_channel::{ChannelEvent, ChannelStats, UdChannel};
 use std::time::{Duration, Instant};
@@ -102,15 +103,21 @@ pub struct Fabric {
 impl Fabric {
     /// Open the provider chosen by `cfg` (see [`FabricConfig::provider`]).
     pub fn open(cfg: FabricConfig) -> Result<Fabric> {
-        let kind = cfg.resolve_provider()?;
-        let provider: Box<dyn Provider> = match kind {
-            ProviderKind::Sock => Box::new(crate::sock::SockProvider::open(&cfg)?),
-            #[cfg(feature = "ib")]
-            ProviderKind::Ib => Box::new(crate::ib::IbProvider::open(&cfg)?),
-            #[cfg(not(feature = "ib"))]
-            ProviderKind::Ib => return Err(VerbsError::IbNotCompiled),
+        Self::open_with(cfg, None)
+    }
+
+    /// Like `open`, on what was opened earlier with the same configuration, if anything.
+    pub fn open_with(cfg: FabricConfig, early: Option<Preopened>) -> Result<Fabric> {
+        let early = match early {
+            Some(early) => early,
+            None => Preopened::open(&cfg)?,
         };
-        tracing::debug!("fabric open: provider {kind}, card {}", provider.card());
+        let provider = early.into_provider(&cfg)?;
+        tracing::debug!(
+            "fabric open: provider {}, card {}",
+            provider.kind(),
+            provider.card()
+        );
         Self::with_provider(cfg, provider)
     }
 

@@ -17,6 +17,7 @@ mod connmgr;
 mod error;
 mod fabric;
 pub mod iface;
+mod preopen;
 pub mod provider;
 pub mod regcache;
 mod sock;
@@ -35,6 +36,7 @@ pub use config::{FabricConfig, ProviderKind};
 pub use connmgr::ConnStats;
 pub use error::{Result, VerbFailure, VerbsError};
 pub use fabric::{Event, Fabric, FabricStats, RemoteBuf};
+pub use preopen::Preopened;
 pub use ud_channel::ChannelStats;
 
 /// One InfiniBand/RoCE device port, for `ibdyn info`.

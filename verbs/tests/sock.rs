@@ -1,6 +1,8 @@
 //! The `sock` provider over real sockets: threads with separate fabrics, and separate processes.
 
-use ibdyn_verbs::{AddressCard, Event, Fabric, FabricConfig, ProviderKind, RemoteBuf, VerbsError};
+use ibdyn_verbs::{
+    AddressCard, Event, Fabric, FabricConfig, Preopened, ProviderKind, RemoteBuf, VerbsError,
+};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -95,6 +97,29 @@ fn threads_ping_pong_and_ordering() {
     assert_eq!(a.connection_count(), 1);
     let b = server.join().unwrap();
     assert_eq!(b.connection_count(), 1);
+}
+
+/// A prestarted copy binds its sockets before it knows its job: the fabric opened on them later
+/// keys its connections with the job's secret and talks to a fabric opened the usual way.
+#[test]
+fn a_fabric_on_sockets_bound_before_the_job_was_known_talks_to_its_job() {
+    let early = Preopened::open(&FabricConfig {
+        provider: Some(ProviderKind::Sock),
+        ..FabricConfig::default()
+    })
+    .unwrap();
+    let a = Fabric::open_with(cfg(1), Some(early)).unwrap();
+    let b = open(2);
+    let (ca, cb) = (a.card(), b.card());
+    let server = std::thread::spawn(move || echo_server(b, ca, 5, Duration::from_millis(50)));
+    let mut a = a;
+    let mut ev = Vec::new();
+    for i in 0..5u8 {
+        a.send(2, &cb, &[&[i; 100]]).unwrap();
+    }
+    until(&mut a, &mut ev, "5 echoes", |e| count_messages(e) == 5);
+    assert_eq!(a.connection_count(), 1);
+    server.join().unwrap();
 }
 
 #[test]

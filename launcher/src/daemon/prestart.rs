@@ -9,8 +9,9 @@
 //!
 //! A copy is a child of the daemon like a rank, watched from its start under `WARM_JOB`; its
 //! output pipes are read only once it is a rank (until then they buffer what it printed). A
-//! copy that dies while waiting is reaped and forgotten; copies still waiting when the daemon
-//! ends see their connection close and exit quietly (and `PR_SET_PDEATHSIG` as for ranks).
+//! copy that dies while waiting is reaped and forgotten, and the shared memory it opened ahead
+//! removed; copies still waiting when the daemon ends are killed, reaped and cleaned the same
+//! way (and `PR_SET_PDEATHSIG` as for ranks).
 
 use super::launch::{self, Launch, Started};
 use super::ranks::App;
@@ -282,6 +283,7 @@ impl Daemon {
             {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
+            super::ranks::remove_segments(self.me, pid.as_raw(), "a prestarted copy");
         }
     }
 

@@ -493,23 +493,16 @@ impl Daemon {
         let (job, rank) = if job == super::prestart::WARM_JOB {
             match self.prestart.on_exit(pid) {
                 Some(jr) => jr,
-                // A copy that ended while waiting: it made nothing to clean.
-                None => return,
+                // A copy that ended while waiting (it opened its receive queue ahead).
+                None => {
+                    remove_segments(self.me, pid, "a prestarted copy");
+                    return;
+                }
             }
         } else {
             (job, rank)
         };
-        match ibdyn_shm::remove_segments_of(pid) {
-            Ok(n) if n > 0 => tracing::debug!(
-                "daemon {}: removed {n} shared-memory segments of job {job} rank {rank}",
-                self.me
-            ),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(
-                "daemon {}: cleaning /dev/shm after job {job} rank {rank}: {e}",
-                self.me
-            ),
-        }
+        remove_segments(self.me, pid, &format!("job {job} rank {rank}"));
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };
@@ -554,5 +547,16 @@ impl Daemon {
         };
         self.to_launcher(Report::Exit { job, rank, end });
         self.exited_up(job, rank, code, signal);
+    }
+}
+
+/// Removes what process `pid` left in /dev/shm (`what` names it in the log).
+pub(crate) fn remove_segments(daemon: u32, pid: i32, what: &str) {
+    match ibdyn_shm::remove_segments_of(pid) {
+        Ok(n) if n > 0 => {
+            tracing::debug!("daemon {daemon}: removed {n} shared-memory segments of {what}")
+        }
+        Ok(_) => {}
+        Err(e) => tracing::warn!("daemon {daemon}: cleaning /dev/shm after {what}: {e}"),
     }
 }

@@ -148,9 +148,7 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         .flat_map(|v| v.iter().map(|m| m[3]))
         .collect();
     let start = Instant::now();
-    let copies = wait_for(start, Duration::from_millis(5), "no copy appeared", || {
-        Some(waiting_copies(marker, &ranks)).filter(|c| !c.is_empty())
-    })?;
+    let copies = copies_with_segments(start, marker, &ranks)?;
     for &pid in &copies {
         // SAFETY: kill only sends a signal.
         unsafe { libc::kill(pid, libc::SIGKILL) };
@@ -161,7 +159,52 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         "a killed copy did not end",
         || copies.iter().all(|&p| ended(p)).then_some(()),
     )?;
-    spawn_is_cold(&world, &args, "the only one was killed")
+    // Its daemon removes what it opened ahead.
+    segments_removed(start, &copies)?;
+    spawn_is_cold(&world, &args, "the only one was killed")?;
+    // The copy that spawn leaves waiting: the test checks that its segment is gone once the
+    // job (and its daemons) ended.
+    let ranks: Vec<i32> = ranks.into_iter().chain(copies).collect();
+    for pid in copies_with_segments(Instant::now(), marker, &ranks)? {
+        println!("copy segment {}", segment_of(pid));
+    }
+    Ok(())
+}
+
+/// A process's receive queue (named by pid).
+fn segment_of(pid: i32) -> String {
+    format!("/dev/shm/{}", ibdyn_shm::segment_prefix(pid))
+}
+
+/// Waits for copies of `marker` (not in `ranks`) that have opened their shared memory ahead
+/// of their assignment.
+fn copies_with_segments(start: Instant, marker: &str, ranks: &[i32]) -> Result<Vec<i32>, String> {
+    wait_for(
+        start,
+        Duration::from_millis(5),
+        "no copy opened its shared memory ahead",
+        || {
+            let c = waiting_copies(marker, ranks);
+            let opened = c
+                .iter()
+                .all(|&p| std::path::Path::new(&segment_of(p)).exists());
+            (!c.is_empty() && opened).then_some(c)
+        },
+    )
+}
+
+fn segments_removed(start: Instant, copies: &[i32]) -> Result<(), String> {
+    wait_for(
+        start,
+        Duration::from_millis(5),
+        "the shared memory of ended copies was not removed",
+        || {
+            copies
+                .iter()
+                .all(|&p| !std::path::Path::new(&segment_of(p)).exists())
+                .then_some(())
+        },
+    )
 }
 
 /// `dynamic_check prestart-idle MARKER` under `IBDYN_PRESTART_IDLE=1`: the copy a spawn leaves
@@ -172,9 +215,7 @@ pub fn idle(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
     let first = spawn(&world, &args, 1)?;
     let ranks = [first[0][3]];
     let start = Instant::now();
-    let copies = wait_for(start, Duration::from_millis(5), "no copy appeared", || {
-        Some(waiting_copies(marker, &ranks)).filter(|c| !c.is_empty())
-    })?;
+    let copies = copies_with_segments(start, marker, &ranks)?;
     // Reaped by the daemon, not only ended: gone from /proc.
     let gone = |p: &i32| !std::path::Path::new(&format!("/proc/{p}")).exists();
     wait_for(
@@ -183,5 +224,6 @@ pub fn idle(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         "the unused copies did not end",
         || copies.iter().all(gone).then_some(()),
     )?;
+    segments_removed(start, &copies)?;
     spawn_is_cold(&world, &args, "the copy had ended")
 }

@@ -97,32 +97,47 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
-impl SockProvider {
-    pub fn open(cfg: &FabricConfig) -> Result<SockProvider> {
-        let bind_ip = crate::iface::bind_ip_from_env(cfg.bind_ip)?;
-        let cfg = &FabricConfig {
-            bind_ip,
-            ..cfg.clone()
-        };
-        let udp = UdpSocket::bind((cfg.bind_ip, 0))
-            .map_err(|e| VerbsError::sock("bind udp", cfg.bind_ip, e))?;
-        let listener = TcpListener::bind((cfg.bind_ip, 0))
-            .map_err(|e| VerbsError::sock("bind tcp", cfg.bind_ip, e))?;
+/// A sock provider's sockets, bound before the process knows its job and rank: a prestarted
+/// copy binds them while it waits (binding a TCP port costs 0.1-0.3 ms on a busy host).
+pub struct BoundSockets {
+    udp: UdpSocket,
+    listener: TcpListener,
+    ip: std::net::IpAddr,
+}
+
+impl BoundSockets {
+    pub fn bind(cfg: &FabricConfig) -> Result<BoundSockets> {
+        let ip = crate::iface::bind_ip_from_env(cfg.bind_ip)?;
+        let udp = UdpSocket::bind((ip, 0)).map_err(|e| VerbsError::sock("bind udp", ip, e))?;
+        let listener =
+            TcpListener::bind((ip, 0)).map_err(|e| VerbsError::sock("bind tcp", ip, e))?;
         udp.set_nonblocking(true)
-            .map_err(|e| VerbsError::sock("nonblock udp", cfg.bind_ip, e))?;
+            .map_err(|e| VerbsError::sock("nonblock udp", ip, e))?;
         listener
             .set_nonblocking(true)
-            .map_err(|e| VerbsError::sock("nonblock tcp", cfg.bind_ip, e))?;
+            .map_err(|e| VerbsError::sock("nonblock tcp", ip, e))?;
         // SAFETY: listen(2) on the listening socket we own; a second listen only resizes the
         // accept queue. Failure keeps std's backlog, which works, only slower at scale.
         unsafe { libc::listen(listener.as_raw_fd(), LISTEN_BACKLOG) };
+        Ok(BoundSockets { udp, listener, ip })
+    }
+}
+
+impl SockProvider {
+    /// Opens the provider on sockets bound with the same configuration.
+    pub fn open_on(cfg: &FabricConfig, sockets: BoundSockets) -> Result<SockProvider> {
+        let BoundSockets { udp, listener, ip } = sockets;
+        let cfg = &FabricConfig {
+            bind_ip: ip,
+            ..cfg.clone()
+        };
         let udp_port = udp
             .local_addr()
-            .map_err(|e| VerbsError::sock("local_addr", cfg.bind_ip, e))?
+            .map_err(|e| VerbsError::sock("local_addr", ip, e))?
             .port();
         let tcp_port = listener
             .local_addr()
-            .map_err(|e| VerbsError::sock("local_addr", cfg.bind_ip, e))?
+            .map_err(|e| VerbsError::sock("local_addr", ip, e))?
             .port();
         if cfg.ud_mtu > 65000 {
             return Err(VerbsError::InvalidArgument(format!(
@@ -781,7 +796,8 @@ mod tests {
             job_secret: 7,
             ..FabricConfig::default()
         };
-        let mut p = SockProvider::open(&cfg).expect("open");
+        let mut p =
+            SockProvider::open_on(&cfg, BoundSockets::bind(&cfg).expect("bind")).expect("open");
         let n = 150u32;
         let qps: Vec<u32> = (0..n).map(|_| p.rc_create().expect("qp").qpn).collect();
         let addr = p.card.tcp();

@@ -1,0 +1,42 @@
+//! A prestarted copy (the `ibdyn_prestart` spawn info key) opens what does not depend on
+//! its job or rank before it waits for its assignment, so that the spawn that takes it
+//! does not wait for it: the shared-memory receive queue (named by pid), the permission for
+//! peers' single-copy reads, and the fabric's job-independent part (bound sockets; an
+//! InfiniBand device's queues).
+
+use crate::error::Result;
+use ibdyn_pmi::prestart::{self, Waited};
+use ibdyn_shm::{RecvQueue, ShmConfig};
+use ibdyn_verbs::{FabricConfig, Preopened};
+
+pub(crate) struct Opened {
+    pub(crate) rx: RecvQueue,
+    pub(crate) fabric: Option<Preopened>,
+}
+
+/// Opens a process's job-independent resources.
+pub(crate) fn open() -> Result<Opened> {
+    let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
+    if let Err(e) = ibdyn_shm::cma::allow_peers() {
+        tracing::debug!("could not allow peers to read this process: {e}");
+    }
+    // A failure shows again, with its consequences, when the fabric is opened for real.
+    let fabric = Preopened::open(&FabricConfig::default())
+        .inspect_err(|e| tracing::debug!("opening the fabric ahead: {e}"))
+        .ok();
+    Ok(Opened { rx, fabric })
+}
+
+/// In a waiting copy: opens ahead, then waits for the assignment (and ends quietly, its
+/// shared memory removed, if none comes). None in a process started for its rank.
+pub(crate) fn open_then_wait() -> Result<Option<Opened>> {
+    if !prestart::is_waiting_copy() {
+        return Ok(None);
+    }
+    let opened = open()?;
+    if prestart::wait_for_assignment()? == Waited::NotNeeded {
+        drop(opened);
+        std::process::exit(0);
+    }
+    Ok(Some(opened))
+}
