@@ -98,7 +98,8 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 }
 
 /// A sock provider's sockets, bound before the process knows its job and rank: a prestarted
-/// copy binds them while it waits (binding a TCP port costs 0.1-0.3 ms on a busy host).
+/// copy binds them while it waits (in a fresh process, opening the fabric costs 0.1-0.3 ms,
+/// mostly first touches of its code and of the kernel's socket state).
 pub struct BoundSockets {
     udp: UdpSocket,
     listener: TcpListener,
