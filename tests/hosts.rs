@@ -202,6 +202,54 @@ fn spawn_onto_a_named_host_and_connect_accept_across_hosts() {
     );
 }
 
+/// A copy learns its host's fabric address (`IBDYN_FABRIC_IP`, set per rank by the host's
+/// daemon) only with its assignment: the sockets it bound ahead are bound again there, so the
+/// parent on the other host reaches it (merge and allreduce across the hosts).
+#[test]
+fn a_prestarted_copy_on_another_host_is_reached_at_that_hosts_address() {
+    let Some(lab) = lab(
+        "a_prestarted_copy_on_another_host_is_reached_at_that_hosts_address",
+        2,
+    ) else {
+        return;
+    };
+    let s = Scratch::new("hosts-prestart");
+    let hosts = lab.host_list(&[]);
+    let prog = example_bin("hosts_check");
+    let out = ibdyn_in(
+        &lab,
+        &s,
+        0,
+        &[
+            "run",
+            "-n",
+            "1",
+            "--hosts",
+            &hosts,
+            "--launcher-exec",
+            EXEC,
+            prog.to_str().unwrap(),
+            "spawn",
+            &lab.hosts[1].name,
+            "prestart",
+        ],
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let stdout = text(&out.stdout);
+    let prestarted: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.split("hosts_check: prestarted ").nth(1))
+        .collect();
+    assert_eq!(prestarted, ["0", "1"], "{}", show(&out));
+    for line in stdout
+        .lines()
+        .filter(|l| l.contains("hosts_check: child addrs"))
+    {
+        assert_eq!(reported(line).0, lab.hosts[1].ip, "{}", show(&out));
+    }
+    assert!(stdout.contains("hosts_check: spawn ok"), "{}", show(&out));
+}
+
 #[test]
 fn a_host_that_cannot_be_reached_fails_the_job_naming_it() {
     let Some(lab) = lab("a_host_that_cannot_be_reached_fails_the_job_naming_it", 2) else {

@@ -4,7 +4,9 @@
 //! bind to; ` slurm_step S` inside a Slurm step), then the world does an allreduce and a ring exchange; rank 0 prints
 //! `hosts_check: world ok`. `hosts_check spawn HOST`: rank 0 spawns one child onto HOST (the
 //! `host` info key); the child prints its addresses like a rank; parents and child merge and
-//! allreduce; rank 0 prints `hosts_check: spawn ok`.
+//! allreduce; rank 0 prints `hosts_check: spawn ok`. `hosts_check spawn HOST prestart`: the same
+//! twice with `ibdyn_prestart=1`, so that the second child is the copy started on HOST after the
+//! first (each child also prints `hosts_check: prestarted 0|1`).
 
 use ibdyn::traits::*;
 use ibdyn::{SpawnOptions, SystemOperation};
@@ -69,19 +71,25 @@ fn world(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
-fn spawn(universe: &ibdyn::Universe, host: &str) -> Result<(), String> {
+fn spawn(universe: &ibdyn::Universe, host: &str, prestart: bool) -> Result<(), String> {
     let w = universe.world();
     let me = std::env::current_exe().map_err(|x| x.to_string())?;
     let mut cmd = Command::new(me);
     cmd.arg("child");
+    let mut info = vec![("host".into(), host.into())];
+    if prestart {
+        info.push(("ibdyn_prestart".into(), "1".into()));
+    }
     let opts = SpawnOptions {
-        info: vec![("host".into(), host.into())],
+        info,
         ..SpawnOptions::default()
     };
-    let child = w.process_at_rank(0).spawn_with(&cmd, 1, &opts).map_err(e)?;
-    let merged = child.merge(false).map_err(e)?;
-    merged_sum(&merged)?;
-    child.disconnect().map_err(e)?;
+    for _ in 0..if prestart { 2 } else { 1 } {
+        let child = w.process_at_rank(0).spawn_with(&cmd, 1, &opts).map_err(e)?;
+        let merged = child.merge(false).map_err(e)?;
+        merged_sum(&merged)?;
+        child.disconnect().map_err(e)?;
+    }
     if w.rank() == 0 {
         println!("hosts_check: spawn ok");
     }
@@ -91,6 +99,10 @@ fn spawn(universe: &ibdyn::Universe, host: &str) -> Result<(), String> {
 fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     let parent = universe.parent().ok_or("no parent")?;
     report("child");
+    println!(
+        "hosts_check: prestarted {}",
+        ibdyn::pmi::prestart::was_prestarted() as u8
+    );
     let merged = parent.merge(true).map_err(e)?;
     merged_sum(&merged)?;
     parent.disconnect().map_err(e)
@@ -107,9 +119,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("world") => world(&universe),
-        Some("spawn") => spawn(&universe, args.get(1).map_or("", String::as_str)),
+        Some("spawn") => spawn(
+            &universe,
+            args.get(1).map_or("", String::as_str),
+            args.get(2).is_some_and(|a| a == "prestart"),
+        ),
         Some("child") => child(&universe),
-        _ => Err("usage: hosts_check world | spawn HOST".into()),
+        _ => Err("usage: hosts_check world | spawn HOST [prestart]".into()),
     };
     if let Err(err) = r {
         eprintln!("hosts_check: {err}");

@@ -33,7 +33,9 @@ impl Preopened {
 
     pub(crate) fn into_provider(self, cfg: &FabricConfig) -> Result<Box<dyn Provider>> {
         Ok(match self.0 {
-            Early::Sock(sockets) => Box::new(SockProvider::open_on(cfg, sockets)?),
+            Early::Sock(sockets) => {
+                Box::new(SockProvider::open_on(cfg, sockets.rebound_for(cfg)?)?)
+            }
             #[cfg(feature = "ib")]
             Early::Ib(p) => p,
         })

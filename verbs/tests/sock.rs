@@ -122,6 +122,28 @@ fn a_fabric_on_sockets_bound_before_the_job_was_known_talks_to_its_job() {
     server.join().unwrap();
 }
 
+/// A copy that learns another fabric address with its assignment (`IBDYN_FABRIC_IP` is set
+/// per rank) binds again there rather than keep what it bound ahead.
+#[test]
+fn sockets_bound_ahead_at_another_address_are_bound_again() {
+    let at = |ip: &str| FabricConfig {
+        bind_ip: ip.parse().unwrap(),
+        ..cfg(1)
+    };
+    let early = Preopened::open(&at("127.0.0.1")).unwrap();
+    let f = Fabric::open_with(at("127.0.0.2"), Some(early)).unwrap();
+    let AddressCard::Sock(card) = f.card() else {
+        unreachable!()
+    };
+    assert_eq!(card.ip.to_string(), "127.0.0.2");
+    let early = Preopened::open(&at("127.0.0.1")).unwrap();
+    let f = Fabric::open_with(at("127.0.0.1"), Some(early)).unwrap();
+    let AddressCard::Sock(card) = f.card() else {
+        unreachable!()
+    };
+    assert_eq!(card.ip.to_string(), "127.0.0.1");
+}
+
 #[test]
 fn emulated_rdma_read_write_and_out_of_range_refused() {
     let mut a = open(10);

@@ -122,6 +122,17 @@ impl BoundSockets {
         unsafe { libc::listen(listener.as_raw_fd(), LISTEN_BACKLOG) };
         Ok(BoundSockets { udp, listener, ip })
     }
+
+    /// These sockets if they are bound where `cfg` (and the environment now) says, else new
+    /// ones: a prestarted copy learns the node's fabric address (`IBDYN_FABRIC_IP`) only with
+    /// its assignment.
+    pub fn rebound_for(self, cfg: &FabricConfig) -> Result<BoundSockets> {
+        if crate::iface::bind_ip_from_env(cfg.bind_ip)? == self.ip {
+            return Ok(self);
+        }
+        drop(self);
+        BoundSockets::bind(cfg)
+    }
 }
 
 impl SockProvider {
