@@ -14,17 +14,24 @@ pub(crate) struct Opened {
     pub(crate) fabric: Option<Preopened>,
 }
 
-/// Opens a process's job-independent resources.
-pub(crate) fn open() -> Result<Opened> {
+/// What every process opens on its node: its receive queue, and the permission for peers'
+/// single-copy reads.
+pub(crate) fn open_local() -> Result<Opened> {
     let rx = RecvQueue::create(&ShmConfig::from_env()?)?;
     if let Err(e) = ibdyn_shm::cma::allow_peers() {
         tracing::debug!("could not allow peers to read this process: {e}");
     }
+    Ok(Opened { rx, fabric: None })
+}
+
+/// `open_local` and the fabric's job-independent part.
+fn open_ahead() -> Result<Opened> {
+    let mut opened = open_local()?;
     // A failure shows again, with its consequences, when the fabric is opened for real.
-    let fabric = Preopened::open(&FabricConfig::default())
+    opened.fabric = Preopened::open(&FabricConfig::default())
         .inspect_err(|e| tracing::debug!("opening the fabric ahead: {e}"))
         .ok();
-    Ok(Opened { rx, fabric })
+    Ok(opened)
 }
 
 /// In a waiting copy: opens ahead, then waits for the assignment (and ends quietly, its
@@ -33,7 +40,7 @@ pub(crate) fn open_then_wait() -> Result<Option<Opened>> {
     if !prestart::is_waiting_copy() {
         return Ok(None);
     }
-    let opened = open()?;
+    let opened = open_ahead()?;
     if prestart::wait_for_assignment()? == Waited::NotNeeded {
         drop(opened);
         std::process::exit(0);

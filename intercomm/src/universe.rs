@@ -250,7 +250,7 @@ pub(crate) fn new_engine() -> Result<Rc<RefCell<Engine>>> {
     };
     let opened = match opened {
         Some(o) => o,
-        None => crate::prestarted::open()?,
+        None => crate::prestarted::open_local()?,
     };
     // CMA is assumed until the kernel refuses a read (then the pipelined copy takes over);
     // IBDYN_CMA=off forces the copy path (for tests and comparisons).
