@@ -247,6 +247,39 @@ fn an_unused_prestarted_copy_ends_after_its_idle_limit() {
     nothing_left(&marker);
 }
 
+/// `IBDYN_PRESTART=N`: spawns that do not set the info key ask for copies (for programs that
+/// cannot be changed); a value that is not a count fails the spawn, saying so.
+#[test]
+fn ibdyn_prestart_in_the_environment_asks_for_copies_for_every_spawn() {
+    let prog = common::example_bin("dynamic_check");
+    let marker = format!("ibdyn-prestart-env-{}", std::process::id());
+    let run_with = |value: &str| {
+        common::ibdyn_bounded()
+            .env("IBDYN_PRESTART", value)
+            .args([
+                "run",
+                "-n",
+                "1",
+                prog.to_str().unwrap(),
+                "prestart-env",
+                &marker,
+            ])
+            .output()
+            .expect("start ibdyn run")
+    };
+    let out = run_with("1");
+    assert_passed(&out, "spawns under IBDYN_PRESTART=1");
+    nothing_left(&marker);
+    let out = run_with("four");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("IBDYN_PRESTART=\"four\" is not a number of copies"),
+        "{stderr}"
+    );
+    nothing_left(&marker);
+}
+
 /// The copies still waiting when a job ends end with their daemons.
 fn nothing_left(marker: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);

@@ -316,6 +316,7 @@ fn main() {
         "warmchild" => prestart::child(&universe),
         "prestart" => prestart::parent(&universe, args.get(1).map_or("", String::as_str)),
         "prestart-idle" => prestart::idle(&universe, args.get(1).map_or("", String::as_str)),
+        "prestart-env" => prestart::by_env(&universe, args.get(1).map_or("", String::as_str)),
         w => {
             let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
             Wireup::parse(w)

@@ -29,6 +29,23 @@ impl Default for SpawnOptions {
     }
 }
 
+/// The spawn info key asking the daemon to keep copies of the command started ahead.
+const PRESTART_KEY: &str = "ibdyn_prestart";
+/// `IBDYN_PRESTART=N` in a process's environment: its spawns that do not set the info key ask
+/// for N copies (programs that cannot be changed, e.g. other people's MPI programs).
+pub const PRESTART_ENV: &str = "IBDYN_PRESTART";
+
+/// The `ibdyn_prestart` value `IBDYN_PRESTART` gives, if it is set.
+fn prestart_default() -> Result<Option<String>> {
+    match std::env::var(PRESTART_ENV) {
+        Err(_) => Ok(None),
+        Ok(v) if v.trim().parse::<u32>().is_ok() => Ok(Some(v.trim().to_string())),
+        Ok(v) => Err(CommError::InvalidArgument(format!(
+            "{PRESTART_ENV}={v:?} is not a number of copies (set e.g. {PRESTART_ENV}=4, or unset it)"
+        ))),
+    }
+}
+
 /// Turns a `std::process::Command` (program, arguments, environment, working directory) and
 /// a process count into a PMI spawn command.
 fn to_spawn_command(
@@ -42,6 +59,11 @@ fn to_spawn_command(
             .ok_or_else(|| CommError::InvalidArgument(format!("{what} {s:?} is not UTF-8")))
     };
     let mut info = opts.info.clone();
+    if !info.iter().any(|(k, _)| k == PRESTART_KEY) {
+        if let Some(n) = prestart_default()? {
+            info.push((PRESTART_KEY.into(), n));
+        }
+    }
     if let Some(dir) = cmd.get_current_dir() {
         info.push(("wdir".into(), text(dir.as_os_str(), "working directory")?));
     }

@@ -29,11 +29,20 @@ pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
 }
 
 fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<[i32; 4]>, String> {
+    spawn_with_info(world, args, n, vec![("ibdyn_prestart".into(), "1".into())])
+}
+
+fn spawn_with_info(
+    world: &ibdyn::IntraCommunicator,
+    args: &[&str],
+    n: u32,
+    info: Vec<(String, String)>,
+) -> Result<Vec<[i32; 4]>, String> {
     let e = |e: ibdyn::CommError| e.to_string();
     let mut cmd = Command::new(std::env::current_exe().map_err(|x| x.to_string())?);
     cmd.args(args);
     let opts = SpawnOptions {
-        info: vec![("ibdyn_prestart".into(), "1".into())],
+        info,
         ..SpawnOptions::default()
     };
     let kids = world
@@ -226,4 +235,34 @@ pub fn idle(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
     )?;
     segments_removed(start, &copies)?;
     spawn_is_cold(&world, &args, "the copy had ended")
+}
+
+/// `dynamic_check prestart-env MARKER` under `IBDYN_PRESTART=1`: spawns without the info key
+/// ask for a copy all the same (the second takes it); the info key still wins (`0`: no copy
+/// is kept for that command, so its second spawn starts cold).
+pub fn by_env(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
+    let world = one_process(universe)?;
+    let args = ["warmchild", marker];
+    for want in [[0, 1], [0, 0]] {
+        let info = if want[1] == 0 {
+            vec![("ibdyn_prestart".into(), "0".into())]
+        } else {
+            Vec::new()
+        };
+        let args = if want[1] == 0 {
+            vec!["warmchild", marker, "zero"]
+        } else {
+            args.to_vec()
+        };
+        for expect in want {
+            let got = spawn_with_info(&world, &args, 1, info.clone())?;
+            if got[0][0] != expect {
+                return Err(format!(
+                    "spawn of {args:?} with info {info:?}: prestarted {} (expected {expect})",
+                    got[0][0]
+                ));
+            }
+        }
+    }
+    Ok(())
 }
