@@ -128,6 +128,15 @@ fn a_job_spans_namespace_hosts_placed_by_slots() {
     }
 }
 
+/// `ibdyn run -n 1 --hosts (all) OPTIONS hosts_check spawn HOST1 ARGS` inside host 0.
+fn spawn_onto_host_1(lab: &NetLab, s: &Scratch, options: &[&str], args: &[&str]) -> Output {
+    let hosts = lab.host_list(&[]);
+    let prog = example_bin("hosts_check");
+    let head = ["run", "-n", "1", "--hosts", &hosts, "--launcher-exec", EXEC];
+    let tail = [prog.to_str().unwrap(), "spawn", &lab.hosts[1].name];
+    ibdyn_in(lab, s, 0, &[&head[..], options, &tail, args].concat())
+}
+
 #[test]
 fn spawn_onto_a_named_host_and_connect_accept_across_hosts() {
     let Some(lab) = lab("spawn_onto_a_named_host_and_connect_accept_across_hosts", 2) else {
@@ -135,27 +144,7 @@ fn spawn_onto_a_named_host_and_connect_accept_across_hosts() {
     };
     let s = Scratch::new("hosts-spawn");
     let hosts = lab.host_list(&[]);
-    let prog = example_bin("hosts_check");
-    let out = ibdyn_in(
-        &lab,
-        &s,
-        0,
-        &[
-            "run",
-            "-n",
-            "1",
-            "--hosts",
-            &hosts,
-            "--launcher-exec",
-            EXEC,
-            "--iface",
-            IFACE,
-            "--tag-output",
-            prog.to_str().unwrap(),
-            "spawn",
-            &lab.hosts[1].name,
-        ],
-    );
+    let out = spawn_onto_host_1(&lab, &s, &["--iface", IFACE, "--tag-output"], &[]);
     assert!(out.status.success(), "{}", show(&out));
     let child: Vec<String> = text(&out.stdout)
         .lines()
@@ -214,26 +203,7 @@ fn a_prestarted_copy_on_another_host_is_reached_at_that_hosts_address() {
         return;
     };
     let s = Scratch::new("hosts-prestart");
-    let hosts = lab.host_list(&[]);
-    let prog = example_bin("hosts_check");
-    let out = ibdyn_in(
-        &lab,
-        &s,
-        0,
-        &[
-            "run",
-            "-n",
-            "1",
-            "--hosts",
-            &hosts,
-            "--launcher-exec",
-            EXEC,
-            prog.to_str().unwrap(),
-            "spawn",
-            &lab.hosts[1].name,
-            "prestart",
-        ],
-    );
+    let out = spawn_onto_host_1(&lab, &s, &[], &["prestart"]);
     assert!(out.status.success(), "{}", show(&out));
     let stdout = text(&out.stdout);
     let prestarted: Vec<&str> = stdout
