@@ -39,6 +39,7 @@ pub const PRESTART_ENV: &str = "IBDYN_PRESTART";
 fn prestart_default() -> Result<Option<String>> {
     match std::env::var(PRESTART_ENV) {
         Err(_) => Ok(None),
+        Ok(v) if v.trim().is_empty() => Ok(None),
         Ok(v) if v.trim().parse::<u32>().is_ok() => Ok(Some(v.trim().to_string())),
         Ok(v) => Err(CommError::InvalidArgument(format!(
             "{PRESTART_ENV}={v:?} is not a number of copies (set e.g. {PRESTART_ENV}=4, or unset it)"
