@@ -263,6 +263,8 @@ impl Daemon {
     /// whoever inherits them.
     pub(crate) fn end_copies(&mut self) {
         use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        // Copies made but not yet taken from the starting thread are waiting too.
+        self.on_prestarted();
         let pids: Vec<nix::unistd::Pid> = self
             .prestart
             .waiting
