@@ -193,27 +193,32 @@ fn under_the_dvm_an_abort_in_a_spawned_job_ends_only_that_job() {
 #[test]
 fn prestarted_copies_serve_later_spawns_and_leave_nothing_behind() {
     let prog = common::example_bin("dynamic_check");
-    // On two nodes a command's later spawns go to the daemons that keep its copies.
-    for nodes in ["1", "2"] {
-        let marker = format!("ibdyn-prestart-test-{}-{nodes}", std::process::id());
-        let args = [
-            "-n",
-            "1",
-            "--nodes",
-            nodes,
-            prog.to_str().unwrap(),
-            "prestart",
-        ];
-        let out = run(&[&args[..], &[marker.as_str()]].concat());
+    // On two nodes a command's later spawns go to the daemons that keep its copies. Copies
+    // are forked from a template of the command, or exec'd under IBDYN_PRESTART_FORK=0 (the
+    // check asserts which).
+    for (nodes, fork) in [("1", "1"), ("2", "1"), ("1", "0")] {
+        let marker = format!("ibdyn-prestart-test-{}-{nodes}-{fork}", std::process::id());
+        let out = common::ibdyn_bounded()
+            .env("IBDYN_PRESTART_FORK", fork)
+            .args(["run", "-n", "1", "--nodes", nodes])
+            .args([prog.to_str().unwrap(), "prestart", &marker])
+            .output()
+            .expect("start ibdyn run");
         assert_passed(
             &out,
-            &format!("spawns with ibdyn_prestart on {nodes} node(s)"),
+            &format!("spawns with ibdyn_prestart on {nodes} node(s), IBDYN_PRESTART_FORK={fork}"),
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
-        // Six children ran (1 + 1 + 2 + 1 + 1); the copies left waiting at the end (and the
-        // killed ones) never printed.
+        // One line per child that ran (the check counts them); the copies left waiting at the
+        // end (and the killed ones) never printed, and a template's line is printed by the
+        // copies it forks, not by itself.
+        let ran: usize = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("children that ran: "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count of children:\n{stdout}"));
         let before = stdout.matches("warmchild before init").count();
-        assert_eq!(before, 6, "lines printed before init:\n{stdout}");
+        assert_eq!(before, ran, "lines printed before init:\n{stdout}");
         nothing_left(&marker);
         // What the copies waiting at the end opened ahead: removed when their daemons ended.
         let segments: Vec<&str> = stdout
@@ -278,6 +283,20 @@ fn ibdyn_prestart_in_the_environment_asks_for_copies_for_every_spawn() {
         "{stderr}"
     );
     nothing_left(&marker);
+}
+
+/// Copies forked from templates: a program with threads before its initialisation, or run by
+/// a wrapper script, gets exec'd copies instead; a killed template is replaced; orphans the
+/// daemon adopts are reaped.
+#[test]
+fn copies_are_forked_from_a_template_that_is_replaced_when_killed() {
+    let prog = common::example_bin("dynamic_check");
+    for mode in ["prestart-refused", "prestart-template", "prestart-orphan"] {
+        let marker = format!("ibdyn-{mode}-{}", std::process::id());
+        let out = run(&["-n", "1", prog.to_str().unwrap(), mode, &marker]);
+        assert_passed(&out, mode);
+        nothing_left(&marker);
+    }
 }
 
 /// The copies still waiting when a job ends end with their daemons.

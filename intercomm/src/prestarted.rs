@@ -35,8 +35,10 @@ fn open_ahead() -> Result<Opened> {
 }
 
 /// In a waiting copy: opens ahead, then waits for the assignment (and ends quietly, its
-/// shared memory removed, if none comes). None in a process started for its rank.
+/// shared memory removed, if none comes). None in a process started for its rank. A
+/// template opens nothing: it forks copies, and each opens its own.
 pub(crate) fn open_then_wait() -> Result<Option<Opened>> {
+    prestart::serve_forks()?;
     if !prestart::is_waiting_copy() {
         return Ok(None);
     }

@@ -1,6 +1,8 @@
 /* MPI_Comm_spawn with ibdyn's info key ibdyn_prestart=1: after the first spawn the node
    daemon keeps a copy of the command started and waiting; the second spawn's child is that
-   copy (the child reports its pid, the parent found the waiting copy's pid in /proc). */
+   copy (the child reports its pid, the parent found the waiting copy's pid in /proc). The
+   copy is forked from a template of the command, which shows the same arguments and
+   environment in /proc: the copy is the one that opened its shared-memory queue ahead. */
 #include <dirent.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -33,7 +35,9 @@ static int waiting_copy(const char *marker) {
     snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
     if (!file_has(path, marker, strlen(marker))) continue;
     snprintf(path, sizeof path, "/proc/%d/environ", pid);
-    if (file_has(path, "IBDYN_PRESTARTED=1", 18)) found = pid;
+    if (!file_has(path, "IBDYN_PRESTARTED=", 17)) continue;
+    snprintf(path, sizeof path, "/dev/shm/ibdyn-%d", pid);
+    if (access(path, F_OK) == 0) found = pid;
   }
   if (d) closedir(d);
   return found;

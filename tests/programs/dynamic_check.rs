@@ -252,6 +252,12 @@ fn main() {
         // line must reach the output once, as its rank's, only if the copy is used.
         println!("dynamic_check: warmchild before init");
     }
+    if std::env::args().any(|a| a == "threads") {
+        // A program with a thread of its own before initialising: not forked.
+        std::thread::spawn(|| loop {
+            std::thread::park();
+        });
+    }
     let universe = ibdyn::initialize().unwrap_or_else(|e| {
         eprintln!("dynamic_check: init: {e}");
         std::process::exit(2)
@@ -317,6 +323,15 @@ fn main() {
         "prestart" => prestart::parent(&universe, args.get(1).map_or("", String::as_str)),
         "prestart-idle" => prestart::idle(&universe, args.get(1).map_or("", String::as_str)),
         "prestart-env" => prestart::by_env(&universe, args.get(1).map_or("", String::as_str)),
+        "prestart-refused" => {
+            prestart::templates::refused(&universe, args.get(1).map_or("", String::as_str))
+        }
+        "prestart-template" => {
+            prestart::templates::template_killed(&universe, args.get(1).map_or("", String::as_str))
+        }
+        "prestart-orphan" => {
+            prestart::templates::orphan(&universe, args.get(1).map_or("", String::as_str))
+        }
         w => {
             let n = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(3);
             Wireup::parse(w)

@@ -8,6 +8,7 @@
 //! signals, are read by small threads that hand `Event`s over through its `inbox`.
 
 mod address;
+mod adopted;
 mod coll;
 mod inbox;
 pub(crate) mod jobs;

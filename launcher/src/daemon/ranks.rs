@@ -503,6 +503,7 @@ impl Daemon {
             (job, rank)
         };
         remove_segments(self.me, pid, &format!("job {job} rank {rank}"));
+        super::adopted::reap_orphans();
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };

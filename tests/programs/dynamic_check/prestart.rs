@@ -5,12 +5,16 @@
 //! killed while it waits is not handed to a spawn. Each child prints one line before
 //! initialising: the test counts them (a copy never used prints nothing).
 
+#[path = "templates.rs"]
+pub mod templates;
+
 use ibdyn::traits::*;
 use ibdyn::SpawnOptions;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The child: reports (prestarted, rank, size, pid) to parent rank 0.
+/// The child: reports (prestarted, rank, size, pid, forked from a template, the pid of the
+/// process it leaves behind when its arguments say `orphan`, else 0) to parent rank 0.
 pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     let e = |e: ibdyn::CommError| e.to_string();
     let parent = universe.parent().ok_or("no parent")?;
@@ -20,6 +24,12 @@ pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
         world.rank(),
         world.size(),
         std::process::id() as i32,
+        ibdyn::pmi::prestart::was_forked() as i32,
+        if std::env::args().any(|a| a == "orphan") {
+            templates::leave_an_orphan()?
+        } else {
+            0
+        },
     ]
     .iter()
     .flat_map(|v| v.to_le_bytes())
@@ -28,8 +38,8 @@ pub fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     parent.disconnect().map_err(e)
 }
 
-fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<[i32; 4]>, String> {
-    spawn_with_info(world, args, n, vec![("ibdyn_prestart".into(), "1".into())])
+fn spawn(world: &ibdyn::IntraCommunicator, args: &[&str], n: u32) -> Result<Vec<[i32; 6]>, String> {
+    spawn_with_info(world, args, n, one_copy())
 }
 
 fn spawn_with_info(
@@ -37,37 +47,63 @@ fn spawn_with_info(
     args: &[&str],
     n: u32,
     info: Vec<(String, String)>,
-) -> Result<Vec<[i32; 4]>, String> {
-    let e = |e: ibdyn::CommError| e.to_string();
+) -> Result<Vec<[i32; 6]>, String> {
     let mut cmd = Command::new(std::env::current_exe().map_err(|x| x.to_string())?);
     cmd.args(args);
+    spawn_command(world, &cmd, n, info)
+}
+
+/// Spawns `n` processes of `cmd` (children that report as `child` does) and takes their
+/// reports.
+fn spawn_command(
+    world: &ibdyn::IntraCommunicator,
+    cmd: &Command,
+    n: u32,
+    info: Vec<(String, String)>,
+) -> Result<Vec<[i32; 6]>, String> {
+    let e = |e: ibdyn::CommError| e.to_string();
     let opts = SpawnOptions {
         info,
         ..SpawnOptions::default()
     };
     let kids = world
         .process_at_rank(0)
-        .spawn_with(&cmd, n, &opts)
+        .spawn_with(cmd, n, &opts)
         .map_err(e)?;
-    let mut got = vec![[0i32; 4]; n as usize];
+    let mut got = vec![[0i32; 6]; n as usize];
     for _ in 0..n {
-        let mut b = [0u8; 16];
+        let mut b = [0u8; 24];
         let st = kids.recv(&mut b, ibdyn::ANY_SOURCE, 3).map_err(e)?;
-        let m: [i32; 4] =
+        let m: [i32; 6] =
             std::array::from_fn(|i| i32::from_le_bytes(b[4 * i..4 * i + 4].try_into().unwrap()));
         if m[1] != st.source || m[2] != n as i32 {
             return Err(format!("child {} reported rank/size {:?}", st.source, m));
         }
         got[st.source as usize] = m;
     }
+
     kids.disconnect().map_err(e)?;
     Ok(got)
 }
 
-/// Waiting copies: processes whose command line holds `marker`, started as copies, and not
-/// among the children that reported (a copy keeps its first environment in /proc after it
-/// became a rank).
+/// Waiting copies and templates: processes whose command line holds `marker`, started as
+/// copies or templates (a forked copy shows its template's environment), and not among the
+/// children that reported (a copy keeps its first environment in /proc after it became a
+/// rank).
 fn waiting_copies(marker: &str, ranks: &[i32]) -> Vec<i32> {
+    waiting(marker, ranks, b"IBDYN_PRESTARTED=")
+}
+
+/// True if a copy forked from a template of `marker` waits: it shows its template's
+/// environment and opened its shared memory (a template opens none).
+fn forked_copy_waits(marker: &str, ranks: &[i32]) -> bool {
+    waiting(marker, ranks, b"IBDYN_PRESTARTED=template")
+        .iter()
+        .any(|&p| std::path::Path::new(&segment_of(p)).exists())
+}
+
+/// Live processes of `marker`, not in `ranks`, whose first environment holds `var`.
+fn waiting(marker: &str, ranks: &[i32], var: &[u8]) -> Vec<i32> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
@@ -79,7 +115,7 @@ fn waiting_copies(marker: &str, ranks: &[i32]) -> Vec<i32> {
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
         let has = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
-        if has(&cmdline, marker.as_bytes()) && has(&environ, b"IBDYN_PRESTARTED=1") {
+        if has(&cmdline, marker.as_bytes()) && has(&environ, var) {
             out.push(pid);
         }
     }
@@ -114,6 +150,41 @@ fn wait_for<T>(
     }
 }
 
+/// The spawn info that asks for one copy.
+fn one_copy() -> Vec<(String, String)> {
+    vec![("ibdyn_prestart".into(), "1".into())]
+}
+
+/// Spawns `cmd` (whose copies are waiting or being started) until a forked copy waits, then
+/// once more: that spawn must take the forked copy. Until its template is ready the copies
+/// are exec'd; every spawn takes one. The ranks' pids go to `taken`.
+fn until_forked(
+    world: &ibdyn::IntraCommunicator,
+    cmd: &Command,
+    marker: &str,
+    taken: &mut Vec<i32>,
+) -> Result<(), String> {
+    let start = Instant::now();
+    while !forked_copy_waits(marker, taken) {
+        if start.elapsed() > Duration::from_secs(30) {
+            return Err(format!("no forked copy of {cmd:?} waited within 30 s"));
+        }
+        let got = spawn_command(world, cmd, 1, one_copy())?[0];
+        taken.push(got[3]);
+        if got[0] != 1 {
+            return Err(format!("a spawn of {cmd:?} did not take a copy: {got:?}"));
+        }
+    }
+    let last = spawn_command(world, cmd, 1, one_copy())?[0];
+    taken.push(last[3]);
+    if last[0] != 1 || last[4] != 1 {
+        return Err(format!(
+            "a spawn of {cmd:?} did not take the forked copy: {last:?}"
+        ));
+    }
+    Ok(())
+}
+
 /// The next spawn of `args` must start its process: no copy is left to take.
 fn spawn_is_cold(world: &ibdyn::IntraCommunicator, args: &[&str], why: &str) -> Result<(), String> {
     let after = spawn(world, args, 1)?;
@@ -143,6 +214,18 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
     if second[0][0] != 1 {
         return Err("the second spawn did not take the prestarted copy".into());
     }
+    // Copies are forked from a template of the command once it is ready, unless the
+    // environment says not to.
+    let mut taken = vec![first[0][3], second[0][3]];
+    if std::env::var("IBDYN_PRESTART_FORK").as_deref() == Ok("0") {
+        if second[0][4] != 0 {
+            return Err("a copy was forked under IBDYN_PRESTART_FORK=0".into());
+        }
+    } else {
+        let mut cmd = Command::new(std::env::current_exe().map_err(|x| x.to_string())?);
+        cmd.args(args);
+        until_forked(&world, &cmd, marker, &mut taken)?;
+    }
     let two = spawn(&world, &args, 2)?;
     if two[0][0] != 1 || two[1][0] != 0 {
         return Err(format!("a spawn of 2 with 1 copy: prestarted {:?}", two));
@@ -152,9 +235,10 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         return Err("a copy served a spawn with other arguments".into());
     }
     // A copy of the first command waits now (or is being started): kill it.
-    let ranks: Vec<i32> = [&first, &second, &two, &other]
+    let ranks: Vec<i32> = [&two, &other]
         .iter()
         .flat_map(|v| v.iter().map(|m| m[3]))
+        .chain(taken)
         .collect();
     let start = Instant::now();
     let copies = copies_with_segments(start, marker, &ranks)?;
@@ -171,6 +255,10 @@ pub fn parent(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
     // Its daemon removes what it opened ahead.
     segments_removed(start, &copies)?;
     spawn_is_cold(&world, &args, "the only one was killed")?;
+    // Each child that ran printed one line before its initialisation (a forked copy's came
+    // from its template): the ranks taken above, the spawn of 2, the other command and the
+    // last cold spawn.
+    println!("children that ran: {}", ranks.len() + 1);
     // The copy that spawn leaves waiting: the test checks that its segment is gone once the
     // job (and its daemons) ended.
     let ranks: Vec<i32> = ranks.into_iter().chain(copies).collect();
@@ -186,18 +274,18 @@ fn segment_of(pid: i32) -> String {
 }
 
 /// Waits for copies of `marker` (not in `ranks`) that have opened their shared memory ahead
-/// of their assignment.
+/// of their assignment (a template opens none).
 fn copies_with_segments(start: Instant, marker: &str, ranks: &[i32]) -> Result<Vec<i32>, String> {
     wait_for(
         start,
         Duration::from_millis(5),
         "no copy opened its shared memory ahead",
         || {
-            let c = waiting_copies(marker, ranks);
-            let opened = c
-                .iter()
-                .all(|&p| std::path::Path::new(&segment_of(p)).exists());
-            (!c.is_empty() && opened).then_some(c)
+            let c: Vec<i32> = waiting_copies(marker, ranks)
+                .into_iter()
+                .filter(|&p| std::path::Path::new(&segment_of(p)).exists())
+                .collect();
+            (!c.is_empty()).then_some(c)
         },
     )
 }

@@ -7,19 +7,26 @@
 //! that finds a copy of its command still being started waits for it rather than starting
 //! another.
 //!
+//! The first copy a command needs starts a template of it (`template`); the copies are then
+//! forked from the template rather than exec'd (unless the command's environment sets
+//! `IBDYN_PRESTART_FORK=0`, or its template cannot serve).
+//!
 //! A copy is a child of the daemon like a rank, watched from its start under `WARM_JOB`; its
 //! output pipes are read only once it is a rank (until then they buffer what it printed). A
 //! copy that dies while waiting is reaped and forgotten, and the shared memory it opened ahead
 //! removed; copies still waiting when the daemon ends are killed, reaped and cleaned the same
 //! way (and `PR_SET_PDEATHSIG` as for ranks).
 
+mod template;
+
 use super::launch::{self, Launch, Started};
 use super::ranks::App;
 use super::starts::Prepared;
 use super::Daemon;
 use ibdyn_pmi::env;
+use ibdyn_pmi::prestart::template::FORK_ENV;
 use ibdyn_pmi::prestart::{Assignment, PRESTARTED_ENV};
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -73,12 +80,18 @@ struct Order {
     key: Key,
     program: String,
     env: Vec<(OsString, OsString)>,
+    /// Fork it from a template of the command rather than exec it.
+    fork: bool,
 }
 
-/// The starting thread's answer.
-struct Made {
-    key: Key,
-    result: std::io::Result<Waiting>,
+/// The starting thread's answers.
+enum Made {
+    Copy {
+        key: Key,
+        result: std::io::Result<Waiting>,
+    },
+    /// A template was started (it is reaped and, at the end, killed like a copy).
+    Template { pid: i32 },
 }
 
 /// The starting thread: a clone suspends the thread that makes it until the exec, which
@@ -96,6 +109,8 @@ pub(crate) struct Pool {
     starting: HashMap<Key, usize>,
     /// Copies that became ranks: pid → (job, rank).
     assigned: HashMap<i32, (u32, u32)>,
+    /// The templates copies are forked from.
+    templates: HashSet<i32>,
     /// Assignments to write once the spawn that took the copies is answered.
     unsent: Vec<(UnixStream, Vec<u8>, i32)>,
     /// Made on first use.
@@ -119,6 +134,7 @@ impl Pool {
         if let Some(jr) = self.assigned.remove(&pid) {
             return Some(jr);
         }
+        self.templates.remove(&pid);
         for q in self.waiting.values_mut() {
             q.retain(|w| w.pid != pid);
         }
@@ -270,7 +286,9 @@ impl Daemon {
             .waiting
             .drain()
             .flat_map(|(_, q)| q)
-            .map(|w| nix::unistd::Pid::from_raw(w.pid))
+            .map(|w| w.pid)
+            .chain(self.prestart.templates.drain())
+            .map(nix::unistd::Pid::from_raw)
             .collect();
         for &pid in &pids {
             let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
@@ -356,6 +374,7 @@ impl Daemon {
                     key: key.clone(),
                     program: r.program.clone(),
                     env: r.env.clone(),
+                    fork: !r.env.iter().any(|(k, v)| k == FORK_ENV && v == "0"),
                 };
                 let sent = self
                     .prestart
@@ -387,7 +406,16 @@ impl Daemon {
     }
 
     fn copy_made(&mut self, made: Made) {
-        let Made { key, result } = made;
+        let (key, result) = match made {
+            Made::Copy { key, result } => (key, result),
+            Made::Template { pid } => {
+                if !self.reactor.watch_child(pid, WARM_JOB, 0) {
+                    super::ranks::wait_for(pid, WARM_JOB, 0, self.events.clone());
+                }
+                self.prestart.templates.insert(pid);
+                return;
+            }
+        };
         if let Some(n) = self.prestart.starting.get_mut(&key) {
             *n = n.saturating_sub(1);
         }
@@ -429,9 +457,16 @@ fn starting_thread(events: super::inbox::EventTx) -> Option<Starter> {
     std::thread::Builder::new()
         .name("prestart".into())
         .spawn(move || {
+            let mut templates = template::Templates::default();
             for o in todo {
-                let result = start_copy(&o);
-                let m = Made { key: o.key, result };
+                let mut started = |pid| {
+                    let _ = done.send(Made::Template { pid });
+                };
+                let result = match templates.fork(&o, &mut started) {
+                    Some(w) => Ok(w),
+                    None => start_copy(&o),
+                };
+                let m = Made::Copy { key: o.key, result };
                 if done.send(m).is_err() || !events.send(super::Event::Prestarted) {
                     return;
                 }
@@ -442,10 +477,23 @@ fn starting_thread(events: super::inbox::EventTx) -> Option<Starter> {
 }
 
 fn start_copy(o: &Order) -> std::io::Result<Waiting> {
+    let (started, pmi, fd_in_copy) = launch_copy(o, "1")?;
+    Ok(Waiting {
+        pid: started.pid,
+        pmi,
+        fd_in_copy,
+        stdout: started.stdout,
+        stderr: started.stderr,
+    })
+}
+
+/// Starts the program of `o` with `IBDYN_PRESTARTED=role` and a PMI connection: the process,
+/// the daemon's end of the connection and its descriptor number in the process.
+fn launch_copy(o: &Order, role: &str) -> std::io::Result<(Started, UnixStream, RawFd)> {
     let (ours, theirs) = super::ranks::inherited_pmi_socket()?;
     let fd = theirs.as_raw_fd();
     let mut env = o.env.clone();
-    env.push((PRESTARTED_ENV.into(), "1".into()));
+    env.push((PRESTARTED_ENV.into(), role.into()));
     env.push((env::HYDRA_PMI_FD.into(), OsString::from(fd.to_string())));
     let started = launch::start(&Launch {
         program: &o.program,
@@ -456,11 +504,5 @@ fn start_copy(o: &Order) -> std::io::Result<Waiting> {
         inherit: Some(fd),
     })?;
     drop(theirs);
-    Ok(Waiting {
-        pid: started.pid,
-        pmi: ours,
-        fd_in_copy: fd,
-        stdout: started.stdout,
-        stderr: started.stderr,
-    })
+    Ok((started, ours, fd))
 }

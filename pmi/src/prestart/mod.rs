@@ -6,7 +6,11 @@
 //! waiting copy instead of paying for an exec and the program's start-up.
 //!
 //! A copy that is never used ends quietly: when its daemon closes the connection, or after
-//! [`IDLE_ENV`] seconds.
+//! [`IDLE_ENV`] seconds. After its first copies a daemon makes the others by forking a
+//! [`template`] of the program rather than exec'ing it again.
+
+pub mod template;
+pub use template::{serve_forks, was_forked};
 
 use crate::env;
 use crate::error::{PmiError, Result};
@@ -110,6 +114,17 @@ fn idle_limit() -> Duration {
         .map_or(DEFAULT_IDLE, Duration::from_secs_f64)
 }
 
+/// A copy's connection to its daemon (`PMI_FD`).
+fn pmi_fd() -> Result<RawFd> {
+    let text = std::env::var(env::HYDRA_PMI_FD).unwrap_or_default();
+    text.trim().parse().map_err(|_| {
+        PmiError::Env(format!(
+            "{PRESTARTED_ENV} is set but {}={text:?} is not a descriptor",
+            env::HYDRA_PMI_FD
+        ))
+    })
+}
+
 static ASSIGNED: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
 
 /// True in a process that was prestarted and then assigned to a spawn.
@@ -149,21 +164,17 @@ pub fn await_assignment() -> Result<()> {
 }
 
 /// In a prestarted process: waits for the daemon's assignment and sets its variables (the
-/// first thing ibdyn's initialisation does, before anything reads the environment).
+/// first thing ibdyn's initialisation does, before anything reads the environment). A
+/// template first serves forks ([`serve_forks`]) and waits in the copies it forks.
 ///
 /// The variables are set with `std::env::set_var`: a prestarted program must initialise ibdyn
 /// before it starts threads of its own that read the environment.
 pub fn wait_for_assignment() -> Result<Waited> {
+    serve_forks()?;
     if !is_waiting_copy() {
         return Ok(Waited::NotACopy);
     }
-    let text = std::env::var(env::HYDRA_PMI_FD).unwrap_or_default();
-    let fd: RawFd = text.trim().parse().map_err(|_| {
-        PmiError::Env(format!(
-            "{PRESTARTED_ENV} is set but {}={text:?} is not a descriptor",
-            env::HYDRA_PMI_FD
-        ))
-    })?;
+    let fd = pmi_fd()?;
     // SAFETY: the daemon handed this process the descriptor for PMI; it is only borrowed here
     // (never closed: ManuallyDrop), before the PMI client takes it.
     let stream = std::mem::ManuallyDrop::new(unsafe {
