@@ -126,6 +126,7 @@ fn start(o: &Order) -> std::io::Result<Template> {
         let e = std::io::Error::last_os_error();
         // SAFETY: kill only sends a signal; the child is not reaped yet, so the pid is its.
         unsafe { libc::kill(started.pid, libc::SIGKILL) };
+        let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(started.pid), None);
         return Err(e);
     }
     for fd in [&started.stdout, &started.stderr] {
