@@ -135,6 +135,36 @@ fn the_mpi4py_suite_passes_under_ibdyn_run() {
     }
 }
 
+/// A Python master spawning with `ibdyn_prestart`: after the first child, copies; once the
+/// template interpreter is ready, forked ones. Each child's line printed before `import MPI`
+/// shows once.
+#[test]
+fn a_python_master_gets_forked_copies_of_its_children() {
+    let Some(py) = python() else {
+        return skipped("mpi4py (target/mpi4py-venv)");
+    };
+    let script = root().join("tests/abi/python/prestart.py");
+    let out = run(1, &py, &[script.to_str().expect("utf-8 path")], &root());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let children: usize = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("prestart.py: ok, "))
+        .and_then(|l| l.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| {
+            panic!(
+                "{}\nstdout:\n{stdout}\nstderr:\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    assert!(out.status.success(), "{}", out.status);
+    assert_eq!(
+        stdout.matches("prestart.py: child before MPI").count(),
+        children,
+        "{stdout}"
+    );
+}
+
 #[test]
 fn mpi4pys_own_test_modules_pass_under_ibdyn_run() {
     let tests = root().join("target/mpi4py-tests");
