@@ -287,6 +287,9 @@ fn become_copy(
     fds: [OwnedFd; 3],
 ) -> std::io::Result<()> {
     use nix::unistd::{dup2, getppid};
+    // A group of its own, like every process the daemon starts (the daemon tells those from
+    // orphans it adopted by this).
+    nix::unistd::setpgid(nix::unistd::Pid::from_raw(0), nix::unistd::Pid::from_raw(0))?;
     let [conn, stdout, stderr] = fds;
     dup2(stdout.as_raw_fd(), 1)?;
     dup2(stderr.as_raw_fd(), 2)?;
@@ -311,7 +314,6 @@ fn become_copy(
             getppid()
         )));
     }
-    nix::unistd::setpgid(nix::unistd::Pid::from_raw(0), nix::unistd::Pid::from_raw(0))?;
     std::env::set_var(PRESTARTED_ENV, "1");
     FORKED.store(true, Ordering::Relaxed);
     Ok(())
