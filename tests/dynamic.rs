@@ -287,11 +287,16 @@ fn ibdyn_prestart_in_the_environment_asks_for_copies_for_every_spawn() {
 
 /// Copies forked from templates: a program with threads before its initialisation, or run by
 /// a wrapper script, gets exec'd copies instead; a killed template is replaced; orphans the
-/// daemon adopts are reaped.
+/// daemon adopts are reaped; a daemon keeps eight templates at most.
 #[test]
 fn copies_are_forked_from_a_template_that_is_replaced_when_killed() {
     let prog = common::example_bin("dynamic_check");
-    for mode in ["prestart-refused", "prestart-template", "prestart-orphan"] {
+    for mode in [
+        "prestart-refused",
+        "prestart-template",
+        "prestart-orphan",
+        "prestart-many",
+    ] {
         let marker = format!("ibdyn-{mode}-{}", std::process::id());
         let out = run(&["-n", "1", prog.to_str().unwrap(), mode, &marker]);
         assert_passed(&out, mode);

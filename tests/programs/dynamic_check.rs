@@ -329,6 +329,9 @@ fn main() {
         "prestart-template" => {
             prestart::templates::template_killed(&universe, args.get(1).map_or("", String::as_str))
         }
+        "prestart-many" => {
+            prestart::templates::many(&universe, args.get(1).map_or("", String::as_str))
+        }
         "prestart-orphan" => {
             prestart::templates::orphan(&universe, args.get(1).map_or("", String::as_str))
         }

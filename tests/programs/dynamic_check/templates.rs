@@ -167,3 +167,27 @@ pub fn orphan(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
         || gone().then_some(()),
     )
 }
+
+/// `dynamic_check prestart-many MARKER`: spawns of ten different commands (other arguments)
+/// each start a template; a daemon keeps eight at most and ends the ones used least recently.
+pub fn many(universe: &ibdyn::Universe, marker: &str) -> Result<(), String> {
+    let world = one_process(universe)?;
+    let args: Vec<String> = (0..10).map(|i| format!("k{i}")).collect();
+    for a in &args {
+        spawn(&world, &["warmchild", marker, a], 1)?;
+    }
+    // The copies are made in order: once the last command's copy is taken, every template
+    // has been started.
+    let last = spawn(&world, &["warmchild", marker, "k9"], 1)?[0];
+    if last[0] != 1 {
+        return Err(format!(
+            "the last command's second spawn took no copy: {last:?}"
+        ));
+    }
+    wait_for(
+        Instant::now(),
+        Duration::from_millis(5),
+        "not eight templates",
+        || (templates_of(marker, &[last[3]]).len() == 8).then_some(()),
+    )
+}

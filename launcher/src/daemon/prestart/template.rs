@@ -23,6 +23,11 @@ use std::time::{Duration, Instant};
 const READY_LIMIT: Duration = Duration::from_secs(10);
 /// A fork and the template's answer, at most.
 const REPLY_LIMIT: Duration = Duration::from_secs(5);
+/// Templates kept at once per daemon (one per command); starting another ends the one used
+/// least recently.
+const MAX_TEMPLATES: usize = 8;
+/// Commands remembered as not forkable, at most (then forgotten, and tried again).
+const MAX_UNUSABLE: usize = 1024;
 /// The most a program may print before its initialisation and be forked: a copy's pipe takes
 /// it whole before the copy runs.
 const MAX_PREFACE: usize = 32 << 10;
@@ -38,6 +43,7 @@ struct Template {
     output: [(OwnedFd, Vec<u8>); 2],
     ready: bool,
     started: Instant,
+    last_used: Instant,
 }
 
 /// Why a fork did not give a copy.
@@ -66,6 +72,7 @@ impl Templates {
         // A template that ended (its idle limit) is replaced once.
         for _ in 0..2 {
             if !self.by_key.contains_key(&o.key) {
+                self.make_room();
                 match start(o) {
                     Ok(t) => {
                         started(t.pid);
@@ -75,6 +82,7 @@ impl Templates {
                 }
             }
             let t = self.by_key.get_mut(&o.key)?;
+            t.last_used = Instant::now();
             let was_ready = t.ready;
             if !t.ready {
                 match t.check_ready() {
@@ -105,12 +113,35 @@ impl Templates {
         None
     }
 
+    /// Ends the template used least recently if there are `MAX_TEMPLATES` (commands spawned
+    /// with ever new arguments would otherwise keep one process each).
+    fn make_room(&mut self) {
+        if self.by_key.len() < MAX_TEMPLATES {
+            return;
+        }
+        let oldest = self
+            .by_key
+            .iter()
+            .min_by_key(|(_, t)| t.last_used)
+            .map(|(k, _)| k.clone());
+        if let Some(k) = oldest {
+            tracing::debug!(
+                "prestart template of {}: ended to make room",
+                k.path.display()
+            );
+            self.by_key.remove(&k);
+        }
+    }
+
     fn give_up(&mut self, key: &Key, why: &str) -> Option<Waiting> {
         tracing::info!(
             "prestart template of {}: {why}; its copies are started one by one",
             key.path.display()
         );
         self.by_key.remove(key);
+        if self.unusable.len() >= MAX_UNUSABLE {
+            self.unusable.clear();
+        }
         self.unusable.insert(key.clone());
         None
     }
@@ -144,6 +175,7 @@ fn start(o: &Order) -> std::io::Result<Template> {
         output: [(started.stdout, Vec::new()), (started.stderr, Vec::new())],
         ready: false,
         started: Instant::now(),
+        last_used: Instant::now(),
     })
 }
 
