@@ -5,8 +5,9 @@
 //! `hosts_check: world ok`. `hosts_check spawn HOST`: rank 0 spawns one child onto HOST (the
 //! `host` info key); the child prints its addresses like a rank; parents and child merge and
 //! allreduce; rank 0 prints `hosts_check: spawn ok`. `hosts_check spawn HOST prestart`: the same
-//! twice with `ibdyn_prestart=1`, so that the second child is the copy started on HOST after the
-//! first (each child also prints `hosts_check: prestarted 0|1`).
+//! with `ibdyn_prestart=1` until a child is a copy forked from a template on HOST (the second
+//! and later children are copies started there; each child also prints `hosts_check:
+//! prestarted 0|1 forked 0|1`); at most 30 s.
 
 use ibdyn::traits::*;
 use ibdyn::{SpawnOptions, SystemOperation};
@@ -84,11 +85,19 @@ fn spawn(universe: &ibdyn::Universe, host: &str, prestart: bool) -> Result<(), S
         info,
         ..SpawnOptions::default()
     };
-    for _ in 0..if prestart { 2 } else { 1 } {
+    let start = std::time::Instant::now();
+    loop {
         let child = w.process_at_rank(0).spawn_with(&cmd, 1, &opts).map_err(e)?;
         let merged = child.merge(false).map_err(e)?;
         merged_sum(&merged)?;
+        let forked = any_forked(&merged, false)?;
         child.disconnect().map_err(e)?;
+        if !prestart || forked {
+            break;
+        }
+        if start.elapsed() > std::time::Duration::from_secs(30) {
+            return Err("no child was a forked copy within 30 s".into());
+        }
     }
     if w.rank() == 0 {
         println!("hosts_check: spawn ok");
@@ -96,15 +105,27 @@ fn spawn(universe: &ibdyn::Universe, host: &str, prestart: bool) -> Result<(), S
     Ok(())
 }
 
+/// Whether any member of `merged` says `forked` (all learn it).
+fn any_forked(merged: &ibdyn::IntraCommunicator, forked: bool) -> Result<bool, String> {
+    let mut any = [0i64];
+    merged
+        .all_reduce_into(&[forked as i64], &mut any, SystemOperation::max())
+        .map_err(e)?;
+    Ok(any[0] == 1)
+}
+
 fn child(universe: &ibdyn::Universe) -> Result<(), String> {
     let parent = universe.parent().ok_or("no parent")?;
     report("child");
+    let forked = ibdyn::pmi::prestart::was_forked();
     println!(
-        "hosts_check: prestarted {}",
-        ibdyn::pmi::prestart::was_prestarted() as u8
+        "hosts_check: prestarted {} forked {}",
+        ibdyn::pmi::prestart::was_prestarted() as u8,
+        forked as u8
     );
     let merged = parent.merge(true).map_err(e)?;
     merged_sum(&merged)?;
+    any_forked(&merged, forked)?;
     parent.disconnect().map_err(e)
 }
 
