@@ -18,8 +18,11 @@ use std::io::{ErrorKind, Read};
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
 
-/// Set to 1 in a prestarted process until it is assigned.
+/// Set in a prestarted process until it is assigned: to [`COPY`] in a waiting copy, to
+/// [`template::TEMPLATE`] in a template.
 pub const PRESTARTED_ENV: &str = "IBDYN_PRESTARTED";
+/// `IBDYN_PRESTARTED`'s value in a waiting copy.
+pub const COPY: &str = "1";
 /// Seconds a prestarted process waits for an assignment before it ends (default 600).
 pub const IDLE_ENV: &str = "IBDYN_PRESTART_IDLE";
 const DEFAULT_IDLE: Duration = Duration::from_secs(600);

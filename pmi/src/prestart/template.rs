@@ -8,7 +8,7 @@
 //! connection, stdout and stderr in place of the template's, and goes on as an ordinary
 //! waiting copy. The template forks only while it is the process's one thread.
 
-use super::{idle_limit, pmi_fd, PRESTARTED_ENV};
+use super::{idle_limit, pmi_fd, COPY, PRESTARTED_ENV};
 use crate::error::{PmiError, Result};
 use std::io::{ErrorKind, IoSliceMut, Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -16,8 +16,19 @@ use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// Set to 0 in a spawned command's environment, its copies are exec'd, not forked.
+/// Set to 0 (or `no`, `false`, `off`) in a spawned command's environment, its copies are
+/// exec'd, not forked.
 pub const FORK_ENV: &str = "IBDYN_PRESTART_FORK";
+
+/// Whether a command with this `IBDYN_PRESTART_FORK` value (None: unset) may be forked.
+pub fn fork_allowed(value: Option<&str>) -> bool {
+    !value.is_some_and(|v| {
+        matches!(
+            v.trim().to_ascii_lowercase().as_str(),
+            "0" | "no" | "false" | "off"
+        )
+    })
+}
 /// `IBDYN_PRESTARTED`'s value in a template.
 pub const TEMPLATE: &str = "template";
 /// The daemon's request to fork a copy: these bytes, sent with three descriptors
@@ -314,7 +325,7 @@ fn become_copy(
             getppid()
         )));
     }
-    std::env::set_var(PRESTARTED_ENV, "1");
+    std::env::set_var(PRESTARTED_ENV, COPY);
     FORKED.store(true, Ordering::Relaxed);
     Ok(())
 }
@@ -360,6 +371,16 @@ mod tests {
         assert!(FromTemplate::read_from(&mut &huge[..]).is_err());
         let ready_with_body = [&MAGIC[..], &[0], &1u32.to_le_bytes(), b"x"].concat();
         assert!(FromTemplate::read_from(&mut &ready_with_body[..]).is_err());
+    }
+
+    #[test]
+    fn ibdyn_prestart_fork_off_values() {
+        for off in ["0", "no", "False", " off "] {
+            assert!(!fork_allowed(Some(off)), "{off:?}");
+        }
+        for on in [None, Some("1"), Some(""), Some("yes")] {
+            assert!(fork_allowed(on), "{on:?}");
+        }
     }
 
     #[test]

@@ -24,8 +24,8 @@ use super::ranks::App;
 use super::starts::Prepared;
 use super::Daemon;
 use ibdyn_pmi::env;
-use ibdyn_pmi::prestart::template::FORK_ENV;
-use ibdyn_pmi::prestart::{Assignment, PRESTARTED_ENV};
+use ibdyn_pmi::prestart::template::{fork_allowed, FORK_ENV};
+use ibdyn_pmi::prestart::{Assignment, COPY, PRESTARTED_ENV};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -374,7 +374,13 @@ impl Daemon {
                     key: key.clone(),
                     program: r.program.clone(),
                     env: r.env.clone(),
-                    fork: !r.env.iter().any(|(k, v)| k == FORK_ENV && v == "0"),
+                    fork: fork_allowed(
+                        r.env
+                            .iter()
+                            .rev()
+                            .find(|(k, _)| k == FORK_ENV)
+                            .and_then(|(_, v)| v.to_str()),
+                    ),
                 };
                 let sent = self
                     .prestart
@@ -477,7 +483,7 @@ fn starting_thread(events: super::inbox::EventTx) -> Option<Starter> {
 }
 
 fn start_copy(o: &Order) -> std::io::Result<Waiting> {
-    let (started, pmi, fd_in_copy) = launch_copy(o, "1")?;
+    let (started, pmi, fd_in_copy) = launch_copy(o, COPY)?;
     Ok(Waiting {
         pid: started.pid,
         pmi,
