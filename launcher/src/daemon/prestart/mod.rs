@@ -62,6 +62,8 @@ struct Recipe {
     /// The copies' environment (without the per-rank variables).
     env: Vec<(OsString, OsString)>,
     want: usize,
+    /// Its copies may be forked from a template (`IBDYN_PRESTART_FORK`).
+    fork: bool,
 }
 
 /// A copy waiting for its assignment.
@@ -206,14 +208,25 @@ impl Daemon {
             match self.prestart.recipes.get_mut(&key) {
                 Some(r) => r.want = want,
                 None => {
-                    let env = p
+                    let env: Vec<(OsString, OsString)> = p
                         .env
                         .iter()
                         .filter(|(k, _)| !is_per_rank(k, &per_rank))
                         .cloned()
                         .collect();
+                    let fork = fork_allowed(
+                        env.iter()
+                            .rev()
+                            .find(|(k, _)| k == FORK_ENV)
+                            .and_then(|(_, v)| v.to_str()),
+                    );
                     let program = app.program.clone();
-                    let recipe = Recipe { program, env, want };
+                    let recipe = Recipe {
+                        program,
+                        env,
+                        want,
+                        fork,
+                    };
                     self.prestart.recipes.insert(key.clone(), recipe);
                 }
             }
@@ -374,13 +387,7 @@ impl Daemon {
                     key: key.clone(),
                     program: r.program.clone(),
                     env: r.env.clone(),
-                    fork: fork_allowed(
-                        r.env
-                            .iter()
-                            .rev()
-                            .find(|(k, _)| k == FORK_ENV)
-                            .and_then(|(_, v)| v.to_str()),
-                    ),
+                    fork: r.fork,
                 };
                 let sent = self
                     .prestart
