@@ -51,3 +51,43 @@ fn a_connection_is_answered_during_a_computation_by_the_progress_thread() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_answered(&out, "a computation");
 }
+
+/// Four ranks send rank 0 more than its queue holds while rank 0 does not receive for 2 s.
+/// Their packets wait for room, which nothing signals: each wait must look again less and less
+/// often rather than keep the cores busy. With a retry every 50 us each used about 15% of a
+/// core (300 ms of 2 s); 500 such senders, children disconnecting from their master, starved
+/// the master for seconds.
+#[test]
+fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
+    let prog = common::example_bin("progress_check");
+    let out = common::ibdyn_bounded()
+        .args(["run", "-n", "5"])
+        .arg(&prog)
+        .arg("room")
+        .output()
+        .expect("start ibdyn run");
+    let stdout = common::text(&out.stdout);
+    let stderr = common::text(&out.stderr);
+    assert!(
+        out.status.success(),
+        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    assert!(stdout.contains("rank 0 received every message"), "{stdout}");
+    let mut senders = 0;
+    for line in stdout.lines().filter(|l| l.contains(" waited ")) {
+        let num = |after: &str| -> u64 {
+            let rest = line.split(after).nth(1).expect("a number follows");
+            rest.split_whitespace().next().unwrap().parse().unwrap()
+        };
+        let (waited, cpu) = (num(" waited "), num(" using "));
+        // The wait really was for rank 0's 2 s hold (the queue was full).
+        assert!(waited >= 1000, "{line}");
+        assert!(
+            cpu * 100 < waited * 3,
+            "a sender waiting for room used more than 3% of a core: {line}\n{stdout}"
+        );
+        senders += 1;
+    }
+    assert_eq!(senders, 4, "{stdout}");
+}

@@ -27,9 +27,25 @@ const YIELDS: u32 = 64;
 /// Longest single block: an idle process wakes at most ~50 times a second (hundreds of idle
 /// spawned processes must not keep the cores busy); senders wake it sooner through the doorbell.
 const MAX_BLOCK: Duration = Duration::from_millis(20);
-/// A patient wait's block: senders ring the doorbell, so this bounds only how late the fabric
-/// and liveness checks run.
+/// A patient wait's first block, doubled at each further block up to `MAX_BLOCK`: senders ring
+/// the doorbell, so this bounds only how late the fabric and liveness checks run. Growing
+/// matters when hundreds of processes wait at once (a master disconnecting from 500 spawned
+/// children one after the other): at a fixed 1 ms their wake-ups took both cores.
 const PATIENT_BLOCK: Duration = Duration::from_millis(1);
+
+/// First block of a wait while packets wait for room in a full peer queue (nothing signals
+/// room, so the wait must look again).
+const ROOM_RETRY: Duration = Duration::from_micros(50);
+/// ... doubled at each block while no backlog packet got out, up to 50 us x 2^9 (beyond
+/// `MAX_BLOCK`, which then bounds it). A fixed 50 us made hundreds of senders to one busy
+/// receiver (500 children disconnecting from their master) wake 20,000 times a second each,
+/// which took the cores from the receiver that would have made room.
+const ROOM_DOUBLINGS: u32 = 9;
+
+/// The longest block of a wait whose backlog has not moved for `waits` blocks.
+pub(crate) fn room_retry(waits: u32) -> Duration {
+    ROOM_RETRY * (1 << waits.min(ROOM_DOUBLINGS))
+}
 
 impl Backoff {
     pub fn new(spins: u32) -> Backoff {
@@ -59,7 +75,8 @@ impl Backoff {
         self.idle = self.idle.saturating_add(1);
         if self.patient {
             self.blocks += 1;
-            return Step::Block(PATIENT_BLOCK);
+            let n = (self.idle - 1).min(5);
+            return Step::Block((PATIENT_BLOCK * (1 << n)).min(MAX_BLOCK));
         }
         if self.idle <= self.spins {
             Step::Spin
@@ -103,12 +120,30 @@ mod tests {
     }
 
     #[test]
-    fn a_patient_wait_blocks_at_once_and_for_a_bounded_time() {
+    fn a_wait_for_room_looks_again_soon_then_less_often() {
+        assert_eq!(room_retry(0), ROOM_RETRY);
+        assert_eq!(room_retry(1), ROOM_RETRY * 2);
+        assert!(room_retry(ROOM_DOUBLINGS) >= MAX_BLOCK);
+        assert_eq!(room_retry(u32::MAX), room_retry(ROOM_DOUBLINGS));
+    }
+
+    #[test]
+    fn a_patient_wait_blocks_at_once_longer_each_time_up_to_the_bound() {
         let mut b = Backoff::patient();
-        for n in 1..=3 {
-            assert!(matches!(b.step(), Step::Block(t) if t == PATIENT_BLOCK));
+        let mut last = Duration::ZERO;
+        for n in 1..=10 {
+            let Step::Block(t) = b.step() else {
+                panic!("a patient wait only blocks")
+            };
             assert_eq!(b.blocks(), n);
+            if n == 1 {
+                assert_eq!(t, PATIENT_BLOCK);
+            }
+            assert!(t >= last && t <= MAX_BLOCK);
+            last = t;
         }
-        assert!(PATIENT_BLOCK <= MAX_BLOCK);
+        assert_eq!(last, MAX_BLOCK);
+        b.reset();
+        assert!(matches!(b.step(), Step::Block(t) if t == PATIENT_BLOCK));
     }
 }

@@ -16,8 +16,6 @@ use ibdyn_shm::RecvQueue;
 use ibdyn_verbs::{AddressCard, Fabric};
 use std::time::Duration;
 
-/// Longest block while packets wait for room in a peer's queue.
-const BACKLOG_RETRY: Duration = Duration::from_micros(50);
 /// Longest block in the fabric's poll: shared-memory packets wait at most this long then.
 const FABRIC_BLOCK: Duration = Duration::from_millis(2);
 /// Blocked waits between two liveness checks of the peers a wait depends on.
@@ -395,10 +393,9 @@ impl Engine {
         // block on the shared-memory doorbell, which senders ring.
         // Packets waiting for room in a peer's full queue: nothing rings us when the peer frees
         // cells, so look again soon.
-        let t = if self.shm.has_backlog() {
-            t.min(BACKLOG_RETRY)
-        } else {
-            t
+        let t = match self.shm.room_retry() {
+            Some(r) => t.min(r),
+            None => t,
         };
         if self.net.blocks_idle_waits() {
             self.net.wait(t.min(FABRIC_BLOCK));

@@ -25,6 +25,8 @@ pub(crate) struct ShmRoute {
     cma: Cell<bool>,
     /// Packets waiting in all peers' backlogs (so progress skips the scan when there are none).
     queued: Cell<usize>,
+    /// Blocks since a backlog packet last got out (`room_retry`).
+    room_waits: Cell<u32>,
 }
 
 /// A same-node peer: its receive queue, and the packets that did not fit it yet, in order.
@@ -58,6 +60,7 @@ impl ShmRoute {
             rx,
             cma: Cell::new(cma),
             queued: Cell::new(0),
+            room_waits: Cell::new(0),
         }
     }
 
@@ -79,6 +82,18 @@ impl ShmRoute {
         self.queued.get() > 0
     }
 
+    /// How long an idle wait may block now, if packets wait for room in a peer's queue:
+    /// briefly at first, longer while none gets out (`crate::backoff::room_retry`).
+    pub fn room_retry(&self) -> Option<std::time::Duration> {
+        if !self.has_backlog() {
+            self.room_waits.set(0);
+            return None;
+        }
+        let n = self.room_waits.get();
+        self.room_waits.set(n.saturating_add(1));
+        Some(crate::backoff::room_retry(n))
+    }
+
     /// Sends what `link`'s backlog holds while the peer's queue takes it. Returns whether
     /// anything left.
     pub fn flush(&self, link: &mut ShmLink) -> Result<bool> {
@@ -90,6 +105,9 @@ impl ShmRoute {
             link.backlog.pop_front();
             self.queued.set(self.queued.get() - 1);
             sent = true;
+        }
+        if sent {
+            self.room_waits.set(0);
         }
         Ok(sent)
     }

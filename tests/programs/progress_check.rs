@@ -7,6 +7,12 @@
 //! Without progress while blocked the two wait for each other until rank 1's bound; with it,
 //! rank 0 answers the connection request from the fence or from its progress thread. Rank 0
 //! then receives the message, proving the connection carried it.
+//!
+//! `room` (one node, 3 or more ranks): the other ranks send rank 0 more than its queue holds
+//! while rank 0 does not receive for `HOLD`, then wait for their packets to get in (a barrier
+//! behind them). Each reports how long it waited and the CPU time it used meanwhile: waiting
+//! for room must not keep the cores busy (nothing signals room, so the wait looks again, less
+//! and less often).
 
 use ibdyn::traits::*;
 use std::path::{Path, PathBuf};
@@ -15,9 +21,14 @@ use std::time::{Duration, Instant};
 /// Rank 1's bound on the connection, and rank 0's on the flag.
 const BOUND: Duration = Duration::from_secs(20);
 
+/// `room`: how long rank 0 leaves its queue full, the messages each other rank sends it.
+const HOLD: Duration = Duration::from_secs(2);
+const ROOM_MSGS: u32 = 300;
+
 enum Mode {
     Fence,
     Compute(PathBuf),
+    Room,
 }
 
 fn mode() -> Mode {
@@ -25,8 +36,9 @@ fn mode() -> Mode {
     match args.as_slice() {
         [m] if m == "fence" => Mode::Fence,
         [m, flag] if m == "compute" => Mode::Compute(PathBuf::from(flag)),
+        [m] if m == "room" => Mode::Room,
         _ => {
-            eprintln!("usage: progress_check fence | progress_check compute FLAG_FILE");
+            eprintln!("usage: progress_check fence | compute FLAG_FILE | room");
             std::process::exit(2);
         }
     }
@@ -52,10 +64,65 @@ fn compute_until(flag: &Path) -> u64 {
     x
 }
 
+/// CPU time this process has used (user + system).
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a rusage for RUSAGE_SELF.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        fail("getrusage");
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+fn room(world: &ibdyn::IntraCommunicator) {
+    let me = world.rank();
+    let msg = [me as u8; 1024];
+    world.barrier().expect("room: first barrier");
+    if me == 0 {
+        std::thread::sleep(HOLD);
+        let mut buf = [0u8; 1024];
+        for from in 1..world.size() {
+            for _ in 0..ROOM_MSGS {
+                world
+                    .recv(&mut buf, from, 5)
+                    .expect("room: rank 0 receives");
+                if buf[0] != from as u8 {
+                    fail("room: rank 0 received a wrong message");
+                }
+            }
+        }
+        world.barrier().expect("room: rank 0's last barrier");
+        println!("progress_check: room: rank 0 received every message");
+    } else {
+        for _ in 0..ROOM_MSGS {
+            world.send(&msg, 0, 5).expect("room: send");
+        }
+        let (t0, cpu0) = (Instant::now(), cpu_time());
+        world.barrier().expect("room: last barrier");
+        let (waited, cpu) = (t0.elapsed(), cpu_time() - cpu0);
+        println!(
+            "progress_check: room: rank {me} waited {} ms using {} ms of CPU",
+            waited.as_millis(),
+            cpu.as_millis()
+        );
+    }
+}
+
 fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
+    if let Mode::Room = mode {
+        if world.size() < 3 {
+            fail("room runs on 3 or more ranks");
+        }
+        room(&world);
+        drop(world);
+        universe.finalize().expect("finalize");
+        return;
+    }
     if world.size() != 2 {
         fail("runs on 2 ranks");
     }
@@ -72,6 +139,7 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
+                Mode::Room => unreachable!("handled above"),
             };
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 1, 7).expect("rank 0: receive");
@@ -96,6 +164,7 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
+                Mode::Room => unreachable!("handled above"),
             }
         }
     }
