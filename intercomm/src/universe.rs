@@ -288,6 +288,10 @@ pub(crate) fn leave(eng: &Rc<RefCell<Engine>>, meet: bool) -> Result<()> {
     } else {
         Ok(())
     };
+    // Everything this process sent has left and its job has met: no peer needs an answer
+    // from it any more, so the last request waits without waking every slice to progress the
+    // fabric (hundreds of ending processes doing so took the cores from the daemon answering).
+    ibdyn_pmi::set_idle_hook(None);
     let f = pmi.finalize().map_err(CommError::from);
     drop(eng);
     if let Err(e) = ibdyn_shm::remove_segments_of(std::process::id() as i32) {
