@@ -503,7 +503,7 @@ impl Daemon {
             (job, rank)
         };
         remove_segments(self.me, pid, &format!("job {job} rank {rank}"));
-        super::adopted::reap_orphans();
+        super::adopted::reap_orphans(|p| self.reactor.watches_child(p));
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };

@@ -9,7 +9,7 @@
 use super::{ConnId, Event};
 use crate::link::Outbox;
 use ibdyn_pmi::wire::Framer;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::TcpListener;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -56,6 +56,8 @@ pub(crate) struct Reactor {
     watched: HashMap<u64, Watched>,
     /// Tokens of the output pipes of each rank, so that its end can drain them first.
     outputs: HashMap<(u32, u32), Vec<u64>>,
+    /// The processes watched through a pidfd.
+    children: HashSet<i32>,
     next_token: u64,
     /// Id of the next accepted PMI client.
     next_id: ConnId,
@@ -85,6 +87,7 @@ impl Reactor {
             tcp,
             watched: HashMap::new(),
             outputs: HashMap::new(),
+            children: HashSet::new(),
             next_token: TCP_LISTENER + 1,
             next_id: 1,
             buf: vec![0u8; 65536],
@@ -125,6 +128,11 @@ impl Reactor {
 
     /// Reaps rank `pid` when it ends (an `Exited` event). False when the kernel has no
     /// pidfds (before Linux 5.3): the caller then waits for it another way.
+    /// Whether `pid` is a process watched through a pidfd (started by the daemon).
+    pub(crate) fn watches_child(&self, pid: i32) -> bool {
+        self.children.contains(&pid)
+    }
+
     pub(crate) fn watch_child(&mut self, pid: i32, job: u32, rank: u32) -> bool {
         // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
@@ -199,8 +207,14 @@ impl Reactor {
         if let Err(e) = self.poller.add(w.fd.as_raw_fd(), token) {
             return Err((w.source, e));
         }
-        if let Source::Output { job, rank, .. } = w.source {
-            self.outputs.entry((job, rank)).or_default().push(token);
+        match w.source {
+            Source::Output { job, rank, .. } => {
+                self.outputs.entry((job, rank)).or_default().push(token)
+            }
+            Source::Child { pid, .. } => {
+                self.children.insert(pid);
+            }
+            Source::Client { .. } => {}
         }
         self.watched.insert(token, w);
         Ok(())
@@ -220,13 +234,19 @@ impl Reactor {
             return;
         };
         self.poller.remove(gone.fd.as_raw_fd());
-        if let Source::Output { job, rank, .. } = gone.source {
-            if let Some(tokens) = self.outputs.get_mut(&(job, rank)) {
-                tokens.retain(|&t| t != token);
-                if tokens.is_empty() {
-                    self.outputs.remove(&(job, rank));
+        match gone.source {
+            Source::Output { job, rank, .. } => {
+                if let Some(tokens) = self.outputs.get_mut(&(job, rank)) {
+                    tokens.retain(|&t| t != token);
+                    if tokens.is_empty() {
+                        self.outputs.remove(&(job, rank));
+                    }
                 }
             }
+            Source::Child { pid, .. } => {
+                self.children.remove(&pid);
+            }
+            Source::Client { .. } => {}
         }
         closed(gone.source, out);
     }
