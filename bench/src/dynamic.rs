@@ -228,6 +228,9 @@ fn prestart_warmup(
     ic.disconnect().map_err(e)
 }
 
+/// spawn-rate's second figure: disconnecting from every spawned intercommunicator at once.
+pub const TEARDOWN: &str = "disconnect_all";
+
 struct Stats(Vec<f64>);
 
 impl Stats {
@@ -286,6 +289,9 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                     );
                 }
                 let rate = kids.len() as f64 / t0.elapsed().as_secs_f64();
+                // Then every child is told to leave and disconnected from, all at once, as
+                // a master ends its workers: how long until the last is gone.
+                let t1 = Instant::now();
                 for ic in &kids {
                     for r in 0..ic.remote_size() {
                         ic.send(&[], r, 9).map_err(e)?;
@@ -294,12 +300,14 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 for ic in kids {
                     ic.disconnect().map_err(e)?;
                 }
+                let teardown = t1.elapsed().as_secs_f64() * 1e3;
                 emit(
                     &[("children", n.to_string())],
                     "spawns_per_second",
                     "1/s",
                     rate,
                 );
+                emit(&[("children", n.to_string())], TEARDOWN, "ms", teardown);
             }
         }
         Which::Merge => {

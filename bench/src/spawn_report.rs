@@ -125,8 +125,10 @@ pub fn rate(
         params.push(("children", n.to_string()));
         for m in rows.iter().filter(|m| m.children == n) {
             report.add(&params, &m.stat, &m.unit, m.value);
-            report.floor(&params, "fork+exec+exit /bin/true xN", &m.unit, floor);
-            report.add(&params, "ibdyn/floor", "x", m.value / floor);
+            if m.stat != crate::dynamic::TEARDOWN {
+                report.floor(&params, "fork+exec+exit /bin/true xN", &m.unit, floor);
+                report.add(&params, "ibdyn/floor", "x", m.value / floor);
+            }
         }
     }
     Ok(())
