@@ -52,6 +52,42 @@ fn a_connection_is_answered_during_a_computation_by_the_progress_thread() {
     assert_answered(&out, "a computation");
 }
 
+/// The waits a `progress_check` job reported: (line, ms waited, ms of CPU, sleeps).
+fn waits(out: &Output) -> Vec<(String, u64, u64, u64)> {
+    let stdout = common::text(&out.stdout);
+    let stderr = common::text(&out.stderr);
+    assert!(
+        out.status.success(),
+        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    stdout
+        .lines()
+        .filter(|l| l.contains(" waited "))
+        .map(|line| {
+            let num = |after: &str| -> u64 {
+                let rest = line.split(after).nth(1).expect("a number follows");
+                rest.split_whitespace().next().unwrap().parse().unwrap()
+            };
+            (
+                line.to_string(),
+                num(" waited "),
+                num(" using "),
+                num(" and "),
+            )
+        })
+        .collect()
+}
+
+/// Each wait lasted through the peer's 2 s hold, and went to sleep at most once per 5 ms on
+/// average (a wait that looked again every 50 us, or every 2 ms, sleeps hundreds of times).
+fn assert_slept_long(waits: &[(String, u64, u64, u64)]) {
+    for (line, waited, _, sleeps) in waits {
+        assert!(*waited >= 1000, "the wait did not last the hold: {line}");
+        assert!(sleeps * 5 < *waited, "the wait woke too often: {line}");
+    }
+}
+
 /// Four ranks send rank 0 more than its queue holds while rank 0 does not receive for 2 s.
 /// Their packets wait for room, which nothing signals: each wait must look again less and less
 /// often rather than keep the cores busy. With a retry every 50 us each used about 15% of a
@@ -66,28 +102,22 @@ fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
         .arg("room")
         .output()
         .expect("start ibdyn run");
-    let stdout = common::text(&out.stdout);
-    let stderr = common::text(&out.stderr);
-    assert!(
-        out.status.success(),
-        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        out.status
-    );
-    assert!(stdout.contains("rank 0 received every message"), "{stdout}");
-    let mut senders = 0;
-    for line in stdout.lines().filter(|l| l.contains(" waited ")) {
-        let num = |after: &str| -> u64 {
-            let rest = line.split(after).nth(1).expect("a number follows");
-            rest.split_whitespace().next().unwrap().parse().unwrap()
-        };
-        let (waited, cpu) = (num(" waited "), num(" using "));
-        // The wait really was for rank 0's 2 s hold (the queue was full).
-        assert!(waited >= 1000, "{line}");
-        assert!(
-            cpu * 100 < waited * 3,
-            "a sender waiting for room used more than 3% of a core: {line}\n{stdout}"
-        );
-        senders += 1;
+    assert!(common::text(&out.stdout).contains("rank 0 received every message"));
+    let waits = waits(&out);
+    assert_eq!(waits.len(), 4, "{waits:?}");
+    assert_slept_long(&waits);
+    for (line, waited, cpu, _) in &waits {
+        assert!(cpu * 100 < waited * 3, "more than 3% of a core: {line}");
     }
-    assert_eq!(senders, 4, "{stdout}");
+}
+
+/// A process whose traffic is all on the fabric (here rank 1, alone on its node) waits in the
+/// fabric's poll, which its sockets end: it need not wake every 2 ms to look at shared memory
+/// nobody writes to. 500 spawned children on another node than their master did, and took the
+/// cores from it.
+#[test]
+fn a_process_talking_only_over_the_fabric_sleeps_through_an_idle_wait() {
+    let waits = waits(&run(&["idle"], &[]));
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_slept_long(&waits);
 }

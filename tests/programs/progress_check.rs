@@ -13,6 +13,10 @@
 //! behind them). Each reports how long it waited and the CPU time it used meanwhile: waiting
 //! for room must not keep the cores busy (nothing signals room, so the wait looks again, less
 //! and less often).
+//!
+//! `idle` (2 ranks on 2 nodes): rank 1 waits for a message that rank 0 sends only after `HOLD`,
+//! and reports the CPU time its wait used: a process whose traffic is all on the fabric blocks in
+//! the fabric's poll, which its sockets end, for as long as the idle back-off allows.
 
 use ibdyn::traits::*;
 use std::path::{Path, PathBuf};
@@ -29,6 +33,7 @@ enum Mode {
     Fence,
     Compute(PathBuf),
     Room,
+    Idle,
 }
 
 fn mode() -> Mode {
@@ -37,8 +42,9 @@ fn mode() -> Mode {
         [m] if m == "fence" => Mode::Fence,
         [m, flag] if m == "compute" => Mode::Compute(PathBuf::from(flag)),
         [m] if m == "room" => Mode::Room,
+        [m] if m == "idle" => Mode::Idle,
         _ => {
-            eprintln!("usage: progress_check fence | compute FLAG_FILE | room");
+            eprintln!("usage: progress_check fence | compute FLAG_FILE | room | idle");
             std::process::exit(2);
         }
     }
@@ -64,8 +70,9 @@ fn compute_until(flag: &Path) -> u64 {
     x
 }
 
-/// CPU time this process has used (user + system).
-fn cpu_time() -> Duration {
+/// CPU time this process has used (user + system), and how many times it went to sleep
+/// (voluntary context switches: one per blocking wait).
+fn usage() -> (Duration, u64) {
     // SAFETY: getrusage fills the zeroed struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: a valid pointer to a rusage for RUSAGE_SELF.
@@ -73,7 +80,20 @@ fn cpu_time() -> Duration {
         fail("getrusage");
     }
     let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    (tv(ru.ru_utime) + tv(ru.ru_stime), ru.ru_nvcsw as u64)
+}
+
+/// Runs `wait`, then prints how long it took, the CPU time and the sleeps it used.
+fn report(what: &str, me: i32, wait: impl FnOnce()) {
+    let (t0, (cpu0, sleeps0)) = (Instant::now(), usage());
+    wait();
+    let (waited, (cpu1, sleeps1)) = (t0.elapsed(), usage());
+    println!(
+        "progress_check: {what}: rank {me} waited {} ms using {} ms of CPU and {} sleeps",
+        waited.as_millis(),
+        (cpu1 - cpu0).as_millis(),
+        sleeps1 - sleeps0
+    );
 }
 
 fn room(world: &ibdyn::IntraCommunicator) {
@@ -99,14 +119,23 @@ fn room(world: &ibdyn::IntraCommunicator) {
         for _ in 0..ROOM_MSGS {
             world.send(&msg, 0, 5).expect("room: send");
         }
-        let (t0, cpu0) = (Instant::now(), cpu_time());
-        world.barrier().expect("room: last barrier");
-        let (waited, cpu) = (t0.elapsed(), cpu_time() - cpu0);
-        println!(
-            "progress_check: room: rank {me} waited {} ms using {} ms of CPU",
-            waited.as_millis(),
-            cpu.as_millis()
-        );
+        report("room", me, || world.barrier().expect("room: last barrier"));
+    }
+}
+
+fn idle(world: &ibdyn::IntraCommunicator) {
+    world.barrier().expect("idle: barrier");
+    let mut buf = [0u8; 4];
+    if world.rank() == 0 {
+        std::thread::sleep(HOLD);
+        world.send(b"idle", 1, 6).expect("idle: send");
+    } else {
+        report("idle", 1, || {
+            world.recv(&mut buf, 0, 6).expect("idle: receive");
+        });
+        if buf != *b"idle" {
+            fail("idle: a wrong message");
+        }
     }
 }
 
@@ -114,11 +143,12 @@ fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
-    if let Mode::Room = mode {
-        if world.size() < 3 {
-            fail("room runs on 3 or more ranks");
+    if let Mode::Room | Mode::Idle = mode {
+        match mode {
+            Mode::Room if world.size() >= 3 => room(&world),
+            Mode::Idle if world.size() == 2 => idle(&world),
+            _ => fail("room runs on 3 or more ranks, idle on 2"),
         }
-        room(&world);
         drop(world);
         universe.finalize().expect("finalize");
         return;
@@ -139,7 +169,7 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
-                Mode::Room => unreachable!("handled above"),
+                Mode::Room | Mode::Idle => unreachable!("handled above"),
             };
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 1, 7).expect("rank 0: receive");
@@ -164,7 +194,7 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
-                Mode::Room => unreachable!("handled above"),
+                Mode::Room | Mode::Idle => unreachable!("handled above"),
             }
         }
     }
