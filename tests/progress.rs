@@ -110,14 +110,3 @@ fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
         assert!(cpu * 100 < waited * 3, "more than 3% of a core: {line}");
     }
 }
-
-/// A process whose traffic is all on the fabric (here rank 1, alone on its node) waits in the
-/// fabric's poll, which its sockets end: it need not wake every 2 ms to look at shared memory
-/// nobody writes to. 500 spawned children on another node than their master did, and took the
-/// cores from it.
-#[test]
-fn a_process_talking_only_over_the_fabric_sleeps_through_an_idle_wait() {
-    let waits = waits(&run(&["idle"], &[]));
-    assert_eq!(waits.len(), 1, "{waits:?}");
-    assert_slept_long(&waits);
-}

@@ -398,16 +398,7 @@ impl Engine {
             None => t,
         };
         if self.net.blocks_idle_waits() {
-            // Once same-node processes talk to this one, bound the poll so that their packets
-            // wait at most FABRIC_BLOCK. One that only uses the fabric (a child on another node
-            // than its parent) blocks the whole time: hundreds of them waking every 2 ms took
-            // the cores from everyone.
-            let t = if self.shm.has_received() {
-                t.min(FABRIC_BLOCK)
-            } else {
-                t
-            };
-            self.net.wait(t);
+            self.net.wait(t.min(FABRIC_BLOCK));
         } else {
             Route::wait(&mut &self.shm, t);
         }

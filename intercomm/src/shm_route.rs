@@ -70,11 +70,6 @@ impl ShmRoute {
         self.rx.try_recv(f)
     }
 
-    /// Whether any same-node process has sent this one a packet so far.
-    pub fn has_received(&self) -> bool {
-        self.rx.has_received()
-    }
-
     /// Hands consumed cells back to the senders (for when this process is idle).
     #[inline]
     pub fn release_consumed(&self) {

@@ -88,11 +88,6 @@ impl RecvQueue {
         self.seg.cell_seq(pos).load(Ordering::Acquire) == pos.wrapping_add(1)
     }
 
-    /// Whether any packet has arrived in this queue so far.
-    pub fn has_received(&self) -> bool {
-        self.head.get() != 0
-    }
-
     /// Pops one packet; `f` sees it in place. Cells go back to the producers in batches, and
     /// also as soon as the queue is found empty unless release is deferred.
     #[inline]

@@ -13,10 +13,6 @@
 //! behind them). Each reports how long it waited and the CPU time it used meanwhile: waiting
 //! for room must not keep the cores busy (nothing signals room, so the wait looks again, less
 //! and less often).
-//!
-//! `idle` (2 ranks on 2 nodes): rank 1 waits for a message that rank 0 sends only after `HOLD`,
-//! and reports the CPU time its wait used: a process whose traffic is all on the fabric blocks in
-//! the fabric's poll, which its sockets end, for as long as the idle back-off allows.
 
 use ibdyn::traits::*;
 use std::path::{Path, PathBuf};
@@ -33,7 +29,6 @@ enum Mode {
     Fence,
     Compute(PathBuf),
     Room,
-    Idle,
 }
 
 fn mode() -> Mode {
@@ -42,9 +37,8 @@ fn mode() -> Mode {
         [m] if m == "fence" => Mode::Fence,
         [m, flag] if m == "compute" => Mode::Compute(PathBuf::from(flag)),
         [m] if m == "room" => Mode::Room,
-        [m] if m == "idle" => Mode::Idle,
         _ => {
-            eprintln!("usage: progress_check fence | compute FLAG_FILE | room | idle");
+            eprintln!("usage: progress_check fence | compute FLAG_FILE | room");
             std::process::exit(2);
         }
     }
@@ -123,32 +117,15 @@ fn room(world: &ibdyn::IntraCommunicator) {
     }
 }
 
-fn idle(world: &ibdyn::IntraCommunicator) {
-    world.barrier().expect("idle: barrier");
-    let mut buf = [0u8; 4];
-    if world.rank() == 0 {
-        std::thread::sleep(HOLD);
-        world.send(b"idle", 1, 6).expect("idle: send");
-    } else {
-        report("idle", 1, || {
-            world.recv(&mut buf, 0, 6).expect("idle: receive");
-        });
-        if buf != *b"idle" {
-            fail("idle: a wrong message");
-        }
-    }
-}
-
 fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
-    if let Mode::Room | Mode::Idle = mode {
-        match mode {
-            Mode::Room if world.size() >= 3 => room(&world),
-            Mode::Idle if world.size() == 2 => idle(&world),
-            _ => fail("room runs on 3 or more ranks, idle on 2"),
+    if let Mode::Room = mode {
+        if world.size() < 3 {
+            fail("room runs on 3 or more ranks");
         }
+        room(&world);
         drop(world);
         universe.finalize().expect("finalize");
         return;
@@ -169,7 +146,7 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
-                Mode::Room | Mode::Idle => unreachable!("handled above"),
+                Mode::Room => unreachable!("handled above"),
             };
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 1, 7).expect("rank 0: receive");
@@ -194,7 +171,7 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
-                Mode::Room | Mode::Idle => unreachable!("handled above"),
+                Mode::Room => unreachable!("handled above"),
             }
         }
     }
