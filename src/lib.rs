@@ -97,7 +97,10 @@ pub fn initialize() -> Result<Universe> {
     // The start-up answers of the process manager are read while a spawned job's root
     // greets its parent (attach_parent finishes the start-up in every case).
     let universe = ibdyn_intercomm::Universe::init_deferred()?;
-    ibdyn_spawn::dynamic::attach_parent(&universe)?;
+    if let Err(e) = ibdyn_spawn::dynamic::attach_parent(&universe) {
+        universe.abandon();
+        return Err(e);
+    }
     Universe::new(universe)
 }
 

@@ -32,6 +32,8 @@ pub struct Universe {
     self_comm: Communicator,
     parent: RefCell<Option<Communicator>>,
     finalized: bool,
+    /// Finalising meets the job's other processes (not after a failed start-up: `abandon`).
+    meet: bool,
 }
 
 fn env_usize(name: &str) -> Option<usize> {
@@ -108,6 +110,7 @@ impl Universe {
             self_comm,
             parent: RefCell::new(None),
             finalized: false,
+            meet: true,
         };
         if std::env::var("IBDYN_WIREUP").is_ok_and(|v| v == "all") {
             u.wire_up_all()?;
@@ -194,6 +197,17 @@ impl Universe {
         self.finalize_inner()
     }
 
+    /// Leaves after a start-up that failed (e.g. connecting to the parent job): like
+    /// `finalize`, but without meeting the job's other processes, which may be waiting for
+    /// this one in a start-up step of their own and would never reach the meeting. They see
+    /// this process end instead and fail their step with that.
+    pub fn abandon(mut self) {
+        self.meet = false;
+        if let Err(e) = self.finalize_inner() {
+            tracing::debug!("leaving after a failed start-up: {e}");
+        }
+    }
+
     fn finalize_inner(&mut self) -> Result<()> {
         if std::mem::replace(&mut self.finalized, true) {
             return Ok(());
@@ -212,7 +226,7 @@ impl Universe {
         let r = match crate::process::release(Holder::Universe) {
             // Sessions still use the runtime: the last of them leaves the process manager.
             Release::Keep | Release::Park => flush(&self.eng),
-            Release::Teardown => leave(&self.eng, true),
+            Release::Teardown => leave(&self.eng, self.meet),
         };
         INITIALIZED.store(false, Ordering::SeqCst);
         r
