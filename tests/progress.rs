@@ -19,14 +19,21 @@ fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
     c.output().expect("start ibdyn run")
 }
 
-fn assert_answered(out: &Output, from: &str) {
+/// The job's standard output, once it is known to have succeeded.
+fn succeeded(out: &Output) -> String {
     let stdout = common::text(&out.stdout);
-    let stderr = common::text(&out.stderr);
     assert!(
         out.status.success(),
-        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        out.status
+        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        common::text(&out.stderr)
     );
+    stdout
+}
+
+fn assert_answered(out: &Output, from: &str) {
+    let stdout = succeeded(out);
+    let stderr = common::text(&out.stderr);
     let want = format!("progress_check: rank 0 answered the connection from {from}");
     assert!(
         stdout.contains(&want),
@@ -54,14 +61,7 @@ fn a_connection_is_answered_during_a_computation_by_the_progress_thread() {
 
 /// The waits a `progress_check` job reported: (line, ms waited, ms of CPU, sleeps).
 fn waits(out: &Output) -> Vec<(String, u64, u64, u64)> {
-    let stdout = common::text(&out.stdout);
-    let stderr = common::text(&out.stderr);
-    assert!(
-        out.status.success(),
-        "job failed: {}\nstdout:\n{stdout}\nstderr:\n{stderr}",
-        out.status
-    );
-    stdout
+    succeeded(out)
         .lines()
         .filter(|l| l.contains(" waited "))
         .map(|line| {
