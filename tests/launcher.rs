@@ -316,3 +316,13 @@ fn killing_the_launcher_takes_daemons_and_ranks_down() {
     }
     s.assert_clean();
 }
+
+/// A job that outlives its bound is killed, and the failure shows what it printed before, which
+/// is what tells why it hung.
+#[test]
+#[should_panic(expected = "said this before hanging")]
+fn a_hung_command_is_killed_and_its_output_shown() {
+    let mut cmd = std::process::Command::new("sh");
+    cmd.args(["-c", "echo said this before hanging; exec sleep 30"]);
+    run_bounded(cmd, None, Duration::from_secs(1));
+}

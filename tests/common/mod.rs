@@ -138,19 +138,38 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
     })
 }
 
-/// Waits for `child` at most `limit`; kills it and panics past that.
-pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+/// Waits for `child` at most `limit`; kills it and returns None past that.
+fn wait_or_kill(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(st) = child.try_wait().expect("try_wait") {
-            return st;
+            return Some(st);
         }
         if Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("process did not finish within {limit:?}");
+            return None;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Waits for `child` at most `limit`; kills it and panics past that.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    wait_or_kill(child, limit).unwrap_or_else(|| panic!("process did not finish within {limit:?}"))
+}
+
+/// What a drained pipe held, if its reader ends within a few seconds (a process the killed
+/// one left behind may still hold the pipe open).
+fn drained_within(h: std::thread::JoinHandle<Vec<u8>>) -> String {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !h.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if h.is_finished() {
+        text(&h.join().unwrap_or_default())
+    } else {
+        "(still held open by a process left behind)".into()
     }
 }
 
@@ -172,7 +191,14 @@ pub fn run_bounded(mut cmd: Command, stdin: Option<&[u8]>, limit: Duration) -> O
     }
     let out = drain(child.stdout.take().expect("stdout"));
     let err = drain(child.stderr.take().expect("stderr"));
-    let status = wait_bounded(&mut child, limit);
+    let Some(status) = wait_or_kill(&mut child, limit) else {
+        // What the job said before it hung is what tells why.
+        panic!(
+            "process did not finish within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+            drained_within(out),
+            drained_within(err)
+        );
+    };
     Output {
         status,
         stdout: out.join().unwrap_or_default(),
