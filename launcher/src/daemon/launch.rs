@@ -92,6 +92,18 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?)
 }
 
+/// A pidfd of process `pid`: it becomes readable when the process ends, and signals sent
+/// through it never reach another process that got the pid since.
+pub(crate) fn pidfd_open(pid: i32) -> std::io::Result<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
+    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) })
+}
+
 /// `program` as execvp would find it: as given when it names a path, else the first
 /// executable file of that name in `PATH` (of the new environment).
 pub(crate) fn resolve(program: &str, env: &[(OsString, OsString)]) -> std::io::Result<PathBuf> {

@@ -126,21 +126,17 @@ impl Reactor {
         Ok(out)
     }
 
-    /// Reaps rank `pid` when it ends (an `Exited` event). False when the kernel has no
-    /// pidfds (before Linux 5.3): the caller then waits for it another way.
     /// Whether `pid` is a process watched through a pidfd (started by the daemon).
     pub(crate) fn watches_child(&self, pid: i32) -> bool {
         self.children.contains(&pid)
     }
 
+    /// Reaps rank `pid` when it ends (an `Exited` event). False when the kernel has no
+    /// pidfds (before Linux 5.3): the caller then waits for it another way.
     pub(crate) fn watch_child(&mut self, pid: i32, job: u32, rank: u32) -> bool {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
-        if fd < 0 {
+        let Ok(fd) = super::launch::pidfd_open(pid) else {
             return false;
-        }
-        // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
-        let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) };
+        };
         let source = Source::Child { pid, job, rank };
         self.try_watch(Watched { fd, source }).is_ok()
     }

@@ -211,15 +211,17 @@ fn receive_request(fd: RawFd) -> Result<Option<[OwnedFd; 3]>> {
     let mut bytes = [0u8; 8];
     let mut space = nix::cmsg_space!([RawFd; 3]);
     let mut iov = [IoSliceMut::new(&mut bytes)];
-    let msg = match recvmsg::<()>(fd, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC) {
-        Ok(m) => m,
-        Err(nix::errno::Errno::EAGAIN) => return Ok(None),
-        Err(nix::errno::Errno::EINTR) => return receive_request(fd),
-        Err(e) => {
-            return Err(PmiError::Io {
-                what: "waiting for a fork request".into(),
-                source: e.into(),
-            })
+    let msg = loop {
+        match recvmsg::<()>(fd, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC) {
+            Ok(m) => break m,
+            Err(nix::errno::Errno::EAGAIN) => return Ok(None),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => {
+                return Err(PmiError::Io {
+                    what: "waiting for a fork request".into(),
+                    source: e.into(),
+                })
+            }
         }
     };
     let mut fds = Vec::new();

@@ -15,7 +15,7 @@ use super::{launch_copy, Key, Order, Waiting};
 use ibdyn_pmi::prestart::template::{FromTemplate, FORK_REQUEST, TEMPLATE};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -150,16 +150,16 @@ impl Templates {
 fn start(o: &Order) -> std::io::Result<Template> {
     crate::daemon::adopted::become_subreaper()?;
     let (started, conn, fd) = launch_copy(o, TEMPLATE)?;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1. The
-    // template is not reaped before the event loop hears of it, after this.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, started.pid, 0) };
-    if pidfd < 0 {
-        let e = std::io::Error::last_os_error();
-        // SAFETY: kill only sends a signal; the child is not reaped yet, so the pid is its.
-        unsafe { libc::kill(started.pid, libc::SIGKILL) };
-        let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(started.pid), None);
-        return Err(e);
-    }
+    // The template is not reaped before the event loop hears of it, after this.
+    let pidfd = match crate::daemon::launch::pidfd_open(started.pid) {
+        Ok(p) => p,
+        Err(e) => {
+            // SAFETY: kill only sends a signal; the child is not reaped yet, so the pid is its.
+            unsafe { libc::kill(started.pid, libc::SIGKILL) };
+            let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(started.pid), None);
+            return Err(e);
+        }
+    };
     for fd in [&started.stdout, &started.stderr] {
         nix::fcntl::fcntl(
             fd.as_raw_fd(),
@@ -168,8 +168,7 @@ fn start(o: &Order) -> std::io::Result<Template> {
     }
     Ok(Template {
         pid: started.pid,
-        // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
-        pidfd: unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) },
+        pidfd,
         conn,
         fd_in_copy: fd,
         output: [(started.stdout, Vec::new()), (started.stderr, Vec::new())],
