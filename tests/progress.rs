@@ -110,3 +110,45 @@ fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
         assert!(cpu * 100 < waited * 3, "more than 3% of a core: {line}");
     }
 }
+
+/// A process whose traffic is all on the fabric (here rank 1, alone on its node) waits in the
+/// fabric's poll, which its sockets and its shared-memory bell end: it need not wake every
+/// 2 ms to look at its queue. 500 spawned children on another node than their master did
+/// (959 sleeps in this wait), and took the cores from it.
+#[test]
+fn a_process_talking_only_over_the_fabric_sleeps_through_an_idle_wait() {
+    let waits = waits(&run(&["idle"], &[]));
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_slept_long(&waits);
+}
+
+/// A shared-memory message ends a wait in the fabric's poll at once, through the receiver's
+/// bell. The wait is forced deep: blocks of up to 60 s, and the message sent 1.2 s in, while
+/// the wait is in a block of about 1 s. It arrives within 300 ms (it takes well under 1 ms;
+/// seen only at the block's end it would take about 900 ms), and the wait slept rarely (a
+/// process that looked at its queue every 2 ms instead of having a bell slept 600 times).
+#[test]
+fn a_shared_memory_message_rings_a_process_asleep_in_the_fabric_poll() {
+    let prog = common::example_bin("progress_check");
+    let out = common::ibdyn_bounded()
+        .args(["run", "-n", "3", "--nodes", "2", "--map-by", "slot"])
+        .arg(&prog)
+        .arg("bell")
+        .env("IBDYN_PROVIDER", "sock")
+        .env("IBDYN_IDLE_BLOCK_MS", "60000")
+        .output()
+        .expect("start ibdyn run");
+    let waits = waits(&out);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_slept_long(&waits);
+    let stdout = common::text(&out.stdout);
+    let late: u64 = stdout
+        .lines()
+        .find_map(|l| l.split(" had the message ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no delay reported:\n{stdout}"));
+    assert!(
+        late < 300_000,
+        "the message waited for the block's end: {stdout}"
+    );
+}

@@ -1,6 +1,7 @@
 //! Idle waiting: spin briefly, then yield, then block with a growing timeout, so that
 //! oversubscribed ranks (8 on 2 cores) leave the cores to the ranks that have work.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
 pub(crate) enum Step {
@@ -24,9 +25,37 @@ pub(crate) const SPINS_DEDICATED: u32 = 256;
 /// ... and when processes share cores: the peer we wait for needs our core to make progress.
 pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;
-/// Longest single block: an idle process wakes at most ~50 times a second (hundreds of idle
-/// spawned processes must not keep the cores busy); senders wake it sooner through the doorbell.
+/// Longest single block by default: an idle process wakes at most ~50 times a second
+/// (hundreds of idle spawned processes must not keep the cores busy); senders wake it sooner
+/// through the doorbell (or the bell of a process that sleeps in the fabric's poll).
 const MAX_BLOCK: Duration = Duration::from_millis(20);
+/// What changes it, in milliseconds: larger means fewer wake-ups of idle processes, and later
+/// periodic work (liveness checks of the peers a wait depends on, waits for room).
+const MAX_BLOCK_ENV: &str = "IBDYN_IDLE_BLOCK_MS";
+const MAX_BLOCK_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
+
+/// The longest single block of this process (`MAX_BLOCK`, or `IBDYN_IDLE_BLOCK_MS`).
+fn max_block() -> Duration {
+    static MAX: OnceLock<Duration> = OnceLock::new();
+    *MAX.get_or_init(|| parse_max_block(std::env::var(MAX_BLOCK_ENV).ok().as_deref()))
+}
+
+fn parse_max_block(v: Option<&str>) -> Duration {
+    match v.map(|v| v.trim().parse::<u64>()) {
+        None => MAX_BLOCK,
+        Some(Ok(ms)) if MAX_BLOCK_RANGE.contains(&ms) => Duration::from_millis(ms),
+        Some(_) => {
+            tracing::warn!(
+                "{MAX_BLOCK_ENV}={:?} is not a count of milliseconds in {}..={}: using {} ms",
+                v.unwrap_or_default(),
+                MAX_BLOCK_RANGE.start(),
+                MAX_BLOCK_RANGE.end(),
+                MAX_BLOCK.as_millis()
+            );
+            MAX_BLOCK
+        }
+    }
+}
 /// A patient wait's first block, doubled at each further block up to `MAX_BLOCK`: senders ring
 /// the doorbell, so this bounds only how late the fabric and liveness checks run. Growing
 /// matters when hundreds of processes wait at once (a master disconnecting from 500 spawned
@@ -75,8 +104,8 @@ impl Backoff {
         self.idle = self.idle.saturating_add(1);
         if self.patient {
             self.blocks += 1;
-            let n = (self.idle - 1).min(5);
-            return Step::Block((PATIENT_BLOCK * (1 << n)).min(MAX_BLOCK));
+            let n = (self.idle - 1).min(16);
+            return Step::Block((PATIENT_BLOCK * (1 << n)).min(max_block()));
         }
         if self.idle <= self.spins {
             Step::Spin
@@ -84,8 +113,8 @@ impl Backoff {
             Step::Yield
         } else {
             self.blocks += 1;
-            let n = (self.idle - self.spins - YIELDS).min(15);
-            Step::Block((Duration::from_micros(1) * (1 << n)).min(MAX_BLOCK))
+            let n = (self.idle - self.spins - YIELDS).min(26);
+            Step::Block((Duration::from_micros(1) * (1 << n)).min(max_block()))
         }
     }
 
@@ -120,6 +149,16 @@ mod tests {
     }
 
     #[test]
+    fn the_longest_block_is_changed_by_a_count_of_milliseconds_in_range_only() {
+        assert_eq!(parse_max_block(None), MAX_BLOCK);
+        assert_eq!(parse_max_block(Some(" 500 ")), Duration::from_millis(500));
+        assert_eq!(parse_max_block(Some("60000")), Duration::from_secs(60));
+        for bad in ["", "0", "60001", "-5", "2ms", "1.5"] {
+            assert_eq!(parse_max_block(Some(bad)), MAX_BLOCK, "{bad:?}");
+        }
+    }
+
+    #[test]
     fn a_wait_for_room_looks_again_soon_then_less_often() {
         assert_eq!(room_retry(0), ROOM_RETRY);
         assert_eq!(room_retry(1), ROOM_RETRY * 2);
@@ -139,7 +178,7 @@ mod tests {
             if n == 1 {
                 assert_eq!(t, PATIENT_BLOCK);
             }
-            assert!(t >= last && t <= MAX_BLOCK);
+            assert!(t >= last && t <= max_block());
             last = t;
         }
         assert_eq!(last, MAX_BLOCK);

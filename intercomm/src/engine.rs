@@ -12,11 +12,12 @@ use crate::reqs::{PostedRecv, Status};
 use crate::route::{Route, Routes};
 use crate::shm_route::{ShmRoute, RECV_BATCH};
 use ibdyn_pmi::PmiClient;
-use ibdyn_shm::RecvQueue;
+use ibdyn_shm::{BellArm, RecvQueue};
 use ibdyn_verbs::{AddressCard, Fabric};
 use std::time::Duration;
 
-/// Longest block in the fabric's poll: shared-memory packets wait at most this long then.
+/// Longest block in the fabric's poll of a process without a shared-memory bell (see
+/// `RecvQueue::arm_bell`): its shared-memory packets wait at most this long then.
 const FABRIC_BLOCK: Duration = Duration::from_millis(2);
 /// Blocked waits between two liveness checks of the peers a wait depends on.
 const LIVENESS_EVERY: u64 = 64;
@@ -389,8 +390,9 @@ impl Engine {
 
     fn block(&mut self, t: Duration) {
         // With fabric traffic (or a control datagram awaited) block in the fabric's poll, which
-        // wakes on its sockets; shared-memory packets then wait at most FABRIC_BLOCK. Otherwise
-        // block on the shared-memory doorbell, which senders ring.
+        // wakes on its sockets and on the shared-memory queue's bell; without a bell, shared-
+        // memory packets wait at most FABRIC_BLOCK. Otherwise block on the shared-memory
+        // doorbell, which senders ring.
         // Packets waiting for room in a peer's full queue: nothing rings us when the peer frees
         // cells, so look again soon.
         let t = match self.shm.room_retry() {
@@ -398,7 +400,14 @@ impl Engine {
             None => t,
         };
         if self.net.blocks_idle_waits() {
-            self.net.wait(t.min(FABRIC_BLOCK));
+            match self.shm.arm_bell() {
+                BellArm::Armed(bell) => {
+                    self.net.wait_or_bell(t, bell);
+                    self.shm.disarm_bell();
+                }
+                BellArm::Pending => {}
+                BellArm::Unavailable => self.net.wait(t.min(FABRIC_BLOCK)),
+            }
         } else {
             Route::wait(&mut &self.shm, t);
         }

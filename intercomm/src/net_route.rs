@@ -8,6 +8,7 @@ use crate::gpid::Gpid;
 use crate::route::{Pull, Pulled, Route, Sink};
 use ibdyn_verbs::{AddressCard, Event, Fabric, RemoteBuf};
 use std::collections::VecDeque;
+use std::os::fd::BorrowedFd;
 use std::sync::MutexGuard;
 use std::time::Duration;
 
@@ -91,6 +92,13 @@ impl NetRoute {
     /// Whether the idle hook left events for the next progress pass.
     fn stashed(&self) -> bool {
         self.shared.as_ref().is_some_and(|sh| sh.stashed())
+    }
+
+    /// Blocks in the fabric's poll, which `bell` (the shared-memory queue's) also ends.
+    pub fn wait_or_bell(&mut self, t: Duration, bell: BorrowedFd<'_>) {
+        if let Some(sh) = self.shared.as_ref() {
+            sh.lock().wait_or_bell(t, Some(bell));
+        }
     }
 
     /// Marks whether a control datagram is awaited.

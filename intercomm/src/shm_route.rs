@@ -10,7 +10,7 @@ use crate::error::{CommError, Result};
 use crate::gpid::Gpid;
 use crate::packet::HEADER_LEN;
 use crate::route::{Pull, Pulled, Route, Sink};
-use ibdyn_shm::{RecvQueue, SendQueue};
+use ibdyn_shm::{BellArm, RecvQueue, SendQueue};
 use ibdyn_verbs::RemoteBuf;
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -68,6 +68,16 @@ impl ShmRoute {
     #[inline]
     pub fn recv_one<R>(&self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         self.rx.try_recv(f)
+    }
+
+    /// Prepares a sleep in the fabric's poll that same-node senders can end (see
+    /// `RecvQueue::arm_bell`); `disarm_bell` after it.
+    pub fn arm_bell(&self) -> BellArm<'_> {
+        self.rx.arm_bell()
+    }
+
+    pub fn disarm_bell(&self) {
+        self.rx.disarm_bell()
     }
 
     /// Hands consumed cells back to the senders (for when this process is idle).

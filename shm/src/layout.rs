@@ -6,7 +6,7 @@
 //! 0    magic u64 (written last, Release) | version u32 | header_bytes u32 (one u64 word)
 //! 16   cells u64 | cell_stride u64 | cell_payload u64 | owner pid u64
 //! 64   enqueue position (AtomicU64, producers only)
-//! 128  doorbell futex word (AtomicU32) | receiver-sleeping flag (AtomicU32)
+//! 128  doorbell futex word (AtomicU32) | receiver-sleeping state (AtomicU32, `SLEEP_*`)
 //! 192  released position (AtomicU64, receiver only): cells before it are free for producers
 //! 256  cells: [sequence AtomicU64 | length u32 | producer pid AtomicU32 | payload ...] x cells,
 //!      stride cell_stride
@@ -16,7 +16,7 @@ use crate::config::{MAX_CELLS, MAX_PAYLOAD, MIN_CELLS, MIN_PAYLOAD};
 use crate::{ShmConfig, ShmError};
 
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"IBDYNSHM");
-pub(crate) const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 3;
 pub(crate) const HEADER_BYTES: usize = 256;
 
 pub(crate) const OFF_MAGIC: usize = 0;
@@ -29,6 +29,15 @@ pub(crate) const OFF_ENQUEUE: usize = 64;
 pub(crate) const OFF_DOORBELL: usize = 128;
 pub(crate) const OFF_SLEEPING: usize = 132;
 pub(crate) const OFF_RELEASED: usize = 192;
+
+/// The receiver's sleeping state: awake (senders make no system call) ...
+pub(crate) const AWAKE: u32 = 0;
+/// ... blocked on the doorbell futex (senders wake it) ...
+pub(crate) const SLEEP_FUTEX: u32 = 1;
+/// ... blocked in a poll that includes its bell socket (the first sender rings it) ...
+pub(crate) const SLEEP_POLL: u32 = 2;
+/// ... and rung already (later senders need not).
+pub(crate) const SLEEP_POLL_RUNG: u32 = 3;
 
 /// Cell header: sequence number, length, pid of the producer that claimed it; payload after.
 pub(crate) const CELL_SEQ: usize = 0;

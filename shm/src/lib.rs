@@ -16,8 +16,10 @@
 //! ```
 //!
 //! Senders never make a system call unless the receiver announced it sleeps in
-//! [`RecvQueue::wait`]; the receiver's progress loop should spin and yield before waiting.
+//! [`RecvQueue::wait`] (or armed its bell with [`RecvQueue::arm_bell`] to sleep in a poll of its
+//! own); the receiver's progress loop should spin and yield before waiting.
 
+mod bell;
 pub mod cma;
 mod collbuf;
 mod config;
@@ -38,7 +40,7 @@ pub use config::ShmConfig;
 pub use copy::copy_bytes;
 pub use cores::usable_cores;
 pub use error::ShmError;
-pub use recv::RecvQueue;
+pub use recv::{BellArm, RecvQueue};
 pub use send::SendQueue;
 
 /// Every shared-memory object ibdyn creates for a process is named with this prefix

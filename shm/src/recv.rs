@@ -9,13 +9,18 @@
 //! shared enqueue position once the released position says the cell is free (it only reads
 //! that word when its cached copy says the ring is full, so a send is stores only). The
 //! consumer's position is private to it.
+//!
+//! A receiver that sleeps in a poll of its own (the fabric's) instead of the futex arms a
+//! bell socket the poll includes (`arm_bell`), and the first sender to find it so rings it.
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::bell::Bell;
 use crate::doorbell::futex_wait;
-use crate::layout::LEN_ABANDONED;
+use crate::layout::{AWAKE, LEN_ABANDONED, SLEEP_FUTEX, SLEEP_POLL};
 use crate::pid::process_alive;
 use crate::segment::Segment;
 use crate::{segment_prefix, ShmConfig, ShmError};
@@ -33,6 +38,18 @@ pub struct RecvQueue {
     /// Whether the owner releases consumed cells itself when idle (see `set_deferred_release`).
     deferred: Cell<bool>,
     creator: u32,
+    /// The bell socket, bound at the first `arm_bell`; `None` if binding failed.
+    bell: OnceCell<Option<Bell>>,
+}
+
+/// What `arm_bell` found.
+pub enum BellArm<'a> {
+    /// Senders will ring this fd: include it in the poll, then call `disarm_bell`.
+    Armed(BorrowedFd<'a>),
+    /// A packet is pending or being written: do not sleep.
+    Pending,
+    /// This process has no bell: sleep briefly, senders cannot wake the poll.
+    Unavailable,
 }
 
 impl RecvQueue {
@@ -69,6 +86,7 @@ impl RecvQueue {
             in_recv: Cell::new(false),
             deferred: Cell::new(false),
             creator: std::process::id(),
+            bell: OnceCell::new(),
         })
     }
 
@@ -193,7 +211,7 @@ impl RecvQueue {
         let bell = self.seg.doorbell();
         let sleeping = self.seg.sleeping();
         let ring_at = bell.load(Ordering::SeqCst);
-        sleeping.store(1, Ordering::SeqCst);
+        sleeping.store(SLEEP_FUTEX, Ordering::SeqCst);
         // Pairs with the producers' SeqCst claim and their SeqCst load of `sleeping`: either
         // we see the claim here, or the producer sees us sleeping and rings.
         let claimed = self.seg.enqueue_pos().load(Ordering::SeqCst) != self.head.get();
@@ -203,7 +221,56 @@ impl RecvQueue {
             // Claimed but not yet published: the producer is mid-copy.
             std::thread::yield_now();
         }
-        sleeping.store(0, Ordering::Relaxed);
+        sleeping.store(AWAKE, Ordering::Relaxed);
+    }
+
+    /// Prepares a sleep in the caller's own poll: senders from now on ring the returned fd
+    /// (once per sleep) instead of the futex. After the poll, call [`RecvQueue::disarm_bell`].
+    pub fn arm_bell(&self) -> BellArm<'_> {
+        let Some(bell) = self.bell() else {
+            return BellArm::Unavailable;
+        };
+        self.release();
+        let sleeping = self.seg.sleeping();
+        sleeping.store(SLEEP_POLL, Ordering::SeqCst);
+        // The same pairing as in `wait`: we see the claim, or the producer sees SLEEP_POLL.
+        if self.seg.enqueue_pos().load(Ordering::SeqCst) != self.head.get() {
+            sleeping.store(AWAKE, Ordering::Relaxed);
+            if !self.pending() && !self.reclaim_abandoned() {
+                std::thread::yield_now();
+            }
+            return BellArm::Pending;
+        }
+        BellArm::Armed(bell.fd())
+    }
+
+    /// Ends a sleep begun by `arm_bell`: senders stop ringing, and rings are read.
+    pub fn disarm_bell(&self) {
+        self.seg.sleeping().store(AWAKE, Ordering::SeqCst);
+        // A sender may ring after this (it saw the armed state just before): that ring is
+        // read at the next disarm, after it ends one poll early at most.
+        if let Some(Some(bell)) = self.bell.get() {
+            bell.drain();
+        }
+    }
+
+    fn bell(&self) -> Option<&Bell> {
+        self.bell
+            .get_or_init(|| {
+                // A forked copy must not answer for the queue of the process it came from.
+                if std::process::id() != self.creator {
+                    return None;
+                }
+                Bell::bind(&self.name)
+                    .inspect_err(|e| {
+                        tracing::debug!(
+                            name = self.name,
+                            "no bell for waits in the fabric's poll ({e}): they stay short"
+                        )
+                    })
+                    .ok()
+            })
+            .as_ref()
     }
 }
 

@@ -5,8 +5,10 @@
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use crate::bell;
 use crate::copy::copy_bytes;
 use crate::doorbell::futex_wake;
+use crate::layout::{AWAKE, SLEEP_POLL, SLEEP_POLL_RUNG};
 use crate::pid::my_pid;
 use crate::segment::Segment;
 use crate::ShmError;
@@ -152,9 +154,28 @@ impl SendQueue {
 
     #[inline]
     fn ring(&self) {
-        if self.seg.sleeping().load(Ordering::SeqCst) != 0 {
-            self.seg.doorbell().fetch_add(1, Ordering::SeqCst);
-            futex_wake(self.seg.doorbell());
+        let sleeping = self.seg.sleeping();
+        match sleeping.load(Ordering::SeqCst) {
+            AWAKE | SLEEP_POLL_RUNG => {}
+            SLEEP_POLL => {
+                // Only the sender that moves it to "rung" writes to the socket.
+                if sleeping
+                    .compare_exchange(
+                        SLEEP_POLL,
+                        SLEEP_POLL_RUNG,
+                        Ordering::SeqCst,
+                        Ordering::Relaxed,
+                    )
+                    .is_ok()
+                {
+                    bell::ring(&self.name);
+                }
+            }
+            // SLEEP_FUTEX, or a value a newer peer wrote: waking costs nothing if unneeded.
+            _ => {
+                self.seg.doorbell().fetch_add(1, Ordering::SeqCst);
+                futex_wake(self.seg.doorbell());
+            }
         }
     }
 }

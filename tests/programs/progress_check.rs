@@ -13,6 +13,16 @@
 //! behind them). Each reports how long it waited and the CPU time it used meanwhile: waiting
 //! for room must not keep the cores busy (nothing signals room, so the wait looks again, less
 //! and less often).
+//!
+//! `idle` (2 ranks on 2 nodes): rank 1 waits for a message that rank 0 sends only after `HOLD`,
+//! and reports the sleeps of its wait: a process whose traffic is all on the fabric blocks in
+//! the fabric's poll as long as the idle back-off allows, not 2 ms at a time.
+//!
+//! `bell` (3 ranks, 0 and 1 on one node, 2 on the other): ranks 0 and 1 first talk to rank 2,
+//! so both wait in the fabric's poll from then on. Rank 1 then waits for a shared-memory
+//! message that rank 0 sends after `BELL_HOLD`, and reports how long after the send it got
+//! it: the message rings rank 1's bell, which ends the poll at once (without it, the wait
+//! would see the message only at the end of its current block).
 
 use ibdyn::traits::*;
 use std::path::{Path, PathBuf};
@@ -24,11 +34,15 @@ const BOUND: Duration = Duration::from_secs(20);
 /// `room`: how long rank 0 leaves its queue full, the messages each other rank sends it.
 const HOLD: Duration = Duration::from_secs(2);
 const ROOM_MSGS: u32 = 300;
+/// `bell`: how long rank 0 waits before it sends (a rank 1 block is then about as long).
+const BELL_HOLD: Duration = Duration::from_millis(1200);
 
 enum Mode {
     Fence,
     Compute(PathBuf),
     Room,
+    Idle,
+    Bell,
 }
 
 fn mode() -> Mode {
@@ -37,8 +51,10 @@ fn mode() -> Mode {
         [m] if m == "fence" => Mode::Fence,
         [m, flag] if m == "compute" => Mode::Compute(PathBuf::from(flag)),
         [m] if m == "room" => Mode::Room,
+        [m] if m == "idle" => Mode::Idle,
+        [m] if m == "bell" => Mode::Bell,
         _ => {
-            eprintln!("usage: progress_check fence | compute FLAG_FILE | room");
+            eprintln!("usage: progress_check fence | compute FLAG_FILE | room | idle | bell");
             std::process::exit(2);
         }
     }
@@ -117,15 +133,82 @@ fn room(world: &ibdyn::IntraCommunicator) {
     }
 }
 
+fn idle(world: &ibdyn::IntraCommunicator) {
+    world.barrier().expect("idle: barrier");
+    let mut buf = [0u8; 4];
+    if world.rank() == 0 {
+        std::thread::sleep(HOLD);
+        world.send(b"idle", 1, 6).expect("idle: send");
+    } else {
+        report("idle", 1, || {
+            world.recv(&mut buf, 0, 6).expect("idle: receive");
+        });
+        if buf != *b"idle" {
+            fail("idle: a wrong message");
+        }
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: one clock for every process of the machine.
+fn monotonic_ns() -> u64 {
+    // SAFETY: clock_gettime fills the zeroed timespec it is given.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to a timespec.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        fail("clock_gettime");
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn bell(world: &ibdyn::IntraCommunicator) {
+    let mut buf = [0u8; 8];
+    match world.rank() {
+        2 => {
+            for from in 0..2 {
+                world
+                    .recv(&mut buf, from, 8)
+                    .expect("bell: rank 2 receives");
+                world.send(&buf, from, 8).expect("bell: rank 2 answers");
+            }
+        }
+        _ => {
+            world.send(b"fabric!!", 2, 8).expect("bell: send to rank 2");
+            world.recv(&mut buf, 2, 8).expect("bell: rank 2's answer");
+        }
+    }
+    world.barrier().expect("bell: barrier");
+    match world.rank() {
+        0 => {
+            std::thread::sleep(BELL_HOLD);
+            world
+                .send(&monotonic_ns().to_le_bytes(), 1, 9)
+                .expect("bell: rank 0 sends");
+        }
+        1 => {
+            report("bell", 1, || {
+                world.recv(&mut buf, 0, 9).expect("bell: rank 1 receives");
+            });
+            let late = monotonic_ns().saturating_sub(u64::from_le_bytes(buf));
+            println!(
+                "progress_check: bell: rank 1 had the message {} us after it was sent",
+                late / 1000
+            );
+        }
+        _ => {}
+    }
+}
+
 fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
-    if let Mode::Room = mode {
-        if world.size() < 3 {
-            fail("room runs on 3 or more ranks");
+    if let Mode::Room | Mode::Idle | Mode::Bell = mode {
+        match mode {
+            Mode::Room if world.size() >= 3 => room(&world),
+            Mode::Idle if world.size() == 2 => idle(&world),
+            Mode::Bell if world.size() == 3 => bell(&world),
+            _ => fail("room runs on 3 or more ranks, idle on 2, bell on 3"),
         }
-        room(&world);
         drop(world);
         universe.finalize().expect("finalize");
         return;
@@ -146,7 +229,7 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
-                Mode::Room => unreachable!("handled above"),
+                Mode::Room | Mode::Idle | Mode::Bell => unreachable!("handled above"),
             };
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 1, 7).expect("rank 0: receive");
@@ -171,7 +254,7 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
-                Mode::Room => unreachable!("handled above"),
+                Mode::Room | Mode::Idle | Mode::Bell => unreachable!("handled above"),
             }
         }
     }

@@ -8,6 +8,7 @@ use crate::error::{Result, VerbsError};
 use crate::preopen::Preopened;
 use crate::provider::{Provider, RcEvent};
 use crate::ud_channel::{ChannelEvent, ChannelStats, UdChannel};
+use std::os::fd::BorrowedFd;
 use std::time::{Duration, Instant};
 
 /// A window of memory another process may RDMA-read (or write); travels in rendezvous headers.
@@ -359,6 +360,12 @@ impl Fabric {
 
     /// Block until traffic may have arrived, a retransmission is due, or `timeout` passed.
     pub fn wait(&mut self, timeout: Duration) {
+        self.wait_or_bell(timeout, None)
+    }
+
+    /// `wait`, also ended by `bell` becoming readable (a shared-memory queue's bell, so that
+    /// one blocking wait serves both paths).
+    pub fn wait_or_bell(&mut self, timeout: Duration, bell: Option<BorrowedFd<'_>>) {
         let now = Instant::now();
         let mut t = timeout;
         for d in [self.channel.next_deadline(), self.cm.next_deadline()]
@@ -370,7 +377,7 @@ impl Fabric {
         if !self.ch_events.is_empty() {
             return;
         }
-        self.provider.wait(t);
+        self.provider.wait(t, bell);
     }
 
     /// True when everything handed to the fabric has left this process: no operation waits

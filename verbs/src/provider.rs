@@ -5,7 +5,24 @@ use crate::card::AddressCard;
 use crate::config::ProviderKind;
 use crate::error::{Result, VerbsError};
 use crate::RemoteBuf;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Duration;
+
+/// Sleeps `timeout`, or until `bell` is readable.
+pub(crate) fn sleep_or_bell(timeout: Duration, bell: Option<BorrowedFd<'_>>) {
+    let Some(bell) = bell.filter(|_| !timeout.is_zero()) else {
+        std::thread::sleep(timeout);
+        return;
+    };
+    let mut pfd = libc::pollfd {
+        fd: bell.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
+    // SAFETY: one valid pollfd.
+    unsafe { libc::poll(&mut pfd, 1, ms) };
+}
 
 /// The connection-time identity of one RC endpoint (queue pair number and initial PSN on `ib`,
 /// connection id on `sock`), exchanged in connect requests.
@@ -108,9 +125,10 @@ pub trait Provider: Send {
         Err(VerbsError::Unsupported("rdma write"))
     }
 
-    /// Block until traffic may have arrived or `timeout` passed.
-    fn wait(&mut self, timeout: Duration) {
-        std::thread::sleep(timeout.min(Duration::from_millis(1)));
+    /// Block until traffic may have arrived, `bell` (a caller's fd, e.g. the shared-memory
+    /// queue's) is readable, or `timeout` passed.
+    fn wait(&mut self, timeout: Duration, bell: Option<BorrowedFd<'_>>) {
+        sleep_or_bell(timeout.min(Duration::from_millis(1)), bell);
     }
     /// Provider-level counters (e.g. injected drops), merged into [`crate::FabricStats`].
     fn injected_drops(&self) -> u64 {

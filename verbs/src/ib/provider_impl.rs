@@ -14,6 +14,7 @@ use crate::provider::{Provider, RcEndpoint, RcEvent};
 use crate::RemoteBuf;
 use rdma_sys::*;
 use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 fn no_qp(qpn: u32) -> VerbsError {
@@ -263,10 +264,10 @@ impl Provider for IbProvider {
         self.queue_rdma(qpn, len, work)
     }
 
-    fn wait(&mut self, timeout: Duration) {
+    fn wait(&mut self, timeout: Duration, bell: Option<BorrowedFd<'_>>) {
         if !self.armed {
             if self.cq.arm().is_err() {
-                std::thread::sleep(timeout.min(Duration::from_millis(1)));
+                crate::provider::sleep_or_bell(timeout.min(Duration::from_millis(1)), bell);
                 return;
             }
             self.armed = true;
@@ -275,16 +276,21 @@ impl Provider for IbProvider {
         if self.drain_cq() > 0 || !self.ud_in.is_empty() || !self.rc_out.is_empty() {
             return;
         }
-        let mut pfd = libc::pollfd {
-            fd: self.cq.channel().fd(),
+        let pfd = |fd: RawFd| libc::pollfd {
+            fd,
             events: libc::POLLIN,
             revents: 0,
         };
+        let mut fds = [pfd(self.cq.channel().fd()), pfd(-1)];
+        if let Some(b) = bell {
+            fds[1] = pfd(b.as_raw_fd());
+        }
         let ms = timeout
             .as_millis()
             .clamp(if timeout.is_zero() { 0 } else { 1 }, i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        if unsafe { libc::poll(&mut pfd, 1, ms) } > 0 && self.cq.channel().take_event() {
+        // SAFETY: a valid array of two pollfd (a negative fd is ignored by poll).
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
+        if n > 0 && fds[0].revents != 0 && self.cq.channel().take_event() {
             self.armed = false;
         }
     }

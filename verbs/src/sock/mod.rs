@@ -16,7 +16,7 @@ use spare::read_spare;
 use std::collections::HashMap;
 use std::io::ErrorKind;
 use std::net::{TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 use stream::{Fill, Stream};
 
@@ -371,7 +371,8 @@ impl SockProvider {
     }
 
     /// poll(2) every socket for `ms` milliseconds and record which are ready.
-    fn poll_fds(&mut self, ms: i32) {
+    /// Polls every socket for `ms` (and `bell`, which only ends the poll).
+    fn poll_fds(&mut self, ms: i32, bell: Option<BorrowedFd<'_>>) {
         let mut fds = vec![
             libc::pollfd {
                 fd: self.udp.as_raw_fd(),
@@ -404,6 +405,13 @@ impl SockProvider {
                 revents: 0,
             });
             ids.push(id);
+        }
+        if let Some(b) = bell {
+            fds.push(libc::pollfd {
+                fd: b.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
         }
         // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
@@ -578,7 +586,7 @@ impl Provider for SockProvider {
         // One poll(2) per progress round (none right after `wait`, which just polled); rc_poll
         // uses the same snapshot.
         if !std::mem::take(&mut self.ready_from_wait) {
-            self.poll_fds(0);
+            self.poll_fds(0, None);
         }
         if self.ready.as_ref().is_some_and(|r| !r.udp) {
             return Ok(());
@@ -780,10 +788,10 @@ impl Provider for SockProvider {
         Ok(())
     }
 
-    fn wait(&mut self, timeout: Duration) {
+    fn wait(&mut self, timeout: Duration, bell: Option<BorrowedFd<'_>>) {
         let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
         let ms = if ms == 0 && !timeout.is_zero() { 1 } else { ms };
-        self.poll_fds(ms);
+        self.poll_fds(ms, bell);
         self.ready_from_wait = self.ready.is_some();
     }
 

@@ -1,0 +1,90 @@
+//! A doorbell a `poll` can wait on, for a receiver that sleeps in another poll than the
+//! queue's futex (the fabric's, when it also has network traffic): a datagram socket in the
+//! abstract namespace, named after the receive segment, to which senders write one byte.
+//! The kernel removes the name when the receiver's socket closes, so nothing is left behind.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixDatagram};
+use std::sync::OnceLock;
+
+/// The abstract socket address of the bell of segment `segment`.
+fn address(segment: &str) -> io::Result<SocketAddr> {
+    SocketAddr::from_abstract_name(format!("{segment}-bell"))
+}
+
+/// The receiver's end: bound, non-blocking.
+pub(crate) struct Bell {
+    sock: UnixDatagram,
+}
+
+impl Bell {
+    pub(crate) fn bind(segment: &str) -> io::Result<Bell> {
+        let sock = UnixDatagram::bind_addr(&address(segment)?)?;
+        sock.set_nonblocking(true)?;
+        Ok(Bell { sock })
+    }
+
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.sock.as_fd()
+    }
+
+    /// Reads every ring that arrived, so the next poll blocks again.
+    pub(crate) fn drain(&self) {
+        let mut b = [0u8; 8];
+        while self.sock.recv(&mut b).is_ok() {}
+    }
+}
+
+/// Writes one byte to the bell of segment `segment`. Failure (the receiver just ended, or
+/// its socket buffer is full of earlier rings) leaves it to wake at its timeout.
+pub(crate) fn ring(segment: &str) {
+    static OUT: OnceLock<Option<UnixDatagram>> = OnceLock::new();
+    let out = OUT.get_or_init(|| {
+        let s = UnixDatagram::unbound().ok()?;
+        s.set_nonblocking(true).ok()?;
+        Some(s)
+    });
+    let sent = match (out, address(segment)) {
+        (Some(s), Ok(to)) => s.send_to_addr(&[1], &to).map(|_| ()),
+        (None, _) => Err(io::Error::other("no socket to ring with")),
+        (_, Err(e)) => Err(e),
+    };
+    if let Err(e) = sent {
+        tracing::debug!(segment, "ringing the bell failed: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn readable(bell: &Bell) -> bool {
+        let mut pfd = libc::pollfd {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&bell.fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; zero timeout.
+        unsafe { libc::poll(&mut pfd, 1, 0) == 1 }
+    }
+
+    #[test]
+    fn a_ring_makes_the_bell_readable_until_drained_and_the_name_goes_with_the_socket() {
+        let name = format!("ibdyn-bell-test-{}", std::process::id());
+        let bell = Bell::bind(&name).expect("bind");
+        assert!(!readable(&bell));
+        ring(&name);
+        ring(&name);
+        assert!(readable(&bell));
+        bell.drain();
+        assert!(!readable(&bell));
+        assert!(Bell::bind(&name).is_err(), "the name is taken while bound");
+        drop(bell);
+        let again = Bell::bind(&name).expect("the name is free once the socket closed");
+        drop(again);
+        // Ringing a bell nobody listens to is not an error for the sender.
+        ring(&name);
+    }
+}
