@@ -327,3 +327,39 @@ fn nothing_left(marker: &str) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// A spawned root whose start-up fails (forced by `IBDYN_TEST_FAIL_ATTACH=0` once it has
+/// greeted the parents) leaves without the finalize barrier, so its siblings, on its node and
+/// on the other, fail their start-up instead of waiting for it forever; the parent's spawn
+/// returns.
+#[test]
+fn siblings_of_a_root_whose_start_up_fails_fail_theirs() {
+    let prog = common::example_bin("dynamic_check");
+    let out = common::ibdyn_bounded()
+        .args(["run", "-n", "1", "--nodes", "2"])
+        .arg(&prog)
+        .arg("failedstart")
+        .env("IBDYN_TEST_FAIL_ATTACH", "0")
+        .output()
+        .expect("start ibdyn run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("a job whose root fails its start-up"),
+        "{}\nstdout:\n{stdout}\nstderr:\n{stderr}",
+        out.status
+    );
+    let failed: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("dynamic_check: init:"))
+        .collect();
+    assert_eq!(failed.len(), 3, "every child fails its start-up:\n{stderr}");
+    assert!(
+        failed.iter().any(|l| l.contains("on purpose")),
+        "the root's own failure:\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("(unreachable)"),
+        "a child went past its start-up:\n{stderr}"
+    );
+}

@@ -7,7 +7,6 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};
-use std::sync::OnceLock;
 
 /// The abstract socket address of the bell of segment `segment`.
 fn address(segment: &str) -> io::Result<SocketAddr> {
@@ -38,19 +37,15 @@ impl Bell {
 }
 
 /// Writes one byte to the bell of segment `segment`. Failure (the receiver just ended, or
-/// its socket buffer is full of earlier rings) leaves it to wake at its timeout.
+/// its socket buffer is full of earlier rings) leaves it to wake at its timeout. The socket is
+/// made for the ring: a process keeps no descriptor for ringing, and rings are rare (one per
+/// sleep of a receiver).
 pub(crate) fn ring(segment: &str) {
-    static OUT: OnceLock<Option<UnixDatagram>> = OnceLock::new();
-    let out = OUT.get_or_init(|| {
-        let s = UnixDatagram::unbound().ok()?;
-        s.set_nonblocking(true).ok()?;
-        Some(s)
+    let sent = address(segment).and_then(|to| {
+        let s = UnixDatagram::unbound()?;
+        s.set_nonblocking(true)?;
+        s.send_to_addr(&[1], &to)
     });
-    let sent = match (out, address(segment)) {
-        (Some(s), Ok(to)) => s.send_to_addr(&[1], &to).map(|_| ()),
-        (None, _) => Err(io::Error::other("no socket to ring with")),
-        (_, Err(e)) => Err(e),
-    };
     if let Err(e) = sent {
         tracing::debug!(segment, "ringing the bell failed: {e}");
     }

@@ -152,6 +152,22 @@ fn root_leaves(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
+/// Run with `IBDYN_TEST_FAIL_ATTACH=0`: the spawned root fails its start-up after greeting
+/// the parents. Its siblings, waiting for the root to pass the parents on, must fail their
+/// start-up too (the root is gone), not wait forever; the spawn itself may succeed or fail,
+/// but returns.
+fn failed_start(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    let mut cmd = Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
+    cmd.arg("unreachable");
+    let outcome = match world.process_at_rank(0).spawn(&cmd, 3) {
+        Ok(_) => "succeeded".to_string(),
+        Err(e) => format!("failed: {e}"),
+    };
+    println!("dynamic_check: the spawn of a job whose root fails its start-up {outcome}");
+    Ok(())
+}
+
 /// Child 1 of 3 dies after the spawn; receiving from it fails naming it, and the other
 /// children still work.
 fn later_death(universe: &ibdyn::Universe) -> Result<(), String> {
@@ -269,6 +285,8 @@ fn main() {
         "earlydeath" => early_death(&universe),
         "laterdeath" => later_death(&universe),
         "rootleaves" => root_leaves(&universe),
+        "failedstart" => failed_start(&universe),
+        "unreachable" => Err("a child whose root failed its start-up started".into()),
         // The spawned job's root leaves at once, before its siblings have their parent.
         "rootgone" if universe.world().rank() == 0 => std::process::exit(0),
         // A sibling that answered the root's connection while it waited in the process

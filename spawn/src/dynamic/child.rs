@@ -12,6 +12,19 @@ use std::time::{Duration, Instant};
 /// intercommunicator in `universe` (`universe.parent()`). Collective over the world.
 /// Completes the start-up of a universe made with `Universe::init_deferred`: the child root
 /// greets the parent root first, then reads the process manager's start-up answers.
+/// Test knob: the spawned rank named in it fails its start-up once it has greeted the
+/// parents (before the welcome is passed on), as a failed wait for the parent root would.
+const FAIL_ATTACH_ENV: &str = "IBDYN_TEST_FAIL_ATTACH";
+
+fn fail_attach_here(rank: i32) -> Result<()> {
+    match std::env::var(FAIL_ATTACH_ENV) {
+        Ok(v) if v.trim().parse::<i32>().ok() == Some(rank) => Err(CommError::InvalidArgument(
+            format!("{FAIL_ATTACH_ENV}={rank}: rank {rank} fails its start-up on purpose"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 pub fn attach_parent(universe: &Universe) -> Result<()> {
     let world = universe.world();
     let rt = world.runtime();
@@ -61,6 +74,7 @@ pub fn attach_parent(universe: &Universe) -> Result<()> {
     } else {
         Vec::new()
     };
+    fail_attach_here(world.rank())?;
     let welcome = Welcome::decode(&bcast_vec(&world, 0, welcome)?)?;
     let parents = Group::new(gpids(&welcome.group));
     rt.learn_cards(welcome.group);
