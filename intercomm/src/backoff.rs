@@ -2,7 +2,7 @@
 //! oversubscribed ranks (8 on 2 cores) leave the cores to the ranks that have work.
 
 use std::sync::OnceLock;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub(crate) enum Step {
     Spin,
@@ -16,7 +16,14 @@ pub(crate) struct Backoff {
     spins: u32,
     /// Block at once, for `PATIENT_BLOCK` at a time (see `Backoff::patient`).
     patient: bool,
+    /// When the peers the wait depends on were last checked (or the wait first blocked).
+    checked: Option<Instant>,
 }
+
+/// Blocks between two liveness checks of the peers a wait depends on ...
+const LIVENESS_EVERY: u64 = 64;
+/// ... or this much time, whichever comes first (blocks may be long: `IBDYN_IDLE_BLOCK_MS`).
+const LIVENESS_PERIOD: Duration = Duration::from_secs(1);
 
 /// Progress passes to spin before yielding when every process has a core of its own: about
 /// 20 us, far longer than a reply over shared memory takes, and short enough that two ranks
@@ -83,6 +90,7 @@ impl Backoff {
             blocks: 0,
             spins,
             patient: false,
+            checked: None,
         }
     }
 
@@ -118,9 +126,23 @@ impl Backoff {
         }
     }
 
-    /// How many times this wait has blocked (drives periodic liveness checks).
+    /// How many times this wait has blocked.
+    #[cfg(test)]
     pub fn blocks(&self) -> u64 {
         self.blocks
+    }
+
+    /// Called after each block: whether to check the peers the wait depends on now (every
+    /// `LIVENESS_EVERY` blocks, and at least every `LIVENESS_PERIOD` of blocking).
+    pub fn liveness_due(&mut self) -> bool {
+        let now = Instant::now();
+        let checked = *self.checked.get_or_insert(now);
+        let due = self.blocks.is_multiple_of(LIVENESS_EVERY)
+            || now.duration_since(checked) >= LIVENESS_PERIOD;
+        if due {
+            self.checked = Some(now);
+        }
+        due
     }
 }
 
@@ -146,6 +168,30 @@ mod tests {
         assert_eq!(b.blocks(), 2);
         b.reset();
         assert!(matches!(b.step(), Step::Spin));
+    }
+
+    #[test]
+    fn peers_are_checked_every_so_many_blocks_and_after_a_long_time_blocked() {
+        let mut b = Backoff::patient();
+        // Counting alone first: with the last check set ahead, no time has passed since.
+        let ahead = Instant::now() + Duration::from_secs(3600);
+        let due: Vec<u64> = (1..=3 * LIVENESS_EVERY)
+            .filter(|_| {
+                b.step();
+                b.checked = Some(ahead);
+                b.liveness_due()
+            })
+            .collect();
+        assert_eq!(
+            due,
+            [LIVENESS_EVERY, 2 * LIVENESS_EVERY, 3 * LIVENESS_EVERY]
+        );
+        // Long blocks: the time since the last check decides.
+        b.step();
+        b.checked = Some(Instant::now() - LIVENESS_PERIOD);
+        assert!(b.liveness_due());
+        b.step();
+        assert!(!b.liveness_due(), "checked just now");
     }
 
     #[test]

@@ -19,8 +19,6 @@ use std::time::Duration;
 /// Longest block in the fabric's poll of a process without a shared-memory bell (see
 /// `RecvQueue::arm_bell`): its shared-memory packets wait at most this long then.
 const FABRIC_BLOCK: Duration = Duration::from_millis(2);
-/// Blocked waits between two liveness checks of the peers a wait depends on.
-const LIVENESS_EVERY: u64 = 64;
 
 /// How a blocking receive's direct wait ended (small, so the hot path moves little).
 enum Direct {
@@ -460,7 +458,7 @@ impl Engine {
             Step::Yield => std::thread::yield_now(),
             Step::Block(t) => {
                 self.block(t);
-                if backoff.blocks().is_multiple_of(LIVENESS_EVERY) {
+                if backoff.liveness_due() {
                     let (proto, mut r) = self.split();
                     proto.check_liveness(&mut r);
                 }
