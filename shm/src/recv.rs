@@ -207,21 +207,12 @@ impl RecvQueue {
     /// Returns at once when a packet is pending or being written. Callers spin and yield first;
     /// this is the last stage of their back-off.
     pub fn wait(&self, timeout: Duration) {
-        self.release();
         let bell = self.seg.doorbell();
-        let sleeping = self.seg.sleeping();
         let ring_at = bell.load(Ordering::SeqCst);
-        sleeping.store(SLEEP_FUTEX, Ordering::SeqCst);
-        // Pairs with the producers' SeqCst claim and their SeqCst load of `sleeping`: either
-        // we see the claim here, or the producer sees us sleeping and rings.
-        let claimed = self.seg.enqueue_pos().load(Ordering::SeqCst) != self.head.get();
-        if !claimed {
+        if self.announce_sleep(SLEEP_FUTEX) {
             futex_wait(bell, ring_at, timeout);
-        } else if !self.pending() && !self.reclaim_abandoned() {
-            // Claimed but not yet published: the producer is mid-copy.
-            std::thread::yield_now();
+            self.seg.sleeping().store(AWAKE, Ordering::Relaxed);
         }
-        sleeping.store(AWAKE, Ordering::Relaxed);
     }
 
     /// Prepares a sleep in the caller's own poll: senders from now on ring the returned fd
@@ -230,18 +221,29 @@ impl RecvQueue {
         let Some(bell) = self.bell() else {
             return BellArm::Unavailable;
         };
-        self.release();
-        let sleeping = self.seg.sleeping();
-        sleeping.store(SLEEP_POLL, Ordering::SeqCst);
-        // The same pairing as in `wait`: we see the claim, or the producer sees SLEEP_POLL.
-        if self.seg.enqueue_pos().load(Ordering::SeqCst) != self.head.get() {
-            sleeping.store(AWAKE, Ordering::Relaxed);
-            if !self.pending() && !self.reclaim_abandoned() {
-                std::thread::yield_now();
-            }
+        if !self.announce_sleep(SLEEP_POLL) {
             return BellArm::Pending;
         }
         BellArm::Armed(bell.fd())
+    }
+
+    /// Hands consumed cells back and tells producers this receiver sleeps in `how` (they wake
+    /// it from then on). False, and awake again, if a packet was claimed meanwhile: it is
+    /// pending, or its producer is mid-copy (then this yields to it).
+    fn announce_sleep(&self, how: u32) -> bool {
+        self.release();
+        let sleeping = self.seg.sleeping();
+        sleeping.store(how, Ordering::SeqCst);
+        // Pairs with the producers' SeqCst claim and their SeqCst load of `sleeping`: either
+        // we see the claim here, or the producer sees us sleeping and wakes us.
+        if self.seg.enqueue_pos().load(Ordering::SeqCst) == self.head.get() {
+            return true;
+        }
+        sleeping.store(AWAKE, Ordering::Relaxed);
+        if !self.pending() && !self.reclaim_abandoned() {
+            std::thread::yield_now();
+        }
+        false
     }
 
     /// Ends a sleep begun by `arm_bell`: senders stop ringing, and rings are read.

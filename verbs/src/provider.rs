@@ -19,9 +19,19 @@ pub(crate) fn sleep_or_bell(timeout: Duration, bell: Option<BorrowedFd<'_>>) {
         events: libc::POLLIN,
         revents: 0,
     };
-    let ms = timeout.as_millis().clamp(1, i32::MAX as u128) as i32;
     // SAFETY: one valid pollfd.
-    unsafe { libc::poll(&mut pfd, 1, ms) };
+    unsafe { libc::poll(&mut pfd, 1, poll_ms(timeout)) };
+}
+
+/// `timeout` as poll(2)'s milliseconds: a part of a millisecond waits a whole one rather than
+/// not at all.
+pub(crate) fn poll_ms(timeout: Duration) -> i32 {
+    let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
+    if ms == 0 && !timeout.is_zero() {
+        1
+    } else {
+        ms
+    }
 }
 
 /// The connection-time identity of one RC endpoint (queue pair number and initial PSN on `ib`,

@@ -285,9 +285,7 @@ impl Provider for IbProvider {
         if let Some(b) = bell {
             fds[1] = pfd(b.as_raw_fd());
         }
-        let ms = timeout
-            .as_millis()
-            .clamp(if timeout.is_zero() { 0 } else { 1 }, i32::MAX as u128) as i32;
+        let ms = crate::provider::poll_ms(timeout);
         // SAFETY: a valid array of two pollfd (a negative fd is ignored by poll).
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, ms) };
         if n > 0 && fds[0].revents != 0 && self.cq.channel().take_event() {

@@ -789,9 +789,7 @@ impl Provider for SockProvider {
     }
 
     fn wait(&mut self, timeout: Duration, bell: Option<BorrowedFd<'_>>) {
-        let ms = timeout.as_millis().min(i32::MAX as u128) as i32;
-        let ms = if ms == 0 && !timeout.is_zero() { 1 } else { ms };
-        self.poll_fds(ms, bell);
+        self.poll_fds(crate::provider::poll_ms(timeout), bell);
         self.ready_from_wait = self.ready.is_some();
     }
 
