@@ -18,6 +18,8 @@ pub(crate) struct Backoff {
     patient: bool,
     /// When the peers the wait depends on were last checked (or the wait first blocked).
     checked: Option<Instant>,
+    /// When the wait began blocking without progress since.
+    blocking_since: Option<Instant>,
 }
 
 /// Blocks between two liveness checks of the peers a wait depends on ...
@@ -32,19 +34,35 @@ pub(crate) const SPINS_DEDICATED: u32 = 256;
 /// ... and when processes share cores: the peer we wait for needs our core to make progress.
 pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;
-/// Longest single block by default: an idle process wakes at most ~50 times a second
-/// (hundreds of idle spawned processes must not keep the cores busy); senders wake it sooner
-/// through the doorbell (or the bell of a process that sleeps in the fabric's poll).
-const MAX_BLOCK: Duration = Duration::from_millis(20);
+/// Longest single block while a wait has blocked for less than `DEEPEN_AFTER`: a process
+/// idles at most ~50 wake-ups a second at first; senders wake it sooner through the doorbell
+/// (or the bell of a process that sleeps in the fabric's poll).
+pub(crate) const SHALLOW_BLOCK: Duration = Duration::from_millis(20);
+/// After this long blocked without progress a wait's blocks grow up to `max_block()`: a
+/// thousand idle workers waking 50 times a second each took the cores from their master.
+/// Deep blocks are only taken where every event the wait needs ends them (`Engine::block`);
+/// what nothing signals (liveness of peers, room in a full queue) keeps its own period.
+const DEEPEN_AFTER: Duration = Duration::from_secs(1);
+/// Longest single block by default, once deep.
+const MAX_BLOCK: Duration = Duration::from_millis(200);
 /// What changes it, in milliseconds: larger means fewer wake-ups of idle processes, and later
-/// periodic work (liveness checks of the peers a wait depends on, waits for room).
+/// deadlines of a long wait. Values below `SHALLOW_BLOCK` bound every block.
 const MAX_BLOCK_ENV: &str = "IBDYN_IDLE_BLOCK_MS";
 const MAX_BLOCK_RANGE: std::ops::RangeInclusive<u64> = 1..=60_000;
 
-/// The longest single block of this process (`MAX_BLOCK`, or `IBDYN_IDLE_BLOCK_MS`).
+/// The longest block of this process (`MAX_BLOCK`, or `IBDYN_IDLE_BLOCK_MS`).
 fn max_block() -> Duration {
     static MAX: OnceLock<Duration> = OnceLock::new();
     *MAX.get_or_init(|| parse_max_block(std::env::var(MAX_BLOCK_ENV).ok().as_deref()))
+}
+
+/// The longest block of a wait that has blocked for `blocked` without progress.
+fn bound(blocked: Duration, max: Duration) -> Duration {
+    if blocked >= DEEPEN_AFTER {
+        max
+    } else {
+        max.min(SHALLOW_BLOCK)
+    }
 }
 
 fn parse_max_block(v: Option<&str>) -> Duration {
@@ -63,7 +81,7 @@ fn parse_max_block(v: Option<&str>) -> Duration {
         }
     }
 }
-/// A patient wait's first block, doubled at each further block up to `MAX_BLOCK`: senders ring
+/// A patient wait's first block, doubled at each further block up to the bound: senders ring
 /// the doorbell, so this bounds only how late the fabric and liveness checks run. Growing
 /// matters when hundreds of processes wait at once (a master disconnecting from 500 spawned
 /// children one after the other): at a fixed 1 ms their wake-ups took both cores.
@@ -73,7 +91,7 @@ const PATIENT_BLOCK: Duration = Duration::from_millis(1);
 /// room, so the wait must look again).
 const ROOM_RETRY: Duration = Duration::from_micros(50);
 /// ... doubled at each block while no backlog packet got out, up to 50 us x 2^9 (beyond
-/// `MAX_BLOCK`, which then bounds it). A fixed 50 us made hundreds of senders to one busy
+/// `SHALLOW_BLOCK`). A fixed 50 us made hundreds of senders to one busy
 /// receiver (500 children disconnecting from their master) wake 20,000 times a second each,
 /// which took the cores from the receiver that would have made room.
 const ROOM_DOUBLINGS: u32 = 9;
@@ -91,6 +109,7 @@ impl Backoff {
             spins,
             patient: false,
             checked: None,
+            blocking_since: None,
         }
     }
 
@@ -106,6 +125,13 @@ impl Backoff {
 
     pub fn reset(&mut self) {
         self.idle = 0;
+        self.blocking_since = None;
+    }
+
+    /// The longest block now (shallow until the wait has blocked `DEEPEN_AFTER`).
+    fn block_bound(&mut self) -> Duration {
+        let since = *self.blocking_since.get_or_insert_with(Instant::now);
+        bound(since.elapsed(), max_block())
     }
 
     pub fn step(&mut self) -> Step {
@@ -113,7 +139,7 @@ impl Backoff {
         if self.patient {
             self.blocks += 1;
             let n = (self.idle - 1).min(16);
-            return Step::Block((PATIENT_BLOCK * (1 << n)).min(max_block()));
+            return Step::Block((PATIENT_BLOCK * (1 << n)).min(self.block_bound()));
         }
         if self.idle <= self.spins {
             Step::Spin
@@ -122,7 +148,7 @@ impl Backoff {
         } else {
             self.blocks += 1;
             let n = (self.idle - self.spins - YIELDS).min(26);
-            Step::Block((Duration::from_micros(1) * (1 << n)).min(max_block()))
+            Step::Block((Duration::from_micros(1) * (1 << n)).min(self.block_bound()))
         }
     }
 
@@ -208,7 +234,7 @@ mod tests {
     fn a_wait_for_room_looks_again_soon_then_less_often() {
         assert_eq!(room_retry(0), ROOM_RETRY);
         assert_eq!(room_retry(1), ROOM_RETRY * 2);
-        assert!(room_retry(ROOM_DOUBLINGS) >= MAX_BLOCK);
+        assert!(room_retry(ROOM_DOUBLINGS) >= SHALLOW_BLOCK);
         assert_eq!(room_retry(u32::MAX), room_retry(ROOM_DOUBLINGS));
     }
 
@@ -224,11 +250,49 @@ mod tests {
             if n == 1 {
                 assert_eq!(t, PATIENT_BLOCK);
             }
-            assert!(t >= last && t <= max_block());
+            assert!(t >= last && t <= SHALLOW_BLOCK);
             last = t;
         }
-        assert_eq!(last, MAX_BLOCK);
+        assert_eq!(last, SHALLOW_BLOCK);
         b.reset();
         assert!(matches!(b.step(), Step::Block(t) if t == PATIENT_BLOCK));
+    }
+
+    #[test]
+    fn blocks_stay_shallow_for_the_first_second_blocked_then_may_grow_to_the_longest() {
+        let max = Duration::from_millis(200);
+        assert_eq!(bound(Duration::ZERO, max), SHALLOW_BLOCK);
+        assert_eq!(
+            bound(DEEPEN_AFTER - Duration::from_millis(1), max),
+            SHALLOW_BLOCK
+        );
+        assert_eq!(bound(DEEPEN_AFTER, max), max);
+        let small = Duration::from_millis(5);
+        assert_eq!(
+            bound(Duration::ZERO, small),
+            small,
+            "a smaller longest block bounds all"
+        );
+        assert_eq!(bound(DEEPEN_AFTER * 10, small), small);
+    }
+
+    #[test]
+    fn a_wait_blocked_for_a_second_blocks_longer_until_it_progresses() {
+        for mut b in [Backoff::new(0), Backoff::patient()] {
+            let shallow = (0..100).fold(Duration::ZERO, |_, _| match b.step() {
+                Step::Block(t) => t,
+                _ => Duration::ZERO,
+            });
+            assert_eq!(shallow, SHALLOW_BLOCK);
+            b.blocking_since = Some(Instant::now() - DEEPEN_AFTER);
+            let Step::Block(deep) = b.step() else {
+                panic!("still blocking")
+            };
+            assert_eq!(deep, max_block());
+            b.reset();
+            for _ in 0..100 {
+                assert!(!matches!(b.step(), Step::Block(t) if t > SHALLOW_BLOCK));
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! the point-to-point protocol above them, moves packets, and waits: spinning, yielding, then
 //! blocking, with peers' liveness checked now and then.
 
-use crate::backoff::{Backoff, Step, SPINS_DEDICATED, SPINS_SHARED};
+use crate::backoff::{Backoff, Step, SHALLOW_BLOCK, SPINS_DEDICATED, SPINS_SHARED};
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::net_route::NetRoute;
@@ -390,21 +390,25 @@ impl Engine {
         // With fabric traffic (or a control datagram awaited) block in the fabric's poll, which
         // wakes on its sockets and on the shared-memory queue's bell; without a bell, shared-
         // memory packets wait at most FABRIC_BLOCK. Otherwise block on the shared-memory
-        // doorbell, which senders ring.
+        // doorbell, which senders ring. A block deeper than SHALLOW_BLOCK (a wait idle for a
+        // second) takes the fabric's poll whenever there is a fabric, so that a first connect
+        // request ends it too; without a bell it stays shallow.
         // Packets waiting for room in a peer's full queue: nothing rings us when the peer frees
         // cells, so look again soon.
         let t = match self.shm.room_retry() {
             Some(r) => t.min(r),
             None => t,
         };
-        if self.net.blocks_idle_waits() {
+        let on_fabric = self.net.blocks_idle_waits();
+        if on_fabric || (t > SHALLOW_BLOCK && self.net.has_fabric()) {
             match self.shm.arm_bell() {
                 BellArm::Armed(bell) => {
                     self.net.wait_or_bell(t, bell);
                     self.shm.disarm_bell();
                 }
                 BellArm::Pending => {}
-                BellArm::Unavailable => self.net.wait(t.min(FABRIC_BLOCK)),
+                BellArm::Unavailable if on_fabric => self.net.wait(t.min(FABRIC_BLOCK)),
+                BellArm::Unavailable => Route::wait(&mut &self.shm, SHALLOW_BLOCK),
             }
         } else {
             Route::wait(&mut &self.shm, t);

@@ -76,6 +76,12 @@ impl NetRoute {
         false
     }
 
+    /// Whether `g`'s exit will end its connection, unasked (see `Fabric::reports_exit_of`).
+    pub fn reports_exit_of(&self, g: Gpid) -> bool {
+        self.with_fabric(|f| f.reports_exit_of(g.to_u64()))
+            .unwrap_or(false)
+    }
+
     /// Whether an idle wait should block in the fabric's poll rather than on the
     /// shared-memory doorbell: the fabric carries traffic, or a control datagram is awaited.
     pub fn blocks_idle_waits(&self) -> bool {
@@ -95,9 +101,14 @@ impl NetRoute {
     }
 
     /// Blocks in the fabric's poll, which `bell` (the shared-memory queue's) also ends.
+    /// Returns at once when the progress thread or a process-manager wait took events aside
+    /// (the fabric's sockets no longer show them; they are stashed under the fabric's lock).
     pub fn wait_or_bell(&mut self, t: Duration, bell: BorrowedFd<'_>) {
         if let Some(sh) = self.shared.as_ref() {
-            sh.lock().wait_or_bell(t, Some(bell));
+            let mut fabric = sh.lock();
+            if !sh.stashed() {
+                fabric.wait_or_bell(t, Some(bell));
+            }
         }
     }
 
