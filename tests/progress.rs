@@ -117,16 +117,36 @@ fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
 /// (959 sleeps in this wait), and took the cores from it.
 #[test]
 fn a_process_talking_only_over_the_fabric_sleeps_through_an_idle_wait() {
-    let waits = waits(&run(&["idle"], &[]));
+    let out = run(&["idle"], &[]);
+    let waits = waits(&out);
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_slept_long(&waits);
+    // Nor does it ask the process manager every second whether the peer it waits for lives:
+    // the connection would break. 1000 spawned workers on another node than their master
+    // doing so took 100-170 s to disconnect from it (3.3 s without).
+    let stdout = common::text(&out.stdout);
+    assert!(
+        stdout.contains("asked the process manager about its peers 0 times"),
+        "{stdout}"
+    );
+}
+
+/// How long after its send rank 1 had the timed message, in microseconds.
+fn delay_us(out: &Output) -> u64 {
+    let stdout = common::text(&out.stdout);
+    stdout
+        .lines()
+        .find_map(|l| l.split(" had the message ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no delay reported:\n{stdout}"))
 }
 
 /// A shared-memory message ends a wait in the fabric's poll at once, through the receiver's
-/// bell. The wait is forced deep: blocks of up to 60 s, and the message sent 1.2 s in, while
-/// the wait is in a block of about 1 s. It arrives within 300 ms (it takes well under 1 ms;
-/// seen only at the block's end it would take about 900 ms), and the wait slept rarely (a
-/// process that looked at its queue every 2 ms instead of having a bell slept 600 times).
+/// bell. The wait is forced deep: blocks of up to 60 s once it has waited a second, and the
+/// message sent 1.2 s in, while the wait is in such a block. It arrives within 300 ms (it
+/// takes well under 1 ms; seen only at the block's end it would take a minute), and the wait
+/// slept rarely (a process that looked at its queue every 2 ms instead of having a bell slept
+/// 600 times).
 #[test]
 fn a_shared_memory_message_rings_a_process_asleep_in_the_fabric_poll() {
     let prog = common::example_bin("progress_check");
@@ -141,14 +161,33 @@ fn a_shared_memory_message_rings_a_process_asleep_in_the_fabric_poll() {
     let waits = waits(&out);
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_slept_long(&waits);
-    let stdout = common::text(&out.stdout);
-    let late: u64 = stdout
-        .lines()
-        .find_map(|l| l.split(" had the message ").nth(1))
-        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-        .unwrap_or_else(|| panic!("no delay reported:\n{stdout}"));
+    let late = delay_us(&out);
     assert!(
         late < 300_000,
-        "the message waited for the block's end: {stdout}"
+        "the message waited {late} us for the block's end"
+    );
+}
+
+/// A wait idle for a second blocks deeper (here up to 60 s), and does so in the fabric's poll
+/// even when the process has no fabric traffic yet: a first connection request from another
+/// node must end the block, not wait for its end. Rank 1 waits 4 s for rank 0's first message;
+/// it slept rarely (at the 20 ms bound it would sleep about 200 times) and had the message
+/// within 5 s of the send (it takes milliseconds; asleep on the shared-memory doorbell instead,
+/// the request would wait a minute).
+#[test]
+fn a_first_connection_request_ends_a_deep_idle_block() {
+    let out = run(&["deep"], &[("IBDYN_IDLE_BLOCK_MS", "60000")]);
+    let waits = waits(&out);
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    let (line, waited, _, sleeps) = &waits[0];
+    assert!(*waited >= 2000, "the wait did not last the hold: {line}");
+    assert!(
+        sleeps * 40 < *waited,
+        "the wait did not block deeper: {line}"
+    );
+    let late = delay_us(&out);
+    assert!(
+        late < 5_000_000,
+        "the request waited {late} us for the block's end"
     );
 }

@@ -35,6 +35,8 @@ impl PmiRequest {
 pub struct PmiClient {
     server: Box<dyn Server>,
     next_reqid: u64,
+    /// `job_status` requests so far (a liveness check's cost on the daemons).
+    status_queries: u64,
 }
 
 fn env_u32(name: &str) -> Result<Option<u32>> {
@@ -142,6 +144,7 @@ impl PmiClient {
         Ok(PmiClient {
             server,
             next_reqid: 1,
+            status_queries: 0,
         })
     }
 
@@ -368,7 +371,13 @@ impl PmiClient {
 
     /// Ranks of job `job_id` (this job or another of the daemon set) that have ended.
     pub fn job_status(&mut self, job_id: u32) -> Result<JobStatus> {
+        self.status_queries += 1;
         self.server.job_status(job_id)
+    }
+
+    /// How many `job_status` requests this client has made.
+    pub fn job_status_queries(&self) -> u64 {
+        self.status_queries
     }
 
     /// A request to the daemons' process-set registry: its answer, or the registry's

@@ -16,13 +16,20 @@
 //!
 //! `idle` (2 ranks on 2 nodes): rank 1 waits for a message that rank 0 sends only after `HOLD`,
 //! and reports the sleeps of its wait: a process whose traffic is all on the fabric blocks in
-//! the fabric's poll as long as the idle back-off allows, not 2 ms at a time.
+//! the fabric's poll as long as the idle back-off allows, not 2 ms at a time. It also reports
+//! how often it asked the process manager whether rank 0 lives: never, as its connection to
+//! rank 0 would break if rank 0 ended.
 //!
 //! `bell` (3 ranks, 0 and 1 on one node, 2 on the other): ranks 0 and 1 first talk to rank 2,
 //! so both wait in the fabric's poll from then on. Rank 1 then waits for a shared-memory
 //! message that rank 0 sends after `BELL_HOLD`, and reports how long after the send it got
 //! it: the message rings rank 1's bell, which ends the poll at once (without it, the wait
 //! would see the message only at the end of its current block).
+//!
+//! `deep` (2 ranks on 2 nodes, no traffic between them before): rank 1 waits for a message
+//! that rank 0 sends only after `DEEP_HOLD`, and reports how long after the send it got it and
+//! the sleeps of its wait. After a second the wait blocks deeper, in the fabric's poll although
+//! it has no fabric traffic yet, so rank 0's connection request ends the block at once.
 
 use ibdyn::traits::*;
 use std::path::{Path, PathBuf};
@@ -36,6 +43,8 @@ const HOLD: Duration = Duration::from_secs(2);
 const ROOM_MSGS: u32 = 300;
 /// `bell`: how long rank 0 waits before it sends (a rank 1 block is then about as long).
 const BELL_HOLD: Duration = Duration::from_millis(1200);
+/// `deep`: how long rank 0 waits before its first message to rank 1.
+const DEEP_HOLD: Duration = Duration::from_secs(4);
 
 enum Mode {
     Fence,
@@ -43,6 +52,7 @@ enum Mode {
     Room,
     Idle,
     Bell,
+    Deep,
 }
 
 fn mode() -> Mode {
@@ -53,8 +63,11 @@ fn mode() -> Mode {
         [m] if m == "room" => Mode::Room,
         [m] if m == "idle" => Mode::Idle,
         [m] if m == "bell" => Mode::Bell,
+        [m] if m == "deep" => Mode::Deep,
         _ => {
-            eprintln!("usage: progress_check fence | compute FLAG_FILE | room | idle | bell");
+            eprintln!(
+                "usage: progress_check fence | compute FLAG_FILE | room | idle | bell | deep"
+            );
             std::process::exit(2);
         }
     }
@@ -133,19 +146,25 @@ fn room(world: &ibdyn::IntraCommunicator) {
     }
 }
 
-fn idle(world: &ibdyn::IntraCommunicator) {
+fn idle(universe: &ibdyn::Universe, world: &ibdyn::IntraCommunicator) {
     world.barrier().expect("idle: barrier");
     let mut buf = [0u8; 4];
     if world.rank() == 0 {
         std::thread::sleep(HOLD);
         world.send(b"idle", 1, 6).expect("idle: send");
     } else {
+        let queries = || universe.with_pmi(|p| p.job_status_queries());
+        let before = queries();
         report("idle", 1, || {
             world.recv(&mut buf, 0, 6).expect("idle: receive");
         });
         if buf != *b"idle" {
             fail("idle: a wrong message");
         }
+        println!(
+            "progress_check: idle: rank 1 asked the process manager about its peers {} times",
+            queries() - before
+        );
     }
 }
 
@@ -177,20 +196,28 @@ fn bell(world: &ibdyn::IntraCommunicator) {
         }
     }
     world.barrier().expect("bell: barrier");
+    timed_receive(world, "bell", BELL_HOLD, 9);
+}
+
+/// Rank 0 sends rank 1 the time after `hold`; rank 1 reports its wait and how late it had it.
+fn timed_receive(world: &ibdyn::IntraCommunicator, what: &str, hold: Duration, tag: i32) {
     match world.rank() {
         0 => {
-            std::thread::sleep(BELL_HOLD);
+            std::thread::sleep(hold);
             world
-                .send(&monotonic_ns().to_le_bytes(), 1, 9)
-                .expect("bell: rank 0 sends");
+                .send(&monotonic_ns().to_le_bytes(), 1, tag)
+                .unwrap_or_else(|e| fail(&format!("{what}: rank 0 sends: {e}")));
         }
         1 => {
-            report("bell", 1, || {
-                world.recv(&mut buf, 0, 9).expect("bell: rank 1 receives");
+            let mut buf = [0u8; 8];
+            report(what, 1, || {
+                world
+                    .recv(&mut buf, 0, tag)
+                    .unwrap_or_else(|e| fail(&format!("{what}: rank 1 receives: {e}")));
             });
             let late = monotonic_ns().saturating_sub(u64::from_le_bytes(buf));
             println!(
-                "progress_check: bell: rank 1 had the message {} us after it was sent",
+                "progress_check: {what}: rank 1 had the message {} us after it was sent",
                 late / 1000
             );
         }
@@ -202,12 +229,13 @@ fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
-    if let Mode::Room | Mode::Idle | Mode::Bell = mode {
+    if let Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep = mode {
         match mode {
             Mode::Room if world.size() >= 3 => room(&world),
-            Mode::Idle if world.size() == 2 => idle(&world),
+            Mode::Idle if world.size() == 2 => idle(&universe, &world),
             Mode::Bell if world.size() == 3 => bell(&world),
-            _ => fail("room runs on 3 or more ranks, idle on 2, bell on 3"),
+            Mode::Deep if world.size() == 2 => timed_receive(&world, "deep", DEEP_HOLD, 10),
+            _ => fail("room runs on 3 or more ranks, idle and deep on 2, bell on 3"),
         }
         drop(world);
         universe.finalize().expect("finalize");
@@ -229,7 +257,9 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
-                Mode::Room | Mode::Idle | Mode::Bell => unreachable!("handled above"),
+                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep => {
+                    unreachable!("handled above")
+                }
             };
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 1, 7).expect("rank 0: receive");
@@ -254,7 +284,9 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
-                Mode::Room | Mode::Idle | Mode::Bell => unreachable!("handled above"),
+                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep => {
+                    unreachable!("handled above")
+                }
             }
         }
     }

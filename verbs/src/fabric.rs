@@ -177,6 +177,12 @@ impl Fabric {
         self.cm.is_connected(peer)
     }
 
+    /// True when `peer`'s exit will show as a broken connection without any traffic: it is
+    /// connected, over a provider whose connections break when the peer's process ends.
+    pub fn reports_exit_of(&self, peer: u64) -> bool {
+        self.provider.reports_peer_exit() && self.cm.is_connected(peer)
+    }
+
     /// Make memory readable by peers; the returned descriptor goes into a rendezvous header.
     /// The memory must stay valid and unmoved until [`Fabric::release`].
     pub fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {

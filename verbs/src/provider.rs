@@ -144,4 +144,10 @@ pub trait Provider: Send {
     fn injected_drops(&self) -> u64 {
         0
     }
+    /// Whether an established connection breaks (`RcEvent::Broken`) as soon as the peer's
+    /// process ends, with no traffic on it: true where the kernel closes the peer's sockets.
+    /// An RC queue pair learns it only when it next sends.
+    fn reports_peer_exit(&self) -> bool {
+        false
+    }
 }

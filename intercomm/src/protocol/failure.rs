@@ -6,6 +6,10 @@ use crate::gpid::Gpid;
 use crate::reqs::ReqState;
 use crate::route::{Link, Routes};
 
+/// Of the liveness checks (at least one a second in a long wait), those that also ask the
+/// process manager about peers whose connection would report their exit.
+const ASK_CONNECTED_EVERY: u64 = 16;
+
 impl Protocol {
     /// Checks the processes that pending requests depend on; fails the requests of dead ones.
     pub fn check_liveness(&mut self, r: &mut Routes<'_>) {
@@ -27,6 +31,8 @@ impl Protocol {
         }
         // Exits of other nodes' processes, as the process manager knows them, per job.
         let mut exits: Vec<(u32, Option<ibdyn_pmi::JobStatus>)> = Vec::new();
+        self.liveness_rounds += 1;
+        let ask_about_connected = self.liveness_rounds.is_multiple_of(ASK_CONNECTED_EVERY);
         for g in deps {
             // A peer we only receive from has no route yet: open it to learn its process.
             if self.peers.get_mut(g).is_none() {
@@ -43,9 +49,12 @@ impl Protocol {
                 None => (None, true),
             };
             // A process on another node that exits before it ever reached us breaks no
-            // connection: only the process manager can tell.
+            // connection: only the process manager can tell. One connected over sockets
+            // breaks it when it ends; the process manager is asked about it rarely (a host
+            // that fails sends no FIN), since a thousand waiting processes asking every
+            // second kept the daemons and the cores busy.
             let dead = dead.or_else(|| {
-                if local {
+                if local || (!ask_about_connected && r.net.reports_exit_of(g)) {
                     return None;
                 }
                 let i = match exits.iter().position(|(j, _)| *j == g.job) {

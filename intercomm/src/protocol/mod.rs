@@ -55,6 +55,8 @@ pub(crate) struct Protocol {
     streaming: usize,
     /// Malformed packets dropped so far.
     malformed: u64,
+    /// Liveness checks so far (see `check_liveness`).
+    liveness_rounds: u64,
 }
 
 impl Protocol {
@@ -71,6 +73,7 @@ impl Protocol {
             eager_limit,
             streaming: 0,
             malformed: 0,
+            liveness_rounds: 0,
         }
     }
 

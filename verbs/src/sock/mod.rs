@@ -796,6 +796,10 @@ impl Provider for SockProvider {
     fn injected_drops(&self) -> u64 {
         self.injected
     }
+
+    fn reports_peer_exit(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
