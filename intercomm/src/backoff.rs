@@ -34,9 +34,9 @@ pub(crate) const SPINS_DEDICATED: u32 = 256;
 /// ... and when processes share cores: the peer we wait for needs our core to make progress.
 pub(crate) const SPINS_SHARED: u32 = 16;
 const YIELDS: u32 = 64;
-/// Longest single block while a wait has blocked for less than `DEEPEN_AFTER`: a process
-/// idles at most ~50 wake-ups a second at first; senders wake it sooner through the doorbell
-/// (or the bell of a process that sleeps in the fabric's poll).
+/// Longest single block while a wait has blocked for less than `DEEPEN_AFTER`: an idle
+/// process wakes at most ~50 times a second at first; senders wake it sooner through the
+/// doorbell (or the bell of a process that sleeps in the fabric's poll).
 pub(crate) const SHALLOW_BLOCK: Duration = Duration::from_millis(20);
 /// After this long blocked without progress a wait's blocks grow up to `max_block()`: a
 /// thousand idle workers waking 50 times a second each took the cores from their master.
@@ -91,9 +91,9 @@ const PATIENT_BLOCK: Duration = Duration::from_millis(1);
 /// room, so the wait must look again).
 const ROOM_RETRY: Duration = Duration::from_micros(50);
 /// ... doubled at each block while no backlog packet got out, up to 50 us x 2^9 (beyond
-/// `SHALLOW_BLOCK`). A fixed 50 us made hundreds of senders to one busy
-/// receiver (500 children disconnecting from their master) wake 20,000 times a second each,
-/// which took the cores from the receiver that would have made room.
+/// `SHALLOW_BLOCK`). A fixed 50 us made hundreds of senders to one busy receiver (500 children
+/// disconnecting from their master) wake 20,000 times a second each, which took the cores from
+/// the receiver that would have made room.
 const ROOM_DOUBLINGS: u32 = 9;
 
 /// The longest block of a wait whose backlog has not moved for `waits` blocks.
@@ -279,11 +279,8 @@ mod tests {
     #[test]
     fn a_wait_blocked_for_a_second_blocks_longer_until_it_progresses() {
         for mut b in [Backoff::new(0), Backoff::patient()] {
-            let shallow = (0..100).fold(Duration::ZERO, |_, _| match b.step() {
-                Step::Block(t) => t,
-                _ => Duration::ZERO,
-            });
-            assert_eq!(shallow, SHALLOW_BLOCK);
+            let last = (0..100).map(|_| b.step()).last();
+            assert!(matches!(last, Some(Step::Block(t)) if t == SHALLOW_BLOCK));
             b.blocking_since = Some(Instant::now() - DEEPEN_AFTER);
             let Step::Block(deep) = b.step() else {
                 panic!("still blocking")
