@@ -88,11 +88,24 @@ fn assert_slept_long(waits: &[(String, u64, u64, u64)]) {
     }
 }
 
+/// Whether this kernel has `futex_waitv` (Linux 5.16), which a wait for room needs to sleep on
+/// the full queue and on its own at once.
+fn kernel_waits_on_two_futexes() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut v = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let (major, minor) = (v.next().unwrap_or(0), v.next().unwrap_or(0));
+    (major, minor) >= (5, 16)
+}
+
 /// Four ranks send rank 0 more than its queue holds while rank 0 does not receive for 2 s.
-/// Their packets wait for room, which nothing signals: each wait must look again less and less
-/// often rather than keep the cores busy. With a retry every 50 us each used about 15% of a
-/// core (300 ms of 2 s); 500 such senders, children disconnecting from their master, starved
-/// the master for seconds.
+/// Their packets wait for room: each wait must leave the cores alone. With a retry every 50 us
+/// each used about 15% of a core (300 ms of 2 s); 500 such senders, children disconnecting
+/// from their master, starved the master for seconds. Rank 0 wakes them when it hands cells
+/// back, so they sleep fewer than once per 40 ms (10 sleeps in 2 s here); looking again every
+/// 25.6 ms at most, as they did before, made about 100, and 2000 children doing so took
+/// 2.3-2.8 s to disconnect from their master (0.34-0.41 s signalled).
 #[test]
 fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
     let prog = common::example_bin("progress_check");
@@ -106,8 +119,18 @@ fn senders_waiting_for_room_in_a_full_queue_leave_the_cores_alone() {
     let waits = waits(&out);
     assert_eq!(waits.len(), 4, "{waits:?}");
     assert_slept_long(&waits);
-    for (line, waited, cpu, _) in &waits {
+    let signalled = kernel_waits_on_two_futexes();
+    if !signalled {
+        eprintln!("SKIPPED (in part): this kernel has no futex_waitv (Linux 5.16+), so room is not signalled");
+    }
+    for (line, waited, cpu, sleeps) in &waits {
         assert!(cpu * 100 < waited * 3, "more than 3% of a core: {line}");
+        if signalled {
+            assert!(
+                sleeps * 40 < *waited,
+                "the wait for room was not signalled: {line}"
+            );
+        }
     }
 }
 

@@ -387,19 +387,30 @@ impl Engine {
     }
 
     fn block(&mut self, t: Duration) {
+        self.sleep(t);
+        // An idle process must still answer connect requests promptly.
+        let Engine {
+            shm, net, proto, ..
+        } = self;
+        if let Err(e) = proto.progress_fabric(shm, net) {
+            tracing::debug!("fabric progress: {e}");
+        }
+    }
+
+    fn sleep(&mut self, t: Duration) {
         // With fabric traffic (or a control datagram awaited) block in the fabric's poll, which
         // wakes on its sockets and on the shared-memory queue's bell; without a bell, shared-
         // memory packets wait at most FABRIC_BLOCK. Otherwise block on the shared-memory
         // doorbell, which senders ring. A block deeper than SHALLOW_BLOCK (a wait idle for a
         // second) takes the fabric's poll whenever there is a fabric, so that a first connect
         // request ends it too; without a bell it stays shallow.
-        // Packets waiting for room in a peer's full queue: nothing rings us when the peer frees
-        // cells, so look again soon.
+        let on_fabric = self.net.blocks_idle_waits();
         let t = match self.shm.room_retry() {
+            Some(_) if !on_fabric && self.sleep_for_room(t) => return,
+            // Where the wait for room cannot be signalled, look again soon.
             Some(r) => t.min(r),
             None => t,
         };
-        let on_fabric = self.net.blocks_idle_waits();
         if on_fabric || (t > SHALLOW_BLOCK && self.net.has_fabric()) {
             match self.shm.arm_bell() {
                 BellArm::Armed(bell) => {
@@ -413,13 +424,17 @@ impl Engine {
         } else {
             Route::wait(&mut &self.shm, t);
         }
-        // An idle process must still answer connect requests promptly.
-        let Engine {
-            shm, net, proto, ..
-        } = self;
-        if let Err(e) = proto.progress_fabric(shm, net) {
-            tracing::debug!("fabric progress: {e}");
-        }
+    }
+
+    /// Packets wait for room in a peer's full queue: sleeps until that peer hands cells back
+    /// or a packet arrives, for up to the deep bound at once (`backoff::room_sleep`; a connect
+    /// request over the fabric is answered when the sleep ends). False if it could not sleep
+    /// so (no `futex_waitv`).
+    fn sleep_for_room(&self, t: Duration) -> bool {
+        let Some(link) = self.proto.link_waiting_for_room() else {
+            return false;
+        };
+        self.shm.wait_for_room(link, crate::backoff::room_sleep(t))
     }
 
     /// Waits for request `id` and returns its result.

@@ -113,6 +113,10 @@ impl PeerTable {
         &mut self.peers[i]
     }
 
+    pub fn iter(&self) -> impl Iterator<Item = &Peer> {
+        self.peers.iter()
+    }
+
     pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut Peer> {
         self.peers.iter_mut()
     }

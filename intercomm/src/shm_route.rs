@@ -43,6 +43,11 @@ impl ShmLink {
         })
     }
 
+    /// Whether packets wait for room in this peer's queue.
+    pub fn has_backlog(&self) -> bool {
+        !self.backlog.is_empty()
+    }
+
     /// Sends at once if nothing is queued before and the peer's queue has room: the common
     /// case, without touching the route.
     #[inline]
@@ -84,6 +89,12 @@ impl ShmRoute {
     #[inline]
     pub fn release_consumed(&self) {
         self.rx.release_consumed()
+    }
+
+    /// Sleeps until `link`'s peer hands cells of its full queue back, a packet arrives here,
+    /// or `t` passes. False, without sleeping, where the kernel cannot wait on both.
+    pub fn wait_for_room(&self, link: &ShmLink, t: Duration) -> bool {
+        self.rx.wait_for_room(&link.queue, t)
     }
 
     /// Whether packets wait for room in some peer's queue.

@@ -8,6 +8,7 @@
 //! 64   enqueue position (AtomicU64, producers only)
 //! 128  doorbell futex word (AtomicU32) | receiver-sleeping state (AtomicU32, `SLEEP_*`)
 //! 192  released position (AtomicU64, receiver only): cells before it are free for producers
+//! 200  room waiters (AtomicU32, producers) | room futex word (AtomicU32, bumped by the receiver)
 //! 256  cells: [sequence AtomicU64 | length u32 | producer pid AtomicU32 | payload ...] x cells,
 //!      stride cell_stride
 //! ```
@@ -16,7 +17,7 @@ use crate::config::{MAX_CELLS, MAX_PAYLOAD, MIN_CELLS, MIN_PAYLOAD};
 use crate::{ShmConfig, ShmError};
 
 pub(crate) const MAGIC: u64 = u64::from_le_bytes(*b"IBDYNSHM");
-pub(crate) const VERSION: u32 = 3;
+pub(crate) const VERSION: u32 = 4;
 pub(crate) const HEADER_BYTES: usize = 256;
 
 pub(crate) const OFF_MAGIC: usize = 0;
@@ -29,6 +30,8 @@ pub(crate) const OFF_ENQUEUE: usize = 64;
 pub(crate) const OFF_DOORBELL: usize = 128;
 pub(crate) const OFF_SLEEPING: usize = 132;
 pub(crate) const OFF_RELEASED: usize = 192;
+pub(crate) const OFF_ROOM_WAITERS: usize = 200;
+pub(crate) const OFF_ROOM: usize = 204;
 
 /// The receiver's sleeping state: awake (senders make no system call) ...
 pub(crate) const AWAKE: u32 = 0;

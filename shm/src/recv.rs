@@ -19,11 +19,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::bell::Bell;
-use crate::doorbell::futex_wait;
+use crate::doorbell::{futex_wait, futex_wait_either, futex_wake_some};
 use crate::layout::{AWAKE, LEN_ABANDONED, SLEEP_FUTEX, SLEEP_POLL};
 use crate::pid::process_alive;
 use crate::segment::Segment;
-use crate::{segment_prefix, ShmConfig, ShmError};
+use crate::{segment_prefix, SendQueue, ShmConfig, ShmError};
 
 /// This process's own receive segment. Not `Sync`: there is exactly one consumer.
 pub struct RecvQueue {
@@ -198,9 +198,17 @@ impl RecvQueue {
                 .store(pos.wrapping_add(cells), Ordering::Release);
             pos = pos.wrapping_add(1);
         }
+        let freed = head.wrapping_sub(self.released.get());
         self.released.set(head);
         // After the sequences: a producer that sees this position finds its cell reset.
-        self.seg.released_pos().store(head, Ordering::Release);
+        // SeqCst, with the load below: see `SendQueue::begin_room_wait`.
+        self.seg.released_pos().store(head, Ordering::SeqCst);
+        if self.seg.room_waiters().load(Ordering::SeqCst) > 0 {
+            // As many producers as cells came free; one that finds its cell taken by another
+            // sleeps again.
+            self.seg.room().fetch_add(1, Ordering::SeqCst);
+            futex_wake_some(self.seg.room(), freed.min(i32::MAX as u64) as i32);
+        }
     }
 
     /// Blocks until a sender rings the doorbell or `timeout` passes (spurious returns possible).
@@ -213,6 +221,26 @@ impl RecvQueue {
             futex_wait(bell, ring_at, timeout);
             self.seg.sleeping().store(AWAKE, Ordering::Relaxed);
         }
+    }
+
+    /// Sleeps until the receiver of `full`, a queue this process found full, hands cells
+    /// back, until a sender rings this queue's doorbell, or until `timeout` passes (spurious
+    /// returns possible). Returns at once if `full` has room or a packet is pending here.
+    /// False, without sleeping, if the kernel cannot wait on both (`futex_waitv`, Linux 5.16):
+    /// then look at `full` again after a short `wait`.
+    pub fn wait_for_room(&self, full: &SendQueue, timeout: Duration) -> bool {
+        let bell = self.seg.doorbell();
+        let ring_at = bell.load(Ordering::SeqCst);
+        let Some(room_at) = full.begin_room_wait() else {
+            return true;
+        };
+        let mut waited = true;
+        if self.announce_sleep(SLEEP_FUTEX) {
+            waited = futex_wait_either((bell, ring_at), (full.room(), room_at), timeout);
+            self.seg.sleeping().store(AWAKE, Ordering::Relaxed);
+        }
+        full.end_room_wait();
+        waited
     }
 
     /// Prepares a sleep in the caller's own poll: senders from now on ring the returned fd

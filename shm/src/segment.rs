@@ -320,6 +320,18 @@ impl Segment {
         self.u64_at(OFF_RELEASED)
     }
 
+    /// How many producers sleep until the receiver frees cells (`RecvQueue::wait_for_room`).
+    #[inline]
+    pub fn room_waiters(&self) -> &AtomicU32 {
+        self.u32_at(OFF_ROOM_WAITERS)
+    }
+
+    /// The futex those producers sleep on; the receiver bumps it when it frees cells.
+    #[inline]
+    pub fn room(&self) -> &AtomicU32 {
+        self.u32_at(OFF_ROOM)
+    }
+
     #[inline]
     pub fn cell_seq(&self, pos: u64) -> &AtomicU64 {
         self.u64_at(self.geo.cell_offset(pos) + CELL_SEQ)

@@ -141,6 +141,32 @@ impl SendQueue {
         free(now)
     }
 
+    /// Counts this producer among those waiting for room and returns the value of the room
+    /// futex to sleep on; `None` (and not counted) if the ring has room after all.
+    pub(crate) fn begin_room_wait(&self) -> Option<u32> {
+        self.seg.room_waiters().fetch_add(1, Ordering::SeqCst);
+        let room = self.seg.room().load(Ordering::SeqCst);
+        // Pairs with the receiver's SeqCst store of the released position and its load of
+        // the waiter count: either it sees us counted and bumps the futex, or we see the cells
+        // it freed. (Had it bumped already, `room` holds the new value and so do we here.)
+        let pos = self.seg.enqueue_pos().load(Ordering::SeqCst);
+        let released = self.seg.released_pos().load(Ordering::SeqCst);
+        self.released.store(released, Ordering::Relaxed);
+        if pos.wrapping_sub(released) < self.seg.geo.cells as u64 {
+            self.end_room_wait();
+            return None;
+        }
+        Some(room)
+    }
+
+    pub(crate) fn end_room_wait(&self) {
+        self.seg.room_waiters().fetch_sub(1, Ordering::SeqCst);
+    }
+
+    pub(crate) fn room(&self) -> &AtomicU32 {
+        self.seg.room()
+    }
+
     #[inline]
     fn count_sent(&self) {
         let n = self.sent.load(Ordering::Relaxed);

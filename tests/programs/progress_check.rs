@@ -9,10 +9,11 @@
 //! then receives the message, proving the connection carried it.
 //!
 //! `room` (one node, 3 or more ranks): the other ranks send rank 0 more than its queue holds
-//! while rank 0 does not receive for `HOLD`, then wait for their packets to get in (a barrier
-//! behind them). Each reports how long it waited and the CPU time it used meanwhile: waiting
-//! for room must not keep the cores busy (nothing signals room, so the wait looks again, less
-//! and less often).
+//! while rank 0 does not receive for `HOLD`, then wait for rank 0's word that the hold is
+//! over. Each reports how long it waited, the CPU time it used and its sleeps meanwhile:
+//! waiting for room must not keep the cores busy. Rank 0 wakes the waiting senders when it
+//! hands cells back, so they sleep long (where the kernel cannot wait on two futexes at once,
+//! they look again, less and less often).
 //!
 //! `idle` (2 ranks on 2 nodes): rank 1 waits for a message that rank 0 sends only after `HOLD`,
 //! and reports the sleeps of its wait: a process whose traffic is all on the fabric blocks in
@@ -122,9 +123,18 @@ fn report(what: &str, me: i32, wait: impl FnOnce()) {
 fn room(world: &ibdyn::IntraCommunicator) {
     let me = world.rank();
     let msg = [me as u8; 1024];
-    world.barrier().expect("room: first barrier");
     if me == 0 {
+        // A word to each sender rather than a barrier: a barrier's last rank out could still
+        // be taking the packets of the first one out, which then never wait for room.
+        for to in 1..world.size() {
+            world
+                .send(&[], to, 7)
+                .expect("room: rank 0 starts the hold");
+        }
         std::thread::sleep(HOLD);
+        for to in 1..world.size() {
+            world.send(&[], to, 6).expect("room: rank 0 ends the hold");
+        }
         let mut buf = [0u8; 1024];
         for from in 1..world.size() {
             for _ in 0..ROOM_MSGS {
@@ -139,10 +149,18 @@ fn room(world: &ibdyn::IntraCommunicator) {
         world.barrier().expect("room: rank 0's last barrier");
         println!("progress_check: room: rank 0 received every message");
     } else {
+        world
+            .recv(&mut [], 0, 7)
+            .expect("room: the start of the hold");
         for _ in 0..ROOM_MSGS {
             world.send(&msg, 0, 5).expect("room: send");
         }
-        report("room", me, || world.barrier().expect("room: last barrier"));
+        report("room", me, || {
+            world
+                .recv(&mut [], 0, 6)
+                .expect("room: the end of the hold");
+        });
+        world.barrier().expect("room: last barrier");
     }
 }
 

@@ -18,7 +18,7 @@ use crate::packet::{Header, Kind};
 use crate::peers::{Peer, PeerTable};
 use crate::reqs::{ReqState, ReqTable, Status};
 use crate::route::{Link, Routes, Sink};
-use crate::shm_route::ShmRoute;
+use crate::shm_route::{ShmLink, ShmRoute};
 use ibdyn_pmi::PmiClient;
 use ibdyn_verbs::VerbsError;
 use std::collections::HashMap;
@@ -230,6 +230,14 @@ impl Protocol {
             });
         }
         r.send(&mut peer.link, to, parts)
+    }
+
+    /// A same-node peer whose full queue holds packets of ours back, if any.
+    pub(crate) fn link_waiting_for_room(&self) -> Option<&ShmLink> {
+        self.peers.iter().find_map(|p| match &p.link {
+            Link::Shm(l) if l.has_backlog() => Some(l),
+            _ => None,
+        })
     }
 
     /// Sends what waits in same-node peers' backlogs while their queues take it.
