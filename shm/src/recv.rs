@@ -15,7 +15,7 @@
 
 use std::cell::{Cell, OnceCell};
 use std::os::fd::BorrowedFd;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{fence, Ordering};
 use std::time::Duration;
 
 use crate::bell::Bell;
@@ -201,13 +201,37 @@ impl RecvQueue {
         let freed = head.wrapping_sub(self.released.get());
         self.released.set(head);
         // After the sequences: a producer that sees this position finds its cell reset.
-        // SeqCst, with the load below: see `SendQueue::begin_room_wait`.
-        self.seg.released_pos().store(head, Ordering::SeqCst);
-        if self.seg.room_waiters().load(Ordering::SeqCst) > 0 {
-            // As many producers as cells came free; one that finds its cell taken by another
-            // sleeps again.
-            self.seg.room().fetch_add(1, Ordering::SeqCst);
-            futex_wake_some(self.seg.room(), freed.min(i32::MAX as u64) as i32);
+        self.seg.released_pos().store(head, Ordering::Release);
+        // Without a fence (this is the receive path): a producer counting itself just now can
+        // be missed here, and is found by the ordered look before this receiver sleeps.
+        if self.seg.room_waiters().load(Ordering::Relaxed) > 0 {
+            self.wake_room_waiters(freed);
+        }
+    }
+
+    /// Wakes up to `n` producers waiting for room (`SendQueue::begin_room_wait`); one that
+    /// finds its cell taken by another sleeps again.
+    fn wake_room_waiters(&self, n: u64) {
+        self.seg.room().fetch_add(1, Ordering::SeqCst);
+        futex_wake_some(self.seg.room(), n.min(i32::MAX as u64) as i32);
+    }
+
+    /// Before a sleep: wakes producers waiting for room that `release` missed. The fence pairs
+    /// with a producer's SeqCst count and load of the released position: either it saw the
+    /// cells free, or the count is seen here.
+    fn wake_missed_room_waiters(&self) {
+        fence(Ordering::SeqCst);
+        if self.seg.room_waiters().load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        let cells = self.seg.geo.cells as u64;
+        let taken = self
+            .seg
+            .enqueue_pos()
+            .load(Ordering::SeqCst)
+            .wrapping_sub(self.released.get());
+        if taken < cells {
+            self.wake_room_waiters(cells - taken);
         }
     }
 
@@ -260,6 +284,7 @@ impl RecvQueue {
     /// pending, or its producer is mid-copy (then this yields to it).
     fn announce_sleep(&self, how: u32) -> bool {
         self.release();
+        self.wake_missed_room_waiters();
         let sleeping = self.seg.sleeping();
         sleeping.store(how, Ordering::SeqCst);
         // Pairs with the producers' SeqCst claim and their SeqCst load of `sleeping`: either

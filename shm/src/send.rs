@@ -146,9 +146,10 @@ impl SendQueue {
     pub(crate) fn begin_room_wait(&self) -> Option<u32> {
         self.seg.room_waiters().fetch_add(1, Ordering::SeqCst);
         let room = self.seg.room().load(Ordering::SeqCst);
-        // Pairs with the receiver's SeqCst store of the released position and its load of
-        // the waiter count: either it sees us counted and bumps the futex, or we see the cells
-        // it freed. (Had it bumped already, `room` holds the new value and so do we here.)
+        // Pairs with the fence a receiver takes before it sleeps (`wake_missed_room_waiters`):
+        // either it sees us counted and bumps the futex, or we see the cells it freed. (Had it
+        // bumped already, `room` holds the new value and so do we here.) While it receives,
+        // its releases usually see the count too, without a fence.
         let pos = self.seg.enqueue_pos().load(Ordering::SeqCst);
         let released = self.seg.released_pos().load(Ordering::SeqCst);
         self.released.store(released, Ordering::Relaxed);

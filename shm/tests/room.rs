@@ -25,6 +25,15 @@ fn room_waiters(name: &str) -> u32 {
     u32::from_le_bytes(word)
 }
 
+fn set_room_waiters(name: &str, n: u32) {
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(format!("/dev/shm/{name}"))
+        .expect("segment exists");
+    file.write_all_at(&n.to_le_bytes(), ROOM_WAITERS)
+        .expect("header writable");
+}
+
 /// Polls until a producer counts itself waiting for room in segment `name`.
 fn until_a_producer_waits(name: &str) {
     let start = Instant::now();
@@ -116,6 +125,35 @@ fn a_producer_waiting_for_room_wakes_when_the_receiver_hands_cells_back() {
         0,
         "the producer no longer counts as waiting"
     );
+}
+
+/// The receive path reads the count of waiting producers without a fence, so it can miss one
+/// that counts itself at that moment: forced here by hiding the count while cells are handed
+/// back. The receiver looks again, ordered, before it sleeps, and wakes the producer then.
+#[test]
+fn a_producer_missed_when_cells_were_handed_back_is_woken_before_the_receiver_sleeps() {
+    let rx = RecvQueue::create_with_suffix("roommiss", &ShmConfig::DEFAULT).unwrap();
+    let name = rx.name().to_string();
+    learn_pid();
+    let mut child = Children(vec![fork_child(|| {
+        producer(&name, "misstx", |_, tx| {
+            tx.try_send(&[b"last"]).unwrap_or(false)
+        })
+    })]);
+    until_a_producer_waits(&name);
+    set_room_waiters(&name, 0);
+    assert!(rx.try_recv(|_| ()).is_some());
+    rx.release_consumed();
+    set_room_waiters(&name, 1);
+    // A short sleep of the receiver: before it, the look that finds the producer.
+    rx.wait(Duration::from_millis(1));
+    check(child.reap_all(LIMIT)[0]);
+    let mut last = None;
+    while let Some(p) = rx.try_recv(|b| b.to_vec()) {
+        last = Some(p);
+    }
+    assert_eq!(last.as_deref(), Some(&b"last"[..]));
+    assert_eq!(room_waiters(&name), 0);
 }
 
 #[test]
