@@ -308,9 +308,7 @@ pub(crate) fn leave(eng: &Rc<RefCell<Engine>>, meet: bool) -> Result<()> {
     ibdyn_pmi::set_idle_hook(None);
     let f = pmi.finalize().map_err(CommError::from);
     drop(eng);
-    if let Err(e) = ibdyn_shm::remove_segments_of(std::process::id() as i32) {
-        tracing::debug!("removing this process's shared-memory segment: {e}");
-    }
+    ibdyn_shm::remove_own_segments();
     flushed.and(r).and(f)
 }
 

@@ -111,14 +111,16 @@ impl CollBuf {
             .mode(0o600)
             .open(&path)
             .map_err(io_err)?;
-        let made = file
-            .set_len(segment_len(n, chunk) as u64)
-            .and_then(|_| MmapOptions::new().populate().map_raw(&file))
-            .map_err(io_err);
+        let made = crate::owned::claim(&name).and_then(|()| {
+            file.set_len(segment_len(n, chunk) as u64)
+                .and_then(|_| MmapOptions::new().populate().map_raw(&file))
+                .map_err(io_err)
+        });
         let map = match made {
             Ok(m) => m,
             Err(e) => {
                 let _ = std::fs::remove_file(&path);
+                crate::owned::release(&name);
                 return Err(e);
             }
         };
@@ -201,6 +203,7 @@ impl CollBuf {
             if let Err(e) = std::fs::remove_file(&self.path) {
                 tracing::debug!(path = self.path, "removing collective buffer: {e}");
             }
+            crate::owned::release(&self.name);
         }
     }
 

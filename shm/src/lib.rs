@@ -28,6 +28,7 @@ mod cores;
 mod doorbell;
 mod error;
 mod layout;
+mod owned;
 mod pid;
 mod recv;
 mod segment;
@@ -40,6 +41,7 @@ pub use config::ShmConfig;
 pub use copy::copy_bytes;
 pub use cores::usable_cores;
 pub use error::ShmError;
+pub use owned::remove_own_segments;
 pub use recv::{BellArm, RecvQueue};
 pub use send::SendQueue;
 
@@ -50,21 +52,36 @@ pub fn segment_prefix(pid: i32) -> String {
 }
 
 /// Removes every /dev/shm entry owned by `pid` (named `ibdyn-<pid>` or `ibdyn-<pid>-*`).
-/// Returns how many entries were removed.
+/// Returns how many entries were removed. It reads the whole directory: a process removing
+/// its own objects calls [`remove_own_segments`] instead.
 pub fn remove_segments_of(pid: i32) -> io::Result<usize> {
-    let prefix = segment_prefix(pid);
+    remove_segments_of_any(&[pid])
+}
+
+/// [`remove_segments_of`] for several processes, with one read of the directory.
+pub fn remove_segments_of_any(pids: &[i32]) -> io::Result<usize> {
+    let mut pids = pids.to_vec();
+    pids.sort_unstable();
     let mut removed = 0;
     for entry in std::fs::read_dir("/dev/shm")? {
         let entry = entry?;
         let name = entry.file_name();
-        let Some(name) = name.to_str() else { continue };
-        let owned = name == prefix
-            || name
-                .strip_prefix(&prefix)
-                .is_some_and(|rest| rest.starts_with('-'));
-        if owned && std::fs::remove_file(entry.path()).is_ok() {
+        let owner = name.to_str().and_then(owner_pid);
+        if owner.is_some_and(|p| pids.binary_search(&p).is_ok())
+            && std::fs::remove_file(entry.path()).is_ok()
+        {
             removed += 1;
         }
     }
     Ok(removed)
+}
+
+/// The process id in an ibdyn object's name (`ibdyn-<pid>` or `ibdyn-<pid>-*`).
+pub(crate) fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix("ibdyn-")?;
+    let digits = rest.split_once('-').map_or(rest, |(d, _)| d);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok()
 }

@@ -4,16 +4,11 @@ use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Mutex;
 
 use memmap2::{MmapOptions, MmapRaw};
 
 use crate::layout::*;
 use crate::{ShmConfig, ShmError};
-
-/// Names of receive segments this process currently owns, so a second `create` of the same
-/// name is refused instead of unlinking a live segment as if it were stale.
-static LIVE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 pub(crate) struct Segment {
     map: MmapRaw,
@@ -62,37 +57,37 @@ impl Segment {
     pub fn create(name: &str, cfg: &ShmConfig) -> Result<Segment, ShmError> {
         cfg.validate()?;
         let path = shm_path(name);
-        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-        if live.iter().any(|n| n == name) {
-            return Err(ShmError::AlreadyOpen {
-                name: name.to_string(),
-            });
+        crate::owned::claim(name)?;
+        let made = Self::create_claimed(&path, cfg);
+        if made.is_err() {
+            crate::owned::release(name);
         }
+        made
+    }
+
+    fn create_claimed(path: &str, cfg: &ShmConfig) -> Result<Segment, ShmError> {
         let open = || {
             OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
-                .open(&path)
+                .open(path)
         };
         let file = match open() {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 tracing::debug!(path, "removing stale shared-memory segment");
-                std::fs::remove_file(&path).map_err(|e| io_err(&path, e))?;
+                std::fs::remove_file(path).map_err(|e| io_err(path, e))?;
                 open()
             }
             other => other,
         }
-        .map_err(|e| io_err(&path, e))?;
-        let geo = Geometry::from_config(cfg);
-        let made = Self::init(&file, &path, geo);
+        .map_err(|e| io_err(path, e))?;
+        let made = Self::init(&file, path, Geometry::from_config(cfg));
         if made.is_err() {
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path);
         }
-        let seg = made?;
-        live.push(name.to_string());
-        Ok(seg)
+        made
     }
 
     fn init(file: &File, path: &str, geo: Geometry) -> Result<Segment, ShmError> {
@@ -263,8 +258,7 @@ impl Segment {
                 tracing::warn!(path = self.path, "cannot remove shared-memory segment: {e}");
             }
         }
-        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-        live.retain(|n| n != name);
+        crate::owned::release(name);
     }
 
     pub fn owner_pid(&self) -> i32 {

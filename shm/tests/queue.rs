@@ -6,7 +6,9 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 
 use common::{my_pid, shm_exists};
-use ibdyn_shm::{remove_segments_of, RecvQueue, SendQueue, ShmConfig, ShmError};
+use ibdyn_shm::{
+    remove_segments_of, remove_segments_of_any, RecvQueue, SendQueue, ShmConfig, ShmError,
+};
 
 const SMALL: ShmConfig = ShmConfig {
     cell_payload: 64,
@@ -228,6 +230,26 @@ fn remove_segments_of_matches_pid_exactly() {
         other_left,
         "a different pid sharing the digits must survive"
     );
+}
+
+#[test]
+fn one_read_removes_the_objects_of_several_processes() {
+    let names = [
+        "ibdyn-2000000002",
+        "ibdyn-2000000003-coll-1-2",
+        "ibdyn-2000000004",
+        "ibdyn-2000000002x",
+    ];
+    for n in names {
+        std::fs::write(format!("/dev/shm/{n}"), b"x").unwrap();
+    }
+    let removed = remove_segments_of_any(&[2_000_000_002, 2_000_000_003]).unwrap();
+    let left: Vec<bool> = names.iter().map(|n| shm_exists(n)).collect();
+    for n in names {
+        let _ = std::fs::remove_file(format!("/dev/shm/{n}"));
+    }
+    assert_eq!(removed, 2);
+    assert_eq!(left, [false, false, true, true]);
 }
 
 #[test]

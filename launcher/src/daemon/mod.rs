@@ -18,6 +18,7 @@ mod pmi;
 mod prestart;
 mod ranks;
 mod reactor;
+mod shm_left;
 mod starts;
 
 use crate::error::{LaunchError, Result};
@@ -136,6 +137,7 @@ pub(crate) struct Daemon {
     /// so that the event loop does not scan every rank of every job on each event.
     pub(crate) output_grace: Vec<(Instant, u32, u32)>,
     pub(crate) abandon_deadline: Option<Instant>,
+    pub(crate) shm_left: shm_left::ShmLeft,
     pub(crate) stop: bool,
 }
 
@@ -208,6 +210,7 @@ impl Daemon {
                 self.on_event(ev);
             }
             self.on_timers();
+            self.finish_exits();
             if self.stop {
                 break;
             }
@@ -222,6 +225,7 @@ impl Daemon {
             for ev in batch.drain(..) {
                 self.on_event(ev);
             }
+            self.finish_exits();
         }
     }
 
@@ -609,6 +613,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             killing_since: None,
             output_grace: Vec::new(),
             abandon_deadline: None,
+            shm_left: Default::default(),
             stop: false,
         };
         drop(tx);

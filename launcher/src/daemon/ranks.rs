@@ -2,7 +2,7 @@
 
 use super::{launch, starts, Daemon, Event};
 use crate::placement::tree;
-use crate::protocol::{JobEnv, RankEnd, Report, StartResult};
+use crate::protocol::{JobEnv, RankEnd, StartResult};
 use crate::signals;
 use crossbeam_channel::Sender;
 use ibdyn_pmi::env;
@@ -502,7 +502,7 @@ impl Daemon {
         } else {
             (job, rank)
         };
-        remove_segments(self.me, pid, &format!("job {job} rank {rank}"));
+        self.shm_left.ended(pid);
         super::adopted::reap_orphans(|p| self.reactor.watches_child(p));
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
@@ -546,8 +546,7 @@ impl Daemon {
         } else {
             ran
         };
-        self.to_launcher(Report::Exit { job, rank, end });
-        self.exited_up(job, rank, code, signal);
+        self.send_exit(job, rank, end, code, signal);
     }
 }
 

@@ -1,0 +1,74 @@
+//! What ended ranks left in `/dev/shm`, removed with one read of the directory per turn of
+//! the event loop rather than one per rank: thousands of ranks ending together each had the
+//! daemon read every other's entries. A rank's end is reported only after that read, so
+//! whoever learns that a job ended finds nothing of it left.
+
+use super::Daemon;
+use crate::protocol::{RankEnd, Report};
+
+/// Ended ranks whose objects are still to be removed, and the reports that wait for it.
+#[derive(Default)]
+pub(crate) struct ShmLeft {
+    pids: Vec<i32>,
+    held: Vec<HeldExit>,
+}
+
+struct HeldExit {
+    job: u32,
+    rank: u32,
+    end: RankEnd,
+    code: Option<i32>,
+    signal: Option<i32>,
+}
+
+impl ShmLeft {
+    /// Process `pid` (a rank) ended: its objects go at the end of this turn.
+    pub(crate) fn ended(&mut self, pid: i32) {
+        self.pids.push(pid);
+    }
+}
+
+impl Daemon {
+    /// Tells the launcher and the root that a rank ended, after its objects are removed.
+    pub(crate) fn send_exit(
+        &mut self,
+        job: u32,
+        rank: u32,
+        end: RankEnd,
+        code: Option<i32>,
+        signal: Option<i32>,
+    ) {
+        if self.shm_left.pids.is_empty() {
+            self.to_launcher(Report::Exit { job, rank, end });
+            self.exited_up(job, rank, code, signal);
+        } else {
+            self.shm_left.held.push(HeldExit {
+                job,
+                rank,
+                end,
+                code,
+                signal,
+            });
+        }
+    }
+
+    /// End of a turn: removes what the ranks that ended left, then sends their reports.
+    pub(crate) fn finish_exits(&mut self) {
+        if self.shm_left.pids.is_empty() {
+            return;
+        }
+        match ibdyn_shm::remove_segments_of_any(&self.shm_left.pids) {
+            Ok(n) if n > 0 => tracing::debug!(
+                "daemon {}: removed {n} shared-memory segments of {} ended ranks",
+                self.me,
+                self.shm_left.pids.len()
+            ),
+            Ok(_) => {}
+            Err(e) => tracing::warn!("daemon {}: cleaning /dev/shm after ranks: {e}", self.me),
+        }
+        self.shm_left.pids.clear();
+        for h in std::mem::take(&mut self.shm_left.held) {
+            self.send_exit(h.job, h.rank, h.end, h.code, h.signal);
+        }
+    }
+}
