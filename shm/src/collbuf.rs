@@ -104,24 +104,27 @@ impl CollBuf {
             path: path.clone(),
             source,
         };
+        crate::owned::claim(&name)?;
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
             .mode(0o600)
-            .open(&path)
-            .map_err(io_err)?;
-        let made = crate::owned::claim(&name).and_then(|()| {
-            file.set_len(segment_len(n, chunk) as u64)
-                .and_then(|_| MmapOptions::new().populate().map_raw(&file))
-                .map_err(io_err)
+            .open(&path);
+        let made = file.and_then(|file| {
+            let map = file
+                .set_len(segment_len(n, chunk) as u64)
+                .and_then(|_| MmapOptions::new().populate().map_raw(&file));
+            if map.is_err() {
+                let _ = std::fs::remove_file(&path);
+            }
+            map
         });
         let map = match made {
             Ok(m) => m,
             Err(e) => {
-                let _ = std::fs::remove_file(&path);
                 crate::owned::release(&name);
-                return Err(e);
+                return Err(io_err(e));
             }
         };
         let buf = CollBuf::new(map, path, name, 0, n, chunk);

@@ -48,8 +48,10 @@ pub use send::SendQueue;
 /// Every shared-memory object ibdyn creates for a process is named with this prefix
 /// followed by the owning process id, so a node daemon can remove what a dead child left.
 pub fn segment_prefix(pid: i32) -> String {
-    format!("ibdyn-{pid}")
+    format!("{NAME_PREFIX}{pid}")
 }
+
+const NAME_PREFIX: &str = "ibdyn-";
 
 /// Removes every /dev/shm entry owned by `pid` (named `ibdyn-<pid>` or `ibdyn-<pid>-*`).
 /// Returns how many entries were removed. It reads the whole directory: a process removing
@@ -78,7 +80,7 @@ pub fn remove_segments_of_any(pids: &[i32]) -> io::Result<usize> {
 
 /// The process id in an ibdyn object's name (`ibdyn-<pid>` or `ibdyn-<pid>-*`).
 pub(crate) fn owner_pid(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix("ibdyn-")?;
+    let rest = name.strip_prefix(NAME_PREFIX)?;
     let digits = rest.split_once('-').map_or(rest, |(d, _)| d);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;

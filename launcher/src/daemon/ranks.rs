@@ -495,7 +495,7 @@ impl Daemon {
                 Some(jr) => jr,
                 // A copy that ended while waiting (it opened its receive queue ahead).
                 None => {
-                    remove_segments(self.me, pid, "a prestarted copy");
+                    remove_segments(self.me, &[pid], "a prestarted copy");
                     return;
                 }
             }
@@ -550,9 +550,9 @@ impl Daemon {
     }
 }
 
-/// Removes what process `pid` left in /dev/shm (`what` names it in the log).
-pub(crate) fn remove_segments(daemon: u32, pid: i32, what: &str) {
-    match ibdyn_shm::remove_segments_of(pid) {
+/// Removes what processes `pids` left in /dev/shm (`what` names them in the log).
+pub(crate) fn remove_segments(daemon: u32, pids: &[i32], what: &str) {
+    match ibdyn_shm::remove_segments_of_any(pids) {
         Ok(n) if n > 0 => {
             tracing::debug!("daemon {daemon}: removed {n} shared-memory segments of {what}")
         }

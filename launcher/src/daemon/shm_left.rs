@@ -57,16 +57,9 @@ impl Daemon {
         if self.shm_left.pids.is_empty() {
             return;
         }
-        match ibdyn_shm::remove_segments_of_any(&self.shm_left.pids) {
-            Ok(n) if n > 0 => tracing::debug!(
-                "daemon {}: removed {n} shared-memory segments of {} ended ranks",
-                self.me,
-                self.shm_left.pids.len()
-            ),
-            Ok(_) => {}
-            Err(e) => tracing::warn!("daemon {}: cleaning /dev/shm after ranks: {e}", self.me),
-        }
-        self.shm_left.pids.clear();
+        let pids = std::mem::take(&mut self.shm_left.pids);
+        let what = format!("{} ended ranks", pids.len());
+        super::ranks::remove_segments(self.me, &pids, &what);
         for h in std::mem::take(&mut self.shm_left.held) {
             self.send_exit(h.job, h.rank, h.end, h.code, h.signal);
         }

@@ -316,7 +316,7 @@ impl Daemon {
             {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
-            super::ranks::remove_segments(self.me, pid.as_raw(), "a prestarted copy");
+            super::ranks::remove_segments(self.me, &[pid.as_raw()], "a prestarted copy");
         }
     }
 
