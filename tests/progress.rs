@@ -214,3 +214,29 @@ fn a_first_connection_request_ends_a_deep_idle_block() {
         "the request waited {late} us for the block's end"
     );
 }
+
+/// A disconnect waits for the other side, whose word rings the waiting process, so its blocks
+/// may be deep from the start. Rank 1 waits 2 s in its disconnect for rank 0's: it must sleep
+/// fewer than once per 40 ms. Held at 20 ms for the wait's first second, as every wait was, it
+/// slept 60 times (18 now), and 2000 workers waiting so for their master to reach them took the
+/// cores from it (its disconnects took 1.1-1.5 s instead of 0.4-0.6 s).
+#[test]
+fn a_disconnect_waiting_for_the_other_side_sleeps_long() {
+    let prog = common::example_bin("progress_check");
+    for nodes in ["1", "2"] {
+        let out = common::ibdyn_bounded()
+            .args(["run", "-n", "2", "--nodes", nodes, "--map-by", "node"])
+            .arg(&prog)
+            .arg("disconnect")
+            .output()
+            .expect("start ibdyn run");
+        let waits = waits(&out);
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        let (line, waited, _, sleeps) = &waits[0];
+        assert!(*waited >= 1000, "the wait did not last the hold: {line}");
+        assert!(
+            sleeps * 40 < *waited,
+            "the disconnect woke too often on {nodes} node(s): {line}"
+        );
+    }
+}

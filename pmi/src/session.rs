@@ -491,11 +491,15 @@ impl Session {
         }
     }
 
-    pub fn finalize(&mut self) -> Result<()> {
+    pub fn finalize(&mut self, how: crate::server::Leaving) -> Result<()> {
         if self.finalized {
             return Err(PmiError::Finalized);
         }
-        self.request(Command::new("finalize"), "finalize_ack")?;
+        let mut cmd = Command::new("finalize");
+        if how == crate::server::Leaving::ShmRemoved {
+            cmd = cmd.arg(crate::wire::SHM_REMOVED_KEY, 1);
+        }
+        self.request(cmd, "finalize_ack")?;
         self.finalized = true;
         Ok(())
     }

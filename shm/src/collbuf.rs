@@ -202,11 +202,10 @@ impl CollBuf {
 
     /// Removes the name (leader, once every member has mapped the buffer).
     pub fn unlink(&self) {
-        if self.linked.replace(false) {
+        if self.linked.replace(false) && crate::owned::release(&self.name) {
             if let Err(e) = std::fs::remove_file(&self.path) {
                 tracing::debug!(path = self.path, "removing collective buffer: {e}");
             }
-            crate::owned::release(&self.name);
         }
     }
 

@@ -25,9 +25,13 @@ pub(crate) fn claim(name: &str) -> Result<(), ShmError> {
     Ok(())
 }
 
-/// Forgets `name` (it was removed, or its creation failed).
-pub(crate) fn release(name: &str) {
-    owned().retain(|n| n != name);
+/// Forgets `name` (it is being removed, or its creation failed); false if it was not on the
+/// list, e.g. [`remove_own_segments`] removed it already.
+pub(crate) fn release(name: &str) -> bool {
+    let mut owned = owned();
+    let before = owned.len();
+    owned.retain(|n| n != name);
+    owned.len() != before
 }
 
 /// Removes from `/dev/shm` every object this process created and still owns; returns how

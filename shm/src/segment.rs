@@ -252,13 +252,18 @@ impl Segment {
     }
 
     /// Removes the file and forgets the name (owner side, on drop).
+    /// Removes the segment's name unless this process removed it already: even a removal
+    /// that finds nothing takes the directory's lock, for which thousands of processes
+    /// ending at once contend.
     pub fn unlink_owned(&self, name: &str) {
+        if !crate::owned::release(name) {
+            return;
+        }
         if let Err(e) = std::fs::remove_file(&self.path) {
             if e.kind() != io::ErrorKind::NotFound {
                 tracing::warn!(path = self.path, "cannot remove shared-memory segment: {e}");
             }
         }
-        crate::owned::release(name);
     }
 
     pub fn owner_pid(&self) -> i32 {

@@ -51,8 +51,21 @@ fn a_process_removes_what_it_created_and_nothing_else() {
     );
     assert_eq!(remove_own_segments(), 0, "the list was not emptied");
 
-    // The names are free again; dropping the removed objects reports nothing.
+    // Dropping the removed objects does not remove their names again (each removal takes
+    // the directory's lock, which thousands of ending processes contend for): a file put at
+    // those names since is left alone.
+    let _later = HandMade(mine.to_vec());
+    for n in &mine {
+        std::fs::write(format!("/dev/shm/{n}"), b"x").unwrap();
+    }
     drop((queue, coll));
+    assert!(
+        mine.iter().all(|n| shm_exists(n)),
+        "a dropped object removed its name a second time"
+    );
+    drop(_later);
+
+    // The names are free again.
     let again = RecvQueue::create_with_suffix("own", &ShmConfig::DEFAULT).unwrap();
     drop(again);
     assert_eq!(remove_own_segments(), 0);

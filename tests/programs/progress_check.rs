@@ -31,6 +31,11 @@
 //! that rank 0 sends only after `DEEP_HOLD`, and reports how long after the send it got it and
 //! the sleeps of its wait. After a second the wait blocks deeper, in the fabric's poll although
 //! it has no fabric traffic yet, so rank 0's connection request ends the block at once.
+//!
+//! `disconnect` (2 ranks): each connects to the other through a port, its own one-process side
+//! of an intercommunicator. Rank 1 disconnects at once, rank 0 only after `HOLD`; rank 1 reports
+//! the sleeps of its disconnect: rank 0's word ends it, so it may block deep from the start
+//! (thousands of workers waiting so for their master woke 50 times a second each).
 
 use ibdyn::traits::*;
 use std::path::{Path, PathBuf};
@@ -54,6 +59,7 @@ enum Mode {
     Idle,
     Bell,
     Deep,
+    Disconnect,
 }
 
 fn mode() -> Mode {
@@ -65,9 +71,11 @@ fn mode() -> Mode {
         [m] if m == "idle" => Mode::Idle,
         [m] if m == "bell" => Mode::Bell,
         [m] if m == "deep" => Mode::Deep,
+        [m] if m == "disconnect" => Mode::Disconnect,
         _ => {
             eprintln!(
-                "usage: progress_check fence | compute FLAG_FILE | room | idle | bell | deep"
+                "usage: progress_check fence | compute FLAG_FILE | room | idle | bell | deep \
+                 | disconnect"
             );
             std::process::exit(2);
         }
@@ -186,6 +194,36 @@ fn idle(universe: &ibdyn::Universe, world: &ibdyn::IntraCommunicator) {
     }
 }
 
+fn disconnect(universe: &ibdyn::Universe, world: &ibdyn::IntraCommunicator) {
+    let me = universe.self_comm();
+    let other = if world.rank() == 0 {
+        let port = ibdyn::open_port(&me);
+        world
+            .send(port.name().as_bytes(), 1, 11)
+            .expect("disconnect: send the port");
+        let c = me
+            .process_at_rank(0)
+            .accept(&port)
+            .expect("disconnect: accept");
+        ibdyn::close_port(port);
+        c
+    } else {
+        let (name, _) = world.recv_vec(0, 11).expect("disconnect: the port");
+        let name = String::from_utf8(name).unwrap_or_else(|_| fail("disconnect: port name"));
+        me.process_at_rank(0)
+            .connect(&name)
+            .expect("disconnect: connect")
+    };
+    if world.rank() == 0 {
+        std::thread::sleep(HOLD);
+        other.disconnect().expect("disconnect: rank 0");
+    } else {
+        report("disconnect", 1, || {
+            other.disconnect().expect("disconnect: rank 1");
+        });
+    }
+}
+
 /// CLOCK_MONOTONIC in nanoseconds: one clock for every process of the machine.
 fn monotonic_ns() -> u64 {
     // SAFETY: clock_gettime fills the zeroed timespec it is given.
@@ -247,13 +285,14 @@ fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
-    if let Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep = mode {
+    if let Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep | Mode::Disconnect = mode {
         match mode {
             Mode::Room if world.size() >= 3 => room(&world),
             Mode::Idle if world.size() == 2 => idle(&universe, &world),
             Mode::Bell if world.size() == 3 => bell(&world),
             Mode::Deep if world.size() == 2 => timed_receive(&world, "deep", DEEP_HOLD, 10),
-            _ => fail("room runs on 3 or more ranks, idle and deep on 2, bell on 3"),
+            Mode::Disconnect if world.size() == 2 => disconnect(&universe, &world),
+            _ => fail("room runs on 3 or more ranks, idle, deep and disconnect on 2, bell on 3"),
         }
         drop(world);
         universe.finalize().expect("finalize");
@@ -275,7 +314,7 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
-                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep => {
+                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep | Mode::Disconnect => {
                     unreachable!("handled above")
                 }
             };
@@ -302,7 +341,7 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
-                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep => {
+                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep | Mode::Disconnect => {
                     unreachable!("handled above")
                 }
             }
