@@ -49,6 +49,9 @@ struct ChildPlan {
     daemon: libc::pid_t,
     /// Kept across the exec (-1: none).
     inherit: RawFd,
+    /// Cloned sharing the daemon's descriptor table: take a private copy of the descriptors
+    /// below this number first (`kept_fds`; 0: cloned with a copy of the whole table).
+    unshare_below: RawFd,
     /// The errno of the step that failed, written by the child before it exits (0: none).
     err: AtomicI32,
     /// Signals to return to their default disposition (`changed_signals`).
@@ -101,7 +104,8 @@ pub(crate) fn pidfd_open(pid: i32) -> std::io::Result<OwnedFd> {
         return Err(std::io::Error::last_os_error());
     }
     // SAFETY: the kernel just gave us this descriptor; nothing else owns it.
-    Ok(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) })
+    let fd = unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd as RawFd) };
+    Ok(super::kept_fds::keep_high(fd))
 }
 
 /// `program` as execvp would find it: as given when it names a path, else the first
@@ -174,6 +178,12 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
     };
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
+    let child_fds = [in_r.as_raw_fd(), out_w.as_raw_fd(), err_w.as_raw_fd()];
+    let short_copy = super::kept_fds::short_copy()
+        && child_fds
+            .into_iter()
+            .chain(l.inherit)
+            .all(|fd| fd < super::kept_fds::KEPT_FROM);
     let plan = ChildPlan {
         path: path.as_ptr(),
         argv: argv.as_ptr(),
@@ -184,6 +194,11 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         stderr: err_w.as_raw_fd(),
         daemon: std::process::id() as libc::pid_t,
         inherit: l.inherit.unwrap_or(-1),
+        unshare_below: if short_copy {
+            super::kept_fds::KEPT_FROM
+        } else {
+            0
+        },
         err: AtomicI32::new(0),
         reset: changed_signals(),
     };
@@ -194,7 +209,9 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
     // SAFETY: every signal is blocked around the clone so that no handler runs in the child
     // on the shared memory; the old mask is restored right after. The child runs only
     // `child_main` (async-signal-safe calls on `plan`, which outlives it: CLONE_VFORK keeps
-    // this thread suspended until the child has exec'd or exited).
+    // this thread suspended until the child has exec'd or exited). With CLONE_FILES the
+    // child's first call gives it a table of its own, before it changes any descriptor.
+    let files = if short_copy { libc::CLONE_FILES } else { 0 };
     let pid = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut old: libc::sigset_t = std::mem::zeroed();
@@ -203,7 +220,7 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         let pid = libc::clone(
             child_main,
             top,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            libc::CLONE_VM | libc::CLONE_VFORK | files | libc::SIGCHLD,
             &plan as *const ChildPlan as *mut libc::c_void,
         );
         let err = std::io::Error::last_os_error();
@@ -222,9 +239,9 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
     }
     Ok(Started {
         pid,
-        stdin: in_w,
-        stdout: out_r,
-        stderr: err_r,
+        stdin: in_w.map(super::kept_fds::keep_high),
+        stdout: super::kept_fds::keep_high(out_r),
+        stderr: super::kept_fds::keep_high(err_r),
     })
 }
 
@@ -247,6 +264,16 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` points at the parent's `ChildPlan`, alive while the parent is suspended.
     unsafe {
         let p = &*(arg as *const ChildPlan);
+        if p.unshare_below > 0
+            && libc::syscall(
+                libc::SYS_close_range,
+                p.unshare_below as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_UNSHARE,
+            ) != 0
+        {
+            fail(p);
+        }
         // A new program starts with every signal at its default (`changed_signals`). The
         // handler table is the child's own copy (no CLONE_SIGHAND).
         for &sig in p.reset {
@@ -270,8 +297,8 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
                 fail(p);
             }
         }
-        // The table is the child's own copy (no CLONE_FILES): only the child's end loses
-        // close-on-exec. It is 3 or above, so the dup2s above left it alone.
+        // The table is the child's own copy (no CLONE_FILES, or unshared above): only the
+        // child's end loses close-on-exec. It is 3 or above, so the dup2s above left it alone.
         if p.inherit >= 3 && libc::fcntl(p.inherit, libc::F_SETFD, 0) != 0 {
             fail(p);
         }
@@ -441,6 +468,56 @@ mod tests {
             .filter_map(|f| f.parse().ok())
             .collect();
         assert!(fds.contains(&n), "{n} not open in the child: {out}");
+    }
+
+    /// With thousands of ranks alive, each spawn copied the daemon's thousands of kept
+    /// descriptors and closed them at its exec. A descriptor in the kept range, even one
+    /// without close-on-exec, must not reach a new process, while the one it inherits does.
+    #[test]
+    fn a_new_process_copies_nothing_of_the_kept_range() {
+        use super::super::kept_fds::{short_copy, KEPT_FROM};
+        use std::os::fd::FromRawFd;
+        if !short_copy() {
+            eprintln!(
+                "SKIPPED: no CLOSE_RANGE_UNSHARE (Linux 5.9) or a descriptor limit below {}",
+                2 * KEPT_FROM
+            );
+            return;
+        }
+        let null = std::fs::File::open("/dev/null").unwrap();
+        // SAFETY: F_DUPFD returns a new descriptor (in the kept range, no close-on-exec) that
+        // we own.
+        let kept = unsafe {
+            OwnedFd::from_raw_fd(libc::fcntl(null.as_raw_fd(), libc::F_DUPFD, KEPT_FROM + 7))
+        };
+        let (k, inherited) = (kept.as_raw_fd(), null.as_raw_fd());
+        assert!(k >= KEPT_FROM && inherited < KEPT_FROM);
+        let args = vec![
+            "-c".to_string(),
+            "ls /proc/$$/fd | sort -n | tr '\\n' ' '".to_string(),
+        ];
+        let (code, out, _) = run(&Launch {
+            program: "sh",
+            args: &args,
+            env: &environment(None, &[]),
+            cwd: None,
+            stdin_pipe: false,
+            inherit: Some(inherited),
+        });
+        drop(kept);
+        let fds: Vec<i32> = out
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        assert_eq!(code, 0);
+        assert!(
+            fds.contains(&inherited),
+            "{inherited} not open in the child: {out}"
+        );
+        assert!(
+            !fds.contains(&k),
+            "kept descriptor {k} reached the child: {out}"
+        );
     }
 
     #[test]

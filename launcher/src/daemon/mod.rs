@@ -12,6 +12,7 @@ mod adopted;
 mod coll;
 mod inbox;
 pub(crate) mod jobs;
+mod kept_fds;
 pub(crate) mod kvs;
 mod launch;
 mod pmi;

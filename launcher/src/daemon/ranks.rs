@@ -191,6 +191,7 @@ fn errno_of(e: &std::io::Error) -> i32 {
 /// above (so that it survives the rank's stdio set-up); both close-on-exec here.
 pub(super) fn inherited_pmi_socket() -> std::io::Result<(UnixStream, OwnedFd)> {
     let (ours, theirs) = UnixStream::pair()?;
+    let ours = UnixStream::from(super::kept_fds::keep_high(OwnedFd::from(ours)));
     let theirs = OwnedFd::from(theirs);
     // SAFETY: F_DUPFD_CLOEXEC on an open descriptor returns a new one (or -1), owned by us.
     let fd = unsafe { libc::fcntl(theirs.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };

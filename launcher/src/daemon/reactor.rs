@@ -391,9 +391,11 @@ impl Poller {
 
 /// The writer half of a client connection and its reader half to watch.
 fn client_watch(stream: UnixStream, id: ConnId) -> std::io::Result<(Outbox, Watched)> {
+    use super::kept_fds::keep_high;
+    let stream = UnixStream::from(keep_high(stream.into()));
     stream.set_nonblocking(false)?;
     stream.set_write_timeout(Some(CLIENT_WRITE_LIMIT))?;
-    let out = Outbox::direct(stream.try_clone()?);
+    let out = Outbox::direct(UnixStream::from(keep_high(stream.try_clone()?.into())));
     let watched = Watched {
         fd: stream.into(),
         source: Source::Client {
