@@ -144,6 +144,11 @@ fn a_process_talking_only_over_the_fabric_sleeps_through_an_idle_wait() {
     let waits = waits(&out);
     assert_eq!(waits.len(), 1, "{waits:?}");
     assert_slept_long(&waits);
+    // Its blocks deepen after a quarter second: 34 sleeps in the 2 s here. Deepening after a
+    // second made 67, and hundreds of workers a master had just spawned waking so took a
+    // fifth of its spawning time.
+    let (line, waited, _, sleeps) = &waits[0];
+    assert!(sleeps * 40 < *waited, "the wait deepened late: {line}");
     // Nor does it ask the process manager every second whether the peer it waits for lives:
     // the connection would break. 1000 spawned workers on another node than their master
     // doing so took 100-170 s to disconnect from it (3.3 s without).
@@ -165,8 +170,8 @@ fn delay_us(out: &Output) -> u64 {
 }
 
 /// A shared-memory message ends a wait in the fabric's poll at once, through the receiver's
-/// bell. The wait is forced deep: blocks of up to 60 s once it has waited a second, and the
-/// message sent 1.2 s in, while the wait is in such a block. It arrives within 300 ms (it
+/// bell. The wait is forced deep: blocks of up to 60 s once it has waited a quarter second, and
+/// the message sent 1.2 s in, while the wait is in such a block. It arrives within 300 ms (it
 /// takes well under 1 ms; seen only at the block's end it would take a minute), and the wait
 /// slept rarely (a process that looked at its queue every 2 ms instead of having a bell slept
 /// 600 times).
@@ -191,8 +196,8 @@ fn a_shared_memory_message_rings_a_process_asleep_in_the_fabric_poll() {
     );
 }
 
-/// A wait idle for a second blocks deeper (here up to 60 s), and does so in the fabric's poll
-/// even when the process has no fabric traffic yet: a first connection request from another
+/// A wait idle for a quarter second blocks deeper (here up to 60 s), and does so in the fabric's
+/// poll even when the process has no fabric traffic yet: a first connection request from another
 /// node must end the block, not wait for its end. Rank 1 waits 4 s for rank 0's first message;
 /// it slept rarely (at the 20 ms bound it would sleep about 200 times) and had the message
 /// within 5 s of the send (it takes milliseconds; asleep on the shared-memory doorbell instead,
@@ -217,7 +222,7 @@ fn a_first_connection_request_ends_a_deep_idle_block() {
 
 /// A disconnect waits for the other side, whose word rings the waiting process, so its blocks
 /// may be deep from the start. Rank 1 waits 2 s in its disconnect for rank 0's: it must sleep
-/// fewer than once per 40 ms. Held at 20 ms for the wait's first second, as every wait was, it
+/// fewer than once per 40 ms. Held at 20 ms for the wait's first second, as every wait was then, it
 /// slept 60 times (18 now), and 2000 workers waiting so for their master to reach them took the
 /// cores from it (its disconnects took 1.1-1.5 s instead of 0.4-0.6 s).
 #[test]

@@ -41,8 +41,12 @@ pub(crate) const SHALLOW_BLOCK: Duration = Duration::from_millis(20);
 /// After this long blocked without progress a wait's blocks grow up to `max_block()`: a
 /// thousand idle workers waking 50 times a second each took the cores from their master.
 /// Deep blocks are only taken where every event the wait needs ends them (`Engine::block`);
-/// what nothing signals (liveness of peers, room in a full queue) keeps its own period.
-const DEEPEN_AFTER: Duration = Duration::from_secs(1);
+/// what nothing signals (liveness of peers, room in a full queue) keeps its own period. A
+/// quarter of a second, not a second: a master spawning workers one by one had the last
+/// second's new workers (hundreds) each waking 50 times a second, which took a fifth of its
+/// spawning time. A message to a process asleep that long costs its sender a bell rather
+/// than a futex wake.
+const DEEPEN_AFTER: Duration = Duration::from_millis(250);
 /// Longest single block by default, once deep.
 const MAX_BLOCK: Duration = Duration::from_millis(200);
 /// What changes it, in milliseconds: larger means fewer wake-ups of idle processes, and later
@@ -147,7 +151,7 @@ impl Backoff {
         if self.patient {
             self.blocks += 1;
             let n = (self.idle - 1).min(16);
-            // Not shallow for a second: the other side's message rings, and deep blocks are
+            // Not shallow at first: the other side's message rings, and deep blocks are
             // the better signalled. Thousands of workers disconnecting from their master one
             // after the other each woke 50 times a second and took the cores from it.
             return Step::Block((PATIENT_BLOCK * (1 << n)).min(max_block()));
@@ -267,13 +271,13 @@ mod tests {
             assert!(t >= last && t <= max_block());
             last = t;
         }
-        assert_eq!(last, max_block(), "deep within the wait's first second");
+        assert_eq!(last, max_block(), "deep within the wait's first ten blocks");
         b.reset();
         assert!(matches!(b.step(), Step::Block(t) if t == PATIENT_BLOCK));
     }
 
     #[test]
-    fn blocks_stay_shallow_for_the_first_second_blocked_then_may_grow_to_the_longest() {
+    fn blocks_stay_shallow_for_a_quarter_second_blocked_then_may_grow_to_the_longest() {
         let max = Duration::from_millis(200);
         assert_eq!(bound(Duration::ZERO, max), SHALLOW_BLOCK);
         assert_eq!(
@@ -291,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn a_wait_blocked_for_a_second_blocks_longer_until_it_progresses() {
+    fn a_wait_blocked_a_quarter_second_blocks_longer_until_it_progresses() {
         {
             let mut b = Backoff::new(0);
             let last = (0..100).map(|_| b.step()).last();

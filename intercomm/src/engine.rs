@@ -402,8 +402,8 @@ impl Engine {
         // wakes on its sockets and on the shared-memory queue's bell; without a bell, shared-
         // memory packets wait at most FABRIC_BLOCK. Otherwise block on the shared-memory
         // doorbell, which senders ring. A block deeper than SHALLOW_BLOCK (a wait idle for a
-        // second) takes the fabric's poll whenever there is a fabric, so that a first connect
-        // request ends it too; without a bell it stays shallow.
+        // quarter second, or a disconnect) takes the fabric's poll whenever there is a fabric,
+        // so that a first connect request ends it too; without a bell it stays shallow.
         let on_fabric = self.net.blocks_idle_waits();
         let t = match self.shm.room_retry() {
             Some(_) if !on_fabric && self.sleep_for_room(t) => return,

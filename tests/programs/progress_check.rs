@@ -29,8 +29,8 @@
 //!
 //! `deep` (2 ranks on 2 nodes, no traffic between them before): rank 1 waits for a message
 //! that rank 0 sends only after `DEEP_HOLD`, and reports how long after the send it got it and
-//! the sleeps of its wait. After a second the wait blocks deeper, in the fabric's poll although
-//! it has no fabric traffic yet, so rank 0's connection request ends the block at once.
+//! the sleeps of its wait. After a quarter second the wait blocks deeper, in the fabric's poll
+//! although it has no fabric traffic yet, so rank 0's connection request ends the block at once.
 //!
 //! `disconnect` (2 ranks): each connects to the other through a port, its own one-process side
 //! of an intercommunicator. Rank 1 disconnects at once, rank 0 only after `HOLD`; rank 1 reports
