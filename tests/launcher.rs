@@ -263,58 +263,6 @@ fn shared_memory_of_exited_ranks_is_removed() {
     }
 }
 
-/// A rank that finalizes saying it removed its shared-memory objects spares the daemon a read
-/// of /dev/shm when it exits; killed after that, it is looked for all the same. Forced with a
-/// file the ranks made by hand and did not remove, so only the daemon's read can remove it.
-#[test]
-fn a_rank_that_removed_its_objects_is_taken_at_its_word_unless_killed() {
-    let s = Scratch::new("shm-said");
-    let prog = example_bin("pmi_check");
-    // Runs `mode` on 2 ranks over 2 nodes: the job's output and, per rank, whether its file
-    // was still there at the end (then removed).
-    let run = |mode: &str| {
-        let out = s.run(
-            &[
-                "run",
-                "-n",
-                "2",
-                "--nodes",
-                "2",
-                prog.to_str().unwrap(),
-                mode,
-            ],
-            None,
-        );
-        let left: Vec<bool> = lines_with(&out, "SHM ")
-            .iter()
-            .map(|p| {
-                let path = p.trim_start_matches("SHM ");
-                let there = std::path::Path::new(path).exists();
-                let _ = std::fs::remove_file(path);
-                there
-            })
-            .collect();
-        assert_eq!(left.len(), 2, "{}", text(&out.stdout));
-        (out, left)
-    };
-
-    let (out, left) = run("shm-said-removed");
-    assert_all_ok(&out, 2);
-    assert_eq!(
-        left,
-        [true, true],
-        "the daemon read /dev/shm for a rank that said it removed its objects"
-    );
-
-    let (out, left) = run("shm-said-removed-killed");
-    assert!(!out.status.success(), "killed ranks, yet the job succeeded");
-    assert_eq!(
-        left,
-        [false, false],
-        "files left behind by ranks killed after their finalize"
-    );
-}
-
 #[test]
 fn hello_runs_on_several_daemons() {
     let s = Scratch::new("hello");

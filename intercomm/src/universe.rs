@@ -290,8 +290,8 @@ pub(crate) fn new_engine() -> Result<Rc<RefCell<Engine>>> {
 }
 
 /// Leaves the process manager: waits (bounded) for queued packets to leave, meets the
-/// other processes of the job if `meet`, removes the shared-memory objects this process
-/// made and finalises PMI, saying so: the node daemon then need not read `/dev/shm` for it.
+/// other processes of the job if `meet`, finalises PMI and removes this process's
+/// shared-memory segment name.
 pub(crate) fn leave(eng: &Rc<RefCell<Engine>>, meet: bool) -> Result<()> {
     let flushed = flush(eng);
     let mut eng = eng.borrow_mut();
@@ -306,9 +306,9 @@ pub(crate) fn leave(eng: &Rc<RefCell<Engine>>, meet: bool) -> Result<()> {
     // from it any more, so the last request waits without waking every slice to progress the
     // fabric (hundreds of ending processes doing so took the cores from the daemon answering).
     ibdyn_pmi::set_idle_hook(None);
-    // Before the finalize that says so; peers that mapped the objects keep their mappings.
+    let f = pmi.finalize().map_err(CommError::from);
+    drop(eng);
     ibdyn_shm::remove_own_segments();
-    let f = pmi.finalize_having_removed_shm().map_err(CommError::from);
     flushed.and(r).and(f)
 }
 

@@ -8,7 +8,7 @@ use crate::error::{PmiError, Result};
 use crate::ibdyn::IbdynServer;
 use crate::jobs::{JobStatus, SpawnReply};
 use crate::pmi1::Pmi1Server;
-use crate::server::{hostname, Leaving, PmiCompletion, Served, Server, ServerKind};
+use crate::server::{hostname, PmiCompletion, Served, Server, ServerKind};
 use crate::singleton::SingletonServer;
 use crate::wire::{self, hex_decode, hex_encode, SpawnRequest};
 use std::os::fd::FromRawFd;
@@ -409,14 +409,6 @@ impl PmiClient {
 
     /// Ends the conversation with the server.
     pub fn finalize(&mut self) -> Result<()> {
-        self.server.finalize(Leaving::Plain)
-    }
-
-    /// `finalize`, telling ibdyn's node daemon that this process has removed every
-    /// shared-memory object it made (`ibdyn_shm::remove_own_segments`), so that the daemon
-    /// does not read `/dev/shm` for it when it exits normally (said falsely, what the process
-    /// left stays behind). Other process managers are sent a plain `finalize`.
-    pub fn finalize_having_removed_shm(&mut self) -> Result<()> {
-        self.server.finalize(Leaving::ShmRemoved)
+        self.server.finalize()
     }
 }

@@ -6,7 +6,7 @@ use crate::env;
 use crate::error::{PmiError, Result};
 use crate::jobs::{JobStatus, SpawnReply};
 use crate::private_launcher::PrivateLauncher;
-use crate::server::{JobInfo, Leaving, PmiCompletion, Served, Server, ServerKind};
+use crate::server::{JobInfo, PmiCompletion, Served, Server, ServerKind};
 use crate::session::Session;
 use crate::wire::{self, hex_decode, hex_encode, Command, SpawnRequest};
 use std::collections::HashMap;
@@ -197,8 +197,8 @@ impl Server for IbdynServer {
             .arg("msg", wire::msg_token(msg));
         self.s.abort(cmd);
     }
-    fn finalize(&mut self, how: Leaving) -> Result<()> {
-        self.s.finalize(how)?;
+    fn finalize(&mut self) -> Result<()> {
+        self.s.finalize()?;
         if let Some(pl) = &mut self.private_launcher {
             pl.finalized();
         }

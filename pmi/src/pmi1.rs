@@ -4,7 +4,7 @@
 use crate::conn::LineConn;
 use crate::error::{PmiError, Result};
 use crate::jobs::{JobStatus, SpawnReply};
-use crate::server::{hostname, JobInfo, Leaving, PmiCompletion, Server, ServerKind};
+use crate::server::{hostname, JobInfo, PmiCompletion, Server, ServerKind};
 use crate::session::Session;
 use crate::wire::{hex_decode, hex_encode, Command, SpawnRequest};
 use std::os::unix::net::UnixStream;
@@ -166,9 +166,8 @@ impl Server for Pmi1Server {
         );
         self.s.abort(Command::new("abort").arg("exitcode", code));
     }
-    fn finalize(&mut self, _: Leaving) -> Result<()> {
-        // Another process manager would not know the argument.
-        self.s.finalize(Leaving::Plain)
+    fn finalize(&mut self) -> Result<()> {
+        self.s.finalize()
     }
 }
 

@@ -83,15 +83,7 @@ pub(crate) trait Server {
     /// Asks the launcher to end the whole job with `code` (the caller exits afterwards).
     fn abort(&mut self, code: i32, msg: &str);
     /// Ends the conversation.
-    fn finalize(&mut self, how: Leaving) -> Result<()>;
-}
-
-/// What a finalizing process tells its process manager.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Leaving {
-    Plain,
-    /// It has removed every shared-memory object it made (`wire::SHM_REMOVED_KEY`).
-    ShmRemoved,
+    fn finalize(&mut self) -> Result<()>;
 }
 
 /// What the process manager tells a process about itself and its job.

@@ -491,15 +491,11 @@ impl Session {
         }
     }
 
-    pub fn finalize(&mut self, how: crate::server::Leaving) -> Result<()> {
+    pub fn finalize(&mut self) -> Result<()> {
         if self.finalized {
             return Err(PmiError::Finalized);
         }
-        let mut cmd = Command::new("finalize");
-        if how == crate::server::Leaving::ShmRemoved {
-            cmd = cmd.arg(crate::wire::SHM_REMOVED_KEY, 1);
-        }
-        self.request(cmd, "finalize_ack")?;
+        self.request(Command::new("finalize"), "finalize_ack")?;
         self.finalized = true;
         Ok(())
     }

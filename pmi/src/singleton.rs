@@ -5,7 +5,7 @@
 use crate::error::{PmiError, Result};
 use crate::ibdyn::IbdynServer;
 use crate::jobs::{JobStatus, SpawnReply};
-use crate::server::{hostname, JobInfo, Leaving, PmiCompletion, Server, ServerKind};
+use crate::server::{hostname, JobInfo, PmiCompletion, Server, ServerKind};
 use crate::state::Directory;
 use crate::wire::SpawnRequest;
 use std::collections::HashMap;
@@ -173,7 +173,7 @@ impl Server for SingletonServer {
     fn abort(&mut self, code: i32, msg: &str) {
         eprintln!("rank {} aborts the job (code {code}): {msg}", self.job.rank);
     }
-    fn finalize(&mut self, _: Leaving) -> Result<()> {
+    fn finalize(&mut self) -> Result<()> {
         if self.finalized {
             return Err(PmiError::Finalized);
         }

@@ -12,10 +12,6 @@ pub const MAX_LINE: usize = 16 << 20;
 pub const MAX_SPAWN_PROCS: u32 = 1 << 20;
 /// Most commands in one spawn request (`totspawns`).
 pub const MAX_SPAWN_COMMANDS: u32 = 4096;
-/// ibdyn's argument to `cmd=finalize` (value `1`): the process has removed every
-/// shared-memory object it made, so its node daemon need not read `/dev/shm` for it once it
-/// exits. Other servers are never sent it.
-pub const SHM_REMOVED_KEY: &str = "ibdyn_shm_removed";
 
 /// One parsed line: the command name (value of `cmd=`) and its arguments in order.
 #[derive(Clone, Debug, PartialEq, Eq)]

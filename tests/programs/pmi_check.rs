@@ -292,13 +292,6 @@ fn big_allgather(c: &mut PmiClient) -> Res<()> {
     Ok(())
 }
 
-fn plant_shm_file() -> Res<()> {
-    let path = format!("/dev/shm/ibdyn-{}-check", std::process::id());
-    std::fs::write(&path, b"x").map_err(e("create shm file"))?;
-    println!("SHM {path}");
-    Ok(())
-}
-
 fn run(mode: &str) -> Res<()> {
     let mut c = PmiClient::init().map_err(e("init"))?;
     let r = c.rank();
@@ -325,20 +318,10 @@ fn run(mode: &str) -> Res<()> {
                 }
             }
         }
-        "shm" => plant_shm_file()?,
-        // The file is not removed, yet the rank says at its finalize that it removed its
-        // objects: the daemon takes it at its word if it exits, not if it is killed.
-        "shm-said-removed" | "shm-said-removed-killed" => {
-            plant_shm_file()?;
-            // Every rank has printed its file before one kills itself and the job ends.
-            c.fence().map_err(e("fence"))?;
-            c.finalize_having_removed_shm().map_err(e("finalize"))?;
-            println!("OK {r}");
-            if mode.ends_with("killed") {
-                // SAFETY: kill only sends a signal, to this process.
-                unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-            }
-            return Ok(());
+        "shm" => {
+            let path = format!("/dev/shm/ibdyn-{}-check", std::process::id());
+            std::fs::write(&path, b"x").map_err(e("create shm file"))?;
+            println!("SHM {path}");
         }
         other => return Err(format!("unknown mode {other:?}")),
     }

@@ -151,7 +151,6 @@ impl Daemon {
                     )));
                 }
                 rs.conn = Some(conn);
-                rs.shm_removed = false;
                 if let Some(c) = self.clients.get_mut(&conn) {
                     c.who = Some((job, rank));
                 }
@@ -258,10 +257,8 @@ impl Daemon {
             }
             "finalize" => {
                 let (job, rank) = self.rank_of(conn)?;
-                let shm_removed = cmd.get(wire::SHM_REMOVED_KEY) == Some("1");
                 if let Some(rs) = self.rank_mut(job, rank) {
                     rs.finalized = true;
-                    rs.shm_removed = shm_removed;
                 }
                 self.reply(conn, Command::new("finalize_ack"));
                 self.rank_gone(job, rank, "finalized");

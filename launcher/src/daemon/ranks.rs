@@ -95,8 +95,6 @@ pub(crate) struct RankState {
     pub(crate) next_seq: u64,
     pub(crate) conn: Option<super::ConnId>,
     pub(crate) finalized: bool,
-    /// It finalized saying it had removed its shared-memory objects.
-    pub(crate) shm_removed: bool,
     /// Reported as gone to the collectives (finalized, disconnected or exited).
     pub(crate) gone: bool,
     pub(crate) exit: Option<(Option<i32>, Option<i32>)>,
@@ -505,12 +503,7 @@ impl Daemon {
         } else {
             (job, rank)
         };
-        // A rank that removed its own objects and then exited is taken at its word; one
-        // killed afterwards is looked for all the same.
-        let removed = signal.is_none() && self.rank_mut(job, rank).is_some_and(|rs| rs.shm_removed);
-        if !removed {
-            self.shm_left.ended(pid);
-        }
+        self.shm_left.ended(pid);
         super::adopted::reap_orphans(|p| self.reactor.watches_child(p));
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
