@@ -446,10 +446,20 @@ mod tests {
         let w10 =
             unsafe { OwnedFd::from_raw_fd(libc::fcntl(w.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10)) };
         let n = w10.as_raw_fd();
+        // (dash redirects single-digit descriptors only: reopen it through /proc.)
+        let (code, fds) = open_fds_after(&format!("echo through > /proc/$$/fd/{n}"), n);
+        drop((w, w10));
+        let mut got = String::new();
+        std::fs::File::from(r).read_to_string(&mut got).unwrap();
+        assert_eq!((code, got.as_str()), (0, "through\n"));
+        assert!(fds.contains(&n), "{n} not open in the child: {fds:?}");
+    }
+
+    /// Runs `script` in `sh` inheriting `inherit`; its exit code and then open descriptors.
+    fn open_fds_after(script: &str, inherit: RawFd) -> (i32, Vec<i32>) {
         let args = vec![
             "-c".to_string(),
-            // (dash redirects single-digit descriptors only: reopen it through /proc.)
-            format!("echo through > /proc/$$/fd/{n}; ls /proc/$$/fd | sort -n | tr '\\n' ' '"),
+            format!("{script}; ls /proc/$$/fd | sort -n | tr '\\n' ' '"),
         ];
         let (code, out, _) = run(&Launch {
             program: "sh",
@@ -457,17 +467,13 @@ mod tests {
             env: &environment(None, &[]),
             cwd: None,
             stdin_pipe: false,
-            inherit: Some(n),
+            inherit: Some(inherit),
         });
-        drop((w, w10));
-        let mut got = String::new();
-        std::fs::File::from(r).read_to_string(&mut got).unwrap();
-        assert_eq!((code, got.as_str()), (0, "through\n"));
-        let fds: Vec<i32> = out
+        let fds = out
             .split_whitespace()
             .filter_map(|f| f.parse().ok())
             .collect();
-        assert!(fds.contains(&n), "{n} not open in the child: {out}");
+        (code, fds)
     }
 
     /// With thousands of ranks alive, each spawn copied the daemon's thousands of kept
@@ -492,31 +498,16 @@ mod tests {
         };
         let (k, inherited) = (kept.as_raw_fd(), null.as_raw_fd());
         assert!(k >= KEPT_FROM && inherited < KEPT_FROM);
-        let args = vec![
-            "-c".to_string(),
-            "ls /proc/$$/fd | sort -n | tr '\\n' ' '".to_string(),
-        ];
-        let (code, out, _) = run(&Launch {
-            program: "sh",
-            args: &args,
-            env: &environment(None, &[]),
-            cwd: None,
-            stdin_pipe: false,
-            inherit: Some(inherited),
-        });
+        let (code, fds) = open_fds_after("true", inherited);
         drop(kept);
-        let fds: Vec<i32> = out
-            .split_whitespace()
-            .filter_map(|f| f.parse().ok())
-            .collect();
         assert_eq!(code, 0);
         assert!(
             fds.contains(&inherited),
-            "{inherited} not open in the child: {out}"
+            "{inherited} not open in the child: {fds:?}"
         );
         assert!(
             !fds.contains(&k),
-            "kept descriptor {k} reached the child: {out}"
+            "kept descriptor {k} reached the child: {fds:?}"
         );
     }
 
