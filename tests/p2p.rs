@@ -99,6 +99,16 @@ fn peer_death_during_rendezvous_is_an_error() {
     }
 }
 
+/// A message sent just before its sender exits is read, not failed as from a dead peer: the
+/// receiver is held stopped until the sender is reaped and a liveness check is due (see
+/// `last_word.rs`), so it finds the sender gone before it reads the message.
+#[test]
+fn a_last_message_is_read_before_its_sender_counts_as_dead() {
+    let prog = common::example_bin("last_word");
+    let out = ibdyn_run(&["-n", "1", prog.to_str().unwrap()], &[]);
+    assert_ok(&out, "last_word: got it");
+}
+
 #[test]
 fn on_demand_wireup_connects_only_to_peers_in_use() {
     let prog = common::example_bin("ring_connections");

@@ -261,7 +261,7 @@ impl Engine {
     /// The peer `g` known dead (checked now for a same-node peer), as the error to report
     /// from `during`.
     pub fn peer_failure(&mut self, g: Gpid, during: &str) -> Option<CommError> {
-        self.proto.peer_failure(g, during)
+        self.proto.peer_failure(&self.shm, g, during)
     }
 
     /// A blocking receive. When no other receive is posted and nothing waits unmatched, an

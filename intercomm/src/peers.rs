@@ -4,7 +4,7 @@
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::route::Link;
-use crate::shm_route::ShmLink;
+use crate::shm_route::{ShmLink, ShmRoute};
 use ibdyn_verbs::AddressCard;
 use std::collections::HashMap;
 
@@ -39,8 +39,20 @@ impl Peer {
         format!("{} (pid {})", self.card.gpid, self.card.pid)
     }
 
+    /// Whether requests that depend on the peer must fail: it is dead and nothing it sent
+    /// waits in `shm`'s queue. A same-node peer may send its last packets and exit while
+    /// this process sleeps, or while an earlier cell of the queue is still being written;
+    /// those packets are read (and complete requests) before its death fails any.
+    pub fn gone(&mut self, shm: &ShmRoute) -> bool {
+        if self.check_alive() {
+            return false;
+        }
+        let unread = matches!(self.link, Link::Shm(_)) && shm.holds_packet_of(self.card.pid);
+        !unread
+    }
+
     /// For a same-node peer, whether its process still exists.
-    pub fn check_alive(&mut self) -> bool {
+    fn check_alive(&mut self) -> bool {
         if self.dead.is_some() {
             return false;
         }

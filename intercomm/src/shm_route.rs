@@ -75,6 +75,11 @@ impl ShmRoute {
         self.rx.try_recv(f)
     }
 
+    /// Whether a packet of process `pid` waits in this process's queue, to be read.
+    pub fn holds_packet_of(&self, pid: i32) -> bool {
+        u32::try_from(pid).is_ok_and(|pid| self.rx.holds_packet_of(pid))
+    }
+
     /// Prepares a sleep in the fabric's poll that same-node senders can end (see
     /// `RecvQueue::arm_bell`); `disarm_bell` after it.
     pub fn arm_bell(&self) -> BellArm<'_> {

@@ -158,6 +158,28 @@ impl RecvQueue {
         }
     }
 
+    /// Whether a cell between this consumer's position and the last claim was claimed by
+    /// process `pid`: a packet of it still to be read, published or held behind an earlier
+    /// cell another producer is still writing. A peer found exited may have sent its last
+    /// packets just before; they are here until read.
+    pub fn holds_packet_of(&self, pid: u32) -> bool {
+        if pid == 0 {
+            return false;
+        }
+        let head = self.head.get();
+        let claimed = self
+            .seg
+            .enqueue_pos()
+            .load(Ordering::Acquire)
+            .wrapping_sub(head);
+        (0..claimed.min(self.seg.geo.cells as u64)).any(|i| {
+            self.seg
+                .cell_producer(head.wrapping_add(i))
+                .load(Ordering::Acquire)
+                == pid
+        })
+    }
+
     /// With `true`, `try_recv` no longer hands cells back when it finds the queue empty (only
     /// in batches while packets flow); the owner calls [`release_consumed`](Self::release_consumed)
     /// when it has nothing else to do. A progress loop uses this so that the stores releasing a

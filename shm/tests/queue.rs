@@ -211,6 +211,36 @@ fn corrupt_packet_length_is_dropped_not_trusted() {
 }
 
 #[test]
+fn the_queue_tells_whose_packets_it_still_holds() {
+    let rx = RecvQueue::create_with_suffix("holds", &SMALL).unwrap();
+    let tx = SendQueue::open(rx.name()).unwrap();
+    let me = my_pid() as u32;
+    let other = me + 1;
+    assert!(!rx.holds_packet_of(me));
+    // Another process claimed cell 0 and has not published it yet (claim position 1, its pid
+    // in the cell's producer word): our packet behind it cannot be read.
+    let file = OpenOptions::new()
+        .write(true)
+        .open(format!("/dev/shm/{}", rx.name()))
+        .unwrap();
+    file.write_all_at(&1u64.to_le_bytes(), 64).unwrap();
+    file.write_all_at(&other.to_le_bytes(), 256 + 12).unwrap();
+    assert!(tx.try_send(&[b"mine"]).unwrap());
+    assert_eq!(recv_vec(&rx), None, "held behind the unpublished cell");
+    assert!(rx.holds_packet_of(me));
+    assert!(rx.holds_packet_of(other));
+    assert!(!rx.holds_packet_of(other + 1));
+    assert!(!rx.holds_packet_of(0));
+    // The other process publishes (sequence 1, empty packet): both are read, none is held.
+    file.write_all_at(&0u32.to_le_bytes(), 256 + 8).unwrap();
+    file.write_all_at(&1u64.to_le_bytes(), 256).unwrap();
+    assert_eq!(recv_vec(&rx).as_deref(), Some(&b""[..]));
+    assert_eq!(recv_vec(&rx).as_deref(), Some(&b"mine"[..]));
+    assert!(!rx.holds_packet_of(me));
+    assert!(!rx.holds_packet_of(other));
+}
+
+#[test]
 fn remove_segments_of_matches_pid_exactly() {
     let pid = 2_000_000_000;
     let names = [

@@ -43,7 +43,7 @@ impl Protocol {
             }
             let (dead, local) = match self.peers.get_mut(g) {
                 Some(p) => (
-                    (!p.check_alive()).then(|| p.dead.clone().unwrap_or_default()),
+                    p.gone(r.shm).then(|| p.dead.clone().unwrap_or_default()),
                     matches!(p.link, Link::Shm(_)),
                 ),
                 None => (None, true),

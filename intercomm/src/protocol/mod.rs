@@ -195,10 +195,11 @@ impl Protocol {
         self.peers.learn_card(c);
     }
 
-    /// A peer `g` known dead (checked now for a same-node peer), as the error to report.
-    pub fn peer_failure(&mut self, g: Gpid, during: &str) -> Option<CommError> {
+    /// A peer `g` known dead (checked now for a same-node peer) with nothing of it left in
+    /// `shm`'s queue, as the error to report.
+    pub fn peer_failure(&mut self, shm: &ShmRoute, g: Gpid, during: &str) -> Option<CommError> {
         let p = self.peers.get_mut(g)?;
-        (!p.check_alive()).then(|| CommError::PeerDead {
+        p.gone(shm).then(|| CommError::PeerDead {
             peer: p.describe(),
             detail: during.into(),
         })
