@@ -504,7 +504,6 @@ impl Daemon {
             (job, rank)
         };
         self.shm_left.ended(pid);
-        super::adopted::reap_orphans(|p| self.reactor.watches_child(p));
         let Some(rs) = self.rank_mut(job, rank) else {
             return;
         };

@@ -1,7 +1,8 @@
 //! What ended ranks left in `/dev/shm`, removed with one read of the directory per turn of
 //! the event loop rather than one per rank: thousands of ranks ending together each had the
 //! daemon read every other's entries. A rank's end is reported only after that read, so
-//! whoever learns that a job ended finds nothing of it left.
+//! whoever learns that a job ended finds nothing of it left. The ended descendants of ranks
+//! that the daemon adopted are reaped in the same turn.
 
 use super::Daemon;
 use crate::protocol::{RankEnd, Report};
@@ -60,6 +61,10 @@ impl Daemon {
         let pids = std::mem::take(&mut self.shm_left.pids);
         let what = format!("{} ended ranks", pids.len());
         super::ranks::remove_segments(self.me, &pids, &what);
+        // Their ended descendants that this daemon adopted go in the same turn: listing the
+        // daemon's children costs as many as it has (thousands of prestarted copies), and a
+        // listing per rank made 2000 ends of forked copies take 0.5 s more.
+        super::adopted::reap_orphans(|p| self.reactor.watches_child(p));
         for h in std::mem::take(&mut self.shm_left.held) {
             self.send_exit(h.job, h.rank, h.end, h.code, h.signal);
         }
