@@ -743,3 +743,48 @@ fn forced_simultaneous_connect_over_sock_many_rounds_with_drops() {
         }
     }
 }
+
+/// One fabric connected to more peers than it takes ready connections from in one round
+/// (its epoll set hands out 64 at a time): every peer's message arrives when all send at
+/// once, over connections it opened and connections it accepted alike.
+#[test]
+fn a_hub_hears_every_one_of_a_hundred_connections_at_once() {
+    const PEERS: u64 = 100;
+    let mut fs: Vec<Fabric> = (0..=PEERS).map(|k| open(0x1000 + k)).collect();
+    let cards: Vec<AddressCard> = fs.iter().map(|f| f.card()).collect();
+    let hub_key = 0x1000 + PEERS;
+    let hub = PEERS as usize;
+    for p in 0..hub {
+        fs[hub]
+            .send(0x1000 + p as u64, &cards[p], &[b"hi"])
+            .unwrap();
+    }
+    let mut evs: Vec<Vec<Event>> = (0..=hub).map(|_| Vec::new()).collect();
+    let end = Instant::now() + Duration::from_secs(60);
+    while (0..hub).any(|p| count_messages(&evs[p]) == 0) {
+        assert!(Instant::now() < end, "not every peer got its hi");
+        spin(&mut fs, &mut evs);
+    }
+    for p in 0..hub {
+        fs[p].send(hub_key, &cards[hub], &[b"back"]).unwrap();
+    }
+    while count_messages(&evs[hub]) < hub {
+        assert!(
+            Instant::now() < end,
+            "the hub heard {} of {hub}",
+            count_messages(&evs[hub])
+        );
+        spin(&mut fs, &mut evs);
+    }
+    let mut from: Vec<u64> = evs[hub]
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message { peer, data } if data.as_slice() == b"back" => Some(*peer),
+            _ => None,
+        })
+        .collect();
+    from.sort_unstable();
+    from.dedup();
+    assert_eq!(from.len(), hub, "one message from each peer");
+    assert_eq!(fs[hub].connection_count(), hub);
+}

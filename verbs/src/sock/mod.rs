@@ -4,6 +4,7 @@
 mod rdma;
 mod spare;
 mod stream;
+mod streams;
 
 use crate::auth::{self, Authenticator, TAG_LEN};
 use crate::card::{AddressCard, SockAddr};
@@ -19,6 +20,7 @@ use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 use stream::{Fill, Stream};
+use streams::StreamSet;
 
 const F_HELLO: u8 = 1;
 /// Accepted TCP connections kept while waiting for their HELLO frame; more wait in the
@@ -70,6 +72,8 @@ pub struct SockProvider {
     failed_ops: Vec<RcEvent>,
     /// Room for one datagram: capacity only (see `read_spare`).
     ud_buf: Vec<u8>,
+    /// The connected endpoints' streams, watched for input.
+    streams: StreamSet,
     /// Readiness from the last poll(2), so an idle progress costs one system call.
     ready: Option<Ready>,
     ready_from_wait: bool,
@@ -80,6 +84,7 @@ struct Ready {
     udp: bool,
     listener: bool,
     accepted: bool,
+    /// Sorted.
     qps: Vec<u32>,
 }
 
@@ -185,6 +190,7 @@ impl SockProvider {
             writes: HashMap::new(),
             failed_ops: Vec::new(),
             ud_buf: Vec::with_capacity(65536),
+            streams: StreamSet::new(),
             ready: None,
             ready_from_wait: false,
         })
@@ -370,68 +376,64 @@ impl SockProvider {
         Ok(())
     }
 
-    /// poll(2) every socket for `ms` milliseconds and record which are ready.
-    /// Polls every socket for `ms` (and `bell`, which only ends the poll).
+    /// Polls the datagram socket, the listener, the connections not yet identified, the
+    /// streams' epoll set and the streams with output waiting for `ms` (and `bell`, which
+    /// only ends the poll), and records which are ready.
     fn poll_fds(&mut self, ms: i32, bell: Option<BorrowedFd<'_>>) {
+        let pollin = |fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
         let mut fds = vec![
-            libc::pollfd {
-                fd: self.udp.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: self.listener.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
+            pollin(self.udp.as_raw_fd()),
+            pollin(self.listener.as_raw_fd()),
         ];
-        for (s, _) in &self.accepted {
-            fds.push(libc::pollfd {
-                fd: s.fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
-        }
-        let mut ids = Vec::with_capacity(self.qps.len());
+        fds.extend(self.accepted.iter().map(|(s, _)| pollin(s.fd())));
+        let acc = self.accepted.len();
+        // -1: poll(2) skips the entry.
+        fds.push(pollin(self.streams.fd().unwrap_or(-1)));
+        let mut writers = Vec::new();
         for (id, s) in self
             .qps
             .iter()
             .filter_map(|(id, q)| q.stream.as_ref().map(|s| (*id, s)))
+            .filter(|(_, s)| s.wants_write())
         {
-            let events = libc::POLLIN | if s.wants_write() { libc::POLLOUT } else { 0 };
             fds.push(libc::pollfd {
                 fd: s.fd(),
-                events,
+                events: libc::POLLOUT,
                 revents: 0,
             });
-            ids.push(id);
+            writers.push(id);
         }
         if let Some(b) = bell {
-            fds.push(libc::pollfd {
-                fd: b.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
+            fds.push(pollin(b.as_raw_fd()));
         }
         // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if n < 0 {
-            // EINTR or similar: look at everything rather than miss something.
+        if n < 0 || self.streams.degraded() {
+            // EINTR or similar, or streams the set does not watch: look at everything.
             self.ready = None;
             return;
         }
         let hit = |f: &libc::pollfd| f.revents != 0;
-        let acc = self.accepted.len();
+        let mut qps: Vec<u32> = writers
+            .into_iter()
+            .zip(&fds[3 + acc..])
+            .filter(|(_, f)| hit(f))
+            .map(|(id, _)| id)
+            .collect();
+        if hit(&fds[2 + acc]) {
+            self.streams.take_ready(&mut qps);
+        }
+        qps.sort_unstable();
+        qps.dedup();
         self.ready = Some(Ready {
             udp: hit(&fds[0]),
             listener: hit(&fds[1]),
             accepted: fds[2..2 + acc].iter().any(hit),
-            qps: ids
-                .into_iter()
-                .zip(&fds[2 + acc..])
-                .filter(|(_, f)| hit(f))
-                .map(|(id, _)| id)
-                .collect(),
+            qps,
         });
     }
 
@@ -511,6 +513,7 @@ impl SockProvider {
                                 s.push_owned(k, b);
                             }
                             let _ = s.flush();
+                            self.streams.watch(target, s.fd());
                             q.stream = Some(s);
                         }
                         _ => {
@@ -656,6 +659,7 @@ impl Provider for SockProvider {
                 addr: ra.tcp().to_string(),
                 detail: e,
             })?;
+            self.streams.watch(qp, s.fd());
             q.stream = Some(s);
         }
         Ok(())
@@ -682,7 +686,9 @@ impl Provider for SockProvider {
         }
         let ids: Vec<u32> = self.qps.keys().copied().collect();
         for qp in ids {
-            let readable = ready.as_ref().is_none_or(|r| r.qps.contains(&qp));
+            let readable = ready
+                .as_ref()
+                .is_none_or(|r| r.qps.binary_search(&qp).is_ok());
             let mut frames = Vec::new();
             let mut broken = None;
             if let Some(s) = self.qps.get_mut(&qp).and_then(|q| q.stream.as_mut()) {
