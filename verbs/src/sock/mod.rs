@@ -36,6 +36,9 @@ const LISTEN_BACKLOG: libc::c_int = 4096;
 /// Frame length of a HELLO (type byte + two queue pair numbers + authenticator).
 const HELLO_FRAME: usize = 1 + HELLO_LEN;
 const HELLO_LEN: usize = 8 + TAG_LEN;
+/// Up to this many connected streams are each in the provider's poll(2); beyond, their epoll
+/// set is (see `streams.rs`).
+const POLL_EACH_MAX: usize = 32;
 const F_MSG: u8 = 2;
 const F_READ_REQ: u8 = 3;
 const F_READ_RESP: u8 = 4;
@@ -376,9 +379,10 @@ impl SockProvider {
         Ok(())
     }
 
-    /// Polls the datagram socket, the listener, the connections not yet identified, the
-    /// streams' epoll set and the streams with output waiting for `ms` (and `bell`, which
-    /// only ends the poll), and records which are ready.
+    /// Polls the datagram socket, the listener, the connections not yet identified and the
+    /// streams for `ms` (and `bell`, which only ends the poll), and records which are ready.
+    /// With few streams each is in the poll; with more, the poll holds their epoll set and
+    /// only the streams with output waiting (one set costs a system call more per round).
     fn poll_fds(&mut self, ms: i32, bell: Option<BorrowedFd<'_>>) {
         let pollin = |fd| libc::pollfd {
             fd,
@@ -391,34 +395,43 @@ impl SockProvider {
         ];
         fds.extend(self.accepted.iter().map(|(s, _)| pollin(s.fd())));
         let acc = self.accepted.len();
-        // -1: poll(2) skips the entry.
-        fds.push(pollin(self.streams.fd().unwrap_or(-1)));
-        let mut writers = Vec::new();
-        for (id, s) in self
+        let streams: Vec<(u32, &Stream)> = self
             .qps
             .iter()
             .filter_map(|(id, q)| q.stream.as_ref().map(|s| (*id, s)))
-            .filter(|(_, s)| s.wants_write())
-        {
-            fds.push(libc::pollfd {
-                fd: s.fd(),
-                events: libc::POLLOUT,
-                revents: 0,
-            });
-            writers.push(id);
+            .collect();
+        let direct = streams.len() <= POLL_EACH_MAX || self.streams.fd().is_none();
+        // -1: poll(2) skips the entry.
+        fds.push(pollin(if direct {
+            -1
+        } else {
+            self.streams.fd().unwrap_or(-1)
+        }));
+        let mut ids = Vec::new();
+        for (id, s) in streams {
+            let events = if direct { libc::POLLIN } else { 0 }
+                | if s.wants_write() { libc::POLLOUT } else { 0 };
+            if events != 0 {
+                fds.push(libc::pollfd {
+                    fd: s.fd(),
+                    events,
+                    revents: 0,
+                });
+                ids.push(id);
+            }
         }
         if let Some(b) = bell {
             fds.push(pollin(b.as_raw_fd()));
         }
         // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if n < 0 || self.streams.degraded() {
+        if n < 0 || (!direct && self.streams.degraded()) {
             // EINTR or similar, or streams the set does not watch: look at everything.
             self.ready = None;
             return;
         }
         let hit = |f: &libc::pollfd| f.revents != 0;
-        let mut qps: Vec<u32> = writers
+        let mut qps: Vec<u32> = ids
             .into_iter()
             .zip(&fds[3 + acc..])
             .filter(|(_, f)| hit(f))
