@@ -754,19 +754,17 @@ fn a_hub_hears_every_one_of_a_hundred_connections_at_once() {
     let cards: Vec<AddressCard> = fs.iter().map(|f| f.card()).collect();
     let hub_key = 0x1000 + PEERS;
     let hub = PEERS as usize;
-    for p in 0..hub {
-        fs[hub]
-            .send(0x1000 + p as u64, &cards[p], &[b"hi"])
-            .unwrap();
+    for (key, card) in (0x1000..).zip(&cards[..hub]) {
+        fs[hub].send(key, card, &[b"hi"]).unwrap();
     }
     let mut evs: Vec<Vec<Event>> = (0..=hub).map(|_| Vec::new()).collect();
     let end = Instant::now() + Duration::from_secs(60);
-    while (0..hub).any(|p| count_messages(&evs[p]) == 0) {
+    while evs[..hub].iter().any(|e| count_messages(e) == 0) {
         assert!(Instant::now() < end, "not every peer got its hi");
         spin(&mut fs, &mut evs);
     }
-    for p in 0..hub {
-        fs[p].send(hub_key, &cards[hub], &[b"back"]).unwrap();
+    for f in &mut fs[..hub] {
+        f.send(hub_key, &cards[hub], &[b"back"]).unwrap();
     }
     while count_messages(&evs[hub]) < hub {
         assert!(
