@@ -110,6 +110,7 @@ fn child(parent: InterCommunicator) {
     // of the runtime it shares memory with.
     match unsafe { libc::fork() } {
         -1 => fail("child: fork"),
+        // SAFETY: this is the freshly forked helper, and it never returns.
         0 => unsafe { resume_after_exit(ends, me, ppid) },
         _ => {}
     }

@@ -395,20 +395,19 @@ impl SockProvider {
         ];
         fds.extend(self.accepted.iter().map(|(s, _)| pollin(s.fd())));
         let acc = self.accepted.len();
-        let streams: Vec<(u32, &Stream)> = self
+        let set = self
+            .streams
+            .fd()
+            .filter(|_| self.qps.values().filter(|q| q.stream.is_some()).count() > POLL_EACH_MAX);
+        let direct = set.is_none();
+        // -1: poll(2) skips the entry.
+        fds.push(pollin(set.unwrap_or(-1)));
+        let mut ids = Vec::new();
+        for (id, s) in self
             .qps
             .iter()
             .filter_map(|(id, q)| q.stream.as_ref().map(|s| (*id, s)))
-            .collect();
-        let direct = streams.len() <= POLL_EACH_MAX || self.streams.fd().is_none();
-        // -1: poll(2) skips the entry.
-        fds.push(pollin(if direct {
-            -1
-        } else {
-            self.streams.fd().unwrap_or(-1)
-        }));
-        let mut ids = Vec::new();
-        for (id, s) in streams {
+        {
             let events = if direct { libc::POLLIN } else { 0 }
                 | if s.wants_write() { libc::POLLOUT } else { 0 };
             if events != 0 {
@@ -425,8 +424,8 @@ impl SockProvider {
         }
         // SAFETY: `fds` is a valid array of pollfd for the duration of the call.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ms) };
-        if n < 0 || (!direct && self.streams.degraded()) {
-            // EINTR or similar, or streams the set does not watch: look at everything.
+        if n < 0 {
+            // EINTR or similar: look at everything rather than miss something.
             self.ready = None;
             return;
         }

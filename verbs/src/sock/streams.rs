@@ -9,9 +9,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 const BATCH: usize = 64;
 
 pub(super) struct StreamSet {
+    /// None where no set could be made, or once a stream could not be added to it: the
+    /// provider then polls every stream itself.
     epoll: Option<OwnedFd>,
-    /// A stream could not be added: every stream counts as readable from then on.
-    degraded: bool,
 }
 
 impl StreamSet {
@@ -20,18 +20,14 @@ impl StreamSet {
         let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
         if fd < 0 {
             tracing::debug!(
-                "epoll_create1: {}; every stream is read at each progress",
+                "epoll_create1: {}; every stream is polled itself",
                 std::io::Error::last_os_error()
             );
-            return StreamSet {
-                epoll: None,
-                degraded: true,
-            };
+            return StreamSet { epoll: None };
         }
         StreamSet {
             // SAFETY: `fd` was just returned by epoll_create1 and is owned by no one else.
             epoll: Some(unsafe { OwnedFd::from_raw_fd(fd) }),
-            degraded: false,
         }
     }
 
@@ -46,21 +42,16 @@ impl StreamSet {
         // SAFETY: `ep` and `fd` are open descriptors; `ev` lives for the call.
         if unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } != 0 {
             tracing::debug!(
-                "epoll_ctl(ADD) of endpoint {qp}: {}; every stream is read at each progress",
+                "epoll_ctl(ADD) of endpoint {qp}: {}; every stream is polled itself",
                 std::io::Error::last_os_error()
             );
-            self.degraded = true;
+            self.epoll = None;
         }
     }
 
     /// The descriptor to include in a poll(2) (readable while a stream is), if any.
     pub(super) fn fd(&self) -> Option<RawFd> {
         self.epoll.as_ref().map(AsRawFd::as_raw_fd)
-    }
-
-    /// Whether readiness must be ignored (every stream treated as readable).
-    pub(super) fn degraded(&self) -> bool {
-        self.degraded
     }
 
     /// Appends endpoints whose streams have input (or an error, or a hang-up) now, at most
