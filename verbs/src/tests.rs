@@ -193,16 +193,16 @@ fn garbage_foreign_and_truncated_datagrams_are_counted() {
         Box::new(FakeProvider::new(&net, 300, 2048)),
     )
     .unwrap();
-    foreign.control_send(&card(200), b"not for you").unwrap();
-    // Capture a real datagram from a, then feed b mangled copies of it.
-    let mut capture = FakeProvider::new(&net, 555, 2048);
-    a.control_send(&card(555), b"template").unwrap();
+    // Capture a real datagram from a to b (off b's queue), then feed b mangled copies of it.
+    let mut capture = FakeProvider::new(&net, 200, 2048);
+    a.control_send(&card(200), b"template").unwrap();
     let mut raw = Vec::new();
     {
         use crate::provider::Provider;
         capture.ud_poll(&mut raw).unwrap();
     }
     let good = raw.pop().unwrap();
+    foreign.control_send(&card(200), b"not for you").unwrap();
     let mut inject = FakeProvider::new(&net, 556, 2048);
     use crate::provider::Provider;
     let mut bad: Vec<Vec<u8>> = (0..good.len()).map(|n| good[..n].to_vec()).collect();
@@ -223,7 +223,13 @@ fn garbage_foreign_and_truncated_datagrams_are_counted() {
         bad.len() as u64 + 1
     );
     assert!(s.dropped_foreign >= 3); // foreign secret, garbage, short magic prefixes
-                                     // The real datagram still goes through afterwards.
+                                     // The same datagram meant for another process at another address is dropped too.
+    let mut elsewhere = fabric(&net, 4, 555, 2048);
+    inject.ud_send(&card(555), &good).unwrap();
+    elsewhere.progress(&mut ev).unwrap();
+    assert!(ev.is_empty(), "{ev:?}");
+    assert_eq!(elsewhere.stats().channel.dropped_misaddressed, 1);
+    // The real datagram still goes through afterwards.
     inject.ud_send(&card(200), &good).unwrap();
     b.progress(&mut ev).unwrap();
     assert!(matches!(&ev[..], [Event::Control { data, .. }] if data == b"template"));

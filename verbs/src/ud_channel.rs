@@ -1,7 +1,12 @@
 //! Reliable control datagrams over an unreliable datagram transport (UD queue pair or UDP).
 //!
-//! Every datagram carries the sender's card and incarnation (epoch) and ends with an
-//! authenticator keyed from the job secret (`auth`: the secret never goes on the wire). Messages are
+//! Every datagram carries the sender's card and incarnation (epoch), the card it is meant for and
+//! that card's incarnation when the sender has heard from it (else 0), and ends with an
+//! authenticator keyed from the job secret (`auth`: the secret never goes on the wire). A process
+//! drops datagrams meant for another card or another incarnation of its own: after a process
+//! exits, a new one may be given its port (or queue pair number), and the retransmissions still
+//! addressed to the old one must not be taken (their sequence numbers would shadow the new
+//! process's own messages from the same sender). Messages are
 //! split into MTU-sized fragments; each fragment has a sequence number (per destination) and an
 //! index, is acknowledged by the receiver, and is retransmitted with a doubling timeout until
 //! acknowledged or `max_retries` is exhausted (then the message is reported as failed). The
@@ -17,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 const MAGIC: [u8; 4] = *b"IBDC";
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 const KIND_DATA: u8 = 1;
 const KIND_ACK: u8 = 2;
 /// Largest message in fragments (bounds reassembly memory).
@@ -43,6 +48,8 @@ pub struct ChannelStats {
     pub dropped_malformed: u64,
     pub messages_delivered: u64,
     pub messages_failed: u64,
+    /// Meant for another card, or for an earlier process that had this one's address.
+    pub dropped_misaddressed: u64,
 }
 
 /// What the channel hands to the layer above.
@@ -117,11 +124,15 @@ pub(crate) struct UdChannel {
     auth: Authenticator,
     epoch: u64,
     local: Vec<u8>,
+    local_card: AddressCard,
     mtu: usize,
     max_retries: u32,
     cfg: FabricConfig,
     send: HashMap<AddressCard, SendState>,
     recv: HashMap<AddressCard, RecvState>,
+    /// The incarnation last heard from each card, named in what is sent to it. Forgotten when
+    /// a message to the card fails: a later process may hold that address.
+    heard: HashMap<AddressCard, u64>,
     pub(crate) stats: ChannelStats,
 }
 
@@ -130,6 +141,7 @@ enum Datagram<'a> {
     Data {
         from: AddressCard,
         epoch: u64,
+        to: Dest,
         seq: u64,
         idx: u16,
         cnt: u16,
@@ -137,9 +149,17 @@ enum Datagram<'a> {
     },
     Ack {
         from: AddressCard,
+        epoch: u64,
+        to: Dest,
         seq: u64,
         idx: u16,
     },
+}
+
+/// Whom a datagram is meant for: a card, and its incarnation (0: not known to the sender).
+struct Dest {
+    card: AddressCard,
+    epoch: u64,
 }
 
 enum ParseError {
@@ -147,8 +167,8 @@ enum ParseError {
     Malformed,
 }
 
-fn header_len(card_len: usize) -> usize {
-    4 + 1 + 1 + 8 + 1 + card_len
+fn header_len(card_len: usize, dest_len: usize) -> usize {
+    4 + 1 + 1 + 8 + 1 + card_len + 8 + 1 + dest_len
 }
 
 impl UdChannel {
@@ -158,8 +178,10 @@ impl UdChannel {
         mtu: usize,
         epoch: u64,
     ) -> Result<Self> {
+        let local_card = *local;
         let local = local.to_bytes();
-        let overhead = header_len(local.len()) + 14 + TAG_LEN;
+        // Peers of one fabric have cards of one provider, of about this card's length.
+        let overhead = header_len(local.len(), local.len()) + 14 + TAG_LEN;
         if mtu < overhead + 16 {
             return Err(VerbsError::InvalidArgument(format!(
                 "UD MTU {mtu} too small (need at least {})",
@@ -170,42 +192,52 @@ impl UdChannel {
             auth: Authenticator::new(cfg.job_secret, auth::UD_CONTROL),
             epoch,
             local,
+            local_card,
             mtu,
             max_retries: cfg.max_retries,
             cfg: cfg.clone(),
             send: HashMap::new(),
             recv: HashMap::new(),
+            heard: HashMap::new(),
             stats: ChannelStats::default(),
         })
     }
 
-    fn payload_per_frag(&self) -> usize {
-        self.mtu - header_len(self.local.len()) - 14 - TAG_LEN
+    /// Payload bytes a fragment to a card of `dest_len` bytes carries.
+    fn payload_per_frag(&self, dest_len: usize) -> usize {
+        self.mtu
+            .saturating_sub(header_len(self.local.len(), dest_len) + 14 + TAG_LEN)
     }
 
-    /// Largest message the channel accepts.
+    /// Largest message the channel accepts (to a card as long as this one's).
     pub(crate) fn max_message(&self) -> usize {
-        self.payload_per_frag() * MAX_FRAGS
+        self.payload_per_frag(self.local.len()) * MAX_FRAGS
     }
 
-    fn header(&self, kind: u8, out: &mut Vec<u8>) {
+    /// The header of a datagram to `to` (its card's bytes) of incarnation `to_epoch`.
+    fn header(&self, kind: u8, to: &[u8], to_epoch: u64, out: &mut Vec<u8>) {
         out.extend_from_slice(&MAGIC);
         out.push(VERSION);
         out.push(kind);
         out.extend_from_slice(&self.epoch.to_le_bytes());
         out.push(self.local.len() as u8);
         out.extend_from_slice(&self.local);
+        out.extend_from_slice(&to_epoch.to_le_bytes());
+        out.push(to.len() as u8);
+        out.extend_from_slice(to);
     }
 
     /// Queue a message to `to`; returns its sequence number. Fragments go out on the next `tick`.
     pub(crate) fn send(&mut self, to: &AddressCard, data: &[u8], now: Instant) -> Result<u64> {
-        if data.len() > self.max_message() {
+        let dest = to.to_bytes();
+        let per = self.payload_per_frag(dest.len());
+        if per == 0 || data.len() > per * MAX_FRAGS {
             return Err(VerbsError::TooLarge {
                 len: data.len(),
-                max: self.max_message(),
+                max: per * MAX_FRAGS,
             });
         }
-        let per = self.payload_per_frag();
+        let to_epoch = self.heard.get(to).copied().unwrap_or(0);
         let cnt = data.len().div_ceil(per).max(1);
         let mut frags = Vec::with_capacity(cnt);
         let st = self.send.entry(*to).or_default();
@@ -218,7 +250,7 @@ impl UdChannel {
         let mut built = Vec::with_capacity(cnt);
         for (idx, chunk) in frags {
             let mut b = Vec::with_capacity(self.mtu);
-            self.header(KIND_DATA, &mut b);
+            self.header(KIND_DATA, &dest, to_epoch, &mut b);
             b.extend_from_slice(&seq.to_le_bytes());
             b.extend_from_slice(&idx.to_le_bytes());
             b.extend_from_slice(&(cnt as u16).to_le_bytes());
@@ -279,6 +311,9 @@ impl UdChannel {
                     tracing::debug!("UD resend to {to}: {e}");
                 }
             }
+            if !failed.is_empty() {
+                self.heard.remove(to);
+            }
             for seq in failed {
                 st.inflight.retain(|k, _| k.0 != seq);
                 st.backlog.retain(|f| f.seq != seq);
@@ -311,7 +346,7 @@ impl UdChannel {
         if b.len() < 4 || b[..4] != MAGIC {
             return Err(ParseError::Foreign);
         }
-        if b.len() < header_len(0) + TAG_LEN {
+        if b.len() < header_len(0, 0) + TAG_LEN {
             return Err(ParseError::Malformed);
         }
         if b[4] != VERSION {
@@ -322,11 +357,23 @@ impl UdChannel {
         let kind = b[5];
         let epoch = u64::from_le_bytes(b[6..14].try_into().map_err(|_| ParseError::Malformed)?);
         let card_len = b[14] as usize;
-        let at = header_len(card_len);
+        let from_end = 15 + card_len;
+        // The destination's incarnation (8 bytes) and card length (1) follow the sender's card.
+        let dest_len = *b.get(from_end + 8).ok_or(ParseError::Malformed)? as usize;
+        let at = header_len(card_len, dest_len);
         if b.len() < at {
             return Err(ParseError::Malformed);
         }
-        let from = AddressCard::from_bytes(&b[15..at]).map_err(|_| ParseError::Malformed)?;
+        let from = AddressCard::from_bytes(&b[15..from_end]).map_err(|_| ParseError::Malformed)?;
+        let to = Dest {
+            epoch: u64::from_le_bytes(
+                b[from_end..from_end + 8]
+                    .try_into()
+                    .map_err(|_| ParseError::Malformed)?,
+            ),
+            card: AddressCard::from_bytes(&b[from_end + 9..at])
+                .map_err(|_| ParseError::Malformed)?,
+        };
         let rest = &b[at..];
         match kind {
             KIND_DATA => {
@@ -348,6 +395,7 @@ impl UdChannel {
                 Ok(Datagram::Data {
                     from,
                     epoch,
+                    to,
                     seq,
                     idx,
                     cnt,
@@ -361,7 +409,13 @@ impl UdChannel {
                 let seq =
                     u64::from_le_bytes(rest[0..8].try_into().map_err(|_| ParseError::Malformed)?);
                 let idx = u16::from_le_bytes([rest[8], rest[9]]);
-                Ok(Datagram::Ack { from, seq, idx })
+                Ok(Datagram::Ack {
+                    from,
+                    epoch,
+                    to,
+                    seq,
+                    idx,
+                })
             }
             _ => Err(ParseError::Malformed),
         }
@@ -388,22 +442,41 @@ impl UdChannel {
                 return;
             }
         };
+        let (from, epoch, to) = match &d {
+            Datagram::Ack {
+                from, epoch, to, ..
+            }
+            | Datagram::Data {
+                from, epoch, to, ..
+            } => (*from, *epoch, to),
+        };
+        if to.card != self.local_card || (to.epoch != 0 && to.epoch != self.epoch) {
+            // Not acknowledged: the sender's retries end in a failure, as they would have
+            // with the process it meant gone.
+            self.stats.dropped_misaddressed += 1;
+            tracing::debug!(
+                "dropped a datagram from {from} meant for {} (incarnation {:x})",
+                to.card,
+                to.epoch
+            );
+            return;
+        }
+        self.heard.insert(from, epoch);
         match d {
-            Datagram::Ack { from, seq, idx } => {
+            Datagram::Ack { seq, idx, .. } => {
                 if let Some(st) = self.send.get_mut(&from) {
                     st.inflight.remove(&(seq, idx));
                 }
             }
             Datagram::Data {
-                from,
-                epoch,
                 seq,
                 idx,
                 cnt,
                 payload,
+                ..
             } => {
                 let mut ack = Vec::with_capacity(64);
-                self.header(KIND_ACK, &mut ack);
+                self.header(KIND_ACK, &from.to_bytes(), epoch, &mut ack);
                 ack.extend_from_slice(&seq.to_le_bytes());
                 ack.extend_from_slice(&idx.to_le_bytes());
                 self.auth.seal(&mut ack);
@@ -475,3 +548,5 @@ pub(crate) fn answer_budget(cfg: &FabricConfig) -> Duration {
 
 #[cfg(test)]
 mod fuzz;
+#[cfg(test)]
+mod reuse;

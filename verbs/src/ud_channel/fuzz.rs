@@ -68,7 +68,14 @@ fn datagram(rng: &mut Rng, senders: &[UdChannel]) -> Vec<u8> {
         _ => KIND_DATA,
     };
     let mut b = Vec::new();
-    from.header(kind, &mut b);
+    // Mostly to the receiver (any incarnation, or its own), now and then to another card or
+    // an earlier incarnation of the receiver's.
+    let (to, to_epoch) = match rng.below(8) {
+        0 => (card(40200), 0),
+        1 => (card(40100), 6),
+        n => (card(40100), if n % 2 == 0 { 0 } else { 7 }),
+    };
+    from.header(kind, &to.to_bytes(), to_epoch, &mut b);
     if kind == KIND_DATA && rng.below(4) != 0 {
         let cnt = rng.edgy(MAX_FRAGS as u64 + 2) as u16;
         let idx = rng.edgy(u64::from(cnt)) as u16;
@@ -103,7 +110,7 @@ fn datagram(rng: &mut Rng, senders: &[UdChannel]) -> Vec<u8> {
 #[test]
 fn control_datagrams_of_any_bytes_are_delivered_or_dropped() {
     let senders: Vec<UdChannel> = (1..=3).map(|p| channel(40000 + p)).collect();
-    let (mut delivered, mut malformed) = (0, 0);
+    let (mut delivered, mut malformed, mut misaddressed) = (0, 0, 0);
     for seed in 1..=200u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut rx = channel(40100);
@@ -123,11 +130,12 @@ fn control_datagrams_of_any_bytes_are_delivered_or_dropped() {
         assert!(rx.recv.len() <= 300, "seed {seed}");
         delivered += rx.stats.messages_delivered;
         malformed += rx.stats.dropped_malformed;
+        misaddressed += rx.stats.dropped_misaddressed;
     }
     // The cases reach reassembly as well as the checks.
     assert!(
-        delivered > 0 && malformed > 0,
-        "{delivered} delivered, {malformed} malformed"
+        delivered > 0 && malformed > 0 && misaddressed > 0,
+        "{delivered} delivered, {malformed} malformed, {misaddressed} misaddressed"
     );
 }
 
