@@ -550,3 +550,5 @@ pub(crate) fn answer_budget(cfg: &FabricConfig) -> Duration {
 mod fuzz;
 #[cfg(test)]
 mod reuse;
+#[cfg(test)]
+mod testing;

@@ -3,6 +3,7 @@
 //! remote buffer descriptors. Each returns a value or an error (or counts a drop), never
 //! panics, and the receive state stays within its bounds.
 
+use super::testing::{receive_all, tick_wire};
 use super::*;
 use crate::card::SockAddr;
 use crate::conn_wire;
@@ -176,28 +177,10 @@ fn exchange(
     data: &[u8],
 ) -> (Vec<Vec<u8>>, Vec<ChannelEvent>) {
     let now = Instant::now();
-    let mut wire = Vec::new();
-    let mut events = Vec::new();
     tx.send(&card(40100), data, now).expect("send");
-    tx.tick(
-        now,
-        &mut |_, d| {
-            wire.push(d.to_vec());
-            Ok(())
-        },
-        &mut events,
-    );
-    let mut acks = Vec::new();
-    for d in &wire {
-        rx.on_datagram(
-            d,
-            &mut |_, a| {
-                acks.push(a.to_vec());
-                Ok(())
-            },
-            &mut events,
-        );
-    }
+    let (mut wire, mut events) = tick_wire(tx, now);
+    let (received, acks) = receive_all(rx, &wire);
+    events.extend(received);
     wire.extend(acks);
     (wire, events)
 }
@@ -229,17 +212,8 @@ fn a_datagram_with_a_wrong_tag_is_dropped_and_counted() {
     let mut tx = channel(40001);
     let mut rx = channel(40100);
     let now = Instant::now();
-    let mut wire = Vec::new();
-    let mut events = Vec::new();
     tx.send(&card(40100), b"hello", now).expect("send");
-    tx.tick(
-        now,
-        &mut |_, d| {
-            wire.push(d.to_vec());
-            Ok(())
-        },
-        &mut events,
-    );
+    let (mut wire, mut events) = tick_wire(&mut tx, now);
     let good = wire.pop().expect("one datagram");
     let mut acks = 0;
     // Each bit of the tag, and a bit of the header and of the payload, flipped.
@@ -270,13 +244,6 @@ fn a_datagram_with_a_wrong_tag_is_dropped_and_counted() {
     assert!(ev.is_empty());
     assert_eq!(rx.stats.dropped_foreign, 37);
     // The untouched datagram is delivered and acknowledged.
-    rx.on_datagram(
-        &good,
-        &mut |_, _| {
-            acks += 1;
-            Ok(())
-        },
-        &mut events,
-    );
-    assert_eq!((rx.stats.messages_delivered, acks), (1, 1));
+    let (_, sent) = receive_all(&mut rx, &[good]);
+    assert_eq!((rx.stats.messages_delivered, acks + sent.len()), (1, 1));
 }

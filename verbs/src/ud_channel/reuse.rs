@@ -5,6 +5,7 @@
 //! counted the parent's real message of the same sequence number as a duplicate and dropped it,
 //! and both sides' connect requests went unanswered.
 
+use super::testing::{receive_all, tick_wire};
 use super::*;
 use crate::card::SockAddr;
 use std::net::{IpAddr, Ipv4Addr};
@@ -29,46 +30,21 @@ fn channel(card: AddressCard, epoch: u64) -> UdChannel {
 /// the wire.
 fn send(tx: &mut UdChannel, to: AddressCard, data: &[u8], now: Instant) -> Vec<Vec<u8>> {
     tx.send(&to, data, now).expect("send");
-    tick(tx, now)
+    tick_wire(tx, now).0
 }
 
-/// What `tx` puts on the wire at `now`, and the messages it gives up on.
-fn tick_failing(tx: &mut UdChannel, now: Instant) -> (Vec<Vec<u8>>, usize) {
-    let mut wire = Vec::new();
-    let mut events = Vec::new();
-    tx.tick(
-        now,
-        &mut |_, d| {
-            wire.push(d.to_vec());
-            Ok(())
-        },
-        &mut events,
-    );
-    let failed = events
+/// How many messages `tx` gives up on at `now`.
+fn failures_at(tx: &mut UdChannel, now: Instant) -> usize {
+    let events = tick_wire(tx, now).1;
+    events
         .iter()
         .filter(|e| matches!(e, ChannelEvent::Failed { .. }))
-        .count();
-    (wire, failed)
-}
-
-fn tick(tx: &mut UdChannel, now: Instant) -> Vec<Vec<u8>> {
-    tick_failing(tx, now).0
+        .count()
 }
 
 /// Hands `wire` to `rx`; returns the messages delivered and how many acknowledgements it sent.
 fn receive(rx: &mut UdChannel, wire: &[Vec<u8>]) -> (Vec<Vec<u8>>, usize) {
-    let mut events = Vec::new();
-    let mut acks = 0;
-    for d in wire {
-        rx.on_datagram(
-            d,
-            &mut |_, _| {
-                acks += 1;
-                Ok(())
-            },
-            &mut events,
-        );
-    }
+    let (events, acks) = receive_all(rx, wire);
     let got = events
         .into_iter()
         .filter_map(|e| match e {
@@ -76,7 +52,7 @@ fn receive(rx: &mut UdChannel, wire: &[Vec<u8>]) -> (Vec<Vec<u8>>, usize) {
             ChannelEvent::Failed { .. } => None,
         })
         .collect();
-    (got, acks)
+    (got, acks.len())
 }
 
 #[test]
@@ -155,7 +131,7 @@ fn an_address_whose_messages_failed_reaches_whoever_holds_it_next() {
     let mut failed = 0;
     for _ in 0..=parent.max_retries + 1 {
         now += Duration::from_secs(1);
-        failed += tick_failing(&mut parent, now).1;
+        failed += failures_at(&mut parent, now);
     }
     assert_eq!(failed, 1, "the unanswered message is given up");
 
