@@ -109,6 +109,22 @@ fn a_last_message_is_read_before_its_sender_counts_as_dead() {
     assert_ok(&out, "last_word: got it");
 }
 
+/// A dead peer's pid taken by another process does not keep the peer alive: the parent gives
+/// the pid of its exited child to a sleeper of its own (`pid_reuse.rs`), and its receive from
+/// the child still fails as from a dead peer (pid and start time tell them apart).
+#[test]
+fn a_dead_peer_whose_pid_was_taken_is_still_dead() {
+    let prog = common::example_bin("pid_reuse");
+    let out = ibdyn_run(&["-n", "1", prog.to_str().unwrap()], &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if let Some(why) = stdout.lines().find(|l| l.contains("SKIPPED")) {
+        eprintln!("SKIPPED (not a pass): {why}");
+        return;
+    }
+    assert_ok(&out, "pid_reuse: failed as dead: ");
+    assert!(stdout.contains("the process has exited"), "{stdout}");
+}
+
 #[test]
 fn on_demand_wireup_connects_only_to_peers_in_use() {
     let prog = common::example_bin("ring_connections");

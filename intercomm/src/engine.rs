@@ -54,6 +54,7 @@ impl Engine {
             gpid: me,
             node_uid: pmi.node_uid().to_string(),
             pid: std::process::id() as i32,
+            start: ibdyn_shm::my_start_time(),
             shm_name: rx.name().to_string(),
             fabric: fabric
                 .as_ref()

@@ -35,13 +35,16 @@ pub struct ProcCard {
     /// Processes with equal node ids share a node and talk through shared memory.
     pub node_uid: String,
     pub pid: i32,
+    /// When the process started (clock ticks after boot; 0: unknown): with `pid`, tells it
+    /// from a later process given the same pid.
+    pub start: u64,
     /// Name of the process's shared-memory receive segment.
     pub shm_name: String,
     /// The fabric address card (provider-specific bytes).
     pub fabric: Vec<u8>,
 }
 
-const CARD_MAGIC: u32 = 0x1bd7_ca7d;
+const CARD_MAGIC: u32 = 0x1bd7_ca7e;
 
 impl ProcCard {
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -49,6 +52,7 @@ impl ProcCard {
         b.extend_from_slice(&CARD_MAGIC.to_le_bytes());
         b.extend_from_slice(&self.gpid.to_u64().to_le_bytes());
         b.extend_from_slice(&self.pid.to_le_bytes());
+        b.extend_from_slice(&self.start.to_le_bytes());
         for field in [
             self.node_uid.as_bytes(),
             self.shm_name.as_bytes(),
@@ -69,6 +73,7 @@ impl ProcCard {
         }
         let gpid = Gpid::from_u64(r.u64()?);
         let pid = r.u32()? as i32;
+        let start = r.u64()?;
         let node_uid = r.string()?;
         let shm_name = r.string()?;
         let fabric = r.bytes()?.to_vec();
@@ -76,6 +81,7 @@ impl ProcCard {
             gpid,
             node_uid,
             pid,
+            start,
             shm_name,
             fabric,
         })
@@ -120,6 +126,7 @@ mod tests {
             gpid: Gpid { job: 7, rank: 3 },
             node_uid: "n0".into(),
             pid: 1234,
+            start: 56789,
             shm_name: "ibdyn-1234".into(),
             fabric: vec![1, 2, 3],
         };

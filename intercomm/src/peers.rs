@@ -57,9 +57,8 @@ impl Peer {
             return false;
         }
         if let Link::Shm(_) = self.link {
-            // SAFETY: kill with signal 0 only checks for existence and permission.
-            let rc = unsafe { libc::kill(self.card.pid, 0) };
-            if rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+            let (pid, start) = (self.card.pid as u32, self.card.start);
+            if !ibdyn_shm::process_alive_since(pid, start) {
                 self.dead = Some("the process has exited".into());
                 return false;
             }

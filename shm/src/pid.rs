@@ -5,6 +5,14 @@ use std::sync::Once;
 
 /// False once `pid` has exited (a zombie counts as exited).
 pub(crate) fn process_alive(pid: u32) -> bool {
+    process_alive_since(pid, 0)
+}
+
+/// Whether `pid` is a live process that started at `start` (clock ticks after boot, as in
+/// [`my_start_time`]; 0: any start). False once it has exited, while it is a zombie, and once
+/// the pid belongs to a later process: pids are reused, and a wait for a peer that died long
+/// ago must not take a newcomer for it.
+pub fn process_alive_since(pid: u32, start: u64) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };
@@ -13,14 +21,34 @@ pub(crate) fn process_alive(pid: u32) -> bool {
         return std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH);
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the parenthesised command name, which may itself hold ") ".
-        Ok(stat) => !matches!(
-            stat.rsplit_once(") ")
-                .and_then(|(_, rest)| rest.chars().next()),
-            Some('Z' | 'X')
-        ),
-        Err(_) => true,
+        Ok(stat) => match parse_stat(&stat) {
+            Some((state, started)) => {
+                !matches!(state, 'Z' | 'X') && (start == 0 || started == start)
+            }
+            None => true,
+        },
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
     }
+}
+
+/// This process's start time in clock ticks after boot (field 22 of `/proc/self/stat`), which
+/// with its pid names it among every process the node has run; 0 if /proc cannot tell.
+pub fn my_start_time() -> u64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| parse_stat(&s))
+        .map_or(0, |(_, start)| start)
+}
+
+/// The state letter and the start time of a `/proc/PID/stat` line.
+fn parse_stat(stat: &str) -> Option<(char, u64)> {
+    // The command name is parenthesised and may itself hold ") "; the fields after it start
+    // with the state (field 3), so the start time (field 22) is the 20th.
+    let (_, rest) = stat.rsplit_once(") ")?;
+    let mut fields = rest.split_ascii_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let start = fields.nth(18)?.parse().ok()?;
+    Some((state, start))
 }
 
 /// This process's id, cached; a fork handler clears the cache in the child.
@@ -48,4 +76,29 @@ fn learn_pid() -> u32 {
     let pid = std::process::id();
     PID.store(pid, Ordering::Relaxed);
     pid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_is_alive_only_with_its_own_start_time() {
+        let me = std::process::id();
+        let start = my_start_time();
+        assert_ne!(start, 0, "/proc/self/stat gives a start time");
+        assert!(process_alive_since(me, start));
+        assert!(process_alive_since(me, 0));
+        assert!(
+            !process_alive_since(me, start + 1),
+            "another start: a later process"
+        );
+    }
+
+    #[test]
+    fn stat_lines_with_odd_command_names_parse() {
+        let tail = "S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 20 21";
+        assert_eq!(parse_stat(&format!("7 (a) b) {tail}")), Some(('S', 4242)));
+        assert_eq!(parse_stat("7 (cut) S 1 2"), None);
+    }
 }

@@ -261,6 +261,7 @@ mod tests {
             gpid: Gpid { job: 3, rank },
             node_uid: "n".into(),
             pid: 10 + rank as i32,
+            start: 1000 + u64::from(rank),
             shm_name: "s".into(),
             fabric: vec![1, 2],
         }
