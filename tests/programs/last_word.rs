@@ -9,7 +9,9 @@
 
 use ibdyn::traits::*;
 use ibdyn::InterCommunicator;
-use std::process::Command;
+#[path = "support/spawn_self.rs"]
+mod spawn_self;
+use spawn_self::spawn_self;
 use std::time::{Duration, Instant};
 
 const PID: i32 = 1;
@@ -27,12 +29,7 @@ fn fail(what: &str) -> ! {
 }
 
 fn parent(universe: &ibdyn::Universe) {
-    let me = std::env::current_exe().unwrap_or_else(|e| fail(&format!("own program: {e}")));
-    let child = universe
-        .world()
-        .process_at_rank(0)
-        .spawn(&Command::new(me), 1)
-        .unwrap_or_else(|e| fail(&format!("spawn: {e}")));
+    let child = spawn_self(universe, fail);
     child
         .send(&std::process::id().to_le_bytes(), 0, PID)
         .unwrap_or_else(|e| fail(&format!("send: {e}")));

@@ -9,7 +9,9 @@
 //! may not choose the next pid (not root, or no such file); anything else exits 1.
 
 use ibdyn::traits::*;
-use std::process::Command;
+#[path = "support/spawn_self.rs"]
+mod spawn_self;
+use spawn_self::spawn_self;
 use std::time::{Duration, Instant};
 
 const PID: i32 = 1;
@@ -90,12 +92,7 @@ fn reap(pid: i32) {
 }
 
 fn parent(universe: &ibdyn::Universe) {
-    let me = std::env::current_exe().unwrap_or_else(|e| fail(&format!("own program: {e}")));
-    let child = universe
-        .world()
-        .process_at_rank(0)
-        .spawn(&Command::new(me), 1)
-        .unwrap_or_else(|e| fail(&format!("spawn: {e}")));
+    let child = spawn_self(universe, fail);
     // A first message opens the way to the child while it lives (as any exchange would).
     child
         .send(b"hi", 0, PID)
