@@ -113,6 +113,28 @@ fn missing_program_gives_per_child_os_errors_and_the_parent_works_on() {
     assert!(!text(&out.stderr).contains("killed"), "{}", show(&out));
 }
 
+/// A failing job's teardown reports its spawned jobs' ends in one line, not a line per rank
+/// (a master with thousands of workers printed thousands of "killed by signal 15" lines).
+#[test]
+fn a_teardown_sums_up_the_spawned_ranks_it_ends() {
+    let s = Scratch::new("teardown");
+    let out = spawn_check(&s, 2, &[], &["fail-after-spawns", "3"]);
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 0 exited with code 3; tearing the job down"),
+        "{}",
+        show(&out)
+    );
+    assert!(
+        err.contains("6 rank(s) of spawned jobs ended abnormally during the teardown"),
+        "{}",
+        show(&out)
+    );
+    assert!(!err.contains("killed by signal"), "{}", show(&out));
+    s.assert_clean();
+}
+
 #[test]
 fn children_go_to_the_least_loaded_daemons() {
     let s = Scratch::new("place");

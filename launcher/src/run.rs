@@ -164,6 +164,10 @@ struct Launcher {
     status: Option<i32>,
     /// Abnormal ends seen under --keep-going.
     failures: u32,
+    /// Spawned jobs' ranks that ended abnormally once the teardown had begun (killed by it,
+    /// or failing as their parents went first): summed up in one line at the end rather than a
+    /// line each (a master's thousands of workers).
+    torn_down: u32,
     teardown_since: Option<Instant>,
     signals_seen: u32,
     /// Adopting: the singleton said it finalized (its stdin's EOF is then a normal end).
@@ -243,7 +247,9 @@ impl Launcher {
                     return;
                 };
                 let (how, status) = describe(code, signal);
-                if job == self.initial && !self.opts.keep_going {
+                if job != self.initial && self.teardown_since.is_some() {
+                    self.torn_down += 1;
+                } else if job == self.initial && !self.opts.keep_going {
                     self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
                 } else {
                     eprintln!("ibdyn run: job {job} rank {rank} {how}");
@@ -450,6 +456,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         outboxes,
         status: None,
         failures: 0,
+        torn_down: 0,
         teardown_since: None,
         signals_seen: 0,
         singleton_finalized: false,
@@ -479,6 +486,12 @@ pub fn run(o: RunOptions) -> Result<i32> {
         eprintln!(
             "ibdyn run: {} rank(s) of the job ended abnormally (--keep-going)",
             l.failures
+        );
+    }
+    if l.torn_down > 0 {
+        eprintln!(
+            "ibdyn run: {} rank(s) of spawned jobs ended abnormally during the teardown",
+            l.torn_down
         );
     }
     l.shutting_down = true;

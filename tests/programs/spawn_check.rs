@@ -247,6 +247,19 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
             }
         }
         // Spawn children that wait, say so, and hang (until killed: the test kills us).
+        // spawn two jobs of N waiting children, then fail: the run tears everything down.
+        "fail-after-spawns" => {
+            for _ in 0..2 {
+                let req = SpawnRequest {
+                    commands: vec![cmd(&["child", "wait-release"], n, &[])],
+                    preput: preput.clone(),
+                };
+                spawn_and_hear(&mut c, &req)?;
+            }
+            println!("SPAWNED");
+            std::io::Write::flush(&mut std::io::stdout()).map_err(e("flush"))?;
+            std::process::exit(3);
+        }
         "hang" => {
             let req = SpawnRequest {
                 commands: vec![cmd(&["child", "wait-release"], n, &[])],
