@@ -93,6 +93,11 @@ fn child(c: &mut PmiClient, what: &str) -> Res<()> {
     if pv != "hi" {
         return Err(format!("parent said {pv:?}"));
     }
+    if what == "sleep" {
+        // Ended only by a kill (a teardown), not by its parents' end.
+        std::thread::sleep(Duration::from_secs(120));
+        return Err("slept 120 s without being killed".into());
+    }
     if what == "wait-release" {
         // A sibling may be killed meanwhile: no collective here.
         c.get_wait_from(&kvsname_of(parent), "release", WAIT)
@@ -247,11 +252,11 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
             }
         }
         // Spawn children that wait, say so, and hang (until killed: the test kills us).
-        // spawn two jobs of N waiting children, then fail: the run tears everything down.
+        // spawn two jobs of N sleeping children, then fail: the run tears everything down.
         "fail-after-spawns" => {
             for _ in 0..2 {
                 let req = SpawnRequest {
-                    commands: vec![cmd(&["child", "wait-release"], n, &[])],
+                    commands: vec![cmd(&["child", "sleep"], n, &[])],
                     preput: preput.clone(),
                 };
                 spawn_and_hear(&mut c, &req)?;
