@@ -27,6 +27,8 @@ run spawn-latency        $B spawn-latency
 run spawn-latency-rc     $B spawn-latency --wireup rc --parents 1 --children 1,8
 run spawn-latency-2nodes $B spawn-latency --nodes 2 --parents 1,2 --children 1,8
 run spawn-rate      $B spawn-rate --children 1,2,4
+run spawn-burst     $B spawn-burst --burst 16 --bursts 10
+run spawn-burst-prestart $B spawn-burst --burst 16 --bursts 10 --prestart 8
 run merge           $B merge --parents 1,2,4,8 --reps 50
 run intercomm-latency-1node  $B intercomm-latency --nodes 1
 run intercomm-latency-2nodes $B intercomm-latency --nodes 2

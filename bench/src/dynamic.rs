@@ -91,7 +91,7 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
     if a.dvm {
         extra.push("--dvm");
     }
-    let child = child_cmd(which, a.child.as_deref())?;
+    let child = child_cmd(which.name(), a.child.as_deref())?;
     let mut inner = vec![
         which.name().to_string(),
         "--reps".into(),
@@ -174,7 +174,7 @@ pub fn run(which: Which, a: Args, json: bool) -> Result<(), String> {
 /// The spawned program: a small binary installed beside this one (as a user's MPI program
 /// would be), so that the figures measure the runtime, not the start-up of a benchmark
 /// driver with every benchmark and an argument parser in it.
-fn child_cmd(which: Which, given: Option<&std::path::Path>) -> Result<Command, String> {
+pub(crate) fn child_cmd(mode: &str, given: Option<&std::path::Path>) -> Result<Command, String> {
     let child = match given {
         Some(p) => std::path::absolute(p).map_err(|e| format!("{}: {e}", p.display()))?,
         None => {
@@ -183,13 +183,16 @@ fn child_cmd(which: Which, given: Option<&std::path::Path>) -> Result<Command, S
         }
     };
     if !child.exists() {
-        return Err(format!(
-            "{} is missing (build it with `cargo build --release -p ibdyn-bench`)",
-            child.display()
-        ));
+        return Err(match given {
+            Some(_) => format!("--child {}: no such file", child.display()),
+            None => format!(
+                "{} is missing (build it with `cargo build --release -p ibdyn-bench`)",
+                child.display()
+            ),
+        });
     }
     let mut c = Command::new(child);
-    c.arg(which.name());
+    c.arg(mode);
     Ok(c)
 }
 
@@ -218,7 +221,7 @@ fn prestart_warmup(
         return Ok(());
     }
     let ic = root
-        .spawn_with(&child_cmd(which, a.child.as_deref())?, n, o)
+        .spawn_with(&child_cmd(which.name(), a.child.as_deref())?, n, o)
         .map_err(e)?;
     if which == Which::SpawnRate {
         for r in 0..ic.remote_size() {
@@ -264,7 +267,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                     w.barrier().map_err(e)?;
                     let t0 = Instant::now();
                     let ic = root
-                        .spawn_with(&child_cmd(which, a.child.as_deref())?, n as u32, &o)
+                        .spawn_with(&child_cmd(which.name(), a.child.as_deref())?, n as u32, &o)
                         .map_err(e)?;
                     t.push(t0.elapsed().as_secs_f64() * 1e3);
                     ic.disconnect().map_err(e)?;
@@ -284,8 +287,12 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
                 let t0 = Instant::now();
                 while kids.len() < a.reps * 5 && t0.elapsed() < Duration::from_secs(20) {
                     kids.push(
-                        root.spawn_with(&child_cmd(which, a.child.as_deref())?, n as u32, &o)
-                            .map_err(e)?,
+                        root.spawn_with(
+                            &child_cmd(which.name(), a.child.as_deref())?,
+                            n as u32,
+                            &o,
+                        )
+                        .map_err(e)?,
                     );
                 }
                 let rate = kids.len() as f64 / t0.elapsed().as_secs_f64();
@@ -313,7 +320,7 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
         Which::Merge => {
             let n = w.size() as u32;
             let ic = root
-                .spawn_with(&child_cmd(which, a.child.as_deref())?, n, &o)
+                .spawn_with(&child_cmd(which.name(), a.child.as_deref())?, n, &o)
                 .map_err(e)?;
             let mut t = Vec::new();
             for _ in 0..a.reps {
@@ -350,7 +357,11 @@ fn rank_main(which: Which, a: &Args) -> Result<(), String> {
             let host = if a.nodes > 1 { "1" } else { "0" };
             child_opts.info.push(("host".into(), host.into()));
             let ic = root
-                .spawn_with(&child_cmd(which, a.child.as_deref())?, 1, &child_opts)
+                .spawn_with(
+                    &child_cmd(which.name(), a.child.as_deref())?,
+                    1,
+                    &child_opts,
+                )
                 .map_err(e)?;
             for size in [8usize, 1024, 65536, 1 << 20] {
                 let per = if size <= 1024 { 500 } else { 50 };

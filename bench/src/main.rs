@@ -24,6 +24,7 @@ mod report;
 mod res_change;
 mod res_timeline;
 mod session_init;
+mod spawn_burst;
 mod spawn_plot;
 mod spawn_report;
 
@@ -63,6 +64,9 @@ enum Cmd {
     SpawnLatency(dynamic::Args),
     /// Back-to-back spawns per second, children alive until the end.
     SpawnRate(dynamic::Args),
+    /// Spawns in bursts: latency per position in a burst of back-to-back spawns, burst wall
+    /// time against its fork+exec floor; with --prestart, where the copies run out.
+    SpawnBurst(spawn_burst::Args),
     /// Resource changes (seed 000 Table 1): grow/shrink a loop-based job every K iterations.
     ResChange(res_change::Args),
     /// Session::init, group_from_pset and create_comm, cold, re-init, and beside a universe.
@@ -99,6 +103,7 @@ fn main() {
         Cmd::Merge(a) => dynamic::run(dynamic::Which::Merge, a, cli.json),
         Cmd::IntercommLatency(a) => dynamic::run(dynamic::Which::IntercommLatency, a, cli.json),
         Cmd::IntercommColl(a) => intercomm_coll::run(a, cli.json),
+        Cmd::SpawnBurst(a) => spawn_burst::run(a, cli.json),
         Cmd::ResChange(a) => res_change::run(a, cli.json),
         Cmd::SessionInit(a) => session_init::run(a, cli.json),
         Cmd::Machine(a) => machine::run(a, cli.json),
