@@ -29,7 +29,7 @@ use memmap2::{MmapOptions, MmapRaw};
 
 use crate::cores::usable_cores;
 use crate::doorbell::{futex_wait, futex_wake};
-use crate::pid::process_alive;
+use crate::pid::{my_start_time, process_alive_since};
 use crate::ShmError;
 
 const MAGIC: u64 = 0x6962_6479_6e43_4f4c; // "ibdynCOL"
@@ -42,7 +42,8 @@ const OFF_DOWN: usize = LINE;
 const OFF_SLEEPERS: usize = 2 * LINE;
 /// Set (to the failing rank + 1) when a member gave up, so the others stop waiting too.
 const OFF_FAILED: usize = 2 * LINE + 4;
-/// Member r's line: `up` flag, pid, then the total length it sends in each half.
+/// Member r's line: `up` flag, pid, the total length it sends in each half, then its start
+/// time (a pid alone may name a later process once the member has died).
 const OFF_UP: usize = 3 * LINE;
 const MAX_MEMBERS: usize = 1024;
 
@@ -131,6 +132,7 @@ impl CollBuf {
         buf.u32_at(OFF_N).store(n as u32, Ordering::Relaxed);
         buf.u32_at(OFF_CHUNK).store(chunk as u32, Ordering::Relaxed);
         buf.up(0).store(0, Ordering::Relaxed);
+        buf.start_of(0).store(my_start_time(), Ordering::Relaxed);
         buf.pid_of(0).store(std::process::id(), Ordering::Relaxed);
         buf.u64_at(OFF_MAGIC).store(MAGIC, Ordering::Release);
         tracing::debug!(name = buf.name, n, chunk, "node collective buffer created");
@@ -180,6 +182,7 @@ impl CollBuf {
             return Err(malformed(format!("rank {rank} is not a member of {n}")));
         }
         (buf.n, buf.chunk) = (n, chunk);
+        buf.start_of(rank).store(my_start_time(), Ordering::Relaxed);
         buf.pid_of(rank)
             .store(std::process::id(), Ordering::Release);
         Ok(buf)
@@ -260,6 +263,9 @@ impl CollBuf {
     }
     fn slot_len(&self, r: usize, half: usize) -> &AtomicU64 {
         self.u64_at(OFF_UP + r * LINE + 8 + 8 * half)
+    }
+    fn start_of(&self, r: usize) -> &AtomicU64 {
+        self.u64_at(OFF_UP + r * LINE + 24)
     }
     /// The root area's half `h` (`chunk` bytes).
     fn root_area(&self, half: usize) -> *mut u8 {
@@ -364,7 +370,8 @@ impl CollBuf {
             if now.duration_since(checked) >= LIVENESS_EVERY {
                 checked = now;
                 let pid = self.pid_of(who).load(Ordering::Acquire);
-                if pid != 0 && !process_alive(pid) {
+                let start = self.start_of(who).load(Ordering::Relaxed);
+                if pid != 0 && !process_alive_since(pid, start) {
                     self.give_up();
                     return Err(ShmError::CollPeerGone {
                         name: self.name.clone(),
@@ -866,6 +873,21 @@ mod tests {
         let mut st = 0;
         // SAFETY: reaping our own child.
         unsafe { libc::waitpid(pid, &mut st, 0) };
+        b.unlink();
+        let e = b.barrier(&|| {}).unwrap_err().to_string();
+        assert!(e.contains("rank 1") && e.contains("gone"), "{e}");
+    }
+
+    #[test]
+    fn a_dead_member_whose_pid_names_a_later_process_is_gone() {
+        let mut b = CollBuf::create(2, 64, 9, 1).unwrap();
+        b.set_timeout(Duration::from_secs(20));
+        let m = CollBuf::open(b.name(), 1).unwrap();
+        // Member 1's pid now names a live process (this one) that started at another time:
+        // what a member that died looks like once its pid has been reused.
+        let me = std::process::id();
+        m.start_of(1).store(my_start_time() + 1, Ordering::Relaxed);
+        m.pid_of(1).store(me, Ordering::Release);
         b.unlink();
         let e = b.barrier(&|| {}).unwrap_err().to_string();
         assert!(e.contains("rank 1") && e.contains("gone"), "{e}");

@@ -1,6 +1,6 @@
 //! Process identity and liveness, for the producer field of cells.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Once;
 
 /// False once `pid` has exited (a zombie counts as exited).
@@ -33,12 +33,22 @@ pub fn process_alive_since(pid: u32, start: u64) -> bool {
 
 /// This process's start time in clock ticks after boot (field 22 of `/proc/self/stat`), which
 /// with its pid names it among every process the node has run; 0 if /proc cannot tell.
+/// Cached; a fork handler clears the cache in the child (a forked copy started later).
 pub fn my_start_time() -> u64 {
-    std::fs::read_to_string("/proc/self/stat")
+    let start = START.load(Ordering::Relaxed);
+    if start != 0 {
+        return start;
+    }
+    forget_at_fork();
+    let start = std::fs::read_to_string("/proc/self/stat")
         .ok()
         .and_then(|s| parse_stat(&s))
-        .map_or(0, |(_, start)| start)
+        .map_or(0, |(_, start)| start);
+    START.store(start, Ordering::Relaxed);
+    start
 }
+
+static START: AtomicU64 = AtomicU64::new(0);
 
 /// The state letter and the start time of a `/proc/PID/stat` line.
 fn parse_stat(stat: &str) -> Option<(char, u64)> {
@@ -63,16 +73,22 @@ pub(crate) fn my_pid() -> u32 {
 
 static PID: AtomicU32 = AtomicU32::new(0);
 
-#[cold]
-fn learn_pid() -> u32 {
+/// Registers (once) the fork handler that clears the cached pid and start time in a child.
+fn forget_at_fork() {
     static HANDLER: Once = Once::new();
-    extern "C" fn forget_pid() {
+    extern "C" fn forget() {
         PID.store(0, Ordering::Relaxed);
+        START.store(0, Ordering::Relaxed);
     }
     HANDLER.call_once(|| {
-        // SAFETY: registers a handler that only stores to an atomic, which is async-signal-safe.
-        unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
+        // SAFETY: registers a handler that only stores to atomics, which is async-signal-safe.
+        unsafe { libc::pthread_atfork(None, None, Some(forget)) };
     });
+}
+
+#[cold]
+fn learn_pid() -> u32 {
+    forget_at_fork();
     let pid = std::process::id();
     PID.store(pid, Ordering::Relaxed);
     pid
@@ -93,6 +109,38 @@ mod tests {
             !process_alive_since(me, start + 1),
             "another start: a later process"
         );
+    }
+
+    #[test]
+    fn a_forked_child_has_its_own_start_time() {
+        let parent = my_start_time();
+        // Fork only once the tick clock has passed the parent's start, so that the child's
+        // start time differs from the cached one.
+        let ticks = || -> u64 {
+            let up = std::fs::read_to_string("/proc/uptime").unwrap();
+            let secs: f64 = up.split_whitespace().next().unwrap().parse().unwrap();
+            // SAFETY: sysconf has no preconditions.
+            (secs * unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64) as u64
+        };
+        while ticks() <= parent + 2 {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // SAFETY: the child only reads files and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let fresh = std::fs::read_to_string("/proc/self/stat")
+                .ok()
+                .and_then(|s| parse_stat(&s))
+                .map(|(_, start)| start);
+            let ok = fresh == Some(my_start_time()) && fresh != Some(parent);
+            // SAFETY: ends the child.
+            unsafe { libc::_exit(i32::from(!ok)) };
+        }
+        let mut st = 0;
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, &mut st, 0) };
+        assert!(libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == 0, "{st}");
     }
 
     #[test]
