@@ -3,7 +3,9 @@
 //! its message and disconnects. `client_server client NAME` looks NAME up (waiting for it),
 //! connects, sends a message, checks the answer. `client_server pair` runs both in one job
 //! (rank 0 serves, rank 1 connects). `client_server noaccept` checks that connecting to a port
-//! nobody accepts on fails within `IBDYN_CONNECT_TIMEOUT`.
+//! nobody accepts on fails within `IBDYN_CONNECT_TIMEOUT`. `client_server late` (2 ranks) checks
+//! that a connect which gave up is not accepted afterwards: rank 1's first connect times out
+//! before rank 0 accepts, so that accept must time out too; the second pair then meets.
 
 use ibdyn::traits::*;
 use std::time::{Duration, Instant};
@@ -30,14 +32,7 @@ fn serve(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
 
 fn connect(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
     let me = universe.self_comm();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let port = loop {
-        match ibdyn::lookup_name(&me, name) {
-            Ok(p) => break p,
-            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Err(err) => return Err(format!("lookup of {name}: {err}")),
-        }
-    };
+    let port = lookup(&me, name)?;
     let server = me.process_at_rank(0).connect(&port).map_err(e)?;
     server.send(b"hello", 0, 1).map_err(e)?;
     let (answer, _) = server.recv_vec(0, 2).map_err(e)?;
@@ -49,6 +44,65 @@ fn connect(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
     }
     server.disconnect().map_err(e)?;
     println!("client_server: connected and answered");
+    Ok(())
+}
+
+/// Waits for `name` in the name service (the server publishes it at its own pace).
+fn lookup(me: &ibdyn::IntraCommunicator, name: &str) -> Result<String, String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match ibdyn::lookup_name(me, name) {
+            Ok(p) => return Ok(p),
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Err(err) => return Err(format!("lookup of {name}: {err}")),
+        }
+    }
+}
+
+fn late_server(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
+    let me = universe.self_comm();
+    let world = universe.world();
+    let port = ibdyn::open_port(&me);
+    ibdyn::publish_name(&me, name, &port).map_err(e)?;
+    // Rank 1's connect has given up by now; its request may be waiting for us.
+    world.recv(&mut [], 1, 9).map_err(e)?;
+    match me.process_at_rank(0).accept(&port) {
+        Ok(_) => return Err("accepted a connect whose root had given up".into()),
+        Err(err) => println!("client_server: the abandoned connect was not accepted: {err}"),
+    }
+    world.send(&[], 1, 10).map_err(e)?;
+    let client = me.process_at_rank(0).accept(&port).map_err(e)?;
+    let (msg, _) = client.recv_vec(0, 1).map_err(e)?;
+    client
+        .send(&[&b"re: "[..], &msg].concat(), 0, 2)
+        .map_err(e)?;
+    client.disconnect().map_err(e)?;
+    ibdyn::unpublish_name(&me, name).map_err(e)?;
+    println!("client_server: served the second connect");
+    Ok(())
+}
+
+fn late_client(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
+    let me = universe.self_comm();
+    let world = universe.world();
+    let port = lookup(&me, name)?;
+    let first = me.process_at_rank(0).connect(&port);
+    world.send(&[], 0, 9).map_err(e)?;
+    if first.is_ok() {
+        return Err("the first connect succeeded though nobody accepted".into());
+    }
+    world.recv(&mut [], 0, 10).map_err(e)?;
+    let server = me.process_at_rank(0).connect(&port).map_err(e)?;
+    server.send(b"again", 0, 1).map_err(e)?;
+    let (answer, _) = server.recv_vec(0, 2).map_err(e)?;
+    if answer != b"re: again" {
+        return Err(format!(
+            "wrong answer {:?}",
+            String::from_utf8_lossy(&answer)
+        ));
+    }
+    server.disconnect().map_err(e)?;
+    println!("client_server: connected the second time");
     Ok(())
 }
 
@@ -79,16 +133,7 @@ fn main() {
         Some("noaccept") => {
             let me = universe.self_comm();
             let r = (|| -> Result<(), String> {
-                let deadline = Instant::now() + Duration::from_secs(30);
-                let port = loop {
-                    match ibdyn::lookup_name(&me, &name) {
-                        Ok(p) => break p,
-                        Err(_) if Instant::now() < deadline => {
-                            std::thread::sleep(Duration::from_millis(20))
-                        }
-                        Err(err) => return Err(err.to_string()),
-                    }
-                };
+                let port = lookup(&me, &name)?;
                 match me.process_at_rank(0).connect(&port) {
                     Err(err) => {
                         println!("client_server: connect failed as expected: {err}");
@@ -100,7 +145,9 @@ fn main() {
             let _ = universe.world().send(&[], 0, 9);
             r
         }
-        _ => Err("usage: client_server server|client|pair|noaccept [NAME]".into()),
+        Some("late") if rank == 0 => late_server(&universe, &name),
+        Some("late") => late_client(&universe, &name),
+        _ => Err("usage: client_server server|client|pair|noaccept|late [NAME]".into()),
     };
     if let Err(msg) = result {
         eprintln!("client_server: rank {rank}: {msg}");

@@ -107,6 +107,26 @@ fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
 }
 
 #[test]
+fn a_connect_that_gave_up_is_not_accepted_later() {
+    let prog = common::example_bin("client_server");
+    let out = common::ibdyn_bounded()
+        .args(["run", "-n", "2", prog.to_str().unwrap(), "late", "svc-late"])
+        .env("IBDYN_CONNECT_TIMEOUT", "2")
+        .env("IBDYN_ACCEPT_TIMEOUT", "3")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && stdout.contains("the abandoned connect was not accepted")
+            && stdout.contains("served the second connect")
+            && stdout.contains("connected the second time"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn children_that_die_before_connecting_back_fail_the_spawn() {
     let prog = common::example_bin("dynamic_check");
     let out = run(&["-n", "2", prog.to_str().unwrap(), "earlydeath"]);

@@ -1,10 +1,11 @@
 //! Client/server between independently started jobs: ports, connect/accept, and the name
 //! service of the daemons (publish/lookup/unpublish).
 
-use super::wire::{gpids, hex, random_id, unhex, Rendezvous};
+use super::wire::{gpids, hex, random_id, unhex, ConnectEnd, Rendezvous};
 use super::{env_secs, share_outcome};
 use ibdyn_intercomm::{AddressCard, CommError, Communicator, Group, ProcCard, Result, Runtime};
-use std::time::Duration;
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
 
 const PORT_PREFIX: &str = "ibdyn-port:";
 
@@ -65,33 +66,27 @@ fn finish(rt: &Runtime, comm: &Communicator, shared: Vec<u8>) -> Result<Communic
 }
 
 /// MPI_Comm_accept: collective over `comm`; `root` waits (at most `IBDYN_ACCEPT_TIMEOUT`
-/// seconds, default 600) for one connect on `port`.
+/// seconds, default 600) for one connect on `port` whose root takes the answer.
 pub fn accept(port: &Port, comm: &Communicator, root: i32) -> Result<Communicator> {
     let rt = comm.runtime();
     let ctx = comm.derive_context();
     let outcome = (comm.rank() == root).then(|| -> Result<Vec<u8>> {
         let timeout = env_secs("IBDYN_ACCEPT_TIMEOUT", Duration::from_secs(600));
-        let id = port.id;
-        let (from, req) = rt.await_control(
-            timeout,
-            "a connect on the port",
-            None,
-            |d| Rendezvous::is(d, false, id),
-            |_| Ok(()),
+        let remote = await_connect(&rt, port.id, ctx, cards_of(&rt, comm)?, timeout).map_err(
+            |e| match e {
+                CommError::Timeout { what, .. } => CommError::Timeout {
+                    what,
+                    secs: timeout.as_secs(),
+                },
+                e => e,
+            },
         )?;
-        let req = Rendezvous::decode(&req)?;
-        let answer = Rendezvous {
-            accept: true,
-            port_id: id,
-            ctx,
-            group: cards_of(&rt, comm)?,
-        };
-        rt.control_send(&from, &answer.encode())?;
         Ok(Rendezvous {
             accept: true,
-            port_id: id,
+            port_id: port.id,
+            req: 0,
             ctx,
-            group: req.group,
+            group: remote,
         }
         .encode())
     });
@@ -99,8 +94,71 @@ pub fn accept(port: &Port, comm: &Communicator, root: i32) -> Result<Communicato
     finish(&rt, comm, shared)
 }
 
+/// The accepting root's side: answers connect requests on `port_id` until one's root
+/// confirms that it took the answer, within `timeout`; returns that root's group. A request
+/// whose root gave up (it withdrew, or our answer could not reach it) is dropped: its root
+/// has already returned an error, so pairing with it would leave this side alone.
+fn await_connect(
+    rt: &Runtime,
+    port_id: u64,
+    ctx: u64,
+    group: Vec<ProcCard>,
+    timeout: Duration,
+) -> Result<Vec<ProcCard>> {
+    let deadline = Instant::now() + timeout;
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let mut withdrawn = HashSet::new();
+    loop {
+        let (from, msg) = rt.await_control(
+            left(),
+            "a connect on the port",
+            None,
+            |d| Rendezvous::is(d, false, port_id) || ConnectEnd::is(d, port_id),
+            |_| Ok(()),
+        )?;
+        if ConnectEnd::is(&msg, port_id) {
+            // Withdrawn before we took it; a confirmation here is of an earlier accept's.
+            let end = ConnectEnd::decode(&msg)?;
+            if !end.confirmed {
+                withdrawn.insert(end.req);
+            }
+            continue;
+        }
+        let req = Rendezvous::decode(&msg)?;
+        if withdrawn.remove(&req.req) {
+            continue;
+        }
+        let answer = Rendezvous {
+            accept: true,
+            port_id,
+            req: req.req,
+            ctx,
+            group: group.clone(),
+        };
+        rt.control_send(&from, &answer.encode())?;
+        let end = rt.await_control(
+            left(),
+            "the connecting root to take the answer",
+            Some(&from),
+            |d| ConnectEnd::is_for(d, port_id, req.req),
+            |_| Ok(()),
+        );
+        match end {
+            Ok((_, d)) if ConnectEnd::decode(&d)?.confirmed => return Ok(req.group),
+            Ok(_) => tracing::debug!("a connect on port {port_id:x} was withdrawn"),
+            Err(CommError::PeerDead { peer, detail }) => {
+                tracing::debug!(
+                    "the root of a connect on port {port_id:x} is gone ({peer}: {detail})"
+                )
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// MPI_Comm_connect: collective over `comm`; `root` asks the accepting job at `port_name`
-/// and waits at most `IBDYN_CONNECT_TIMEOUT` seconds (default 60) for the answer.
+/// and waits at most `IBDYN_CONNECT_TIMEOUT` seconds (default 60) for the answer. It then
+/// confirms that it took the answer, or tells the accepting root that it gave up.
 pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Communicator> {
     let rt = comm.runtime();
     let outcome = (comm.rank() == root).then(|| -> Result<Vec<u8>> {
@@ -109,6 +167,7 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
         let req = Rendezvous {
             accept: false,
             port_id: id,
+            req: random_id(),
             ctx: 0,
             group: cards_of(&rt, comm)?,
         };
@@ -118,13 +177,21 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
             "an accept on port {}",
             &port_name[..port_name.len().min(32)]
         );
-        let (_, answer) = rt.await_control(
+        let answer = rt.await_control(
             timeout,
             &what,
             Some(&server),
-            |d| Rendezvous::is(d, true, id),
+            |d| Rendezvous::is_answer(d, id, req.req),
             |_| Ok(()),
-        )?;
+        );
+        let end = ConnectEnd {
+            port_id: id,
+            req: req.req,
+            confirmed: answer.is_ok(),
+        };
+        let told = rt.control_send(&server, &end.encode());
+        let (_, answer) = answer?;
+        told?;
         Ok(answer)
     });
     let shared = share_outcome(comm, root, outcome)?;

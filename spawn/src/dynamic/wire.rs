@@ -7,6 +7,8 @@ const HELLO: &[u8; 4] = b"IBDH";
 const WELCOME: &[u8; 4] = b"IBDW";
 const CONNECT: &[u8; 4] = b"IBDC";
 const ACCEPT: &[u8; 4] = b"IBDA";
+const CONFIRM: &[u8; 4] = b"IBDK";
+const WITHDRAW: &[u8; 4] = b"IBDX";
 
 /// The key under which the spawning root leaves `ParentInfo` in the children's key-value space.
 pub const PARENT_KEY: &str = "ibdyn-parent";
@@ -178,11 +180,14 @@ impl Welcome {
 }
 
 /// Connect request (client root → server root) and its answer (server root → client root):
-/// the port, the sender's group, and (in the answer) the context id.
+/// the port, the request's id (fresh per connect call; the answer repeats it, so an answer
+/// to an earlier, abandoned connect is never taken for this one), the sender's group, and
+/// (in the answer) the context id.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Rendezvous {
     pub accept: bool,
     pub port_id: u64,
+    pub req: u64,
     pub ctx: u64,
     pub group: Vec<ProcCard>,
 }
@@ -195,13 +200,19 @@ impl Rendezvous {
             CONNECT.to_vec()
         };
         b.extend_from_slice(&self.port_id.to_le_bytes());
+        b.extend_from_slice(&self.req.to_le_bytes());
         b.extend_from_slice(&self.ctx.to_le_bytes());
         b.extend_from_slice(&encode_cards(&self.group));
         b
     }
+    /// A request (`accept` false) or an answer on `port_id`.
     pub fn is(b: &[u8], accept: bool, port_id: u64) -> bool {
         let magic = if accept { ACCEPT } else { CONNECT };
         b.len() >= 12 && &b[..4] == magic && b[4..12] == port_id.to_le_bytes()
+    }
+    /// The answer to request `req` on `port_id`.
+    pub fn is_answer(b: &[u8], port_id: u64, req: u64) -> bool {
+        Rendezvous::is(b, true, port_id) && b.len() >= 20 && b[12..20] == req.to_le_bytes()
     }
     pub fn decode(b: &[u8]) -> Result<Rendezvous> {
         let mut r = Rd(b);
@@ -211,13 +222,61 @@ impl Rendezvous {
             _ => return Err(malformed("connect")),
         };
         let port_id = r.u64("connect")?;
+        let req = r.u64("connect")?;
         let ctx = r.u64("connect")?;
         let group = decode_cards(&mut r)?;
         Ok(Rendezvous {
             accept,
             port_id,
+            req,
             ctx,
             group,
+        })
+    }
+}
+
+/// The connecting root's last word on request `req`: it took the answer (the accepting root
+/// may return), or it gave up waiting (the accepting root drops the request, or the answer
+/// it sent, and waits for another connect).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnectEnd {
+    pub port_id: u64,
+    pub req: u64,
+    pub confirmed: bool,
+}
+
+impl ConnectEnd {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = if self.confirmed {
+            CONFIRM.to_vec()
+        } else {
+            WITHDRAW.to_vec()
+        };
+        b.extend_from_slice(&self.port_id.to_le_bytes());
+        b.extend_from_slice(&self.req.to_le_bytes());
+        b
+    }
+    /// A confirmation or withdrawal of any request on `port_id`.
+    pub fn is(b: &[u8], port_id: u64) -> bool {
+        b.len() >= 12
+            && (&b[..4] == CONFIRM || &b[..4] == WITHDRAW)
+            && b[4..12] == port_id.to_le_bytes()
+    }
+    /// One of request `req` on `port_id`.
+    pub fn is_for(b: &[u8], port_id: u64, req: u64) -> bool {
+        ConnectEnd::is(b, port_id) && b.len() >= 20 && b[12..20] == req.to_le_bytes()
+    }
+    pub fn decode(b: &[u8]) -> Result<ConnectEnd> {
+        let mut r = Rd(b);
+        let confirmed = match r.take(4, "connect end")? {
+            m if m == CONFIRM => true,
+            m if m == WITHDRAW => false,
+            _ => return Err(malformed("connect end")),
+        };
+        Ok(ConnectEnd {
+            port_id: r.u64("connect end")?,
+            req: r.u64("connect end")?,
+            confirmed,
         })
     }
 }
@@ -292,16 +351,48 @@ mod tests {
         let c = Rendezvous {
             accept: false,
             port_id: 5,
+            req: 77,
             ctx: 0,
             group: vec![card(2)],
         };
         assert!(Rendezvous::is(&c.encode(), false, 5) && !Rendezvous::is(&c.encode(), true, 5));
         assert_eq!(Rendezvous::decode(&c.encode()).unwrap(), c);
-        for m in [h.encode(), w.encode(), c.encode()] {
+        let a = Rendezvous {
+            accept: true,
+            ctx: 42,
+            ..c.clone()
+        };
+        assert!(Rendezvous::is_answer(&a.encode(), 5, 77));
+        assert!(
+            !Rendezvous::is_answer(&a.encode(), 5, 78),
+            "another request's answer"
+        );
+        assert!(
+            !Rendezvous::is_answer(&c.encode(), 5, 77),
+            "a request is no answer"
+        );
+        let end = ConnectEnd {
+            port_id: 5,
+            req: 77,
+            confirmed: false,
+        };
+        assert!(ConnectEnd::is(&end.encode(), 5) && !ConnectEnd::is(&end.encode(), 6));
+        assert!(
+            ConnectEnd::is_for(&end.encode(), 5, 77) && !ConnectEnd::is_for(&end.encode(), 5, 7)
+        );
+        assert!(!ConnectEnd::is(&c.encode(), 5), "a request is no end");
+        assert_eq!(ConnectEnd::decode(&end.encode()).unwrap(), end);
+        let yes = ConnectEnd {
+            confirmed: true,
+            ..end
+        };
+        assert_eq!(ConnectEnd::decode(&yes.encode()).unwrap(), yes);
+        for m in [h.encode(), w.encode(), c.encode(), end.encode()] {
             for cut in 0..m.len() {
                 assert!(Hello::decode(&m[..cut]).is_err() || cut >= 4);
                 let _ = Welcome::decode(&m[..cut]);
                 let _ = Rendezvous::decode(&m[..cut]);
+                assert!(ConnectEnd::decode(&m[..cut]).is_err() || cut >= 20);
             }
         }
         assert_eq!(unhex(&hex(&[0, 255, 16])).unwrap(), vec![0, 255, 16]);
