@@ -18,12 +18,7 @@ fn serve(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
     let me = universe.self_comm();
     let port = ibdyn::open_port(&me);
     ibdyn::publish_name(&me, name, &port).map_err(e)?;
-    let client = me.process_at_rank(0).accept(&port).map_err(e)?;
-    let (msg, _) = client.recv_vec(0, 1).map_err(e)?;
-    client
-        .send(&[&b"re: "[..], &msg].concat(), 0, 2)
-        .map_err(e)?;
-    client.disconnect().map_err(e)?;
+    answer_one(&me, &port)?;
     ibdyn::unpublish_name(&me, name).map_err(e)?;
     ibdyn::close_port(port);
     println!("client_server: served");
@@ -33,18 +28,33 @@ fn serve(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
 fn connect(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
     let me = universe.self_comm();
     let port = lookup(&me, name)?;
-    let server = me.process_at_rank(0).connect(&port).map_err(e)?;
-    server.send(b"hello", 0, 1).map_err(e)?;
+    ask_once(&me, &port, b"hello")?;
+    println!("client_server: connected and answered");
+    Ok(())
+}
+
+/// Accepts one client on `port`, answers its message with "re: " and the message, disconnects.
+fn answer_one(me: &ibdyn::IntraCommunicator, port: &ibdyn::Port) -> Result<(), String> {
+    let client = me.process_at_rank(0).accept(port).map_err(e)?;
+    let (msg, _) = client.recv_vec(0, 1).map_err(e)?;
+    client
+        .send(&[&b"re: "[..], &msg].concat(), 0, 2)
+        .map_err(e)?;
+    client.disconnect().map_err(e)
+}
+
+/// Connects to `port`, sends `word`, checks the server's answer, disconnects.
+fn ask_once(me: &ibdyn::IntraCommunicator, port: &str, word: &[u8]) -> Result<(), String> {
+    let server = me.process_at_rank(0).connect(port).map_err(e)?;
+    server.send(word, 0, 1).map_err(e)?;
     let (answer, _) = server.recv_vec(0, 2).map_err(e)?;
-    if answer != b"re: hello" {
+    if answer != [&b"re: "[..], word].concat() {
         return Err(format!(
             "wrong answer {:?}",
             String::from_utf8_lossy(&answer)
         ));
     }
-    server.disconnect().map_err(e)?;
-    println!("client_server: connected and answered");
-    Ok(())
+    server.disconnect().map_err(e)
 }
 
 /// Waits for `name` in the name service (the server publishes it at its own pace).
@@ -71,12 +81,7 @@ fn late_server(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
         Err(err) => println!("client_server: the abandoned connect was not accepted: {err}"),
     }
     world.send(&[], 1, 10).map_err(e)?;
-    let client = me.process_at_rank(0).accept(&port).map_err(e)?;
-    let (msg, _) = client.recv_vec(0, 1).map_err(e)?;
-    client
-        .send(&[&b"re: "[..], &msg].concat(), 0, 2)
-        .map_err(e)?;
-    client.disconnect().map_err(e)?;
+    answer_one(&me, &port)?;
     ibdyn::unpublish_name(&me, name).map_err(e)?;
     println!("client_server: served the second connect");
     Ok(())
@@ -92,16 +97,7 @@ fn late_client(universe: &ibdyn::Universe, name: &str) -> Result<(), String> {
         return Err("the first connect succeeded though nobody accepted".into());
     }
     world.recv(&mut [], 0, 10).map_err(e)?;
-    let server = me.process_at_rank(0).connect(&port).map_err(e)?;
-    server.send(b"again", 0, 1).map_err(e)?;
-    let (answer, _) = server.recv_vec(0, 2).map_err(e)?;
-    if answer != b"re: again" {
-        return Err(format!(
-            "wrong answer {:?}",
-            String::from_utf8_lossy(&answer)
-        ));
-    }
-    server.disconnect().map_err(e)?;
+    ask_once(&me, &port, b"again")?;
     println!("client_server: connected the second time");
     Ok(())
 }
