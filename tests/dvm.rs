@@ -82,6 +82,23 @@ fn two_jobs_under_one_dvm_meet_through_the_name_service() {
 }
 
 #[test]
+fn names_a_job_left_published_are_withdrawn_when_it_ends() {
+    let s = Scratch::new("dvmnames");
+    let mut dvm = Dvm::start(&s, 2);
+    let prog = example_bin("dvm_check");
+    let prog = prog.to_str().unwrap();
+    // Twice: the second publish fails ("already published") if the first name was left.
+    // Ranks on both daemons, so that names come from the root's node and from the other.
+    for _ in 0..2 {
+        let out = dvm.run(&["-n", "2", "--map-by", "node", prog, "publish", "svc-left"]);
+        assert!(out.status.success(), "{}", show(&out));
+        let out = dvm.run(&["-n", "1", prog, "absent", "svc-left", "2"]);
+        assert!(out.status.success(), "{}", show(&out));
+    }
+    dvm.stop();
+}
+
+#[test]
 fn a_client_without_the_secret_is_refused() {
     let s = Scratch::new("dvmsecret");
     let mut dvm = Dvm::start(&s, 1);

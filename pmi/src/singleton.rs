@@ -104,7 +104,7 @@ impl Server for SingletonServer {
     fn publish_name(&mut self, service: &str, port: &str) -> Result<()> {
         self.dir
             .names
-            .publish(service, port)
+            .publish(service, port, None)
             .map_err(|e| PmiError::Server {
                 cmd: "publish_name".into(),
                 msg: e.to_string(),

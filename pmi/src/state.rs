@@ -54,30 +54,49 @@ pub enum NameError {
     NotPublished(String),
 }
 
-/// publish_name / lookup_name / unpublish_name.
+/// publish_name / lookup_name / unpublish_name. A name remembers the rank that published it
+/// (when the process manager knows it), so that it can be withdrawn once that rank is gone: a
+/// port lives in the process that opened it, and a name left behind by a job that ended only
+/// sends clients to a dead port and stops a restarted server from publishing it again.
 #[derive(Default, Debug)]
 pub struct NameService {
-    services: HashMap<String, String>,
+    services: HashMap<String, Published>,
+}
+
+#[derive(Debug)]
+struct Published {
+    port: String,
+    /// (job, rank) of the publisher.
+    owner: Option<(u32, u32)>,
 }
 
 impl NameService {
-    pub fn publish(&mut self, service: &str, port: &str) -> Result<(), NameError> {
+    pub fn publish(
+        &mut self,
+        service: &str,
+        port: &str,
+        owner: Option<(u32, u32)>,
+    ) -> Result<(), NameError> {
         if self.services.contains_key(service) {
             return Err(NameError::AlreadyPublished(service.into()));
         }
-        self.services.insert(service.into(), port.into());
+        let port = port.into();
+        self.services
+            .insert(service.into(), Published { port, owner });
         Ok(())
     }
 
     pub fn lookup(&self, service: &str) -> Result<&str, NameError> {
         self.services
             .get(service)
-            .map(String::as_str)
+            .map(|p| p.port.as_str())
             .ok_or_else(|| NameError::NotPublished(service.into()))
     }
 
     pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.services.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.services
+            .iter()
+            .map(|(k, p)| (k.as_str(), p.port.as_str()))
     }
 
     pub fn unpublish(&mut self, service: &str) -> Result<(), NameError> {
@@ -85,6 +104,20 @@ impl NameService {
             .remove(service)
             .map(|_| ())
             .ok_or_else(|| NameError::NotPublished(service.into()))
+    }
+
+    /// Withdraws every name rank `rank` of `job` published; returns them.
+    pub fn withdraw_owned_by(&mut self, job: u32, rank: u32) -> Vec<String> {
+        let gone: Vec<String> = self
+            .services
+            .iter()
+            .filter(|(_, p)| p.owner == Some((job, rank)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in &gone {
+            self.services.remove(k);
+        }
+        gone
     }
 }
 
@@ -280,15 +313,31 @@ mod tests {
     #[test]
     fn name_service() {
         let mut n = NameService::default();
-        n.publish("svc", "port1").unwrap();
+        n.publish("svc", "port1", None).unwrap();
         assert_eq!(
-            n.publish("svc", "p2"),
+            n.publish("svc", "p2", None),
             Err(NameError::AlreadyPublished("svc".into()))
         );
         assert_eq!(n.lookup("svc"), Ok("port1"));
         n.unpublish("svc").unwrap();
         assert!(n.lookup("svc").is_err());
         assert!(n.unpublish("svc").is_err());
+    }
+
+    #[test]
+    fn names_of_a_rank_that_is_gone_are_withdrawn() {
+        let mut n = NameService::default();
+        n.publish("a", "pa", Some((3, 0))).unwrap();
+        n.publish("b", "pb", Some((3, 1))).unwrap();
+        n.publish("c", "pc", Some((3, 0))).unwrap();
+        n.publish("d", "pd", None).unwrap();
+        let mut gone = n.withdraw_owned_by(3, 0);
+        gone.sort();
+        assert_eq!(gone, ["a", "c"]);
+        assert!(n.lookup("a").is_err() && n.lookup("c").is_err());
+        assert_eq!((n.lookup("b"), n.lookup("d")), (Ok("pb"), Ok("pd")));
+        assert!(n.withdraw_owned_by(4, 1).is_empty());
+        n.publish("a", "pa2", Some((5, 0))).unwrap();
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! - `dvm_check spawner N K`: rank 0 spawns N children running `child K` and every rank exits
 //!   at once, without waiting for them; a child writes `CHILD <rank> <i>` for i in 0..K
 //!   (then the children meet in a barrier).
+//! - `dvm_check publish NAME`: every rank r opens a port, publishes it as `NAME.r` and ends
+//!   without unpublishing it. `dvm_check absent NAME N`: rank 0's lookups of `NAME.0` to
+//!   `NAME.<N-1>` must all fail.
 //! - `dvm_check hold TAG`: every rank creates `$TMPDIR/hold-TAG.<rank>` and waits to be
 //!   killed (it gives up after 120 s).
 //!
@@ -114,6 +117,21 @@ fn run(universe: &ibdyn::Universe, args: &[String]) -> Result<(), String> {
         Some("server") => serve(universe, &name()?),
         Some("client") => connect(universe, &name()?),
         Some("spawner") => spawner(universe, number(args, 1, "N")?, number(args, 2, "K")?),
+        Some("publish") => {
+            let me = universe.self_comm();
+            let port = ibdyn::open_port(&me);
+            ibdyn::publish_name(&me, &format!("{}.{rank}", name()?), &port).map_err(e("publish"))
+        }
+        Some("absent") if rank == 0 => {
+            for r in 0..number(args, 2, "N")? {
+                let service = format!("{}.{r}", name()?);
+                if let Ok(port) = ibdyn::lookup_name(&universe.self_comm(), &service) {
+                    return Err(format!("{service} is still published: {port}"));
+                }
+            }
+            Ok(())
+        }
+        Some("absent") => Ok(()),
         Some("hold") => {
             let tag = args.get(1).ok_or("no TAG given")?;
             let mark = std::env::temp_dir().join(format!("hold-{tag}.{rank}"));
@@ -130,7 +148,8 @@ fn run(universe: &ibdyn::Universe, args: &[String]) -> Result<(), String> {
             universe.world().barrier().map_err(e("barrier"))
         }
         _ => Err(
-            "usage: dvm_check lines TAG K | server NAME | client NAME | spawner N K | hold TAG"
+            "usage: dvm_check lines TAG K | server NAME | client NAME | spawner N K | publish NAME \
+             | absent NAME N | hold TAG"
                 .into(),
         ),
     }

@@ -209,6 +209,16 @@ impl Daemon {
 
     /// Fails every collective the rank has not joined, at this daemon.
     pub(crate) fn apply_gone(&mut self, g: &Gone) {
+        // Names live at the root; elsewhere there are none to withdraw.
+        for name in self.dir.names.withdraw_owned_by(g.job, g.rank) {
+            tracing::debug!(
+                "daemon {}: {name:?} withdrawn: its publisher, job {} rank {}, {}",
+                self.me,
+                g.job,
+                g.rank,
+                g.why
+            );
+        }
         let Some(j) = self.jobs.get_mut(&g.job) else {
             return;
         };

@@ -181,8 +181,9 @@ impl Daemon {
     }
 
     pub(crate) fn name_op(&mut self, conn: ConnId, op: NameOp, service: &str, port: &str) {
+        let owner = self.rank_of(conn).ok();
         if self.is_root() {
-            let r = self.root_name(op, service, port);
+            let r = self.root_name(op, service, port, owner);
             self.reply(conn, name_reply(op, &r));
             return;
         }
@@ -195,13 +196,20 @@ impl Daemon {
             op,
             service: service.into(),
             port: port.into(),
+            owner,
         });
     }
 
-    fn root_name(&mut self, op: NameOp, service: &str, port: &str) -> Result<String, String> {
+    fn root_name(
+        &mut self,
+        op: NameOp,
+        service: &str,
+        port: &str,
+        owner: Option<(u32, u32)>,
+    ) -> Result<String, String> {
         let ns = &mut self.dir.names;
         match op {
-            NameOp::Publish => ns.publish(service, port).map(|_| String::new()),
+            NameOp::Publish => ns.publish(service, port, owner).map(|_| String::new()),
             NameOp::Lookup => ns.lookup(service).map(str::to_string),
             NameOp::Unpublish => ns.unpublish(service).map(|_| String::new()),
         }
@@ -234,8 +242,9 @@ impl Daemon {
                 op,
                 service,
                 port,
+                owner,
             } => {
-                let answer = Answer::Name(self.root_name(op, &service, &port));
+                let answer = Answer::Name(self.root_name(op, &service, &port, owner));
                 self.send_toward(origin, Down::Answer { origin, id, answer });
             }
             Up::Spawn {

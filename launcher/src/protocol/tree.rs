@@ -68,6 +68,8 @@ pub(crate) enum Up {
         service: String,
         /// Empty for a lookup or unpublish.
         port: String,
+        /// (job, rank) of a publisher, if known: its names are withdrawn once it is gone.
+        owner: Option<(u32, u32)>,
     },
     Spawn {
         origin: u32,
@@ -262,12 +264,19 @@ impl Up {
                 op,
                 service,
                 port,
-            } => Command::new("d_ns")
-                .arg("origin", origin)
-                .arg("id", id)
-                .arg("op", op.name())
-                .arg("service", service)
-                .arg("port", hex_encode(port.as_bytes())),
+                owner,
+            } => {
+                let c = Command::new("d_ns")
+                    .arg("origin", origin)
+                    .arg("id", id)
+                    .arg("op", op.name())
+                    .arg("service", service)
+                    .arg("port", hex_encode(port.as_bytes()));
+                match owner {
+                    Some((job, rank)) => c.arg("job", job).arg("rank", rank),
+                    None => c,
+                }
+            }
             Up::Spawn {
                 origin,
                 id,
@@ -370,6 +379,10 @@ impl Up {
                 op: NameOp::parse(cmd, cmd.require("op")?)?,
                 service: cmd.require("service")?.into(),
                 port: text(cmd, "port")?,
+                owner: match (opt_num(cmd, "job")?, opt_num(cmd, "rank")?) {
+                    (Some(job), Some(rank)) => Some((job, rank)),
+                    _ => None,
+                },
             },
             "d_spawn" => Up::Spawn {
                 origin: cmd.num("origin")?,
@@ -633,6 +646,7 @@ mod tests {
                 op: NameOp::Publish,
                 service: "svc".into(),
                 port: "tag#1$port".into(),
+                owner: Some((7, 3)),
             },
             Up::Name {
                 origin: 1,
@@ -640,6 +654,7 @@ mod tests {
                 op: NameOp::Lookup,
                 service: "svc".into(),
                 port: "".into(),
+                owner: None,
             },
             Up::Spawn {
                 origin: 2,
