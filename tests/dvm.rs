@@ -446,6 +446,46 @@ fn jobs_and_clients_killed_midway() {
     dvm.stop();
 }
 
+/// A node daemon of the DVM dies while a job has ranks on it: the job's client is told which
+/// daemon died and ends with a failure status (not a broken connection), the job's other ranks
+/// go, a submission while the DVM stops is refused with a message, and the DVM cleans up.
+#[test]
+fn a_node_daemon_that_dies_ends_its_jobs_with_a_message() {
+    let s = Scratch::new("dvmlost");
+    let dvm = Dvm::start(&s, 2);
+    let prog = example_bin("dvm_check");
+    let prog = prog.to_str().unwrap();
+    let tag = format!("lost{}", std::process::id());
+    let client = dvm.spawn(&["-n", "2", "--map-by", "node", prog, "hold", &tag]);
+    held(&s, &tag, 2);
+    let scratch = s.dir.to_str().unwrap();
+    let daemon1: Vec<u32> = processes_mentioning(scratch)
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains(" daemon ") && cmd.contains("--index 1 "))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(daemon1.len(), 1, "{:?}", processes_mentioning(scratch));
+    // SAFETY: kill has no memory-safety preconditions; the pid is this test's daemon.
+    assert_eq!(unsafe { libc::kill(daemon1[0] as i32, libc::SIGKILL) }, 0);
+    let out = client.wait_with_output().expect("the client ends");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("node daemon 1 died") && !err.contains("protocol error"),
+        "{}",
+        show(&out)
+    );
+    // Refused while it stops, or gone already: a message either way, no job.
+    let late = dvm.run(&["-n", "1", "true"]);
+    assert_ne!(late.status.code(), Some(0), "{}", show(&late));
+    assert!(text(&late.stderr).contains("DVM"), "{}", show(&late));
+    gone(&tag);
+    wait_until("the DVM gone", Duration::from_secs(30), || {
+        processes_mentioning(scratch).is_empty()
+    });
+    s.assert_clean();
+}
+
 fn private_dir(s: &Scratch, name: &str) -> std::path::PathBuf {
     use std::os::unix::fs::DirBuilderExt;
     let dir = s.dir.join(name);

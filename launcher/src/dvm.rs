@@ -46,19 +46,43 @@ fn spawn_timeout() -> Duration {
 }
 const STOP_LIMIT: Duration = Duration::from_secs(30);
 
-/// The user's private DVM directory, created 0700 and checked (owner, mode).
-pub fn dvm_dir() -> Result<PathBuf> {
+/// Where the user's private DVM directory is (`IBDYN_DVM_DIR`, or one per uid in $TMPDIR).
+fn dvm_dir_path() -> (PathBuf, u32) {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     let dir = match std::env::var_os("IBDYN_DVM_DIR") {
         Some(d) => PathBuf::from(d),
         None => std::env::temp_dir().join(format!("ibdyn-dvm-{uid}")),
     };
+    (dir, uid)
+}
+
+/// The user's private DVM directory, created 0700 and checked (owner, mode): for the
+/// controller, which writes the contact file there.
+pub fn dvm_dir() -> Result<PathBuf> {
+    let (dir, uid) = dvm_dir_path();
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(LaunchError::io(format!("create {}", dir.display()), e)),
     }
+    checked_private(dir, uid)
+}
+
+/// The directory of a running DVM, for its clients: not created (a client of a DVM that
+/// has gone must not leave a directory behind), but checked as private before it is trusted.
+fn existing_dvm_dir() -> Result<PathBuf> {
+    let (dir, uid) = dvm_dir_path();
+    if !dir.exists() {
+        return Err(LaunchError::Usage(format!(
+            "no DVM running (no {}; start one with `ibdyn dvm start`)",
+            dir.display()
+        )));
+    }
+    checked_private(dir, uid)
+}
+
+fn checked_private(dir: PathBuf, uid: u32) -> Result<PathBuf> {
     let meta = std::fs::symlink_metadata(&dir)
         .map_err(|e| LaunchError::io(format!("stat {}", dir.display()), e))?;
     if !meta.is_dir() || meta.uid() != uid || meta.mode() & 0o077 != 0 {
@@ -176,7 +200,7 @@ fn connect(contact: &Contact) -> Result<TcpStream> {
 
 /// `ibdyn dvm stop`: ends the DVM's jobs and daemons and waits (bounded) until it is gone.
 pub fn dvm_stop() -> Result<()> {
-    let path = dvm_dir()?.join("contact");
+    let path = existing_dvm_dir()?.join("contact");
     let c = read_contact(&path)?;
     if !alive(c.pid) {
         let _ = std::fs::remove_file(&path);
@@ -235,7 +259,7 @@ pub fn run_on_dvm(
         eprintln!("ibdyn run: {} received: ending the job", signals::name(sig));
         std::process::exit(128 + sig);
     })?;
-    let c = read_contact(&dvm_dir()?.join("contact"))?;
+    let c = read_contact(&existing_dvm_dir()?.join("contact"))?;
     let mut s = connect(&c)?;
     let req = EncodedRequest::new(&SpawnRequest {
         commands: vec![SpawnCommand {

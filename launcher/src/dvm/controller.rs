@@ -59,7 +59,8 @@ pub(super) struct Controller {
     all: Vec<Outbox>,
     clients: HashMap<u64, Client>,
     jobs: JobTable,
-    stopping: Option<Instant>,
+    /// When the stop began, and why (None while serving).
+    stopping: Option<(Instant, String)>,
 }
 
 impl Controller {
@@ -75,7 +76,7 @@ impl Controller {
 
     /// When the stop began (None while serving).
     pub(super) fn stopping_since(&self) -> Option<Instant> {
-        self.stopping
+        self.stopping.as_ref().map(|(t, _)| *t)
     }
 
     pub(super) fn any_live_job(&self) -> bool {
@@ -142,6 +143,14 @@ impl Controller {
 
     pub(super) fn on_client(&mut self, id: u64, msg: ToDvm) {
         match msg {
+            ToDvm::Run { .. } if self.stopping.is_some() => {
+                let why = self.stopping.as_ref().map_or("", |(_, w)| w.as_str());
+                let msg = format!(
+                    "the DVM is stopping ({why}) and takes no more jobs; start another with \
+                     `ibdyn dvm start`"
+                );
+                self.refuse(id, &msg);
+            }
             ToDvm::Run { req, env, map_by } => {
                 let nnodes = self.all.len() as u32;
                 let Some(c) = self.clients.get_mut(&id) else {
@@ -179,7 +188,13 @@ impl Controller {
                     None => c.early_stdin.push(data),
                 }
             }
-            ToDvm::Stop => self.stop(),
+            ToDvm::Stop => {
+                // `dvm stop` waits for the controller to go, not for an answer.
+                if let Some(c) = self.clients.get_mut(&id) {
+                    c.done = true;
+                }
+                self.stop("`ibdyn dvm stop`")
+            }
         }
     }
 
@@ -197,11 +212,65 @@ impl Controller {
         self.check_done(id);
     }
 
-    pub(super) fn stop(&mut self) {
+    /// Begins the stop (once): every job is killed, and submissions are refused from now on.
+    pub(super) fn stop(&mut self, why: &str) {
         if self.stopping.is_none() {
-            self.stopping = Some(Instant::now());
+            self.stopping = Some((Instant::now(), why.to_string()));
             for o in &self.all {
                 let _ = o.send(ToDaemon::Kill.encode().to_line());
+            }
+        }
+    }
+
+    /// Node daemon `d` died: every job with a live rank may have lost ranks there (and the
+    /// daemons' tree is broken), so each owner is told now, and the DVM stops.
+    pub(super) fn daemon_died(&mut self, d: u32) {
+        let why = format!("node daemon {d} died");
+        let owners: Vec<u64> = self
+            .clients
+            .iter()
+            .filter(|(&id, c)| c.submitted && !c.done && !self.jobs.live_of(id).is_empty())
+            .map(|(&id, _)| id)
+            .collect();
+        for id in owners {
+            self.error_to(
+                id,
+                &format!("{why}: its ranks are lost, and the job is ended"),
+            );
+            if let Some(c) = self.clients.get_mut(&id) {
+                c.status.get_or_insert(1);
+            }
+        }
+        self.stop(&why);
+    }
+
+    /// At the end of the stop: every client not done yet gets its status (1 if its job did
+    /// not end in time), instead of a connection that closes under it.
+    pub(super) fn finish_clients(&mut self) {
+        let why = self
+            .stopping
+            .as_ref()
+            .map_or(String::new(), |(_, w)| w.clone());
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        for id in ids {
+            let busy = !self.jobs.live_of(id).is_empty();
+            let Some(c) = self.clients.get_mut(&id) else {
+                continue;
+            };
+            if c.done {
+                continue;
+            }
+            let st = *c.status.get_or_insert(1);
+            c.done = true;
+            let mut lines = Vec::new();
+            if busy || !c.answered {
+                lines.push(FromDvm::Error(format!(
+                    "the DVM stopped ({why}) before the job ended"
+                )));
+            }
+            lines.push(FromDvm::Done { status: st });
+            for m in lines {
+                let _ = c.out.send(m.encode().to_line());
             }
         }
     }

@@ -20,6 +20,9 @@ use std::time::Duration;
 
 /// After `dvm stop`, how long the jobs get to end before the daemons are shut down.
 const STOP_GRACE: Duration = Duration::from_secs(10);
+/// After a daemon died: its ranks will never be reported as ended, so the jobs that had some
+/// there never end; this is time for the other daemons' ranks, killed, to end and be reported.
+const LOST_DAEMON_GRACE: Duration = Duration::from_secs(2);
 
 /// Accepts clients; each presents the secret in its first line (read on a thread of its own,
 /// so a slow or silent client holds up no other) or is closed unanswered.
@@ -108,9 +111,10 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
     serve_clients(listener, secret_hex, tx.clone());
     drop(tx);
     let mut ctl = Controller::new(outboxes);
+    let mut grace = STOP_GRACE;
     loop {
         if let Some(t) = ctl.stopping_since() {
-            if !ctl.any_live_job() || t.elapsed() >= STOP_GRACE {
+            if !ctl.any_live_job() || t.elapsed() >= grace {
                 break;
             }
         }
@@ -128,7 +132,8 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
             LEvent::DaemonClosed(d) => {
                 if ctl.stopping_since().is_none() {
                     tracing::warn!("dvm: node daemon {d} died: stopping");
-                    ctl.stop();
+                    grace = LOST_DAEMON_GRACE;
+                    ctl.daemon_died(d);
                 }
             }
             LEvent::ClientOpen(id, out) => ctl.client_open(id, out),
@@ -138,9 +143,10 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
             },
             LEvent::Client(..) => {}
             LEvent::ClientClosed(id) => ctl.client_closed(id),
-            LEvent::Signal(_) => ctl.stop(),
+            LEvent::Signal(s) => ctl.stop(&format!("it got {}", signals::name(s))),
         }
     }
+    ctl.finish_clients();
     for o in ctl.daemons() {
         let _ = o.send(ToDaemon::Shutdown.encode().to_line());
     }
