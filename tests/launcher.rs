@@ -183,6 +183,59 @@ fn map_by_node_places_round_robin_and_default_is_block() {
     assert_eq!(got, vec!["0:0", "1:0", "2:0", "3:1", "4:1"]);
 }
 
+/// A node daemon SIGKILLed under a two-node job: `ibdyn run` names it and ends with status 1,
+/// without waiting out the teardown bound for ranks that daemon will never report, and leaves
+/// nothing behind.
+#[test]
+fn a_node_daemon_that_dies_fails_the_job_and_leaves_nothing() {
+    let s = Scratch::new("lostdaemon");
+    let mut cmd = s.ibdyn(&[
+        "run",
+        "-n",
+        "2",
+        "--nodes",
+        "2",
+        "--map-by",
+        "node",
+        "sh",
+        "-c",
+        "echo ready; exec sleep 60",
+    ]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..2 {
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    }
+    let scratch = s.dir.to_str().unwrap();
+    let daemon1: Vec<u32> = processes_mentioning(scratch)
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains(" daemon ") && cmd.contains("--index 1 "))
+        .map(|(pid, _)| pid)
+        .collect();
+    assert_eq!(daemon1.len(), 1, "{:?}", processes_mentioning(scratch));
+    // SAFETY: kill has no memory-safety preconditions; the pid is this test's daemon.
+    assert_eq!(unsafe { libc::kill(daemon1[0] as i32, libc::SIGKILL) }, 0);
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(1), "stderr: {err}");
+    assert!(err.contains("node daemon 1 died"), "stderr: {err}");
+    assert!(!err.contains("did not exit within"), "stderr: {err}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !processes_mentioning(scratch).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "left running: {:?}",
+            processes_mentioning(scratch)
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    s.assert_clean();
+}
+
 #[test]
 fn sigint_is_forwarded_to_the_job() {
     sigint_ends_the_job("sigint", false);

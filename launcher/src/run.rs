@@ -64,6 +64,9 @@ pub(crate) enum LEvent {
 
 /// After asking the daemons to kill the job, how long to wait for the ranks' exits.
 const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
+/// ... and after a node daemon died: its ranks will never be reported as ended, so this is
+/// time for the other daemons' ranks, killed, to end and be reported.
+const LOST_DAEMON_TEARDOWN: Duration = Duration::from_secs(2);
 
 /// Finds `program` the way execvp would and checks that it can be executed.
 pub fn resolve_program(program: &str) -> Result<PathBuf> {
@@ -173,6 +176,8 @@ struct Launcher {
     /// Adopting: the singleton said it finalized (its stdin's EOF is then a normal end).
     singleton_finalized: bool,
     shutting_down: bool,
+    /// A node daemon died: its ranks will not be reported as ended.
+    lost_daemon: bool,
 }
 
 impl Launcher {
@@ -321,7 +326,8 @@ impl Launcher {
             LEvent::Daemon(d, f) => tracing::warn!("launcher: bad frame from daemon {d}: {f:?}"),
             LEvent::DaemonClosed(d) => {
                 if !self.shutting_down {
-                    self.fail(&format!("node daemon {d} died"), 1);
+                    self.lost_daemon = true;
+                    self.fail(&format!("node daemon {d} died: its ranks are lost"), 1);
                 }
             }
             LEvent::Stdin(data) => {
@@ -461,16 +467,24 @@ pub fn run(o: RunOptions) -> Result<i32> {
         signals_seen: 0,
         singleton_finalized: false,
         shutting_down: false,
+        lost_daemon: false,
     };
     while !l.all_done() {
         let ev = match l.teardown_since {
             None => rx.recv().ok(),
             Some(t) => {
-                let left = (t + TEARDOWN_LIMIT).saturating_duration_since(Instant::now());
+                let limit = if l.lost_daemon {
+                    LOST_DAEMON_TEARDOWN
+                } else {
+                    TEARDOWN_LIMIT
+                };
+                let left = (t + limit).saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    tracing::warn!(
-                        "launcher: ranks did not exit within {TEARDOWN_LIMIT:?} of the teardown"
-                    );
+                    if !l.lost_daemon {
+                        tracing::warn!(
+                            "launcher: ranks did not exit within {limit:?} of the teardown"
+                        );
+                    }
                     break;
                 }
                 rx.recv_timeout(left).ok()
