@@ -457,6 +457,7 @@ fn a_node_daemon_that_dies_ends_its_jobs_with_a_message() {
     let prog = prog.to_str().unwrap();
     let tag = format!("lost{}", std::process::id());
     let client = dvm.spawn(&["-n", "2", "--map-by", "node", prog, "hold", &tag]);
+    let lost = held_pid(&s, &tag, 1);
     held(&s, &tag, 2);
     let scratch = s.dir.to_str().unwrap();
     let daemon1: Vec<u32> = processes_mentioning(scratch)
@@ -484,6 +485,26 @@ fn a_node_daemon_that_dies_ends_its_jobs_with_a_message() {
         processes_mentioning(scratch).is_empty()
     });
     s.assert_clean();
+    // The lost rank's shared memory, which its dead daemon could not remove.
+    let seg = format!("/dev/shm/ibdyn-{lost}");
+    assert!(!std::path::Path::new(&seg).exists(), "{seg} left");
+}
+
+/// The pid rank `rank` of a `hold` job of `tag` wrote to its mark (waiting for it).
+fn held_pid(s: &Scratch, tag: &str, rank: u32) -> u32 {
+    let mark = s.dir.join(format!("hold-{tag}.{rank}"));
+    let mut pid = None;
+    wait_until(
+        &format!("rank {rank} of {tag} held"),
+        Duration::from_secs(30),
+        || {
+            pid = std::fs::read_to_string(&mark)
+                .ok()
+                .and_then(|p| p.parse().ok());
+            pid.is_some()
+        },
+    );
+    pid.unwrap_or_default()
 }
 
 fn private_dir(s: &Scratch, name: &str) -> std::path::PathBuf {

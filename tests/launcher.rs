@@ -185,10 +185,12 @@ fn map_by_node_places_round_robin_and_default_is_block() {
 
 /// A node daemon SIGKILLed under a two-node job: `ibdyn run` names it and ends with status 1,
 /// without waiting out the teardown bound for ranks that daemon will never report, and leaves
-/// nothing behind.
+/// nothing behind, not even the shared memory of the rank that died with the daemon.
 #[test]
 fn a_node_daemon_that_dies_fails_the_job_and_leaves_nothing() {
     let s = Scratch::new("lostdaemon");
+    let prog = example_bin("dvm_check");
+    let tag = format!("lostd{}", std::process::id());
     let mut cmd = s.ibdyn(&[
         "run",
         "-n",
@@ -197,17 +199,35 @@ fn a_node_daemon_that_dies_fails_the_job_and_leaves_nothing() {
         "2",
         "--map-by",
         "node",
-        "sh",
-        "-c",
-        "echo ready; exec sleep 60",
+        prog.to_str().unwrap(),
+        "hold",
+        &tag,
     ]);
     cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::null())
         .stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for _ in 0..2 {
-        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    // Rank 1 (on daemon 1) writes its pid once it runs; rank 0 holds too.
+    let marks: Vec<_> = (0..2)
+        .map(|r| s.dir.join(format!("hold-{tag}.{r}")))
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let lost: u32 = loop {
+        let pids: Vec<Option<u32>> = marks
+            .iter()
+            .map(|m| std::fs::read_to_string(m).ok().and_then(|p| p.parse().ok()))
+            .collect();
+        if let [Some(_), Some(pid)] = pids[..] {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ranks did not start"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    for m in &marks {
+        std::fs::remove_file(m).unwrap();
     }
     let scratch = s.dir.to_str().unwrap();
     let daemon1: Vec<u32> = processes_mentioning(scratch)
@@ -234,6 +254,8 @@ fn a_node_daemon_that_dies_fails_the_job_and_leaves_nothing() {
         std::thread::sleep(Duration::from_millis(20));
     }
     s.assert_clean();
+    let seg = format!("/dev/shm/ibdyn-{lost}");
+    assert!(!std::path::Path::new(&seg).exists(), "{seg} left");
 }
 
 #[test]

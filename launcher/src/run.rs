@@ -144,6 +144,15 @@ impl Drop for SessionDir {
     }
 }
 
+/// After a node daemon died: its ranks died with it, and nobody removes their shared-memory
+/// objects but us (on this machine; a daemon on another host leaves them there).
+pub(crate) fn remove_objects_of_lost_ranks() {
+    match ibdyn_shm::remove_segments_of_exited() {
+        Ok(n) => tracing::debug!("launcher: removed {n} /dev/shm object(s) of exited processes"),
+        Err(e) => tracing::warn!("launcher: cannot sweep /dev/shm after a lost daemon: {e}"),
+    }
+}
+
 pub(crate) fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
     match (code, signal) {
         (_, Some(s)) => (
@@ -512,6 +521,9 @@ pub fn run(o: RunOptions) -> Result<i32> {
     l.broadcast(&ToDaemon::Shutdown);
     drop(l.outboxes);
     daemons.reap(Duration::from_secs(5));
+    if l.lost_daemon {
+        remove_objects_of_lost_ranks();
+    }
     drop(session);
     Ok(l.status.unwrap_or(0))
 }

@@ -79,6 +79,28 @@ pub fn remove_segments_of_any(pids: &[i32]) -> io::Result<usize> {
     Ok(removed)
 }
 
+/// Removes the /dev/shm entries of ibdyn processes that have exited (a zombie counts), among
+/// those this user owns; returns how many. For the launcher after a node daemon died: the
+/// daemon's ranks died with it (`PR_SET_PDEATHSIG`), and the daemon that would have removed
+/// their objects is gone. A pid that names a live process keeps its entries, whoever it is.
+pub fn remove_segments_of_exited() -> io::Result<usize> {
+    use std::os::unix::fs::MetadataExt;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let mut removed = 0;
+    for entry in std::fs::read_dir("/dev/shm")? {
+        let entry = entry?;
+        let Some(pid) = entry.file_name().to_str().and_then(owner_pid) else {
+            continue;
+        };
+        let mine = entry.metadata().is_ok_and(|m| m.uid() == me);
+        if mine && !pid::process_alive(pid as u32) && std::fs::remove_file(entry.path()).is_ok() {
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// The process id in an ibdyn object's name (`ibdyn-<pid>` or `ibdyn-<pid>-*`).
 pub(crate) fn owner_pid(name: &str) -> Option<i32> {
     let rest = name.strip_prefix(NAME_PREFIX)?;

@@ -12,8 +12,8 @@
 //! - `dvm_check publish NAME`: every rank r opens a port, publishes it as `NAME.r` and ends
 //!   without unpublishing it. `dvm_check absent NAME N`: rank 0's lookups of `NAME.0` to
 //!   `NAME.<N-1>` must all fail.
-//! - `dvm_check hold TAG`: every rank creates `$TMPDIR/hold-TAG.<rank>` and waits to be
-//!   killed (it gives up after 120 s).
+//! - `dvm_check hold TAG`: every rank writes its pid to `$TMPDIR/hold-TAG.<rank>` and waits to
+//!   be killed (it gives up after 120 s).
 //!
 //! Every rank writes `<MODE> <rank> start` first and `<MODE> <rank> done` last (stdout).
 
@@ -135,7 +135,8 @@ fn run(universe: &ibdyn::Universe, args: &[String]) -> Result<(), String> {
         Some("hold") => {
             let tag = args.get(1).ok_or("no TAG given")?;
             let mark = std::env::temp_dir().join(format!("hold-{tag}.{rank}"));
-            std::fs::write(&mark, b"").map_err(|err| format!("{}: {err}", mark.display()))?;
+            let pid = std::process::id().to_string();
+            std::fs::write(&mark, pid).map_err(|err| format!("{}: {err}", mark.display()))?;
             std::thread::sleep(Duration::from_secs(120));
             Err("hold: not killed within 120 s".into())
         }

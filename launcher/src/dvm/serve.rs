@@ -152,6 +152,9 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
     }
     drop(ctl);
     daemons.reap(Duration::from_secs(5));
+    if grace == LOST_DAEMON_GRACE {
+        crate::run::remove_objects_of_lost_ranks();
+    }
     drop(session);
     let _ = std::fs::remove_file(&contact_path);
     // The private directory goes too when nothing else is in it.
