@@ -98,6 +98,35 @@ fn names_a_job_left_published_are_withdrawn_when_it_ends() {
     dvm.stop();
 }
 
+/// A connecting root that ends after the answer reached it, before it confirmed it
+/// (`IBDYN_TEST_CONNECT_VANISH`): the accepting root notices that it is gone, drops it, and
+/// pairs with the next client within the same accept.
+#[test]
+fn an_accept_whose_connecting_root_vanishes_takes_the_next_client() {
+    let s = Scratch::new("dvmvanish");
+    let bounds = [
+        ("IBDYN_ACCEPT_TIMEOUT", "30"),
+        ("IBDYN_CONNECT_TIMEOUT", "30"),
+    ];
+    let dvm = Dvm::start_with(&s, 2, &bounds);
+    let prog = example_bin("dvm_check");
+    let prog = prog.to_str().unwrap();
+    let server = dvm.spawn(&["-n", "1", prog, "server", "svc-vanish"]);
+    let mut vanish = s.ibdyn(&["run", "--dvm", "-n", "1", prog, "client", "svc-vanish"]);
+    vanish.envs(bounds).env("IBDYN_TEST_CONNECT_VANISH", "0");
+    let out = run_bounded(vanish, None, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("exits before confirming"),
+        "{}",
+        show(&out)
+    );
+    let client = dvm.run(&["-n", "1", prog, "client", "svc-vanish"]);
+    assert!(client.status.success(), "{}", show(&client));
+    let server = server.wait_with_output().expect("server output");
+    assert!(server.status.success(), "{}", show(&server));
+}
+
 #[test]
 fn a_client_without_the_secret_is_refused() {
     let s = Scratch::new("dvmsecret");

@@ -4,6 +4,7 @@
 use super::wire::{gpids, hex, random_id, unhex, ConnectEnd, Rendezvous};
 use super::{env_secs, share_outcome};
 use ibdyn_intercomm::{AddressCard, CommError, Communicator, Group, ProcCard, Result, Runtime};
+use ibdyn_pmi::PmiClient;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -136,12 +137,21 @@ fn await_connect(
             group: group.clone(),
         };
         rt.control_send(&from, &answer.encode())?;
+        let root = req
+            .group
+            .iter()
+            .find(|c| c.fabric == from.to_bytes())
+            .cloned();
+        let my_node = rt.card().node_uid;
         let end = rt.await_control(
             left(),
             "the connecting root to take the answer",
             Some(&from),
             |d| ConnectEnd::is_for(d, port_id, req.req),
-            |_| Ok(()),
+            |pmi| match &root {
+                Some(card) => connecting_root_alive(&my_node, card, pmi),
+                None => Ok(()),
+            },
         );
         match end {
             Ok((_, d)) if ConnectEnd::decode(&d)?.confirmed => return Ok(req.group),
@@ -153,6 +163,46 @@ fn await_connect(
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// Fails (as `PeerDead`) once the connecting root `card` has ended: a root that dies after
+/// the answer reached it never confirms, and the accept must not wait for it until its bound.
+/// A same-node root is checked by its pid and start time, another through the process
+/// manager (which may not know a job of another launcher: then it counts as alive).
+/// `my_node` is this process's node id (the runtime is borrowed while the check runs).
+fn connecting_root_alive(my_node: &str, card: &ProcCard, pmi: &mut PmiClient) -> Result<()> {
+    let gone = if card.node_uid == my_node {
+        !ibdyn_shm::process_alive_since(card.pid as u32, card.start)
+    } else {
+        pmi.job_status(card.gpid.job)
+            .is_ok_and(|st| st.exited.iter().any(|x| x.rank == card.gpid.rank))
+    };
+    if gone {
+        return Err(CommError::PeerDead {
+            peer: format!("{} (pid {})", card.gpid, card.pid),
+            detail: "the connecting root ended before it took the answer".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The test knob `IBDYN_TEST_CONNECT_VANISH=<rank>`: that rank of the job, as a connecting
+/// root, exits (code 3) once it has the answer and before it confirms it, as a process killed
+/// at that moment would.
+const VANISH_ENV: &str = "IBDYN_TEST_CONNECT_VANISH";
+
+fn vanish_here(rt: &Runtime) {
+    if std::env::var(VANISH_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        == Some(rt.me().rank)
+    {
+        eprintln!(
+            "{VANISH_ENV}: rank {} exits before confirming its connect",
+            rt.me().rank
+        );
+        std::process::exit(3);
     }
 }
 
@@ -184,6 +234,9 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
             |d| Rendezvous::is_answer(d, id, req.req),
             |_| Ok(()),
         );
+        if answer.is_ok() {
+            vanish_here(&rt);
+        }
         let end = ConnectEnd {
             port_id: id,
             req: req.req,
