@@ -489,14 +489,7 @@ fn a_node_daemon_that_dies_ends_its_jobs_with_a_message() {
     let lost = held_pid(&s, &tag, 1);
     held(&s, &tag, 2);
     let scratch = s.dir.to_str().unwrap();
-    let daemon1: Vec<u32> = processes_mentioning(scratch)
-        .into_iter()
-        .filter(|(_, cmd)| cmd.contains(" daemon ") && cmd.contains("--index 1 "))
-        .map(|(pid, _)| pid)
-        .collect();
-    assert_eq!(daemon1.len(), 1, "{:?}", processes_mentioning(scratch));
-    // SAFETY: kill has no memory-safety preconditions; the pid is this test's daemon.
-    assert_eq!(unsafe { libc::kill(daemon1[0] as i32, libc::SIGKILL) }, 0);
+    s.kill_node_daemon(1);
     let out = client.wait_with_output().expect("the client ends");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let err = text(&out.stderr);

@@ -230,14 +230,7 @@ fn a_node_daemon_that_dies_fails_the_job_and_leaves_nothing() {
         std::fs::remove_file(m).unwrap();
     }
     let scratch = s.dir.to_str().unwrap();
-    let daemon1: Vec<u32> = processes_mentioning(scratch)
-        .into_iter()
-        .filter(|(_, cmd)| cmd.contains(" daemon ") && cmd.contains("--index 1 "))
-        .map(|(pid, _)| pid)
-        .collect();
-    assert_eq!(daemon1.len(), 1, "{:?}", processes_mentioning(scratch));
-    // SAFETY: kill has no memory-safety preconditions; the pid is this test's daemon.
-    assert_eq!(unsafe { libc::kill(daemon1[0] as i32, libc::SIGKILL) }, 0);
+    s.kill_node_daemon(1);
     let status = wait_bounded(&mut child, Duration::from_secs(60));
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();

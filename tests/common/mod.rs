@@ -72,6 +72,20 @@ impl Scratch {
         c
     }
 
+    /// SIGKILLs node daemon `index` of the (one) daemon set running in this scratch dir.
+    pub fn kill_node_daemon(&self, index: u32) {
+        let scratch = self.dir.to_str().expect("scratch path");
+        let flag = format!("--index {index} ");
+        let daemons: Vec<u32> = processes_mentioning(scratch)
+            .into_iter()
+            .filter(|(_, cmd)| cmd.contains(" daemon ") && cmd.contains(&flag))
+            .map(|(pid, _)| pid)
+            .collect();
+        assert_eq!(daemons.len(), 1, "{:?}", processes_mentioning(scratch));
+        // SAFETY: kill has no memory-safety preconditions; the pid is this scratch's daemon.
+        assert_eq!(unsafe { libc::kill(daemons[0] as i32, libc::SIGKILL) }, 0);
+    }
+
     /// Runs `ibdyn ARGS` to its end (bounded) and checks that nothing of the job is left.
     pub fn run(&self, args: &[&str], stdin: Option<&[u8]>) -> Output {
         let out = run_bounded(self.ibdyn(args), stdin, Duration::from_secs(120));
