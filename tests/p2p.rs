@@ -109,6 +109,15 @@ fn a_last_message_is_read_before_its_sender_counts_as_dead() {
     assert_ok(&out, "last_word: got it");
 }
 
+/// The same from a sender the receiver never sent to: it has no route to it when it finds it
+/// gone, and opening one fails, since the sender's segment went with it.
+#[test]
+fn a_last_message_from_a_peer_never_sent_to_is_read_before_it_counts_as_dead() {
+    let prog = common::example_bin("last_word");
+    let out = ibdyn_run(&["-n", "1", prog.to_str().unwrap(), "recv-only"], &[]);
+    assert_ok(&out, "last_word: got it");
+}
+
 /// A dead peer's pid taken by another process does not keep the peer alive: the parent gives
 /// the pid of its exited child to a sleeper of its own (`pid_reuse.rs`), and its receive from
 /// the child still fails as from a dead peer (pid and start time tell them apart).

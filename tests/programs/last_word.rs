@@ -6,12 +6,16 @@
 //! the message unread in its queue and a liveness check due, which finds the child gone
 //! (without the look into its queue, it failed the receive with "the process has exited").
 //! The parent prints `last_word: got it` or `last_word: lost: ERROR` (and exits 1).
+//!
+//! `last_word recv-only`: the parent never sends to the child (its pid goes in the child's
+//! arguments), so it has no route to the child when the check finds it gone, and opening one
+//! fails (the child's segment went with it); the unread message must still be read first.
 
 use ibdyn::traits::*;
 use ibdyn::InterCommunicator;
 #[path = "support/spawn_self.rs"]
 mod spawn_self;
-use spawn_self::spawn_self;
+use spawn_self::{spawn_self, spawn_self_with};
 use std::time::{Duration, Instant};
 
 const PID: i32 = 1;
@@ -28,11 +32,17 @@ fn fail(what: &str) -> ! {
     std::process::exit(1)
 }
 
-fn parent(universe: &ibdyn::Universe) {
-    let child = spawn_self(universe, fail);
-    child
-        .send(&std::process::id().to_le_bytes(), 0, PID)
-        .unwrap_or_else(|e| fail(&format!("send: {e}")));
+fn parent(universe: &ibdyn::Universe, recv_only: bool) {
+    let child = if recv_only {
+        let args = ["--ppid".to_string(), std::process::id().to_string()];
+        spawn_self_with(universe, &args, fail)
+    } else {
+        let child = spawn_self(universe, fail);
+        child
+            .send(&std::process::id().to_le_bytes(), 0, PID)
+            .unwrap_or_else(|e| fail(&format!("send: {e}")));
+        child
+    };
     let mut word = [0u8; 8];
     match child.recv(&mut word, 0, WORD) {
         Ok(_) if &word == LAST_WORD => println!("last_word: got it"),
@@ -81,14 +91,16 @@ fn signal(pid: i32, sig: i32) {
     }
 }
 
-fn child(parent: InterCommunicator) {
-    let (pid, _) = parent
-        .recv_vec(0, PID)
-        .unwrap_or_else(|e| fail(&format!("child: recv: {e}")));
-    let ppid = i32::from_le_bytes(
-        pid.try_into()
-            .unwrap_or_else(|_| fail("child: the pid is not 4 bytes")),
-    );
+fn child(parent: InterCommunicator, given_ppid: Option<i32>) {
+    let ppid = given_ppid.unwrap_or_else(|| {
+        let (pid, _) = parent
+            .recv_vec(0, PID)
+            .unwrap_or_else(|e| fail(&format!("child: recv: {e}")));
+        i32::from_le_bytes(
+            pid.try_into()
+                .unwrap_or_else(|_| fail("child: the pid is not 4 bytes")),
+        )
+    });
     // Asleep after a first block of its receive's wait: that block's end started the wait's
     // liveness period (the parent's only sleeps after its send are the wait's blocks).
     let slept = sleeps(ppid).unwrap_or_else(|| fail("child: no parent"));
@@ -150,8 +162,18 @@ unsafe fn resume_after_exit(ends: [i32; 2], child: i32, parent: i32) -> ! {
 
 fn main() {
     let universe = ibdyn::initialize().unwrap_or_else(|e| fail(&format!("init: {e}")));
+    let args: Vec<String> = std::env::args().skip(1).collect();
     match universe.parent() {
-        Some(p) => child(p),
-        None => parent(&universe),
+        Some(p) => {
+            let ppid = match args.as_slice() {
+                [flag, pid] if flag == "--ppid" => Some(
+                    pid.parse()
+                        .unwrap_or_else(|_| fail(&format!("child: bad pid {pid:?}"))),
+                ),
+                _ => None,
+            };
+            child(p, ppid)
+        }
+        None => parent(&universe, args.first().is_some_and(|a| a == "recv-only")),
     }
 }

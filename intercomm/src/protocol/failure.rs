@@ -36,8 +36,21 @@ impl Protocol {
         for g in deps {
             // A peer we only receive from has no route yet: open it to learn its process.
             if self.peers.get_mut(g).is_none() {
+                let card = match self.card_of(g) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        self.fail_peer(r, g, &format!("cannot reach it: {e}"));
+                        continue;
+                    }
+                };
+                let pid = card.pid;
+                self.learn_card(card);
                 if let Err(e) = self.peer(g) {
-                    self.fail_peer(r, g, &format!("cannot reach it: {e}"));
+                    // A same-node sender that exited took its segment with it, but what it
+                    // sent last may still wait in our queue: that is read first.
+                    if !r.shm.holds_packet_of(pid) {
+                        self.fail_peer(r, g, &format!("cannot reach it: {e}"));
+                    }
                     continue;
                 }
             }
