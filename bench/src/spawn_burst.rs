@@ -7,7 +7,7 @@
 //! whether the pause has refilled them by the next burst.
 
 use crate::dynamic::child_cmd;
-use crate::floors_proc::{fork_exec_n, TRIVIAL};
+use crate::floors_proc::{fork_exec_floor, fork_exec_n, TRIVIAL};
 use crate::job::{self, emit};
 use crate::report::Report;
 use ibdyn::traits::*;
@@ -106,32 +106,46 @@ pub fn run(a: Args, json: bool) -> Result<(), String> {
         p.push(("pos", pos.to_string()));
         p
     };
-    const EXEC: &str = "fork+exec+exit /bin/true";
-    report.floor(
-        &with("1"),
-        &format!("{EXEC} x children, after the pause"),
-        "ms",
+    // Each figure with its floor and the ratio to it.
+    let against =
+        |report: &mut Report, pos: &str, stat: &str, value: f64, what: &str, floor: f64| {
+            let params = with(pos);
+            report.floor(
+                &params,
+                &format!("fork+exec+exit /bin/true x {what}"),
+                "ms",
+                floor,
+            );
+            report.add(&params, &format!("{stat}/floor"), "x", value / floor);
+        };
+    against(
+        &mut report,
+        "1",
+        "mean",
+        first,
+        "children, after the pause",
         floor_first,
     );
-    report.add(&with("1"), "mean/floor", "x", first / floor_first);
     if !later.is_empty() {
         let rest = format!("2-{}", a.burst);
         report.add(&with(&rest), "mean", "ms", mean(&later));
-        report.floor(
-            &with(&rest),
-            &format!("{EXEC} x children, next"),
-            "ms",
+        against(
+            &mut report,
+            &rest,
+            "mean",
+            mean(&later),
+            "children, next",
             floor_later,
         );
-        report.add(&with(&rest), "mean/floor", "x", mean(&later) / floor_later);
     }
-    report.floor(
-        &with("burst"),
-        &format!("{EXEC} x burst x children"),
-        "ms",
+    against(
+        &mut report,
+        "burst",
+        "wall_mean",
+        wall,
+        "burst x children",
         floor_burst,
     );
-    report.add(&with("burst"), "wall_mean/floor", "x", wall / floor_burst);
     report.finish();
     Ok(())
 }
@@ -159,13 +173,11 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Median of 5: `n` /bin/true started back to back and reaped at the end, ms.
+/// `n` /bin/true started back to back and reaped at the end (median of 5), ms.
 fn burst_floor(n: usize) -> Result<f64, String> {
-    let v = (0..5)
-        .map(|_| fork_exec_n(Path::new(TRIVIAL), &[], n as u32).map(|d| d.as_secs_f64() * 1e3))
-        .collect::<std::io::Result<Vec<_>>>()
-        .map_err(|e| format!("fork+exec floor of {n}: {e}"))?;
-    Ok(median(v))
+    fork_exec_floor(Path::new(TRIVIAL), &[], n as u32, 5)
+        .map(|d| d.as_secs_f64() * 1e3)
+        .map_err(|e| format!("fork+exec floor of {n}: {e}"))
 }
 
 fn rank_main(a: &Args) -> Result<(), String> {
