@@ -65,18 +65,7 @@ pub fn remove_segments_of(pid: i32) -> io::Result<usize> {
 pub fn remove_segments_of_any(pids: &[i32]) -> io::Result<usize> {
     let mut pids = pids.to_vec();
     pids.sort_unstable();
-    let mut removed = 0;
-    for entry in std::fs::read_dir("/dev/shm")? {
-        let entry = entry?;
-        let name = entry.file_name();
-        let owner = name.to_str().and_then(owner_pid);
-        if owner.is_some_and(|p| pids.binary_search(&p).is_ok())
-            && std::fs::remove_file(entry.path()).is_ok()
-        {
-            removed += 1;
-        }
-    }
-    Ok(removed)
+    remove_entries_where(|pid, _| pids.binary_search(&pid).is_ok())
 }
 
 /// Removes the /dev/shm entries of ibdyn processes that have exited (a zombie counts), among
@@ -87,14 +76,23 @@ pub fn remove_segments_of_exited() -> io::Result<usize> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
     let me = unsafe { libc::geteuid() };
+    remove_entries_where(|pid, entry| {
+        entry.metadata().is_ok_and(|m| m.uid() == me) && !pid::process_alive(pid as u32)
+    })
+}
+
+/// Removes the ibdyn entries of /dev/shm for which `doomed(owner pid, entry)` holds, with one
+/// read of the directory; returns how many.
+fn remove_entries_where(
+    mut doomed: impl FnMut(i32, &std::fs::DirEntry) -> bool,
+) -> io::Result<usize> {
     let mut removed = 0;
     for entry in std::fs::read_dir("/dev/shm")? {
         let entry = entry?;
         let Some(pid) = entry.file_name().to_str().and_then(owner_pid) else {
             continue;
         };
-        let mine = entry.metadata().is_ok_and(|m| m.uid() == me);
-        if mine && !pid::process_alive(pid as u32) && std::fs::remove_file(entry.path()).is_ok() {
+        if doomed(pid, &entry) && std::fs::remove_file(entry.path()).is_ok() {
             removed += 1;
         }
     }

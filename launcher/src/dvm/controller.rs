@@ -250,7 +250,7 @@ impl Controller {
         let why = self
             .stopping
             .as_ref()
-            .map_or(String::new(), |(_, w)| w.clone());
+            .map_or("its controller ended".to_string(), |(_, w)| w.clone());
         let ids: Vec<u64> = self.clients.keys().copied().collect();
         for id in ids {
             let busy = !self.jobs.live_of(id).is_empty();
@@ -260,18 +260,13 @@ impl Controller {
             if c.done {
                 continue;
             }
-            let st = *c.status.get_or_insert(1);
+            let status = *c.status.get_or_insert(1);
             c.done = true;
-            let mut lines = Vec::new();
             if busy || !c.answered {
-                lines.push(FromDvm::Error(format!(
-                    "the DVM stopped ({why}) before the job ended"
-                )));
+                let msg = FromDvm::Error(format!("the DVM stopped ({why}) before the job ended"));
+                let _ = c.out.send(msg.encode().to_line());
             }
-            lines.push(FromDvm::Done { status: st });
-            for m in lines {
-                let _ = c.out.send(m.encode().to_line());
-            }
+            let _ = c.out.send(FromDvm::Done { status }.encode().to_line());
         }
     }
 

@@ -111,9 +111,14 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
     serve_clients(listener, secret_hex, tx.clone());
     drop(tx);
     let mut ctl = Controller::new(outboxes);
-    let mut grace = STOP_GRACE;
+    let mut lost_daemon = false;
     loop {
         if let Some(t) = ctl.stopping_since() {
+            let grace = if lost_daemon {
+                LOST_DAEMON_GRACE
+            } else {
+                STOP_GRACE
+            };
             if !ctl.any_live_job() || t.elapsed() >= grace {
                 break;
             }
@@ -132,7 +137,7 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
             LEvent::DaemonClosed(d) => {
                 if ctl.stopping_since().is_none() {
                     tracing::warn!("dvm: node daemon {d} died: stopping");
-                    grace = LOST_DAEMON_GRACE;
+                    lost_daemon = true;
                     ctl.daemon_died(d);
                 }
             }
@@ -152,7 +157,7 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
     }
     drop(ctl);
     daemons.reap(Duration::from_secs(5));
-    if grace == LOST_DAEMON_GRACE {
+    if lost_daemon {
         crate::run::remove_objects_of_lost_ranks();
     }
     drop(session);

@@ -109,6 +109,7 @@ fn await_connect(
     let deadline = Instant::now() + timeout;
     let left = || deadline.saturating_duration_since(Instant::now());
     let mut withdrawn = HashSet::new();
+    let my_node = rt.card().node_uid;
     loop {
         let (from, msg) = rt.await_control(
             left(),
@@ -142,7 +143,6 @@ fn await_connect(
             .iter()
             .find(|c| c.fabric == from.to_bytes())
             .cloned();
-        let my_node = rt.card().node_uid;
         let end = rt.await_control(
             left(),
             "the connecting root to take the answer",
