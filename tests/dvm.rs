@@ -795,3 +795,55 @@ fn sigint_on_a_dvm_client_started_with_it_ignored_ends_the_job() {
     dvm.stop();
     s.assert_clean();
 }
+
+/// A job under the DVM that fails after spawning takes its spawned jobs down with it, as
+/// under `ibdyn run` (they used to sleep on, holding the client until they ended), and a
+/// DVM's stop tells each client why and sums up the spawned ranks it killed in one line.
+#[test]
+fn a_failing_job_takes_its_spawned_jobs_down_and_the_stop_sums_them_up() {
+    let s = Scratch::new("dvm-teardown");
+    let mut dvm = Dvm::start(&s, 2);
+    let prog = example_bin("spawn_check");
+    let prog = prog.to_str().unwrap();
+    // Its children sleep 120 s unless killed: the bound is the check.
+    let out = dvm.run_for(
+        &["-n", "1", prog, "fail-after-spawns", "3"],
+        Duration::from_secs(40),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", show(&out));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("rank 0 exited with code 3; tearing the job down"),
+        "{}",
+        show(&out)
+    );
+    assert!(!err.contains("killed by signal"), "{}", show(&out));
+
+    let mut client = dvm.spawn(&["-n", "1", prog, "hang", "4"]);
+    let mut lines = std::io::BufReader::new(client.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("the master's SPAWNED line").unwrap();
+        if line == "SPAWNED" {
+            break;
+        }
+    }
+    dvm.stop();
+    let status = wait_bounded(&mut client, Duration::from_secs(30));
+    let mut err = String::new();
+    client
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(128 + 15), "stderr: {err}");
+    assert!(
+        err.contains("the DVM is stopping (`ibdyn dvm stop`): ending the job"),
+        "stderr: {err}"
+    );
+    assert!(
+        err.contains("ibdyn run: 4 rank(s) of spawned jobs ended abnormally during the teardown"),
+        "stderr: {err}"
+    );
+    assert_eq!(err.matches("was killed").count(), 1, "stderr: {err}");
+}

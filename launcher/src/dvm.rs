@@ -363,6 +363,7 @@ pub fn run_on_dvm(
                     }
                 }
                 FromDvm::Error(msg) => eprintln!("ibdyn run: {msg}"),
+                FromDvm::TornDown { ranks } => crate::run::report_torn_down(ranks),
                 FromDvm::Done { status } => return Ok(status),
             }
         }

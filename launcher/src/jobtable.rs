@@ -101,6 +101,7 @@ impl JobTable {
     }
 
     /// Whether the job has been announced and is not over yet.
+    #[cfg(test)]
     pub(crate) fn is_live(&self, job: u32) -> bool {
         self.jobs
             .get(&job)

@@ -153,6 +153,11 @@ pub(crate) fn remove_objects_of_lost_ranks() {
     }
 }
 
+/// The one line for the spawned ranks a teardown ended (`ibdyn run`, and its DVM client).
+pub(crate) fn report_torn_down(ranks: u32) {
+    eprintln!("ibdyn run: {ranks} rank(s) of spawned jobs ended abnormally during the teardown");
+}
+
 pub(crate) fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
     match (code, signal) {
         (_, Some(s)) => (
@@ -512,10 +517,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         );
     }
     if l.torn_down > 0 {
-        eprintln!(
-            "ibdyn run: {} rank(s) of spawned jobs ended abnormally during the teardown",
-            l.torn_down
-        );
+        report_torn_down(l.torn_down);
     }
     l.shutting_down = true;
     l.broadcast(&ToDaemon::Shutdown);

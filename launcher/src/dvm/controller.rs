@@ -52,6 +52,25 @@ struct Client {
     rank0_node: Option<u32>,
     /// Stdin that came before the job started.
     early_stdin: Vec<Option<Vec<u8>>>,
+    /// Its job failed, and every job it owns is being killed.
+    tearing_down: bool,
+    /// Ranks of its spawned jobs that ended abnormally during its teardown or the DVM's stop
+    /// (summed up in one line before `Done`).
+    torn_down: u32,
+}
+
+impl Client {
+    /// `Done` with the status, after the teardown's sum.
+    fn finish(&mut self, status: i32) {
+        self.done = true;
+        if self.torn_down > 0 {
+            let msg = FromDvm::TornDown {
+                ranks: self.torn_down,
+            };
+            let _ = self.out.send(msg.encode().to_line());
+        }
+        let _ = self.out.send(FromDvm::Done { status }.encode().to_line());
+    }
 }
 
 pub(super) struct Controller {
@@ -107,6 +126,15 @@ impl Controller {
         }
     }
 
+    /// The client's job failed: every job it owns goes, as under `ibdyn run` (its spawned
+    /// jobs need not notice their parents' end).
+    fn tear_down(&mut self, owner: u64) {
+        if let Some(c) = self.clients.get_mut(&owner) {
+            c.tearing_down = true;
+        }
+        self.kill_jobs_of(owner);
+    }
+
     /// Sends `Done` to a client whose submission is answered and whose jobs are all over.
     fn check_done(&mut self, owner: u64) {
         let busy = !self.jobs.live_of(owner).is_empty();
@@ -114,9 +142,8 @@ impl Controller {
             return;
         };
         if c.answered && !busy && !c.done {
-            c.done = true;
             let st = c.status.unwrap_or(0);
-            let _ = c.out.send(FromDvm::Done { status: st }.encode().to_line());
+            c.finish(st);
         }
     }
 
@@ -132,6 +159,8 @@ impl Controller {
                 started: None,
                 rank0_node: None,
                 early_stdin: Vec::new(),
+                tearing_down: false,
+                torn_down: 0,
             },
         );
     }
@@ -212,36 +241,43 @@ impl Controller {
         self.check_done(id);
     }
 
-    /// Begins the stop (once): every job is killed, and submissions are refused from now on.
+    /// Begins the stop (once): every job is killed, its client told why, and submissions
+    /// are refused from now on.
     pub(super) fn stop(&mut self, why: &str) {
-        if self.stopping.is_none() {
-            self.stopping = Some((Instant::now(), why.to_string()));
-            for o in &self.all {
-                let _ = o.send(ToDaemon::Kill.encode().to_line());
-            }
-        }
+        let news = format!("the DVM is stopping ({why}): ending the job");
+        self.stop_telling(why, &news, 0);
     }
 
     /// Node daemon `d` died: every job with a live rank may have lost ranks there (and the
-    /// daemons' tree is broken), so each owner is told now, and the DVM stops.
+    /// daemons' tree is broken), so each owner is told now and fails, and the DVM stops.
     pub(super) fn daemon_died(&mut self, d: u32) {
         let why = format!("node daemon {d} died");
-        let owners: Vec<u64> = self
+        let news = format!("{why}: its ranks are lost, and the job is ended");
+        self.stop_telling(&why, &news, 1);
+    }
+
+    /// The stop, whose `news` goes to every client with a job still running (with `status`
+    /// as its exit status unless its job has one, when not 0).
+    fn stop_telling(&mut self, why: &str, news: &str, status: i32) {
+        if self.stopping.is_some() {
+            return;
+        }
+        let busy: Vec<u64> = self
             .clients
             .iter()
             .filter(|(&id, c)| c.submitted && !c.done && !self.jobs.live_of(id).is_empty())
             .map(|(&id, _)| id)
             .collect();
-        for id in owners {
-            self.error_to(
-                id,
-                &format!("{why}: its ranks are lost, and the job is ended"),
-            );
-            if let Some(c) = self.clients.get_mut(&id) {
-                c.status.get_or_insert(1);
+        for id in busy {
+            self.error_to(id, news);
+            if let Some(c) = self.clients.get_mut(&id).filter(|_| status != 0) {
+                c.status.get_or_insert(status);
             }
         }
-        self.stop(&why);
+        self.stopping = Some((Instant::now(), why.to_string()));
+        for o in &self.all {
+            let _ = o.send(ToDaemon::Kill.encode().to_line());
+        }
     }
 
     /// At the end of the stop: every client not done yet gets its status (1 if its job did
@@ -261,12 +297,11 @@ impl Controller {
                 continue;
             }
             let status = *c.status.get_or_insert(1);
-            c.done = true;
             if busy || !c.answered {
                 let msg = FromDvm::Error(format!("the DVM stopped ({why}) before the job ended"));
                 let _ = c.out.send(msg.encode().to_line());
             }
-            let _ = c.out.send(FromDvm::Done { status }.encode().to_line());
+            c.finish(status);
         }
     }
 
@@ -316,7 +351,7 @@ impl Controller {
                 if let Some(c) = self.clients.get_mut(&owner) {
                     c.status.get_or_insert(code);
                 }
-                self.kill_jobs_of(owner);
+                self.tear_down(owner);
             }
         }
     }
@@ -346,22 +381,24 @@ impl Controller {
             return;
         };
         if let Some((code, signal)) = end.abnormal() {
-            self.to_client(
-                a.owner,
-                FromDvm::Exit {
+            let stopping = self.stopping.is_some();
+            let Some(c) = self.clients.get_mut(&a.owner) else {
+                return;
+            };
+            if !a.submitted && (c.tearing_down || stopping) {
+                // Summed up (a master's thousands of workers), as `ibdyn run` does.
+                c.torn_down += 1;
+            } else if !(a.submitted && c.tearing_down) {
+                let msg = FromDvm::Exit {
                     job,
                     rank,
                     code,
                     signal,
-                },
-            );
-            if a.submitted {
-                let (_, st) = describe(code, signal);
-                if let Some(c) = self.clients.get_mut(&a.owner) {
-                    c.status.get_or_insert(st);
-                }
-                if self.jobs.is_live(job) {
-                    self.kill_job(job);
+                };
+                let _ = c.out.send(msg.encode().to_line());
+                if a.submitted {
+                    c.status.get_or_insert(describe(code, signal).1);
+                    self.tear_down(a.owner);
                 }
             }
         }

@@ -96,6 +96,10 @@ pub(crate) enum FromDvm {
         signal: Option<i32>,
     },
     Error(String),
+    /// Ranks of spawned jobs that ended abnormally during the teardown of a failed job.
+    TornDown {
+        ranks: u32,
+    },
     /// Every job of the submission is over and its output sent: the client's exit status.
     Done {
         status: i32,
@@ -132,6 +136,7 @@ impl FromDvm {
                 c
             }
             FromDvm::Error(msg) => Command::new("c_error").arg("msg", hex_encode(msg.as_bytes())),
+            FromDvm::TornDown { ranks } => Command::new("c_torn_down").arg("ranks", ranks),
             FromDvm::Done { status } => Command::new("c_done").arg("status", status),
         }
     }
@@ -154,6 +159,9 @@ impl FromDvm {
                 signal: opt_num(cmd, "signal")?,
             },
             "c_error" => FromDvm::Error(text(cmd, "msg")?),
+            "c_torn_down" => FromDvm::TornDown {
+                ranks: cmd.num("ranks")?,
+            },
             "c_done" => FromDvm::Done {
                 status: cmd.num("status")?,
             },
@@ -244,6 +252,7 @@ mod tests {
                 signal: Some(9),
             },
             FromDvm::Error("cannot start rank 0: No such file (os_error 2)".into()),
+            FromDvm::TornDown { ranks: 4000 },
             FromDvm::Done { status: -1 },
         ] {
             assert_eq!(FromDvm::decode(&line_of(m.encode())).expect("decodes"), m);
@@ -259,6 +268,7 @@ mod tests {
                 .arg("rank", 0)
                 .arg("code", "x"),
             Command::new("c_done"),
+            Command::new("c_torn_down").arg("ranks", -2),
             Command::new("c_started").arg("job", -1),
         ] {
             assert!(FromDvm::decode(&c).is_err(), "{c:?}");
