@@ -394,3 +394,38 @@ fn a_hung_command_is_killed_and_its_output_shown() {
     cmd.args(["-c", "echo said this before hanging; exec sleep 30"]);
     run_bounded(cmd, None, Duration::from_secs(1));
 }
+
+/// A node daemon killed on another host leaves its ranks' objects in that host's /dev/shm,
+/// beyond the reach of the launcher's sweep; the next node daemon that ends on the host
+/// removes them (here: an object named for an exited process).
+#[test]
+fn objects_of_exited_processes_go_when_a_node_daemon_ends() {
+    let s = Scratch::new("shm-sweep");
+    // Kept a zombie until the end, so that its pid is not reused meanwhile.
+    let mut exited = std::process::Command::new("true").spawn().unwrap();
+    let pid = exited.id();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        if stat
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .trim_start()
+            .starts_with('Z')
+        {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "true did not exit");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let seg = std::path::PathBuf::from(format!("/dev/shm/ibdyn-{pid}-left-by-a-lost-daemon"));
+    std::fs::write(&seg, b"x").unwrap();
+    let out = s.run(&["run", "-n", "1", "true"], None);
+    let left = seg.exists();
+    let _ = std::fs::remove_file(&seg);
+    exited.wait().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!left, "{} left", seg.display());
+    s.assert_clean();
+}

@@ -145,7 +145,7 @@ impl Drop for SessionDir {
 }
 
 /// After a node daemon died: its ranks died with it, and nobody removes their shared-memory
-/// objects but us (on this machine; a daemon on another host leaves them there).
+/// objects but us (on this machine; on another host, the next node daemon that ends there).
 pub(crate) fn remove_objects_of_lost_ranks() {
     match ibdyn_shm::remove_segments_of_exited() {
         Ok(n) => tracing::debug!("launcher: removed {n} /dev/shm object(s) of exited processes"),

@@ -69,9 +69,10 @@ pub fn remove_segments_of_any(pids: &[i32]) -> io::Result<usize> {
 }
 
 /// Removes the /dev/shm entries of ibdyn processes that have exited (a zombie counts), among
-/// those this user owns; returns how many. For the launcher after a node daemon died: the
-/// daemon's ranks died with it (`PR_SET_PDEATHSIG`), and the daemon that would have removed
-/// their objects is gone. A pid that names a live process keeps its entries, whoever it is.
+/// those this user owns; returns how many. For the launcher after a node daemon died, and
+/// for every node daemon as it ends: the lost daemon's ranks died with it
+/// (`PR_SET_PDEATHSIG`), and the daemon that would have removed their objects is gone. A pid
+/// that names a live process keeps its entries, whoever it is.
 pub fn remove_segments_of_exited() -> io::Result<usize> {
     use std::os::unix::fs::MetadataExt;
     // SAFETY: geteuid has no preconditions and cannot fail.
