@@ -126,6 +126,37 @@ fn a_connect_that_gave_up_is_not_accepted_later() {
     );
 }
 
+/// A connect request cut short (a broken client, or one of another build) reaching the port
+/// is dropped: the accept goes on and pairs with the same root's whole request.
+#[test]
+fn a_malformed_connect_request_does_not_end_the_accept() {
+    let prog = common::example_bin("client_server");
+    let out = common::ibdyn_bounded()
+        .args([
+            "run",
+            "-n",
+            "2",
+            prog.to_str().unwrap(),
+            "pair",
+            "svc-garble",
+        ])
+        .env("IBDYN_TEST_CONNECT_GARBLE", "1")
+        .env("IBDYN_ACCEPT_TIMEOUT", "30")
+        .env("IBDYN_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("connected and answered"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        stderr.contains("dropped a datagram") && stderr.contains("malformed"),
+        "{stdout}\n{stderr}"
+    );
+}
+
 #[test]
 fn children_that_die_before_connecting_back_fail_the_spawn() {
     let prog = common::example_bin("dynamic_check");

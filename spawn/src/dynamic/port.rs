@@ -118,15 +118,29 @@ fn await_connect(
             |d| Rendezvous::is(d, false, port_id) || ConnectEnd::is(d, port_id),
             |_| Ok(()),
         )?;
+        // Whoever knows the port can send to it: a datagram of another build, or a broken
+        // one, is dropped rather than ending the accept of a server that serves many.
+        let dropped = |e: CommError| {
+            tracing::warn!("accept on port {port_id:x}: dropped a datagram from {from:?}: {e}")
+        };
         if ConnectEnd::is(&msg, port_id) {
             // Withdrawn before we took it; a confirmation here is of an earlier accept's.
-            let end = ConnectEnd::decode(&msg)?;
-            if !end.confirmed {
-                withdrawn.insert(end.req);
+            match ConnectEnd::decode(&msg) {
+                Ok(end) if !end.confirmed => {
+                    withdrawn.insert(end.req);
+                }
+                Ok(_) => {}
+                Err(e) => dropped(e),
             }
             continue;
         }
-        let req = Rendezvous::decode(&msg)?;
+        let req = match Rendezvous::decode(&msg) {
+            Ok(req) => req,
+            Err(e) => {
+                dropped(e);
+                continue;
+            }
+        };
         if withdrawn.remove(&req.req) {
             continue;
         }
@@ -192,12 +206,20 @@ fn connecting_root_alive(my_node: &str, card: &ProcCard, pmi: &mut PmiClient) ->
 /// at that moment would.
 const VANISH_ENV: &str = "IBDYN_TEST_CONNECT_VANISH";
 
-fn vanish_here(rt: &Runtime) {
-    if std::env::var(VANISH_ENV)
+/// The test knob `IBDYN_TEST_CONNECT_GARBLE=<rank>`: that rank of the job, as a connecting
+/// root, first sends its request cut short, as a broken client would.
+const GARBLE_ENV: &str = "IBDYN_TEST_CONNECT_GARBLE";
+
+/// Whether the test knob `var` names this process's rank.
+fn knob_names_me(rt: &Runtime, var: &str) -> bool {
+    std::env::var(var)
         .ok()
         .and_then(|v| v.trim().parse::<u32>().ok())
         == Some(rt.me().rank)
-    {
+}
+
+fn vanish_here(rt: &Runtime) {
+    if knob_names_me(rt, VANISH_ENV) {
         eprintln!(
             "{VANISH_ENV}: rank {} exits before confirming its connect",
             rt.me().rank
@@ -222,6 +244,11 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
             group: cards_of(&rt, comm)?,
         };
         let server = AddressCard::from_bytes(&server.fabric)?;
+        if knob_names_me(&rt, GARBLE_ENV) {
+            // Cut inside the group's cards: the header still names this request.
+            let whole = req.encode();
+            rt.control_send(&server, &whole[..whole.len() - 1])?;
+        }
         rt.control_send(&server, &req.encode())?;
         let what = format!(
             "an accept on port {}",
