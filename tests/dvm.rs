@@ -847,3 +847,20 @@ fn a_failing_job_takes_its_spawned_jobs_down_and_the_stop_sums_them_up() {
     );
     assert_eq!(err.matches("was killed").count(), 1, "stderr: {err}");
 }
+
+/// `ibdyn run --dvm ... | head`: the client leaves with status 141 once its stdout's reader
+/// has gone, and the DVM ends the job of a client that left (and still serves).
+#[test]
+fn a_dvm_job_whose_output_reader_leaves_ends() {
+    let s = Scratch::new("dvm-epipe");
+    let mut dvm = Dvm::start(&s, 2);
+    let tag = format!("epipe{}", std::process::id());
+    let mut client = dvm.spawn(&["-n", "2", "yes", &tag]);
+    assert_eq!(read_then_close_stdout(&mut client, 2), [tag.as_str(), &tag]);
+    let status = wait_bounded(&mut client, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(141));
+    gone(&tag);
+    let out = dvm.run(&["-n", "1", "true"]);
+    assert!(out.status.success(), "{}", show(&out));
+    dvm.stop();
+}

@@ -429,3 +429,21 @@ fn objects_of_exited_processes_go_when_a_node_daemon_ends() {
     assert!(!left, "{} left", seg.display());
     s.assert_clean();
 }
+
+/// `ibdyn run ... | head`: once the reader of its stdout has gone, the job ends with status 141,
+/// as a shell reports a command killed by SIGPIPE, instead of running on (for ever, for `yes`)
+/// with its output thrown away.
+#[test]
+fn a_job_whose_output_reader_leaves_ends_like_a_pipeline() {
+    let s = Scratch::new("epipe");
+    let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "yes", "out"]);
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    assert_eq!(read_then_close_stdout(&mut child, 2), ["out", "out"]);
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(141), "stderr: {err}");
+    assert!(!err.contains("killed"), "stderr: {err}");
+    s.assert_clean();
+}

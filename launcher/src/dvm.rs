@@ -19,6 +19,7 @@ pub use serve::dvm_serve;
 
 use crate::error::{LaunchError, Result};
 use crate::link;
+use crate::output;
 use crate::placement::MapBy;
 use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
 use crate::run::describe;
@@ -340,14 +341,13 @@ pub fn run_on_dvm(
                     fd,
                     data,
                 } => {
-                    let prefix = tag.then(|| {
-                        if Some(job) == mine {
-                            format!("[{rank}] ")
-                        } else {
-                            format!("[{job}.{rank}] ")
+                    let prefix = tag.then(|| output::tag(job, rank, mine));
+                    if let Err(e) = output::write_out(fd, prefix.as_deref(), &data) {
+                        if output::reader_gone(&e) {
+                            // The DVM ends the jobs of a client that left.
+                            std::process::exit(output::READER_GONE_STATUS);
                         }
-                    });
-                    write_out(fd, prefix.as_deref(), &data);
+                    }
                 }
                 FromDvm::Exit {
                     job,
@@ -395,27 +395,4 @@ fn start_stdin_pump(mut w: TcpStream) {
     if let Err(e) = spawned {
         tracing::warn!("cannot start the stdin thread: {e}");
     }
-}
-
-fn write_out(fd: u32, prefix: Option<&str>, data: &[u8]) {
-    let mut buf = Vec::with_capacity(data.len() + 16);
-    match prefix {
-        Some(p) => {
-            for line in data.split_inclusive(|&b| b == b'\n') {
-                buf.extend_from_slice(p.as_bytes());
-                buf.extend_from_slice(line);
-                if !line.ends_with(b"\n") {
-                    buf.push(b'\n');
-                }
-            }
-        }
-        None => buf.extend_from_slice(data),
-    }
-    let _ = if fd == 2 {
-        let mut e = std::io::stderr().lock();
-        e.write_all(&buf).and_then(|_| e.flush())
-    } else {
-        let mut o = std::io::stdout().lock();
-        o.write_all(&buf).and_then(|_| o.flush())
-    };
 }

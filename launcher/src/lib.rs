@@ -12,6 +12,7 @@ mod error;
 pub mod hosts;
 mod jobtable;
 mod link;
+mod output;
 pub mod placement;
 mod protocol;
 pub mod psets;

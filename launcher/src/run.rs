@@ -8,7 +8,7 @@ use crate::placement::{MapBy, Placement};
 use crate::protocol::{
     start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon,
 };
-use crate::{secret, signals};
+use crate::{output, secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::Frame;
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
@@ -221,31 +221,22 @@ impl Launcher {
         self.started && !self.jobs.any_live()
     }
 
-    fn output(&self, job: u32, rank: u32, fd: u32, data: &[u8]) {
-        let mut buf = Vec::with_capacity(data.len() + 16);
-        if self.opts.tag_output {
-            let tag = if job == self.initial {
-                format!("[{rank}] ")
-            } else {
-                format!("[{job}.{rank}] ")
-            };
-            for line in data.split_inclusive(|&b| b == b'\n') {
-                buf.extend_from_slice(tag.as_bytes());
-                buf.extend_from_slice(line);
-                if !line.ends_with(b"\n") {
-                    buf.push(b'\n');
+    fn output(&mut self, job: u32, rank: u32, fd: u32, data: &[u8]) {
+        let prefix = self
+            .opts
+            .tag_output
+            .then(|| output::tag(job, rank, Some(self.initial)));
+        match output::write_out(fd, prefix.as_deref(), data) {
+            // Like the first command of a pipeline whose reader left (`ibdyn run .. | head`):
+            // the job ends, quietly, rather than running on with its output thrown away.
+            Err(e) if output::reader_gone(&e) => {
+                if self.status.is_none() && self.teardown_since.is_none() {
+                    self.status = Some(output::READER_GONE_STATUS);
                 }
+                self.teardown();
             }
-        } else {
-            buf.extend_from_slice(data);
+            _ => {}
         }
-        let _ = if fd == 2 {
-            let mut e = std::io::stderr().lock();
-            e.write_all(&buf).and_then(|_| e.flush())
-        } else {
-            let mut o = std::io::stdout().lock();
-            o.write_all(&buf).and_then(|_| o.flush())
-        };
     }
 
     fn on_daemon(&mut self, report: Report) {

@@ -248,3 +248,15 @@ pub fn assert_all_ok(out: &Output, n: u32) {
         text(&out.stderr)
     );
 }
+
+/// Reads a few lines of `child`'s piped stdout, then closes it (the reader of `prog | head`
+/// leaving); returns what was read.
+pub fn read_then_close_stdout(child: &mut Child, lines: usize) -> Vec<String> {
+    use std::io::BufRead;
+    let out = child.stdout.take().expect("stdout piped");
+    std::io::BufReader::new(out)
+        .lines()
+        .take(lines)
+        .map(|l| l.expect("a line of stdout"))
+        .collect()
+}
