@@ -591,9 +591,10 @@ fn a_job_whose_client_left_before_the_job_was_announced_is_killed() {
     dvm.stop();
 }
 
-/// A program that cannot be executed: status 127 and the reason, on one and on two nodes.
+/// A program that is found but cannot be executed: status 126 (as a shell gives; 127 is for a
+/// program not found) and the reason, on one and on two nodes.
 #[test]
-fn a_program_that_cannot_start_fails_with_127() {
+fn a_program_that_cannot_start_fails_with_126() {
     use std::os::unix::fs::PermissionsExt;
     let s = Scratch::new("dvmnoexec");
     let mut dvm = Dvm::start(&s, 2);
@@ -602,7 +603,7 @@ fn a_program_that_cannot_start_fails_with_127() {
     std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).unwrap();
     for n in ["1", "3"] {
         let out = dvm.run(&["-n", n, bad.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(127), "{}", show(&out));
+        assert_eq!(out.status.code(), Some(126), "{}", show(&out));
         assert!(
             text(&out.stderr).contains("cannot start rank"),
             "{}",

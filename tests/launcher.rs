@@ -124,12 +124,36 @@ fn a_missing_program_is_named_with_the_os_error() {
         &["run", "-n", "2", "--nodes", "2", "no-such-program-ibdyn"],
         None,
     );
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(127));
     let err = text(&out.stderr);
     assert!(
         err.contains("no-such-program-ibdyn") && err.contains("No such file or directory"),
         "stderr: {err}"
     );
+}
+
+/// A program found but not executable gets 126, as from a shell (127 is for one not found):
+/// a file without execute permission (refused before any daemon starts) and an executable
+/// file with no interpreter line (refused by the exec on the daemons).
+#[test]
+fn a_program_that_cannot_be_executed_fails_with_126() {
+    let s = Scratch::new("noexec");
+    let plain = s.dir.join("plain-file");
+    std::fs::write(&plain, "data\n").unwrap();
+    let bad = s.dir.join("no-interpreter");
+    std::fs::write(&bad, "no interpreter line\n").unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (prog, why) in [(&plain, "Permission denied"), (&bad, "Exec format error")] {
+        let run = s.ibdyn(&["run", "-n", "2", "--nodes", "2", prog.to_str().unwrap()]);
+        let out = run_bounded(run, None, Duration::from_secs(60));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(126), "stderr: {err}");
+        assert!(err.contains(why), "stderr: {err}");
+    }
+    for f in [plain, bad] {
+        std::fs::remove_file(f).unwrap();
+    }
+    s.assert_clean();
 }
 
 #[test]

@@ -416,10 +416,7 @@ pub fn main() -> i32 {
                 let r = crate::run_on_dvm(job, tag_output, preput, map_by);
                 return r.unwrap_or_else(|e| {
                     eprintln!("ibdyn run: {e}");
-                    match e {
-                        LaunchError::Program { .. } => 127,
-                        _ => 1,
-                    }
+                    e.exit_status()
                 });
             }
             let opts = RunOptions {
@@ -443,10 +440,7 @@ pub fn main() -> i32 {
                 Ok(status) => status,
                 Err(e) => {
                     eprintln!("ibdyn run: {e}");
-                    match e {
-                        LaunchError::Program { .. } => 127,
-                        _ => 1,
-                    }
+                    e.exit_status()
                 }
             }
         }

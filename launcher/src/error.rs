@@ -28,6 +28,16 @@ pub enum LaunchError {
 }
 
 impl LaunchError {
+    /// The exit status of `ibdyn run` failing with this error: as a shell's, 127 for a program
+    /// not found, 126 for one found that cannot be executed.
+    pub fn exit_status(&self) -> i32 {
+        match self {
+            LaunchError::Program { source, .. } if source.kind() == io::ErrorKind::NotFound => 127,
+            LaunchError::Program { .. } => 126,
+            _ => 1,
+        }
+    }
+
     pub(crate) fn io(what: impl Into<String>, source: io::Error) -> LaunchError {
         LaunchError::Io {
             what: what.into(),

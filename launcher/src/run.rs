@@ -6,7 +6,7 @@ use crate::jobtable::JobTable;
 use crate::link::Outbox;
 use crate::placement::{MapBy, Placement};
 use crate::protocol::{
-    start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon,
+    start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon, NOT_FOUND,
 };
 use crate::{output, secret, signals};
 use crossbeam_channel::Sender;
@@ -298,11 +298,11 @@ impl Launcher {
     fn on_initial_started(&mut self, outcome: SpawnOutcome) {
         self.started = true;
         let failure = match outcome {
-            Err(msg) => Some(msg),
+            Err(msg) => Some((msg, NOT_FOUND)),
             Ok((_, children)) => start_failure(&children),
         };
-        if let Some(msg) = failure {
-            self.fail(&msg, 127);
+        if let Some((msg, status)) = failure {
+            self.fail(&msg, status);
             return;
         }
         if let Some(a) = self.opts.adopt {

@@ -15,7 +15,8 @@ use crate::link::Outbox;
 use crate::placement::{MapBy, Placement};
 use crate::protocol::EncodedRequest;
 use crate::protocol::{
-    start_failure, FromDvm, JobAnnounce, RankEnd, Report, SpawnOutcome, Submission, ToDaemon, ToDvm,
+    start_failure, FromDvm, JobAnnounce, RankEnd, Report, SpawnOutcome, Submission, ToDaemon,
+    ToDvm, NOT_FOUND,
 };
 use crate::run::describe;
 use std::collections::HashMap;
@@ -34,9 +35,6 @@ fn placement(req: &EncodedRequest, nnodes: u32, map_by: MapBy) -> Result<Vec<u32
         .map(|p| p.node_of)
         .map_err(|e| e.to_string())
 }
-
-/// Status of a job that could not be started (as a shell reports a missing command).
-const NOT_STARTED: i32 = 127;
 
 struct Client {
     out: Outbox,
@@ -434,14 +432,14 @@ impl Controller {
             }
         }
         let failure = match outcome {
-            Err(msg) => Some(msg),
+            Err(msg) => Some((msg, NOT_FOUND)),
             Ok((_, children)) => start_failure(&children),
         };
-        if let Some(msg) = failure {
+        if let Some((msg, status)) = failure {
             // The root has killed the ranks that did start.
             self.error_to(id, &msg);
             if let Some(c) = self.clients.get_mut(&id) {
-                c.status.get_or_insert(NOT_STARTED);
+                c.status.get_or_insert(status);
             }
         }
         if let Some(c) = self.clients.get_mut(&id) {

@@ -20,7 +20,7 @@ mod tree;
 
 pub(crate) use client::{FromDvm, ToDvm};
 pub(crate) use hello::{Challenge, Hello, Ready, Role, Welcome};
-pub(crate) use report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome};
+pub(crate) use report::{start_failure, JobAnnounce, RankEnd, Report, SpawnOutcome, NOT_FOUND};
 pub(crate) use to_daemon::{Submission, ToDaemon};
 pub(crate) use tree::{Answer, Down, Gone, NameOp, SpawnAnswer, Start, StartResult, Up};
 

@@ -190,12 +190,26 @@ impl Report {
 }
 
 /// The first rank of a spawn reply that could not be started, as a message.
-pub(crate) fn start_failure(children: &[ChildStart]) -> Option<String> {
-    children
-        .iter()
-        .find(|c| !c.started())
-        .map(|c| format!("cannot start rank {}: {}", c.rank, c.message))
+/// Why a job did not start (its first rank that did not), with the exit status a shell would
+/// give: 127 when the program was not found, 126 when it was found but could not run.
+pub(crate) fn start_failure(children: &[ChildStart]) -> Option<(String, i32)> {
+    children.iter().find(|c| !c.started()).map(|c| {
+        let msg = format!("cannot start rank {}: {}", c.rank, c.message);
+        let status = if c.errno == libc::ENOENT {
+            NOT_FOUND
+        } else {
+            NOT_EXECUTABLE
+        };
+        (msg, status)
+    })
 }
+
+/// Exit status of a job whose program was not found (as a shell gives for a missing command),
+/// or that could not be started at all.
+pub(crate) const NOT_FOUND: i32 = 127;
+
+/// Exit status of a job whose program was found but could not be executed.
+pub(crate) const NOT_EXECUTABLE: i32 = 126;
 
 #[cfg(test)]
 mod tests {
