@@ -421,7 +421,7 @@ fn a_hung_command_is_killed_and_its_output_shown() {
 
 /// A node daemon killed on another host leaves its ranks' objects in that host's /dev/shm,
 /// beyond the reach of the launcher's sweep; the next node daemon that ends on the host
-/// removes them (here: an object named for an exited process).
+/// removes them (here: an object named for an exited process), unless `IBDYN_SHM_SWEEP=0`.
 #[test]
 fn objects_of_exited_processes_go_when_a_node_daemon_ends() {
     let s = Scratch::new("shm-sweep");
@@ -445,10 +445,20 @@ fn objects_of_exited_processes_go_when_a_node_daemon_ends() {
     }
     let seg = std::path::PathBuf::from(format!("/dev/shm/ibdyn-{pid}-left-by-a-lost-daemon"));
     std::fs::write(&seg, b"x").unwrap();
-    let out = s.run(&["run", "-n", "1", "true"], None);
+    let mut kept = s.ibdyn(&["run", "-n", "1", "--nodes", "2", "true"]);
+    kept.env("IBDYN_SHM_SWEEP", "off");
+    let out_kept = run_bounded(kept, None, Duration::from_secs(60));
+    let left_when_off = seg.exists();
+    let out = s.run(&["run", "-n", "1", "--nodes", "2", "true"], None);
     let left = seg.exists();
     let _ = std::fs::remove_file(&seg);
     exited.wait().unwrap();
+    assert!(out_kept.status.success(), "{out_kept:?}");
+    assert!(
+        left_when_off,
+        "{} removed with IBDYN_SHM_SWEEP=off",
+        seg.display()
+    );
     assert!(out.status.success(), "{out:?}");
     assert!(!left, "{} left", seg.display());
     s.assert_clean();

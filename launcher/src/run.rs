@@ -144,12 +144,22 @@ impl Drop for SessionDir {
     }
 }
 
-/// After a node daemon died: its ranks died with it, and nobody removes their shared-memory
-/// objects but us (on this machine; on another host, the next node daemon that ends there).
-pub(crate) fn remove_objects_of_lost_ranks() {
+/// Turns the sweeps of [`remove_objects_of_exited`] off (`0`, `no`, `false`, `off`).
+pub(crate) const SHM_SWEEP_ENV: &str = "IBDYN_SHM_SWEEP";
+
+/// Removes what exited processes of this user left in /dev/shm (`who` names the sweeper in
+/// the log): after a node daemon died, since its ranks died with it and nobody else would,
+/// and as each node daemon ends, so that a daemon lost on another host leaves nothing there
+/// beyond the next job. A process in another pid namespace sharing this /dev/shm looks
+/// exited from here: `IBDYN_SHM_SWEEP=0` keeps such hosts' objects.
+pub(crate) fn remove_objects_of_exited(who: &str) {
+    if std::env::var(SHM_SWEEP_ENV).is_ok_and(|v| ibdyn_pmi::env::is_off(&v)) {
+        return;
+    }
     match ibdyn_shm::remove_segments_of_exited() {
-        Ok(n) => tracing::debug!("launcher: removed {n} /dev/shm object(s) of exited processes"),
-        Err(e) => tracing::warn!("launcher: cannot sweep /dev/shm after a lost daemon: {e}"),
+        Ok(0) => {}
+        Ok(n) => tracing::debug!("{who}: removed {n} /dev/shm object(s) of exited processes"),
+        Err(e) => tracing::warn!("{who}: cannot sweep /dev/shm: {e}"),
     }
 }
 
@@ -515,7 +525,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     drop(l.outboxes);
     daemons.reap(Duration::from_secs(5));
     if l.lost_daemon {
-        remove_objects_of_lost_ranks();
+        remove_objects_of_exited("launcher");
     }
     drop(session);
     Ok(l.status.unwrap_or(0))

@@ -52,3 +52,11 @@ pub const PREPUT_VALUES: &str = "IBDYN_PREPUT_VALUES";
 pub const BIN: &str = "IBDYN_BIN";
 /// Prefix of the variables carrying `ibdyn_*` spawn info keys (`ibdyn_wireup` → `IBDYN_INFO_WIREUP`).
 pub const INFO_PREFIX: &str = "IBDYN_INFO_";
+
+/// Whether a setting's value turns something off: `0`, `no`, `false` or `off` (any case).
+pub fn is_off(value: &str) -> bool {
+    matches!(
+        value.trim().to_ascii_lowercase().as_str(),
+        "0" | "no" | "false" | "off"
+    )
+}

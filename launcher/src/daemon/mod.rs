@@ -622,7 +622,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         d.end_copies();
         // A node daemon killed on this host (now or in an earlier job) left its ranks'
         // objects, which nobody else on the host would remove: the next daemon out does.
-        ranks::remove_segments_of_exited(me);
+        crate::run::remove_objects_of_exited(&format!("daemon {me}"));
         Ok(d.abandon_deadline.is_some())
     })();
     let _ = std::fs::remove_dir_all(&node_dir);

@@ -560,14 +560,3 @@ pub(crate) fn remove_segments(daemon: u32, pids: &[i32], what: &str) {
         Err(e) => tracing::warn!("daemon {daemon}: cleaning /dev/shm after {what}: {e}"),
     }
 }
-
-/// Removes what exited processes of this user left in /dev/shm (also those of other jobs).
-pub(crate) fn remove_segments_of_exited(daemon: u32) {
-    match ibdyn_shm::remove_segments_of_exited() {
-        Ok(n) if n > 0 => tracing::debug!(
-            "daemon {daemon}: removed {n} shared-memory segments that exited processes left"
-        ),
-        Ok(_) => {}
-        Err(e) => tracing::warn!("daemon {daemon}: sweeping /dev/shm: {e}"),
-    }
-}

@@ -158,7 +158,7 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
     drop(ctl);
     daemons.reap(Duration::from_secs(5));
     if lost_daemon {
-        crate::run::remove_objects_of_lost_ranks();
+        crate::run::remove_objects_of_exited("dvm");
     }
     drop(session);
     let _ = std::fs::remove_file(&contact_path);

@@ -22,12 +22,7 @@ pub const FORK_ENV: &str = "IBDYN_PRESTART_FORK";
 
 /// Whether a command with this `IBDYN_PRESTART_FORK` value (None: unset) may be forked.
 pub fn fork_allowed(value: Option<&str>) -> bool {
-    !value.is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "0" | "no" | "false" | "off"
-        )
-    })
+    !value.is_some_and(crate::env::is_off)
 }
 /// `IBDYN_PRESTARTED`'s value in a template.
 pub const TEMPLATE: &str = "template";
