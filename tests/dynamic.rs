@@ -14,6 +14,25 @@ fn run(args: &[&str]) -> Output {
         .expect("start ibdyn run")
 }
 
+/// `ibdyn run -n 2 client_server MODE NAME` with `env` set; asserts that it succeeded and
+/// printed every one of `expected` on stdout; returns its stderr.
+fn client_server(mode: &str, name: &str, env: &[(&str, &str)], expected: &[&str]) -> String {
+    let prog = common::example_bin("client_server");
+    let out = common::ibdyn_bounded()
+        .args(["run", "-n", "2", prog.to_str().unwrap(), mode, name])
+        .envs(env.iter().copied())
+        .output()
+        .expect("start ibdyn run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success() && expected.iter().all(|e| stdout.contains(e)),
+        "{}\n{stdout}\n{stderr}",
+        out.status
+    );
+    stderr
+}
+
 fn assert_passed(out: &Output, what: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -85,44 +104,28 @@ fn connect_accept_through_the_name_service() {
 
 #[test]
 fn connect_to_a_port_nobody_accepts_on_fails_in_bounded_time() {
-    let prog = common::example_bin("client_server");
-    let out = common::ibdyn_bounded()
-        .args([
-            "run",
-            "-n",
-            "2",
-            prog.to_str().unwrap(),
-            "noaccept",
-            "svc-noaccept",
-        ])
-        .env("IBDYN_CONNECT_TIMEOUT", "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("connect failed as expected"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    client_server(
+        "noaccept",
+        "svc-noaccept",
+        &[("IBDYN_CONNECT_TIMEOUT", "1")],
+        &["connect failed as expected"],
     );
 }
 
 #[test]
 fn a_connect_that_gave_up_is_not_accepted_later() {
-    let prog = common::example_bin("client_server");
-    let out = common::ibdyn_bounded()
-        .args(["run", "-n", "2", prog.to_str().unwrap(), "late", "svc-late"])
-        .env("IBDYN_CONNECT_TIMEOUT", "2")
-        .env("IBDYN_ACCEPT_TIMEOUT", "3")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success()
-            && stdout.contains("the abandoned connect was not accepted")
-            && stdout.contains("served the second connect")
-            && stdout.contains("connected the second time"),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    client_server(
+        "late",
+        "svc-late",
+        &[
+            ("IBDYN_CONNECT_TIMEOUT", "2"),
+            ("IBDYN_ACCEPT_TIMEOUT", "3"),
+        ],
+        &[
+            "the abandoned connect was not accepted",
+            "served the second connect",
+            "connected the second time",
+        ],
     );
 }
 
@@ -130,30 +133,15 @@ fn a_connect_that_gave_up_is_not_accepted_later() {
 /// is dropped: the accept goes on and pairs with the same root's whole request.
 #[test]
 fn a_malformed_connect_request_does_not_end_the_accept() {
-    let prog = common::example_bin("client_server");
-    let out = common::ibdyn_bounded()
-        .args([
-            "run",
-            "-n",
-            "2",
-            prog.to_str().unwrap(),
-            "pair",
-            "svc-garble",
-        ])
-        .env("IBDYN_TEST_CONNECT_GARBLE", "1")
-        .env("IBDYN_ACCEPT_TIMEOUT", "30")
-        .env("IBDYN_LOG", "warn")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success() && stdout.contains("connected and answered"),
-        "{stdout}\n{stderr}"
-    );
+    let env = [
+        ("IBDYN_TEST_CONNECT_GARBLE", "1"),
+        ("IBDYN_ACCEPT_TIMEOUT", "30"),
+        ("IBDYN_LOG", "warn"),
+    ];
+    let stderr = client_server("pair", "svc-garble", &env, &["connected and answered"]);
     assert!(
         stderr.contains("dropped a datagram") && stderr.contains("malformed"),
-        "{stdout}\n{stderr}"
+        "{stderr}"
     );
 }
 
