@@ -865,3 +865,41 @@ fn a_dvm_job_whose_output_reader_leaves_ends() {
     assert!(out.status.success(), "{}", show(&out));
     dvm.stop();
 }
+
+/// SIGUSR1/SIGUSR2 to `ibdyn run --dvm` go on to the ranks of its job, and to no other job
+/// of the DVM.
+#[test]
+fn user_signals_to_a_dvm_client_reach_its_ranks_only() {
+    let s = Scratch::new("dvm-usr");
+    let mut dvm = Dvm::start(&s, 2);
+    let prog = example_bin("dvm_check");
+    let tag = format!("bystander{}", std::process::id());
+    let mut bystander = dvm.spawn(&[
+        "-n",
+        "2",
+        "--map-by",
+        "node",
+        prog.to_str().unwrap(),
+        "hold",
+        &tag,
+    ]);
+    let pid = held_pid(&s, &tag, 1);
+    held(&s, &tag, 2);
+    let script = awaits_signal("USR2");
+    let mut client = dvm.spawn(&["-n", "2", "--map-by", "node", "sh", "-c", &script]);
+    let (got, status) = signal_when_ready(&mut client, 2, "USR2");
+    assert_eq!(got, ["got-USR2 0", "got-USR2 1"]);
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    // Sent at the same moment as to the job's own ranks, it would have ended this one
+    // (SIGUSR2's default) before they could answer.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    assert!(
+        !state.is_empty() && !state.starts_with(['Z', 'X']),
+        "the other job's rank got the signal: {stat:?}"
+    );
+    bystander.kill().unwrap();
+    let _ = bystander.wait();
+    gone(&tag);
+    dvm.stop();
+}

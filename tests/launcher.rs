@@ -481,3 +481,48 @@ fn a_job_whose_output_reader_leaves_ends_like_a_pipeline() {
     assert!(!err.contains("killed"), "stderr: {err}");
     s.assert_clean();
 }
+
+/// SIGUSR1 and SIGUSR2 to `ibdyn run` go on to every rank and end nothing by themselves (a
+/// checkpoint warning such as Slurm's `--signal=USR1@60`, as mpirun and srun pass them on).
+/// Before, SIGUSR1 killed the launcher, and the job with it.
+#[test]
+fn user_signals_are_passed_on_to_the_ranks() {
+    for sig in ["USR1", "USR2"] {
+        let s = Scratch::new(&format!("pass-{sig}"));
+        let script = awaits_signal(sig);
+        let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sh", "-c", &script]);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let (got, status) = signal_when_ready(&mut child, 2, sig);
+        assert_eq!(got, [format!("got-{sig} 0"), format!("got-{sig} 1")]);
+        assert_eq!(status.code(), Some(0), "{status:?}");
+        s.assert_clean();
+    }
+}
+
+/// A node daemon that gets SIGUSR1 (from `srun --signal`, or `scancel -s USR1` of a step)
+/// passes it on to its ranks and goes on; before, it ended, and its ranks with it.
+#[test]
+fn a_node_daemon_passes_user_signals_on_to_its_ranks() {
+    let s = Scratch::new("daemon-usr1");
+    let script = awaits_signal("USR1");
+    let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sh", "-c", &script]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    for _ in 0..2 {
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+    }
+    s.signal_node_daemon(1, libc::SIGUSR1);
+    s.signal_node_daemon(0, libc::SIGUSR1);
+    let mut got: Vec<String> = lines.map(|l| l.unwrap()).collect();
+    got.sort();
+    assert_eq!(got, ["got-USR1 0", "got-USR1 1"]);
+    let status = wait_bounded(&mut child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    s.assert_clean();
+}

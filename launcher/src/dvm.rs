@@ -256,7 +256,14 @@ pub fn run_on_dvm(
     // Ctrl-C, SIGTERM, SIGHUP end the job: this client exits, and the DVM tears down the job
     // of a client that left. Taken with sigwait, so this also works when the client started
     // with SIGINT ignored (a script's background job), as `ibdyn run` itself does.
-    signals::watch(|sig| {
+    // SIGUSR1/SIGUSR2 go on to the job's ranks, through the DVM.
+    let to_dvm = ToDvmWriter::default();
+    let passing = to_dvm.clone();
+    signals::watch(move |sig| {
+        if signals::is_passed_on(sig) {
+            passing.send(&ToDvm::Signal(sig));
+            return;
+        }
         eprintln!("ibdyn run: {} received: ending the job", signals::name(sig));
         std::process::exit(128 + sig);
     })?;
@@ -284,10 +291,11 @@ pub fn run_on_dvm(
         .as_bytes(),
     )
     .map_err(|e| LaunchError::io("write to the DVM", e))?;
-    let w = s
-        .try_clone()
-        .map_err(|e| LaunchError::io("clone the DVM connection", e))?;
-    start_stdin_pump(w);
+    to_dvm.open(
+        s.try_clone()
+            .map_err(|e| LaunchError::io("clone the DVM connection", e))?,
+    );
+    start_stdin_pump(to_dvm);
     let mut framer = ibdyn_pmi::wire::Framer::default();
     let mut buf = vec![0u8; 65536];
     let mut mine: Option<u32> = None;
@@ -370,9 +378,29 @@ pub fn run_on_dvm(
     }
 }
 
+/// A client's requests after its submission, from the stdin and signal threads: one line at a
+/// time, so that theirs never interleave.
+#[derive(Clone, Default)]
+struct ToDvmWriter(std::sync::Arc<std::sync::Mutex<Option<TcpStream>>>);
+
+impl ToDvmWriter {
+    fn open(&self, s: TcpStream) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = Some(s);
+    }
+
+    /// False once the connection is gone (nothing is sent before it is open).
+    fn send(&self, m: &ToDvm) -> bool {
+        let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match w.as_mut() {
+            Some(s) => s.write_all(m.encode().to_line().as_bytes()).is_ok(),
+            None => true,
+        }
+    }
+}
+
 /// Sends this process's stdin to rank 0 of the job, as `ibdyn run` does (a thread: the read
 /// may block for as long as stdin stays open; the process exits around it).
-fn start_stdin_pump(mut w: TcpStream) {
+fn start_stdin_pump(w: ToDvmWriter) {
     let spawned = std::thread::Builder::new()
         .name("stdin".into())
         .spawn(move || {
@@ -386,8 +414,7 @@ fn start_stdin_pump(mut w: TcpStream) {
                     Err(_) => None,
                 };
                 let eof = data.is_none();
-                let line = ToDvm::Stdin(data).encode().to_line();
-                if w.write_all(line.as_bytes()).is_err() || eof {
+                if !w.send(&ToDvm::Stdin(data)) || eof {
                     return;
                 }
             }

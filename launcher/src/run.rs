@@ -369,6 +369,9 @@ impl Launcher {
                 });
             }
             LEvent::ClientOpen(..) | LEvent::Client(..) | LEvent::ClientClosed(_) => {}
+            LEvent::Signal(s) if signals::is_passed_on(s) => {
+                self.broadcast(&ToDaemon::Signal(s));
+            }
             LEvent::Signal(s) => {
                 self.signals_seen += 1;
                 tracing::debug!("launcher: {} received", signals::name(s));

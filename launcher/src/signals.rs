@@ -4,11 +4,24 @@
 use crate::error::{LaunchError, Result};
 use nix::sys::signal::{SigSet, Signal};
 
-pub const WATCHED: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
+/// Signals that end the job: whichever process of ours gets one ends its ranks.
+const ENDING: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
+/// Signals passed on to the ranks, and nothing more: a checkpoint warning such as Slurm's
+/// `--signal=USR1@60`, as mpirun and srun pass them on (by default they would end the
+/// launcher or a daemon, and the job with it).
+const PASSED_ON: [Signal; 2] = [Signal::SIGUSR1, Signal::SIGUSR2];
+
+/// Whether `sig` is one to pass on to the ranks rather than end the job.
+pub fn is_passed_on(sig: i32) -> bool {
+    PASSED_ON.iter().any(|s| *s as i32 == sig)
+}
+
+/// Takes the signals that end the job and those passed on ([`is_passed_on`]) as calls of
+/// `on_signal`, on a thread of their own.
 pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
     let mut set = SigSet::empty();
-    for s in WATCHED {
+    for s in ENDING.into_iter().chain(PASSED_ON) {
         set.add(s);
     }
     set.thread_block()

@@ -74,6 +74,11 @@ impl Scratch {
 
     /// SIGKILLs node daemon `index` of the (one) daemon set running in this scratch dir.
     pub fn kill_node_daemon(&self, index: u32) {
+        self.signal_node_daemon(index, libc::SIGKILL);
+    }
+
+    /// Sends `sig` to node daemon `index` of the (one) daemon set running in this scratch dir.
+    pub fn signal_node_daemon(&self, index: u32, sig: i32) {
         let scratch = self.dir.to_str().expect("scratch path");
         let flag = format!("--index {index} ");
         let daemons: Vec<u32> = processes_mentioning(scratch)
@@ -83,7 +88,7 @@ impl Scratch {
             .collect();
         assert_eq!(daemons.len(), 1, "{:?}", processes_mentioning(scratch));
         // SAFETY: kill has no memory-safety preconditions; the pid is this scratch's daemon.
-        assert_eq!(unsafe { libc::kill(daemons[0] as i32, libc::SIGKILL) }, 0);
+        assert_eq!(unsafe { libc::kill(daemons[0] as i32, sig) }, 0);
     }
 
     /// Runs `ibdyn ARGS` to its end (bounded) and checks that nothing of the job is left.
@@ -259,4 +264,35 @@ pub fn read_then_close_stdout(child: &mut Child, lines: usize) -> Vec<String> {
         .take(lines)
         .map(|l| l.expect("a line of stdout"))
         .collect()
+}
+
+/// A rank's shell script that says "ready", then waits for `sig` (`USR1`, `USR2`): it then
+/// says "got-SIG RANK" and exits 0.
+pub fn awaits_signal(sig: &str) -> String {
+    format!(
+        "trap 'echo got-{sig} $IBDYN_RANK; exit 0' {sig}; echo ready; \
+         while :; do sleep 0.05; done"
+    )
+}
+
+/// Once `child` (ranks of [`awaits_signal`], stdout piped) has printed `n` "ready" lines,
+/// sends it `sig`; returns the rest of its stdout, sorted, and its status.
+pub fn signal_when_ready(
+    child: &mut Child,
+    n: usize,
+    sig: &str,
+) -> (Vec<String>, std::process::ExitStatus) {
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout piped")).lines();
+    for _ in 0..n {
+        assert_eq!(lines.next().expect("a line").expect("a line"), "ready");
+    }
+    let st = Command::new("kill")
+        .args([format!("-{sig}"), child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(st.success());
+    let mut rest: Vec<String> = lines.map(|l| l.expect("a line")).collect();
+    rest.sort();
+    (rest, wait_bounded(child, Duration::from_secs(60)))
 }

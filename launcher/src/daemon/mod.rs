@@ -310,6 +310,8 @@ impl Daemon {
                 code,
                 signal,
             } => self.on_exited(job, rank, pid, code, signal),
+            // Also to the ranks of a daemon that srun started (`srun --signal`, scancel -s).
+            Event::Signal(sig) if signals::is_passed_on(sig) => self.signal_ranks(sig, None),
             Event::Signal(sig) => {
                 tracing::debug!(
                     "daemon {}: {} received: tearing down",
@@ -328,6 +330,7 @@ impl Daemon {
             ToDaemon::StdinEof => self.stdin_to_rank0(None),
             ToDaemon::JobStdin { job, data } => self.stdin_to(job, data),
             ToDaemon::Signal(sig) => self.signal_ranks(sig, None),
+            ToDaemon::SignalJob { job, signum } => self.signal_ranks(signum, Some(job)),
             ToDaemon::Kill => {
                 self.signal_ranks(libc::SIGTERM, None);
                 self.killing_since = Some(Instant::now());

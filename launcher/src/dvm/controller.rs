@@ -215,12 +215,32 @@ impl Controller {
                     None => c.early_stdin.push(data),
                 }
             }
+            ToDvm::Signal(signum) => self.pass_on(signum, Some(id)),
             ToDvm::Stop => {
                 // `dvm stop` waits for the controller to go, not for an answer.
                 if let Some(c) = self.clients.get_mut(&id) {
                     c.done = true;
                 }
                 self.stop("`ibdyn dvm stop`")
+            }
+        }
+    }
+
+    /// Passes a signal on to the ranks of `owner`'s jobs, or of every job (None: the DVM
+    /// itself got it).
+    pub(super) fn pass_on(&self, signum: i32, owner: Option<u64>) {
+        let lines: Vec<String> = match owner {
+            None => vec![ToDaemon::Signal(signum).encode().to_line()],
+            Some(id) => self
+                .jobs
+                .live_of(id)
+                .into_iter()
+                .map(|job| ToDaemon::SignalJob { job, signum }.encode().to_line())
+                .collect(),
+        };
+        for o in &self.all {
+            for l in &lines {
+                let _ = o.send(l.clone());
             }
         }
     }

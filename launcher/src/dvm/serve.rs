@@ -148,6 +148,7 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
             },
             LEvent::Client(..) => {}
             LEvent::ClientClosed(id) => ctl.client_closed(id),
+            LEvent::Signal(s) if signals::is_passed_on(s) => ctl.pass_on(s, None),
             LEvent::Signal(s) => ctl.stop(&format!("it got {}", signals::name(s))),
         }
     }

@@ -20,6 +20,8 @@ pub(crate) enum ToDvm {
     },
     /// Bytes of the client's stdin for rank 0 of its job; None: end of file.
     Stdin(Option<Vec<u8>>),
+    /// Pass this signal on to the ranks of the client's jobs (`SIGUSR1`, `SIGUSR2`).
+    Signal(i32),
     /// End the DVM.
     Stop,
 }
@@ -39,6 +41,7 @@ impl ToDvm {
             }
             ToDvm::Stdin(Some(data)) => Command::new("c_stdin").arg("data", hex_encode(data)),
             ToDvm::Stdin(None) => Command::new("c_stdin_eof"),
+            ToDvm::Signal(s) => Command::new("c_signal").arg("signum", s),
             ToDvm::Stop => Command::new("c_stop"),
         }
     }
@@ -62,6 +65,7 @@ impl ToDvm {
             },
             "c_stdin" => ToDvm::Stdin(Some(hex_decode(cmd.require("data")?)?)),
             "c_stdin_eof" => ToDvm::Stdin(None),
+            "c_signal" => ToDvm::Signal(cmd.num("signum")?),
             "c_stop" => ToDvm::Stop,
             other => return Err(malformed(cmd, format!("{other} is not a DVM request"))),
         })
@@ -207,6 +211,7 @@ mod tests {
             ToDvm::Stdin(Some(b"a b\n".to_vec())),
             ToDvm::Stdin(Some(Vec::new())),
             ToDvm::Stdin(None),
+            ToDvm::Signal(12),
             ToDvm::Stop,
         ] {
             assert_eq!(ToDvm::decode(&line_of(m.encode())).expect("decodes"), m);
@@ -220,6 +225,7 @@ mod tests {
                 .arg("map_by", "diagonal"),
             Command::new("c_stdin"),
             Command::new("c_stdin").arg("data", "xyz"),
+            Command::new("c_signal").arg("signum", "usr1"),
             Command::new("c_run")
                 .arg("req", request().as_wire())
                 .arg("env", "x")

@@ -39,6 +39,11 @@ pub(crate) enum ToDaemon {
     },
     /// Forward a signal to every rank.
     Signal(i32),
+    /// Pass a signal on to the ranks of one job (a DVM client's).
+    SignalJob {
+        job: u32,
+        signum: i32,
+    },
     /// Terminate every rank (SIGTERM, SIGKILL after a grace period).
     Kill,
     /// Kill one job's ranks (to the root, which passes it on).
@@ -79,6 +84,9 @@ impl ToDaemon {
                 }
             }
             ToDaemon::Signal(s) => Command::new("l_signal").arg("signum", s),
+            ToDaemon::SignalJob { job, signum } => Command::new("l_signal_job")
+                .arg("job", job)
+                .arg("signum", signum),
             ToDaemon::Kill => Command::new("l_kill"),
             ToDaemon::KillJob(job) => Command::new("l_kill_job").arg("job", job),
             ToDaemon::Shutdown => Command::new("l_shutdown"),
@@ -126,6 +134,10 @@ impl ToDaemon {
                 },
             },
             "l_signal" => ToDaemon::Signal(cmd.num("signum")?),
+            "l_signal_job" => ToDaemon::SignalJob {
+                job: cmd.num("job")?,
+                signum: cmd.num("signum")?,
+            },
             "l_kill" => ToDaemon::Kill,
             "l_kill_job" => ToDaemon::KillJob(cmd.num("job")?),
             "l_shutdown" => ToDaemon::Shutdown,
@@ -171,6 +183,7 @@ mod tests {
             },
             ToDaemon::JobStdin { job: 3, data: None },
             ToDaemon::Signal(15),
+            ToDaemon::SignalJob { job: 9, signum: 10 },
             ToDaemon::Kill,
             ToDaemon::KillJob(77),
             ToDaemon::Shutdown,
@@ -209,6 +222,7 @@ mod tests {
             Command::new("l_stdin").arg("data", "abc"),
             Command::new("l_signal").arg("signum", "TERM"),
             Command::new("l_kill_job"),
+            Command::new("l_signal_job").arg("job", 9),
             Command::new("l_peers").arg("parent_port", "70000"),
             Command::new("l_spawn").arg("id", 1),
             Command::new("l_spawn").arg("id", 1).arg("req", "00"),
