@@ -20,6 +20,15 @@ pub const JOB_SECRET: &str = "IBDYN_JOB_SECRET";
 pub const SESSION_DIR: &str = "IBDYN_SESSION_DIR";
 /// Application number (index of the command in an MPMD launch).
 pub const APPNUM: &str = "IBDYN_APPNUM";
+/// This rank's index among its job's ranks on the same node (0-based, in rank order): for
+/// choosing a GPU or a core set in a wrapper script.
+pub const LOCAL_RANK: &str = "IBDYN_LOCAL_RANK";
+/// How many ranks of its job share the rank's node.
+pub const LOCAL_SIZE: &str = "IBDYN_LOCAL_SIZE";
+/// [`LOCAL_RANK`] under the name MPICH's launcher gives it.
+pub const HYDRA_LOCAL_RANK: &str = "MPI_LOCALRANKID";
+/// [`LOCAL_SIZE`] under the name MPICH's launcher gives it.
+pub const HYDRA_LOCAL_SIZE: &str = "MPI_LOCALNRANKS";
 /// Bound in seconds on any wait for the PMI server (default 300).
 pub const PMI_TIMEOUT: &str = "IBDYN_PMI_TIMEOUT";
 /// tracing filter, e.g. `debug`.

@@ -235,8 +235,10 @@ impl Daemon {
     pub(crate) fn start_ranks(&mut self, spec: &JobSpec) -> Vec<StartResult> {
         let mut out = Vec::new();
         let mut ready = Vec::new();
-        for r in spec.ranks_on(self.me) {
-            match self.prepare_rank(spec, r) {
+        let here = spec.ranks_on(self.me);
+        let local_size = here.len() as u32;
+        for (local, r) in (0..).zip(here) {
+            match self.prepare_rank(spec, r, (local, local_size)) {
                 Ok(p) => ready.push(p),
                 Err(e) => out.push(self.not_started_here(spec, r, &e)),
             }
@@ -304,8 +306,14 @@ impl Daemon {
         }
     }
 
-    /// Everything rank `rank` needs to start, its `PMI_ID` reserved.
-    fn prepare_rank(&mut self, spec: &JobSpec, rank: u32) -> std::io::Result<starts::Prepared> {
+    /// Everything rank `rank` needs to start, its `PMI_ID` reserved; `local` is its index
+    /// among the job's ranks on this node, and their number.
+    fn prepare_rank(
+        &mut self,
+        spec: &JobSpec,
+        rank: u32,
+        local: (u32, u32),
+    ) -> std::io::Result<starts::Prepared> {
         let app = spec
             .app_of(rank)
             .ok_or_else(|| std::io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -313,6 +321,7 @@ impl Daemon {
         let (rank_s, size_s, job_s) = (text(rank), text(spec.size), text(spec.jobid));
         let (node_s, nnodes_s) = (text(self.me), text(self.nnodes));
         let appnum_s = OsString::from(app.appnum.to_string());
+        let (local_s, local_size_s) = (text(local.0), text(local.1));
         let parent_s = spec.parent.map(text);
         // The rank's PMI-1 connection the way MPICH's launcher hands it over (`PMI_FD`):
         // other MPIs' clients use it as it is, ibdyn's own client too.
@@ -335,6 +344,10 @@ impl Daemon {
                 self.fabric_ip.as_deref().map(OsStr::new),
             ),
             (env::APPNUM, Some(appnum_s.as_os_str())),
+            (env::LOCAL_RANK, Some(local_s.as_os_str())),
+            (env::LOCAL_SIZE, Some(local_size_s.as_os_str())),
+            (env::HYDRA_LOCAL_RANK, Some(local_s.as_os_str())),
+            (env::HYDRA_LOCAL_SIZE, Some(local_size_s.as_os_str())),
             (env::HYDRA_PMI_FD, Some(pmi_fd_s.as_os_str())),
             (env::HYDRA_PMI_RANK, Some(rank_s.as_os_str())),
             (env::HYDRA_PMI_SIZE, Some(size_s.as_os_str())),
