@@ -903,3 +903,13 @@ fn user_signals_to_a_dvm_client_reach_its_ranks_only() {
     gone(&tag);
     dvm.stop();
 }
+
+/// Ctrl-Z on `ibdyn run --dvm` stops its job's ranks and the client; SIGCONT continues them.
+#[test]
+fn ctrl_z_on_a_dvm_client_stops_its_ranks() {
+    let s = Scratch::new("dvm-tstp");
+    let mut dvm = Dvm::start(&s, 2);
+    let mut client = dvm.spawn(&["-n", "2", "--map-by", "node", "sh", "-c", READY_WITH_PID]);
+    job_control_check(&mut client, 2);
+    dvm.stop();
+}

@@ -556,3 +556,18 @@ fn ranks_know_their_local_rank_and_local_size() {
         ]
     );
 }
+
+/// Ctrl-Z stops the ranks (SIGSTOP, as mpirun sends) and then `ibdyn run` itself, so that the
+/// shell sees the job stopped; SIGCONT (`fg`, `bg`) continues them. Before, the launcher (and
+/// the node daemons of its process group) stopped while the ranks ran on.
+#[test]
+fn ctrl_z_stops_the_ranks_and_sigcont_continues_them() {
+    let s = Scratch::new("tstp");
+    let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sh", "-c", READY_WITH_PID]);
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    job_control_check(&mut child, 2);
+    s.assert_clean();
+}

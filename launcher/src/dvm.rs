@@ -256,12 +256,13 @@ pub fn run_on_dvm(
     // Ctrl-C, SIGTERM, SIGHUP end the job: this client exits, and the DVM tears down the job
     // of a client that left. Taken with sigwait, so this also works when the client started
     // with SIGINT ignored (a script's background job), as `ibdyn run` itself does.
-    // SIGUSR1/SIGUSR2 go on to the job's ranks, through the DVM.
+    // SIGUSR1/SIGUSR2, Ctrl-Z and SIGCONT go on to the job's ranks, through the DVM.
     let to_dvm = ToDvmWriter::default();
     let passing = to_dvm.clone();
     signals::watch(move |sig| {
-        if signals::is_passed_on(sig) {
-            passing.send(&ToDvm::Signal(sig));
+        if let Some(to_ranks) = signals::for_ranks(sig) {
+            passing.send(&ToDvm::Signal(to_ranks));
+            signals::stop_self_if_asked(sig);
             return;
         }
         eprintln!("ibdyn run: {} received: ending the job", signals::name(sig));

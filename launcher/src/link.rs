@@ -25,6 +25,16 @@ impl Outbox {
         Outbox::Direct(std::sync::Arc::new(stream))
     }
 
+    /// Waits (at most `limit`) until the writer thread has taken every queued line.
+    pub fn wait_sent(&self, limit: Duration) {
+        if let Outbox::Queue(q) = self {
+            let deadline = Instant::now() + limit;
+            while !q.is_empty() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    }
+
     /// Sends one line; an error means the peer is gone (or stopped reading).
     pub fn send(&self, line: String) -> Result<()> {
         match self {

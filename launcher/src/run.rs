@@ -62,6 +62,10 @@ pub(crate) enum LEvent {
     Signal(i32),
 }
 
+/// On Ctrl-Z, the longest wait for the lines that stop the ranks to leave before the launcher
+/// stops itself.
+const SENT_BEFORE_STOP: Duration = Duration::from_secs(1);
+
 /// After asking the daemons to kill the job, how long to wait for the ranks' exits.
 const TEARDOWN_LIMIT: Duration = Duration::from_secs(10);
 /// ... and after a node daemon died: its ranks will never be reported as ended, so this is
@@ -369,8 +373,16 @@ impl Launcher {
                 });
             }
             LEvent::ClientOpen(..) | LEvent::Client(..) | LEvent::ClientClosed(_) => {}
-            LEvent::Signal(s) if signals::is_passed_on(s) => {
-                self.broadcast(&ToDaemon::Signal(s));
+            LEvent::Signal(s) if signals::for_ranks(s).is_some() => {
+                let to_ranks = signals::for_ranks(s).unwrap_or(s);
+                self.broadcast(&ToDaemon::Signal(to_ranks));
+                if s == libc::SIGTSTP {
+                    // The daemons' lines leave before this process stops.
+                    for o in &self.outboxes {
+                        o.wait_sent(SENT_BEFORE_STOP);
+                    }
+                }
+                signals::stop_self_if_asked(s);
             }
             LEvent::Signal(s) => {
                 self.signals_seen += 1;

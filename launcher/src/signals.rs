@@ -9,15 +9,41 @@ const ENDING: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
 
 /// Signals passed on to the ranks, and nothing more: a checkpoint warning such as Slurm's
 /// `--signal=USR1@60`, as mpirun and srun pass them on (by default they would end the
-/// launcher or a daemon, and the job with it).
-const PASSED_ON: [Signal; 2] = [Signal::SIGUSR1, Signal::SIGUSR2];
+/// launcher or a daemon, and the job with it), and job control: Ctrl-Z (SIGTSTP) stops the
+/// ranks, SIGCONT (`fg`, `bg`) continues them.
+const PASSED_ON: [Signal; 4] = [
+    Signal::SIGUSR1,
+    Signal::SIGUSR2,
+    Signal::SIGTSTP,
+    Signal::SIGCONT,
+];
 
-/// Whether `sig` is one to pass on to the ranks rather than end the job.
-pub fn is_passed_on(sig: i32) -> bool {
-    PASSED_ON.iter().any(|s| *s as i32 == sig)
+/// The signal that the ranks get for `sig`, when `sig` is passed on rather than ending the
+/// job: itself, or SIGSTOP for SIGTSTP (which a rank could ignore).
+pub fn for_ranks(sig: i32) -> Option<i32> {
+    match Signal::try_from(sig) {
+        Ok(Signal::SIGTSTP) => Some(libc::SIGSTOP),
+        Ok(s) if PASSED_ON.contains(&s) => Some(sig),
+        _ => None,
+    }
 }
 
-/// Takes the signals that end the job and those passed on ([`is_passed_on`]) as calls of
+/// Whether `sig` may be passed on to a job's ranks on a client's request (what
+/// [`for_ranks`] gives).
+pub fn may_pass_on(sig: i32) -> bool {
+    [libc::SIGUSR1, libc::SIGUSR2, libc::SIGSTOP, libc::SIGCONT].contains(&sig)
+}
+
+/// After passing SIGTSTP on as SIGSTOP, the launcher (or a DVM client) stops itself, so that
+/// the shell that sent Ctrl-Z sees its job stopped.
+pub fn stop_self_if_asked(sig: i32) {
+    if sig == libc::SIGTSTP {
+        // SAFETY: raise has no preconditions; SIGSTOP cannot be caught or blocked.
+        unsafe { libc::raise(libc::SIGSTOP) };
+    }
+}
+
+/// Takes the signals that end the job and those passed on ([`for_ranks`]) as calls of
 /// `on_signal`, on a thread of their own.
 pub fn watch(on_signal: impl Fn(i32) + Send + 'static) -> Result<()> {
     let mut set = SigSet::empty();

@@ -296,3 +296,62 @@ pub fn signal_when_ready(
     rest.sort();
     (rest, wait_bounded(child, Duration::from_secs(60)))
 }
+
+/// The state letter of process `pid` in /proc (`T` stopped, `S` sleeping, ...; `?` gone).
+pub fn process_state(pid: u32) -> char {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next()?.trim_start().chars().next())
+        .unwrap_or('?')
+}
+
+/// Waits (at most 30 s) until every process of `pids` is stopped (`stopped`) or not.
+pub fn wait_stopped(pids: &[u32], stopped: bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let states: Vec<char> = pids.iter().map(|&p| process_state(p)).collect();
+        if states.iter().all(|&s| (s == 'T') == stopped) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes {pids:?} in states {states:?}, not all {}",
+            if stopped { "stopped" } else { "running" }
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Ctrl-Z (SIGTSTP) to `child`, an `ibdyn run` whose `n` ranks print "ready PID" (stdout
+/// piped), stops them and it; SIGCONT continues them all; then SIGINT ends the job (130).
+pub fn job_control_check(child: &mut Child, n: usize) {
+    use std::io::BufRead;
+    let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout piped")).lines();
+    let mut pids: Vec<u32> = (0..n)
+        .map(|_| {
+            let l = lines.next().expect("a line").expect("a line");
+            l.strip_prefix("ready ")
+                .expect("ready PID")
+                .parse()
+                .expect("a pid")
+        })
+        .collect();
+    let signal = |sig: &str| {
+        let st = Command::new("kill")
+            .args([format!("-{sig}"), child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(st.success());
+    };
+    pids.push(child.id());
+    signal("TSTP");
+    wait_stopped(&pids, true);
+    signal("CONT");
+    wait_stopped(&pids, false);
+    signal("INT");
+    let status = wait_bounded(child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}
+
+/// A rank's shell script for [`job_control_check`].
+pub const READY_WITH_PID: &str = "echo ready $$; while :; do sleep 0.05; done";

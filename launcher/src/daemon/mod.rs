@@ -311,7 +311,9 @@ impl Daemon {
                 signal,
             } => self.on_exited(job, rank, pid, code, signal),
             // Also to the ranks of a daemon that srun started (`srun --signal`, scancel -s).
-            Event::Signal(sig) if signals::is_passed_on(sig) => self.signal_ranks(sig, None),
+            Event::Signal(sig) if signals::for_ranks(sig).is_some() => {
+                self.signal_ranks(signals::for_ranks(sig).unwrap_or(sig), None)
+            }
             Event::Signal(sig) => {
                 tracing::debug!(
                     "daemon {}: {} received: tearing down",

@@ -215,7 +215,13 @@ impl Controller {
                     None => c.early_stdin.push(data),
                 }
             }
-            ToDvm::Signal(signum) => self.pass_on(signum, Some(id)),
+            ToDvm::Signal(signum) if crate::signals::may_pass_on(signum) => {
+                self.pass_on(signum, Some(id))
+            }
+            ToDvm::Signal(signum) => self.error_to(
+                id,
+                &format!("signal {signum} is not one the DVM passes on to a job's ranks"),
+            ),
             ToDvm::Stop => {
                 // `dvm stop` waits for the controller to go, not for an answer.
                 if let Some(c) = self.clients.get_mut(&id) {
