@@ -149,7 +149,7 @@ impl Drop for SessionDir {
 }
 
 /// Turns the sweeps of [`remove_objects_of_exited`] off (`0`, `no`, `false`, `off`).
-pub(crate) const SHM_SWEEP_ENV: &str = "IBDYN_SHM_SWEEP";
+const SHM_SWEEP_ENV: &str = "IBDYN_SHM_SWEEP";
 
 /// Removes what exited processes of this user left in /dev/shm (`who` names the sweeper in
 /// the log): after a node daemon died, since its ranks died with it and nobody else would,
@@ -373,30 +373,37 @@ impl Launcher {
                 });
             }
             LEvent::ClientOpen(..) | LEvent::Client(..) | LEvent::ClientClosed(_) => {}
-            LEvent::Signal(s) if signals::for_ranks(s).is_some() => {
-                let to_ranks = signals::for_ranks(s).unwrap_or(s);
-                self.broadcast(&ToDaemon::Signal(to_ranks));
-                if s == libc::SIGTSTP {
-                    // The daemons' lines leave before this process stops.
-                    for o in &self.outboxes {
-                        o.wait_sent(SENT_BEFORE_STOP);
-                    }
-                }
-                signals::stop_self_if_asked(s);
+            LEvent::Signal(s) => match signals::for_ranks(s) {
+                Some(to_ranks) => self.pass_on(s, to_ranks),
+                None => self.on_ending_signal(s),
+            },
+        }
+    }
+
+    /// A signal that goes on to the ranks as `to_ranks`; on Ctrl-Z, this process then stops.
+    fn pass_on(&self, sig: i32, to_ranks: i32) {
+        self.broadcast(&ToDaemon::Signal(to_ranks));
+        if sig == libc::SIGTSTP {
+            // The daemons' lines leave before this process stops.
+            for o in &self.outboxes {
+                o.wait_sent(SENT_BEFORE_STOP);
             }
-            LEvent::Signal(s) => {
-                self.signals_seen += 1;
-                tracing::debug!("launcher: {} received", signals::name(s));
-                if self.signals_seen == 1 {
-                    self.broadcast(&ToDaemon::Signal(s));
-                } else {
-                    self.fail(
-                        &format!("{} received again: killing the job", signals::name(s)),
-                        128 + s,
-                    );
-                    self.broadcast(&ToDaemon::Signal(libc::SIGKILL));
-                }
-            }
+        }
+        signals::stop_self_if_asked(sig);
+    }
+
+    /// Ctrl-C, SIGTERM, SIGHUP: passed on the first time, SIGKILL for the job the second.
+    fn on_ending_signal(&mut self, s: i32) {
+        self.signals_seen += 1;
+        tracing::debug!("launcher: {} received", signals::name(s));
+        if self.signals_seen == 1 {
+            self.broadcast(&ToDaemon::Signal(s));
+        } else {
+            self.fail(
+                &format!("{} received again: killing the job", signals::name(s)),
+                128 + s,
+            );
+            self.broadcast(&ToDaemon::Signal(libc::SIGKILL));
         }
     }
 }

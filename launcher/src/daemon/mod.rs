@@ -310,18 +310,18 @@ impl Daemon {
                 code,
                 signal,
             } => self.on_exited(job, rank, pid, code, signal),
-            // Also to the ranks of a daemon that srun started (`srun --signal`, scancel -s).
-            Event::Signal(sig) if signals::for_ranks(sig).is_some() => {
-                self.signal_ranks(signals::for_ranks(sig).unwrap_or(sig), None)
-            }
-            Event::Signal(sig) => {
-                tracing::debug!(
-                    "daemon {}: {} received: tearing down",
-                    self.me,
-                    signals::name(sig)
-                );
-                self.abandon();
-            }
+            Event::Signal(sig) => match signals::for_ranks(sig) {
+                // Also to the ranks of a daemon that srun started (`srun --signal`, scancel -s).
+                Some(to_ranks) => self.signal_ranks(to_ranks, None),
+                None => {
+                    tracing::debug!(
+                        "daemon {}: {} received: tearing down",
+                        self.me,
+                        signals::name(sig)
+                    );
+                    self.abandon();
+                }
+            },
             Event::Prestarted => self.on_prestarted(),
         }
     }

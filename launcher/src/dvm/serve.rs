@@ -148,10 +148,10 @@ pub fn dvm_serve(nnodes: u32, hosts: Option<crate::hosts::HostPlan>) -> Result<i
             },
             LEvent::Client(..) => {}
             LEvent::ClientClosed(id) => ctl.client_closed(id),
-            LEvent::Signal(s) if signals::for_ranks(s).is_some() => {
-                ctl.pass_on(signals::for_ranks(s).unwrap_or(s), None)
-            }
-            LEvent::Signal(s) => ctl.stop(&format!("it got {}", signals::name(s))),
+            LEvent::Signal(s) => match signals::for_ranks(s) {
+                Some(to_ranks) => ctl.pass_on(to_ranks, None),
+                None => ctl.stop(&format!("it got {}", signals::name(s))),
+            },
         }
     }
     ctl.finish_clients();
