@@ -482,6 +482,37 @@ fn a_job_whose_output_reader_leaves_ends_like_a_pipeline() {
     s.assert_clean();
 }
 
+/// The same when the reader of stderr goes (`ibdyn run ... 2>&1 >/dev/null | head`): the job
+/// ends with 141. And a message of the launcher's own to a stderr whose reader has gone is
+/// dropped: before, it ended the launcher with a panic (status 134).
+#[test]
+fn a_job_whose_stderr_reader_leaves_ends_like_a_pipeline() {
+    let s = Scratch::new("epipe2");
+    let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sh", "-c", "yes err >&2"]);
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let err = child.stderr.take().unwrap();
+    assert_eq!(read_then_close(err, 2), ["err", "err"]);
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(141));
+    s.assert_clean();
+
+    // A pipe whose reader is gone before the job starts; the rank writes nothing itself.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = s.ibdyn(&["run", "-n", "1", "sh", "-c", "exit 3"]);
+    cmd.stdout(Stdio::null()).stderr(writer);
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let status = wait_bounded(&mut child, Duration::from_secs(30));
+    assert_eq!(
+        status.code(),
+        Some(3),
+        "the launcher's message to a closed pipe"
+    );
+    s.assert_clean();
+}
+
 /// SIGUSR1 and SIGUSR2 to `ibdyn run` go on to every rank and end nothing by themselves (a
 /// checkpoint warning such as Slurm's `--signal=USR1@60`, as mpirun and srun pass them on).
 /// Before, SIGUSR1 killed the launcher, and the job with it.

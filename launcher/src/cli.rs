@@ -157,14 +157,14 @@ fn dvm(action: DvmAction) -> i32 {
                 crate::dvm_start(nodes.unwrap_or(1), &hosts.to_args()).map(|p| (k, p))
             })
             .map(|(k, p)| {
-                println!(
+                tell!(
                     "ibdyn dvm: {k} node daemon(s) running; contact file {}",
                     p.display()
                 );
                 0
             }),
         DvmAction::Stop => crate::dvm_stop().map(|_| {
-            println!("ibdyn dvm: stopped");
+            tell!("ibdyn dvm: stopped");
             0
         }),
         DvmAction::Serve { nodes, hosts } => hosts
@@ -172,7 +172,7 @@ fn dvm(action: DvmAction) -> i32 {
             .and_then(|plan| crate::dvm_serve(nodes, plan)),
     };
     r.unwrap_or_else(|e| {
-        eprintln!("ibdyn dvm: {e}");
+        say!("ibdyn dvm: {e}");
         1
     })
 }
@@ -204,7 +204,7 @@ fn compile_c(args: &[String]) -> i32 {
     match std::process::Command::new(&cc).args(args).status() {
         Ok(st) => st.code().unwrap_or(1),
         Err(e) => {
-            eprintln!(
+            say!(
                 "ibdyn cc: cannot run {}: {e} (build it with `cargo build -p ibdyn-abi`)",
                 cc.display()
             );
@@ -245,7 +245,7 @@ fn list_jobs(contact: Option<PathBuf>) -> i32 {
             for (sock, sets) in found {
                 for d in sets {
                     let job = d.members.first().map_or(0, |m| m.0);
-                    println!(
+                    tell!(
                         "job {job}: main set {} ({} processes), contact {}",
                         d.name,
                         d.members.len(),
@@ -256,7 +256,7 @@ fn list_jobs(contact: Option<PathBuf>) -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("ibdyn resize --list: {e}");
+            say!("ibdyn resize --list: {e}");
             1
         }
     }
@@ -276,19 +276,19 @@ fn resize(
         (None, Some(n), None) => Resize::Shrink(n),
         (None, None, Some(s)) => Resize::ShrinkSet(s),
         _ => {
-            eprintln!("ibdyn resize: give one of --grow N, --shrink N, --shrink-set NAME");
+            say!("ibdyn resize: give one of --grow N, --shrink N, --shrink-set NAME");
             return 2;
         }
     };
     match crate::psets::resize(job, &change, contact.as_deref()) {
         Ok(sets) => {
             for (what, d) in ["delta", "new main set"].iter().zip(&sets) {
-                println!("{what}: {} ({} processes)", d.name, d.members.len());
+                tell!("{what}: {} ({} processes)", d.name, d.members.len());
             }
             0
         }
         Err(e) => {
-            eprintln!("ibdyn resize: {e}");
+            say!("ibdyn resize: {e}");
             match e {
                 LaunchError::Usage(_) => 2,
                 _ => 1,
@@ -302,45 +302,50 @@ fn info() -> i32 {
     // A report for a terminal or a pipe: `ibdyn info | head` ends quietly, like other tools.
     // SAFETY: restoring the default disposition of SIGPIPE has no memory-safety preconditions.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    println!("ibdyn {}", env!("CARGO_PKG_VERSION"));
+    tell!("ibdyn {}", env!("CARGO_PKG_VERSION"));
     match beside_this_binary("libmpi_abi.so") {
-        Some(p) => println!(
+        Some(p) => tell!(
             "MPI ABI library: {} (load it as libmpi_abi.so.1; `ibdyn cc` compiles against it)",
             p.display()
         ),
-        None => println!("MPI ABI library: not built (cargo build -p ibdyn-abi)"),
+        None => tell!("MPI ABI library: not built (cargo build -p ibdyn-abi)"),
     }
     match ibdyn_verbs::devices() {
-        Ok(d) if d.is_empty() => println!("InfiniBand devices: none"),
+        Ok(d) if d.is_empty() => tell!("InfiniBand devices: none"),
         Ok(d) => {
-            println!("InfiniBand devices:");
+            tell!("InfiniBand devices:");
             for x in d {
-                println!(
+                tell!(
                     "  {} port {}: {} {} lid {} mtu {}",
-                    x.name, x.port, x.link_layer, x.state, x.lid, x.active_mtu
+                    x.name,
+                    x.port,
+                    x.link_layer,
+                    x.state,
+                    x.lid,
+                    x.active_mtu
                 );
             }
         }
-        Err(e) => println!("InfiniBand devices: cannot list ({e})"),
+        Err(e) => tell!("InfiniBand devices: cannot list ({e})"),
     }
     let forced = std::env::var("IBDYN_PROVIDER")
         .ok()
         .filter(|v| !v.trim().is_empty());
     match ibdyn_verbs::FabricConfig::default().resolve_provider() {
-        Ok(p) => println!(
+        Ok(p) => tell!(
             "fabric provider a job would use: {p}{}",
             match &forced {
                 Some(v) => format!(" (forced by IBDYN_PROVIDER={v})"),
                 None => " (IBDYN_PROVIDER=ib|sock forces one)".into(),
             }
         ),
-        Err(e) => println!("fabric provider: {e}"),
+        Err(e) => tell!("fabric provider: {e}"),
     }
-    println!("{}", crate::hosts::describe());
-    println!("cross-memory attach (CMA): {}", ibdyn_shm::cma::probe());
+    tell!("{}", crate::hosts::describe());
+    tell!("cross-memory attach (CMA): {}", ibdyn_shm::cma::probe());
     let shm = std::path::Path::new("/dev/shm");
     let writable = std::fs::metadata(shm).is_ok_and(|m| m.is_dir());
-    println!(
+    tell!(
         "shared-memory directory: /dev/shm ({})",
         if writable { "present" } else { "missing" }
     );
@@ -372,7 +377,7 @@ pub fn main() -> i32 {
             // The program comes first after ibdyn's own options: a leading '-' here is an
             // option of ours that clap did not know, not a program.
             if program.starts_with('-') {
-                eprintln!(
+                say!(
                     "ibdyn run: unknown option {program:?} (the program comes after the \
                      options; `ibdyn run --help` lists them)"
                 );
@@ -380,26 +385,26 @@ pub fn main() -> i32 {
             }
             if abi {
                 if let Err(e) = put_abi_library_first() {
-                    eprintln!("ibdyn run --abi: {e}");
+                    say!("ibdyn run --abi: {e}");
                     return 2;
                 }
             }
             let preput = match crate::psets::preput(&psets, nprocs) {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("ibdyn run: {e}");
+                    say!("ibdyn run: {e}");
                     return 2;
                 }
             };
             let plan = match hosts.plan(nodes.is_some()) {
                 Ok(p) => p,
                 Err(e) => {
-                    eprintln!("ibdyn run: {e}");
+                    say!("ibdyn run: {e}");
                     return 2;
                 }
             };
             if dvm && (hosts.hosts.is_some() || hosts.hostfile.is_some()) {
-                eprintln!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
+                say!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
                 return 2;
             }
             let info: Vec<(String, String)> = prestart
@@ -415,7 +420,7 @@ pub fn main() -> i32 {
                 };
                 let r = crate::run_on_dvm(job, tag_output, preput, map_by);
                 return r.unwrap_or_else(|e| {
-                    eprintln!("ibdyn run: {e}");
+                    say!("ibdyn run: {e}");
                     e.exit_status()
                 });
             }
@@ -439,7 +444,7 @@ pub fn main() -> i32 {
             match crate::run(opts) {
                 Ok(status) => status,
                 Err(e) => {
-                    eprintln!("ibdyn run: {e}");
+                    say!("ibdyn run: {e}");
                     e.exit_status()
                 }
             }
@@ -476,7 +481,7 @@ pub fn main() -> i32 {
             }) {
                 Some(i) => i,
                 None => {
-                    eprintln!("ibdyn daemon: no --index and no SLURM_PROCID");
+                    say!("ibdyn daemon: no --index and no SLURM_PROCID");
                     return 2;
                 }
             };
@@ -492,7 +497,7 @@ pub fn main() -> i32 {
             match crate::daemon_main(opts) {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("ibdyn daemon {index}: {e}");
+                    say!("ibdyn daemon {index}: {e}");
                     1
                 }
             }

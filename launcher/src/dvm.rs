@@ -265,7 +265,7 @@ pub fn run_on_dvm(
             signals::stop_self_if_asked(sig);
             return;
         }
-        eprintln!("ibdyn run: {} received: ending the job", signals::name(sig));
+        say!("ibdyn run: {} received: ending the job", signals::name(sig));
         std::process::exit(128 + sig);
     })?;
     let c = read_contact(&existing_dvm_dir()?.join("contact"))?;
@@ -366,12 +366,12 @@ pub fn run_on_dvm(
                 } => {
                     let (how, _) = describe(code, signal);
                     if Some(job) == mine {
-                        eprintln!("ibdyn run: rank {rank} {how}; tearing the job down");
+                        say!("ibdyn run: rank {rank} {how}; tearing the job down");
                     } else {
-                        eprintln!("ibdyn run: job {job} rank {rank} {how}");
+                        say!("ibdyn run: job {job} rank {rank} {how}");
                     }
                 }
-                FromDvm::Error(msg) => eprintln!("ibdyn run: {msg}"),
+                FromDvm::Error(msg) => say!("ibdyn run: {msg}"),
                 FromDvm::TornDown { ranks } => crate::run::report_torn_down(ranks),
                 FromDvm::Done { status } => return Ok(status),
             }

@@ -5,6 +5,23 @@
 //! the per-job secret, and run fence / allgather as a tree. Applications never link this crate: they reach it through
 //! PMI (see `ibdyn-pmi`) and the dynamic-process layer (`ibdyn-spawn`).
 
+/// `eprintln!` that never panics: a message to a stderr whose reader has gone (`ibdyn run ...
+/// 2>&1 | head`) is dropped instead of ending the launcher with a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `println!` that never panics (`ibdyn info | head -1`).
+macro_rules! tell {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod cli;
 pub mod daemon;
 pub mod dvm;

@@ -13,8 +13,9 @@ pub(crate) fn tag(job: u32, rank: u32, submitted: Option<u32>) -> String {
 }
 
 /// Writes what a rank wrote on `fd` (1 or 2), each line after `prefix` if given. An error
-/// that says stdout's reader has gone (`BrokenPipe`) is for the caller: the job's output
-/// has nowhere to go, as for the first command of a shell pipeline whose reader left.
+/// that says the reader of stdout or stderr has gone (`BrokenPipe`) is for the caller: the
+/// job's output has nowhere to go, as for the first command of a shell pipeline whose reader
+/// left.
 pub(crate) fn write_out(fd: u32, prefix: Option<&str>, data: &[u8]) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(data.len() + 16);
     match prefix {
@@ -31,19 +32,17 @@ pub(crate) fn write_out(fd: u32, prefix: Option<&str>, data: &[u8]) -> std::io::
     }
     if fd == 2 {
         let mut e = std::io::stderr().lock();
-        // Nobody to tell if stderr fails.
-        let _ = e.write_all(&buf).and_then(|_| e.flush());
-        return Ok(());
+        return e.write_all(&buf).and_then(|_| e.flush());
     }
     let mut o = std::io::stdout().lock();
     o.write_all(&buf).and_then(|_| o.flush())
 }
 
-/// Whether a failed write of the ranks' stdout means its reader has gone (`prog | head`).
+/// Whether a failed write of the ranks' output means its reader has gone (`prog | head`).
 pub(crate) fn reader_gone(e: &std::io::Error) -> bool {
     e.kind() == std::io::ErrorKind::BrokenPipe
 }
 
-/// The exit status of a job ended because its stdout's reader went: as a shell reports a
+/// The exit status of a job ended because its output's reader went: as a shell reports a
 /// command killed by SIGPIPE.
 pub(crate) const READER_GONE_STATUS: i32 = 128 + libc::SIGPIPE;

@@ -169,7 +169,7 @@ pub(crate) fn remove_objects_of_exited(who: &str) {
 
 /// The one line for the spawned ranks a teardown ended (`ibdyn run`, and its DVM client).
 pub(crate) fn report_torn_down(ranks: u32) {
-    eprintln!("ibdyn run: {ranks} rank(s) of spawned jobs ended abnormally during the teardown");
+    say!("ibdyn run: {ranks} rank(s) of spawned jobs ended abnormally during the teardown");
 }
 
 pub(crate) fn describe(code: Option<i32>, signal: Option<i32>) -> (String, i32) {
@@ -225,7 +225,7 @@ impl Launcher {
 
     fn fail(&mut self, msg: &str, status: i32) {
         if self.status.is_none() && self.teardown_since.is_none() {
-            eprintln!("ibdyn run: {msg}");
+            say!("ibdyn run: {msg}");
             self.status = Some(status);
         }
         self.teardown();
@@ -276,7 +276,7 @@ impl Launcher {
                 } else if job == self.initial && !self.opts.keep_going {
                     self.fail(&format!("rank {rank} {how}; tearing the job down"), status);
                 } else {
-                    eprintln!("ibdyn run: job {job} rank {rank} {how}");
+                    say!("ibdyn run: job {job} rank {rank} {how}");
                     if job == self.initial {
                         self.failures += 1;
                         self.status.get_or_insert(status);
@@ -292,7 +292,7 @@ impl Launcher {
                 if job != self.initial {
                     // A spawned job's abort ends that job only; its parents see its ranks
                     // go (an error on their intercommunicator).
-                    eprintln!(
+                    say!(
                         "ibdyn run: job {job} rank {rank} aborted its job with code {code}: {msg}"
                     );
                     if let Some(root) = self.outboxes.first() {
@@ -534,7 +534,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         }
     }
     if l.failures > 0 {
-        eprintln!(
+        say!(
             "ibdyn run: {} rank(s) of the job ended abnormally (--keep-going)",
             l.failures
         );

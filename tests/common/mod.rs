@@ -257,12 +257,16 @@ pub fn assert_all_ok(out: &Output, n: u32) {
 /// Reads a few lines of `child`'s piped stdout, then closes it (the reader of `prog | head`
 /// leaving); returns what was read.
 pub fn read_then_close_stdout(child: &mut Child, lines: usize) -> Vec<String> {
+    read_then_close(child.stdout.take().expect("stdout piped"), lines)
+}
+
+/// [`read_then_close_stdout`] for a stream of `child`'s (its stdout or stderr).
+pub fn read_then_close(stream: impl Read, lines: usize) -> Vec<String> {
     use std::io::BufRead;
-    let out = child.stdout.take().expect("stdout piped");
-    std::io::BufReader::new(out)
+    std::io::BufReader::new(stream)
         .lines()
         .take(lines)
-        .map(|l| l.expect("a line of stdout"))
+        .map(|l| l.expect("a line"))
         .collect()
 }
 

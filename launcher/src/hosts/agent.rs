@@ -168,7 +168,7 @@ impl StderrTail {
                 for line in std::io::BufReader::new(from).lines() {
                     let Ok(line) = line else { break };
                     if echo.load(std::sync::atomic::Ordering::Relaxed) {
-                        eprintln!("{line}");
+                        say!("{line}");
                     }
                     if let Ok(mut k) = keep.lock() {
                         if k.len() == Self::KEEP {
@@ -240,7 +240,7 @@ impl AgentProc {
     pub fn echo_stderr(&self) {
         if let Some(t) = &self.stderr {
             for line in t.lines.lock().map(|l| l.clone()).unwrap_or_default() {
-                eprintln!("{line}");
+                say!("{line}");
             }
         }
         self.echo.store(true, std::sync::atomic::Ordering::Relaxed);
