@@ -589,8 +589,8 @@ fn ranks_know_their_local_rank_and_local_size() {
 }
 
 /// Ctrl-Z stops the ranks (SIGSTOP, as mpirun sends) and then `ibdyn run` itself, so that the
-/// shell sees the job stopped; SIGCONT (`fg`, `bg`) continues them. Before, the launcher (and
-/// the node daemons of its process group) stopped while the ranks ran on.
+/// shell sees the job stopped; SIGCONT (`fg`, `bg`) continues them. Before, the launcher stopped
+/// while the ranks ran on.
 #[test]
 fn ctrl_z_stops_the_ranks_and_sigcont_continues_them() {
     let s = Scratch::new("tstp");
