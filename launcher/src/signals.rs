@@ -84,3 +84,21 @@ pub fn unblock_all_in_child() {
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passed_on_signals_map_to_what_a_dvm_passes_on() {
+        for s in PASSED_ON {
+            let to_ranks = for_ranks(s as i32).expect("passed on");
+            assert!(may_pass_on(to_ranks), "{s}");
+        }
+        assert_eq!(for_ranks(libc::SIGTSTP), Some(libc::SIGSTOP));
+        for s in ENDING {
+            assert_eq!(for_ranks(s as i32), None, "{s}");
+        }
+        assert!(!may_pass_on(libc::SIGKILL));
+    }
+}
