@@ -602,3 +602,33 @@ fn ctrl_z_stops_the_ranks_and_sigcont_continues_them() {
     job_control_check(&mut child, 2);
     s.assert_clean();
 }
+
+/// Output that cannot be written (a full disk: /dev/full) is said once, and a job that
+/// otherwise succeeded ends with status 1, as a shell command whose output failed; a job that
+/// failed keeps its own status. Before, the output was lost without a word and the status was 0.
+#[test]
+fn output_that_cannot_be_written_is_said_and_fails_the_status() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("SKIPPED: no /dev/full");
+        return;
+    };
+    let s = Scratch::new("devfull");
+    for (script, status) in [("echo a; echo b", 1), ("echo a; exit 5", 5)] {
+        let mut cmd = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sh", "-c", script]);
+        cmd.stdin(Stdio::null())
+            .stdout(full.try_clone().unwrap())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        // A few lines: they fit in the pipe while the job runs.
+        let st = wait_bounded(&mut child, Duration::from_secs(60));
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(st.code(), Some(status), "{script}: {err}");
+        assert_eq!(
+            err.matches("cannot write the job's output").count(),
+            1,
+            "{script}: {err}"
+        );
+        s.assert_clean();
+    }
+}

@@ -300,6 +300,7 @@ pub fn run_on_dvm(
     let mut framer = ibdyn_pmi::wire::Framer::default();
     let mut buf = vec![0u8; 65536];
     let mut mine: Option<u32> = None;
+    let mut lost = output::LostOutput::default();
     // Until the DVM has taken the job (or refused it), a wait on its state: bounded.
     let limit = spawn_timeout();
     let deadline = Instant::now() + limit;
@@ -351,11 +352,13 @@ pub fn run_on_dvm(
                     data,
                 } => {
                     let prefix = tag.then(|| output::tag(job, rank, mine));
-                    if let Err(e) = output::write_out(fd, prefix.as_deref(), &data) {
-                        if output::reader_gone(&e) {
-                            // The DVM ends the jobs of a client that left.
-                            std::process::exit(output::READER_GONE_STATUS);
+                    match output::write_out(fd, prefix.as_deref(), &data) {
+                        // The DVM ends the jobs of a client that left.
+                        Err(e) if output::reader_gone(&e) => {
+                            std::process::exit(output::READER_GONE_STATUS)
                         }
+                        Err(e) => lost.record(&e),
+                        Ok(()) => {}
                     }
                 }
                 FromDvm::Exit {
@@ -373,7 +376,7 @@ pub fn run_on_dvm(
                 }
                 FromDvm::Error(msg) => say!("ibdyn run: {msg}"),
                 FromDvm::TornDown { ranks } => crate::run::report_torn_down(ranks),
-                FromDvm::Done { status } => return Ok(status),
+                FromDvm::Done { status } => return Ok(lost.status(status)),
             }
         }
     }

@@ -46,3 +46,27 @@ pub(crate) fn reader_gone(e: &std::io::Error) -> bool {
 /// The exit status of a job ended because its output's reader went: as a shell reports a
 /// command killed by SIGPIPE.
 pub(crate) const READER_GONE_STATUS: i32 = 128 + libc::SIGPIPE;
+
+/// Output that could not be written for another reason (a full disk): said once, when it
+/// first happens, and a job that otherwise succeeded then ends with status 1, as a shell
+/// command whose output failed does.
+#[derive(Default)]
+pub(crate) struct LostOutput(bool);
+
+impl LostOutput {
+    pub(crate) fn record(&mut self, e: &std::io::Error) {
+        if !self.0 {
+            self.0 = true;
+            say!("ibdyn run: cannot write the job's output ({e}): what follows of it is lost");
+        }
+    }
+
+    /// The exit status for a job whose own status is `status`.
+    pub(crate) fn status(&self, status: i32) -> i32 {
+        if status == 0 && self.0 {
+            1
+        } else {
+            status
+        }
+    }
+}

@@ -206,6 +206,7 @@ struct Launcher {
     shutting_down: bool,
     /// A node daemon died: its ranks will not be reported as ended.
     lost_daemon: bool,
+    lost_output: output::LostOutput,
 }
 
 impl Launcher {
@@ -249,7 +250,8 @@ impl Launcher {
                 }
                 self.teardown();
             }
-            _ => {}
+            Err(e) => self.lost_output.record(&e),
+            Ok(()) => {}
         }
     }
 
@@ -505,6 +507,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         singleton_finalized: false,
         shutting_down: false,
         lost_daemon: false,
+        lost_output: Default::default(),
     };
     while !l.all_done() {
         let ev = match l.teardown_since {
@@ -550,5 +553,5 @@ pub fn run(o: RunOptions) -> Result<i32> {
         remove_objects_of_exited("launcher");
     }
     drop(session);
-    Ok(l.status.unwrap_or(0))
+    Ok(l.lost_output.status(l.status.unwrap_or(0)))
 }
