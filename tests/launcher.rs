@@ -544,16 +544,11 @@ fn a_node_daemon_passes_user_signals_on_to_its_ranks() {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut child = cmd.spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    for _ in 0..2 {
-        assert_eq!(lines.next().unwrap().unwrap(), "ready");
-    }
-    s.signal_node_daemon(1, libc::SIGUSR1);
-    s.signal_node_daemon(0, libc::SIGUSR1);
-    let mut got: Vec<String> = lines.map(|l| l.unwrap()).collect();
-    got.sort();
+    let (got, status) = after_ready(&mut child, 2, || {
+        s.signal_node_daemon(1, libc::SIGUSR1);
+        s.signal_node_daemon(0, libc::SIGUSR1);
+    });
     assert_eq!(got, ["got-USR1 0", "got-USR1 1"]);
-    let status = wait_bounded(&mut child, Duration::from_secs(60));
     assert_eq!(status.code(), Some(0), "{status:?}");
     s.assert_clean();
 }

@@ -286,16 +286,29 @@ pub fn signal_when_ready(
     n: usize,
     sig: &str,
 ) -> (Vec<String>, std::process::ExitStatus) {
+    let pid = child.id().to_string();
+    after_ready(child, n, || {
+        let st = Command::new("kill")
+            .args([format!("-{sig}"), pid])
+            .status()
+            .expect("run kill");
+        assert!(st.success());
+    })
+}
+
+/// Once `child` (ranks of [`awaits_signal`], stdout piped) has printed `n` "ready" lines,
+/// runs `then`; returns the rest of its stdout, sorted, and its status.
+pub fn after_ready(
+    child: &mut Child,
+    n: usize,
+    then: impl FnOnce(),
+) -> (Vec<String>, std::process::ExitStatus) {
     use std::io::BufRead;
     let mut lines = std::io::BufReader::new(child.stdout.take().expect("stdout piped")).lines();
     for _ in 0..n {
         assert_eq!(lines.next().expect("a line").expect("a line"), "ready");
     }
-    let st = Command::new("kill")
-        .args([format!("-{sig}"), child.id().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(st.success());
+    then();
     let mut rest: Vec<String> = lines.map(|l| l.expect("a line")).collect();
     rest.sort();
     (rest, wait_bounded(child, Duration::from_secs(60)))

@@ -269,7 +269,7 @@ impl Controller {
     /// are refused from now on.
     pub(super) fn stop(&mut self, why: &str) {
         let news = format!("the DVM is stopping ({why}): ending the job");
-        self.stop_telling(why, &news, 0);
+        self.stop_telling(why, &news, None);
     }
 
     /// Node daemon `d` died: every job with a live rank may have lost ranks there (and the
@@ -277,12 +277,12 @@ impl Controller {
     pub(super) fn daemon_died(&mut self, d: u32) {
         let why = format!("node daemon {d} died");
         let news = format!("{why}: its ranks are lost, and the job is ended");
-        self.stop_telling(&why, &news, 1);
+        self.stop_telling(&why, &news, Some(1));
     }
 
-    /// The stop, whose `news` goes to every client with a job still running (with `status`
-    /// as its exit status unless its job has one, when not 0).
-    fn stop_telling(&mut self, why: &str, news: &str, status: i32) {
+    /// The stop, whose `news` goes to every client with a job still running (with `status`,
+    /// if given, as its exit status unless its job has one).
+    fn stop_telling(&mut self, why: &str, news: &str, status: Option<i32>) {
         if self.stopping.is_some() {
             return;
         }
@@ -294,8 +294,8 @@ impl Controller {
             .collect();
         for id in busy {
             self.error_to(id, news);
-            if let Some(c) = self.clients.get_mut(&id).filter(|_| status != 0) {
-                c.status.get_or_insert(status);
+            if let (Some(c), Some(st)) = (self.clients.get_mut(&id), status) {
+                c.status.get_or_insert(st);
             }
         }
         self.stopping = Some((Instant::now(), why.to_string()));
