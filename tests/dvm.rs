@@ -866,6 +866,27 @@ fn a_dvm_job_whose_output_reader_leaves_ends() {
     dvm.stop();
 }
 
+/// `ibdyn run --dvm --timeout SECS`: the client ends with 124 once the limit is reached, and
+/// the DVM ends its job; the DVM serves on.
+#[test]
+fn a_dvm_job_past_its_time_limit_ends_with_124() {
+    let s = Scratch::new("dvm-timeout");
+    let mut dvm = Dvm::start(&s, 2);
+    let tag = format!("timeout{}", std::process::id());
+    let script = format!(": {tag}; sleep 120; true");
+    let out = dvm.run(&["-n", "2", "--timeout", "2", "sh", "-c", &script]);
+    assert_eq!(out.status.code(), Some(124), "{}", show(&out));
+    assert!(
+        text(&out.stderr).contains("time limit of 2 s (--timeout or MPIEXEC_TIMEOUT) was reached"),
+        "{}",
+        show(&out)
+    );
+    gone(&tag);
+    let out = dvm.run(&["-n", "1", "true"]);
+    assert!(out.status.success(), "{}", show(&out));
+    dvm.stop();
+}
+
 /// SIGUSR1/SIGUSR2 to `ibdyn run --dvm` go on to the ranks of its job, and to no other job
 /// of the DVM.
 #[test]

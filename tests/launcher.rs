@@ -156,6 +156,60 @@ fn a_program_that_cannot_be_executed_fails_with_126() {
     s.assert_clean();
 }
 
+/// `--timeout SECS` (or `MPIEXEC_TIMEOUT`, as mpiexec reads it) ends a job that runs past
+/// it, with the jobs it spawned, with status 124; 0 is no limit.
+#[test]
+fn a_job_past_its_time_limit_is_torn_down_with_124() {
+    let s = Scratch::new("timeout");
+    let prog = example_bin("spawn_check");
+    let run = s.ibdyn(&[
+        "run",
+        "-n",
+        "1",
+        "--nodes",
+        "2",
+        "--timeout",
+        "3",
+        prog.to_str().unwrap(),
+        "hang",
+        "2",
+    ]);
+    // The master and its children sleep 120 s unless killed: the bound is the check.
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(124), "stderr: {err}");
+    assert!(
+        err.contains("time limit of 3 s (--timeout or MPIEXEC_TIMEOUT) was reached"),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("killed by signal"), "stderr: {err}");
+    if text(&out.stdout).contains("SPAWNED") {
+        assert!(
+            err.contains("2 rank(s) of spawned jobs ended abnormally during the teardown"),
+            "stderr: {err}"
+        );
+    }
+    s.assert_clean();
+
+    let mut run = s.ibdyn(&["run", "-n", "2", "--nodes", "2", "sleep", "120"]);
+    run.env("MPIEXEC_TIMEOUT", "1");
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out.stderr));
+    s.assert_clean();
+
+    let mut run = s.ibdyn(&["run", "-n", "1", "true"]);
+    run.env("MPIEXEC_TIMEOUT", "0");
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = s.run(&["run", "--timeout", "soon", "true"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("invalid value 'soon' for '--timeout <SECS>'"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn a_misspelt_option_is_called_an_option_not_a_program() {
     let s = Scratch::new("misspelt");

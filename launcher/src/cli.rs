@@ -40,6 +40,10 @@ enum Cmd {
         /// non-zero at the end).
         #[arg(long)]
         keep_going: bool,
+        /// End the job after SECS seconds: its ranks (and those of the jobs it spawned) are
+        /// killed and `ibdyn run` exits with 124, as `timeout` does. 0: no limit.
+        #[arg(long, value_name = "SECS", env = "MPIEXEC_TIMEOUT")]
+        timeout: Option<u64>,
         /// Submit the job to the running DVM (`ibdyn dvm start`) instead of starting daemons.
         #[arg(long)]
         dvm: bool,
@@ -365,6 +369,7 @@ pub fn main() -> i32 {
             map_by,
             tag_output,
             keep_going,
+            timeout,
             dvm,
             abi,
             prestart,
@@ -417,6 +422,7 @@ pub fn main() -> i32 {
                     program: &program,
                     args: &command,
                     info,
+                    timeout_secs: timeout,
                 };
                 let r = crate::run_on_dvm(job, tag_output, preput, map_by);
                 return r.unwrap_or_else(|e| {
@@ -440,6 +446,8 @@ pub fn main() -> i32 {
                     jobid: jobid.unwrap_or(0),
                 }),
                 hosts: plan,
+                // A singleton's private launcher lives as long as the singleton does.
+                timeout_secs: timeout.filter(|_| adopt_ready_fd.is_none()),
             };
             match crate::run(opts) {
                 Ok(status) => status,

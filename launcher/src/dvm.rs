@@ -24,6 +24,7 @@ use crate::placement::MapBy;
 use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
 use crate::run::describe;
 use crate::signals;
+use crate::time_limit::{sooner, TimeLimit, TIMED_OUT_STATUS};
 use ibdyn_pmi::wire::{Command, Frame};
 use ibdyn_pmi::{SpawnCommand, SpawnRequest};
 use std::io::{Read, Write};
@@ -233,6 +234,8 @@ pub struct DvmJob<'a> {
     pub args: &'a [String],
     /// Info keys of the command (`ibdyn_prestart`).
     pub info: Vec<(String, String)>,
+    /// End the job after this many seconds (`--timeout`; None or 0: no limit).
+    pub timeout_secs: Option<u64>,
 }
 
 /// `ibdyn run --dvm`: submits one job and relays its output; returns its exit status. The
@@ -248,7 +251,9 @@ pub fn run_on_dvm(
         program,
         args,
         info,
+        timeout_secs,
     } = job;
+    let time_limit = TimeLimit::starting_now(timeout_secs);
     if nprocs == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));
     }
@@ -306,8 +311,14 @@ pub fn run_on_dvm(
     let deadline = Instant::now() + limit;
     let mut answered = false;
     loop {
+        // The DVM ends the jobs of a client that left.
+        if let Some(t) = time_limit.filter(|t| t.reached()) {
+            say!("ibdyn run: {}", t.message());
+            return Ok(TIMED_OUT_STATUS);
+        }
         let left = deadline.saturating_duration_since(Instant::now());
-        let wait = (!answered).then_some(left.max(Duration::from_millis(1)));
+        let wait = sooner((!answered).then_some(left), time_limit.map(|t| t.left()))
+            .map(|w| w.max(Duration::from_millis(1)));
         s.set_read_timeout(wait)
             .map_err(|e| LaunchError::io("set_read_timeout", e))?;
         let n = match s.read(&mut buf) {
@@ -323,9 +334,9 @@ pub fn run_on_dvm(
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) && !answered =>
+                ) =>
             {
-                if Instant::now() < deadline {
+                if answered || Instant::now() < deadline {
                     continue;
                 }
                 return Err(LaunchError::Timeout {

@@ -37,6 +37,7 @@ mod rlimit;
 pub mod run;
 pub mod secret;
 mod signals;
+mod time_limit;
 
 pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};
 pub use dvm::{dvm_dir, dvm_serve, dvm_start, dvm_stop, run_on_dvm, DvmJob};

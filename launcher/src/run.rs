@@ -8,6 +8,7 @@ use crate::placement::{MapBy, Placement};
 use crate::protocol::{
     start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon, NOT_FOUND,
 };
+use crate::time_limit::{TimeLimit, TIMED_OUT_STATUS};
 use crate::{output, secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::Frame;
@@ -40,6 +41,8 @@ pub struct RunOptions {
     pub adopt: Option<Adopt>,
     /// Daemons on these hosts (one each) instead of `nnodes` on this machine.
     pub hosts: Option<crate::hosts::HostPlan>,
+    /// Tear the job down after this many seconds (`--timeout`; None or 0: no limit).
+    pub timeout_secs: Option<u64>,
 }
 
 /// `ibdyn run --adopt-ready-fd FD --jobid J`: the private launcher of a singleton that
@@ -229,6 +232,13 @@ impl Launcher {
             say!("ibdyn run: {msg}");
             self.status = Some(status);
         }
+        self.teardown();
+    }
+
+    /// The time limit overrides an earlier failure's status (under --keep-going).
+    fn time_out(&mut self, limit: &TimeLimit) {
+        say!("ibdyn run: {}", limit.message());
+        self.status = Some(TIMED_OUT_STATUS);
         self.teardown();
     }
 
@@ -434,6 +444,7 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
 
 /// Runs a job to its end (and every job it spawned); returns the job's exit status.
 pub fn run(o: RunOptions) -> Result<i32> {
+    let limit = TimeLimit::starting_now(o.timeout_secs);
     let placement = match &o.hosts {
         Some(h) => {
             let slots: Vec<u32> = h.hosts.iter().map(|x| x.slots).collect();
@@ -511,7 +522,22 @@ pub fn run(o: RunOptions) -> Result<i32> {
     };
     while !l.all_done() {
         let ev = match l.teardown_since {
-            None => rx.recv().ok(),
+            None => match limit {
+                None => rx.recv().ok(),
+                // A job that keeps its launcher busy (output) times out too.
+                Some(limit) if limit.reached() => {
+                    l.time_out(&limit);
+                    continue;
+                }
+                Some(limit) => match rx.recv_timeout(limit.left()) {
+                    Ok(ev) => Some(ev),
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        l.time_out(&limit);
+                        continue;
+                    }
+                    Err(crossbeam_channel::RecvTimeoutError::Disconnected) => None,
+                },
+            },
             Some(t) => {
                 let limit = if l.lost_daemon {
                     LOST_DAEMON_TEARDOWN
