@@ -866,6 +866,29 @@ fn a_dvm_job_whose_output_reader_leaves_ends() {
     dvm.stop();
 }
 
+/// MPMD under a DVM: the applications form one job, as under `ibdyn run`.
+#[test]
+fn several_applications_run_as_one_dvm_job() {
+    let s = Scratch::new("dvm-mpmd");
+    let mut dvm = Dvm::start(&s, 2);
+    let ring = example_bin("ring");
+    let ring = ring.to_str().unwrap();
+    let out = dvm.run(&["-n", "1", ring, ":", "-n", "3", ring]);
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        text(&out.stdout).contains("sum of ranks 6"),
+        "{}",
+        show(&out)
+    );
+    let say = "echo app $IBDYN_APPNUM rank $IBDYN_RANK";
+    let out = dvm.run(&["-n", "2", "sh", "-c", say, ":", "sh", "-c", say]);
+    assert!(out.status.success(), "{}", show(&out));
+    let mut lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    lines.sort();
+    assert_eq!(lines, ["app 0 rank 0", "app 0 rank 1", "app 1 rank 2"]);
+    dvm.stop();
+}
+
 /// `ibdyn run --dvm --timeout SECS`: the client ends with 124 once the limit is reached, and
 /// the DVM ends its job; the DVM serves on.
 #[test]

@@ -210,6 +210,73 @@ fn a_job_past_its_time_limit_is_torn_down_with_124() {
     );
 }
 
+/// Several applications in one job (MPMD, `A : -n 3 B`): one world, ranks numbered across
+/// the applications in order, each rank's application in IBDYN_APPNUM; MPI ranks of both
+/// talk (the ring example as two applications on two nodes).
+#[test]
+fn several_applications_run_as_one_job() {
+    let s = Scratch::new("mpmd");
+    let say = "echo app $IBDYN_APPNUM rank $IBDYN_RANK of $IBDYN_SIZE $0";
+    let out = s.run(
+        &[
+            "run", "--nodes", "2", "-n", "1", "sh", "-c", say, "first", ":", "-n", "3", "sh", "-c",
+            say, "second", ":", "sh", "-c", say, "third",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        lines_with(&out, "app "),
+        [
+            "app 0 rank 0 of 5 first",
+            "app 1 rank 1 of 5 second",
+            "app 1 rank 2 of 5 second",
+            "app 1 rank 3 of 5 second",
+            "app 2 rank 4 of 5 third",
+        ]
+    );
+    let ring = example_bin("ring");
+    let ring = ring.to_str().unwrap();
+    let out = s.run(
+        &["run", "--nodes", "2", "-n", "2", ring, ":", "-n", "2", ring],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(lines_with(&out, "rank ").len(), 4, "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("sum of ranks 6"));
+}
+
+/// A bad application of an MPMD line is named before anything starts.
+#[test]
+fn a_bad_application_of_several_is_named() {
+    let s = Scratch::new("mpmd-bad");
+    for (args, status, why) in [
+        (&["true", ":"][..], 2, "application 2 has no program"),
+        (
+            &["true", ":", "-n", "two", "true"],
+            2,
+            "-n needs a count, not \"two\"",
+        ),
+        (
+            &["true", ":", "--nodes", "2", "true"],
+            2,
+            "unknown option \"--nodes\" in application 2",
+        ),
+        (
+            &["true", ":", "-n", "2", "/no/such/program"],
+            127,
+            "\"/no/such/program\"",
+        ),
+    ] {
+        let mut a = vec!["run", "-n", "1"];
+        a.extend_from_slice(args);
+        let out = s.run(&a, None);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(status), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn a_misspelt_option_is_called_an_option_not_a_program() {
     let s = Scratch::new("misspelt");

@@ -2,6 +2,7 @@
 //! `ibdyn` binary of the workspace's root package: `cargo build --workspace` first). Each
 //! program checks its results itself and exits non-zero on a failed check.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -72,12 +73,18 @@ impl Scratch {
     }
 
     fn run_args(&self, n: u32, exe: &Path, args: &[&str]) -> Output {
+        let mut words = vec![OsString::from("-n"), n.to_string().into(), exe.into()];
+        words.extend(args.iter().map(OsString::from));
+        self.run_words(&words)
+    }
+
+    /// `ibdyn run WORDS` (options, then the applications).
+    fn run_words(&self, words: &[OsString]) -> Output {
         let out = Command::new("timeout")
             .args(["--signal=TERM", "--kill-after=10", "180"])
             .arg(ibdyn_bin())
-            .args(["run", "-n", &n.to_string()])
-            .arg(exe)
-            .args(args)
+            .arg("run")
+            .args(words)
             .env("TMPDIR", self.0.join("tmp"))
             // cargo's LD_LIBRARY_PATH holds target/<profile>, whose libmpi_abi.so is refreshed
             // by `cargo build` only; the programs' rpath names the library this run built.
@@ -265,6 +272,39 @@ fn spawn_multiple_with_info_appnum_and_errcodes() {
         "spawn_multiple",
         2,
         "spawn_multiple: ok, 2 parents, 3 children",
+    );
+}
+
+/// Two applications in one job (`ibdyn run -n 1 mpmd ... : -n 3 mpmd ...`) on two nodes.
+#[test]
+fn mpmd_applications_share_one_world_with_their_appnum() {
+    let s = Scratch::new("mpmd");
+    let exe = s.build("mpmd");
+    let w = |x: &str| OsString::from(x);
+    let words = [
+        w("--nodes"),
+        w("2"),
+        w("-n"),
+        w("1"),
+        exe.clone().into(),
+        w("0"),
+        w("1"),
+        w("3"),
+        w(":"),
+        w("-n"),
+        w("3"),
+        exe.into(),
+        w("1"),
+        w("1"),
+        w("3"),
+    ];
+    let out = s.run_words(&words);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("mpmd: ok, 1 + 3 ranks"),
+        "{}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

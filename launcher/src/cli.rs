@@ -66,7 +66,9 @@ enum Cmd {
         /// Job id of the adopted singleton.
         #[arg(long, hide = true)]
         jobid: Option<u32>,
-        /// The program and its arguments.
+        /// The program and its arguments; several applications in one job (MPMD) are
+        /// separated by ` : `, each after the first with its own `-n N`:
+        /// `ibdyn run -n 1 ./master : -n 4 ./worker`.
         #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
         command: Vec<String>,
     },
@@ -376,18 +378,31 @@ pub fn main() -> i32 {
             psets,
             adopt_ready_fd,
             jobid,
-            mut command,
+            command,
         } => {
-            let program = command.remove(0);
             // The program comes first after ibdyn's own options: a leading '-' here is an
             // option of ours that clap did not know, not a program.
-            if program.starts_with('-') {
+            if let Some(word) = command.first().filter(|w| w.starts_with('-')) {
                 say!(
-                    "ibdyn run: unknown option {program:?} (the program comes after the \
+                    "ibdyn run: unknown option {word:?} (the program comes after the \
                      options; `ibdyn run --help` lists them)"
                 );
                 return 2;
             }
+            let apps = match crate::mpmd::split(nprocs, command) {
+                Ok(apps) => apps,
+                Err(e) => {
+                    say!("ibdyn run: {e}");
+                    return 2;
+                }
+            };
+            let nprocs = match crate::mpmd::total(&apps) {
+                Ok(n) => n,
+                Err(e) => {
+                    say!("ibdyn run: {e}");
+                    return 2;
+                }
+            };
             if abi {
                 if let Err(e) = put_abi_library_first() {
                     say!("ibdyn run --abi: {e}");
@@ -418,9 +433,7 @@ pub fn main() -> i32 {
                 .collect();
             if dvm {
                 let job = crate::dvm::DvmJob {
-                    nprocs,
-                    program: &program,
-                    args: &command,
+                    apps: &apps,
                     info,
                     timeout_secs: timeout,
                 };
@@ -432,12 +445,10 @@ pub fn main() -> i32 {
             }
             let opts = RunOptions {
                 preput,
-                nprocs,
                 nnodes: nodes.unwrap_or(1),
                 map_by,
                 tag_output,
-                program,
-                args: command,
+                apps,
                 daemon_exe: None,
                 keep_going,
                 info,

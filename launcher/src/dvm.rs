@@ -19,6 +19,7 @@ pub use serve::dvm_serve;
 
 use crate::error::{LaunchError, Result};
 use crate::link;
+use crate::mpmd::{self, AppLine};
 use crate::output;
 use crate::placement::MapBy;
 use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
@@ -26,7 +27,7 @@ use crate::run::describe;
 use crate::signals;
 use crate::time_limit::{sooner, TimeLimit, TIMED_OUT_STATUS};
 use ibdyn_pmi::wire::{Command, Frame};
-use ibdyn_pmi::{SpawnCommand, SpawnRequest};
+use ibdyn_pmi::SpawnRequest;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
@@ -229,10 +230,9 @@ pub fn dvm_stop() -> Result<()> {
 
 /// The command of a job for the DVM.
 pub struct DvmJob<'a> {
-    pub nprocs: u32,
-    pub program: &'a str,
-    pub args: &'a [String],
-    /// Info keys of the command (`ibdyn_prestart`).
+    /// The applications (one, or several for MPMD).
+    pub apps: &'a [AppLine],
+    /// Info keys of every command (`ibdyn_prestart`).
     pub info: Vec<(String, String)>,
     /// End the job after this many seconds (`--timeout`; None or 0: no limit).
     pub timeout_secs: Option<u64>,
@@ -247,17 +247,15 @@ pub fn run_on_dvm(
     map_by: MapBy,
 ) -> Result<i32> {
     let DvmJob {
-        nprocs,
-        program,
-        args,
+        apps,
         info,
         timeout_secs,
     } = job;
     let time_limit = TimeLimit::starting_now(timeout_secs);
-    if nprocs == 0 {
+    if mpmd::total(apps).map_err(LaunchError::Usage)? == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));
     }
-    let program = crate::run::resolve_program(program)?;
+    let commands = mpmd::spawn_commands(apps, &info)?;
     // Ctrl-C, SIGTERM, SIGHUP end the job: this client exits, and the DVM tears down the job
     // of a client that left. Taken with sigwait, so this also works when the client started
     // with SIGINT ignored (a script's background job), as `ibdyn run` itself does.
@@ -275,15 +273,7 @@ pub fn run_on_dvm(
     })?;
     let c = read_contact(&existing_dvm_dir()?.join("contact"))?;
     let mut s = connect(&c)?;
-    let req = EncodedRequest::new(&SpawnRequest {
-        commands: vec![SpawnCommand {
-            program: program.display().to_string(),
-            args: args.to_vec(),
-            nprocs,
-            info,
-        }],
-        preput,
-    })?;
+    let req = EncodedRequest::new(&SpawnRequest { commands, preput })?;
     let env = JobEnv::current()
         .map_err(|e| LaunchError::io("find the current directory (the ranks run there)", e))?;
     s.write_all(

@@ -29,6 +29,7 @@ mod error;
 pub mod hosts;
 mod jobtable;
 mod link;
+pub mod mpmd;
 mod output;
 pub mod placement;
 mod protocol;

@@ -4,6 +4,7 @@
 use crate::error::{LaunchError, Result};
 use crate::jobtable::JobTable;
 use crate::link::Outbox;
+use crate::mpmd::{self, AppLine};
 use crate::placement::{MapBy, Placement};
 use crate::protocol::{
     start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon, NOT_FOUND,
@@ -12,7 +13,7 @@ use crate::time_limit::{TimeLimit, TIMED_OUT_STATUS};
 use crate::{output, secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::Frame;
-use ibdyn_pmi::{SpawnCommand, SpawnRequest};
+use ibdyn_pmi::SpawnRequest;
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -25,12 +26,11 @@ pub(crate) use startup::{start_daemons, DaemonSet};
 pub struct RunOptions {
     /// Job-level keys the ranks find in their key-value space (e.g. process sets).
     pub preput: Vec<(String, String)>,
-    pub nprocs: u32,
     pub nnodes: u32,
     pub map_by: MapBy,
     pub tag_output: bool,
-    pub program: String,
-    pub args: Vec<String>,
+    /// The applications (one, or several for MPMD), ranks numbered across them in order.
+    pub apps: Vec<AppLine>,
     /// The binary that serves `daemon` (default: this executable).
     pub daemon_exe: Option<PathBuf>,
     /// A rank of the initial job ending abnormally is reported, not fatal.
@@ -445,17 +445,19 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
 /// Runs a job to its end (and every job it spawned); returns the job's exit status.
 pub fn run(o: RunOptions) -> Result<i32> {
     let limit = TimeLimit::starting_now(o.timeout_secs);
+    let nprocs = mpmd::total(&o.apps).map_err(LaunchError::Usage)?;
     let placement = match &o.hosts {
         Some(h) => {
             let slots: Vec<u32> = h.hosts.iter().map(|x| x.slots).collect();
-            Placement::by_slots(o.nprocs, &slots, o.map_by)?
+            Placement::by_slots(nprocs, &slots, o.map_by)?
         }
-        None => Placement::new(o.nprocs, o.nnodes, o.map_by)?,
+        None => Placement::new(nprocs, o.nnodes, o.map_by)?,
     };
     let nnodes = o.hosts.as_ref().map_or(o.nnodes, |h| h.hosts.len() as u32);
-    let program = match o.adopt {
-        Some(_) => PathBuf::from(&o.program),
-        None => resolve_program(&o.program)?,
+    // An adopted singleton is running already: nothing to find.
+    let commands = match o.adopt {
+        Some(_) => Vec::new(),
+        None => mpmd::spawn_commands(&o.apps, &o.info)?,
     };
     let exe = match &o.daemon_exe {
         Some(p) => p.clone(),
@@ -484,12 +486,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         None => ToDaemon::Spawn(Submission {
             id: 0,
             req: EncodedRequest::new(&SpawnRequest {
-                commands: vec![SpawnCommand {
-                    program: program.display().to_string(),
-                    args: o.args.clone(),
-                    nprocs: o.nprocs,
-                    info: o.info.clone(),
-                }],
+                commands,
                 preput: o.preput.clone(),
             })?,
             jobid: Some(jobid),
