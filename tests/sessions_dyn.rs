@@ -308,6 +308,31 @@ fn ibdyn_resize_grows_and_shrinks_a_running_job() {
     }
 }
 
+/// An MPMD job (`master : worker`) grows by its last application, as it shrinks by its last
+/// processes: the new processes are workers.
+#[test]
+fn an_mpmd_job_grows_by_its_last_application() {
+    let p = prog();
+    let s = Scratch::new("resize-mpmd");
+    let worker = format!("echo worker-app; exec {p} resize");
+    let job = s.ibdyn(&[
+        "run", "-n", "1", "--nodes", "2", &p, "resize", ":", "-n", "1", "sh", "-c", &worker,
+    ]);
+    let (stdout, r, status) = resize_while_running(&s, job, &["--grow", "2"]);
+    let count = |w: &str| stdout.lines().filter(|l| l.trim() == w).count();
+    assert!(
+        r.status.success()
+            && status.success()
+            && stdout.contains("resized from 2 to 4")
+            && count("psets_dyn_check: resize added ok") == 2
+            && count("worker-app") == 3,
+        "resize {}\n{}\njob {status}\n{stdout}",
+        r.status,
+        common::text(&r.stderr)
+    );
+    s.assert_clean();
+}
+
 #[test]
 fn ibdyn_resize_under_a_dvm() {
     let p = prog();

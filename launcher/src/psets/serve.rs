@@ -172,7 +172,7 @@ impl Daemon {
         let Some(app) = self
             .jobs
             .get(&like_job)
-            .and_then(|j| j.spec.apps.first().cloned())
+            .and_then(|j| j.spec.apps.last().cloned())
         else {
             self.registry
                 .psets
