@@ -148,5 +148,39 @@ fn a_job_spans_namespace_hosts_through_real_ssh() {
         show(&out)
     );
     s.assert_clean();
+
+    // ssh passes no environment and starts in the home directory: the ranks still run with
+    // the launcher's environment (less what describes its host) in its working directory.
+    let mut c = lab.command_in(0, "timeout");
+    c.args(["--signal=TERM", "--kill-after=10", "120"])
+        .arg(ibdyn_bin())
+        .args(["run", "-n", "2", "--hosts", &hosts, "--map-by", "node"])
+        .args([
+            "sh",
+            "-c",
+            "echo \"$IBDYN_RANK $FWD_CHECK $(pwd) ${SSH_CONNECTION%% *}\"",
+        ])
+        .current_dir(&dir)
+        .env("TMPDIR", &s.dir)
+        .env("IBDYN_SSH", &ssh)
+        .env("FWD_CHECK", "forwarded")
+        .env("SSH_CONNECTION", "of the launcher")
+        .env_remove("IBDYN_LOG")
+        .env_remove("IBDYN_IFACE");
+    let out = run_bounded(c, None, Duration::from_secs(150));
+    assert!(out.status.success(), "{}", show(&out));
+    let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    let (here, from) = (dir.display(), &lab.hosts[0].ip);
+    assert_eq!(
+        lines,
+        [
+            format!("0 forwarded {here} {from}"),
+            format!("1 forwarded {here} {from}")
+        ],
+        "{}",
+        show(&out)
+    );
+    s.assert_clean();
     drop(sshds);
 }

@@ -7,7 +7,8 @@ use crate::link::Outbox;
 use crate::mpmd::{self, AppLine};
 use crate::placement::{MapBy, Placement};
 use crate::protocol::{
-    start_failure, EncodedRequest, Ready, Report, SpawnOutcome, Submission, ToDaemon, NOT_FOUND,
+    start_failure, EncodedRequest, JobEnv, Ready, Report, SpawnOutcome, Submission, ToDaemon,
+    NOT_FOUND,
 };
 use crate::time_limit::{TimeLimit, TIMED_OUT_STATUS};
 use crate::{output, secret, signals};
@@ -492,7 +493,13 @@ pub fn run(o: RunOptions) -> Result<i32> {
             jobid: Some(jobid),
             nodes: Some(placement.node_of.clone()),
             stdin: true,
-            env: None,
+            // Daemons on this machine pass on the launcher's environment; ssh would not.
+            env: match o.hosts {
+                Some(_) => Some(JobEnv::for_other_hosts().map_err(|e| {
+                    LaunchError::io("find the current directory (the ranks run there)", e)
+                })?),
+                None => None,
+            },
         }),
     };
     let _ = outboxes[0].send(first.encode().to_line());

@@ -375,15 +375,19 @@ impl Daemon {
                 .map(|(k, v)| (OsStr::new(k.as_str()), Some(OsStr::new(v.as_str())))),
         );
         // A relative `wdir` is taken from where the job's submitter ran.
-        let cwd = match (&spec.env, &app.wdir) {
-            (Some(e), Some(w)) => Some(e.cwd.join(w)),
-            (Some(e), None) => Some(e.cwd.clone()),
-            (None, w) => w.as_ref().map(PathBuf::from),
+        let cwd = match &spec.env {
+            Some(e) => e.rank_cwd(app.wdir.as_deref()),
+            None => app.wdir.as_ref().map(PathBuf::from),
         };
+        // A shell's notion of where it is follows the directory chosen.
+        if let Some(c) = &cwd {
+            set.push((OsStr::new("PWD"), Some(c.as_os_str())));
+        }
+        let base = spec.env.as_ref().map(|e| e.base_here());
         self.pmi_ids.insert(pmi_id, (spec.jobid, rank));
         Ok(starts::Prepared {
             rank,
-            env: launch::environment(spec.env.as_ref().map(|e| e.vars.as_slice()), &set),
+            env: launch::environment(base.as_deref(), &set),
             cwd,
             stdin_pipe: rank == 0 && spec.stdin,
             pmi_ours,

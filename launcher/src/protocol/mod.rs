@@ -26,7 +26,7 @@ pub(crate) use tree::{Answer, Down, Gone, NameOp, SpawnAnswer, Start, StartResul
 
 use ibdyn_pmi::wire::{self, hex_decode, hex_encode, Command, Frame, Framer};
 use ibdyn_pmi::{PmiError, SpawnRequest};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
@@ -90,11 +90,44 @@ impl EncodedRequest {
 }
 
 /// The environment and working directory a submitted job's ranks (and the jobs they spawn)
-/// run with: those of the `ibdyn run --dvm` that submitted it.
+/// run with: those of the `ibdyn run --dvm` that submitted it, or of the `ibdyn run` whose
+/// daemons run on other hosts. A working directory that does not exist on a daemon's host
+/// leaves its ranks in the daemon's own (the home directory under ssh), as mpirun does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct JobEnv {
     pub(crate) vars: Vec<(OsString, OsString)>,
     pub(crate) cwd: PathBuf,
+}
+
+/// Variables that describe the host or the login session a process runs in rather than the
+/// user's settings: an environment sent to other hosts leaves them out, and a daemon gives
+/// its ranks its own values of those a submitted environment lacks.
+const HOST_BOUND: &[&str] = &[
+    "HOSTNAME",
+    "HOST",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "DISPLAY",
+    "XAUTHORITY",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "XDG_RUNTIME_DIR",
+    "XDG_SESSION_ID",
+    "XDG_SESSION_TYPE",
+    "XDG_SESSION_CLASS",
+];
+/// ... and every variable of these families (a Slurm step's variables are per node).
+const HOST_BOUND_PREFIXES: &[&str] = &["SSH_", "SLURM_"];
+
+fn host_bound(name: &OsStr) -> bool {
+    let name = name.as_bytes();
+    HOST_BOUND.iter().any(|h| h.as_bytes() == name)
+        || HOST_BOUND_PREFIXES
+            .iter()
+            .any(|p| name.starts_with(p.as_bytes()))
 }
 
 impl JobEnv {
@@ -104,6 +137,35 @@ impl JobEnv {
             vars: std::env::vars_os().collect(),
             cwd: std::env::current_dir()?,
         })
+    }
+
+    /// This process's environment without its host-bound variables, and its working
+    /// directory: for ranks on other hosts (ssh passes no environment and starts in the
+    /// home directory).
+    pub(crate) fn for_other_hosts() -> std::io::Result<JobEnv> {
+        let mut e = JobEnv::current()?;
+        e.vars.retain(|(k, _)| !host_bound(k));
+        Ok(e)
+    }
+
+    /// A rank's base environment on this host: these variables, with this process's own
+    /// values of the host-bound ones they lack.
+    pub(crate) fn base_here(&self) -> Vec<(OsString, OsString)> {
+        let mut vars = self.vars.clone();
+        vars.extend(
+            std::env::vars_os()
+                .filter(|(k, _)| host_bound(k) && !self.vars.iter().any(|(have, _)| have == k)),
+        );
+        vars
+    }
+
+    /// The working directory of a rank on this host: `wdir` (relative to the submitter's),
+    /// else the submitter's if it exists here; None: the daemon's own.
+    pub(crate) fn rank_cwd(&self, wdir: Option<&str>) -> Option<PathBuf> {
+        match wdir {
+            Some(w) => Some(self.cwd.join(w)),
+            None => self.cwd.is_dir().then(|| self.cwd.clone()),
+        }
     }
 
     pub(crate) fn add_to(&self, cmd: Command) -> Command {
@@ -172,6 +234,69 @@ mod fuzz;
 mod tests {
     use super::*;
     use ibdyn_pmi::SpawnCommand;
+
+    #[test]
+    fn an_environment_for_other_hosts_leaves_out_what_describes_this_one() {
+        for name in [
+            "HOSTNAME",
+            "PWD",
+            "SSH_CONNECTION",
+            "SLURM_NODEID",
+            "XDG_RUNTIME_DIR",
+        ] {
+            assert!(host_bound(OsStr::new(name)), "{name}");
+        }
+        for name in [
+            "PATH",
+            "OMP_NUM_THREADS",
+            "LD_LIBRARY_PATH",
+            "HOME",
+            "SSHX",
+            "HOSTS",
+        ] {
+            assert!(!host_bound(OsStr::new(name)), "{name}");
+        }
+        let e = JobEnv::for_other_hosts().unwrap();
+        assert!(e.vars.iter().all(|(k, _)| !host_bound(k)));
+        assert_eq!(e.cwd, std::env::current_dir().unwrap());
+    }
+
+    #[test]
+    fn a_rank_gets_this_hosts_values_of_the_host_bound_variables_it_lacks() {
+        let Some((name, value)) = std::env::vars_os().find(|(k, _)| host_bound(k)) else {
+            return; // this process has none (PWD is usually set by the shell)
+        };
+        let sent = JobEnv {
+            vars: vec![("A".into(), "1".into())],
+            cwd: "/".into(),
+        };
+        let base = sent.base_here();
+        assert!(base.contains(&("A".into(), "1".into())));
+        assert!(base.contains(&(name.clone(), value)));
+        let kept = JobEnv {
+            vars: vec![(name.clone(), "theirs".into())],
+            cwd: "/".into(),
+        };
+        let base = kept.base_here();
+        assert_eq!(base.iter().filter(|(k, _)| *k == name).count(), 1);
+        assert!(base.contains(&(name, "theirs".into())));
+    }
+
+    #[test]
+    fn a_submitters_directory_missing_here_leaves_the_rank_in_the_daemons() {
+        let e = |cwd: &str| JobEnv {
+            vars: vec![],
+            cwd: cwd.into(),
+        };
+        assert_eq!(e("/").rank_cwd(None), Some(PathBuf::from("/")));
+        assert_eq!(e("/no/such/dir/ibdyn").rank_cwd(None), None);
+        // An explicit wdir is the caller's to get right (a start error names it).
+        assert_eq!(
+            e("/no/such").rank_cwd(Some("sub")),
+            Some(PathBuf::from("/no/such/sub"))
+        );
+        assert_eq!(e("/a").rank_cwd(Some("/b")), Some(PathBuf::from("/b")));
+    }
 
     /// A message through its wire line and back.
     pub(crate) fn line_of(cmd: Command) -> Command {
