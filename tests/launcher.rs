@@ -246,6 +246,43 @@ fn several_applications_run_as_one_job() {
     assert!(text(&out.stdout).contains("sum of ranks 6"));
 }
 
+/// `--wdir DIR` (relative to here, a space in its name): every rank starts there, on every
+/// node; a directory that is not there is refused before anything starts.
+#[test]
+fn wdir_sets_the_ranks_working_directory() {
+    let s = Scratch::new("wdir");
+    let base = std::env::temp_dir().join(format!("ibdyn-wdir-{}", std::process::id()));
+    let dir = base.join("with space");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut run = s.ibdyn(&[
+        "run",
+        "-n",
+        "2",
+        "--nodes",
+        "2",
+        "--wdir",
+        "with space",
+        "sh",
+        "-c",
+        "echo \"$(pwd)|$PWD\"",
+    ]);
+    run.current_dir(&base);
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    let _ = std::fs::remove_dir_all(&base);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let here = format!("{0}|{0}", dir.display());
+    assert_eq!(lines_with(&out, "/"), [here.clone(), here]);
+    for (bad, why) in [
+        ("/no/such/dir", "No such file"),
+        ("/etc/passwd", "not a directory"),
+    ] {
+        let out = s.run(&["run", "--wdir", bad, "true"], None);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(&format!("--wdir {bad}: {why}")), "{err}");
+    }
+}
+
 /// A bad application of an MPMD line is named before anything starts.
 #[test]
 fn a_bad_application_of_several_is_named() {

@@ -40,6 +40,9 @@ enum Cmd {
         /// non-zero at the end).
         #[arg(long)]
         keep_going: bool,
+        /// The ranks' working directory (default: this one; relative to this one).
+        #[arg(long, value_name = "DIR")]
+        wdir: Option<PathBuf>,
         /// End the job after SECS seconds: its ranks (and those of the jobs it spawned) are
         /// killed and `ibdyn run` exits with 124, as `timeout` does. 0: no limit.
         #[arg(long, value_name = "SECS", env = "MPIEXEC_TIMEOUT")]
@@ -194,6 +197,22 @@ fn init_logging() {
 }
 
 /// A file that ships beside the `ibdyn` binary (the same build or installation).
+/// `--wdir DIR` as an absolute path (the daemons' working directory may differ), checked to
+/// be a directory when the ranks run on this machine.
+fn working_dir(dir: &std::path::Path, here: bool) -> Result<String, String> {
+    let abs = std::path::absolute(dir).map_err(|e| format!("--wdir {}: {e}", dir.display()))?;
+    if here {
+        match std::fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => return Err(format!("--wdir {}: not a directory", abs.display())),
+            Err(e) => return Err(format!("--wdir {}: {e}", abs.display())),
+        }
+    }
+    abs.into_os_string()
+        .into_string()
+        .map_err(|_| format!("--wdir {}: not UTF-8", dir.display()))
+}
+
 fn beside_this_binary(name: &str) -> Option<PathBuf> {
     let me = std::env::current_exe().ok()?;
     // The tests run the command as an example: target/<profile>/examples/ibdyn.
@@ -371,6 +390,7 @@ pub fn main() -> i32 {
             map_by,
             tag_output,
             keep_going,
+            wdir,
             timeout,
             dvm,
             abi,
@@ -427,10 +447,21 @@ pub fn main() -> i32 {
                 say!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
                 return 2;
             }
-            let info: Vec<(String, String)> = prestart
+            let mut info: Vec<(String, String)> = prestart
                 .map(|k| ("ibdyn_prestart".to_string(), k.to_string()))
                 .into_iter()
                 .collect();
+            if let Some(dir) = wdir {
+                // On other hosts the directory may exist there only.
+                let here = plan.is_none() && !dvm;
+                match working_dir(&dir, here) {
+                    Ok(d) => info.push(ibdyn_pmi::wire::wdir_info(&d)),
+                    Err(e) => {
+                        say!("ibdyn run: {e}");
+                        return 2;
+                    }
+                }
+            }
             if dvm {
                 let job = crate::dvm::DvmJob {
                     apps: &apps,

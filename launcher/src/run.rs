@@ -471,13 +471,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
     signals::watch(move |s| {
         let _ = sig_tx.send(LEvent::Signal(s));
     })?;
-    let set = start_daemons(nnodes, o.hosts.as_ref(), &exe, &tx)?;
-    let DaemonSet {
-        mut daemons,
-        outboxes,
-        node_uid0,
-        session,
-    } = set;
+    // Everything that can be refused is, before any daemon starts.
     let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let first = match o.adopt {
         Some(a) => ToDaemon::Adopt {
@@ -502,6 +496,13 @@ pub fn run(o: RunOptions) -> Result<i32> {
             },
         }),
     };
+    let set = start_daemons(nnodes, o.hosts.as_ref(), &exe, &tx)?;
+    let DaemonSet {
+        mut daemons,
+        outboxes,
+        node_uid0,
+        session,
+    } = set;
     let _ = outboxes[0].send(first.encode().to_line());
     start_stdin_pump(tx.clone());
     drop(tx);

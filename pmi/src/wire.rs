@@ -216,6 +216,27 @@ pub struct SpawnCommand {
     pub info: Vec<(String, String)>,
 }
 
+/// The info key of a spawn's working directory: `wdir`, or `wdir_hex` (the path's bytes in
+/// hex) for a path that does not fit a PMI value (one with a space).
+pub fn wdir_info(dir: &str) -> (String, String) {
+    match check_value("wdir", dir) {
+        Ok(()) => ("wdir".into(), dir.into()),
+        Err(_) => ("wdir_hex".into(), hex_encode(dir.as_bytes())),
+    }
+}
+
+/// The info key of one variable of a spawn's environment: `env` = `NAME=VALUE`, or
+/// `env_hex` = `NAME=<VALUE in hex>` for a value that does not fit a PMI value.
+pub fn env_info(name: &str, value: &str) -> (String, String) {
+    match check_value("env", value) {
+        Ok(()) => ("env".into(), format!("{name}={value}")),
+        Err(_) => (
+            "env_hex".into(),
+            format!("{name}={}", hex_encode(value.as_bytes())),
+        ),
+    }
+}
+
 /// A whole spawn request as the server assembles it from `totspawns` blocks.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SpawnRequest {
@@ -430,6 +451,17 @@ mod fuzz;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spawn_info_for_text_with_spaces_goes_in_hex() {
+        assert_eq!(wdir_info("/a/b"), ("wdir".into(), "/a/b".into()));
+        assert_eq!(wdir_info("/a b"), ("wdir_hex".into(), hex_encode(b"/a b")));
+        assert_eq!(env_info("K", "v=1"), ("env".into(), "K=v=1".into()));
+        assert_eq!(
+            env_info("K", "a\tb"),
+            ("env_hex".into(), format!("K={}", hex_encode(b"a\tb")))
+        );
+    }
 
     #[test]
     fn parse_and_format_round_trip() {

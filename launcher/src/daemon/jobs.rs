@@ -147,6 +147,10 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
     for (k, v) in &c.info {
         match k.as_str() {
             "wdir" => wdir = Some(v.clone()),
+            "wdir_hex" => match hex_decode(v) {
+                Ok(b) => wdir = Some(String::from_utf8_lossy(&b).into()),
+                Err(e) => tracing::warn!("info wdir_hex={v}: {e}"),
+            },
             "env" => {
                 if let Some((name, val)) = v.split_once('=') {
                     env.push((name.to_string(), val.to_string()));
@@ -784,5 +788,28 @@ mod tests {
         };
         assert_eq!(app_of(&c, 0).env, env);
         assert_eq!(prestart_count(&c), Some(2));
+    }
+
+    #[test]
+    fn a_working_directory_and_variables_with_spaces_come_through_their_info_keys() {
+        let c = SpawnCommand {
+            program: "p".into(),
+            args: vec![],
+            nprocs: 1,
+            info: vec![
+                ibdyn_pmi::wire::wdir_info("/tmp/with space"),
+                ibdyn_pmi::wire::env_info("GREETING", "hello world"),
+                ibdyn_pmi::wire::env_info("PLAIN", "x"),
+            ],
+        };
+        let app = app_of(&c, 0);
+        assert_eq!(app.wdir.as_deref(), Some("/tmp/with space"));
+        assert_eq!(
+            app.env,
+            [
+                ("GREETING".to_string(), "hello world".to_string()),
+                ("PLAIN".to_string(), "x".to_string())
+            ]
+        );
     }
 }

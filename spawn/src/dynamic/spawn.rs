@@ -5,7 +5,7 @@ use super::{env_secs, share_outcome, DEFAULT_SPAWN_TIMEOUT};
 use ibdyn_intercomm::{
     AddressCard, ChildFailure, CommError, Communicator, Gpid, Group, Result, Runtime,
 };
-use ibdyn_pmi::wire::{SpawnCommand, SpawnRequest};
+use ibdyn_pmi::wire::{self as pmi_wire, SpawnCommand, SpawnRequest};
 use std::time::{Duration, Instant};
 
 /// What a spawn needs beyond the commands.
@@ -66,13 +66,16 @@ fn to_spawn_command(
         }
     }
     if let Some(dir) = cmd.get_current_dir() {
-        info.push(("wdir".into(), text(dir.as_os_str(), "working directory")?));
+        info.push(pmi_wire::wdir_info(&text(
+            dir.as_os_str(),
+            "working directory",
+        )?));
     }
     for (k, v) in cmd.get_envs() {
         if let Some(v) = v {
-            info.push((
-                "env".into(),
-                format!("{}={}", text(k, "variable")?, text(v, "value")?),
+            info.push(pmi_wire::env_info(
+                &text(k, "variable")?,
+                &text(v, "value")?,
             ));
         }
     }
