@@ -283,6 +283,98 @@ fn wdir_sets_the_ranks_working_directory() {
     }
 }
 
+/// The CPUs of a `Cpus_allowed_list` ("0-2,5").
+fn cpu_list(text: &str) -> Vec<usize> {
+    text.trim()
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![p.parse().unwrap()],
+        })
+        .collect()
+}
+
+/// `--bind-to hwthread`: each rank on one CPU of those its node daemon may use, in local-rank
+/// order, wrapping around; `--bind-to core` gives ranks of the same local index the same
+/// core; `taskset` narrows what the daemons, and so the ranks, may use.
+#[test]
+fn bind_to_puts_each_rank_on_its_own_cpu() {
+    let s = Scratch::new("bind");
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mine = cpu_list(
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .unwrap(),
+    );
+    let show = "grep Cpus_allowed_list /proc/self/status";
+    let bound = |out: &std::process::Output| -> Vec<Vec<usize>> {
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let mut v: Vec<(u32, Vec<usize>)> = text(&out.stdout)
+            .lines()
+            .map(|l| {
+                let (tag, list) = l.split_once("] Cpus_allowed_list:").unwrap();
+                (tag.trim_start_matches('[').parse().unwrap(), cpu_list(list))
+            })
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, c)| c).collect()
+    };
+    // Ranks 0 and 2 on node 0, 1 and 3 on node 1: local indexes 0, 0, 1, 1.
+    let run = |unit: &str| {
+        s.run(
+            &[
+                "run",
+                "-n",
+                "4",
+                "--nodes",
+                "2",
+                "--map-by",
+                "node",
+                "--tag-output",
+                "--bind-to",
+                unit,
+                "sh",
+                "-c",
+                show,
+            ],
+            None,
+        )
+    };
+    let got = bound(&run("hwthread"));
+    let want: Vec<Vec<usize>> = [0, 0, 1, 1]
+        .iter()
+        .map(|&l| vec![mine[l % mine.len()]])
+        .collect();
+    assert_eq!(got, want);
+    let got = bound(&run("core"));
+    assert!(got.iter().flatten().all(|c| mine.contains(c)), "{got:?}");
+    assert_eq!((&got[0], &got[2]), (&got[1], &got[3]), "{got:?}");
+    // Without --bind-to, every CPU.
+    let out = s.run(&["run", "-n", "1", "--tag-output", "sh", "-c", show], None);
+    assert_eq!(bound(&out), [mine.clone()]);
+    // Narrowed to the last CPU: both ranks there.
+    let last = mine.last().unwrap().to_string();
+    let mut narrowed = std::process::Command::new("taskset");
+    narrowed.args(["-c", &last]).arg(ibdyn_bin()).args([
+        "run",
+        "-n",
+        "2",
+        "--tag-output",
+        "--bind-to",
+        "core",
+        "sh",
+        "-c",
+        show,
+    ]);
+    narrowed.env("TMPDIR", &s.dir);
+    let out = run_bounded(narrowed, None, Duration::from_secs(60));
+    let at = *mine.last().unwrap();
+    assert_eq!(bound(&out), [vec![at], vec![at]]);
+    s.assert_clean();
+}
+
 /// A bad application of an MPMD line is named before anything starts.
 #[test]
 fn a_bad_application_of_several_is_named() {

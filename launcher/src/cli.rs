@@ -1,5 +1,6 @@
 //! The `ibdyn` command line: `run`, `dvm`, `info` and the hidden `daemon`.
 
+use crate::placement::Bind;
 use crate::{Adopt, DaemonOptions, LaunchError, MapBy, RunOptions};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -40,6 +41,10 @@ enum Cmd {
         /// non-zero at the end).
         #[arg(long)]
         keep_going: bool,
+        /// Bind each rank to one core or hardware thread of its node daemon's CPUs, in
+        /// local-rank order (the job's own ranks; spawned ones are not bound).
+        #[arg(long, value_enum, value_name = "UNIT", default_value_t = Bind::None)]
+        bind_to: Bind,
         /// The ranks' working directory (default: this one; relative to this one).
         #[arg(long, value_name = "DIR")]
         wdir: Option<PathBuf>,
@@ -390,6 +395,7 @@ pub fn main() -> i32 {
             map_by,
             tag_output,
             keep_going,
+            bind_to,
             wdir,
             timeout,
             dvm,
@@ -451,6 +457,9 @@ pub fn main() -> i32 {
                 .map(|k| ("ibdyn_prestart".to_string(), k.to_string()))
                 .into_iter()
                 .collect();
+            if bind_to != Bind::None {
+                info.push(("ibdyn_bind".to_string(), bind_to.name().to_string()));
+            }
             if let Some(dir) = wdir {
                 // On other hosts the directory may exist there only.
                 let here = plan.is_none() && !dvm;

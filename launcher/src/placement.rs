@@ -11,6 +11,36 @@ pub enum MapBy {
     Node,
 }
 
+/// Binding of a job's ranks within their node (`ibdyn run --bind-to`): each rank to one unit
+/// of the CPUs its node daemon may use, in local-rank order, wrapping around past the last.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Bind {
+    /// No binding: the ranks run on every CPU the daemon may use.
+    #[default]
+    None,
+    /// One core each (all its hardware threads).
+    Core,
+    /// One hardware thread (logical CPU) each.
+    Hwthread,
+}
+
+impl Bind {
+    /// The value of the `ibdyn_bind` info key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Bind::None => "none",
+            Bind::Core => "core",
+            Bind::Hwthread => "hwthread",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Bind> {
+        [Bind::None, Bind::Core, Bind::Hwthread]
+            .into_iter()
+            .find(|b| b.name() == name)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Placement {
     /// Node of every rank.

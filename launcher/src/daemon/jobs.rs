@@ -144,9 +144,14 @@ pub(crate) fn info_of_env(env: &[(String, String)]) -> Vec<(String, String)> {
 fn app_of(c: &SpawnCommand, appnum: i32) -> App {
     let mut env = Vec::new();
     let mut wdir = None;
+    let mut bind = Default::default();
     for (k, v) in &c.info {
         match k.as_str() {
             "wdir" => wdir = Some(v.clone()),
+            "ibdyn_bind" => match crate::placement::Bind::from_name(v) {
+                Some(b) => bind = b,
+                None => tracing::warn!("info ibdyn_bind={v}: not none, core or hwthread"),
+            },
             "wdir_hex" => match hex_decode(v) {
                 Ok(b) => wdir = Some(String::from_utf8_lossy(&b).into()),
                 Err(e) => tracing::warn!("info wdir_hex={v}: {e}"),
@@ -182,6 +187,7 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
         appnum,
         wdir,
         env,
+        bind,
     }
 }
 

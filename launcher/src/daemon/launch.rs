@@ -26,6 +26,8 @@ pub(crate) struct Launch<'a> {
     pub stdin_pipe: bool,
     /// A descriptor (3 or above) the process keeps open across the exec, under its number.
     pub inherit: Option<RawFd>,
+    /// Bind the process to these CPUs (`--bind-to`); None: the daemon's own affinity.
+    pub cpus: Option<&'a [usize]>,
 }
 
 /// A started process and the parent's ends of its pipes.
@@ -56,6 +58,8 @@ struct ChildPlan {
     err: AtomicI32,
     /// Signals to return to their default disposition (`changed_signals`).
     reset: &'static [libc::c_int],
+    /// The CPUs to bind to (null: none).
+    cpus: *const libc::cpu_set_t,
 }
 
 const CHILD_STACK: usize = 64 * 1024;
@@ -169,6 +173,7 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         .cwd
         .map(|d| cstring(d.as_os_str().as_bytes(), "working directory"))
         .transpose()?;
+    let cpus = l.cpus.map(super::binding::cpu_set);
 
     let (in_r, in_w) = if l.stdin_pipe {
         let (r, w) = pipe()?;
@@ -201,6 +206,9 @@ pub(crate) fn start(l: &Launch) -> std::io::Result<Started> {
         },
         err: AtomicI32::new(0),
         reset: changed_signals(),
+        cpus: cpus
+            .as_ref()
+            .map_or(std::ptr::null(), |c| c as *const libc::cpu_set_t),
     };
     // A stack needs no zeroing: capacity only.
     let mut stack: Vec<u8> = Vec::with_capacity(CHILD_STACK);
@@ -305,6 +313,11 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
         if !p.cwd.is_null() && libc::chdir(p.cwd) != 0 {
             fail(p);
         }
+        if !p.cpus.is_null()
+            && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), p.cpus) != 0
+        {
+            fail(p);
+        }
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
@@ -377,6 +390,7 @@ mod tests {
             cwd: Some(&dir),
             stdin_pipe: false,
             inherit: None,
+            cpus: None,
         });
         assert_eq!(code, 3);
         let lines: Vec<&str> = out.lines().collect();
@@ -405,6 +419,7 @@ mod tests {
             cwd: None,
             stdin_pipe: false,
             inherit: None,
+            cpus: None,
         });
         assert_eq!(code, 0);
         let ignored = u64::from_str_radix(out.trim().trim_start_matches("SigIgn:").trim(), 16)
@@ -423,6 +438,7 @@ mod tests {
             cwd: None,
             stdin_pipe: false,
             inherit: None,
+            cpus: None,
         };
         let e = start(&none).err().expect("missing program");
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
@@ -433,6 +449,7 @@ mod tests {
             cwd: Some(Path::new("/ibdyn/no/such/dir")),
             stdin_pipe: false,
             inherit: None,
+            cpus: None,
         };
         let e = start(&bad_dir).err().expect("missing directory");
         assert_eq!(e.raw_os_error(), Some(libc::ENOENT));
@@ -468,6 +485,7 @@ mod tests {
             cwd: None,
             stdin_pipe: false,
             inherit: Some(inherit),
+            cpus: None,
         });
         let fds = out
             .split_whitespace()
@@ -521,6 +539,7 @@ mod tests {
             cwd: None,
             stdin_pipe: true,
             inherit: None,
+            cpus: None,
         })
         .unwrap();
         let mut w = s.take_stdin().expect("a stdin pipe");

@@ -9,6 +9,7 @@
 
 mod address;
 mod adopted;
+mod binding;
 mod coll;
 mod inbox;
 pub(crate) mod jobs;

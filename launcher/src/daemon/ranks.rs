@@ -33,6 +33,8 @@ pub struct App {
     pub wdir: Option<String>,
     /// `env` info entries (`KEY=VALUE`) and `ibdyn_*` keys as `IBDYN_INFO_*`.
     pub env: Vec<(String, String)>,
+    /// `ibdyn_bind` info key (`ibdyn run --bind-to`).
+    pub bind: crate::placement::Bind,
 }
 
 /// Everything needed to start ranks of one job: "start these ranks of this job here".
@@ -390,6 +392,7 @@ impl Daemon {
             env: launch::environment(base.as_deref(), &set),
             cwd,
             stdin_pipe: rank == 0 && spec.stdin,
+            cpus: super::binding::cpus_for(app.bind, local.0),
             pmi_ours,
             pmi_theirs,
             pmi_id,

@@ -36,6 +36,8 @@ pub(crate) struct Prepared {
     /// The rank's end, inherited across the exec.
     pub pmi_theirs: OwnedFd,
     pub pmi_id: u32,
+    /// The CPUs the rank is bound to (`--bind-to`).
+    pub cpus: Option<Vec<usize>>,
     /// The names of the variables that differ from rank to rank (the rest is the command's).
     pub per_rank: Vec<&'static str>,
 }
@@ -53,6 +55,7 @@ struct Work {
     cwd: Option<PathBuf>,
     stdin_pipe: bool,
     inherit: RawFd,
+    cpus: Option<Vec<usize>>,
 }
 
 impl Work {
@@ -64,6 +67,7 @@ impl Work {
             cwd: self.cwd.as_deref(),
             stdin_pipe: self.stdin_pipe,
             inherit: Some(self.inherit),
+            cpus: self.cpus.as_deref(),
         })
     }
 }
@@ -130,6 +134,7 @@ impl Starters {
                 cwd: p.cwd.as_deref(),
                 stdin_pipe: p.stdin_pipe,
                 inherit: Some(p.pmi_theirs.as_raw_fd()),
+                cpus: p.cpus.as_deref(),
             })
         };
         if ready.len() < THREADED_FROM || self.helpers == 0 {
@@ -161,6 +166,7 @@ impl Starters {
                 cwd: p.cwd.clone(),
                 stdin_pipe: p.stdin_pipe,
                 inherit: p.pmi_theirs.as_raw_fd(),
+                cpus: p.cpus.clone(),
             };
             match self.work.send(w) {
                 Ok(()) => handed += 1,
@@ -243,6 +249,7 @@ mod tests {
             pmi_ours,
             pmi_theirs: OwnedFd::from(theirs),
             pmi_id: rank + 1,
+            cpus: None,
             per_rank: Vec::new(),
         }
     }
@@ -268,6 +275,7 @@ mod tests {
             appnum,
             wdir: None,
             env: Vec::new(),
+            bind: Default::default(),
         }
     }
 

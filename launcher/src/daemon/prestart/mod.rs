@@ -515,6 +515,7 @@ fn launch_copy(o: &Order, role: &str) -> std::io::Result<(Started, UnixStream, R
         cwd: o.key.cwd.as_deref(),
         stdin_pipe: false,
         inherit: Some(fd),
+        cpus: None,
     })?;
     drop(theirs);
     Ok((started, ours, fd))

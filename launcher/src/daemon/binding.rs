@@ -1,0 +1,121 @@
+//! Which CPUs a bound rank gets (`ibdyn run --bind-to core|hwthread`): the units (cores, or
+//! hardware threads) of the CPUs this daemon may run on (its affinity: a Slurm step's or a
+//! cpuset's share of the node), the rank with local index i on unit i mod their number.
+
+use crate::placement::Bind;
+use std::sync::OnceLock;
+
+/// The CPUs of a rank with local index `local` under `bind`; None: not bound.
+pub(crate) fn cpus_for(bind: Bind, local: u32) -> Option<Vec<usize>> {
+    static UNITS: OnceLock<(Vec<Vec<usize>>, Vec<Vec<usize>>)> = OnceLock::new();
+    let (cores, threads) = UNITS.get_or_init(|| {
+        let cpus = allowed_cpus();
+        (
+            group_cores(&cpus, core_of),
+            cpus.iter().map(|&c| vec![c]).collect(),
+        )
+    });
+    let units = match bind {
+        Bind::None => return None,
+        Bind::Core => cores,
+        Bind::Hwthread => threads,
+    };
+    pick(units, local)
+}
+
+fn pick(units: &[Vec<usize>], local: u32) -> Option<Vec<usize>> {
+    (!units.is_empty()).then(|| units[local as usize % units.len()].clone())
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set, filled by the call for this process.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        set
+    };
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, within the set.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// The (package, core) of a CPU, from sysfs.
+fn core_of(cpu: usize) -> Option<(u32, u32)> {
+    let read = |what: &str| -> Option<u32> {
+        std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{what}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    Some((read("physical_package_id")?, read("core_id")?))
+}
+
+/// `cpus` grouped by core, cores in the order of their first CPU; a CPU whose core is not
+/// known is a core of its own.
+fn group_cores(cpus: &[usize], core_of: impl Fn(usize) -> Option<(u32, u32)>) -> Vec<Vec<usize>> {
+    let mut cores: Vec<(Option<(u32, u32)>, Vec<usize>)> = Vec::new();
+    for &cpu in cpus {
+        let key = core_of(cpu);
+        match cores.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
+            Some((_, members)) => members.push(cpu),
+            None => cores.push((key, vec![cpu])),
+        }
+    }
+    cores.into_iter().map(|(_, m)| m).collect()
+}
+
+/// `cpus` as a kernel CPU set (CPUs beyond CPU_SETSIZE are left out).
+pub(crate) fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set; each CPU set is below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        set
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hardware_threads_of_one_core_go_together_in_order_of_first_cpu() {
+        // Two packages of two cores with two threads each, numbered as Linux often does
+        // (the second threads after all the first ones).
+        let topo = |cpu: usize| Some(((cpu % 4 / 2) as u32, (cpu % 2) as u32));
+        let cores = group_cores(&[0, 1, 2, 3, 4, 5, 6, 7], topo);
+        assert_eq!(cores, [vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
+        // Unknown topology: one core per CPU.
+        assert_eq!(group_cores(&[3, 5], |_| None), [vec![3], vec![5]]);
+    }
+
+    #[test]
+    fn ranks_take_units_in_local_order_and_wrap_around() {
+        let units = vec![vec![0, 4], vec![1, 5]];
+        assert_eq!(pick(&units, 0), Some(vec![0, 4]));
+        assert_eq!(pick(&units, 1), Some(vec![1, 5]));
+        assert_eq!(pick(&units, 2), Some(vec![0, 4]));
+        assert_eq!(pick(&[], 0), None);
+        assert_eq!(cpus_for(Bind::None, 0), None);
+        let mine = allowed_cpus();
+        assert!(!mine.is_empty());
+        assert_eq!(cpus_for(Bind::Hwthread, 0), Some(vec![mine[0]]));
+    }
+
+    #[test]
+    fn a_cpu_set_holds_the_cpus_given() {
+        let set = cpu_set(&[0, 3, usize::MAX]);
+        // SAFETY: indexes below CPU_SETSIZE.
+        let on: Vec<usize> = (0..8)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect();
+        assert_eq!(on, [0, 3]);
+    }
+}
