@@ -353,7 +353,7 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
     assert_eq!((&got[0], &got[2]), (&got[1], &got[3]), "{got:?}");
     // Without --bind-to, every CPU.
     let out = s.run(&["run", "-n", "1", "--tag-output", "sh", "-c", show], None);
-    assert_eq!(bound(&out), [mine.clone()]);
+    assert_eq!(bound(&out), std::slice::from_ref(&mine));
     // Narrowed to the last CPU: both ranks there.
     let last = mine.last().unwrap().to_string();
     let mut narrowed = std::process::Command::new("taskset");

@@ -5,25 +5,34 @@
 use crate::placement::Bind;
 use std::sync::OnceLock;
 
+/// CPUs that go together: one core's hardware threads, or one hardware thread.
+type Unit = Vec<usize>;
+
+/// The units of this daemon's CPUs: by core, and by hardware thread.
+struct Units {
+    cores: Vec<Unit>,
+    threads: Vec<Unit>,
+}
+
 /// The CPUs of a rank with local index `local` under `bind`; None: not bound.
 pub(crate) fn cpus_for(bind: Bind, local: u32) -> Option<Vec<usize>> {
-    static UNITS: OnceLock<(Vec<Vec<usize>>, Vec<Vec<usize>>)> = OnceLock::new();
-    let (cores, threads) = UNITS.get_or_init(|| {
+    static UNITS: OnceLock<Units> = OnceLock::new();
+    let units = UNITS.get_or_init(|| {
         let cpus = allowed_cpus();
-        (
-            group_cores(&cpus, core_of),
-            cpus.iter().map(|&c| vec![c]).collect(),
-        )
+        Units {
+            cores: group_cores(&cpus, core_of),
+            threads: cpus.iter().map(|&c| vec![c]).collect(),
+        }
     });
     let units = match bind {
         Bind::None => return None,
-        Bind::Core => cores,
-        Bind::Hwthread => threads,
+        Bind::Core => &units.cores,
+        Bind::Hwthread => &units.threads,
     };
     pick(units, local)
 }
 
-fn pick(units: &[Vec<usize>], local: u32) -> Option<Vec<usize>> {
+fn pick(units: &[Unit], local: u32) -> Option<Unit> {
     (!units.is_empty()).then(|| units[local as usize % units.len()].clone())
 }
 
@@ -57,8 +66,8 @@ fn core_of(cpu: usize) -> Option<(u32, u32)> {
 
 /// `cpus` grouped by core, cores in the order of their first CPU; a CPU whose core is not
 /// known is a core of its own.
-fn group_cores(cpus: &[usize], core_of: impl Fn(usize) -> Option<(u32, u32)>) -> Vec<Vec<usize>> {
-    let mut cores: Vec<(Option<(u32, u32)>, Vec<usize>)> = Vec::new();
+fn group_cores(cpus: &[usize], core_of: impl Fn(usize) -> Option<(u32, u32)>) -> Vec<Unit> {
+    let mut cores: Vec<(Option<(u32, u32)>, Unit)> = Vec::new();
     for &cpu in cpus {
         let key = core_of(cpu);
         match cores.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
