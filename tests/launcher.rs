@@ -406,6 +406,37 @@ fn a_bad_application_of_several_is_named() {
     }
 }
 
+/// mpirun's spellings: `-np N` before the program (after it, the program's), `--host`.
+#[test]
+fn np_and_host_are_taken_as_mpirun_spells_them() {
+    let s = Scratch::new("np");
+    let out = s.run(
+        &["run", "-np", "3", "--tag-output", "echo", "-np", "x"],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        lines_with(&out, "["),
+        ["[0] -np x", "[1] -np x", "[2] -np x"]
+    );
+    let out = s.run(
+        &[
+            "run",
+            "--host",
+            "ibdyn-h1",
+            "--launcher-exec",
+            "false",
+            "-np",
+            "1",
+            "true",
+        ],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("host ibdyn-h1 (launcher-exec)"), "{err}");
+}
+
 #[test]
 fn a_misspelt_option_is_called_an_option_not_a_program() {
     let s = Scratch::new("misspelt");

@@ -29,8 +29,13 @@ pub enum LauncherKind {
 /// The host options of `ibdyn run` and `ibdyn dvm start`.
 #[derive(Clone, Debug, Default, clap::Args)]
 pub struct HostArgs {
-    /// Hosts to run on: `a,b:4,c` (`:N` slots, default 1).
-    #[arg(long, value_name = "HOST[:SLOTS],...", conflicts_with = "hostfile")]
+    /// Hosts to run on: `a,b:4,c` (`:N` slots, default 1; also `--host`, as mpirun takes it).
+    #[arg(
+        long,
+        visible_alias = "host",
+        value_name = "HOST[:SLOTS],...",
+        conflicts_with = "hostfile"
+    )]
     pub hosts: Option<String>,
     /// A file of hosts: one a line, optional `slots=N`, `#` comments.
     #[arg(long, value_name = "FILE")]
