@@ -274,7 +274,8 @@ pub fn run_on_dvm(
     let c = read_contact(&existing_dvm_dir()?.join("contact"))?;
     let mut s = connect(&c)?;
     let req = EncodedRequest::new(&SpawnRequest { commands, preput })?;
-    let env = JobEnv::current()
+    // The DVM's daemons may be on other hosts: what describes this one stays here.
+    let env = JobEnv::for_other_hosts()
         .map_err(|e| LaunchError::io("find the current directory (the ranks run there)", e))?;
     s.write_all(
         ToDvm::Run {

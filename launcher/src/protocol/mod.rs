@@ -132,7 +132,7 @@ fn host_bound(name: &OsStr) -> bool {
 
 impl JobEnv {
     /// This process's environment and working directory.
-    pub(crate) fn current() -> std::io::Result<JobEnv> {
+    fn current() -> std::io::Result<JobEnv> {
         Ok(JobEnv {
             vars: std::env::vars_os().collect(),
             cwd: std::env::current_dir()?,
