@@ -406,6 +406,35 @@ fn a_bad_application_of_several_is_named() {
     }
 }
 
+/// `--ppn N` (`-ppn`, `--npernode`): N ranks per node at a time, wrapping around; with
+/// `--map-by node`, one node after the other within those N.
+#[test]
+fn ppn_places_that_many_ranks_per_node() {
+    let s = Scratch::new("ppn");
+    let say = "echo $IBDYN_RANK $IBDYN_NODE $IBDYN_LOCAL_RANK";
+    for (args, want) in [
+        (
+            &["--nodes", "3", "-ppn", "2", "-np", "5"][..],
+            &["0 0 0", "1 0 1", "2 1 0", "3 1 1", "4 2 0"][..],
+        ),
+        (
+            &["--nodes", "2", "--npernode", "1", "-n", "4"],
+            &["0 0 0", "1 1 0", "2 0 1", "3 1 1"],
+        ),
+    ] {
+        let mut a = vec!["run"];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["sh", "-c", say]);
+        let out = s.run(&a, None);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let mut got: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        got.sort();
+        assert_eq!(got, want, "{args:?}");
+    }
+    let out = s.run(&["run", "--ppn", "0", "true"], None);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 /// mpirun's spellings: `-np N` before the program (after it, the program's), `--host`.
 #[test]
 fn np_and_host_are_taken_as_mpirun_spells_them() {

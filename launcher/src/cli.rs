@@ -32,6 +32,11 @@ enum Cmd {
         nodes: Option<u32>,
         #[command(flatten)]
         hosts: crate::hosts::HostArgs,
+        /// Ranks per node: each node (or host, in place of its slots) takes N ranks at a
+        /// time, wrapping around past the last (also `--npernode`, and `-ppn` as MPICH's
+        /// mpiexec spells it).
+        #[arg(long, visible_alias = "npernode", value_name = "N")]
+        ppn: Option<u32>,
         /// Placement: `slot` fills nodes block-wise, `node` goes round-robin.
         #[arg(long, value_enum, default_value_t = MapBy::Slot)]
         map_by: MapBy,
@@ -384,8 +389,9 @@ fn info() -> i32 {
 }
 
 /// Runs the command of this process's arguments; returns its exit status.
-/// `ibdyn run -np 4 ...`, as mpirun and mpiexec take it: `-np` among `run`'s options (before
-/// the program) becomes `--np` (clap would read it as `-n p`, or as the program).
+/// `ibdyn run -np 4 -ppn 2 ...`, as mpirun and mpiexec take them: `-np` and `-ppn` among
+/// `run`'s options (before the program) become `--np` and `--ppn` (clap would read `-np` as
+/// `-n p`, or either as the program).
 fn with_np_spelt_out(mut args: Vec<OsString>) -> Vec<OsString> {
     use clap::CommandFactory;
     // `ibdyn` has no options of its own: the subcommand is the first word.
@@ -414,8 +420,8 @@ fn with_np_spelt_out(mut args: Vec<OsString>) -> Vec<OsString> {
         let Some(word) = args[i].to_str().map(str::to_string) else {
             break;
         };
-        if word == "-np" {
-            args[i] = "--np".into();
+        if word == "-np" || word == "-ppn" {
+            args[i] = format!("-{word}").into();
             i += 2;
         } else if word.starts_with('-') && word != "-" && word != "--" {
             i += if !word.contains('=') && takes_value(&word) {
@@ -439,6 +445,7 @@ pub fn main() -> i32 {
             nprocs,
             nodes,
             hosts,
+            ppn,
             map_by,
             tag_output,
             keep_going,
@@ -496,6 +503,14 @@ pub fn main() -> i32 {
                     return 2;
                 }
             };
+            if ppn == Some(0) {
+                say!("ibdyn run: --ppn must be at least 1");
+                return 2;
+            }
+            if dvm && ppn.is_some() {
+                say!("ibdyn run: --dvm places ranks on its daemons by --map-by: --ppn is not taken there");
+                return 2;
+            }
             if dvm && (hosts.hosts.is_some() || hosts.hostfile.is_some()) {
                 say!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
                 return 2;
@@ -546,6 +561,7 @@ pub fn main() -> i32 {
                 hosts: plan,
                 // A singleton's private launcher lives as long as the singleton does.
                 timeout_secs: timeout.filter(|_| adopt_ready_fd.is_none()),
+                ppn,
             };
             match crate::run(opts) {
                 Ok(status) => status,
@@ -628,6 +644,10 @@ mod tests {
     #[test]
     fn np_before_the_program_is_an_option_of_ours_and_after_it_the_programs() {
         assert_eq!(spelt("ibdyn run -np 4 prog"), "ibdyn run --np 4 prog");
+        assert_eq!(
+            spelt("ibdyn run -np 4 -ppn 2 prog"),
+            "ibdyn run --np 4 --ppn 2 prog"
+        );
         assert_eq!(
             spelt("ibdyn run --nodes 2 --tag-output -np 4 prog -np 3"),
             "ibdyn run --nodes 2 --tag-output --np 4 prog -np 3"

@@ -44,6 +44,9 @@ pub struct RunOptions {
     pub hosts: Option<crate::hosts::HostPlan>,
     /// Tear the job down after this many seconds (`--timeout`; None or 0: no limit).
     pub timeout_secs: Option<u64>,
+    /// Ranks per node (`--ppn`): every node (or host) takes this many at a time, in place of
+    /// the hosts' slots.
+    pub ppn: Option<u32>,
 }
 
 /// `ibdyn run --adopt-ready-fd FD --jobid J`: the private launcher of a singleton that
@@ -447,14 +450,15 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
 pub fn run(o: RunOptions) -> Result<i32> {
     let limit = TimeLimit::starting_now(o.timeout_secs);
     let nprocs = mpmd::total(&o.apps).map_err(LaunchError::Usage)?;
-    let placement = match &o.hosts {
-        Some(h) => {
+    let nnodes = o.hosts.as_ref().map_or(o.nnodes, |h| h.hosts.len() as u32);
+    let placement = match (&o.hosts, o.ppn) {
+        (_, Some(ppn)) => Placement::by_slots(nprocs, &vec![ppn; nnodes as usize], o.map_by)?,
+        (Some(h), None) => {
             let slots: Vec<u32> = h.hosts.iter().map(|x| x.slots).collect();
             Placement::by_slots(nprocs, &slots, o.map_by)?
         }
-        None => Placement::new(nprocs, o.nnodes, o.map_by)?,
+        (None, None) => Placement::new(nprocs, o.nnodes, o.map_by)?,
     };
-    let nnodes = o.hosts.as_ref().map_or(o.nnodes, |h| h.hosts.len() as u32);
     // An adopted singleton is running already: nothing to find.
     let commands = match o.adopt {
         Some(_) => Vec::new(),
