@@ -406,6 +406,48 @@ fn a_bad_application_of_several_is_named() {
     }
 }
 
+/// `-x NAME=VALUE` / `-x NAME` (Open MPI) and `-genv NAME VALUE` (MPICH) set variables for
+/// every rank, over what the ranks would inherit; an unset NAME is refused.
+#[test]
+fn exported_variables_reach_every_rank() {
+    let s = Scratch::new("export");
+    let mut run = s.ibdyn(&[
+        "run",
+        "-n",
+        "2",
+        "--nodes",
+        "2",
+        "-x",
+        "A=1",
+        "-x",
+        "FROM_HERE",
+        "-genv",
+        "B",
+        "two words",
+        "-x",
+        "C=new",
+        "sh",
+        "-c",
+        "echo \"$A|$FROM_HERE|$B|$C\"",
+    ]);
+    run.env("FROM_HERE", "here").env("C", "old");
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout).lines().collect::<Vec<_>>(),
+        ["1|here|two words|new"; 2]
+    );
+    for (bad, why) in [
+        ("IBDYN_SURELY_UNSET", "IBDYN_SURELY_UNSET is not set here"),
+        ("=3", "not a variable name"),
+    ] {
+        let out = s.run(&["run", "-x", bad, "true"], None);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+    }
+}
+
 /// `--ppn N` (`-ppn`, `--npernode`): N ranks per node at a time, wrapping around; with
 /// `--map-by node`, one node after the other within those N.
 #[test]

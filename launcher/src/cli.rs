@@ -51,6 +51,10 @@ enum Cmd {
         /// local-rank order (the job's own ranks; spawned ones are not bound).
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = Bind::None)]
         bind_to: Bind,
+        /// Set NAME=VALUE for every rank of the job, or pass NAME on with its value here
+        /// (repeatable; Open MPI's `-x`; MPICH's `-genv NAME VALUE` is taken too).
+        #[arg(short = 'x', value_name = "NAME[=VALUE]")]
+        export: Vec<String>,
         /// The ranks' working directory (default: this one; relative to this one).
         #[arg(long, value_name = "DIR")]
         wdir: Option<PathBuf>,
@@ -208,6 +212,22 @@ fn init_logging() {
 }
 
 /// A file that ships beside the `ibdyn` binary (the same build or installation).
+/// `-x NAME=VALUE`, or `-x NAME` with this process's value.
+fn exported(spec: &str) -> Result<(String, String), String> {
+    let (name, value) = match spec.split_once('=') {
+        Some((n, v)) => (n, Some(v.to_string())),
+        None => (spec, None),
+    };
+    if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c == '\0') {
+        return Err("not a variable name".into());
+    }
+    let value = match value {
+        Some(v) => v,
+        None => std::env::var(name).map_err(|_| format!("{name} is not set here"))?,
+    };
+    Ok((name.to_string(), value))
+}
+
 /// `--wdir DIR` as an absolute path (the daemons' working directory may differ), checked to
 /// be a directory when the ranks run on this machine.
 fn working_dir(dir: &std::path::Path, here: bool) -> Result<String, String> {
@@ -389,9 +409,9 @@ fn info() -> i32 {
 }
 
 /// Runs the command of this process's arguments; returns its exit status.
-/// `ibdyn run -np 4 -ppn 2 ...`, as mpirun and mpiexec take them: `-np` and `-ppn` among
-/// `run`'s options (before the program) become `--np` and `--ppn` (clap would read `-np` as
-/// `-n p`, or either as the program).
+/// `ibdyn run -np 4 -ppn 2 -genv A 1 ...`, as mpirun and mpiexec take them: `-np` and `-ppn`
+/// among `run`'s options (before the program) become `--np` and `--ppn` (clap would read `-np`
+/// as `-n p`, or either as the program), and `-genv NAME VALUE` becomes `-x NAME=VALUE`.
 fn with_np_spelt_out(mut args: Vec<OsString>) -> Vec<OsString> {
     use clap::CommandFactory;
     // `ibdyn` has no options of its own: the subcommand is the first word.
@@ -423,6 +443,13 @@ fn with_np_spelt_out(mut args: Vec<OsString>) -> Vec<OsString> {
         if word == "-np" || word == "-ppn" {
             args[i] = format!("-{word}").into();
             i += 2;
+        } else if word == "-genv" && i + 2 < args.len() {
+            let mut setting = args.remove(i + 1);
+            setting.push("=");
+            setting.push(&args[i + 1]);
+            args[i] = "-x".into();
+            args[i + 1] = setting;
+            i += 2;
         } else if word.starts_with('-') && word != "-" && word != "--" {
             i += if !word.contains('=') && takes_value(&word) {
                 2
@@ -450,6 +477,7 @@ pub fn main() -> i32 {
             tag_output,
             keep_going,
             bind_to,
+            export,
             wdir,
             timeout,
             dvm,
@@ -519,6 +547,15 @@ pub fn main() -> i32 {
                 .map(|k| ("ibdyn_prestart".to_string(), k.to_string()))
                 .into_iter()
                 .collect();
+            for spec in &export {
+                match exported(spec) {
+                    Ok((name, value)) => info.push(ibdyn_pmi::wire::env_info(&name, &value)),
+                    Err(e) => {
+                        say!("ibdyn run: -x {spec}: {e}");
+                        return 2;
+                    }
+                }
+            }
             if bind_to != Bind::None {
                 info.push(("ibdyn_bind".to_string(), bind_to.name().to_string()));
             }
@@ -664,6 +701,10 @@ mod tests {
         assert_eq!(spelt("ibdyn info -np"), "ibdyn info -np");
         assert_eq!(spelt("ibdyn cc run -np"), "ibdyn cc run -np");
         assert_eq!(spelt("ibdyn run prog -np 2"), "ibdyn run prog -np 2");
+        assert_eq!(
+            spelt("ibdyn run -genv A 1 -x B -np 2 prog -genv C 3"),
+            "ibdyn run -x A=1 -x B --np 2 prog -genv C 3"
+        );
         assert_eq!(
             spelt("ibdyn run --host a,b -np 2 prog"),
             "ibdyn run --host a,b --np 2 prog"
