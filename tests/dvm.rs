@@ -889,6 +889,27 @@ fn several_applications_run_as_one_dvm_job() {
     dvm.stop();
 }
 
+/// `--output-filename DIR` under a DVM: the client writes the files, in the same layout.
+#[test]
+fn a_dvm_jobs_output_goes_to_files() {
+    let s = Scratch::new("dvm-outfiles");
+    let mut dvm = Dvm::start(&s, 2);
+    let dir = std::env::temp_dir().join(format!("ibdyn-dvm-outfiles-{}", std::process::id()));
+    let prog = example_bin("spawn_check");
+    let out = dvm.run(&[
+        "-n",
+        "1",
+        "--output-filename",
+        dir.to_str().unwrap(),
+        prog.to_str().unwrap(),
+        "parent",
+        "2",
+    ]);
+    check_output_files(&dir, &out);
+    let _ = std::fs::remove_dir_all(&dir);
+    dvm.stop();
+}
+
 /// `ibdyn run --dvm --timeout SECS`: the client ends with 124 once the limit is reached, and
 /// the DVM ends its job; the DVM serves on.
 #[test]

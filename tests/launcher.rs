@@ -448,6 +448,62 @@ fn exported_variables_reach_every_rank() {
     }
 }
 
+/// `--output-filename DIR`: each rank's stdout and stderr in DIR/rank.R/{stdout,stderr},
+/// spawned jobs' ranks under DIR/job.J; a directory that cannot be made is refused.
+#[test]
+fn output_filename_puts_each_ranks_output_in_its_files() {
+    let s = Scratch::new("outfiles");
+    let dir = std::env::temp_dir().join(format!("ibdyn-outfiles-{}", std::process::id()));
+    let say = "echo out $IBDYN_RANK; echo err $IBDYN_RANK >&2";
+    let d = dir.join("plain");
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "2",
+            "--nodes",
+            "2",
+            "--output-filename",
+            d.to_str().unwrap(),
+            "sh",
+            "-c",
+            say,
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for r in 0..2 {
+        let read = |f: &str| std::fs::read_to_string(d.join(format!("rank.{r}/{f}"))).unwrap();
+        assert_eq!(read("stdout"), format!("out {r}\n"));
+        assert_eq!(read("stderr"), format!("err {r}\n"));
+    }
+    let prog = example_bin("spawn_check");
+    let d = dir.join("spawned");
+    let out = s.run(
+        &[
+            "run",
+            "-n",
+            "1",
+            "--nodes",
+            "2",
+            "--output-filename",
+            d.to_str().unwrap(),
+            prog.to_str().unwrap(),
+            "parent",
+            "2",
+        ],
+        None,
+    );
+    check_output_files(&d, &out);
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = s.run(
+        &["run", "--output-filename", "/proc/ibdyn-no", "true"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("make the output directory /proc/ibdyn-no"));
+}
+
 /// `--ppn N` (`-ppn`, `--npernode`): N ranks per node at a time, wrapping around; with
 /// `--map-by node`, one node after the other within those N.
 #[test]

@@ -55,6 +55,10 @@ enum Cmd {
         /// (repeatable; Open MPI's `-x`; MPICH's `-genv NAME VALUE` is taken too).
         #[arg(short = 'x', value_name = "NAME[=VALUE]")]
         export: Vec<String>,
+        /// Each rank's stdout and stderr in files of their own, DIR/rank.R/stdout and
+        /// DIR/rank.R/stderr (DIR/job.J/rank.R/... for spawned jobs), instead of here.
+        #[arg(long, value_name = "DIR")]
+        output_filename: Option<PathBuf>,
         /// The ranks' working directory (default: this one; relative to this one).
         #[arg(long, value_name = "DIR")]
         wdir: Option<PathBuf>,
@@ -478,6 +482,7 @@ pub fn main() -> i32 {
             keep_going,
             bind_to,
             export,
+            output_filename,
             wdir,
             timeout,
             dvm,
@@ -575,6 +580,7 @@ pub fn main() -> i32 {
                     apps: &apps,
                     info,
                     timeout_secs: timeout,
+                    output_dir: output_filename.as_deref(),
                 };
                 let r = crate::run_on_dvm(job, tag_output, preput, map_by);
                 return r.unwrap_or_else(|e| {
@@ -599,6 +605,7 @@ pub fn main() -> i32 {
                 // A singleton's private launcher lives as long as the singleton does.
                 timeout_secs: timeout.filter(|_| adopt_ready_fd.is_none()),
                 ppn,
+                output_dir: output_filename,
             };
             match crate::run(opts) {
                 Ok(status) => status,

@@ -23,6 +23,7 @@ use crate::mpmd::{self, AppLine};
 use crate::output;
 use crate::placement::MapBy;
 use crate::protocol::{EncodedRequest, FromDvm, JobEnv, Role, ToDvm};
+use crate::rank_files::RankFiles;
 use crate::run::describe;
 use crate::signals;
 use crate::time_limit::{sooner, TimeLimit, TIMED_OUT_STATUS};
@@ -236,6 +237,8 @@ pub struct DvmJob<'a> {
     pub info: Vec<(String, String)>,
     /// End the job after this many seconds (`--timeout`; None or 0: no limit).
     pub timeout_secs: Option<u64>,
+    /// Each rank's stdout and stderr in files under this directory (`--output-filename`).
+    pub output_dir: Option<&'a Path>,
 }
 
 /// `ibdyn run --dvm`: submits one job and relays its output; returns its exit status. The
@@ -250,7 +253,15 @@ pub fn run_on_dvm(
         apps,
         info,
         timeout_secs,
+        output_dir,
     } = job;
+    let mut files = output_dir
+        .map(|d| {
+            RankFiles::create(d).map_err(|e| {
+                LaunchError::io(format!("make the output directory {}", d.display()), e)
+            })
+        })
+        .transpose()?;
     let time_limit = TimeLimit::starting_now(timeout_secs);
     if mpmd::total(apps).map_err(LaunchError::Usage)? == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));
@@ -353,6 +364,12 @@ pub fn run_on_dvm(
                     fd,
                     data,
                 } => {
+                    if let Some(files) = &mut files {
+                        if let Err(e) = files.write(job, rank, fd, mine, &data) {
+                            lost.record(&e);
+                        }
+                        continue;
+                    }
                     let prefix = tag.then(|| output::tag(job, rank, mine));
                     match output::write_out(fd, prefix.as_deref(), &data) {
                         // The DVM ends the jobs of a client that left.

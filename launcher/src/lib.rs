@@ -34,6 +34,7 @@ mod output;
 pub mod placement;
 mod protocol;
 pub mod psets;
+mod rank_files;
 mod rlimit;
 pub mod run;
 pub mod secret;

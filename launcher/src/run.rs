@@ -10,6 +10,7 @@ use crate::protocol::{
     start_failure, EncodedRequest, JobEnv, Ready, Report, SpawnOutcome, Submission, ToDaemon,
     NOT_FOUND,
 };
+use crate::rank_files::RankFiles;
 use crate::time_limit::{TimeLimit, TIMED_OUT_STATUS};
 use crate::{output, secret, signals};
 use crossbeam_channel::Sender;
@@ -44,6 +45,8 @@ pub struct RunOptions {
     pub hosts: Option<crate::hosts::HostPlan>,
     /// Tear the job down after this many seconds (`--timeout`; None or 0: no limit).
     pub timeout_secs: Option<u64>,
+    /// Each rank's stdout and stderr in files under this directory (`--output-filename`).
+    pub output_dir: Option<PathBuf>,
     /// Ranks per node (`--ppn`): every node (or host) takes this many at a time, in place of
     /// the hosts' slots.
     pub ppn: Option<u32>,
@@ -214,6 +217,7 @@ struct Launcher {
     /// A node daemon died: its ranks will not be reported as ended.
     lost_daemon: bool,
     lost_output: output::LostOutput,
+    files: Option<RankFiles>,
 }
 
 impl Launcher {
@@ -251,6 +255,12 @@ impl Launcher {
     }
 
     fn output(&mut self, job: u32, rank: u32, fd: u32, data: &[u8]) {
+        if let Some(files) = &mut self.files {
+            if let Err(e) = files.write(job, rank, fd, Some(self.initial), data) {
+                self.lost_output.record(&e);
+            }
+            return;
+        }
         let prefix = self
             .opts
             .tag_output
@@ -476,6 +486,15 @@ pub fn run(o: RunOptions) -> Result<i32> {
         let _ = sig_tx.send(LEvent::Signal(s));
     })?;
     // Everything that can be refused is, before any daemon starts.
+    let files = o
+        .output_dir
+        .as_deref()
+        .map(|d| {
+            RankFiles::create(d).map_err(|e| {
+                LaunchError::io(format!("make the output directory {}", d.display()), e)
+            })
+        })
+        .transpose()?;
     let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let first = match o.adopt {
         Some(a) => ToDaemon::Adopt {
@@ -528,6 +547,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         shutting_down: false,
         lost_daemon: false,
         lost_output: Default::default(),
+        files,
     };
     while !l.all_done() {
         let ev = match l.teardown_since {

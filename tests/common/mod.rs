@@ -372,3 +372,25 @@ pub fn job_control_check(child: &mut Child, n: usize) {
 
 /// A rank's shell script for [`job_control_check`].
 pub const READY_WITH_PID: &str = "echo ready $$; while :; do sleep 0.05; done";
+
+/// The files of `--output-filename DIR` after a master (spawn_check parent 2) ran: its own
+/// stdout at the top, each child's under `job.J`; nothing on the terminal.
+pub fn check_output_files(dir: &std::path::Path, out: &std::process::Output) {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "",
+        "the ranks' output went to the terminal"
+    );
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(&p).unwrap_or_default();
+    let master = read(dir.join("rank.0/stdout"));
+    let job = master
+        .split("SPAWNED job=")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("no SPAWNED line in {master:?}"));
+    for r in 0..2 {
+        let child = read(dir.join(format!("job.{job}/rank.{r}/stdout")));
+        assert!(child.starts_with(&format!("CHILD rank={r} ")), "{child:?}");
+    }
+}
