@@ -3,7 +3,6 @@
 use crate::placement::Bind;
 use crate::{Adopt, DaemonOptions, LaunchError, MapBy, RunOptions};
 use clap::{Parser, Subcommand};
-use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -215,7 +214,6 @@ fn init_logging() {
         .try_init();
 }
 
-/// A file that ships beside the `ibdyn` binary (the same build or installation).
 /// `-x NAME=VALUE`, or `-x NAME` with this process's value.
 fn exported(spec: &str) -> Result<(String, String), String> {
     let (name, value) = match spec.split_once('=') {
@@ -248,6 +246,7 @@ fn working_dir(dir: &std::path::Path, here: bool) -> Result<String, String> {
         .map_err(|_| format!("--wdir {}: not UTF-8", dir.display()))
 }
 
+/// A file that ships beside the `ibdyn` binary (the same build or installation).
 fn beside_this_binary(name: &str) -> Option<PathBuf> {
     let me = std::env::current_exe().ok()?;
     // The tests run the command as an example: target/<profile>/examples/ibdyn.
@@ -413,62 +412,15 @@ fn info() -> i32 {
 }
 
 /// Runs the command of this process's arguments; returns its exit status.
-/// `ibdyn run -np 4 -ppn 2 -genv A 1 ...`, as mpirun and mpiexec take them: `-np` and `-ppn`
-/// among `run`'s options (before the program) become `--np` and `--ppn` (clap would read `-np`
-/// as `-n p`, or either as the program), and `-genv NAME VALUE` becomes `-x NAME=VALUE`.
-fn with_np_spelt_out(mut args: Vec<OsString>) -> Vec<OsString> {
-    use clap::CommandFactory;
-    // `ibdyn` has no options of its own: the subcommand is the first word.
-    if args.get(1).is_none_or(|a| a != "run") {
-        return args;
-    }
-    let at = 1;
-    let cmd = Cli::command();
-    let Some(run) = cmd.find_subcommand("run") else {
-        return args;
-    };
-    let takes_value = |word: &str| {
-        run.get_arguments().any(|a| {
-            let named = match word.strip_prefix("--") {
-                Some(long) => {
-                    a.get_long() == Some(long)
-                        || a.get_all_aliases().is_some_and(|v| v.contains(&long))
-                }
-                None => word.len() == 2 && a.get_short() == word.chars().nth(1),
-            };
-            named && a.get_action().takes_values()
+pub fn main() -> i32 {
+    let cli = {
+        use clap::CommandFactory;
+        let args = std::env::args_os().collect();
+        Cli::parse_from(match Cli::command().find_subcommand("run") {
+            Some(run) => crate::spellings::spelt_out(args, run),
+            None => args,
         })
     };
-    let mut i = at + 1;
-    while i < args.len() {
-        let Some(word) = args[i].to_str().map(str::to_string) else {
-            break;
-        };
-        if word == "-np" || word == "-ppn" {
-            args[i] = format!("-{word}").into();
-            i += 2;
-        } else if word == "-genv" && i + 2 < args.len() {
-            let mut setting = args.remove(i + 1);
-            setting.push("=");
-            setting.push(&args[i + 1]);
-            args[i] = "-x".into();
-            args[i + 1] = setting;
-            i += 2;
-        } else if word.starts_with('-') && word != "-" && word != "--" {
-            i += if !word.contains('=') && takes_value(&word) {
-                2
-            } else {
-                1
-            };
-        } else {
-            break;
-        }
-    }
-    args
-}
-
-pub fn main() -> i32 {
-    let cli = Cli::parse_from(with_np_spelt_out(std::env::args_os().collect()));
     init_logging();
     crate::rlimit::raise_nofile();
     let code = match cli.cmd {
@@ -670,51 +622,4 @@ pub fn main() -> i32 {
         }
     };
     code
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spelt(line: &str) -> String {
-        let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
-        let out: Vec<String> = with_np_spelt_out(args)
-            .into_iter()
-            .map(|a| a.into_string().unwrap())
-            .collect();
-        out.join(" ")
-    }
-
-    #[test]
-    fn np_before_the_program_is_an_option_of_ours_and_after_it_the_programs() {
-        assert_eq!(spelt("ibdyn run -np 4 prog"), "ibdyn run --np 4 prog");
-        assert_eq!(
-            spelt("ibdyn run -np 4 -ppn 2 prog"),
-            "ibdyn run --np 4 --ppn 2 prog"
-        );
-        assert_eq!(
-            spelt("ibdyn run --nodes 2 --tag-output -np 4 prog -np 3"),
-            "ibdyn run --nodes 2 --tag-output --np 4 prog -np 3"
-        );
-        assert_eq!(
-            spelt("ibdyn run --map-by=node -np 2 prog"),
-            "ibdyn run --map-by=node --np 2 prog"
-        );
-        // A value that looks like -np is a value.
-        assert_eq!(
-            spelt("ibdyn run --launcher-exec -np -n 1 prog"),
-            "ibdyn run --launcher-exec -np -n 1 prog"
-        );
-        assert_eq!(spelt("ibdyn info -np"), "ibdyn info -np");
-        assert_eq!(spelt("ibdyn cc run -np"), "ibdyn cc run -np");
-        assert_eq!(spelt("ibdyn run prog -np 2"), "ibdyn run prog -np 2");
-        assert_eq!(
-            spelt("ibdyn run -genv A 1 -x B -np 2 prog -genv C 3"),
-            "ibdyn run -x A=1 -x B --np 2 prog -genv C 3"
-        );
-        assert_eq!(
-            spelt("ibdyn run --host a,b -np 2 prog"),
-            "ibdyn run --host a,b --np 2 prog"
-        );
-    }
 }

@@ -39,6 +39,7 @@ mod rlimit;
 pub mod run;
 pub mod secret;
 mod signals;
+mod spellings;
 mod time_limit;
 
 pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};

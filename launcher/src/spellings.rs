@@ -1,0 +1,117 @@
+//! What mpirun and mpiexec users type that clap alone would not take: `ibdyn run -np 4`,
+//! `-ppn 2`, `-genv NAME VALUE`, rewritten among `run`'s options before clap reads them.
+
+use std::ffi::OsString;
+
+/// `ibdyn run -np 4 -ppn 2 -genv A 1 ...`, as mpirun and mpiexec take them: `-np` and `-ppn`
+/// among `run`'s options (before the program) become `--np` and `--ppn` (clap would read `-np`
+/// as `-n p`, or either as the program), and `-genv NAME VALUE` becomes `-x NAME=VALUE`.
+pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsString> {
+    // `ibdyn` has no options of its own: the subcommand is the first word.
+    if args.get(1).is_none_or(|a| a != "run") {
+        return args;
+    }
+    let takes_value = |word: &str| {
+        run.get_arguments().any(|a| {
+            let named = match word.strip_prefix("--") {
+                Some(long) => {
+                    a.get_long() == Some(long)
+                        || a.get_all_aliases().is_some_and(|v| v.contains(&long))
+                }
+                None => word.len() == 2 && a.get_short() == word.chars().nth(1),
+            };
+            named && a.get_action().takes_values()
+        })
+    };
+    let mut i = 2;
+    while i < args.len() {
+        let Some(word) = args[i].to_str().map(str::to_string) else {
+            break;
+        };
+        if word == "-np" || word == "-ppn" {
+            args[i] = format!("-{word}").into();
+            i += 2;
+        } else if word == "-genv" && i + 2 < args.len() {
+            let mut setting = args.remove(i + 1);
+            setting.push("=");
+            setting.push(&args[i + 1]);
+            args[i] = "-x".into();
+            args[i + 1] = setting;
+            i += 2;
+        } else if word.starts_with('-') && word != "-" && word != "--" {
+            i += if !word.contains('=') && takes_value(&word) {
+                2
+            } else {
+                1
+            };
+        } else {
+            break;
+        }
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `run` with some of `ibdyn run`'s options: a flag, valued ones, an alias.
+    fn run_command() -> clap::Command {
+        use clap::{Arg, ArgAction};
+        clap::Command::new("run")
+            .arg(Arg::new("np").short('n').long("np"))
+            .arg(Arg::new("ppn").long("ppn"))
+            .arg(Arg::new("nodes").long("nodes"))
+            .arg(Arg::new("map_by").long("map-by"))
+            .arg(Arg::new("launcher_exec").long("launcher-exec"))
+            .arg(Arg::new("hosts").long("hosts").visible_alias("host"))
+            .arg(Arg::new("x").short('x').action(ArgAction::Append))
+            .arg(
+                Arg::new("tag")
+                    .long("tag-output")
+                    .action(ArgAction::SetTrue),
+            )
+    }
+
+    fn spelt(line: &str) -> String {
+        let args: Vec<OsString> = line.split(' ').map(OsString::from).collect();
+        let out: Vec<String> = spelt_out(args, &run_command())
+            .into_iter()
+            .map(|a| a.into_string().unwrap())
+            .collect();
+        out.join(" ")
+    }
+
+    #[test]
+    fn np_before_the_program_is_an_option_of_ours_and_after_it_the_programs() {
+        assert_eq!(spelt("ibdyn run -np 4 prog"), "ibdyn run --np 4 prog");
+        assert_eq!(
+            spelt("ibdyn run -np 4 -ppn 2 prog"),
+            "ibdyn run --np 4 --ppn 2 prog"
+        );
+        assert_eq!(
+            spelt("ibdyn run --nodes 2 --tag-output -np 4 prog -np 3"),
+            "ibdyn run --nodes 2 --tag-output --np 4 prog -np 3"
+        );
+        assert_eq!(
+            spelt("ibdyn run --map-by=node -np 2 prog"),
+            "ibdyn run --map-by=node --np 2 prog"
+        );
+        // A value that looks like -np is a value.
+        assert_eq!(
+            spelt("ibdyn run --launcher-exec -np -n 1 prog"),
+            "ibdyn run --launcher-exec -np -n 1 prog"
+        );
+        assert_eq!(spelt("ibdyn info -np"), "ibdyn info -np");
+        assert_eq!(spelt("ibdyn cc run -np"), "ibdyn cc run -np");
+        assert_eq!(spelt("ibdyn run prog -np 2"), "ibdyn run prog -np 2");
+        assert_eq!(
+            spelt("ibdyn run -genv A 1 -x B -np 2 prog -genv C 3"),
+            "ibdyn run -x A=1 -x B --np 2 prog -genv C 3"
+        );
+        assert_eq!(
+            spelt("ibdyn run --host a,b -np 2 prog"),
+            "ibdyn run --host a,b --np 2 prog"
+        );
+    }
+}
