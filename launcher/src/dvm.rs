@@ -255,13 +255,7 @@ pub fn run_on_dvm(
         timeout_secs,
         output_dir,
     } = job;
-    let mut files = output_dir
-        .map(|d| {
-            RankFiles::create(d).map_err(|e| {
-                LaunchError::io(format!("make the output directory {}", d.display()), e)
-            })
-        })
-        .transpose()?;
+    let mut files = output_dir.map(RankFiles::create).transpose()?;
     let time_limit = TimeLimit::starting_now(timeout_secs);
     if mpmd::total(apps).map_err(LaunchError::Usage)? == 0 {
         return Err(LaunchError::Usage("-n must be at least 1".into()));

@@ -3,6 +3,7 @@
 //! it spawned), as Open MPI's mpirun lays them out under its job number; made at a rank's first
 //! output, replacing a file of an earlier run.
 
+use crate::error::LaunchError;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
@@ -15,10 +16,12 @@ pub(crate) struct RankFiles {
 
 impl RankFiles {
     /// Makes DIR (and its parents) if need be.
-    pub(crate) fn create(dir: &Path) -> std::io::Result<RankFiles> {
-        std::fs::create_dir_all(dir)?;
+    pub(crate) fn create(dir: &Path) -> crate::Result<RankFiles> {
+        let made = std::fs::create_dir_all(dir).and_then(|()| std::path::absolute(dir));
         Ok(RankFiles {
-            dir: std::path::absolute(dir)?,
+            dir: made.map_err(|e| {
+                LaunchError::io(format!("make the output directory {}", dir.display()), e)
+            })?,
             open: HashMap::new(),
         })
     }

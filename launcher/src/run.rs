@@ -486,15 +486,7 @@ pub fn run(o: RunOptions) -> Result<i32> {
         let _ = sig_tx.send(LEvent::Signal(s));
     })?;
     // Everything that can be refused is, before any daemon starts.
-    let files = o
-        .output_dir
-        .as_deref()
-        .map(|d| {
-            RankFiles::create(d).map_err(|e| {
-                LaunchError::io(format!("make the output directory {}", d.display()), e)
-            })
-        })
-        .transpose()?;
+    let files = o.output_dir.as_deref().map(RankFiles::create).transpose()?;
     let jobid = o.adopt.map_or(std::process::id(), |a| a.jobid);
     let first = match o.adopt {
         Some(a) => ToDaemon::Adopt {
