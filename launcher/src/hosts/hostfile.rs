@@ -1,5 +1,5 @@
-//! Host lists: `--hosts a,b:4,c` and `--hostfile F` (one host a line, optional `slots=N`,
-//! `#` comments). A host named twice gets the slots of both.
+//! Host lists: `--hosts a,b:4,c` and `--hostfile F` (one host a line, optional `slots=N` as
+//! Open MPI writes it or `:N` as MPICH does, `#` comments). A host named twice gets the slots of both.
 
 use crate::error::{LaunchError, Result};
 
@@ -41,17 +41,23 @@ fn add(hosts: &mut Vec<Host>, h: Host) {
     }
 }
 
+/// `b:4`: a host and its slots (1 when no count is given).
+fn name_and_slots<'a>(item: &'a str, context: &str) -> Result<(&'a str, u32)> {
+    // An IPv6 literal has colons of its own: only a trailing `:digits` is a slot count.
+    let (name, slots) = match item.rsplit_once(':') {
+        Some((n, s)) if !n.contains(':') => (n, parse_slots(s, context)?),
+        _ => (item, 1),
+    };
+    check_name(name, context)?;
+    Ok((name, slots))
+}
+
 /// `a,b:4,c`: hosts in order, `:N` slots (default 1).
 pub fn parse_list(text: &str) -> Result<Vec<Host>> {
     let mut hosts = Vec::new();
     for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let context = format!("--hosts {text}");
-        // An IPv6 literal has colons of its own: only a trailing `:digits` is a slot count.
-        let (name, slots) = match item.rsplit_once(':') {
-            Some((n, s)) if !n.contains(':') => (n, parse_slots(s, &context)?),
-            _ => (item, 1),
-        };
-        check_name(name, &context)?;
+        let (name, slots) = name_and_slots(item, &context)?;
         add(
             &mut hosts,
             Host {
@@ -78,9 +84,8 @@ pub fn parse_file(text: &str, path: &str) -> Result<Vec<Host>> {
         }
         let context = format!("{path} line {}", i + 1);
         let mut words = line.split_whitespace();
-        let name = words.next().unwrap_or_default();
-        check_name(name, &context)?;
-        let mut slots = 1;
+        // Open MPI's `host slots=N` or MPICH's `host:N`.
+        let (name, mut slots) = name_and_slots(words.next().unwrap_or_default(), &context)?;
         for w in words {
             match w.split_once('=') {
                 Some(("slots", n)) | Some(("max_slots", n)) => slots = parse_slots(n, &context)?,
@@ -152,5 +157,11 @@ mod tests {
         assert!(err.contains("hf line 1") && err.contains("cpus=4"), "{err}");
         assert!(parse_file("n1 slots=0\n", "hf").is_err());
         assert!(parse_file("# nothing\n", "hf").is_err());
+        // MPICH's form, and an IPv6 literal left whole.
+        assert_eq!(
+            parse_file("n1:2\nn2:3 # big\nfe80::1\n", "hf").unwrap(),
+            vec![h("n1", 2), h("n2", 3), h("fe80::1", 1)]
+        );
+        assert!(parse_file("n1:0\n", "hf").is_err());
     }
 }

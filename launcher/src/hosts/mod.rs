@@ -37,7 +37,7 @@ pub struct HostArgs {
         conflicts_with = "hostfile"
     )]
     pub hosts: Option<String>,
-    /// A file of hosts: one a line, optional `slots=N`, `#` comments.
+    /// A file of hosts: one a line, optional `slots=N` (or `host:N`), `#` comments.
     #[arg(long, value_name = "FILE")]
     pub hostfile: Option<PathBuf>,
     /// How node daemons are started: `ssh` (the default with hosts), `slurm` (the default
