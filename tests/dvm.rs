@@ -820,13 +820,18 @@ fn a_failing_job_takes_its_spawned_jobs_down_and_the_stop_sums_them_up() {
     );
     assert!(!err.contains("killed by signal"), "{}", show(&out));
 
-    let mut client = dvm.spawn(&["-n", "1", prog, "hang", "4"]);
+    // Children that outlive the stop's SIGTERM end after their master, by the SIGKILL that
+    // follows: the master's end must not have them cancelled (left out of the sum).
+    let mut client = dvm.spawn(&["-n", "1", prog, "hang-stubborn", "4"]);
     let mut lines = std::io::BufReader::new(client.stdout.take().unwrap()).lines();
-    loop {
-        let line = lines.next().expect("the master's SPAWNED line").unwrap();
-        if line == "SPAWNED" {
-            break;
-        }
+    let (mut spawned, mut stubborn) = (false, 0);
+    while !spawned || stubborn < 4 {
+        let line = lines
+            .next()
+            .expect("the master's and children's lines")
+            .unwrap();
+        spawned |= line == "SPAWNED";
+        stubborn += usize::from(line.starts_with("STUBBORN "));
     }
     dvm.stop();
     let status = wait_bounded(&mut client, Duration::from_secs(30));

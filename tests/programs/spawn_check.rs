@@ -93,6 +93,15 @@ fn child(c: &mut PmiClient, what: &str) -> Res<()> {
     if pv != "hi" {
         return Err(format!("parent said {pv:?}"));
     }
+    if what == "stubborn" {
+        // Outlives a SIGTERM: ended only by the SIGKILL that follows it.
+        // SAFETY: setting a signal's disposition to ignore has no preconditions.
+        unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+        println!("STUBBORN {}", c.rank());
+        std::io::Write::flush(&mut std::io::stdout()).map_err(e("flush"))?;
+        std::thread::sleep(Duration::from_secs(120));
+        return Err("slept 120 s without being killed".into());
+    }
     if what == "sleep" {
         // Ended only by a kill (a teardown), not by its parents' end.
         std::thread::sleep(Duration::from_secs(120));
@@ -265,9 +274,15 @@ fn run(mode: &str, args: &[String]) -> Res<()> {
             std::io::Write::flush(&mut std::io::stdout()).map_err(e("flush"))?;
             std::process::exit(3);
         }
-        "hang" => {
+        // `hang-stubborn`: children that outlive a SIGTERM, for the order of ends in a stop.
+        "hang" | "hang-stubborn" => {
+            let child = if mode == "hang" {
+                "wait-release"
+            } else {
+                "stubborn"
+            };
             let req = SpawnRequest {
-                commands: vec![cmd(&["child", "wait-release"], n, &[])],
+                commands: vec![cmd(&["child", child], n, &[])],
                 preput,
             };
             spawn_and_hear(&mut c, &req)?;

@@ -130,7 +130,11 @@ impl Controller {
         if let Some(c) = self.clients.get_mut(&owner) {
             c.tearing_down = true;
         }
-        self.kill_jobs_of(owner);
+        // A stop kills every job already: a `KillJob` now would have the ranks the stop has
+        // signalled, but not yet seen end, reported as cancelled, and left out of the sum.
+        if self.stopping.is_none() {
+            self.kill_jobs_of(owner);
+        }
     }
 
     /// Sends `Done` to a client whose submission is answered and whose jobs are all over.
