@@ -329,13 +329,10 @@ extern "C" fn child_main(arg: *mut libc::c_void) -> libc::c_int {
 /// The environment of a rank: `base` (the daemon's own when None), with `set` applied in
 /// order (a `None` value removes the variable).
 pub(crate) fn environment(
-    base: Option<&[(OsString, OsString)]>,
+    base: Option<Vec<(OsString, OsString)>>,
     set: &[(&OsStr, Option<&OsStr>)],
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = match base {
-        Some(b) => b.to_vec(),
-        None => std::env::vars_os().collect(),
-    };
+    let mut env = base.unwrap_or_else(|| std::env::vars_os().collect());
     for (k, v) in set {
         env.retain(|(key, _)| key != k);
         if let Some(v) = v {

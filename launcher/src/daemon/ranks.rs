@@ -389,7 +389,7 @@ impl Daemon {
         self.pmi_ids.insert(pmi_id, (spec.jobid, rank));
         Ok(starts::Prepared {
             rank,
-            env: launch::environment(base.as_deref(), &set),
+            env: launch::environment(base, &set),
             cwd,
             stdin_pipe: rank == 0 && spec.stdin,
             cpus: super::binding::cpus_for(app.bind, local.0),

@@ -151,10 +151,15 @@ impl JobEnv {
     /// A rank's base environment on this host: these variables, with this process's own
     /// values of the host-bound ones they lack.
     pub(crate) fn base_here(&self) -> Vec<(OsString, OsString)> {
+        // This process's own are read once: a daemon calls this for every rank it starts.
+        static HERE: std::sync::OnceLock<Vec<(OsString, OsString)>> = std::sync::OnceLock::new();
+        let here =
+            HERE.get_or_init(|| std::env::vars_os().filter(|(k, _)| host_bound(k)).collect());
         let mut vars = self.vars.clone();
         vars.extend(
-            std::env::vars_os()
-                .filter(|(k, _)| host_bound(k) && !self.vars.iter().any(|(have, _)| have == k)),
+            here.iter()
+                .filter(|(k, _)| !self.vars.iter().any(|(have, _)| have == k))
+                .cloned(),
         );
         vars
     }
