@@ -152,8 +152,7 @@ fn a_client_without_the_secret_is_refused() {
         "a wrong-secret client got more than the challenge: {got:?}"
     );
     // The DVM was not stopped by it and still runs jobs.
-    let out = dvm.run(&["-n", "1", "true"]);
-    assert!(out.status.success(), "{}", show(&out));
+    dvm.assert_serves();
     dvm.stop();
 }
 
@@ -791,8 +790,7 @@ fn sigint_on_a_dvm_client_started_with_it_ignored_ends_the_job() {
     assert_eq!(status.code(), Some(128 + 2), "stderr: {err}");
     assert!(err.contains("SIGINT received"), "stderr: {err}");
     // The DVM still serves jobs afterwards.
-    let out = dvm.run(&["-n", "1", "true"]);
-    assert!(out.status.success(), "{}", show(&out));
+    dvm.assert_serves();
     dvm.stop();
     s.assert_clean();
 }
@@ -866,8 +864,7 @@ fn a_dvm_job_whose_output_reader_leaves_ends() {
     let status = wait_bounded(&mut client, Duration::from_secs(30));
     assert_eq!(status.code(), Some(141));
     gone(&tag);
-    let out = dvm.run(&["-n", "1", "true"]);
-    assert!(out.status.success(), "{}", show(&out));
+    dvm.assert_serves();
     dvm.stop();
 }
 
@@ -931,8 +928,7 @@ fn a_dvm_job_past_its_time_limit_ends_with_124() {
         show(&out)
     );
     gone(&tag);
-    let out = dvm.run(&["-n", "1", "true"]);
-    assert!(out.status.success(), "{}", show(&out));
+    dvm.assert_serves();
     dvm.stop();
 }
 

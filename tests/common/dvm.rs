@@ -67,6 +67,12 @@ impl<'a> Dvm<'a> {
         c.spawn().expect("start ibdyn run --dvm")
     }
 
+    /// The DVM still takes and runs a job (after a fault in an earlier one).
+    pub fn assert_serves(&self) {
+        let out = self.run(&["-n", "1", "true"]);
+        assert!(out.status.success(), "{}", show(&out));
+    }
+
     pub fn contact(&self) -> String {
         // SAFETY: getuid has no preconditions and cannot fail.
         let uid = unsafe { libc_getuid() };
