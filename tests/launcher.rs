@@ -437,6 +437,34 @@ fn exported_variables_reach_every_rank() {
         text(&out.stdout).lines().collect::<Vec<_>>(),
         ["1|here|two words|new"; 2]
     );
+    // The jobs a rank spawns inherit them, and its `--wdir`; a spawn's own `env` key wins.
+    let wd = std::env::temp_dir().join(format!("ibdyn-export-{} w d", std::process::id()));
+    std::fs::create_dir_all(&wd).unwrap();
+    let prog = example_bin("spawn_check");
+    for (own, want) in [
+        (None, "two words"),
+        (Some("env=SPAWN_CHECK_ENV=own"), "own"),
+    ] {
+        let mut a = vec!["run", "--nodes", "2", "-x", "SPAWN_CHECK_ENV=two words"];
+        a.extend([
+            "--wdir",
+            wd.to_str().unwrap(),
+            prog.to_str().unwrap(),
+            "parent",
+            "2",
+        ]);
+        a.extend(own);
+        let out = s.run(&a, None);
+        assert!(out.status.success(), "{own:?}: {}", text(&out.stderr));
+        let children: Vec<String> = text(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("CHILD"))
+            .map(|l| l.split_once(" env=").unwrap().1.to_string())
+            .collect();
+        let line = format!("{want} cwd={}", wd.display());
+        assert_eq!(children, [line.as_str(); 2], "{own:?}");
+    }
+    std::fs::remove_dir(&wd).unwrap();
     for (bad, why) in [
         ("IBDYN_SURELY_UNSET", "IBDYN_SURELY_UNSET is not set here"),
         ("=3", "not a variable name"),

@@ -307,16 +307,16 @@ impl Daemon {
     /// Root: creates a job from `req` and has every daemon start its share.
     pub(crate) fn root_spawn(
         &mut self,
-        req: SpawnRequest,
+        mut req: SpawnRequest,
         parent: Option<u32>,
         requester: Requester,
         new: NewJob,
     ) {
-        let env = new.env.or_else(|| {
-            parent
-                .and_then(|p| self.jobs.get(&p))
-                .and_then(|j| j.spec.env.clone())
-        });
+        let parent_spec = parent.and_then(|p| self.jobs.get(&p)).map(|j| &j.spec);
+        if let Some(p) = parent_spec {
+            super::inherit::add_inherited(&mut req, &super::inherit::inherited_info(&p.apps));
+        }
+        let env = new.env.or_else(|| parent_spec.and_then(|p| p.env.clone()));
         let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();
         let prepared = (|| {
             if req.commands.is_empty() || size == 0 {

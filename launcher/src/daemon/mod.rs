@@ -12,6 +12,7 @@ mod adopted;
 mod binding;
 mod coll;
 mod inbox;
+mod inherit;
 pub(crate) mod jobs;
 mod kept_fds;
 pub(crate) mod kvs;
