@@ -574,22 +574,20 @@ fn np_and_host_are_taken_as_mpirun_spells_them() {
         lines_with(&out, "["),
         ["[0] -np x", "[1] -np x", "[2] -np x"]
     );
-    let out = s.run(
-        &[
-            "run",
-            "--host",
-            "ibdyn-h1",
-            "--launcher-exec",
-            "false",
-            "-np",
-            "1",
-            "true",
-        ],
-        None,
-    );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("host ibdyn-h1 (launcher-exec)"), "{err}");
+    // The MPI standard's `mpiexec -n N -host H -wdir DIR`, as well as mpirun's `--host`.
+    for host in ["--host", "-host"] {
+        let exec = ["--launcher-exec", "false", "-np", "1", "true"];
+        let out = s.run(&[&["run", host, "ibdyn-h1"][..], &exec].concat(), None);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{host}: {err}");
+        assert!(
+            err.contains("host ibdyn-h1 (launcher-exec)"),
+            "{host}: {err}"
+        );
+    }
+    let out = s.run(&["run", "-n", "1", "-wdir", "/", "pwd"], None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "/\n");
 }
 
 #[test]

@@ -1,11 +1,29 @@
 //! What mpirun and mpiexec users type that clap alone would not take: `ibdyn run -np 4`,
-//! `-ppn 2`, `-genv NAME VALUE`, rewritten among `run`'s options before clap reads them.
+//! `-host a,b`, `-wdir DIR`, `-genv NAME VALUE`, rewritten among `run`'s options before clap
+//! reads them.
 
 use std::ffi::OsString;
 
-/// `ibdyn run -np 4 -ppn 2 -genv A 1 ...`, as mpirun and mpiexec take them: `-np` and `-ppn`
-/// among `run`'s options (before the program) become `--np` and `--ppn` (clap would read `-np`
-/// as `-n p`, or either as the program), and `-genv NAME VALUE` becomes `-x NAME=VALUE`.
+/// Single-dash long options of mpiexec (the MPI standard names `-n`, `-host` and `-wdir`),
+/// MPICH's Hydra and Open MPI's mpirun, and the options of ours they are. Clap would read
+/// `-np` as `-n p`, or take any of them for the program.
+const SPELLINGS: &[(&str, &str)] = &[
+    ("-np", "--np"),
+    ("-ppn", "--ppn"),
+    ("-npernode", "--npernode"),
+    ("-host", "--hosts"),
+    ("-hosts", "--hosts"),
+    ("-H", "--hosts"),
+    ("-wdir", "--wdir"),
+    ("-f", "--hostfile"),
+    ("-hostfile", "--hostfile"),
+    ("-machinefile", "--hostfile"),
+    ("--machinefile", "--hostfile"),
+];
+
+/// `ibdyn run -np 4 -host a,b -genv A 1 ...`, as mpirun and mpiexec take them: the
+/// `SPELLINGS` among `run`'s options (before the program) become ours, and `-genv NAME
+/// VALUE` becomes `-x NAME=VALUE`. (Hydra's `-env` is per application: not taken.)
 pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsString> {
     // `ibdyn` has no options of its own: the subcommand is the first word.
     if args.get(1).is_none_or(|a| a != "run") {
@@ -28,8 +46,8 @@ pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsS
         let Some(word) = args[i].to_str().map(str::to_string) else {
             break;
         };
-        if word == "-np" || word == "-ppn" {
-            args[i] = format!("-{word}").into();
+        if let Some((_, ours)) = SPELLINGS.iter().find(|(theirs, _)| *theirs == word) {
+            args[i] = ours.into();
             i += 2;
         } else if word == "-genv" && i + 2 < args.len() {
             let mut setting = args.remove(i + 1);
@@ -65,6 +83,8 @@ mod tests {
             .arg(Arg::new("map_by").long("map-by"))
             .arg(Arg::new("launcher_exec").long("launcher-exec"))
             .arg(Arg::new("hosts").long("hosts").visible_alias("host"))
+            .arg(Arg::new("hostfile").long("hostfile"))
+            .arg(Arg::new("wdir").long("wdir"))
             .arg(Arg::new("x").short('x').action(ArgAction::Append))
             .arg(
                 Arg::new("tag")
@@ -113,5 +133,21 @@ mod tests {
             spelt("ibdyn run --host a,b -np 2 prog"),
             "ibdyn run --host a,b --np 2 prog"
         );
+        // The standard's mpiexec, Hydra's and mpirun's spellings of hosts and directory.
+        assert_eq!(
+            spelt("ibdyn run -n 2 -host a,b -wdir /w prog -host c"),
+            "ibdyn run -n 2 --hosts a,b --wdir /w prog -host c"
+        );
+        assert_eq!(
+            spelt("ibdyn run -f hf -npernode 1 prog"),
+            "ibdyn run --hostfile hf --npernode 1 prog"
+        );
+        for theirs in ["-hostfile", "-machinefile", "--machinefile"] {
+            assert_eq!(
+                spelt(&format!("ibdyn run {theirs} hf prog")),
+                "ibdyn run --hostfile hf prog"
+            );
+        }
+        assert_eq!(spelt("ibdyn run -H a:2 prog"), "ibdyn run --hosts a:2 prog");
     }
 }
