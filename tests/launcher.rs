@@ -302,12 +302,12 @@ fn cpu_list(text: &str) -> Vec<usize> {
 fn bind_to_puts_each_rank_on_its_own_cpu() {
     let s = Scratch::new("bind");
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let mine = cpu_list(
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .unwrap(),
-    );
+    let mine_text = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim();
+    let mine = cpu_list(mine_text);
     let show = "grep Cpus_allowed_list /proc/self/status";
     let bound = |out: &std::process::Output| -> Vec<Vec<usize>> {
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -335,6 +335,7 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
                 "--tag-output",
                 "--bind-to",
                 unit,
+                "--report-bindings",
                 "sh",
                 "-c",
                 show,
@@ -342,18 +343,43 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
             None,
         )
     };
-    let got = bound(&run("hwthread"));
+    // `--report-bindings`: each rank's first stderr line, "... node N, pid P) bound to CPUs C".
+    let reported = |out: &std::process::Output| -> Vec<String> {
+        let mut v: Vec<String> = text(&out.stderr)
+            .lines()
+            .map(|l| {
+                let (tag, rest) = l.split_once("] ibdyn: rank ").unwrap();
+                let (_, what) = rest.split_once(", pid ").unwrap();
+                let (_, what) = what.split_once(") ").unwrap();
+                format!("{}: {what}", tag.trim_start_matches('['))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let out = run("hwthread");
+    let got = bound(&out);
     let want: Vec<Vec<usize>> = [0, 0, 1, 1]
         .iter()
         .map(|&l| vec![mine[l % mine.len()]])
         .collect();
     assert_eq!(got, want);
+    let said: Vec<String> = want
+        .iter()
+        .enumerate()
+        .map(|(r, c)| format!("{r}: bound to CPUs {}", c[0]))
+        .collect();
+    assert_eq!(reported(&out), said);
     let got = bound(&run("core"));
     assert!(got.iter().flatten().all(|c| mine.contains(c)), "{got:?}");
     assert_eq!((&got[0], &got[2]), (&got[1], &got[3]), "{got:?}");
     // Without --bind-to, every CPU.
-    let out = s.run(&["run", "-n", "1", "--tag-output", "sh", "-c", show], None);
+    let out = s.run(
+        &["run", "--tag-output", "--report-bindings", "sh", "-c", show],
+        None,
+    );
     assert_eq!(bound(&out), std::slice::from_ref(&mine));
+    assert_eq!(reported(&out), [format!("0: not bound: CPUs {mine_text}")]);
     // Narrowed to the last CPU: both ranks there.
     let last = mine.last().unwrap().to_string();
     let mut narrowed = std::process::Command::new("taskset");

@@ -50,6 +50,10 @@ enum Cmd {
         /// local-rank order (the job's own ranks; spawned ones are not bound).
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = Bind::None)]
         bind_to: Bind,
+        /// Each rank of the job says on its stderr, before its own output, which CPUs it is
+        /// bound to (or may use, unbound), with its host and pid.
+        #[arg(long)]
+        report_bindings: bool,
         /// Set NAME=VALUE for every rank of the job, or pass NAME on with its value here
         /// (repeatable; Open MPI's `-x`; MPICH's `-genv NAME VALUE` is taken too).
         #[arg(short = 'x', value_name = "NAME[=VALUE]")]
@@ -433,6 +437,7 @@ pub fn main() -> i32 {
             tag_output,
             keep_going,
             bind_to,
+            report_bindings,
             export,
             output_filename,
             wdir,
@@ -515,6 +520,9 @@ pub fn main() -> i32 {
             }
             if bind_to != Bind::None {
                 info.push(("ibdyn_bind".to_string(), bind_to.name().to_string()));
+            }
+            if report_bindings {
+                info.push(("ibdyn_report_bindings".to_string(), "1".to_string()));
             }
             if let Some(dir) = wdir {
                 // On other hosts the directory may exist there only.

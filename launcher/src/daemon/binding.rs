@@ -78,6 +78,42 @@ fn group_cores(cpus: &[usize], core_of: impl Fn(usize) -> Option<(u32, u32)>) ->
     cores.into_iter().map(|(_, m)| m).collect()
 }
 
+/// The line `--report-bindings` puts on a rank's stderr before its own output: the CPUs it is
+/// bound to, or those it may use unbound (its daemon's).
+pub(crate) fn report_line(rank: u32, node: u32, pid: i32, cpus: Option<&[usize]>) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let host = host.trim();
+    let who = format!("ibdyn: rank {rank} (host {host}, node {node}, pid {pid})");
+    match cpus {
+        Some(c) => format!("{who} bound to CPUs {}\n", cpu_list(c)),
+        None => format!("{who} not bound: CPUs {}\n", cpu_list(&allowed_cpus())),
+    }
+}
+
+/// CPUs as Linux lists them: `0-3,8`.
+fn cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    for c in sorted {
+        match runs.last_mut() {
+            Some((_, end)) if *end + 1 == c => *end = c,
+            _ => runs.push((c, c)),
+        }
+    }
+    runs.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// `cpus` as a kernel CPU set (CPUs beyond CPU_SETSIZE are left out).
 pub(crate) fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
     // SAFETY: a zeroed cpu_set_t is a valid empty set; each CPU set is below CPU_SETSIZE.
@@ -116,6 +152,19 @@ mod tests {
         let mine = allowed_cpus();
         assert!(!mine.is_empty());
         assert_eq!(cpus_for(Bind::Hwthread, 0), Some(vec![mine[0]]));
+    }
+
+    #[test]
+    fn cpus_are_listed_as_linux_lists_them() {
+        assert_eq!(cpu_list(&[8, 0, 1, 2, 3, 5]), "0-3,5,8");
+        assert_eq!(cpu_list(&[4]), "4");
+        let line = report_line(2, 1, 77, Some(&[0, 4]));
+        assert!(line.starts_with("ibdyn: rank 2 (host "), "{line}");
+        assert!(
+            line.ends_with(", node 1, pid 77) bound to CPUs 0,4\n"),
+            "{line}"
+        );
+        assert!(report_line(0, 0, 1, None).contains(") not bound: CPUs "));
     }
 
     #[test]

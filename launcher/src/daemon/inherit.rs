@@ -64,6 +64,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
             bind: Default::default(),
+            report_bindings: false,
         }
     }
 

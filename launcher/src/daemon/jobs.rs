@@ -145,6 +145,7 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
     let mut env = Vec::new();
     let mut wdir = None;
     let mut bind = Default::default();
+    let mut report_bindings = false;
     for (k, v) in &c.info {
         match k.as_str() {
             "wdir" => wdir = Some(v.clone()),
@@ -152,6 +153,7 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
                 Some(b) => bind = b,
                 None => tracing::warn!("info ibdyn_bind={v}: not none, core or hwthread"),
             },
+            "ibdyn_report_bindings" => report_bindings = true,
             "wdir_hex" => match hex_decode(v) {
                 Ok(b) => wdir = Some(String::from_utf8_lossy(&b).into()),
                 Err(e) => tracing::warn!("info wdir_hex={v}: {e}"),
@@ -188,6 +190,7 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
         wdir,
         env,
         bind,
+        report_bindings,
     }
 }
 

@@ -35,6 +35,8 @@ pub struct App {
     pub env: Vec<(String, String)>,
     /// `ibdyn_bind` info key (`ibdyn run --bind-to`).
     pub bind: crate::placement::Bind,
+    /// `ibdyn_report_bindings` info key (`ibdyn run --report-bindings`).
+    pub report_bindings: bool,
 }
 
 /// Everything needed to start ranks of one job: "start these ranks of this job here".
@@ -414,12 +416,23 @@ impl Daemon {
             pmi_ours,
             pmi_theirs,
             pmi_id,
+            cpus,
             ..
         } = p;
         drop(pmi_theirs);
         self.attach_pmi(pmi_ours, spec.jobid, rank);
         let pid = child.pid;
         let job = spec.jobid;
+        if spec.app_of(rank).is_some_and(|a| a.report_bindings) {
+            // Sent before the reactor reads any of the rank's own output.
+            let line = super::binding::report_line(rank, self.me, pid, cpus.as_deref());
+            self.to_launcher(crate::protocol::Report::Output {
+                job,
+                rank,
+                fd: 2,
+                data: line.into_bytes(),
+            });
+        }
         tracing::debug!(
             "daemon {}: job {job} rank {rank} started as pid {pid}",
             self.me

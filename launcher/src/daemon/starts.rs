@@ -276,6 +276,7 @@ mod tests {
             wdir: None,
             env: Vec::new(),
             bind: Default::default(),
+            report_bindings: false,
         }
     }
 
