@@ -969,13 +969,15 @@ fn a_node_daemon_passes_user_signals_on_to_its_ranks() {
 }
 
 /// Each rank knows its index among its job's ranks on its node, and their number
-/// (`IBDYN_LOCAL_RANK`/`IBDYN_LOCAL_SIZE`, and MPICH's `MPI_LOCALRANKID`/`MPI_LOCALNRANKS`),
-/// for a wrapper script that picks a GPU or a core set.
+/// (`IBDYN_LOCAL_RANK`/`IBDYN_LOCAL_SIZE`, MPICH's `MPI_LOCALRANKID`/`MPI_LOCALNRANKS` and
+/// Open MPI's `OMPI_COMM_WORLD_*`), for a wrapper script that picks a GPU or a core set.
 #[test]
 fn ranks_know_their_local_rank_and_local_size() {
     let s = Scratch::new("local-rank");
     let script = "echo $IBDYN_RANK $IBDYN_NODE $IBDYN_LOCAL_RANK $IBDYN_LOCAL_SIZE \
-                  $MPI_LOCALRANKID $MPI_LOCALNRANKS";
+                  $MPI_LOCALRANKID $MPI_LOCALNRANKS \
+                  $OMPI_COMM_WORLD_RANK $OMPI_COMM_WORLD_SIZE \
+                  $OMPI_COMM_WORLD_LOCAL_RANK $OMPI_COMM_WORLD_LOCAL_SIZE";
     let out = s.run(
         &[
             "run", "-n", "5", "--nodes", "2", "--map-by", "node", "sh", "-c", script,
@@ -985,15 +987,15 @@ fn ranks_know_their_local_rank_and_local_size() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let mut lines: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
     lines.sort();
-    // rank node local local-size, twice.
+    // rank node local local-size, local local-size; rank size local local-size.
     assert_eq!(
         lines,
         [
-            "0 0 0 3 0 3",
-            "1 1 0 2 0 2",
-            "2 0 1 3 1 3",
-            "3 1 1 2 1 2",
-            "4 0 2 3 2 3"
+            "0 0 0 3 0 3 0 5 0 3",
+            "1 1 0 2 0 2 1 5 0 2",
+            "2 0 1 3 1 3 2 5 1 3",
+            "3 1 1 2 1 2 3 5 1 2",
+            "4 0 2 3 2 3 4 5 2 3"
         ]
     );
 }

@@ -29,6 +29,13 @@ pub const LOCAL_SIZE: &str = "IBDYN_LOCAL_SIZE";
 pub const HYDRA_LOCAL_RANK: &str = "MPI_LOCALRANKID";
 /// [`LOCAL_SIZE`] under the name MPICH's launcher gives it.
 pub const HYDRA_LOCAL_SIZE: &str = "MPI_LOCALNRANKS";
+/// The rank, the size, [`LOCAL_RANK`] and [`LOCAL_SIZE`] under the names Open MPI's mpirun
+/// gives them, for wrapper scripts written for it (choosing a GPU by local rank). Only
+/// these: a PMIx name would make a PMIx client look for a server there is not.
+pub const OMPI_RANK: &str = "OMPI_COMM_WORLD_RANK";
+pub const OMPI_SIZE: &str = "OMPI_COMM_WORLD_SIZE";
+pub const OMPI_LOCAL_RANK: &str = "OMPI_COMM_WORLD_LOCAL_RANK";
+pub const OMPI_LOCAL_SIZE: &str = "OMPI_COMM_WORLD_LOCAL_SIZE";
 /// Bound in seconds on any wait for the PMI server (default 300).
 pub const PMI_TIMEOUT: &str = "IBDYN_PMI_TIMEOUT";
 /// tracing filter, e.g. `debug`.
