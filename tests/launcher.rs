@@ -1044,3 +1044,50 @@ fn output_that_cannot_be_written_is_said_and_fails_the_status() {
         s.assert_clean();
     }
 }
+
+/// A program built with Open MPI (it needs `libmpi.so.40`) would run as one singleton per rank:
+/// `ibdyn run` says so once, before its ranks start (a stand-in library with that SONAME here).
+#[test]
+fn a_program_built_with_open_mpi_is_warned_about() {
+    let s = Scratch::new("ompi");
+    let dir = std::env::temp_dir().join(format!("ibdyn-ompi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("lib.c"), "int ompi_stub(void) { return 0; }\n").unwrap();
+    std::fs::write(
+        dir.join("prog.c"),
+        "int ompi_stub(void);\nint main(void) { return ompi_stub(); }\n",
+    )
+    .unwrap();
+    let cc = |args: &[&str]| {
+        let st = std::process::Command::new("cc")
+            .current_dir(&dir)
+            .args(args)
+            .status()
+            .unwrap();
+        assert!(st.success(), "cc {args:?}");
+    };
+    cc(&[
+        "-shared",
+        "-fPIC",
+        "-Wl,-soname,libmpi.so.40",
+        "-o",
+        "libmpi.so.40",
+        "lib.c",
+    ]);
+    cc(&[
+        "-o",
+        "prog",
+        "prog.c",
+        "./libmpi.so.40",
+        "-Wl,-rpath,$ORIGIN",
+    ]);
+    let prog = dir.join("prog");
+    let out = s.run(&["run", "-n", "2", prog.to_str().unwrap()], None);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let warned = "is built with Open MPI (it needs libmpi.so.40)";
+    assert_eq!(err.matches(warned).count(), 1, "{err}");
+    let out = s.run(&["run", "-n", "2", "true"], None);
+    assert!(!text(&out.stderr).contains("Open MPI"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -26,6 +26,7 @@ pub mod cli;
 pub mod daemon;
 pub mod dvm;
 mod error;
+mod foreign_mpi;
 pub mod hosts;
 mod jobtable;
 mod link;

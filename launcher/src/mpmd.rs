@@ -70,17 +70,20 @@ pub fn total(apps: &[AppLine]) -> Result<u32, String> {
 }
 
 /// The job's commands: each application's program found (as execvp would) and checked, with
-/// the info keys every command gets (`ibdyn_prestart`).
+/// the info keys every command gets (`ibdyn_prestart`). A program built with Open MPI is
+/// warned about (`foreign_mpi`).
 pub(crate) fn spawn_commands(
     apps: &[AppLine],
     info: &[(String, String)],
 ) -> crate::Result<Vec<SpawnCommand>> {
     apps.iter()
         .map(|a| {
+            let path = crate::run::resolve_program(&a.program)?;
+            if let Some(w) = crate::foreign_mpi::warning(&a.program, &path) {
+                say!("ibdyn run: warning: {w}");
+            }
             Ok(SpawnCommand {
-                program: crate::run::resolve_program(&a.program)?
-                    .display()
-                    .to_string(),
+                program: path.display().to_string(),
                 args: a.args.clone(),
                 nprocs: a.nprocs,
                 info: info.to_vec(),
