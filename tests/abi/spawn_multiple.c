@@ -1,8 +1,10 @@
-/* Comm_spawn_multiple: two commands (this program with "A", once, in the working directory
-   /tmp; and with "B", twice), per-child error codes, MPI_APPNUM per command, the parent
-   communicator's name, merge and disconnect. */
+/* Comm_spawn_multiple: two commands (this program with "A", once, in a working directory
+   whose name has a space; and with "B", twice), per-child error codes, MPI_APPNUM per
+   command, the parent communicator's name, merge and disconnect. */
 #include <mpi.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -19,12 +21,12 @@ int main(int argc, char **argv) {
     CHECK(strcmp(name, "MPI_COMM_PARENT") == 0);
     int *appnum, flag;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
-    CHECK(flag && argc == 2);
+    CHECK(flag && argc >= 2);
     CHECK(*appnum == (strcmp(argv[1], "A") == 0 ? 0 : 1));
     CHECK(size == 3);
     if (*appnum == 0) {
       char cwd[256];
-      CHECK(getcwd(cwd, sizeof cwd) && strcmp(cwd, "/tmp") == 0);
+      CHECK(argc == 3 && getcwd(cwd, sizeof cwd) && strcmp(cwd, argv[2]) == 0);
     }
     MPI_Comm all;
     MPI_Intercomm_merge(parent, 1, &all);
@@ -36,12 +38,15 @@ int main(int argc, char **argv) {
     return 0;
   }
   char *cmds[2] = {argv[0], argv[0]};
-  char *args_a[] = {"A", NULL}, *args_b[] = {"B", NULL};
+  char wdir[64];
+  snprintf(wdir, sizeof wdir, "/tmp/ibdyn wdir %d", (int)getpid());
+  if (rank == 0) CHECK(mkdir(wdir, 0700) == 0);
+  char *args_a[] = {"A", wdir, NULL}, *args_b[] = {"B", NULL};
   char **argvs[2] = {args_a, args_b};
   int maxprocs[2] = {1, 2};
   MPI_Info infos[2];
   MPI_Info_create(&infos[0]);
-  MPI_Info_set(infos[0], "wdir", "/tmp");
+  MPI_Info_set(infos[0], "wdir", wdir);
   infos[1] = MPI_INFO_NULL;
   int codes[3] = {-1, -1, -1};
   MPI_Comm children;
@@ -57,6 +62,7 @@ int main(int argc, char **argv) {
   CHECK(total == size + 3);
   MPI_Comm_free(&all);
   MPI_Comm_disconnect(&children);
+  if (rank == 0) CHECK(rmdir(wdir) == 0);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("spawn_multiple: ok, %d parents, 3 children\n", size);
