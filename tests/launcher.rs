@@ -614,6 +614,28 @@ fn np_and_host_are_taken_as_mpirun_spells_them() {
     let out = s.run(&["run", "-n", "1", "-wdir", "/", "pwd"], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "/\n");
+    // What scripts written for Open MPI pass without thinking: taken.
+    let out = s.run(
+        &[
+            "run",
+            "--oversubscribe",
+            "--allow-run-as-root",
+            "--map-by",
+            "core",
+            "--nodes",
+            "2",
+            "-np",
+            "3",
+            "sh",
+            "-c",
+            "echo $IBDYN_NODE",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut nodes: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    nodes.sort();
+    assert_eq!(nodes, ["0", "0", "1"]);
 }
 
 #[test]

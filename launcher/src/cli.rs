@@ -46,6 +46,12 @@ enum Cmd {
         /// non-zero at the end).
         #[arg(long)]
         keep_going: bool,
+        /// Taken and ignored, as scripts written for Open MPI pass them: ibdyn runs more ranks
+        /// than slots or cores without being asked, and runs as root.
+        #[arg(long, hide = true)]
+        oversubscribe: bool,
+        #[arg(long, hide = true)]
+        allow_run_as_root: bool,
         /// Bind each rank to one core or hardware thread of its node daemon's CPUs, in
         /// local-rank order (the job's own ranks; spawned ones are not bound).
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = Bind::None)]
@@ -436,6 +442,8 @@ pub fn main() -> i32 {
             map_by,
             tag_output,
             keep_going,
+            oversubscribe: _,
+            allow_run_as_root: _,
             bind_to,
             report_bindings,
             export,

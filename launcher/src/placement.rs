@@ -5,7 +5,10 @@ use ibdyn_pmi::ProcessMapping;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum MapBy {
-    /// Consecutive ranks fill one node after the other (ranks spread evenly).
+    /// Consecutive ranks fill one node after the other (ranks spread evenly). Open MPI's
+    /// `core`, `hwthread`, `socket`, `package`, `numa` and `l3cache` also fill a node before the
+    /// next, so they are taken as this.
+    #[value(aliases = ["core", "hwthread", "socket", "package", "numa", "l3cache"])]
     Slot,
     /// Round-robin: rank r on node r mod K.
     Node,
