@@ -49,6 +49,16 @@ pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsS
         if let Some((_, ours)) = SPELLINGS.iter().find(|(theirs, _)| *theirs == word) {
             args[i] = ours.into();
             i += 2;
+        } else if let Some(n) = ppr_per_node(&word, args.get(i + 1)) {
+            // Open MPI's `--map-by ppr:N:node`: N processes per node.
+            let joined = word.contains('=');
+            args[i] = "--ppn".into();
+            if joined {
+                args.insert(i + 1, n.into());
+            } else {
+                args[i + 1] = n.into();
+            }
+            i += 2;
         } else if word == "-genv" && i + 2 < args.len() {
             let mut setting = args.remove(i + 1);
             setting.push("=");
@@ -67,6 +77,18 @@ pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsS
         }
     }
     args
+}
+
+/// N of `--map-by ppr:N:node` (or `--map-by=ppr:N:node`), the value being `next` when not
+/// joined.
+fn ppr_per_node(word: &str, next: Option<&OsString>) -> Option<String> {
+    let value = match word.strip_prefix("--map-by") {
+        Some("") => next?.to_str()?,
+        Some(joined) => joined.strip_prefix('=')?,
+        None => return None,
+    };
+    let n = value.strip_prefix("ppr:")?.strip_suffix(":node")?;
+    Some(n.to_string())
 }
 
 #[cfg(test)]
@@ -149,5 +171,17 @@ mod tests {
             );
         }
         assert_eq!(spelt("ibdyn run -H a:2 prog"), "ibdyn run --hosts a:2 prog");
+        assert_eq!(
+            spelt("ibdyn run --map-by ppr:2:node -np 4 prog --map-by ppr:1:node"),
+            "ibdyn run --ppn 2 --np 4 prog --map-by ppr:1:node"
+        );
+        assert_eq!(
+            spelt("ibdyn run --map-by=ppr:3:node prog"),
+            "ibdyn run --ppn 3 prog"
+        );
+        assert_eq!(
+            spelt("ibdyn run --map-by node prog"),
+            "ibdyn run --map-by node prog"
+        );
     }
 }
