@@ -1117,3 +1117,23 @@ fn a_program_built_with_open_mpi_is_warned_about() {
     assert!(!text(&out.stderr).contains("Open MPI"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An argument with a newline (a multi-line `sh -c` or `python3 -c` script) reaches every rank
+/// whole, on every node; it used to be refused ("contains a newline").
+#[test]
+fn arguments_with_newlines_reach_the_ranks_whole() {
+    let s = Scratch::new("newline");
+    // `$0` is the empty argument, `$1` "x\r" (2 bytes; a line's trailing \r is dropped).
+    let script = "echo \"one $IBDYN_RANK ${#0}\"\necho \"two $IBDYN_RANK ${#1}\"\n";
+    let out = s.run(
+        &[
+            "run", "-n", "2", "--nodes", "2", "sh", "-c", script, "", "x\r",
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    assert_eq!(lines, ["one 0 0", "one 1 0", "two 0 2", "two 1 2"]);
+    s.assert_clean();
+}

@@ -244,25 +244,36 @@ pub struct SpawnRequest {
     pub preput: Vec<(String, String)>,
 }
 
+/// The info key that carries a command's arguments when a line cannot: all of them, as
+/// `encode_array` of their bytes (a multi-line `python3 -c` script). ibdyn's own; MPICH's
+/// clients, which cannot send such arguments at all, never use it.
+const ARGS_HEX: &str = "args_hex";
+
+/// Whether `text` survives as the value of one line of a block (the framer ends a line at
+/// `\n` and drops a trailing `\r`).
+fn fits_a_line(text: &str) -> bool {
+    !text.contains('\n') && !text.ends_with('\r')
+}
+
 /// Formats the `mcmd=spawn` blocks of a request (one block per command).
 pub fn format_spawn(req: &SpawnRequest) -> Result<String> {
     let mut out = String::new();
     let tot = req.commands.len();
     for (i, c) in req.commands.iter().enumerate() {
-        for text in std::iter::once(&c.program).chain(c.args.iter()) {
-            if text.contains('\n') {
-                return Err(PmiError::invalid(
-                    "spawn argument",
-                    text,
-                    "contains a newline",
-                ));
-            }
+        if !fits_a_line(&c.program) {
+            return Err(PmiError::invalid(
+                "spawn program",
+                &c.program,
+                "contains a newline or ends with a carriage return",
+            ));
         }
+        let hex_args = !c.args.iter().all(|a| fits_a_line(a));
+        let lines: &[String] = if hex_args { &[] } else { &c.args };
         out.push_str("mcmd=spawn\n");
         out.push_str(&format!("nprocs={}\nexecname={}\n", c.nprocs, c.program));
         out.push_str(&format!("totspawns={tot}\nspawnssofar={}\n", i + 1));
-        out.push_str(&format!("argcnt={}\n", c.args.len()));
-        for (j, a) in c.args.iter().enumerate() {
+        out.push_str(&format!("argcnt={}\n", lines.len()));
+        for (j, a) in lines.iter().enumerate() {
             out.push_str(&format!("arg{}={a}\n", j + 1));
         }
         out.push_str(&format!("preput_num={}\n", req.preput.len()));
@@ -271,8 +282,13 @@ pub fn format_spawn(req: &SpawnRequest) -> Result<String> {
             check_value("preput value", v)?;
             out.push_str(&format!("preput_key_{j}={k}\npreput_val_{j}={v}\n"));
         }
-        out.push_str(&format!("info_num={}\n", c.info.len()));
-        for (j, (k, v)) in c.info.iter().enumerate() {
+        let args_hex = hex_args.then(|| {
+            let bytes: Vec<Vec<u8>> = c.args.iter().map(|a| a.as_bytes().to_vec()).collect();
+            (ARGS_HEX.to_string(), encode_array(&bytes))
+        });
+        let info: Vec<&(String, String)> = c.info.iter().chain(args_hex.as_ref()).collect();
+        out.push_str(&format!("info_num={}\n", info.len()));
+        for (j, (k, v)) in info.iter().enumerate() {
             check_key("info key", k)?;
             check_value("info value", v)?;
             out.push_str(&format!("info_key_{j}={k}\ninfo_val_{j}={v}\n"));
@@ -337,7 +353,17 @@ pub fn parse_spawn_block(block: &Command) -> Result<SpawnBlock> {
             .collect()
     };
     let preput = pairs("preput", "preput_num")?;
-    let info = pairs("info", "info_num")?;
+    let mut info = pairs("info", "info_num")?;
+    if let Some(at) = info.iter().position(|(k, _)| k == ARGS_HEX) {
+        let (_, hex) = info.remove(at);
+        if argcnt != 0 {
+            return Err(bad(format!("argcnt={argcnt} beside {ARGS_HEX}")));
+        }
+        args = decode_array(&hex, hex.split(',').count())?
+            .into_iter()
+            .map(|a| String::from_utf8(a).map_err(|_| bad(format!("{ARGS_HEX}: not UTF-8"))))
+            .collect::<Result<_>>()?;
+    }
     Ok(SpawnBlock {
         command: SpawnCommand {
             program,
@@ -554,6 +580,10 @@ mod tests {
         let text = format_spawn(&req).unwrap();
         let frames = f.push(text.as_bytes());
         assert_eq!(frames.len(), 2);
+        assert_eq!(parsed(&frames), req);
+    }
+
+    fn parsed(frames: &[Frame]) -> SpawnRequest {
         let mut got = SpawnRequest::default();
         for (i, fr) in frames.iter().enumerate() {
             let Frame::Spawn(block) = fr else {
@@ -564,7 +594,37 @@ mod tests {
             got.commands.push(b.command);
             got.preput = b.preput;
         }
-        assert_eq!(got, req);
+        got
+    }
+
+    #[test]
+    fn arguments_a_line_cannot_carry_go_in_hex() {
+        let cmd = |args: &[&str]| SpawnCommand {
+            program: "python3".into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            nprocs: 1,
+            info: vec![("wdir".into(), "/w".into())],
+        };
+        let req = SpawnRequest {
+            commands: vec![
+                cmd(&["-c", "import sys\nprint(1)\n", "", "ends\r"]),
+                cmd(&["plain", ""]),
+            ],
+            preput: vec![],
+        };
+        let text = format_spawn(&req).unwrap();
+        assert!(text.contains("argcnt=0\n"), "{text}");
+        assert!(text.contains("argcnt=2\n"), "{text}");
+        let frames = Framer::default().push(text.as_bytes());
+        assert_eq!(parsed(&frames), req);
+        let bad = SpawnRequest {
+            commands: vec![SpawnCommand {
+                program: "a\nb".into(),
+                ..cmd(&[])
+            }],
+            preput: vec![],
+        };
+        assert!(format_spawn(&bad).is_err());
     }
 
     #[test]
