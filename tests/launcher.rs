@@ -1137,3 +1137,26 @@ fn arguments_with_newlines_reach_the_ranks_whole() {
     assert_eq!(lines, ["one 0 0", "one 1 0", "two 0 2", "two 1 2"]);
     s.assert_clean();
 }
+
+/// Without `-n`, a job on hosts fills their slots (or `--ppn` per host), as mpirun fills a
+/// batch allocation; on this machine it stays 1. (The "hosts" are daemons on this machine.)
+#[test]
+fn without_n_a_job_fills_its_hosts_slots() {
+    let s = Scratch::new("fill");
+    let on_hosts = ["--hosts", "a:2,b:1", "--launcher-exec", "env H={host}"];
+    let say = ["--iface", "lo", "sh", "-c", "echo $IBDYN_RANK $IBDYN_NODE"];
+    for (extra, want) in [
+        (&[][..], &["0 0", "1 0", "2 1"][..]),
+        (&["--ppn", "2"], &["0 0", "1 0", "2 1", "3 1"]),
+        (&["-n", "1"], &["0 0"]),
+    ] {
+        let args = [&["run"][..], &on_hosts, extra, &say].concat();
+        let out = s.run(&args, None);
+        assert!(out.status.success(), "{extra:?}: {}", text(&out.stderr));
+        let mut got: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        got.sort();
+        assert_eq!(got, want, "{extra:?}");
+    }
+    let out = s.run(&["run", "--nodes", "2", "sh", "-c", "echo x"], None);
+    assert_eq!(text(&out.stdout), "x\n");
+}

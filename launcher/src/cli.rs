@@ -23,9 +23,10 @@ enum Cmd {
     /// Run a parallel job: N processes of PROGRAM on K node daemons of this machine, or on
     /// hosts (`--hosts`, `--hostfile`, a Slurm allocation), one node daemon each.
     Run {
-        /// Number of processes.
-        #[arg(short = 'n', long = "np", default_value_t = 1)]
-        nprocs: u32,
+        /// Number of processes (default: with hosts, one per slot, or `--ppn` per host, as
+        /// mpirun does in a batch allocation; else 1).
+        #[arg(short = 'n', long = "np")]
+        nprocs: Option<u32>,
         /// Number of node daemons on this machine (each stands for one node; default 1).
         #[arg(long)]
         nodes: Option<u32>,
@@ -256,6 +257,19 @@ fn working_dir(dir: &std::path::Path, here: bool) -> Result<String, String> {
         .map_err(|_| format!("--wdir {}: not UTF-8", dir.display()))
 }
 
+/// The process count when `-n` is not given: with hosts (`--hosts`, `--hostfile`, a Slurm
+/// allocation) one per slot, or `--ppn` per host, as mpirun fills an allocation; else 1.
+fn default_nprocs(plan: Option<&crate::hosts::HostPlan>, ppn: Option<u32>, dvm: bool) -> u32 {
+    match plan {
+        Some(p) if !dvm => match ppn {
+            Some(n) => n.saturating_mul(p.hosts.len() as u32),
+            None => p.hosts.iter().map(|h| h.slots).fold(0, u32::saturating_add),
+        },
+        _ => 1,
+    }
+    .max(1)
+}
+
 /// A file that ships beside the `ibdyn` binary (the same build or installation).
 fn beside_this_binary(name: &str) -> Option<PathBuf> {
     let me = std::env::current_exe().ok()?;
@@ -467,6 +481,14 @@ pub fn main() -> i32 {
                 );
                 return 2;
             }
+            let plan = match hosts.plan(nodes.is_some()) {
+                Ok(p) => p,
+                Err(e) => {
+                    say!("ibdyn run: {e}");
+                    return 2;
+                }
+            };
+            let nprocs = nprocs.unwrap_or_else(|| default_nprocs(plan.as_ref(), ppn, dvm));
             let apps = match crate::mpmd::split(nprocs, command) {
                 Ok(apps) => apps,
                 Err(e) => {
@@ -488,13 +510,6 @@ pub fn main() -> i32 {
                 }
             }
             let preput = match crate::psets::preput(&psets, nprocs) {
-                Ok(p) => p,
-                Err(e) => {
-                    say!("ibdyn run: {e}");
-                    return 2;
-                }
-            };
-            let plan = match hosts.plan(nodes.is_some()) {
                 Ok(p) => p,
                 Err(e) => {
                     say!("ibdyn run: {e}");
