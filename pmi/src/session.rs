@@ -440,6 +440,9 @@ impl Session {
     /// PMI-1 `mcmd=spawn`; our server answers with the job and every child's fate, a plain
     /// PMI-1 server with success or failure only.
     pub fn spawn(&mut self, req: &SpawnRequest) -> Result<SpawnReply> {
+        if self.kind == ServerKind::Pmi1 {
+            wire::check_plain_args(req)?;
+        }
         let text = wire::format_spawn(req)?;
         let r = self.request_line(&text, "spawn_result", "spawn")?;
         let size: u32 = req.commands.iter().map(|c| c.nprocs).sum();

@@ -255,6 +255,24 @@ fn fits_a_line(text: &str) -> bool {
     !text.contains('\n') && !text.ends_with('\r')
 }
 
+/// For a plain PMI-1 server (hydra), which knows no `args_hex`: an error naming the first
+/// argument a line cannot carry.
+pub fn check_plain_args(req: &SpawnRequest) -> Result<()> {
+    match req
+        .commands
+        .iter()
+        .flat_map(|c| &c.args)
+        .find(|a| !fits_a_line(a))
+    {
+        Some(a) => Err(PmiError::invalid(
+            "spawn argument",
+            a,
+            "contains a newline, which a plain PMI-1 server (MPICH's mpiexec) cannot carry",
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Formats the `mcmd=spawn` blocks of a request (one block per command).
 pub fn format_spawn(req: &SpawnRequest) -> Result<String> {
     let mut out = String::new();
@@ -625,6 +643,13 @@ mod tests {
             preput: vec![],
         };
         assert!(format_spawn(&bad).is_err());
+        let err = check_plain_args(&req).unwrap_err().to_string();
+        assert!(err.contains("a plain PMI-1 server"), "{err}");
+        assert!(check_plain_args(&SpawnRequest {
+            commands: vec![cmd(&["plain", ""])],
+            preput: vec![],
+        })
+        .is_ok());
     }
 
     #[test]
