@@ -1160,3 +1160,34 @@ fn without_n_a_job_fills_its_hosts_slots() {
     let out = s.run(&["run", "--nodes", "2", "sh", "-c", "echo x"], None);
     assert_eq!(text(&out.stdout), "x\n");
 }
+
+/// A host that is this machine (`localhost`, its host name, a loopback address) gets its
+/// daemon without ssh, as mpirun's and Hydra's do: with an ssh that always fails, the job runs.
+#[test]
+fn hosts_that_are_this_machine_need_no_ssh() {
+    let s = Scratch::new("localhost");
+    let me = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let hosts = format!("localhost:2,{}", me.trim());
+    let mut run = s.ibdyn(&[
+        "run",
+        "--hosts",
+        &hosts,
+        "sh",
+        "-c",
+        "echo $IBDYN_RANK $IBDYN_NODE",
+    ]);
+    run.env("IBDYN_SSH", "false");
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut got: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    got.sort();
+    assert_eq!(got, ["0 0", "1 0", "2 1"]);
+    // Another host still goes through that ssh, and its failure is named.
+    let mut run = s.ibdyn(&["run", "--hosts", "localhost,192.0.2.1", "true"]);
+    run.env("IBDYN_SSH", "false");
+    let out = run_bounded(run, None, Duration::from_secs(60));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("host 192.0.2.1 (ssh)"), "{err}");
+    s.assert_clean();
+}

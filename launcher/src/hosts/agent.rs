@@ -37,6 +37,32 @@ fn with_host(words: &[String], host: &str) -> Vec<String> {
     out
 }
 
+/// Whether `host` names this machine: `localhost`, a loopback address, this machine's host
+/// name (with or without its domain), or an address of one of its interfaces. Its daemon then
+/// starts without ssh, as mpirun and Hydra start theirs: `--hosts localhost:4` works where no
+/// sshd runs, and a host file that lists the node it runs on needs no key for oneself.
+pub fn is_this_machine(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        return ip.is_loopback()
+            || ibdyn_verbs::iface::local_addresses().is_ok_and(|a| a.iter().any(|a| a.ip == ip));
+    }
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    let me = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    same_host_name(host, me.trim())
+}
+
+/// `node1` and `node1.cluster` are one host; `node1.a` and `node1.b` are not.
+fn same_host_name(a: &str, b: &str) -> bool {
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    let first = |s: &str| s.split('.').next().unwrap_or_default().to_ascii_lowercase();
+    a.eq_ignore_ascii_case(b) || ((!a.contains('.') || !b.contains('.')) && first(a) == first(b))
+}
+
 /// `'text'` for a POSIX shell.
 pub fn shell_quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
@@ -79,8 +105,10 @@ impl Agent {
         Ok(Agent::Exec(words(template, "--launcher-exec")?))
     }
 
-    pub fn name(&self) -> &'static str {
+    /// How the daemon of `host` is started, for messages.
+    pub fn name(&self, host: &str) -> &'static str {
         match self {
+            Agent::Ssh(_) if is_this_machine(host) => "this machine",
             Agent::Ssh(_) => "ssh",
             Agent::Exec(_) => "launcher-exec",
             Agent::Srun => "srun",
@@ -96,6 +124,10 @@ impl Agent {
     /// first and `hosts` all of them).
     pub fn command(&self, host: &str, hosts: &[Host], script: &str) -> Command {
         let mut argv: Vec<String> = match self {
+            // The script as ssh's remote shell would run it (the secret still on stdin).
+            Agent::Ssh(_) if is_this_machine(host) => {
+                vec!["sh".into(), "-c".into(), script.to_string()]
+            }
             Agent::Ssh(w) => {
                 let mut a = with_host(w, host);
                 a.extend(["sh".into(), "-c".into(), shell_quote(script)]);
@@ -301,6 +333,46 @@ mod tests {
             args.contains(&"--nodes=1".to_string())
                 && args.contains(&"--kill-on-bad-exit".to_string())
         );
+    }
+
+    #[test]
+    fn this_machine_is_known_by_its_names_and_addresses() {
+        for me in [
+            "localhost",
+            "LOCALHOST",
+            "127.0.0.1",
+            "127.1.2.3",
+            "::1",
+            "[::1]",
+        ] {
+            assert!(is_this_machine(me), "{me}");
+        }
+        let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        assert!(is_this_machine(name.trim()));
+        assert!(!is_this_machine("192.0.2.1"), "TEST-NET-1 is nobody's");
+        assert!(!is_this_machine("ibdyn-surely-another-host"));
+        assert!(same_host_name("node1", "node1.cluster"));
+        assert!(same_host_name("Node1.cluster", "node1"));
+        assert!(!same_host_name("node1.a", "node1.b"));
+        assert!(!same_host_name("node1", "node12"));
+        assert!(!same_host_name("", "node1"));
+        // Its daemon starts in a shell here, not through ssh.
+        let h = [Host {
+            name: "localhost".into(),
+            slots: 1,
+        }];
+        let ssh = Agent::ssh("ssh -x").unwrap();
+        let c = ssh.command("localhost", &h, "exec true");
+        let args: Vec<String> = c.get_args().map(|a| a.to_string_lossy().into()).collect();
+        assert_eq!(
+            (c.get_program(), &args[..]),
+            (
+                "sh".as_ref(),
+                &["-c".to_string(), "exec true".to_string()][..]
+            )
+        );
+        assert_eq!(ssh.name("localhost"), "this machine");
+        assert_eq!(ssh.name("n1"), "ssh");
     }
 
     #[test]

@@ -176,7 +176,7 @@ fn spawn_agents(plan: &HostPlan, l: &DaemonLaunch) -> Result<Vec<AgentProc>> {
             cmd.env(ibdyn_pmi::env::JOB_SECRET, l.secret_hex);
         }
         dies_with_launcher(&mut cmd);
-        let what = format!("{} ({})", h.name, plan.agent.name());
+        let what = format!("{} ({})", h.name, plan.agent.name(&h.name));
         out.push(AgentProc::start(cmd, what, vec![i as u32], stdin_secret)?);
     }
     Ok(out)
