@@ -322,7 +322,7 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
         v.into_iter().map(|(_, c)| c).collect()
     };
     // Ranks 0 and 2 on node 0, 1 and 3 on node 1: local indexes 0, 0, 1, 1.
-    let run = |unit: &str| {
+    let run = |bind: &[&str]| {
         s.run(
             &[
                 "run",
@@ -333,13 +333,13 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
                 "--map-by",
                 "node",
                 "--tag-output",
-                "--bind-to",
-                unit,
                 "--report-bindings",
-                "sh",
-                "-c",
-                show,
-            ],
+            ]
+            .iter()
+            .chain(bind)
+            .chain(&["sh", "-c", show])
+            .copied()
+            .collect::<Vec<_>>(),
             None,
         )
     };
@@ -357,7 +357,7 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
         v.sort();
         v
     };
-    let out = run("hwthread");
+    let out = run(&["--bind-to", "hwthread"]);
     let got = bound(&out);
     let want: Vec<Vec<usize>> = [0, 0, 1, 1]
         .iter()
@@ -370,9 +370,29 @@ fn bind_to_puts_each_rank_on_its_own_cpu() {
         .map(|(r, c)| format!("{r}: bound to CPUs {}", c[0]))
         .collect();
     assert_eq!(reported(&out), said);
-    let got = bound(&run("core"));
-    assert!(got.iter().flatten().all(|c| mine.contains(c)), "{got:?}");
-    assert_eq!((&got[0], &got[2]), (&got[1], &got[3]), "{got:?}");
+    for unit in ["core", "socket"] {
+        let got = bound(&run(&["--bind-to", unit]));
+        assert!(got.iter().flatten().all(|c| mine.contains(c)), "{got:?}");
+        assert_eq!((&got[0], &got[2]), (&got[1], &got[3]), "{unit}: {got:?}");
+    }
+    // Two hardware threads a rank, consecutive from 2 x local index, wrapping; spelt ours and
+    // as Hydra writes it.
+    let two = |l: usize| -> Vec<usize> {
+        let mut c: Vec<usize> = (0..2.min(mine.len()))
+            .map(|k| mine[(2 * l + k) % mine.len()])
+            .collect();
+        c.sort();
+        c
+    };
+    let want: Vec<Vec<usize>> = [0, 0, 1, 1].iter().map(|&l| two(l)).collect();
+    for spelt in [
+        &["--cpus-per-rank", "2", "--bind-to", "hwthread"][..],
+        &["-bind-to", "hwthread:2"],
+    ] {
+        assert_eq!(bound(&run(spelt)), want, "{spelt:?}");
+    }
+    let out = s.run(&["run", "--cpus-per-rank", "0", "true"], None);
+    assert_eq!(out.status.code(), Some(2));
     // Without --bind-to, every CPU.
     let out = s.run(
         &["run", "--tag-output", "--report-bindings", "sh", "-c", show],

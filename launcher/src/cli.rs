@@ -1,6 +1,6 @@
 //! The `ibdyn` command line: `run`, `dvm`, `info` and the hidden `daemon`.
 
-use crate::placement::Bind;
+use crate::placement::{Bind, Binding};
 use crate::{Adopt, DaemonOptions, LaunchError, MapBy, RunOptions};
 use clap::{Parser, Subcommand};
 use std::io::IsTerminal;
@@ -57,6 +57,11 @@ enum Cmd {
         /// local-rank order (the job's own ranks; spawned ones are not bound).
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = Bind::None)]
         bind_to: Bind,
+        /// Bind each rank to N consecutive units (cores unless `--bind-to` says otherwise), for
+        /// ranks that run threads of their own (also `--cpus-per-proc`; Open MPI's `--map-by
+        /// slot:PE=N` and Hydra's `-bind-to core:N` are taken as this).
+        #[arg(long, value_name = "N", visible_alias = "cpus-per-proc")]
+        cpus_per_rank: Option<u32>,
         /// Each rank of the job says on its stderr, before its own output, which CPUs it is
         /// bound to (or may use, unbound), with its host and pid.
         #[arg(long)]
@@ -459,6 +464,7 @@ pub fn main() -> i32 {
             oversubscribe: _,
             allow_run_as_root: _,
             bind_to,
+            cpus_per_rank,
             report_bindings,
             export,
             output_filename,
@@ -541,8 +547,22 @@ pub fn main() -> i32 {
                     }
                 }
             }
-            if bind_to != Bind::None {
-                info.push(("ibdyn_bind".to_string(), bind_to.name().to_string()));
+            let binding = match (bind_to, cpus_per_rank) {
+                (_, Some(0)) => {
+                    say!("ibdyn run: --cpus-per-rank must be at least 1");
+                    return 2;
+                }
+                (Bind::None, Some(n)) => Binding {
+                    unit: Bind::Core,
+                    width: n,
+                },
+                (unit, n) => Binding {
+                    unit,
+                    width: n.unwrap_or(1),
+                },
+            };
+            if binding.unit != Bind::None {
+                info.push(("ibdyn_bind".to_string(), binding.to_info()));
             }
             if report_bindings {
                 info.push(("ibdyn_report_bindings".to_string(), "1".to_string()));

@@ -25,22 +25,64 @@ pub enum Bind {
     Core,
     /// One hardware thread (logical CPU) each.
     Hwthread,
+    /// One socket (package) each, all its CPUs.
+    #[value(alias = "package")]
+    Socket,
 }
 
 impl Bind {
-    /// The value of the `ibdyn_bind` info key.
+    /// The unit's name in the `ibdyn_bind` info key.
     pub fn name(self) -> &'static str {
         match self {
             Bind::None => "none",
             Bind::Core => "core",
             Bind::Hwthread => "hwthread",
+            Bind::Socket => "socket",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Bind> {
-        [Bind::None, Bind::Core, Bind::Hwthread]
+        [Bind::None, Bind::Core, Bind::Hwthread, Bind::Socket]
             .into_iter()
             .find(|b| b.name() == name)
+    }
+}
+
+/// What each rank is bound to: `width` consecutive units (`--cpus-per-rank`, for ranks that
+/// run threads of their own). The `ibdyn_bind` info key: `core`, or `core:4` as Hydra's
+/// `-bind-to core:4` writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    pub unit: Bind,
+    pub width: u32,
+}
+
+impl Default for Binding {
+    fn default() -> Binding {
+        Binding {
+            unit: Bind::None,
+            width: 1,
+        }
+    }
+}
+
+impl Binding {
+    pub fn to_info(self) -> String {
+        match self.width {
+            1 => self.unit.name().to_string(),
+            w => format!("{}:{w}", self.unit.name()),
+        }
+    }
+
+    pub fn from_info(v: &str) -> Option<Binding> {
+        let (unit, width) = match v.split_once(':') {
+            Some((u, w)) => (u, w.parse().ok().filter(|&w| w >= 1)?),
+            None => (v, 1),
+        };
+        Some(Binding {
+            unit: Bind::from_name(unit)?,
+            width,
+        })
     }
 }
 
@@ -162,6 +204,22 @@ pub mod tree {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_binding_goes_as_its_unit_and_width() {
+        for (text, unit, width) in [
+            ("core", Bind::Core, 1),
+            ("hwthread:2", Bind::Hwthread, 2),
+            ("socket", Bind::Socket, 1),
+        ] {
+            let b = Binding::from_info(text).unwrap();
+            assert_eq!((b.unit, b.width), (unit, width));
+            assert_eq!(b.to_info(), text);
+        }
+        for bad in ["core:0", "core:x", "tile", ""] {
+            assert_eq!(Binding::from_info(bad), None, "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

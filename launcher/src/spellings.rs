@@ -49,16 +49,10 @@ pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsS
         if let Some((_, ours)) = SPELLINGS.iter().find(|(theirs, _)| *theirs == word) {
             args[i] = ours.into();
             i += 2;
-        } else if let Some(n) = ppr_per_node(&word, args.get(i + 1)) {
-            // Open MPI's `--map-by ppr:N:node`: N processes per node.
-            let joined = word.contains('=');
-            args[i] = "--ppn".into();
-            if joined {
-                args.insert(i + 1, n.into());
-            } else {
-                args[i + 1] = n.into();
-            }
-            i += 2;
+        } else if let Some((ours, taken)) = placement_words(&word, args.get(i + 1)) {
+            let n = ours.len();
+            args.splice(i..i + taken, ours.into_iter().map(OsString::from));
+            i += n;
         } else if word == "-genv" && i + 2 < args.len() {
             let mut setting = args.remove(i + 1);
             setting.push("=");
@@ -79,16 +73,42 @@ pub(crate) fn spelt_out(mut args: Vec<OsString>, run: &clap::Command) -> Vec<OsS
     args
 }
 
-/// N of `--map-by ppr:N:node` (or `--map-by=ppr:N:node`), the value being `next` when not
-/// joined.
-fn ppr_per_node(word: &str, next: Option<&OsString>) -> Option<String> {
-    let value = match word.strip_prefix("--map-by") {
-        Some("") => next?.to_str()?,
-        Some(joined) => joined.strip_prefix('=')?,
-        None => return None,
+/// Open MPI's and Hydra's placement values that carry more than a mapping or a unit, as our
+/// options, and how many words they took: `--map-by ppr:N:node` is `--ppn N`; `--map-by
+/// slot:PE=N` (Open MPI) and `--bind-to core:N` (Hydra's `-bind-to core:N`) add
+/// `--cpus-per-rank N`. The value may be joined (`--map-by=...`) or the next word.
+fn placement_words(word: &str, next: Option<&OsString>) -> Option<(Vec<String>, usize)> {
+    let (opt, joined) = match word.split_once('=') {
+        Some((o, v)) => (o, Some(v)),
+        None => (word, None),
     };
-    let n = value.strip_prefix("ppr:")?.strip_suffix(":node")?;
-    Some(n.to_string())
+    if !matches!(opt, "--map-by" | "--bind-to" | "-bind-to") {
+        return None;
+    }
+    let (value, taken) = match joined {
+        Some(v) => (v, 1),
+        None => (next?.to_str()?, 2),
+    };
+    let ours = |o: &str, v: &str| vec![o.to_string(), v.to_string()];
+    let per_rank = |n: &str| ours("--cpus-per-rank", n);
+    let words = if opt == "--map-by" {
+        if let Some(n) = value
+            .strip_prefix("ppr:")
+            .and_then(|v| v.strip_suffix(":node"))
+        {
+            ours("--ppn", n)
+        } else {
+            let at = value.to_ascii_lowercase().find(":pe=")?;
+            [ours(opt, &value[..at]), per_rank(&value[at + 4..])].concat()
+        }
+    } else {
+        match value.split_once(':') {
+            Some((unit, n)) => [ours("--bind-to", unit), per_rank(n)].concat(),
+            None if opt == "-bind-to" => ours("--bind-to", value),
+            None => return None,
+        }
+    };
+    Some((words, taken))
 }
 
 #[cfg(test)]
@@ -103,6 +123,8 @@ mod tests {
             .arg(Arg::new("ppn").long("ppn"))
             .arg(Arg::new("nodes").long("nodes"))
             .arg(Arg::new("map_by").long("map-by"))
+            .arg(Arg::new("bind_to").long("bind-to"))
+            .arg(Arg::new("cpus").long("cpus-per-rank"))
             .arg(Arg::new("launcher_exec").long("launcher-exec"))
             .arg(Arg::new("hosts").long("hosts").visible_alias("host"))
             .arg(Arg::new("hostfile").long("hostfile"))
@@ -182,6 +204,23 @@ mod tests {
         assert_eq!(
             spelt("ibdyn run --map-by node prog"),
             "ibdyn run --map-by node prog"
+        );
+        // Cores per rank, as Open MPI and Hydra write it.
+        assert_eq!(
+            spelt("ibdyn run --map-by slot:PE=4 --bind-to core prog"),
+            "ibdyn run --map-by slot --cpus-per-rank 4 --bind-to core prog"
+        );
+        assert_eq!(
+            spelt("ibdyn run --map-by=node:pe=2 prog"),
+            "ibdyn run --map-by node --cpus-per-rank 2 prog"
+        );
+        assert_eq!(
+            spelt("ibdyn run -bind-to core:4 -np 2 prog"),
+            "ibdyn run --bind-to core --cpus-per-rank 4 --np 2 prog"
+        );
+        assert_eq!(
+            spelt("ibdyn run -bind-to hwthread prog --bind-to core:2"),
+            "ibdyn run --bind-to hwthread prog --bind-to core:2"
         );
     }
 }

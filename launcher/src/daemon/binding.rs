@@ -1,39 +1,54 @@
-//! Which CPUs a bound rank gets (`ibdyn run --bind-to core|hwthread`): the units (cores, or
-//! hardware threads) of the CPUs this daemon may run on (its affinity: a Slurm step's or a
-//! cpuset's share of the node), the rank with local index i on unit i mod their number.
+//! Which CPUs a bound rank gets (`ibdyn run --bind-to core|hwthread|socket`, `--cpus-per-rank
+//! N`): the units (cores, hardware threads or sockets) of the CPUs this daemon may run on (its
+//! affinity: a Slurm step's or a cpuset's share of the node); the rank with local index i
+//! takes N units from unit i x N on, wrapping around past the last.
 
-use crate::placement::Bind;
+use crate::placement::{Bind, Binding};
 use std::sync::OnceLock;
 
-/// CPUs that go together: one core's hardware threads, or one hardware thread.
+/// CPUs that go together: one socket's or one core's hardware threads, or one hardware thread.
 type Unit = Vec<usize>;
 
-/// The units of this daemon's CPUs: by core, and by hardware thread.
+/// The units of this daemon's CPUs: by socket, by core, and by hardware thread.
 struct Units {
+    sockets: Vec<Unit>,
     cores: Vec<Unit>,
     threads: Vec<Unit>,
 }
 
-/// The CPUs of a rank with local index `local` under `bind`; None: not bound.
-pub(crate) fn cpus_for(bind: Bind, local: u32) -> Option<Vec<usize>> {
+/// The CPUs of a rank with local index `local` under `binding`; None: not bound.
+pub(crate) fn cpus_for(binding: Binding, local: u32) -> Option<Vec<usize>> {
     static UNITS: OnceLock<Units> = OnceLock::new();
     let units = UNITS.get_or_init(|| {
         let cpus = allowed_cpus();
         Units {
-            cores: group_cores(&cpus, core_of),
+            sockets: group(&cpus, |c| core_of(c).map(|(package, _)| (package, 0))),
+            cores: group(&cpus, core_of),
             threads: cpus.iter().map(|&c| vec![c]).collect(),
         }
     });
-    let units = match bind {
+    let units = match binding.unit {
         Bind::None => return None,
+        Bind::Socket => &units.sockets,
         Bind::Core => &units.cores,
         Bind::Hwthread => &units.threads,
     };
-    pick(units, local)
+    pick(units, local, binding.width)
 }
 
-fn pick(units: &[Unit], local: u32) -> Option<Unit> {
-    (!units.is_empty()).then(|| units[local as usize % units.len()].clone())
+/// `width` units from unit `local` x `width` on, wrapping around; every unit at most once.
+fn pick(units: &[Unit], local: u32, width: u32) -> Option<Unit> {
+    if units.is_empty() {
+        return None;
+    }
+    let n = units.len();
+    let width = (width as usize).min(n);
+    let first = (local as usize * width) % n;
+    let mut cpus: Unit = (0..width)
+        .flat_map(|k| units[(first + k) % n].iter().copied())
+        .collect();
+    cpus.sort_unstable();
+    Some(cpus)
 }
 
 /// The CPUs this process may run on.
@@ -64,9 +79,9 @@ fn core_of(cpu: usize) -> Option<(u32, u32)> {
     Some((read("physical_package_id")?, read("core_id")?))
 }
 
-/// `cpus` grouped by core, cores in the order of their first CPU; a CPU whose core is not
-/// known is a core of its own.
-fn group_cores(cpus: &[usize], core_of: impl Fn(usize) -> Option<(u32, u32)>) -> Vec<Unit> {
+/// `cpus` grouped by `key` (a core's or a socket's), groups in the order of their first CPU; a
+/// CPU whose key is not known is a group of its own.
+fn group(cpus: &[usize], core_of: impl Fn(usize) -> Option<(u32, u32)>) -> Vec<Unit> {
     let mut cores: Vec<(Option<(u32, u32)>, Unit)> = Vec::new();
     for &cpu in cpus {
         let key = core_of(cpu);
@@ -135,23 +150,32 @@ mod tests {
         // Two packages of two cores with two threads each, numbered as Linux often does
         // (the second threads after all the first ones).
         let topo = |cpu: usize| Some(((cpu % 4 / 2) as u32, (cpu % 2) as u32));
-        let cores = group_cores(&[0, 1, 2, 3, 4, 5, 6, 7], topo);
+        let cores = group(&[0, 1, 2, 3, 4, 5, 6, 7], topo);
         assert_eq!(cores, [vec![0, 4], vec![1, 5], vec![2, 6], vec![3, 7]]);
+        let sockets = group(&[0, 1, 2, 3, 4, 5, 6, 7], |c| topo(c).map(|(p, _)| (p, 0)));
+        assert_eq!(sockets, [vec![0, 1, 4, 5], vec![2, 3, 6, 7]]);
         // Unknown topology: one core per CPU.
-        assert_eq!(group_cores(&[3, 5], |_| None), [vec![3], vec![5]]);
+        assert_eq!(group(&[3, 5], |_| None), [vec![3], vec![5]]);
     }
 
     #[test]
     fn ranks_take_units_in_local_order_and_wrap_around() {
         let units = vec![vec![0, 4], vec![1, 5]];
-        assert_eq!(pick(&units, 0), Some(vec![0, 4]));
-        assert_eq!(pick(&units, 1), Some(vec![1, 5]));
-        assert_eq!(pick(&units, 2), Some(vec![0, 4]));
-        assert_eq!(pick(&[], 0), None);
-        assert_eq!(cpus_for(Bind::None, 0), None);
+        assert_eq!(pick(&units, 0, 1), Some(vec![0, 4]));
+        assert_eq!(pick(&units, 1, 1), Some(vec![1, 5]));
+        assert_eq!(pick(&units, 2, 1), Some(vec![0, 4]));
+        assert_eq!(pick(&[], 0, 1), None);
+        // Several units a rank (--cpus-per-rank): consecutive, wrapping, none twice.
+        let units: Vec<Unit> = (0..6).map(|c| vec![c]).collect();
+        assert_eq!(pick(&units, 0, 4), Some(vec![0, 1, 2, 3]));
+        assert_eq!(pick(&units, 1, 4), Some(vec![0, 1, 4, 5]));
+        assert_eq!(pick(&units, 0, 9), Some(vec![0, 1, 2, 3, 4, 5]));
+        let bind = |unit, width| Binding { unit, width };
+        assert_eq!(cpus_for(bind(Bind::None, 1), 0), None);
         let mine = allowed_cpus();
         assert!(!mine.is_empty());
-        assert_eq!(cpus_for(Bind::Hwthread, 0), Some(vec![mine[0]]));
+        assert_eq!(cpus_for(bind(Bind::Hwthread, 1), 0), Some(vec![mine[0]]));
+        assert_eq!(cpus_for(bind(Bind::Hwthread, 64), 0), Some(mine.clone()));
     }
 
     #[test]

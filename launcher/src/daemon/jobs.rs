@@ -149,9 +149,11 @@ fn app_of(c: &SpawnCommand, appnum: i32) -> App {
     for (k, v) in &c.info {
         match k.as_str() {
             "wdir" => wdir = Some(v.clone()),
-            "ibdyn_bind" => match crate::placement::Bind::from_name(v) {
+            "ibdyn_bind" => match crate::placement::Binding::from_info(v) {
                 Some(b) => bind = b,
-                None => tracing::warn!("info ibdyn_bind={v}: not none, core or hwthread"),
+                None => tracing::warn!(
+                    "info ibdyn_bind={v}: not none, core, hwthread or socket (with :N)"
+                ),
             },
             "ibdyn_report_bindings" => report_bindings = true,
             "wdir_hex" => match hex_decode(v) {

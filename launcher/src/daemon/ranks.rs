@@ -33,8 +33,8 @@ pub struct App {
     pub wdir: Option<String>,
     /// `env` info entries (`KEY=VALUE`) and `ibdyn_*` keys as `IBDYN_INFO_*`.
     pub env: Vec<(String, String)>,
-    /// `ibdyn_bind` info key (`ibdyn run --bind-to`).
-    pub bind: crate::placement::Bind,
+    /// `ibdyn_bind` info key (`ibdyn run --bind-to`, `--cpus-per-rank`).
+    pub bind: crate::placement::Binding,
     /// `ibdyn_report_bindings` info key (`ibdyn run --report-bindings`).
     pub report_bindings: bool,
 }
