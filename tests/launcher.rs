@@ -1211,3 +1211,40 @@ fn hosts_that_are_this_machine_need_no_ssh() {
     assert!(err.contains("host 192.0.2.1 (ssh)"), "{err}");
     s.assert_clean();
 }
+
+/// `--app FILE` (Open MPI's appfile, Hydra's `-configfile`): one application a line, quoted as
+/// a shell would, `#` comments; the same job as the ` : ` line; a bad file is named.
+#[test]
+fn an_application_file_runs_as_one_job() {
+    let s = Scratch::new("appfile");
+    let file = std::env::temp_dir().join(format!("ibdyn-appfile-{}", std::process::id()));
+    std::fs::write(
+        &file,
+        "# a master and its workers\n\
+         -n 1 sh -c 'echo \"master $IBDYN_RANK $IBDYN_APPNUM $IBDYN_SIZE\"'\n\
+         \n\
+         -np 2 sh -c 'echo \"worker $IBDYN_RANK $IBDYN_APPNUM $IBDYN_SIZE\"'\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    for spelt in ["--app", "-configfile"] {
+        let out = s.run(&["run", "--nodes", "2", spelt, path], None);
+        assert!(out.status.success(), "{spelt}: {}", text(&out.stderr));
+        let mut got: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+        got.sort();
+        assert_eq!(
+            got,
+            ["master 0 0 3", "worker 1 1 3", "worker 2 1 3"],
+            "{spelt}"
+        );
+    }
+    let out = s.run(&["run", "-n", "2", "--app", path], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("-n is given per line"));
+    std::fs::write(&file, "-n 2 sh -c 'unbalanced\n").unwrap();
+    let out = s.run(&["run", "--app", path], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("line 1: unbalanced quotes"));
+    std::fs::remove_file(&file).unwrap();
+    s.assert_clean();
+}

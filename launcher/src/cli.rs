@@ -18,6 +18,8 @@ struct Cli {
     cmd: Cmd,
 }
 
+// Parsed once per command line: `run`'s many options need no box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Cmd {
     /// Run a parallel job: N processes of PROGRAM on K node daemons of this machine, or on
@@ -106,8 +108,22 @@ enum Cmd {
         /// The program and its arguments; several applications in one job (MPMD) are
         /// separated by ` : `, each after the first with its own `-n N`:
         /// `ibdyn run -n 1 ./master : -n 4 ./worker`.
-        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        #[arg(
+            required_unless_present = "app",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
         command: Vec<String>,
+        /// The applications from a file instead of the command line: one a line, `-n N
+        /// PROGRAM ARGS` quoted as a shell would, `#` comments (Open MPI's `--app`/appfile,
+        /// Hydra's `-configfile`).
+        #[arg(
+            long,
+            value_name = "FILE",
+            visible_alias = "appfile",
+            conflicts_with = "command"
+        )]
+        app: Option<PathBuf>,
     },
     /// Grow or shrink a running job (under `ibdyn run` or `ibdyn dvm`): posts a resource
     /// change against the job's main process set; the job's processes see it pending.
@@ -477,6 +493,7 @@ pub fn main() -> i32 {
             adopt_ready_fd,
             jobid,
             command,
+            app,
         } => {
             // The program comes first after ibdyn's own options: a leading '-' here is an
             // option of ours that clap did not know, not a program.
@@ -494,8 +511,18 @@ pub fn main() -> i32 {
                     return 2;
                 }
             };
-            let nprocs = nprocs.unwrap_or_else(|| default_nprocs(plan.as_ref(), ppn, dvm));
-            let apps = match crate::mpmd::split(nprocs, command) {
+            let apps = match (app, nprocs) {
+                (Some(_), Some(_)) => Err("-n is given per line of the --app file".to_string()),
+                (Some(file), None) => std::fs::read_to_string(&file)
+                    .map_err(|e| format!("cannot read {}: {e}", file.display()))
+                    .and_then(|t| crate::mpmd::from_file(&t))
+                    .map_err(|e| format!("--app {}: {e}", file.display())),
+                (None, n) => {
+                    let n = n.unwrap_or_else(|| default_nprocs(plan.as_ref(), ppn, dvm));
+                    crate::mpmd::split(n, command)
+                }
+            };
+            let apps = match apps {
                 Ok(apps) => apps,
                 Err(e) => {
                     say!("ibdyn run: {e}");

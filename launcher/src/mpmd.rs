@@ -25,18 +25,48 @@ pub fn split(first_nprocs: u32, words: Vec<String>) -> Result<Vec<AppLine>, Stri
     let (_, first) = segments.next().unwrap_or((0, &[]));
     apps.push(app(first_nprocs, first, 1)?);
     for (i, seg) in segments {
-        let (nprocs, rest) = match seg {
-            [flag, n, rest @ ..] if matches!(flag.as_str(), "-n" | "-np" | "--np") => {
-                let n = n.parse::<u32>().map_err(|_| {
-                    format!("application {}: {flag} needs a count, not {n:?}", i + 1)
-                })?;
-                (n, rest)
-            }
-            _ => (1, seg),
-        };
+        let (nprocs, rest) = count_of(seg, i + 1)?;
         apps.push(app(nprocs, rest, i + 1)?);
     }
     Ok(apps)
+}
+
+/// The applications of an application file (`ibdyn run --app FILE`, Open MPI's appfile,
+/// Hydra's `-configfile`): one a line, `-n N PROGRAM ARGS` quoted as a shell would, `#`
+/// comments and blank lines skipped; a line may also hold several separated by ` : `.
+pub fn from_file(text: &str) -> Result<Vec<AppLine>, String> {
+    let mut apps = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let words =
+            shlex::split(line).ok_or_else(|| format!("line {}: unbalanced quotes", n + 1))?;
+        for seg in words.split(|w| w == SEPARATOR) {
+            let (nprocs, rest) = count_of(seg, apps.len() + 1)?;
+            let a =
+                app(nprocs, rest, apps.len() + 1).map_err(|e| format!("line {}: {e}", n + 1))?;
+            apps.push(a);
+        }
+    }
+    if apps.is_empty() {
+        return Err("no application in it (one a line: -n N PROGRAM ARGS)".into());
+    }
+    Ok(apps)
+}
+
+/// The `-n N` (also `-np N`, `--np N`; 1 when absent) at the head of an application's words.
+fn count_of(seg: &[String], index: usize) -> Result<(u32, &[String]), String> {
+    match seg {
+        [flag, n, rest @ ..] if matches!(flag.as_str(), "-n" | "-np" | "--np") => {
+            let n = n
+                .parse::<u32>()
+                .map_err(|_| format!("application {index}: {flag} needs a count, not {n:?}"))?;
+            Ok((n, rest))
+        }
+        _ => Ok((1, seg)),
+    }
 }
 
 fn app(nprocs: u32, words: &[String], index: usize) -> Result<AppLine, String> {
@@ -105,6 +135,32 @@ mod tests {
             nprocs,
             program: program.into(),
             args: args.iter().map(|a| a.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn an_application_file_has_one_a_line_quoted_as_a_shell_would() {
+        let text = "# master and workers\n-n 1 ./master 'in put.dat'\n\n  -np 4 ./worker -v\n\
+                    python3 -c \"print(1)\" : --np 2 ./other\n";
+        assert_eq!(
+            from_file(text),
+            Ok(vec![
+                line(1, "./master", &["in put.dat"]),
+                line(4, "./worker", &["-v"]),
+                line(1, "python3", &["-c", "print(1)"]),
+                line(2, "./other", &[]),
+            ])
+        );
+        for (bad, why) in [
+            ("", "no application"),
+            ("# only\n", "no application"),
+            ("-n 2 ./a 'open\n", "line 1: unbalanced quotes"),
+            ("./a\n-n x ./b\n", "application 2: -n needs a count"),
+            ("./a\n--nodes 2 ./b\n", "line 2: unknown option \"--nodes\""),
+            ("-n 0 ./a\n", "line 1: application 1: -n must be at least 1"),
+        ] {
+            let err = from_file(bad).unwrap_err();
+            assert!(err.contains(why), "{bad:?}: {err}");
         }
     }
 

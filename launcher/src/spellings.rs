@@ -19,6 +19,7 @@ const SPELLINGS: &[(&str, &str)] = &[
     ("-hostfile", "--hostfile"),
     ("-machinefile", "--hostfile"),
     ("--machinefile", "--hostfile"),
+    ("-configfile", "--app"),
 ];
 
 /// `ibdyn run -np 4 -host a,b -genv A 1 ...`, as mpirun and mpiexec take them: the
@@ -193,6 +194,10 @@ mod tests {
             );
         }
         assert_eq!(spelt("ibdyn run -H a:2 prog"), "ibdyn run --hosts a:2 prog");
+        assert_eq!(
+            spelt("ibdyn run -configfile f --tag-output"),
+            "ibdyn run --app f --tag-output"
+        );
         assert_eq!(
             spelt("ibdyn run --map-by ppr:2:node -np 4 prog --map-by ppr:1:node"),
             "ibdyn run --ppn 2 --np 4 prog --map-by ppr:1:node"
