@@ -59,8 +59,17 @@ impl Watch {
         self.state().live -= 1;
     }
 
-    fn sent(&self) {
-        self.state().in_flight += 1;
+    /// Counts a message in flight for as long as `send` takes; `send` false: it did not go.
+    /// Under the watch's lock, so that an ending rank's drain (`Endpoint::drop`) sees every
+    /// message sent to it or refuses it.
+    fn send_counted(&self, send: impl FnOnce() -> bool) -> bool {
+        let mut s = self.state();
+        s.in_flight += 1;
+        let sent = send();
+        if !sent {
+            s.in_flight -= 1;
+        }
+        sent
     }
 
     fn filed(&self) {
@@ -189,6 +198,21 @@ impl MockComm {
     }
 }
 
+/// A rank that ends with messages unread (a collective it left on an error) takes them out of
+/// flight: else the deadlock check never sees the world idle, and its peers wait out the
+/// whole timeout (20 s each, 80 s for `mismatched_counts_give_errors`).
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let inbox = std::mem::replace(&mut self.inbox, crossbeam_channel::never());
+        let mut s = self.watch.state();
+        while inbox.try_recv().is_ok() {
+            s.in_flight -= 1;
+        }
+        // Disconnected with the lock held: a later send fails, uncounted.
+        drop(inbox);
+    }
+}
+
 impl Endpoint {
     fn file(&self, msg: Msg) {
         self.watch.filed();
@@ -306,16 +330,14 @@ impl PointToPoint for MockComm {
             .peers
             .get(dest)
             .ok_or_else(|| CollError::comm(MockError::BadRank(dest)))?;
-        me.watch.sent();
-        tx.send(Msg {
+        let msg = Msg {
             src: me.rank,
             tag,
             data: buf.to_vec(),
-        })
-        .map_err(|_| {
-            me.watch.filed();
-            CollError::comm(MockError::Gone(dest))
-        })?;
+        };
+        if !me.watch.send_counted(|| tx.send(msg).is_ok()) {
+            return Err(CollError::comm(MockError::Gone(dest)));
+        }
         Ok(MockReq::Sent(buf.len()))
     }
     fn irecv<'a>(
