@@ -417,3 +417,12 @@ fn a_spawn_with_ibdyn_prestart_gets_the_waiting_copy() {
         "spawn_prestart: ok, the second child was the prestarted copy",
     );
 }
+
+#[test]
+fn a_spawns_env_info_reaches_the_children_as_open_mpi_takes_it() {
+    run_ok(
+        "spawn_env",
+        1,
+        "spawn_env: ok, 2 children with the env of the info and their argument whole",
+    );
+}

@@ -1,4 +1,5 @@
-//! Dynamic processes: Comm_spawn(_multiple) with info keys `host`, `wdir`, `path`, `ibdyn_*`
+//! Dynamic processes: Comm_spawn(_multiple) with info keys `host`, `wdir`, `path`, `env`
+//! (Open MPI's `NAME=VALUE` lines), `ibdyn_*`
 //! (e.g. `ibdyn_prestart`) and per child error codes, Comm_get_parent, Intercomm_merge,
 //! Comm_disconnect, ports (Open_port, Close_port, Comm_accept, Comm_connect, Comm_join) and
 //! the name service (Publish_name, Lookup_name, Unpublish_name).
@@ -49,6 +50,22 @@ unsafe fn command_of(
     let mut cmd = Command::new(program);
     if let Some(w) = get("wdir") {
         cmd.current_dir(w);
+    }
+    // Open MPI's form: `NAME=VALUE` lines, several separated by newlines.
+    if let Some(vars) = get("env") {
+        for line in vars.lines().filter(|l| !l.is_empty()) {
+            match line.split_once('=') {
+                Some((name, value)) if !name.is_empty() => {
+                    cmd.env(name, value);
+                }
+                _ => {
+                    return err(
+                        MPI_ERR_INFO_VALUE,
+                        format!("info key env: {line:?} is not NAME=VALUE"),
+                    )
+                }
+            }
+        }
     }
     if let Some(h) = get("host") {
         match host {
