@@ -979,3 +979,44 @@ fn ctrl_z_on_a_dvm_client_stops_its_ranks() {
     job_control_check(&mut client, 2);
     dvm.stop();
 }
+
+/// Bound jobs of one DVM take the units other jobs' ranks do not hold: a second job started
+/// while the first runs is bound to the next hardware thread, not the first one again (with
+/// one CPU, the first again). Before, every job was bound from the first unit on.
+#[test]
+fn bound_jobs_of_one_dvm_take_the_free_units() {
+    let s = Scratch::new("dvm-bind");
+    let dvm = Dvm::start(&s, 1);
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mine: Vec<usize> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .split(',')
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![p.parse().unwrap()],
+        })
+        .collect();
+    let release = s.dir.join("release");
+    let cpus = "grep Cpus_allowed_list /proc/self/status | cut -f2";
+    let hold = format!(
+        "{cpus}; while [ ! -e {} ]; do sleep 0.05; done",
+        release.display()
+    );
+    let mut first = dvm.spawn(&["--bind-to", "hwthread", "sh", "-c", &hold]);
+    let mut lines = std::io::BufReader::new(first.stdout.take().unwrap()).lines();
+    let held = lines.next().unwrap().unwrap();
+    assert_eq!(held, mine[0].to_string());
+    let out = dvm.run(&["--bind-to", "hwthread", "sh", "-c", cpus]);
+    assert!(out.status.success(), "{}", show(&out));
+    let want = mine.get(1).unwrap_or(&mine[0]).to_string();
+    assert_eq!(text(&out.stdout).trim(), want);
+    std::fs::write(&release, "").unwrap();
+    let st = wait_bounded(&mut first, Duration::from_secs(60));
+    assert!(st.success());
+    std::fs::remove_file(&release).unwrap();
+    drop(dvm);
+    s.assert_clean();
+}

@@ -16,8 +16,10 @@ struct Units {
     threads: Vec<Unit>,
 }
 
-/// The CPUs of a rank with local index `local` under `binding`; None: not bound.
-pub(crate) fn cpus_for(binding: Binding, local: u32) -> Option<Vec<usize>> {
+/// The CPUs of a rank with local index `local` under `binding`, among the units none of whose
+/// CPUs are `busy` (bound to ranks of other jobs of this daemon, under a DVM), or among all
+/// when none is free; None: not bound.
+pub(crate) fn cpus_for(binding: Binding, local: u32, busy: &[usize]) -> Option<Vec<usize>> {
     static UNITS: OnceLock<Units> = OnceLock::new();
     let units = UNITS.get_or_init(|| {
         let cpus = allowed_cpus();
@@ -33,7 +35,16 @@ pub(crate) fn cpus_for(binding: Binding, local: u32) -> Option<Vec<usize>> {
         Bind::Core => &units.cores,
         Bind::Hwthread => &units.threads,
     };
-    pick(units, local, binding.width)
+    let free: Vec<Unit> = units
+        .iter()
+        .filter(|u| u.iter().all(|c| !busy.contains(c)))
+        .cloned()
+        .collect();
+    pick(
+        if free.is_empty() { units } else { &free },
+        local,
+        binding.width,
+    )
 }
 
 /// `width` units from unit `local` x `width` on, wrapping around; every unit at most once.
@@ -171,11 +182,29 @@ mod tests {
         assert_eq!(pick(&units, 1, 4), Some(vec![0, 1, 4, 5]));
         assert_eq!(pick(&units, 0, 9), Some(vec![0, 1, 2, 3, 4, 5]));
         let bind = |unit, width| Binding { unit, width };
-        assert_eq!(cpus_for(bind(Bind::None, 1), 0), None);
+        assert_eq!(cpus_for(bind(Bind::None, 1), 0, &[]), None);
         let mine = allowed_cpus();
         assert!(!mine.is_empty());
-        assert_eq!(cpus_for(bind(Bind::Hwthread, 1), 0), Some(vec![mine[0]]));
-        assert_eq!(cpus_for(bind(Bind::Hwthread, 64), 0), Some(mine.clone()));
+        assert_eq!(
+            cpus_for(bind(Bind::Hwthread, 1), 0, &[]),
+            Some(vec![mine[0]])
+        );
+        assert_eq!(
+            cpus_for(bind(Bind::Hwthread, 64), 0, &[]),
+            Some(mine.clone())
+        );
+        // Units another job's ranks hold are skipped while any is free.
+        if let [first, second, ..] = mine[..] {
+            assert_eq!(
+                cpus_for(bind(Bind::Hwthread, 1), 0, &[first]),
+                Some(vec![second])
+            );
+        }
+        assert_eq!(
+            cpus_for(bind(Bind::Hwthread, 1), 0, &mine),
+            Some(vec![mine[0]]),
+            "none free: all units again"
+        );
     }
 
     #[test]

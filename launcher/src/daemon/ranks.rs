@@ -111,6 +111,8 @@ pub(crate) struct RankState {
     pub(crate) cancelled: bool,
     /// Its `PMI_ID` while unused (a key of `Daemon::pmi_ids`).
     pub(crate) pmi_id: Option<u32>,
+    /// The CPUs it is bound to (`--bind-to`).
+    pub(crate) cpus: Option<Vec<usize>>,
 }
 
 pub(crate) struct Job {
@@ -241,8 +243,9 @@ impl Daemon {
         let mut ready = Vec::new();
         let here = spec.ranks_on(self.me);
         let local_size = here.len() as u32;
+        let busy = self.bound_cpus_of_others(spec.jobid);
         for (local, r) in (0..).zip(here) {
-            match self.prepare_rank(spec, r, (local, local_size)) {
+            match self.prepare_rank(spec, r, (local, local_size), &busy) {
                 Ok(p) => ready.push(p),
                 Err(e) => out.push(self.not_started_here(spec, r, &e)),
             }
@@ -310,13 +313,29 @@ impl Daemon {
         }
     }
 
+    /// The CPUs bound to running ranks of jobs other than `job` here (several jobs of a DVM
+    /// each bound from the first core would share cores while others idle).
+    fn bound_cpus_of_others(&self, job: u32) -> Vec<usize> {
+        self.jobs
+            .iter()
+            .filter(|(&j, _)| j != job)
+            .flat_map(|(_, j)| j.ranks.values())
+            .filter(|rs| rs.exit.is_none())
+            .filter_map(|rs| rs.cpus.as_deref())
+            .flatten()
+            .copied()
+            .collect()
+    }
+
     /// Everything rank `rank` needs to start, its `PMI_ID` reserved; `local` is its index
-    /// among the job's ranks on this node, and their number.
+    /// among the job's ranks on this node, and their number; `busy`: CPUs bound to other
+    /// jobs' ranks here.
     fn prepare_rank(
         &mut self,
         spec: &JobSpec,
         rank: u32,
         local: (u32, u32),
+        busy: &[usize],
     ) -> std::io::Result<starts::Prepared> {
         let app = spec
             .app_of(rank)
@@ -398,7 +417,7 @@ impl Daemon {
             env: launch::environment(base, &set),
             cwd,
             stdin_pipe: rank == 0 && spec.stdin,
-            cpus: super::binding::cpus_for(app.bind, local.0),
+            cpus: super::binding::cpus_for(app.bind, local.0, busy),
             pmi_ours,
             pmi_theirs,
             pmi_id,
@@ -466,6 +485,7 @@ impl Daemon {
             rs.pid = Some(pid);
             rs.stdin = stdin;
             rs.pmi_id = Some(pmi_id);
+            rs.cpus = cpus;
         }
     }
 
