@@ -333,6 +333,49 @@ fn an_mpmd_job_grows_by_its_last_application() {
     s.assert_clean();
 }
 
+/// A bound job's added processes are bound like its ranks, to the units those do not hold
+/// (they used to run unbound): one rank on the first hardware thread, the added one on the
+/// next (the first again on a machine of one CPU).
+#[test]
+fn processes_added_to_a_bound_job_take_free_units() {
+    let p = prog();
+    let s = Scratch::new("resize-bound");
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mine: Vec<String> = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .split(',')
+        .flat_map(|part| match part.split_once('-') {
+            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse().unwrap())
+                .map(|c| c.to_string())
+                .collect(),
+            None => vec![part.to_string()],
+        })
+        .collect();
+    let show = format!("grep Cpus_allowed_list /proc/self/status | cut -f2; exec {p} resize");
+    let job = s.ibdyn(&["run", "-n", "1", "--bind-to", "hwthread", "sh", "-c", &show]);
+    let (stdout, r, status) = resize_while_running(&s, job, &["--grow", "1"]);
+    assert!(
+        r.status.success() && status.success() && stdout.contains("resized from 1 to 2"),
+        "resize {}\n{}\njob {status}\n{stdout}",
+        r.status,
+        common::text(&r.stderr)
+    );
+    let cpus: Vec<&str> = stdout
+        .lines()
+        .filter(|l| {
+            !l.is_empty()
+                && l.chars()
+                    .all(|c| c.is_ascii_digit() || c == '-' || c == ',')
+        })
+        .collect();
+    let second = mine.get(1).unwrap_or(&mine[0]);
+    assert_eq!(cpus, [mine[0].as_str(), second.as_str()], "{stdout}");
+    s.assert_clean();
+}
+
 #[test]
 fn ibdyn_resize_under_a_dvm() {
     let p = prog();

@@ -186,6 +186,10 @@ impl Daemon {
         // The new processes start like the job's: the same `env` and `ibdyn_*` info keys
         // (so they also find the copies `ibdyn_prestart` keeps of the command).
         info.extend(crate::daemon::jobs::info_of_env(&app.env));
+        // Bound like the job's, to units its running ranks do not hold.
+        if app.bind.unit != crate::placement::Bind::None {
+            info.push(("ibdyn_bind".to_string(), app.bind.to_info()));
+        }
         let req = SpawnRequest {
             commands: vec![SpawnCommand {
                 program: app.program.clone(),
