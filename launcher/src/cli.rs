@@ -56,7 +56,8 @@ enum Cmd {
         #[arg(long, hide = true)]
         allow_run_as_root: bool,
         /// Bind each rank to one core or hardware thread of its node daemon's CPUs, in
-        /// local-rank order (the job's own ranks; spawned ones are not bound).
+        /// local-rank order (the job's own ranks and those `ibdyn resize` adds; spawned ones are not
+        /// bound).
         #[arg(long, value_enum, value_name = "UNIT", default_value_t = Bind::None)]
         bind_to: Bind,
         /// Bind each rank to N consecutive units (cores unless `--bind-to` says otherwise), for
