@@ -243,7 +243,15 @@ impl Daemon {
         let mut ready = Vec::new();
         let here = spec.ranks_on(self.me);
         let local_size = here.len() as u32;
-        let busy = self.bound_cpus_of_others(spec.jobid);
+        let bound = spec
+            .apps
+            .iter()
+            .any(|a| a.bind.unit != crate::placement::Bind::None);
+        let busy = if bound {
+            self.bound_cpus_of_others(spec.jobid)
+        } else {
+            Vec::new()
+        };
         for (local, r) in (0..).zip(here) {
             match self.prepare_rank(spec, r, (local, local_size), &busy) {
                 Ok(p) => ready.push(p),
