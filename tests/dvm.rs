@@ -987,18 +987,7 @@ fn ctrl_z_on_a_dvm_client_stops_its_ranks() {
 fn bound_jobs_of_one_dvm_take_the_free_units() {
     let s = Scratch::new("dvm-bind");
     let dvm = Dvm::start(&s, 1);
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let mine: Vec<usize> = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .split(',')
-        .flat_map(|p| match p.split_once('-') {
-            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
-            None => vec![p.parse().unwrap()],
-        })
-        .collect();
+    let mine = cpu_list(&my_cpus_text());
     let release = s.dir.join("release");
     let cpus = "grep Cpus_allowed_list /proc/self/status | cut -f2";
     let hold = format!(

@@ -283,31 +283,14 @@ fn wdir_sets_the_ranks_working_directory() {
     }
 }
 
-/// The CPUs of a `Cpus_allowed_list` ("0-2,5").
-fn cpu_list(text: &str) -> Vec<usize> {
-    text.trim()
-        .split(',')
-        .filter(|p| !p.is_empty())
-        .flat_map(|p| match p.split_once('-') {
-            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
-            None => vec![p.parse().unwrap()],
-        })
-        .collect()
-}
-
 /// `--bind-to hwthread`: each rank on one CPU of those its node daemon may use, in local-rank
 /// order, wrapping around; `--bind-to core` gives ranks of the same local index the same
 /// core; `taskset` narrows what the daemons, and so the ranks, may use.
 #[test]
 fn bind_to_puts_each_rank_on_its_own_cpu() {
     let s = Scratch::new("bind");
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let mine_text = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim();
-    let mine = cpu_list(mine_text);
+    let mine_text = my_cpus_text();
+    let mine = cpu_list(&mine_text);
     let show = "grep Cpus_allowed_list /proc/self/status";
     let bound = |out: &std::process::Output| -> Vec<Vec<usize>> {
         assert!(out.status.success(), "{}", text(&out.stderr));

@@ -340,19 +340,9 @@ fn an_mpmd_job_grows_by_its_last_application() {
 fn processes_added_to_a_bound_job_take_free_units() {
     let p = prog();
     let s = Scratch::new("resize-bound");
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let mine: Vec<String> = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .unwrap()
-        .trim()
-        .split(',')
-        .flat_map(|part| match part.split_once('-') {
-            Some((a, b)) => (a.parse::<usize>().unwrap()..=b.parse().unwrap())
-                .map(|c| c.to_string())
-                .collect(),
-            None => vec![part.to_string()],
-        })
+    let mine: Vec<String> = common::cpu_list(&common::my_cpus_text())
+        .iter()
+        .map(|c| c.to_string())
         .collect();
     let show = format!("grep Cpus_allowed_list /proc/self/status | cut -f2; exec {p} resize");
     let job = s.ibdyn(&["run", "-n", "1", "--bind-to", "hwthread", "sh", "-c", &show]);

@@ -394,3 +394,27 @@ pub fn check_output_files(dir: &std::path::Path, out: &std::process::Output) {
         assert!(child.starts_with(&format!("CHILD rank={r} ")), "{child:?}");
     }
 }
+
+/// The CPUs of a `Cpus_allowed_list` ("0-2,5").
+pub fn cpu_list(text: &str) -> Vec<usize> {
+    text.trim()
+        .split(',')
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap()..=b.parse().unwrap()).collect::<Vec<usize>>(),
+            None => vec![p.parse().unwrap()],
+        })
+        .collect()
+}
+
+/// This process's `Cpus_allowed_list` as the kernel writes it ("0-1"): what its children, and
+/// node daemons started from it, may run on.
+pub fn my_cpus_text() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .expect("a Cpus_allowed_list line")
+        .trim()
+        .to_string()
+}
