@@ -1231,3 +1231,43 @@ fn an_application_file_runs_as_one_job() {
     std::fs::remove_file(&file).unwrap();
     s.assert_clean();
 }
+
+/// `ibdyn run ... &` in an interactive shell: the launcher reads its terminal only while it is
+/// in the terminal's foreground, so it is not stopped for tty input (SIGTTIN) in the
+/// background; it used to stop, job and all ("Stopped (tty input)", `wait` giving 149).
+/// A terminal of its own from `script` (util-linux), with an interactive bash in it.
+#[test]
+fn a_launcher_in_the_background_of_a_terminal_is_not_stopped_for_input() {
+    let s = Scratch::new("bg-tty");
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("\n*** SKIPPED: no `script` (util-linux) to give the shell a terminal ***\n");
+        return;
+    }
+    let job = s.dir.join("job.sh");
+    std::fs::write(
+        &job,
+        format!(
+            "set -m\n{} run -n 2 --nodes 2 sh -c 'echo done-bg' &\nwait $!\necho \"status $?\"\n",
+            ibdyn_bin().display()
+        ),
+    )
+    .unwrap();
+    let mut c = std::process::Command::new("script");
+    c.args([
+        "-qc",
+        &format!("bash --norc -i {}", job.display()),
+        "/dev/null",
+    ])
+    .env("TMPDIR", &s.dir)
+    .env_remove("IBDYN_LOG");
+    let out = run_bounded(c, None, Duration::from_secs(60));
+    let said = text(&out.stdout).replace('\r', "");
+    assert_eq!(said.matches("done-bg").count(), 2, "{said}");
+    assert!(said.contains("status 0"), "{said}");
+    std::fs::remove_file(&job).unwrap();
+    s.assert_clean();
+}

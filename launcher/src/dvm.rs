@@ -424,11 +424,9 @@ fn start_stdin_pump(w: ToDvmWriter) {
             let mut stdin = std::io::stdin();
             let mut buf = vec![0u8; 65536];
             loop {
-                let data = match stdin.read(&mut buf) {
-                    Ok(0) => None,
+                let data = match crate::stdin_fg::read(&mut stdin, &mut buf) {
+                    Ok(0) | Err(_) => None,
                     Ok(n) => Some(buf[..n].to_vec()),
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(_) => None,
                 };
                 let eof = data.is_none();
                 if !w.send(&ToDvm::Stdin(data)) || eof {

@@ -41,6 +41,7 @@ pub mod run;
 pub mod secret;
 mod signals;
 mod spellings;
+mod stdin_fg;
 mod time_limit;
 
 pub use daemon::{daemon_main, App, DaemonOptions, JobSpec};

@@ -16,7 +16,7 @@ use crate::{output, secret, signals};
 use crossbeam_channel::Sender;
 use ibdyn_pmi::wire::Frame;
 use ibdyn_pmi::SpawnRequest;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -441,7 +441,7 @@ fn start_stdin_pump(tx: Sender<LEvent>) {
             let mut stdin = std::io::stdin();
             let mut buf = vec![0u8; 16384];
             loop {
-                match stdin.read(&mut buf) {
+                match crate::stdin_fg::read(&mut stdin, &mut buf) {
                     Ok(0) | Err(_) => {
                         let _ = tx.send(LEvent::Stdin(None));
                         return;
