@@ -195,6 +195,11 @@ impl Daemon {
         job: u32,
         mut p: Prepared,
     ) -> Result<(Prepared, Started), Prepared> {
+        // A bound rank's CPUs depend on what runs when it starts: a copy started ahead could
+        // not have them. It starts cold, and no copies are kept for it.
+        if p.cpus.is_some() {
+            return Err(p);
+        }
         let per_rank = std::mem::take(&mut p.per_rank);
         // Spawns of a daemon that never saw the info key pay nothing for this.
         let want = wanted(app);
