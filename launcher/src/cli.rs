@@ -279,6 +279,39 @@ fn working_dir(dir: &std::path::Path, here: bool) -> Result<String, String> {
         .map_err(|_| format!("--wdir {}: not UTF-8", dir.display()))
 }
 
+/// The info keys every command of the job gets: `ibdyn_prestart`, `-x`'s variables, the
+/// binding, `--report-bindings`, `--wdir` (`here`: checked, the ranks run on this machine).
+fn job_info(
+    prestart: Option<u32>,
+    export: &[String],
+    binding: Binding,
+    report_bindings: bool,
+    wdir: Option<PathBuf>,
+    here: bool,
+) -> Result<Vec<(String, String)>, String> {
+    let mut info: Vec<(String, String)> = prestart
+        .map(|k| ("ibdyn_prestart".to_string(), k.to_string()))
+        .into_iter()
+        .collect();
+    for spec in export {
+        let (name, value) = exported(spec).map_err(|e| format!("-x {spec}: {e}"))?;
+        info.push(ibdyn_pmi::wire::env_info(&name, &value));
+    }
+    if binding.width == 0 {
+        return Err("--cpus-per-rank must be at least 1".into());
+    }
+    if binding.unit != Bind::None {
+        info.push(("ibdyn_bind".to_string(), binding.to_info()));
+    }
+    if report_bindings {
+        info.push(("ibdyn_report_bindings".to_string(), "1".to_string()));
+    }
+    if let Some(dir) = wdir {
+        info.push(ibdyn_pmi::wire::wdir_info(&working_dir(&dir, here)?));
+    }
+    Ok(info)
+}
+
 /// The process count when `-n` is not given: with hosts (`--hosts`, `--hostfile`, a Slurm
 /// allocation) one per slot, or `--ppn` per host, as mpirun fills an allocation; else 1.
 fn default_nprocs(plan: Option<&crate::hosts::HostPlan>, ppn: Option<u32>, dvm: bool) -> u32 {
@@ -562,50 +595,22 @@ pub fn main() -> i32 {
                 say!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
                 return 2;
             }
-            let mut info: Vec<(String, String)> = prestart
-                .map(|k| ("ibdyn_prestart".to_string(), k.to_string()))
-                .into_iter()
-                .collect();
-            for spec in &export {
-                match exported(spec) {
-                    Ok((name, value)) => info.push(ibdyn_pmi::wire::env_info(&name, &value)),
-                    Err(e) => {
-                        say!("ibdyn run: -x {spec}: {e}");
-                        return 2;
-                    }
-                }
-            }
-            let binding = match (bind_to, cpus_per_rank) {
-                (_, Some(0)) => {
-                    say!("ibdyn run: --cpus-per-rank must be at least 1");
+            let binding = Binding {
+                unit: match (bind_to, cpus_per_rank) {
+                    (Bind::None, Some(_)) => Bind::Core,
+                    (unit, _) => unit,
+                },
+                width: cpus_per_rank.unwrap_or(1),
+            };
+            // On other hosts the directory may exist there only.
+            let here = plan.is_none() && !dvm;
+            let info = match job_info(prestart, &export, binding, report_bindings, wdir, here) {
+                Ok(i) => i,
+                Err(e) => {
+                    say!("ibdyn run: {e}");
                     return 2;
                 }
-                (Bind::None, Some(n)) => Binding {
-                    unit: Bind::Core,
-                    width: n,
-                },
-                (unit, n) => Binding {
-                    unit,
-                    width: n.unwrap_or(1),
-                },
             };
-            if binding.unit != Bind::None {
-                info.push(("ibdyn_bind".to_string(), binding.to_info()));
-            }
-            if report_bindings {
-                info.push(("ibdyn_report_bindings".to_string(), "1".to_string()));
-            }
-            if let Some(dir) = wdir {
-                // On other hosts the directory may exist there only.
-                let here = plan.is_none() && !dvm;
-                match working_dir(&dir, here) {
-                    Ok(d) => info.push(ibdyn_pmi::wire::wdir_info(&d)),
-                    Err(e) => {
-                        say!("ibdyn run: {e}");
-                        return 2;
-                    }
-                }
-            }
             if dvm {
                 let job = crate::dvm::DvmJob {
                     apps: &apps,
