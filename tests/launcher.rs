@@ -639,9 +639,7 @@ fn np_and_host_are_taken_as_mpirun_spells_them() {
         ],
         None,
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut nodes: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
-    nodes.sort();
+    let nodes = sorted_stdout(&out);
     assert_eq!(nodes, ["0", "0", "1"]);
 }
 
@@ -1134,9 +1132,7 @@ fn arguments_with_newlines_reach_the_ranks_whole() {
         ],
         None,
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
-    lines.sort();
+    let lines = sorted_stdout(&out);
     assert_eq!(lines, ["one 0 0", "one 1 0", "two 0 2", "two 1 2"]);
     s.assert_clean();
 }
@@ -1181,9 +1177,7 @@ fn hosts_that_are_this_machine_need_no_ssh() {
     ]);
     run.env("IBDYN_SSH", "false");
     let out = run_bounded(run, None, Duration::from_secs(60));
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let mut got: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
-    got.sort();
+    let got = sorted_stdout(&out);
     assert_eq!(got, ["0 0", "1 0", "2 1"]);
     // Another host still goes through that ssh, and its failure is named.
     let mut run = s.ibdyn(&["run", "--hosts", "localhost,192.0.2.1", "true"]);

@@ -395,6 +395,14 @@ pub fn check_output_files(dir: &std::path::Path, out: &std::process::Output) {
     }
 }
 
+/// The lines of a job's stdout, sorted (ranks print in any order); the job must have succeeded.
+pub fn sorted_stdout(out: &Output) -> Vec<String> {
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mut lines: Vec<String> = text(&out.stdout).lines().map(String::from).collect();
+    lines.sort();
+    lines
+}
+
 /// The CPUs of a `Cpus_allowed_list` ("0-2,5").
 pub fn cpu_list(text: &str) -> Vec<usize> {
     text.trim()
