@@ -346,7 +346,14 @@ fn processes_added_to_a_bound_job_take_free_units() {
         .collect();
     let show = format!("grep Cpus_allowed_list /proc/self/status | cut -f2; exec {p} resize");
     let job = s.ibdyn(&["run", "-n", "1", "--bind-to", "hwthread", "sh", "-c", &show]);
+    // The session directory of a killed launcher, its socket file left with nothing listening:
+    // `ibdyn resize` without a job id is not misled into "2 daemon sets are running".
+    let uid = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(&s.dir).unwrap());
+    let stale = s.dir.join(format!("ibdyn-{uid}-1-stale"));
+    std::fs::create_dir_all(stale.join("node0")).unwrap();
+    drop(std::os::unix::net::UnixListener::bind(stale.join("node0/pmi.sock")).unwrap());
     let (stdout, r, status) = resize_while_running(&s, job, &["--grow", "1"]);
+    std::fs::remove_dir_all(&stale).unwrap();
     assert!(
         r.status.success() && status.success() && stdout.contains("resized from 1 to 2"),
         "resize {}\n{}\njob {status}\n{stdout}",

@@ -53,7 +53,12 @@ fn root_sockets() -> Vec<PathBuf> {
         })
         .collect();
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
-    found.into_iter().map(|(_, p)| p).collect()
+    // A session directory a killed launcher left keeps its socket file; nothing listens.
+    found
+        .into_iter()
+        .map(|(_, p)| p)
+        .filter(|p| UnixStream::connect(p).is_ok())
+        .collect()
 }
 
 /// One request to one root daemon: its answer, or the daemon's refusal as `Err(text)`.
