@@ -639,6 +639,19 @@ IBDYN_MPI_DECLARE(int, Type_create_struct_c, (MPI_Count count,
                                               MPI_Datatype *newtype))
 IBDYN_MPI_DECLARE(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb,
                                                MPI_Count extent, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Pack, (const void *inbuf, int incount, MPI_Datatype datatype,
+                              void *outbuf, int outsize, int *position, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Unpack, (const void *inbuf, int insize, int *position, void *outbuf,
+                                int outcount, MPI_Datatype datatype, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int *size))
+IBDYN_MPI_DECLARE(int, Pack_c, (const void *inbuf, MPI_Count incount, MPI_Datatype datatype,
+                                void *outbuf, MPI_Count outsize, MPI_Count *position,
+                                MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Unpack_c, (const void *inbuf, MPI_Count insize, MPI_Count *position,
+                                  void *outbuf, MPI_Count outcount, MPI_Datatype datatype,
+                                  MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Pack_size_c, (MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                                     MPI_Count *size))
 IBDYN_MPI_DECLARE(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void *baseptr))
 IBDYN_MPI_DECLARE(int, Free_mem, (void *base))
 IBDYN_MPI_DECLARE(int, Dims_create, (int nnodes, int ndims, int dims[]))
@@ -1031,6 +1044,13 @@ IBDYN_MPI_DECLARE(int, Comm_set_attr, (MPI_Comm comm, int comm_keyval, void *att
 IBDYN_MPI_DECLARE(int, Comm_get_attr, (MPI_Comm comm, int comm_keyval, void *attribute_val,
                                        int *flag))
 IBDYN_MPI_DECLARE(int, Comm_delete_attr, (MPI_Comm comm, int comm_keyval))
+/* the MPI-1 names, deprecated since MPI-2 */
+IBDYN_MPI_DECLARE(int, Keyval_create, (MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
+                                       int *keyval, void *extra_state))
+IBDYN_MPI_DECLARE(int, Keyval_free, (int *keyval))
+IBDYN_MPI_DECLARE(int, Attr_put, (MPI_Comm comm, int keyval, void *attribute_val))
+IBDYN_MPI_DECLARE(int, Attr_get, (MPI_Comm comm, int keyval, void *attribute_val, int *flag))
+IBDYN_MPI_DECLARE(int, Attr_delete, (MPI_Comm comm, int keyval))
 IBDYN_MPI_DECLARE(int, Info_create, (MPI_Info *info))
 IBDYN_MPI_DECLARE(int, Info_set, (MPI_Info info, const char *key, const char *value))
 IBDYN_MPI_DECLARE(int, Info_delete, (MPI_Info info, const char *key))
@@ -1089,6 +1109,123 @@ IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int
                                                       MPI_Errhandler errhandler,
                                                       MPI_Comm *newintercomm))
 IBDYN_MPI_DECLARE(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
+
+/* large-count (_c) and MPI-3 (_x) forms, the status field accessors of MPI 4.1, MPI_Info_get */
+IBDYN_MPI_DECLARE(int, Allgather_c, (const void *sendbuf, MPI_Count sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Allgatherv_c, (const void *sendbuf, MPI_Count sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf,
+                                      const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                      MPI_Datatype recvtype, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Alltoall_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Alltoallv_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                     const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                     MPI_Datatype recvtype, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Bsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Exscan_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Gather_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  int root, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Gatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                                   MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Get_elements_c, (const MPI_Status *status, MPI_Datatype datatype,
+                                        MPI_Count *count))
+IBDYN_MPI_DECLARE(int, Get_elements_x, (const MPI_Status *status, MPI_Datatype datatype,
+                                        MPI_Count *count))
+IBDYN_MPI_DECLARE(int, Iallgatherv_c, (const void *sendbuf, MPI_Count sendcount,
+                                       MPI_Datatype sendtype, void *recvbuf,
+                                       const MPI_Count recvcounts[], const MPI_Aint displs[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ialltoallv_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                      const MPI_Aint sdispls[], MPI_Datatype sendtype,
+                                      void *recvbuf, const MPI_Count recvcounts[],
+                                      const MPI_Aint rdispls[], MPI_Datatype recvtype,
+                                      MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Ibsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                  int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Igatherv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, const MPI_Count recvcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Imrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
+                                  MPI_Message *message, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Info_get, (MPI_Info info, const char *key, int valuelen, char *value,
+                                  int *flag))
+IBDYN_MPI_DECLARE(int, Ireduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                   MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Irsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                  int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Iscatterv_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                     const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                     MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                                     MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Issend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                  int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Mrecv_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
+                                 MPI_Message *message, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Recv_init_c, (void *buf, MPI_Count count, MPI_Datatype datatype, int source,
+                                     int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Reduce_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Reduce_local_c, (const void *inbuf, void *inoutbuf, MPI_Count count,
+                                        MPI_Datatype datatype, MPI_Op op))
+IBDYN_MPI_DECLARE(int, Reduce_scatter_block_c, (const void *sendbuf, void *recvbuf,
+                                                MPI_Count recvcount, MPI_Datatype datatype,
+                                                MPI_Op op, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Rsend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Rsend_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                      int dest, int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Scan_c, (const void *sendbuf, void *recvbuf, MPI_Count count,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Scatter_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Scatterv_c, (const void *sendbuf, const MPI_Count sendcounts[],
+                                    const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf,
+                                    MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                                    MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Send_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                     int dest, int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Sendrecv_c, (const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                    int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                                    MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Sendrecv_replace_c, (void *buf, MPI_Count count, MPI_Datatype datatype,
+                                            int dest, int sendtag, int source, int recvtag,
+                                            MPI_Comm comm, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Ssend_c, (const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                                 int tag, MPI_Comm comm))
+IBDYN_MPI_DECLARE(int, Ssend_init_c, (const void *buf, MPI_Count count, MPI_Datatype datatype,
+                                      int dest, int tag, MPI_Comm comm, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Status_get_error, (const MPI_Status *status, int *error))
+IBDYN_MPI_DECLARE(int, Status_get_source, (const MPI_Status *status, int *source))
+IBDYN_MPI_DECLARE(int, Status_get_tag, (const MPI_Status *status, int *tag))
+IBDYN_MPI_DECLARE(int, Status_set_cancelled, (MPI_Status *status, int flag))
+IBDYN_MPI_DECLARE(int, Status_set_elements, (MPI_Status *status, MPI_Datatype datatype, int count))
+IBDYN_MPI_DECLARE(int, Status_set_elements_c, (MPI_Status *status, MPI_Datatype datatype,
+                                               MPI_Count count))
+IBDYN_MPI_DECLARE(int, Status_set_elements_x, (MPI_Status *status, MPI_Datatype datatype,
+                                               MPI_Count count))
+IBDYN_MPI_DECLARE(int, Status_set_error, (MPI_Status *status, int error))
+IBDYN_MPI_DECLARE(int, Status_set_source, (MPI_Status *status, int source))
+IBDYN_MPI_DECLARE(int, Status_set_tag, (MPI_Status *status, int tag))
+IBDYN_MPI_DECLARE(int, Type_get_extent_c, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+IBDYN_MPI_DECLARE(int, Type_get_extent_x, (MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent))
+IBDYN_MPI_DECLARE(int, Type_get_true_extent_c, (MPI_Datatype datatype, MPI_Count *true_lb,
+                                                MPI_Count *true_extent))
+IBDYN_MPI_DECLARE(int, Type_get_true_extent_x, (MPI_Datatype datatype, MPI_Count *true_lb,
+                                                MPI_Count *true_extent))
+IBDYN_MPI_DECLARE(int, Type_size_x, (MPI_Datatype datatype, MPI_Count *size))
 
 /* ibdyn's dynamic process sets (not part of the standard): MPIX_ functions following the Rust
  * API (Session::pset_op and friends) and seed 000's three calls. Set names are written into

@@ -395,6 +395,16 @@ fn datatype_attributes_copy_and_delete_functions() {
 }
 
 #[test]
+fn pack_and_unpack_build_and_read_one_message_of_several_parts() {
+    run_ok("pack", 2, "pack: ok on 2 ranks");
+}
+
+#[test]
+fn the_mpi_1_attribute_calls_of_old_codes_work() {
+    run_ok("attr_mpi1", 2, "attr_mpi1: ok");
+}
+
+#[test]
 fn user_error_classes_codes_and_strings() {
     run_ok("user_errors", 1, "user_errors: ok");
 }

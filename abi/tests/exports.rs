@@ -93,6 +93,69 @@ fn every_function_is_exported_twice() {
     assert!(missing.is_empty(), "not exported: {missing:?}");
 }
 
+/// The functions build.rs made stubs for (`unsupported!(NAME, PNAME);` lines).
+fn stubbed() -> BTreeSet<String> {
+    include_str!(concat!(env!("OUT_DIR"), "/stubs.rs"))
+        .lines()
+        .filter_map(|l| l.strip_prefix("unsupported!(")?.split(',').next())
+        .map(String::from)
+        .collect()
+}
+
+/// Every identifier followed by `(`, spaces allowed between (as the preprocessor writes them).
+fn names_before_parens(text: &str) -> Vec<String> {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut names = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(ident) {
+        let word_len = rest[start..]
+            .find(|c| !ident(c))
+            .unwrap_or(rest.len() - start);
+        let after = rest[start + word_len..].trim_start_matches([' ', '\t', '\n']);
+        if after.starts_with('(') {
+            names.push(rest[start..start + word_len].to_string());
+        }
+        rest = &rest[start + word_len..];
+    }
+    names
+}
+
+/// A program that calls a function ibdyn implements compiles against ibdyn's mpi.h, and one
+/// that calls a stub does not: the header declares exactly the implemented functions (its
+/// macros expanded by the C preprocessor).
+#[test]
+fn ibdyn_s_header_declares_the_functions_the_library_implements() {
+    let out = Command::new("cc")
+        .args(["-E", "-P", "-x", "c"])
+        .arg(manifest().join("include/mpi.h"))
+        .output()
+        .expect("run cc -E (a C compiler is needed for the ABI's tests)");
+    assert!(out.status.success(), "cc -E mpi.h failed: {out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let all = listed();
+    let declared: BTreeSet<String> = names_before_parens(&text)
+        .into_iter()
+        .filter(|w| all.contains(w))
+        .collect();
+    let stubs = stubbed();
+    let implemented: BTreeSet<String> = all.difference(&stubs).cloned().collect();
+    let undeclared: Vec<_> = implemented.difference(&declared).collect();
+    let declared_stubs: Vec<_> = declared.intersection(&stubs).collect();
+    assert!(
+        undeclared.is_empty(),
+        "implemented but not declared in include/mpi.h (a C program cannot call them): {undeclared:?}"
+    );
+    assert!(
+        declared_stubs.is_empty(),
+        "declared in include/mpi.h but only stubs: {declared_stubs:?}"
+    );
+    assert!(
+        implemented.len() > 400,
+        "only {} implemented",
+        implemented.len()
+    );
+}
+
 #[test]
 fn the_scanner_reads_prototypes() {
     let names = declared(

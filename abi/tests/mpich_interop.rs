@@ -23,6 +23,8 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("mprobe_order", 2),
     ("errhandler_user", 2),
     ("large_inter", 4),
+    ("pack", 2),
+    ("attr_mpi1", 2),
 ];
 
 fn venv() -> Option<PathBuf> {

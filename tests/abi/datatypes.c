@@ -30,6 +30,12 @@ int main(int argc, char **argv) {
   MPI_Type_size(col, &n);
   MPI_Type_get_extent(col, &lb, &extent);
   CHECK(n == 4 * 8 && lb == 0 && extent == (3 * 4 + 1) * 8);
+  /* the MPI-3 _x forms and the large-count _c forms */
+  MPI_Count csize, clb, cextent;
+  CHECK(MPI_Type_size_x(col, &csize) == MPI_SUCCESS && csize == 4 * 8);
+  CHECK(MPI_Type_get_extent_x(col, &clb, &cextent) == MPI_SUCCESS && cextent == extent);
+  CHECK(MPI_Type_get_true_extent_c(col, &clb, &cextent) == MPI_SUCCESS && clb == 0);
+  CHECK(cextent == extent);
   MPI_Type_set_name(col, "column");
   MPI_Type_get_name(col, name, &len);
   CHECK(strcmp(name, "column") == 0);

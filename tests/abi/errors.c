@@ -125,6 +125,21 @@ int main(int argc, char **argv) {
       CHECK(q == MPI_REQUEST_NULL);
     }
   }
+
+  /* packing: a buffer too small, a negative count, reading past the packed data */
+  char small[8], packed[16];
+  double d[4] = {0};
+  int pos = 0;
+  expect(MPI_Pack(d, 4, MPI_DOUBLE, small, sizeof small, &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+  CHECK(pos == 0);
+  expect(MPI_Pack(d, -1, MPI_DOUBLE, packed, sizeof packed, &pos, MPI_COMM_WORLD), MPI_ERR_COUNT);
+  CHECK(MPI_Pack(d, 2, MPI_DOUBLE, packed, sizeof packed, &pos, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(pos == 16);
+  expect(MPI_Unpack(packed, 16, &pos, d, 1, MPI_DOUBLE, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
+  pos = -1;
+  expect(MPI_Unpack(packed, 16, &pos, d, 1, MPI_DOUBLE, MPI_COMM_WORLD), MPI_ERR_ARG);
+  expect(MPI_Pack_size(1, MPI_DOUBLE, MPI_COMM_NULL, &pos), MPI_ERR_COMM);
+
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("errors: ok\n");
   MPI_Finalize();

@@ -186,7 +186,13 @@ pub(super) fn copy_values(
 }
 
 unsafe fn comm_set_attr(comm: Handle, keyval: c_int, value: usize) -> c_int {
-    call("MPI_Comm_set_attr", comm, || {
+    // SAFETY: passed through.
+    unsafe { set_attr("MPI_Comm_set_attr", comm, keyval, value) }
+}
+
+/// MPI_Comm_set_attr, and its deprecated name MPI_Attr_put.
+pub(super) unsafe fn set_attr(name: &str, comm: Handle, keyval: c_int, value: usize) -> c_int {
+    call(name, comm, || {
         if keyval < 0x1000 {
             return err(
                 MPI_ERR_KEYVAL,
@@ -203,9 +209,12 @@ unsafe fn comm_set_attr(comm: Handle, keyval: c_int, value: usize) -> c_int {
 }
 
 unsafe fn comm_delete_attr(comm: Handle, keyval: c_int) -> c_int {
-    call("MPI_Comm_delete_attr", comm, || {
-        delete(comm, keyval).map(|_| ())
-    })
+    delete_attr("MPI_Comm_delete_attr", comm, keyval)
+}
+
+/// MPI_Comm_delete_attr, and its deprecated name MPI_Attr_delete.
+pub(super) fn delete_attr(name: &str, comm: Handle, keyval: c_int) -> c_int {
+    call(name, comm, || delete(comm, keyval).map(|_| ()))
 }
 
 /// The value of predefined attribute `k` (an int the returned pointer points to).
@@ -243,7 +252,19 @@ fn predefined(s: &mut State, k: c_int) -> Option<usize> {
 }
 
 unsafe fn comm_get_attr(comm: Handle, keyval: c_int, value: *mut usize, flag: *mut c_int) -> c_int {
-    call("MPI_Comm_get_attr", comm, || {
+    // SAFETY: passed through.
+    unsafe { get_attr("MPI_Comm_get_attr", comm, keyval, value, flag) }
+}
+
+/// MPI_Comm_get_attr, and its deprecated name MPI_Attr_get.
+pub(super) unsafe fn get_attr(
+    name: &str,
+    comm: Handle,
+    keyval: c_int,
+    value: *mut usize,
+    flag: *mut c_int,
+) -> c_int {
+    call(name, comm, || {
         let found = with_state(|s| {
             s.comm(comm)?;
             if keyval == MPI_KEYVAL_INVALID {

@@ -144,3 +144,13 @@ export!(MPI_Type_get_true_extent_c, PMPI_Type_get_true_extent_c, type_get_true_e
     (datatype: Handle, true_lb: *mut i64, true_extent: *mut i64) -> c_int);
 export!(MPI_Get_elements_c, PMPI_Get_elements_c, get_elements_c,
     (status: *const MpiStatus, datatype: Handle, count: *mut i64) -> c_int);
+
+// The MPI-3 `_x` names of the same four queries (deprecated in MPI-4, still in the ABI).
+export!(MPI_Type_size_x, PMPI_Type_size_x, types::type_size_c,
+    (datatype: Handle, size: *mut i64) -> c_int);
+export!(MPI_Type_get_extent_x, PMPI_Type_get_extent_x, type_get_extent_c,
+    (datatype: Handle, lb: *mut i64, extent: *mut i64) -> c_int);
+export!(MPI_Type_get_true_extent_x, PMPI_Type_get_true_extent_x, type_get_true_extent_c,
+    (datatype: Handle, true_lb: *mut i64, true_extent: *mut i64) -> c_int);
+export!(MPI_Get_elements_x, PMPI_Get_elements_x, get_elements_c,
+    (status: *const MpiStatus, datatype: Handle, count: *mut i64) -> c_int);

@@ -1,6 +1,7 @@
 //! The exported MPI functions, by group, and the pointer helpers they share.
 
 mod attr;
+mod attr_deprecated;
 mod bsend_buffers;
 pub(crate) mod buffers;
 mod cart;
@@ -22,6 +23,7 @@ pub(crate) mod large;
 pub(crate) mod large_types;
 mod mem;
 mod p2p;
+mod pack;
 mod request;
 mod request_status;
 mod session;

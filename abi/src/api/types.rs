@@ -428,7 +428,7 @@ unsafe fn type_size(datatype: Handle, size: *mut c_int) -> c_int {
     })
 }
 
-unsafe fn type_size_c(datatype: Handle, size: *mut i64) -> c_int {
+pub(super) unsafe fn type_size_c(datatype: Handle, size: *mut i64) -> c_int {
     call("MPI_Type_size_c", MPI_COMM_SELF, || {
         let n = old(datatype)?.size as i64;
         // SAFETY: the caller's output argument.
