@@ -1110,6 +1110,12 @@ IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int
                                                       MPI_Comm *newintercomm))
 IBDYN_MPI_DECLARE(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
 
+/* generalized requests; MPI_Grequest_complete may be called from any thread */
+IBDYN_MPI_DECLARE(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
+                                        MPI_Grequest_free_function *free_fn,
+                                        MPI_Grequest_cancel_function *cancel_fn,
+                                        void *extra_state, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Grequest_complete, (MPI_Request request))
 /* large-count (_c) and MPI-3 (_x) forms, the status field accessors of MPI 4.1, MPI_Info_get */
 IBDYN_MPI_DECLARE(int, Allgather_c, (const void *sendbuf, MPI_Count sendcount,
                                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,

@@ -4,6 +4,8 @@
 use crate::api::buffers::{SendBuf, Staged};
 use crate::consts::Handle;
 use crate::error::MpiResult;
+use crate::grequest::Greq;
+use crate::status::{self, MpiStatus};
 use ibdyn::Status;
 use ibdyn_collectives::{CollRequest, InterRequest};
 use ibdyn_intercomm::Communicator as Raw;
@@ -102,6 +104,8 @@ pub enum Active {
     Pair(Box<Pair>),
     /// Complete already (e.g. buffered sends, operations run at once).
     Done(Status),
+    /// An operation of the program's own (MPI_Grequest_start).
+    Generalized(Box<Greq>),
 }
 
 /// How a persistent request starts its operation.
@@ -249,6 +253,18 @@ impl ReqEntry {
                 Some(st) => (Some(st), None),
                 None => (None, Some(Active::Pair(p))),
             },
+            Active::Generalized(mut g) => {
+                if !g.is_done() {
+                    if !block {
+                        self.active = Some(Active::Generalized(g));
+                        return Ok(None);
+                    }
+                    g.wait_done();
+                }
+                let st = g.finish()?;
+                self.cancelled = status::is_cancelled(&st);
+                (Some(from_query(&st)), None)
+            }
         };
         self.active = back;
         Ok(st)
@@ -269,6 +285,10 @@ impl ReqEntry {
             Some(Active::Done(st)) => Some(*st),
             Some(Active::P2p { req, .. }) => req.test()?,
             Some(Active::Coll(c)) => c.step(false)?.then(empty),
+            Some(Active::Generalized(g)) => match g.is_done() {
+                true => Some(from_query(&g.query()?)),
+                false => None,
+            },
             Some(Active::Pair(p)) => {
                 if p.received.is_none() {
                     p.received = p.recv.step(false)?;
@@ -283,8 +303,12 @@ impl ReqEntry {
     }
 
     /// MPI_Cancel: a receive that has not completed is withdrawn (and completes as
-    /// cancelled); sends and collectives run on (MPI 4 deprecates cancelling sends).
-    pub fn cancel(&mut self) {
+    /// cancelled); sends and collectives run on (MPI 4 deprecates cancelling sends); a
+    /// generalized request's cancel_fn is called.
+    pub fn cancel(&mut self) -> MpiResult<()> {
+        if let Some(Active::Generalized(g)) = &self.active {
+            return g.cancel();
+        }
         if let Some(Active::P2p {
             req, recv: true, ..
         }) = &mut self.active
@@ -295,6 +319,20 @@ impl ReqEntry {
                 self.cancelled = true;
             }
         }
+        Ok(())
+    }
+}
+
+/// The engine's form of the status a generalized request's query_fn filled.
+fn from_query(st: &MpiStatus) -> Status {
+    Status {
+        source: st.source,
+        tag: if st.tag == crate::consts::MPI_ANY_TAG {
+            ibdyn::ANY_TAG
+        } else {
+            st.tag
+        },
+        count: st.count() as usize,
     }
 }
 

@@ -400,6 +400,11 @@ fn pack_and_unpack_build_and_read_one_message_of_several_parts() {
 }
 
 #[test]
+fn generalized_requests_complete_from_the_program_and_its_threads() {
+    run_ok("grequest", 2, "grequest: ok on 2 ranks");
+}
+
+#[test]
 fn the_mpi_1_attribute_calls_of_old_codes_work() {
     run_ok("attr_mpi1", 2, "attr_mpi1: ok");
 }

@@ -37,6 +37,7 @@ const MODULES: &[&str] = &[
     "test_environ",
     "test_errorcode",
     "test_exceptions",
+    "test_grequest",
     "test_group",
     "test_handle",
     "test_info",

@@ -25,6 +25,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("large_inter", 4),
     ("pack", 2),
     ("attr_mpi1", 2),
+    ("grequest", 2),
 ];
 
 fn venv() -> Option<PathBuf> {

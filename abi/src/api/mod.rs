@@ -14,6 +14,7 @@ mod dynamic;
 mod envelope;
 mod errors;
 mod graph;
+mod grequest;
 mod group;
 mod info;
 mod init;

@@ -415,8 +415,7 @@ unsafe fn cancel(request: *mut Handle) -> c_int {
             with_state(|s| {
                 let i = s.req_index(h)?;
                 let e = s.reqs.get_mut(i).expect("req_index checked the slot");
-                e.cancel();
-                Ok(())
+                e.cancel()
             })
         },
     )
