@@ -1110,6 +1110,18 @@ IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int
                                                       MPI_Comm *newintercomm))
 IBDYN_MPI_DECLARE(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
 
+/* partitioned communication (MPI 4) */
+IBDYN_MPI_DECLARE(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
+                                    MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Precv_init, (void *buf, int partitions, MPI_Count count,
+                                    MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                    MPI_Info info, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Pready, (int partition, MPI_Request request))
+IBDYN_MPI_DECLARE(int, Pready_range, (int partition_low, int partition_high, MPI_Request request))
+IBDYN_MPI_DECLARE(int, Pready_list, (int length, const int array_of_partitions[],
+                                     MPI_Request request))
+IBDYN_MPI_DECLARE(int, Parrived, (MPI_Request request, int partition, int *flag))
 /* generalized requests; MPI_Grequest_complete may be called from any thread */
 IBDYN_MPI_DECLARE(int, Grequest_start, (MPI_Grequest_query_function *query_fn,
                                         MPI_Grequest_free_function *free_fn,

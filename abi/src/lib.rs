@@ -17,6 +17,7 @@ mod error;
 mod grequest;
 mod objects;
 mod ops;
+mod partitioned;
 mod request;
 mod state;
 mod status;

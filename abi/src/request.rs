@@ -5,6 +5,7 @@ use crate::api::buffers::{SendBuf, Staged};
 use crate::consts::Handle;
 use crate::error::MpiResult;
 use crate::grequest::Greq;
+use crate::partitioned::PartSend;
 use crate::status::{self, MpiStatus};
 use ibdyn::Status;
 use ibdyn_collectives::{CollRequest, InterRequest};
@@ -106,6 +107,8 @@ pub enum Active {
     Done(Status),
     /// An operation of the program's own (MPI_Grequest_start).
     Generalized(Box<Greq>),
+    /// A partitioned send waiting for MPI_Pready of its partitions.
+    Partitioned(Box<PartSend>),
 }
 
 /// How a persistent request starts its operation.
@@ -171,6 +174,8 @@ pub struct ReqEntry {
     /// A persistent collective's start (MPI_Bcast_init and friends).
     pub restart: Option<std::rc::Rc<Restart>>,
     pub cancelled: bool,
+    /// The partitions of a partitioned request (MPI_Psend_init, MPI_Precv_init), else 0.
+    pub partitions: usize,
 }
 
 impl ReqEntry {
@@ -181,6 +186,7 @@ impl ReqEntry {
             persistent: None,
             restart: None,
             cancelled: false,
+            partitions: 0,
         }
     }
 
@@ -192,6 +198,7 @@ impl ReqEntry {
             persistent: None,
             restart: Some(restart),
             cancelled: false,
+            partitions: 0,
         }
     }
 
@@ -253,6 +260,20 @@ impl ReqEntry {
                 Some(st) => (Some(st), None),
                 None => (None, Some(Active::Pair(p))),
             },
+            Active::Partitioned(p) => {
+                if block {
+                    let (left, n) = (p.left(), p.partitions());
+                    self.active = Some(Active::Partitioned(p));
+                    return crate::error::err(
+                        crate::consts::MPI_ERR_REQUEST,
+                        format!(
+                            "{left} of the {n} partitions of this partitioned send are not marked \
+                             ready (MPI_Pready): it cannot complete"
+                        ),
+                    );
+                }
+                (None, Some(Active::Partitioned(p)))
+            }
             Active::Generalized(mut g) => {
                 if !g.is_done() {
                     if !block {
@@ -285,6 +306,7 @@ impl ReqEntry {
             Some(Active::Done(st)) => Some(*st),
             Some(Active::P2p { req, .. }) => req.test()?,
             Some(Active::Coll(c)) => c.step(false)?.then(empty),
+            Some(Active::Partitioned(_)) => None,
             Some(Active::Generalized(g)) => match g.is_done() {
                 true => Some(from_query(&g.query()?)),
                 false => None,

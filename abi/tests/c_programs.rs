@@ -405,6 +405,11 @@ fn generalized_requests_complete_from_the_program_and_its_threads() {
 }
 
 #[test]
+fn partitioned_sends_leave_when_their_partitions_are_ready() {
+    run_ok("partitioned", 2, "partitioned: ok on 2 ranks");
+}
+
+#[test]
 fn the_mpi_1_attribute_calls_of_old_codes_work() {
     run_ok("attr_mpi1", 2, "attr_mpi1: ok");
 }

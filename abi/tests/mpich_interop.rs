@@ -26,6 +26,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("pack", 2),
     ("attr_mpi1", 2),
     ("grequest", 2),
+    ("partitioned", 2),
 ];
 
 fn venv() -> Option<PathBuf> {

@@ -140,6 +140,30 @@ int main(int argc, char **argv) {
   expect(MPI_Unpack(packed, 16, &pos, d, 1, MPI_DOUBLE, MPI_COMM_WORLD), MPI_ERR_ARG);
   expect(MPI_Pack_size(1, MPI_DOUBLE, MPI_COMM_NULL, &pos), MPI_ERR_COMM);
 
+  /* partitioned: a partition out of range, marked twice, before MPI_Start, and a wait on a
+     send whose partitions are not all ready (the request stays usable) */
+  int part[4] = {1, 2, 3, 4}, got[4] = {0};
+  MPI_Request ps, pr, plain;
+  MPI_Psend_init(part, 2, 2, MPI_INT, rank, 77, MPI_COMM_WORLD, MPI_INFO_NULL, &ps);
+  MPI_Precv_init(got, 2, 2, MPI_INT, rank, 77, MPI_COMM_WORLD, MPI_INFO_NULL, &pr);
+  expect(MPI_Pready(0, ps), MPI_ERR_REQUEST);
+  MPI_Start(&ps);
+  MPI_Start(&pr);
+  expect(MPI_Pready(2, ps), MPI_ERR_ARG);
+  CHECK(MPI_Pready(1, ps) == MPI_SUCCESS);
+  expect(MPI_Pready(1, ps), MPI_ERR_ARG);
+  expect(MPI_Wait(&ps, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
+  expect(MPI_Pready(0, pr), MPI_ERR_REQUEST);
+  CHECK(MPI_Pready(0, ps) == MPI_SUCCESS);
+  CHECK(MPI_Wait(&pr, MPI_STATUS_IGNORE) == MPI_SUCCESS && got[3] == 4);
+  CHECK(MPI_Wait(&ps, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  MPI_Irecv(got, 1, MPI_INT, rank, 78, MPI_COMM_WORLD, &plain);
+  expect(MPI_Parrived(plain, 0, &flag), MPI_ERR_REQUEST);
+  MPI_Cancel(&plain);
+  MPI_Wait(&plain, MPI_STATUS_IGNORE);
+  MPI_Request_free(&ps);
+  MPI_Request_free(&pr);
+
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("errors: ok\n");
   MPI_Finalize();

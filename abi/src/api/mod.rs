@@ -25,6 +25,7 @@ pub(crate) mod large_types;
 mod mem;
 mod p2p;
 mod pack;
+mod partitioned;
 mod request;
 mod request_status;
 mod session;

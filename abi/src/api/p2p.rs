@@ -305,7 +305,7 @@ thin_entries! {
     irecv_impl(buf: *mut c_void, count, ty: Handle, source: c_int, tag: c_int, comm: Handle,
         request: *mut Handle);
     fn irecv("MPI_Irecv", c_int);
-    fn irecv_c("MPI_Irecv_c", i64);
+    pub(super) fn irecv_c("MPI_Irecv_c", i64);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -633,6 +633,7 @@ fn persistent_init(p: Persistent, request: *mut Handle, name: &'static str) -> c
                 persistent: Some(p),
                 restart: None,
                 cancelled: false,
+                partitions: 0,
             }))
         })?;
         // SAFETY: the caller's output argument.

@@ -114,12 +114,14 @@ fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
     }
 }
 
-/// Notes a failed request of a multiple-completion call: its communicator picks the error
-/// handler, its slot becomes MPI_REQUEST_NULL and the first failure is kept; gives its class.
+/// Notes a failed request of a completion call: its communicator picks the error handler,
+/// its slot becomes MPI_REQUEST_NULL (unless it is a persistent request, which stays) and the
+/// first failure is kept; gives its class.
 ///
 /// # Safety
 /// `slot` is valid.
 unsafe fn record_failure(
+    s: &State,
     (e, c): (MpiError, usize),
     comm: &Cell<usize>,
     slot: *mut Handle,
@@ -127,7 +129,11 @@ unsafe fn record_failure(
 ) -> c_int {
     comm.set(c);
     // SAFETY: the caller's contract.
-    unsafe { slot.write(MPI_REQUEST_NULL) };
+    unsafe {
+        if !is_persistent(s, slot.read()) {
+            slot.write(MPI_REQUEST_NULL);
+        }
+    }
     let class = e.class;
     failed.get_or_insert(e);
     class
@@ -186,7 +192,7 @@ unsafe fn completion(
                         MPI_SUCCESS
                     }
                     // SAFETY: as above.
-                    Err(failure) => unsafe { record_failure(failure, comm, slot, &mut failed) },
+                    Err(failure) => unsafe { record_failure(s, failure, comm, slot, &mut failed) },
                 };
                 // SAFETY: as above.
                 if n > 1 {
@@ -306,7 +312,7 @@ unsafe fn some(
                         MPI_SUCCESS
                     }
                     // SAFETY: as above.
-                    Err(failure) => unsafe { record_failure(failure, comm, slot, &mut failed) },
+                    Err(failure) => unsafe { record_failure(s, failure, comm, slot, &mut failed) },
                 };
                 // SAFETY: the caller's arrays hold `incount` entries.
                 unsafe {
