@@ -48,6 +48,7 @@ const MODULES: &[&str] = &[
     "test_op",
     "test_p2p_buf",
     "test_p2p_buf_matched",
+    "test_p2p_buf_part",
     "test_p2p_obj",
     "test_p2p_obj_matched",
     "test_package",
