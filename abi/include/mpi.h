@@ -1110,6 +1110,122 @@ IBDYN_MPI_DECLARE(int, Intercomm_create_from_groups, (MPI_Group local_group, int
                                                       MPI_Comm *newintercomm))
 IBDYN_MPI_DECLARE(int, Session_get_info, (MPI_Session session, MPI_Info *info_used))
 
+/* one-sided communication, among the processes of one node */
+IBDYN_MPI_DECLARE(int, Accumulate, (const void *origin_addr, int origin_count,
+                                    MPI_Datatype origin_datatype, int target_rank,
+                                    MPI_Aint target_disp, int target_count,
+                                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Accumulate_c, (const void *origin_addr, MPI_Count origin_count,
+                                      MPI_Datatype origin_datatype, int target_rank,
+                                      MPI_Aint target_disp, MPI_Count target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Compare_and_swap, (const void *origin_addr, const void *compare_addr,
+                                          void *result_addr, MPI_Datatype datatype, int target_rank,
+                                          MPI_Aint target_disp, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Fetch_and_op, (const void *origin_addr, void *result_addr,
+                                      MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                      MPI_Op op, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                             int target_rank, MPI_Aint target_disp, int target_count,
+                             MPI_Datatype target_datatype, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Get_accumulate, (const void *origin_addr, int origin_count,
+                                        MPI_Datatype origin_datatype, void *result_addr,
+                                        int result_count, MPI_Datatype result_datatype,
+                                        int target_rank, MPI_Aint target_disp, int target_count,
+                                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Get_accumulate_c, (const void *origin_addr, MPI_Count origin_count,
+                                          MPI_Datatype origin_datatype, void *result_addr,
+                                          MPI_Count result_count, MPI_Datatype result_datatype,
+                                          int target_rank, MPI_Aint target_disp,
+                                          MPI_Count target_count, MPI_Datatype target_datatype,
+                                          MPI_Op op, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Get_c, (void *origin_addr, MPI_Count origin_count,
+                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                               MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Put, (const void *origin_addr, int origin_count,
+                             MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                             int target_count, MPI_Datatype target_datatype, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Put_c, (const void *origin_addr, MPI_Count origin_count,
+                               MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                               MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Raccumulate, (const void *origin_addr, int origin_count,
+                                     MPI_Datatype origin_datatype, int target_rank,
+                                     MPI_Aint target_disp, int target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                     MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Raccumulate_c, (const void *origin_addr, MPI_Count origin_count,
+                                       MPI_Datatype origin_datatype, int target_rank,
+                                       MPI_Aint target_disp, MPI_Count target_count,
+                                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                       MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                              int target_rank, MPI_Aint target_disp, int target_count,
+                              MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rget_accumulate, (const void *origin_addr, int origin_count,
+                                         MPI_Datatype origin_datatype, void *result_addr,
+                                         int result_count, MPI_Datatype result_datatype,
+                                         int target_rank, MPI_Aint target_disp, int target_count,
+                                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                                         MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rget_accumulate_c, (const void *origin_addr, MPI_Count origin_count,
+                                           MPI_Datatype origin_datatype, void *result_addr,
+                                           MPI_Count result_count, MPI_Datatype result_datatype,
+                                           int target_rank, MPI_Aint target_disp,
+                                           MPI_Count target_count, MPI_Datatype target_datatype,
+                                           MPI_Op op, MPI_Win win, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rget_c, (void *origin_addr, MPI_Count origin_count,
+                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                                MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rput, (const void *origin_addr, int origin_count,
+                              MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                              int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                              MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Rput_c, (const void *origin_addr, MPI_Count origin_count,
+                                MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                                MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win,
+                                MPI_Request *request))
+IBDYN_MPI_DECLARE(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                                      void *baseptr, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_allocate_c, (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                        MPI_Comm comm, void *baseptr, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info,
+                                             MPI_Comm comm, void *baseptr, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_allocate_shared_c, (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                               MPI_Comm comm, void *baseptr, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_complete, (MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                                    MPI_Comm comm, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_create_c, (void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                      MPI_Comm comm, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_fence, (int assert, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_flush, (int rank, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_flush_all, (MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_flush_local, (int rank, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_flush_local_all, (MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_free, (MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_get_attr, (MPI_Win win, int win_keyval, void *attribute_val, int *flag))
+IBDYN_MPI_DECLARE(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, Win_get_group, (MPI_Win win, MPI_Group *group))
+IBDYN_MPI_DECLARE(int, Win_get_info, (MPI_Win win, MPI_Info *info_used))
+IBDYN_MPI_DECLARE(int, Win_get_name, (MPI_Win win, char *win_name, int *resultlen))
+IBDYN_MPI_DECLARE(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_lock_all, (int assert, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+IBDYN_MPI_DECLARE(int, Win_set_info, (MPI_Win win, MPI_Info info))
+IBDYN_MPI_DECLARE(int, Win_set_name, (MPI_Win win, const char *win_name))
+IBDYN_MPI_DECLARE(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
+                                          void *baseptr))
+IBDYN_MPI_DECLARE(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint *size,
+                                            MPI_Aint *disp_unit, void *baseptr))
+IBDYN_MPI_DECLARE(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_sync, (MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_test, (MPI_Win win, int *flag))
+IBDYN_MPI_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_unlock_all, (MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_wait, (MPI_Win win))
+IBDYN_MPI_DECLARE(int, Win_call_errhandler, (MPI_Win win, int errorcode))
 /* partitioned communication (MPI 4) */
 IBDYN_MPI_DECLARE(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -100,6 +100,14 @@ impl Ty {
         }
     }
 
+    /// Calls `f(offset, length)` for each byte block of `count` elements, in order.
+    pub fn for_each_block_of(&self, count: usize, mut f: impl FnMut(isize, usize)) {
+        for i in 0..count {
+            let start = i as isize * self.extent;
+            self.for_each_block(|o, l| f(start + o, l));
+        }
+    }
+
     /// Packs `count` elements at address `base` into `out` (count * size bytes).
     ///
     /// # Safety

@@ -25,6 +25,7 @@ mod table;
 mod topology;
 mod user_errhandler;
 mod user_errors;
+mod window;
 
 use consts::Handle;
 use error::{raise, ErrHandler, MpiError, MpiResult};

@@ -410,6 +410,49 @@ fn partitioned_sends_leave_when_their_partitions_are_ready() {
 }
 
 #[test]
+fn one_sided_communication_among_the_processes_of_a_node() {
+    let shm_before = window_segments();
+    run_ok("rma", 3, "rma: ok on 3 ranks");
+    run_ok("rma", 4, "rma: ok on 4 ranks");
+    assert_eq!(
+        window_segments(),
+        shm_before,
+        "a window's segment stayed in /dev/shm"
+    );
+}
+
+/// On 2 nodes: a window on a communicator spanning them is refused by name; one on a node's
+/// communicator works.
+#[test]
+fn a_window_across_nodes_is_refused_and_one_per_node_works() {
+    let s = Scratch::new("rma_nodes");
+    let exe = s.build("rma_nodes");
+    let w = |x: &str| OsString::from(x);
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("4"), exe.into()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("rma_nodes: ok"),
+        "{}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The windows' shared segments in /dev/shm (each is unlinked once every process has it).
+fn window_segments() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("ibdyn-win-"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
 fn the_mpi_1_attribute_calls_of_old_codes_work() {
     run_ok("attr_mpi1", 2, "attr_mpi1: ok");
 }

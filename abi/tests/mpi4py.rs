@@ -45,6 +45,7 @@ const MODULES: &[&str] = &[
     "test_mpiapi",
     "test_mpimem",
     "test_msgzero",
+    "test_msgspec",
     "test_op",
     "test_p2p_buf",
     "test_p2p_buf_matched",
@@ -62,6 +63,8 @@ const MODULES: &[&str] = &[
     "test_threads",
     "test_toplevel",
     "test_util_pkl5",
+    "test_util_sync",
+    "test_win",
 ];
 
 fn root() -> PathBuf {

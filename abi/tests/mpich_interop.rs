@@ -27,6 +27,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("attr_mpi1", 2),
     ("grequest", 2),
     ("partitioned", 2),
+    ("rma", 3),
 ];
 
 fn venv() -> Option<PathBuf> {

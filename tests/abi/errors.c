@@ -7,6 +7,11 @@
 /* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
 int MPI_File_close(MPI_File *fh);
 
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+}
+
 static void expect(int code, int class) {
   int c = -1, len = 0;
   char text[MPI_MAX_ERROR_STRING];
@@ -163,6 +168,35 @@ int main(int argc, char **argv) {
   MPI_Wait(&plain, MPI_STATUS_IGNORE);
   MPI_Request_free(&ps);
   MPI_Request_free(&pr);
+
+  /* one-sided: no epoch, out of the window, a bad rank, lock type, unlock, operation, unit */
+  int wmem[4] = {0}, one1 = 1;
+  MPI_Win win;
+  expect(MPI_Win_create(wmem, sizeof wmem, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_ERR_DISP);
+  CHECK(MPI_Win_create(wmem, sizeof wmem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win) ==
+        MPI_SUCCESS);
+  CHECK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN) == MPI_SUCCESS);
+  expect(MPI_Put(&one1, 1, MPI_INT, 0, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+  MPI_Win_fence(0, win);
+  expect(MPI_Put(&one1, 1, MPI_INT, 0, 4, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+  expect(MPI_Get(&one1, 1, MPI_INT, 0, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+  expect(MPI_Put(&one1, 1, MPI_INT, size, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+  expect(MPI_Put(&one1, 1, MPI_INT, 0, 0, 2, MPI_INT, win), MPI_ERR_TYPE);
+  MPI_Op myop;
+  MPI_Op_create(user_sum, 1, &myop);
+  expect(MPI_Accumulate(&one1, 1, MPI_INT, 0, 0, 1, MPI_INT, myop, win), MPI_ERR_OP);
+  MPI_Op_free(&myop);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  expect(MPI_Win_lock(12345, 0, 0, win), MPI_ERR_LOCKTYPE);
+  expect(MPI_Win_unlock(0, win), MPI_ERR_RMA_SYNC);
+  expect(MPI_Win_flush(0, win), MPI_ERR_RMA_SYNC);
+  expect(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
+  CHECK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win) == MPI_SUCCESS);
+  expect(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win), MPI_ERR_RMA_SYNC);
+  expect(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+  CHECK(MPI_Win_unlock(0, win) == MPI_SUCCESS);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS && win == MPI_WIN_NULL);
+  expect(MPI_Win_fence(0, win), MPI_ERR_WIN);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("errors: ok\n");

@@ -28,6 +28,8 @@ mod pack;
 mod partitioned;
 mod request;
 mod request_status;
+mod rma;
+mod selfcall;
 mod session;
 mod session_dyn;
 mod session_errors;
@@ -40,6 +42,8 @@ mod type_attr;
 mod type_match;
 mod types;
 mod user_errors;
+mod win;
+mod win_sync;
 
 use crate::consts::*;
 use crate::error::{err, MpiResult};

@@ -1,0 +1,516 @@
+//! One-sided data movement: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate,
+//! MPI_Fetch_and_op, MPI_Compare_and_swap, their request forms (MPI_Rput, ...; the request
+//! is complete at once) and `_c` forms. Each moves the data to or from the target's memory
+//! before it returns (`crate::window`); the accumulating ones under the target's mutex.
+
+use super::buffers::{recv_buf, send_buf};
+use super::out;
+use crate::consts::*;
+use crate::derived::{self, Ty};
+use crate::error::{err, MpiError, MpiResult};
+use crate::request::{empty, Active, ReqEntry};
+use crate::state::with_state;
+use crate::window::{self, Window};
+use crate::{call, export};
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+/// Where an operation lands: the target's window rank, process, and the address of its
+/// displacement.
+struct Spot {
+    rank: usize,
+    pid: i32,
+    addr: isize,
+}
+
+/// Checks an operation on `target` at `disp` of `count` elements of `ty` (`bytes` from the
+/// origin, when it sends any) against the window.
+fn spot(
+    w: &Window,
+    target: c_int,
+    disp: isize,
+    count: i64,
+    ty: &Ty,
+    bytes: Option<usize>,
+) -> MpiResult<Spot> {
+    let n = w.peers.len();
+    let Some(t) = usize::try_from(target).ok().filter(|&t| t < n) else {
+        return err(
+            MPI_ERR_RANK,
+            format!("target rank {target} is not one of the window's {n}"),
+        );
+    };
+    if !w.may_access(t) {
+        return err(
+            MPI_ERR_RMA_SYNC,
+            format!(
+                "no access epoch to window rank {t}: call MPI_Win_fence, MPI_Win_lock(_all) or \
+                 MPI_Win_start first"
+            ),
+        );
+    }
+    let len = super::buffers::byte_len(count, ty)?;
+    if let Some(b) = bytes.filter(|&b| b != len) {
+        return err(
+            MPI_ERR_TYPE,
+            format!("the origin has {b} bytes and the target's {count} elements {len}: the type signatures differ"),
+        );
+    }
+    let p = &w.peers[t];
+    let off = (disp as i64).checked_mul(p.disp_unit).unwrap_or(i64::MAX);
+    if count > 0 {
+        let (tlb, text) = ty.true_bounds();
+        let lo = off.saturating_add(tlb as i64);
+        let hi = lo
+            .saturating_add((count - 1).saturating_mul(ty.extent as i64))
+            .saturating_add(text as i64);
+        if lo < 0 || hi > p.size {
+            return err(
+                MPI_ERR_RMA_RANGE,
+                format!(
+                    "bytes {lo}..{hi} from displacement {disp} are outside window rank {t}'s \
+                     {} bytes",
+                    p.size
+                ),
+            );
+        }
+    }
+    Ok(Spot {
+        rank: t,
+        pid: p.pid as i32,
+        addr: p.base as isize + off as isize,
+    })
+}
+
+fn cma_error(e: ibdyn_shm::ShmError) -> MpiError {
+    MpiError::new(MPI_ERR_OTHER, format!("one-sided transfer: {e}"))
+}
+
+/// Writes `data` to the type map of `count` elements of `ty` at the spot.
+fn write(at: &Spot, ty: &Ty, count: i64, data: &[u8]) -> MpiResult<()> {
+    if ty.contiguous() {
+        return ibdyn_shm::cma::write(at.pid, at.addr as usize, data).map_err(cma_error);
+    }
+    let mut pos = 0;
+    let mut r = Ok(());
+    ty.for_each_block_of(count as usize, |o, l| {
+        if r.is_ok() {
+            r = ibdyn_shm::cma::write(at.pid, (at.addr + o) as usize, &data[pos..pos + l]);
+            pos += l;
+        }
+    });
+    r.map_err(cma_error)
+}
+
+/// Reads the type map of `count` elements of `ty` at the spot into `buf`.
+fn read(at: &Spot, ty: &Ty, count: i64, buf: &mut [u8]) -> MpiResult<()> {
+    if ty.contiguous() {
+        return ibdyn_shm::cma::read(at.pid, at.addr as usize, buf).map_err(cma_error);
+    }
+    let mut pos = 0;
+    let mut r = Ok(());
+    ty.for_each_block_of(count as usize, |o, l| {
+        if r.is_ok() {
+            r = ibdyn_shm::cma::read(at.pid, (at.addr + o) as usize, &mut buf[pos..pos + l]);
+            pos += l;
+        }
+    });
+    r.map_err(cma_error)
+}
+
+/// `inout = input op inout` for an accumulate of predefined operation `op` on elements of
+/// datatype `h`.
+fn combine(op: Handle, h: Handle, ty: &Ty, input: &[u8], inout: &mut [u8]) -> MpiResult<()> {
+    match op {
+        MPI_REPLACE => inout.copy_from_slice(input),
+        MPI_NO_OP => {}
+        op if op >= 0x100 => {
+            return err(
+                MPI_ERR_OP,
+                "one-sided accumulates take predefined operations only (MPI's rule), not MPI_Op_create's",
+            )
+        }
+        op => crate::ops::reduction(op, h, ty)?.apply(input, inout),
+    }
+    Ok(())
+}
+
+type Args = (*const c_void, i64, Handle);
+
+unsafe fn put_impl(
+    name: &str,
+    (obuf, ocount, otype): Args,
+    target: c_int,
+    disp: isize,
+    (tcount, ttype): (i64, Handle),
+    win: Handle,
+) -> c_int {
+    call(name, window::comm_of(win), || {
+        let tty = derived::resolve(ttype, true)?;
+        // SAFETY: the origin buffer as MPI_Put specifies it.
+        let data = unsafe { send_buf(obuf, ocount, otype) }?;
+        window::with(win, |w| {
+            if target == MPI_PROC_NULL {
+                return Ok(());
+            }
+            let at = spot(w, target, disp, tcount, &tty, Some(data.len()))?;
+            write(&at, &tty, tcount, &data)
+        })
+    })
+}
+
+unsafe fn get_impl(
+    name: &str,
+    (obuf, ocount, otype): (*mut c_void, i64, Handle),
+    target: c_int,
+    disp: isize,
+    (tcount, ttype): (i64, Handle),
+    win: Handle,
+) -> c_int {
+    call(name, window::comm_of(win), || {
+        let tty = derived::resolve(ttype, true)?;
+        // SAFETY: the origin buffer as MPI_Get specifies it.
+        let mut rb = unsafe { recv_buf(obuf, ocount, otype) }?;
+        let n = rb.bytes().len();
+        window::with(win, |w| {
+            if target == MPI_PROC_NULL {
+                return Ok(());
+            }
+            let at = spot(w, target, disp, tcount, &tty, Some(n))?;
+            read(&at, &tty, tcount, rb.bytes())
+        })?;
+        rb.finish(n);
+        Ok(())
+    })
+}
+
+/// MPI_Get_accumulate and what it generalizes: under the target's mutex, the target's data
+/// goes to `result` (if given), then `origin op target` replaces it (unless MPI_NO_OP).
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_acc_impl(
+    name: &str,
+    (obuf, ocount, otype): Args,
+    result: Option<(*mut c_void, i64, Handle)>,
+    target: c_int,
+    disp: isize,
+    (tcount, ttype): (i64, Handle),
+    op: Handle,
+    win: Handle,
+) -> c_int {
+    call(name, window::comm_of(win), || {
+        let tty = derived::resolve(ttype, true)?;
+        let data = match op {
+            MPI_NO_OP => None,
+            // SAFETY: the origin buffer as the call specifies it.
+            _ => Some(unsafe { send_buf(obuf, ocount, otype) }?),
+        };
+        let mut rb = match result {
+            // SAFETY: the result buffer as the call specifies it.
+            Some((b, c, t)) => Some(unsafe { recv_buf(b, c, t) }?),
+            None => None,
+        };
+        window::with(win, |w| {
+            if target == MPI_PROC_NULL {
+                return Ok(());
+            }
+            let at = spot(
+                w,
+                target,
+                disp,
+                tcount,
+                &tty,
+                data.as_ref().map(|d| d.len()),
+            )?;
+            let len = super::buffers::byte_len(tcount, &tty)?;
+            if let Some(got) = rb.as_mut().map(|r| r.bytes().len()).filter(|&g| g != len) {
+                return err(
+                    MPI_ERR_TYPE,
+                    format!("the result buffer has {got} bytes and the target's data {len}"),
+                );
+            }
+            w.atomically(at.rank, || {
+                let mut cur = vec![0u8; len];
+                read(&at, &tty, tcount, &mut cur)?;
+                if let Some(r) = rb.as_mut() {
+                    r.bytes().copy_from_slice(&cur);
+                }
+                if let Some(d) = &data {
+                    combine(op, ttype, &tty, d, &mut cur)?;
+                    write(&at, &tty, tcount, &cur)?;
+                }
+                Ok(())
+            })
+        })?;
+        if let Some(r) = rb {
+            r.finish(len_of(tcount, &tty));
+        }
+        Ok(())
+    })
+}
+
+fn len_of(count: i64, ty: &Ty) -> usize {
+    super::buffers::byte_len(count, ty).unwrap_or(0)
+}
+
+unsafe fn compare_and_swap(
+    origin: *const c_void,
+    compare: *const c_void,
+    result: *mut c_void,
+    datatype: Handle,
+    target: c_int,
+    disp: isize,
+    win: Handle,
+) -> c_int {
+    call("MPI_Compare_and_swap", window::comm_of(win), || {
+        let ty = derived::resolve(datatype, true)?;
+        if !ty.contiguous() {
+            return err(
+                MPI_ERR_TYPE,
+                "MPI_Compare_and_swap takes a predefined datatype",
+            );
+        }
+        // SAFETY: one element each, as MPI_Compare_and_swap specifies.
+        let (new, old) = unsafe {
+            (
+                send_buf(origin, 1, datatype)?,
+                send_buf(compare, 1, datatype)?,
+            )
+        };
+        // SAFETY: as above.
+        let mut rb = unsafe { recv_buf(result, 1, datatype) }?;
+        window::with(win, |w| {
+            if target == MPI_PROC_NULL {
+                return Ok(());
+            }
+            let at = spot(w, target, disp, 1, &ty, Some(new.len()))?;
+            w.atomically(at.rank, || {
+                read(&at, &ty, 1, rb.bytes())?;
+                if rb.bytes()[..] == old[..] {
+                    write(&at, &ty, 1, &new)?;
+                }
+                Ok(())
+            })
+        })?;
+        rb.finish(ty.size);
+        Ok(())
+    })
+}
+
+unsafe fn fetch_and_op(
+    origin: *const c_void,
+    result: *mut c_void,
+    datatype: Handle,
+    target: c_int,
+    disp: isize,
+    op: Handle,
+    win: Handle,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe {
+        get_acc_impl(
+            "MPI_Fetch_and_op",
+            (origin, 1, datatype),
+            Some((result, 1, datatype)),
+            target,
+            disp,
+            (1, datatype),
+            op,
+            win,
+        )
+    }
+}
+
+/// A request that is complete already, for the `R` forms.
+fn completed(win: Handle, rc: c_int, request: *mut Handle) -> c_int {
+    if rc != MPI_SUCCESS {
+        return rc;
+    }
+    let wc = window::comm_of(win);
+    call("MPI_Rput", wc, || {
+        let h = with_state(|s| {
+            let ci = s.comm_index(wc)?;
+            Ok(s.add_req(ReqEntry::new(Active::Done(empty()), ci)))
+        })?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(request, h, "request") }
+    })
+}
+
+/// The exported forms of put and get, in `int` and `MPI_Count` widths, with and without a
+/// request.
+macro_rules! moves {
+    ($($f:ident $name:literal $imp:ident $buf:ty, $n:ty $(, $req:ident)?;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $f(
+            obuf: $buf,
+            ocount: $n,
+            otype: Handle,
+            target: c_int,
+            disp: isize,
+            tcount: $n,
+            ttype: Handle,
+            win: Handle,
+            $($req: *mut Handle,)?
+        ) -> c_int {
+            // SAFETY: passed through.
+            let rc = unsafe {
+                $imp($name, (obuf, ocount.into(), otype), target, disp, (tcount.into(), ttype), win)
+            };
+            $(return completed(win, rc, $req);)?
+            #[allow(unreachable_code)]
+            rc
+        }
+    )*};
+}
+
+moves! {
+    put "MPI_Put" put_impl *const c_void, c_int;
+    put_c "MPI_Put_c" put_impl *const c_void, i64;
+    rput "MPI_Rput" put_impl *const c_void, c_int, request;
+    rput_c "MPI_Rput_c" put_impl *const c_void, i64, request;
+    get "MPI_Get" get_impl *mut c_void, c_int;
+    get_c "MPI_Get_c" get_impl *mut c_void, i64;
+    rget "MPI_Rget" get_impl *mut c_void, c_int, request;
+    rget_c "MPI_Rget_c" get_impl *mut c_void, i64, request;
+}
+
+/// The exported accumulates.
+macro_rules! accumulates {
+    ($($f:ident $name:literal $n:ty $(, $req:ident)?;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $f(
+            obuf: *const c_void,
+            ocount: $n,
+            otype: Handle,
+            target: c_int,
+            disp: isize,
+            tcount: $n,
+            ttype: Handle,
+            op: Handle,
+            win: Handle,
+            $($req: *mut Handle,)?
+        ) -> c_int {
+            // SAFETY: passed through.
+            let rc = unsafe {
+                get_acc_impl($name, (obuf, ocount.into(), otype), None, target, disp,
+                    (tcount.into(), ttype), op, win)
+            };
+            $(return completed(win, rc, $req);)?
+            #[allow(unreachable_code)]
+            rc
+        }
+    )*};
+}
+
+accumulates! {
+    accumulate "MPI_Accumulate" c_int;
+    accumulate_c "MPI_Accumulate_c" i64;
+    raccumulate "MPI_Raccumulate" c_int, request;
+    raccumulate_c "MPI_Raccumulate_c" i64, request;
+}
+
+/// The exported get-accumulates.
+macro_rules! get_accumulates {
+    ($($f:ident $name:literal $n:ty $(, $req:ident)?;)*) => {$(
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $f(
+            obuf: *const c_void,
+            ocount: $n,
+            otype: Handle,
+            rbuf: *mut c_void,
+            rcount: $n,
+            rtype: Handle,
+            target: c_int,
+            disp: isize,
+            tcount: $n,
+            ttype: Handle,
+            op: Handle,
+            win: Handle,
+            $($req: *mut Handle,)?
+        ) -> c_int {
+            // SAFETY: passed through.
+            let rc = unsafe {
+                get_acc_impl($name, (obuf, ocount.into(), otype),
+                    Some((rbuf, rcount.into(), rtype)), target, disp,
+                    (tcount.into(), ttype), op, win)
+            };
+            $(return completed(win, rc, $req);)?
+            #[allow(unreachable_code)]
+            rc
+        }
+    )*};
+}
+
+get_accumulates! {
+    get_accumulate "MPI_Get_accumulate" c_int;
+    get_accumulate_c "MPI_Get_accumulate_c" i64;
+    rget_accumulate "MPI_Rget_accumulate" c_int, request;
+    rget_accumulate_c "MPI_Rget_accumulate_c" i64, request;
+}
+
+export!(MPI_Put, PMPI_Put, put,
+    (origin_addr: *const c_void, origin_count: c_int, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, win: Handle) -> c_int);
+export!(MPI_Put_c, PMPI_Put_c, put_c,
+    (origin_addr: *const c_void, origin_count: i64, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, win: Handle) -> c_int);
+export!(MPI_Rput, PMPI_Rput, rput,
+    (origin_addr: *const c_void, origin_count: c_int, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Rput_c, PMPI_Rput_c, rput_c,
+    (origin_addr: *const c_void, origin_count: i64, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Get, PMPI_Get, get,
+    (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, win: Handle) -> c_int);
+export!(MPI_Get_c, PMPI_Get_c, get_c,
+    (origin_addr: *mut c_void, origin_count: i64, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, win: Handle) -> c_int);
+export!(MPI_Rget, PMPI_Rget, rget,
+    (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Rget_c, PMPI_Rget_c, rget_c,
+    (origin_addr: *mut c_void, origin_count: i64, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Accumulate, PMPI_Accumulate, accumulate,
+    (origin_addr: *const c_void, origin_count: c_int, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, op: Handle, win: Handle) -> c_int);
+export!(MPI_Accumulate_c, PMPI_Accumulate_c, accumulate_c,
+    (origin_addr: *const c_void, origin_count: i64, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, op: Handle, win: Handle) -> c_int);
+export!(MPI_Raccumulate, PMPI_Raccumulate, raccumulate,
+    (origin_addr: *const c_void, origin_count: c_int, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, op: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Raccumulate_c, PMPI_Raccumulate_c, raccumulate_c,
+    (origin_addr: *const c_void, origin_count: i64, origin_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, op: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Get_accumulate, PMPI_Get_accumulate, get_accumulate,
+    (origin_addr: *const c_void, origin_count: c_int, origin_datatype: Handle,
+     result_addr: *mut c_void, result_count: c_int, result_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, op: Handle, win: Handle) -> c_int);
+export!(MPI_Get_accumulate_c, PMPI_Get_accumulate_c, get_accumulate_c,
+    (origin_addr: *const c_void, origin_count: i64, origin_datatype: Handle,
+     result_addr: *mut c_void, result_count: i64, result_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, op: Handle, win: Handle) -> c_int);
+export!(MPI_Rget_accumulate, PMPI_Rget_accumulate, rget_accumulate,
+    (origin_addr: *const c_void, origin_count: c_int, origin_datatype: Handle,
+     result_addr: *mut c_void, result_count: c_int, result_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: c_int, target_datatype: Handle, op: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Rget_accumulate_c, PMPI_Rget_accumulate_c, rget_accumulate_c,
+    (origin_addr: *const c_void, origin_count: i64, origin_datatype: Handle,
+     result_addr: *mut c_void, result_count: i64, result_datatype: Handle, target_rank: c_int,
+     target_disp: isize, target_count: i64, target_datatype: Handle, op: Handle, win: Handle,
+     request: *mut Handle) -> c_int);
+export!(MPI_Fetch_and_op, PMPI_Fetch_and_op, fetch_and_op,
+    (origin_addr: *const c_void, result_addr: *mut c_void, datatype: Handle, target_rank: c_int,
+     target_disp: isize, op: Handle, win: Handle) -> c_int);
+export!(MPI_Compare_and_swap, PMPI_Compare_and_swap, compare_and_swap,
+    (origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void,
+     datatype: Handle, target_rank: c_int, target_disp: isize, win: Handle) -> c_int);

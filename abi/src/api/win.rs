@@ -1,0 +1,587 @@
+//! Windows: MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared (and `_c` forms),
+//! MPI_Win_shared_query, MPI_Win_free, attributes (base, size, displacement unit, flavor,
+//! model), group, name, info, and the predefined error handlers. How data moves is in
+//! `crate::window`.
+
+use super::out;
+use super::selfcall::*;
+use crate::consts::*;
+use crate::error::{err, MpiResult};
+use crate::state::with_state;
+use crate::window::{self, Epochs, Peer, Segment, Window};
+use crate::{call, export};
+use std::ffi::{c_void, CStr};
+use std::os::raw::{c_char, c_int};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// An MPI call the window makes on its private communicator, as a result.
+fn check(rc: c_int, what: &str) -> MpiResult<()> {
+    match rc {
+        MPI_SUCCESS => Ok(()),
+        rc => err(rc, format!("window: {what} failed")),
+    }
+}
+
+/// One value per process of `comm`, gathered (`T` is plain data).
+fn allgather<T: Copy + Default>(v: T, n: usize, comm: Handle) -> MpiResult<Vec<T>> {
+    let mut all = vec![T::default(); n];
+    let bytes = std::mem::size_of::<T>() as c_int;
+    // SAFETY: `v` and `all` hold one and `n` values of `bytes` bytes.
+    let rc = unsafe {
+        PMPI_Allgather(
+            (&v as *const T).cast(),
+            bytes,
+            MPI_BYTE,
+            all.as_mut_ptr().cast(),
+            bytes,
+            MPI_BYTE,
+            comm,
+        )
+    };
+    check(rc, "MPI_Allgather")?;
+    Ok(all)
+}
+
+/// Whether every process of `comm` says `ok`.
+fn all_ok(ok: bool, comm: Handle) -> MpiResult<bool> {
+    let (mine, mut all) = (c_int::from(ok), 0);
+    // SAFETY: one int each way.
+    let rc = unsafe {
+        PMPI_Allreduce(
+            (&mine as *const c_int).cast(),
+            (&mut all as *mut c_int).cast(),
+            1,
+            MPI_INT,
+            MPI_MIN,
+            comm,
+        )
+    };
+    check(rc, "MPI_Allreduce")?;
+    Ok(all == 1)
+}
+
+/// The checks before a window is made on `comm`: an intracommunicator on one node.
+fn one_node(comm: Handle) -> MpiResult<()> {
+    with_state(|s| {
+        let e = s.comm(comm)?;
+        if matches!(e.comm, crate::state::Comm::Inter(_)) {
+            return err(MPI_ERR_COMM, "a window needs an intracommunicator");
+        }
+        let ids = e.comm.raw().node_ids()?;
+        let mut nodes = ids.to_vec();
+        nodes.sort_unstable();
+        nodes.dedup();
+        if nodes.len() > 1 {
+            return err(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                format!(
+                    "one-sided communication needs every process of the window on one node \
+                     (ibdyn moves RMA data by cross-memory attach); this communicator spans {} \
+                     nodes: make the window on MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)'s \
+                     communicator",
+                    nodes.len()
+                ),
+            );
+        }
+        Ok(())
+    })
+}
+
+/// How the window's memory comes about.
+enum Memory {
+    Given(usize),
+    Allocate,
+    Shared,
+}
+
+/// The shared segment of a new window on `wc` (`n` processes, this one `rank`): the lock
+/// lines and `shared` bytes after them. The first process creates the file; every process
+/// maps it; then it is unlinked, so nothing stays in /dev/shm.
+fn segment(wc: Handle, rank: usize, n: usize, shared: usize) -> MpiResult<Segment> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let len = window::lock_bytes(n) + shared.max(1);
+    let id = [
+        i64::from(std::process::id() as i32),
+        SEQ.fetch_add(1, Ordering::Relaxed) as i64,
+    ];
+    let first = allgather(id, n, wc)?[0];
+    let path = format!("/dev/shm/ibdyn-win-{}-{}", first[0], first[1]);
+    let created = (rank == 0).then(|| Segment::map(&path, len, true));
+    if !all_ok(created.as_ref().is_none_or(|r| r.is_ok()), wc)? {
+        return match created {
+            Some(Err(e)) => Err(e),
+            _ => err(
+                MPI_ERR_NO_MEM,
+                "window: the first process of the window could not make its shared segment",
+            ),
+        };
+    }
+    let seg = created.unwrap_or_else(|| Segment::map(&path, len, false));
+    let mapped = all_ok(seg.is_ok(), wc)?;
+    if rank == 0 {
+        let c = std::ffi::CString::new(path).expect("no NUL");
+        // SAFETY: removing the file this process created; every mapping keeps it alive.
+        unsafe { libc::unlink(c.as_ptr()) };
+    }
+    if !mapped && seg.is_ok() {
+        return err(
+            MPI_ERR_NO_MEM,
+            "window: a process could not map the shared segment",
+        );
+    }
+    seg
+}
+
+/// Makes a window of `size` bytes on `comm`; returns its handle and base address.
+fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Handle, usize)> {
+    let Ok(size_u) = usize::try_from(size) else {
+        return err(MPI_ERR_SIZE, format!("size {size} is negative"));
+    };
+    let Ok(disp) = c_int::try_from(disp_unit) else {
+        return err(
+            MPI_ERR_DISP,
+            format!("disp_unit {disp_unit} does not fit an int"),
+        );
+    };
+    if disp <= 0 {
+        return err(MPI_ERR_DISP, format!("disp_unit {disp} must be positive"));
+    }
+    one_node(comm)?;
+    if let Err(e) = ibdyn_shm::cma::allow_peers() {
+        return err(
+            MPI_ERR_WIN,
+            format!("window: peers may not read this process: {e}"),
+        );
+    }
+    let mut wc = MPI_COMM_NULL;
+    // SAFETY: our output slot.
+    check(unsafe { PMPI_Comm_dup(comm, &mut wc) }, "MPI_Comm_dup")?;
+    // A window's errors are fatal until the program says otherwise (MPI's default).
+    // SAFETY: a live communicator and a predefined handler.
+    check(
+        unsafe { PMPI_Comm_set_errhandler(wc, MPI_ERRORS_ARE_FATAL) },
+        "MPI_Comm_set_errhandler",
+    )?;
+    let made = (|| {
+        let (rank, n) = with_state(|s| {
+            let r = s.comm(wc)?.comm.raw();
+            Ok((r.rank() as usize, r.size() as usize))
+        })?;
+        let sizes = allgather(size, n, wc)?;
+        let shared: usize = match mem {
+            Memory::Shared => sizes.iter().map(|&s| s as usize).sum(),
+            _ => 0,
+        };
+        let seg = segment(wc, rank, n, shared)?;
+        let (base, owned, flavor) = match mem {
+            Memory::Given(b) => (b, None, MPI_WIN_FLAVOR_CREATE),
+            Memory::Allocate => {
+                // SAFETY: plain allocation; freed with the window.
+                let p = unsafe { libc::calloc(size_u.max(1), 1) } as usize;
+                if p == 0 {
+                    return err(MPI_ERR_NO_MEM, format!("cannot allocate {size_u} bytes"));
+                }
+                (p, Some(p), MPI_WIN_FLAVOR_ALLOCATE)
+            }
+            Memory::Shared => {
+                let before: usize = sizes[..rank].iter().map(|&s| s as usize).sum();
+                let base = seg.addr() + window::lock_bytes(n) + before;
+                (base, None, MPI_WIN_FLAVOR_SHARED)
+            }
+        };
+        let me = Peer {
+            pid: i64::from(std::process::id() as i32),
+            base: base as i64,
+            size,
+            disp_unit,
+        };
+        let peers = allgather(me, n, wc)?;
+        let h = window::add(Window {
+            comm: wc,
+            peers,
+            seg,
+            owned,
+            name: String::new(),
+            epochs: Epochs::default(),
+            base,
+            size: size as isize,
+            disp_unit: disp,
+            flavor,
+            model: MPI_WIN_UNIFIED,
+        });
+        Ok((h, base))
+    })();
+    if made.is_err() {
+        // SAFETY: the duplicate made above.
+        unsafe { PMPI_Comm_free(&mut wc) };
+    }
+    made
+}
+
+/// The exported creation calls: a window handle in `win`, the base in `baseptr` (a
+/// `void **` passed as `void *`) unless it is NULL.
+unsafe fn make(
+    name: &str,
+    comm: Handle,
+    size: i64,
+    disp_unit: i64,
+    mem: Memory,
+    baseptr: *mut c_void,
+    win: *mut Handle,
+) -> c_int {
+    call(name, comm, || {
+        if win.is_null() {
+            return err(MPI_ERR_ARG, "the output argument win is NULL");
+        }
+        let (h, base) = create(comm, size, disp_unit, mem)?;
+        // SAFETY: the caller's output arguments.
+        unsafe {
+            if !baseptr.is_null() {
+                baseptr.cast::<usize>().write(base);
+            }
+            out(win, h, "win")
+        }
+    })
+}
+
+unsafe fn win_create(
+    base: *mut c_void,
+    size: isize,
+    disp_unit: c_int,
+    _info: Handle,
+    comm: Handle,
+    win: *mut Handle,
+) -> c_int {
+    let mem = Memory::Given(base as usize);
+    // SAFETY: passed through.
+    unsafe {
+        make(
+            "MPI_Win_create",
+            comm,
+            size as i64,
+            disp_unit.into(),
+            mem,
+            std::ptr::null_mut(),
+            win,
+        )
+    }
+}
+
+unsafe fn win_create_c(
+    base: *mut c_void,
+    size: isize,
+    disp_unit: isize,
+    _info: Handle,
+    comm: Handle,
+    win: *mut Handle,
+) -> c_int {
+    let mem = Memory::Given(base as usize);
+    // SAFETY: passed through.
+    unsafe {
+        make(
+            "MPI_Win_create_c",
+            comm,
+            size as i64,
+            disp_unit as i64,
+            mem,
+            std::ptr::null_mut(),
+            win,
+        )
+    }
+}
+
+macro_rules! allocating {
+    ($($f:ident $name:literal $unit:ty, $mem:expr;)*) => {$(
+        unsafe fn $f(
+            size: isize,
+            disp_unit: $unit,
+            _info: Handle,
+            comm: Handle,
+            baseptr: *mut c_void,
+            win: *mut Handle,
+        ) -> c_int {
+            // SAFETY: passed through.
+            unsafe { make($name, comm, size as i64, disp_unit as i64, $mem, baseptr, win) }
+        }
+    )*};
+}
+
+allocating! {
+    win_allocate "MPI_Win_allocate" c_int, Memory::Allocate;
+    win_allocate_c "MPI_Win_allocate_c" isize, Memory::Allocate;
+    win_allocate_shared "MPI_Win_allocate_shared" c_int, Memory::Shared;
+    win_allocate_shared_c "MPI_Win_allocate_shared_c" isize, Memory::Shared;
+}
+
+/// MPI_Win_shared_query: rank's size, unit and base in this process (MPI_PROC_NULL: the
+/// first rank with memory); size 0 at NULL for a window not of MPI_Win_allocate_shared.
+unsafe fn shared_query(
+    name: &str,
+    win: Handle,
+    rank: c_int,
+    size: *mut isize,
+    unit: &mut dyn FnMut(i64) -> MpiResult<()>,
+    baseptr: *mut c_void,
+) -> c_int {
+    call(name, window::comm_of(win), || {
+        let (sz, du, base) = window::with(win, |w| {
+            let n = w.peers.len();
+            let r = if rank == MPI_PROC_NULL {
+                (0..n).find(|&r| w.peers[r].size > 0).unwrap_or(0)
+            } else {
+                match usize::try_from(rank).ok().filter(|&r| r < n) {
+                    Some(r) => r,
+                    None => {
+                        return err(
+                            MPI_ERR_RANK,
+                            format!("rank {rank} is not in the window's {n}"),
+                        )
+                    }
+                }
+            };
+            if w.flavor != MPI_WIN_FLAVOR_SHARED {
+                // MPI 4.1: memory other processes cannot load from is size 0 at NULL.
+                return Ok((0, w.peers[r].disp_unit, 0));
+            }
+            let before: i64 = w.peers[..r].iter().map(|p| p.size).sum();
+            let base = w.seg.addr() + window::lock_bytes(n) + before as usize;
+            Ok((w.peers[r].size, w.peers[r].disp_unit, base))
+        })?;
+        unit(du)?;
+        // SAFETY: the caller's output arguments (baseptr is a `void **`).
+        unsafe {
+            out(size, sz as isize, "size")?;
+            if baseptr.is_null() {
+                return err(MPI_ERR_ARG, "baseptr is NULL");
+            }
+            baseptr.cast::<usize>().write(base);
+        }
+        Ok(())
+    })
+}
+
+unsafe fn win_shared_query(
+    win: Handle,
+    rank: c_int,
+    size: *mut isize,
+    disp_unit: *mut c_int,
+    baseptr: *mut c_void,
+) -> c_int {
+    // SAFETY: the caller's output argument.
+    let mut unit = |u: i64| unsafe { out(disp_unit, u as c_int, "disp_unit") };
+    // SAFETY: passed through.
+    unsafe { shared_query("MPI_Win_shared_query", win, rank, size, &mut unit, baseptr) }
+}
+
+unsafe fn win_shared_query_c(
+    win: Handle,
+    rank: c_int,
+    size: *mut isize,
+    disp_unit: *mut isize,
+    baseptr: *mut c_void,
+) -> c_int {
+    // SAFETY: the caller's output argument.
+    let mut unit = |u: i64| unsafe { out(disp_unit, u as isize, "disp_unit") };
+    // SAFETY: passed through.
+    unsafe {
+        shared_query(
+            "MPI_Win_shared_query_c",
+            win,
+            rank,
+            size,
+            &mut unit,
+            baseptr,
+        )
+    }
+}
+
+unsafe fn win_free(win: *mut Handle) -> c_int {
+    // SAFETY: the caller's in/out argument, read for the error handler.
+    let h = unsafe { win.as_ref() }.copied().unwrap_or(MPI_WIN_NULL);
+    call("MPI_Win_free", window::comm_of(h), || {
+        let wc = window::with(h, |w| {
+            let e = &w.epochs;
+            if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    "MPI_Win_free with a lock, an access epoch (MPI_Win_start) or an exposure \
+                     epoch (MPI_Win_post) still open: unlock, complete or wait first",
+                );
+            }
+            Ok(w.comm)
+        })?;
+        // Nobody may still be reading or writing this process's memory.
+        // SAFETY: the window's live communicator.
+        check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier")?;
+        let mut w = window::remove(h)?;
+        if let Some(p) = w.owned.take() {
+            // SAFETY: MPI_Win_allocate's calloc, freed once.
+            unsafe { libc::free(p as *mut c_void) };
+        }
+        let mut c = w.comm;
+        drop(w);
+        // SAFETY: the window's own duplicate, freed once.
+        check(unsafe { PMPI_Comm_free(&mut c) }, "MPI_Comm_free")?;
+        // SAFETY: the caller's in/out argument.
+        unsafe { out(win, MPI_WIN_NULL, "win") }
+    })
+}
+
+unsafe fn win_get_attr(win: Handle, keyval: c_int, value: *mut usize, flag: *mut c_int) -> c_int {
+    call("MPI_Win_get_attr", window::comm_of(win), || {
+        let v = window::with(win, |w| {
+            Ok(match keyval {
+                MPI_WIN_BASE => Some(w.base),
+                MPI_WIN_SIZE => Some(&w.size as *const isize as usize),
+                MPI_WIN_DISP_UNIT => Some(&w.disp_unit as *const c_int as usize),
+                MPI_WIN_CREATE_FLAVOR => Some(&w.flavor as *const c_int as usize),
+                MPI_WIN_MODEL => Some(&w.model as *const c_int as usize),
+                MPI_KEYVAL_INVALID => {
+                    return err(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID is not a keyval")
+                }
+                _ => None,
+            })
+        })?;
+        // SAFETY: the caller's output arguments.
+        unsafe {
+            if let Some(v) = v {
+                out(value, v, "attribute_val")?;
+            }
+            out(flag, c_int::from(v.is_some()), "flag")
+        }
+    })
+}
+
+unsafe fn win_get_group(win: Handle, group: *mut Handle) -> c_int {
+    let wc = window::comm_of(win);
+    call("MPI_Win_get_group", wc, || {
+        window::with(win, |_| Ok(()))?;
+        // SAFETY: the caller's output argument, passed on.
+        check(unsafe { PMPI_Comm_group(wc, group) }, "MPI_Comm_group")
+    })
+}
+
+unsafe fn win_set_name(win: Handle, name: *const c_char) -> c_int {
+    call("MPI_Win_set_name", window::comm_of(win), || {
+        if name.is_null() {
+            return err(MPI_ERR_ARG, "win_name is NULL");
+        }
+        // SAFETY: the caller's C string.
+        let n = unsafe { CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned();
+        window::with(win, |w| {
+            w.name = n;
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_get_name(win: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
+    call("MPI_Win_get_name", window::comm_of(win), || {
+        // The null handle has a name too, as MPI_COMM_NULL has.
+        let n = match win {
+            MPI_WIN_NULL => "MPI_WIN_NULL".to_string(),
+            _ => window::with(win, |w| Ok(w.name.clone()))?,
+        };
+        // SAFETY: MPI sizes the buffer MPI_MAX_OBJECT_NAME.
+        unsafe { super::out_string(name, MPI_MAX_OBJECT_NAME, len, &n) }
+    })
+}
+
+unsafe fn win_set_errhandler(win: Handle, handler: Handle) -> c_int {
+    let wc = window::comm_of(win);
+    call("MPI_Win_set_errhandler", wc, || {
+        window::with(win, |_| Ok(()))?;
+        if ![MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT].contains(&handler) {
+            return err(
+                MPI_ERR_ARG,
+                "a window takes the predefined error handlers (MPI_ERRORS_RETURN, \
+                 MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT); MPI_Win_create_errhandler is not \
+                 supported",
+            );
+        }
+        // SAFETY: the window's live communicator and a predefined handler.
+        check(
+            unsafe { PMPI_Comm_set_errhandler(wc, handler) },
+            "MPI_Comm_set_errhandler",
+        )
+    })
+}
+
+unsafe fn win_get_errhandler(win: Handle, handler: *mut Handle) -> c_int {
+    let wc = window::comm_of(win);
+    call("MPI_Win_get_errhandler", wc, || {
+        window::with(win, |_| Ok(()))?;
+        // SAFETY: passed on.
+        check(
+            unsafe { PMPI_Comm_get_errhandler(wc, handler) },
+            "MPI_Comm_get_errhandler",
+        )
+    })
+}
+
+unsafe fn win_call_errhandler(win: Handle, code: c_int) -> c_int {
+    let wc = window::comm_of(win);
+    let found = call("MPI_Win_call_errhandler", wc, || {
+        window::with(win, |_| Ok(()))
+    });
+    if found != MPI_SUCCESS {
+        return found;
+    }
+    // The window's handler is its communicator's (a predefined one).
+    let e = crate::error::MpiError::new(code, "raised by the program (MPI_Win_call_errhandler)");
+    crate::error::raise(
+        "MPI_Win_call_errhandler",
+        e,
+        crate::state::errhandler_for(wc),
+    );
+    MPI_SUCCESS
+}
+
+unsafe fn win_get_info(win: Handle, info: *mut Handle) -> c_int {
+    call("MPI_Win_get_info", window::comm_of(win), || {
+        window::with(win, |_| Ok(()))?;
+        // The hints ibdyn uses: none.
+        // SAFETY: passed on.
+        check(unsafe { PMPI_Info_create(info) }, "MPI_Info_create")
+    })
+}
+
+unsafe fn win_set_info(win: Handle, _info: Handle) -> c_int {
+    call("MPI_Win_set_info", window::comm_of(win), || {
+        window::with(win, |_| Ok(()))
+    })
+}
+
+export!(MPI_Win_create, PMPI_Win_create, win_create,
+    (base: *mut c_void, size: isize, disp_unit: c_int, info: Handle, comm: Handle, win: *mut Handle) -> c_int);
+export!(MPI_Win_create_c, PMPI_Win_create_c, win_create_c,
+    (base: *mut c_void, size: isize, disp_unit: isize, info: Handle, comm: Handle, win: *mut Handle) -> c_int);
+export!(MPI_Win_allocate, PMPI_Win_allocate, win_allocate,
+    (size: isize, disp_unit: c_int, info: Handle, comm: Handle, baseptr: *mut c_void, win: *mut Handle) -> c_int);
+export!(MPI_Win_allocate_c, PMPI_Win_allocate_c, win_allocate_c,
+    (size: isize, disp_unit: isize, info: Handle, comm: Handle, baseptr: *mut c_void, win: *mut Handle) -> c_int);
+export!(MPI_Win_allocate_shared, PMPI_Win_allocate_shared, win_allocate_shared,
+    (size: isize, disp_unit: c_int, info: Handle, comm: Handle, baseptr: *mut c_void, win: *mut Handle) -> c_int);
+export!(MPI_Win_allocate_shared_c, PMPI_Win_allocate_shared_c, win_allocate_shared_c,
+    (size: isize, disp_unit: isize, info: Handle, comm: Handle, baseptr: *mut c_void, win: *mut Handle) -> c_int);
+export!(MPI_Win_shared_query, PMPI_Win_shared_query, win_shared_query,
+    (win: Handle, rank: c_int, size: *mut isize, disp_unit: *mut c_int, baseptr: *mut c_void) -> c_int);
+export!(MPI_Win_shared_query_c, PMPI_Win_shared_query_c, win_shared_query_c,
+    (win: Handle, rank: c_int, size: *mut isize, disp_unit: *mut isize, baseptr: *mut c_void) -> c_int);
+export!(MPI_Win_free, PMPI_Win_free, win_free, (win: *mut Handle) -> c_int);
+export!(MPI_Win_get_attr, PMPI_Win_get_attr, win_get_attr,
+    (win: Handle, win_keyval: c_int, attribute_val: *mut usize, flag: *mut c_int) -> c_int);
+export!(MPI_Win_get_group, PMPI_Win_get_group, win_get_group, (win: Handle, group: *mut Handle) -> c_int);
+export!(MPI_Win_set_name, PMPI_Win_set_name, win_set_name, (win: Handle, win_name: *const c_char) -> c_int);
+export!(MPI_Win_get_name, PMPI_Win_get_name, win_get_name,
+    (win: Handle, win_name: *mut c_char, resultlen: *mut c_int) -> c_int);
+export!(MPI_Win_set_errhandler, PMPI_Win_set_errhandler, win_set_errhandler,
+    (win: Handle, errhandler: Handle) -> c_int);
+export!(MPI_Win_get_errhandler, PMPI_Win_get_errhandler, win_get_errhandler,
+    (win: Handle, errhandler: *mut Handle) -> c_int);
+export!(MPI_Win_call_errhandler, PMPI_Win_call_errhandler, win_call_errhandler,
+    (win: Handle, errorcode: c_int) -> c_int);
+export!(MPI_Win_get_info, PMPI_Win_get_info, win_get_info, (win: Handle, info_used: *mut Handle) -> c_int);
+export!(MPI_Win_set_info, PMPI_Win_set_info, win_set_info, (win: Handle, info: Handle) -> c_int);

@@ -1,0 +1,372 @@
+//! Synchronization of windows: MPI_Win_fence; passive target MPI_Win_lock/unlock,
+//! lock_all/unlock_all, flush (all four forms), sync; general active target
+//! MPI_Win_post/start/complete/wait/test. Operations are complete at the target when they
+//! return, so a fence is a barrier, a flush has nothing left to wait for, and the
+//! post/start/complete/wait handshake is one empty message each way on the window's private
+//! communicator.
+
+use super::out;
+use super::selfcall::*;
+use crate::consts::*;
+use crate::error::{err, MpiResult};
+use crate::window::{self, Window};
+use crate::{call, export};
+use std::os::raw::c_int;
+use std::sync::atomic::{fence, Ordering};
+
+const TAG_POST: c_int = 1;
+const TAG_DONE: c_int = 2;
+const MPI_MODE_NOCHECK: c_int = 1024;
+
+fn check(rc: c_int, what: &str) -> MpiResult<()> {
+    match rc {
+        MPI_SUCCESS => Ok(()),
+        rc => err(rc, format!("window: {what} failed")),
+    }
+}
+
+/// Runs synchronization `f` of window `win` with the window's error handler.
+fn sync(name: &str, win: Handle, f: impl FnOnce(Handle) -> MpiResult<()>) -> c_int {
+    let wc = window::comm_of(win);
+    call(name, wc, || f(wc))
+}
+
+fn rank_of(w: &Window, rank: c_int) -> MpiResult<usize> {
+    let n = w.peers.len();
+    usize::try_from(rank).ok().filter(|&r| r < n).map_or_else(
+        || {
+            err(
+                MPI_ERR_RANK,
+                format!("rank {rank} is not one of the window's {n}"),
+            )
+        },
+        Ok,
+    )
+}
+
+unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
+    sync("MPI_Win_fence", win, |wc| {
+        window::with(win, |w| {
+            let e = &w.epochs;
+            if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    "MPI_Win_fence inside a lock or a post/start epoch of the same window",
+                );
+            }
+            Ok(())
+        })?;
+        fence(Ordering::SeqCst);
+        // SAFETY: the window's live communicator.
+        check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier")?;
+        window::with(win, |w| {
+            w.epochs.fence = assert & MPI_MODE_NOSUCCEED == 0;
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -> c_int {
+    sync("MPI_Win_lock", win, |_| {
+        let exclusive = match lock_type {
+            MPI_LOCK_EXCLUSIVE => true,
+            MPI_LOCK_SHARED => false,
+            t => {
+                return err(
+                    MPI_ERR_LOCKTYPE,
+                    format!("lock type {t}: use MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED"),
+                )
+            }
+        };
+        window::with(win, |w| {
+            let t = rank_of(w, rank)?;
+            if w.epochs.lock_all || w.epochs.locked.contains_key(&t) {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    format!("window rank {t} is locked already by this process"),
+                );
+            }
+            w.lock(t, exclusive)?;
+            w.epochs.locked.insert(t, lock_type);
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
+    sync("MPI_Win_unlock", win, |_| {
+        window::with(win, |w| {
+            let t = rank_of(w, rank)?;
+            let Some(kind) = w.epochs.locked.remove(&t) else {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    format!("window rank {t} is not locked by this process"),
+                );
+            };
+            fence(Ordering::SeqCst);
+            w.unlock(t, kind == MPI_LOCK_EXCLUSIVE);
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
+    sync("MPI_Win_lock_all", win, |_| {
+        window::with(win, |w| {
+            if w.epochs.lock_all || !w.epochs.locked.is_empty() {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    "this process holds a lock of the window already",
+                );
+            }
+            for t in 0..w.peers.len() {
+                if let Err(e) = w.lock(t, false) {
+                    (0..t).for_each(|u| w.unlock(u, false));
+                    return Err(e);
+                }
+            }
+            w.epochs.lock_all = true;
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_unlock_all(win: Handle) -> c_int {
+    sync("MPI_Win_unlock_all", win, |_| {
+        window::with(win, |w| {
+            if !w.epochs.lock_all {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    "MPI_Win_unlock_all without MPI_Win_lock_all",
+                );
+            }
+            fence(Ordering::SeqCst);
+            (0..w.peers.len()).for_each(|t| w.unlock(t, false));
+            w.epochs.lock_all = false;
+            Ok(())
+        })
+    })
+}
+
+/// The flushes: inside a passive-target epoch, with nothing to wait for.
+fn flush(name: &str, win: Handle, rank: Option<c_int>) -> c_int {
+    sync(name, win, |_| {
+        window::with(win, |w| {
+            let t = rank.map(|r| rank_of(w, r)).transpose()?;
+            let locked = w.epochs.lock_all
+                || t.map_or(!w.epochs.locked.is_empty(), |t| {
+                    w.epochs.locked.contains_key(&t)
+                });
+            if !locked {
+                return err(
+                    MPI_ERR_RMA_SYNC,
+                    format!("{name} outside a passive-target epoch (MPI_Win_lock or lock_all)"),
+                );
+            }
+            fence(Ordering::SeqCst);
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_flush(rank: c_int, win: Handle) -> c_int {
+    flush("MPI_Win_flush", win, Some(rank))
+}
+
+unsafe fn win_flush_local(rank: c_int, win: Handle) -> c_int {
+    flush("MPI_Win_flush_local", win, Some(rank))
+}
+
+unsafe fn win_flush_all(win: Handle) -> c_int {
+    flush("MPI_Win_flush_all", win, None)
+}
+
+unsafe fn win_flush_local_all(win: Handle) -> c_int {
+    flush("MPI_Win_flush_local_all", win, None)
+}
+
+unsafe fn win_sync(win: Handle) -> c_int {
+    sync("MPI_Win_sync", win, |_| {
+        window::with(win, |_| Ok(()))?;
+        fence(Ordering::SeqCst);
+        Ok(())
+    })
+}
+
+/// The window ranks of the processes of `group`.
+fn ranks_in(group: Handle, wc: Handle) -> MpiResult<Vec<usize>> {
+    let mut n = 0;
+    // SAFETY: our output slot.
+    check(unsafe { PMPI_Group_size(group, &mut n) }, "MPI_Group_size")?;
+    let mine: Vec<c_int> = (0..n).collect();
+    let mut theirs = vec![MPI_UNDEFINED; n as usize];
+    let mut wg = MPI_GROUP_NULL;
+    // SAFETY: our slots; `n` ranks each way.
+    unsafe {
+        check(PMPI_Comm_group(wc, &mut wg), "MPI_Comm_group")?;
+        let rc = PMPI_Group_translate_ranks(group, n, mine.as_ptr(), wg, theirs.as_mut_ptr());
+        PMPI_Group_free(&mut wg);
+        check(rc, "MPI_Group_translate_ranks")?;
+    }
+    theirs
+        .into_iter()
+        .map(|r| {
+            usize::try_from(r).or_else(|_| {
+                err(
+                    MPI_ERR_GROUP,
+                    "a process of the group is not a process of the window",
+                )
+            })
+        })
+        .collect()
+}
+
+fn empty_msg(to: usize, tag: c_int, wc: Handle) -> MpiResult<()> {
+    // SAFETY: an empty message on the window's communicator.
+    check(
+        unsafe { PMPI_Send(std::ptr::null(), 0, MPI_BYTE, to as c_int, tag, wc) },
+        "MPI_Send",
+    )
+}
+
+fn recv_empty(from: usize, tag: c_int, wc: Handle) -> MpiResult<()> {
+    // SAFETY: an empty message; the status is ignored (NULL).
+    check(
+        unsafe {
+            PMPI_Recv(
+                std::ptr::null_mut(),
+                0,
+                MPI_BYTE,
+                from as c_int,
+                tag,
+                wc,
+                std::ptr::null_mut(),
+            )
+        },
+        "MPI_Recv",
+    )
+}
+
+unsafe fn win_post(group: Handle, assert: c_int, win: Handle) -> c_int {
+    sync("MPI_Win_post", win, |wc| {
+        if window::with(win, |w| Ok(w.epochs.posted.is_some()))? {
+            return err(
+                MPI_ERR_RMA_SYNC,
+                "MPI_Win_post while an exposure epoch is open",
+            );
+        }
+        let origins = ranks_in(group, wc)?;
+        fence(Ordering::SeqCst);
+        if assert & MPI_MODE_NOCHECK == 0 {
+            for &o in &origins {
+                empty_msg(o, TAG_POST, wc)?;
+            }
+        }
+        window::with(win, |w| {
+            w.epochs.posted = Some(origins);
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_start(group: Handle, assert: c_int, win: Handle) -> c_int {
+    sync("MPI_Win_start", win, |wc| {
+        if window::with(win, |w| Ok(w.epochs.started.is_some()))? {
+            return err(
+                MPI_ERR_RMA_SYNC,
+                "MPI_Win_start while an access epoch is open",
+            );
+        }
+        let targets = ranks_in(group, wc)?;
+        if assert & MPI_MODE_NOCHECK == 0 {
+            for &t in &targets {
+                recv_empty(t, TAG_POST, wc)?;
+            }
+        }
+        window::with(win, |w| {
+            w.epochs.started = Some(targets);
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_complete(win: Handle) -> c_int {
+    sync("MPI_Win_complete", win, |wc| {
+        let targets = window::with(win, |w| {
+            w.epochs.started.take().map_or_else(
+                || err(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start"),
+                Ok,
+            )
+        })?;
+        fence(Ordering::SeqCst);
+        for t in targets {
+            empty_msg(t, TAG_DONE, wc)?;
+        }
+        Ok(())
+    })
+}
+
+/// Receives the done messages of the exposure epoch's origins: all of them (`block`), or
+/// those that have arrived. Whether the epoch has ended.
+fn collect_done(win: Handle, wc: Handle, block: bool) -> MpiResult<bool> {
+    let mut left = window::with(win, |w| {
+        w.epochs.posted.clone().map_or_else(
+            || err(MPI_ERR_RMA_SYNC, "no MPI_Win_post epoch to wait for"),
+            Ok,
+        )
+    })?;
+    let mut still = Vec::new();
+    for o in left.drain(..) {
+        let mut here = 1;
+        if !block {
+            // SAFETY: our flag; the status is ignored (NULL).
+            check(
+                unsafe { PMPI_Iprobe(o as c_int, TAG_DONE, wc, &mut here, std::ptr::null_mut()) },
+                "MPI_Iprobe",
+            )?;
+        }
+        if here != 0 {
+            recv_empty(o, TAG_DONE, wc)?;
+        } else {
+            still.push(o);
+        }
+    }
+    let done = still.is_empty();
+    window::with(win, |w| {
+        w.epochs.posted = (!done).then_some(still);
+        Ok(())
+    })?;
+    fence(Ordering::SeqCst);
+    Ok(done)
+}
+
+unsafe fn win_wait(win: Handle) -> c_int {
+    sync("MPI_Win_wait", win, |wc| {
+        collect_done(win, wc, true).map(|_| ())
+    })
+}
+
+unsafe fn win_test(win: Handle, flag: *mut c_int) -> c_int {
+    sync("MPI_Win_test", win, |wc| {
+        let done = collect_done(win, wc, false)?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(flag, c_int::from(done), "flag") }
+    })
+}
+
+export!(MPI_Win_fence, PMPI_Win_fence, win_fence, (assert: c_int, win: Handle) -> c_int);
+export!(MPI_Win_lock, PMPI_Win_lock, win_lock,
+    (lock_type: c_int, rank: c_int, assert: c_int, win: Handle) -> c_int);
+export!(MPI_Win_unlock, PMPI_Win_unlock, win_unlock, (rank: c_int, win: Handle) -> c_int);
+export!(MPI_Win_lock_all, PMPI_Win_lock_all, win_lock_all, (assert: c_int, win: Handle) -> c_int);
+export!(MPI_Win_unlock_all, PMPI_Win_unlock_all, win_unlock_all, (win: Handle) -> c_int);
+export!(MPI_Win_flush, PMPI_Win_flush, win_flush, (rank: c_int, win: Handle) -> c_int);
+export!(MPI_Win_flush_local, PMPI_Win_flush_local, win_flush_local, (rank: c_int, win: Handle) -> c_int);
+export!(MPI_Win_flush_all, PMPI_Win_flush_all, win_flush_all, (win: Handle) -> c_int);
+export!(MPI_Win_flush_local_all, PMPI_Win_flush_local_all, win_flush_local_all, (win: Handle) -> c_int);
+export!(MPI_Win_sync, PMPI_Win_sync, win_sync, (win: Handle) -> c_int);
+export!(MPI_Win_post, PMPI_Win_post, win_post, (group: Handle, assert: c_int, win: Handle) -> c_int);
+export!(MPI_Win_start, PMPI_Win_start, win_start, (group: Handle, assert: c_int, win: Handle) -> c_int);
+export!(MPI_Win_complete, PMPI_Win_complete, win_complete, (win: Handle) -> c_int);
+export!(MPI_Win_wait, PMPI_Win_wait, win_wait, (win: Handle) -> c_int);
+export!(MPI_Win_test, PMPI_Win_test, win_test, (win: Handle, flag: *mut c_int) -> c_int);

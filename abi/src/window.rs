@@ -1,0 +1,281 @@
+//! Windows of one-sided communication. Every process of a window runs on one node, and an
+//! origin reads and writes a target's memory itself with cross-memory attach
+//! (`process_vm_readv`/`writev`): a put, get or accumulate is complete at the target when
+//! its call returns, and the target takes no part (passive-target progress without a
+//! progress thread). A shared-memory segment per window holds one lock line per process: a
+//! reader-writer word for MPI_Win_lock and a mutex that makes each accumulate atomic; for
+//! MPI_Win_allocate_shared it also holds the memory of every process, contiguous in rank
+//! order.
+
+use crate::consts::*;
+use crate::error::{err, MpiResult};
+use crate::table::Table;
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Window handles are this plus the table index.
+const WIN_BASE: Handle = 0x7800_0000;
+/// One lock line per process.
+const LINE: usize = 64;
+/// How long a lock is waited for before the wait fails: a process holding it that has died
+/// or never unlocks would otherwise hang its peers.
+const LOCK_BOUND: Duration = Duration::from_secs(120);
+
+/// What each process of a window knows of every other.
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+pub struct Peer {
+    pub pid: i64,
+    pub base: i64,
+    pub size: i64,
+    pub disp_unit: i64,
+}
+
+/// The shared segment of a window, mapped in this process.
+pub struct Segment {
+    addr: usize,
+    len: usize,
+}
+
+impl Segment {
+    /// Maps `len` bytes of the file at `path` (created by the window's first process).
+    pub fn map(path: &str, len: usize, create: bool) -> MpiResult<Segment> {
+        let c = std::ffi::CString::new(path).expect("no NUL in a path we made");
+        let flags = libc::O_RDWR
+            | if create {
+                libc::O_CREAT | libc::O_EXCL
+            } else {
+                0
+            };
+        // SAFETY: plain open of a path we own.
+        let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
+        if fd < 0 {
+            return err(
+                MPI_ERR_NO_MEM,
+                format!(
+                    "window: cannot open {path}: {}",
+                    std::io::Error::last_os_error()
+                ),
+            );
+        }
+        // SAFETY: `fd` is ours; ftruncate only on the creating side.
+        let sized = !create || unsafe { libc::ftruncate(fd, len as libc::off_t) } == 0;
+        let addr = if sized {
+            // SAFETY: a fresh shared mapping of the file, `len` > 0 bytes.
+            unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_SHARED,
+                    fd,
+                    0,
+                )
+            }
+        } else {
+            libc::MAP_FAILED
+        };
+        let why = std::io::Error::last_os_error();
+        // SAFETY: our descriptor; the mapping keeps the file.
+        unsafe { libc::close(fd) };
+        if addr == libc::MAP_FAILED {
+            if create {
+                // SAFETY: removing the file we created.
+                unsafe { libc::unlink(c.as_ptr()) };
+            }
+            return err(
+                MPI_ERR_NO_MEM,
+                format!("window: cannot map {len} bytes of {path} (/dev/shm full?): {why}"),
+            );
+        }
+        Ok(Segment {
+            addr: addr as usize,
+            len,
+        })
+    }
+
+    pub fn addr(&self) -> usize {
+        self.addr
+    }
+
+    fn rw(&self, rank: usize) -> &AtomicI64 {
+        // SAFETY: the line lies in the mapping (len covers every rank's line), 8-aligned,
+        // and is only ever accessed atomically.
+        unsafe { &*((self.addr + rank * LINE) as *const AtomicI64) }
+    }
+
+    fn acc(&self, rank: usize) -> &AtomicU32 {
+        // SAFETY: as above, 8 bytes further into the line.
+        unsafe { &*((self.addr + rank * LINE + 8) as *const AtomicU32) }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, unmapped once.
+        unsafe { libc::munmap(self.addr as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Bytes of the lock lines of `n` processes, rounded to a page so shared memory after them
+/// is page-aligned.
+pub fn lock_bytes(n: usize) -> usize {
+    (n * LINE).div_ceil(4096) * 4096
+}
+
+/// The synchronization a process has opened on a window.
+#[derive(Default)]
+pub struct Epochs {
+    /// Between two MPI_Win_fence calls (not after one with MPI_MODE_NOSUCCEED).
+    pub fence: bool,
+    /// MPI_Win_lock_all is held.
+    pub lock_all: bool,
+    /// Targets locked with MPI_Win_lock, and the lock type.
+    pub locked: BTreeMap<usize, c_int>,
+    /// The targets of MPI_Win_start, in the window's ranks (None: no access epoch).
+    pub started: Option<Vec<usize>>,
+    /// The origins of MPI_Win_post not yet done (None: no exposure epoch).
+    pub posted: Option<Vec<usize>>,
+}
+
+pub struct Window {
+    /// A private duplicate of the window's communicator.
+    pub comm: Handle,
+    pub peers: Vec<Peer>,
+    pub seg: Segment,
+    /// MPI_Win_allocate's memory, freed with the window.
+    pub owned: Option<usize>,
+    pub name: String,
+    pub epochs: Epochs,
+    // Attribute values: MPI_Win_get_attr hands out pointers to these (the window is boxed).
+    pub base: usize,
+    pub size: isize,
+    pub disp_unit: c_int,
+    pub flavor: c_int,
+    pub model: c_int,
+}
+
+impl Window {
+    /// Whether an operation on `target` is inside an access epoch.
+    pub fn may_access(&self, target: usize) -> bool {
+        let e = &self.epochs;
+        e.fence
+            || e.lock_all
+            || e.locked.contains_key(&target)
+            || e.started.as_ref().is_some_and(|s| s.contains(&target))
+    }
+
+    /// Takes target `t`'s lock: shared (many holders) or exclusive.
+    pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
+        let w = self.seg.rw(t);
+        wait_for(&format!("the lock of window rank {t}"), || {
+            let v = w.load(Ordering::Acquire);
+            if exclusive {
+                v == 0
+                    && w.compare_exchange(0, -1, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+            } else {
+                v >= 0
+                    && w.compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+            }
+        })
+    }
+
+    pub fn unlock(&self, t: usize, exclusive: bool) {
+        let w = self.seg.rw(t);
+        if exclusive {
+            w.store(0, Ordering::Release);
+        } else {
+            w.fetch_sub(1, Ordering::Release);
+        }
+    }
+
+    /// Runs `f` holding target `t`'s accumulate mutex (one read-modify-write at a time).
+    pub fn atomically<R>(&self, t: usize, f: impl FnOnce() -> MpiResult<R>) -> MpiResult<R> {
+        let m = self.seg.acc(t);
+        wait_for(&format!("the accumulate lock of window rank {t}"), || {
+            m.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        })?;
+        let r = f();
+        m.store(0, Ordering::Release);
+        r
+    }
+}
+
+/// Spins, yields, then sleeps until `ready()`, for at most LOCK_BOUND.
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) -> MpiResult<()> {
+    let start = Instant::now();
+    let mut idle = 0u32;
+    while !ready() {
+        idle += 1;
+        match idle {
+            0..=64 => std::hint::spin_loop(),
+            65..=256 => std::thread::yield_now(),
+            _ => {
+                if start.elapsed() > LOCK_BOUND {
+                    return err(
+                        MPI_ERR_RMA_SYNC,
+                        format!(
+                            "{what} was not free within {} s: a process holds it and does not \
+                             unlock (ended, or waiting for this one)",
+                            LOCK_BOUND.as_secs()
+                        ),
+                    );
+                }
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+    }
+    Ok(())
+}
+
+thread_local! {
+    static WINS: RefCell<Table<Box<Window>>> = RefCell::new(Table::new());
+}
+
+pub fn add(w: Window) -> Handle {
+    WINS.with(|t| WIN_BASE + t.borrow_mut().insert(Box::new(w)))
+}
+
+fn index(h: Handle) -> MpiResult<usize> {
+    match h {
+        MPI_WIN_NULL => err(MPI_ERR_WIN, "MPI_WIN_NULL is not a window"),
+        h if h >= WIN_BASE => Ok(h - WIN_BASE),
+        h => err(MPI_ERR_WIN, format!("{h:#x} is not a window handle")),
+    }
+}
+
+/// Runs `f` on window `h`. `f` must not call MPI functions that touch windows.
+pub fn with<R>(h: Handle, f: impl FnOnce(&mut Window) -> MpiResult<R>) -> MpiResult<R> {
+    let i = index(h)?;
+    WINS.with(|t| match t.borrow_mut().get_mut(i) {
+        Some(w) => f(w),
+        None => err(
+            MPI_ERR_WIN,
+            format!("window {h:#x} has been freed (or never existed)"),
+        ),
+    })
+}
+
+pub fn remove(h: Handle) -> MpiResult<Box<Window>> {
+    let i = index(h)?;
+    WINS.with(|t| t.borrow_mut().remove(i)).map_or_else(
+        || {
+            err(
+                MPI_ERR_WIN,
+                format!("window {h:#x} has been freed (or never existed)"),
+            )
+        },
+        Ok,
+    )
+}
+
+/// The private communicator of window `h` (whose error handler takes the window's errors).
+pub fn comm_of(h: Handle) -> Handle {
+    with(h, |w| Ok(w.comm)).unwrap_or(MPI_COMM_SELF)
+}

@@ -1,0 +1,202 @@
+/* One-sided communication as programs use it: a ring of puts and gets between fences, a sum
+   by accumulate, a ticket counter by fetch-and-op and a flag by compare-and-swap under
+   passive-target locks, shared memory read by load through MPI_Win_shared_query, a
+   post/start/complete/wait epoch, a strided (vector) target type, the request forms and the
+   window's attributes. Needs at least 2 ranks. */
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+#include "check.h"
+
+#define N 16
+
+static void active_target(int rank, int size) {
+  int local[N], left = (rank + size - 1) % size, right = (rank + 1) % size;
+  for (int i = 0; i < N; i++) local[i] = -1;
+  local[N - 1] = 0;
+  MPI_Win win;
+  CHECK(MPI_Win_create(local, sizeof local, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win) ==
+        MPI_SUCCESS);
+
+  void *base;
+  MPI_Aint *wsize;
+  int *unit, *flavor, *model, flag;
+  MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag);
+  CHECK(flag && base == local);
+  MPI_Win_get_attr(win, MPI_WIN_SIZE, &wsize, &flag);
+  CHECK(flag && *wsize == (MPI_Aint)sizeof local);
+  MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &unit, &flag);
+  CHECK(flag && *unit == (int)sizeof(int));
+  MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+  CHECK(flag && *flavor == MPI_WIN_FLAVOR_CREATE);
+  MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag);
+  CHECK(flag && *model == MPI_WIN_UNIFIED);
+  MPI_Group g;
+  int gsize;
+  MPI_Win_get_group(win, &g);
+  MPI_Group_size(g, &gsize);
+  CHECK(gsize == size);
+  MPI_Group_free(&g);
+
+  /* a ring of puts: my rank into slot `rank` of my right neighbour */
+  MPI_Win_fence(0, win);
+  MPI_Put(&rank, 1, MPI_INT, right, rank, 1, MPI_INT, win);
+  MPI_Win_fence(0, win);
+  CHECK(local[left] == left);
+
+  /* a get of the left neighbour's slot it received from its own left */
+  int got = -5, ll = (left + size - 1) % size;
+  MPI_Get(&got, 1, MPI_INT, left, ll, 1, MPI_INT, win);
+  /* everyone adds its rank + 1 into rank 0's last slot */
+  int mine = rank + 1;
+  MPI_Accumulate(&mine, 1, MPI_INT, 0, N - 1, 1, MPI_INT, MPI_SUM, win);
+  MPI_Win_fence(0, win);
+  CHECK(got == ll);
+  if (rank == 0) CHECK(local[N - 1] == size * (size + 1) / 2);
+
+  /* a request-based put, then read back with an atomic get (NO_OP) */
+  MPI_Request req;
+  int seven = 7, back = 0;
+  MPI_Rput(&seven, 1, MPI_INT, right, N - 2, 1, MPI_INT, win, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  MPI_Win_fence(0, win);
+  CHECK(local[N - 2] == 7);
+  MPI_Get_accumulate(NULL, 0, MPI_INT, &back, 1, MPI_INT, right, N - 2, 1, MPI_INT, MPI_NO_OP,
+                     win);
+  MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
+  CHECK(back == 7);
+  MPI_Win_free(&win);
+  CHECK(win == MPI_WIN_NULL);
+}
+
+static void passive_target(int rank, int size) {
+  int64_t *mem;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate(4 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                         &mem, &win) == MPI_SUCCESS);
+  int *flavor, flag;
+  MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+  CHECK(flag && *flavor == MPI_WIN_FLAVOR_ALLOCATE);
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+  memset(mem, 0, 4 * sizeof(int64_t));
+  MPI_Win_unlock(rank, win);
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  /* a ticket counter at rank 0: every rank draws a different ticket */
+  int64_t one = 1, ticket = -1;
+  MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+  MPI_Fetch_and_op(&one, &ticket, MPI_INT64_T, 0, 0, MPI_SUM, win);
+  MPI_Win_unlock(0, win);
+  int64_t all[64];
+  MPI_Allgather(&ticket, 1, MPI_INT64_T, all, 1, MPI_INT64_T, MPI_COMM_WORLD);
+  int64_t seen = 0;
+  for (int i = 0; i < size; i++) {
+    CHECK(all[i] >= 0 && all[i] < size);
+    seen |= (int64_t)1 << all[i];
+  }
+  CHECK(seen == ((int64_t)1 << size) - 1);
+
+  /* a flag at rank 0 set once: exactly one compare-and-swap wins */
+  int64_t zero = 0, me = rank + 1, was = -1;
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+  MPI_Compare_and_swap(&me, &zero, &was, MPI_INT64_T, 0, 1, win);
+  MPI_Win_unlock(0, win);
+  int won = was == 0, winners = 0;
+  MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(winners == 1);
+
+  /* lock_all, read the counter everywhere, flush */
+  int64_t count = -1;
+  MPI_Win_lock_all(0, win);
+  MPI_Get(&count, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, win);
+  MPI_Win_flush(0, win);
+  CHECK(count == size);
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+}
+
+static void shared_memory(int rank, int size) {
+  int *mine;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate_shared(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mine,
+                                &win) == MPI_SUCCESS);
+  MPI_Win_lock_all(0, win);
+  for (int i = 0; i < 4; i++) mine[i] = rank * 100 + i;
+  MPI_Win_sync(win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_sync(win);
+  int right = (rank + 1) % size, *theirs, unit;
+  MPI_Aint sz;
+  MPI_Win_shared_query(win, right, &sz, &unit, &theirs);
+  CHECK(sz == 4 * (MPI_Aint)sizeof(int) && unit == (int)sizeof(int));
+  for (int i = 0; i < 4; i++) CHECK(theirs[i] == right * 100 + i);
+  /* the memory of consecutive ranks is contiguous (MPI's default) */
+  int *first;
+  MPI_Win_shared_query(win, 0, &sz, &unit, &first);
+  CHECK(first + 4 * rank == mine);
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+}
+
+static void general_active_target(int rank, int size) {
+  int slots[64] = {0};
+  MPI_Win win;
+  MPI_Win_create(slots, sizeof slots, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Group world, zero, others;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int r0 = 0;
+  MPI_Group_incl(world, 1, &r0, &zero);
+  MPI_Group_excl(world, 1, &r0, &others);
+  if (rank == 0) {
+    MPI_Win_post(others, 0, win);
+    MPI_Win_wait(win);
+    for (int r = 1; r < size; r++) CHECK(slots[r] == r * 10);
+  } else {
+    int v = rank * 10;
+    MPI_Win_start(zero, 0, win);
+    MPI_Put(&v, 1, MPI_INT, 0, rank, 1, MPI_INT, win);
+    MPI_Win_complete(win);
+  }
+  MPI_Group_free(&world);
+  MPI_Group_free(&zero);
+  MPI_Group_free(&others);
+  MPI_Win_free(&win);
+}
+
+static void strided_target(int rank, int size) {
+  double m[16], col[4] = {1, 2, 3, 4};
+  for (int i = 0; i < 16; i++) m[i] = 0;
+  MPI_Win win;
+  MPI_Win_create(m, sizeof m, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Datatype column;
+  MPI_Type_vector(4, 1, 4, MPI_DOUBLE, &column);
+  MPI_Type_commit(&column);
+  MPI_Win_fence(0, win);
+  /* column 2 of the right neighbour's 4x4 matrix */
+  MPI_Put(col, 4, MPI_DOUBLE, (rank + 1) % size, 2, 1, column, win);
+  MPI_Win_fence(0, win);
+  for (int i = 0; i < 16; i++) CHECK(m[i] == (i % 4 == 2 ? 1 + i / 4 : 0));
+  double back[4] = {0};
+  MPI_Get(back, 4, MPI_DOUBLE, (rank + 1) % size, 2, 1, column, win);
+  MPI_Win_fence(0, win);
+  for (int i = 0; i < 4; i++) CHECK(back[i] == col[i]);
+  MPI_Type_free(&column);
+  MPI_Win_free(&win);
+}
+
+int main(int argc, char **argv) {
+  int rank, size;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(size >= 2 && size <= 64);
+  active_target(rank, size);
+  passive_target(rank, size);
+  shared_memory(rank, size);
+  general_active_target(rank, size);
+  strided_target(rank, size);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("rma: ok on %d ranks\n", size);
+  MPI_Finalize();
+  return 0;
+}
