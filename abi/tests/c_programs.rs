@@ -413,7 +413,25 @@ fn partitioned_sends_leave_when_their_partitions_are_ready() {
 fn one_sided_communication_among_the_processes_of_a_node() {
     let shm_before = window_segments();
     run_ok("rma", 3, "rma: ok on 3 ranks");
-    run_ok("rma", 4, "rma: ok on 4 ranks");
+    // Each accumulate's read-modify-write widened to 300 us: unserialized ones would lose
+    // updates of the shared counter.
+    let s = Scratch::new("rma-race");
+    let exe = s.build("rma");
+    let w = |x: &str| OsString::from(x);
+    let out = s.run_words(&[
+        w("-x"),
+        w("IBDYN_RMA_TEST_DELAY_US=300"),
+        w("-n"),
+        w("4"),
+        exe.into(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("rma: ok on 4 ranks"),
+        "{}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         window_segments(),
         shm_before,

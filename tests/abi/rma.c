@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include "check.h"
 
 #define N 16
@@ -115,6 +116,40 @@ static void passive_target(int rank, int size) {
   MPI_Win_free(&win);
 }
 
+/* Accumulates from every rank at once on one counter lose nothing (each read-modify-write
+   holds the target's mutex), and an exclusive lock keeps a reader out until the writer's
+   epoch ends: the reader sees only the final value. */
+static void exclusion(int rank, int size) {
+  int64_t *mem;
+  MPI_Win win;
+  MPI_Win_allocate(2 * sizeof(int64_t), sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+  mem[0] = mem[1] = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  int64_t one = 1, old;
+  MPI_Win_lock_all(0, win);
+  for (int i = 0; i < 20; i++) MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 0, 0, MPI_SUM, win);
+  MPI_Win_unlock_all(win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) CHECK(mem[0] == 20 * size);
+
+  int64_t v1 = 1, v2 = 2, seen = -1;
+  if (rank == 0) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Put(&v1, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, win);
+    MPI_Send(NULL, 0, MPI_BYTE, 1, 9, MPI_COMM_WORLD);
+    usleep(50000);
+    MPI_Put(&v2, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, win);
+    MPI_Win_unlock(0, win);
+  } else if (rank == 1) {
+    MPI_Recv(NULL, 0, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Get(&seen, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, win);
+    MPI_Win_unlock(0, win);
+    CHECK(seen == 2);
+  }
+  MPI_Win_free(&win);
+}
+
 static void shared_memory(int rank, int size) {
   int *mine;
   MPI_Win win;
@@ -192,6 +227,7 @@ int main(int argc, char **argv) {
   CHECK(size >= 2 && size <= 64);
   active_target(rank, size);
   passive_target(rank, size);
+  exclusion(rank, size);
   shared_memory(rank, size);
   general_active_target(rank, size);
   strided_target(rank, size);

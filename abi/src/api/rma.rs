@@ -231,6 +231,7 @@ unsafe fn get_acc_impl(
             w.atomically(at.rank, || {
                 let mut cur = vec![0u8; len];
                 read(&at, &tty, tcount, &mut cur)?;
+                race_window();
                 if let Some(r) = rb.as_mut() {
                     r.bytes().copy_from_slice(&cur);
                 }
@@ -246,6 +247,21 @@ unsafe fn get_acc_impl(
         }
         Ok(())
     })
+}
+
+/// Tests widen the read-modify-write of an accumulate (`IBDYN_RMA_TEST_DELAY_US`), so that
+/// two unserialized accumulates would surely lose an update.
+fn race_window() {
+    static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
+    let d = DELAY.get_or_init(|| {
+        std::env::var("IBDYN_RMA_TEST_DELAY_US")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .map(std::time::Duration::from_micros)
+    });
+    if let Some(d) = d {
+        std::thread::sleep(*d);
+    }
 }
 
 fn len_of(count: i64, ty: &Ty) -> usize {
