@@ -111,7 +111,11 @@ impl Drop for Scratch {
 fn run_ok(name: &str, n: u32, expect: &str) {
     let s = Scratch::new(name);
     let exe = s.build(name);
-    let out = s.run(n, &exe);
+    assert_ran(name, &s.run(n, &exe), expect);
+}
+
+/// The job succeeded and its output holds `expect`.
+fn assert_ran(name: &str, out: &Output, expect: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -299,13 +303,7 @@ fn mpmd_applications_share_one_world_with_their_appnum() {
         w("3"),
     ];
     let out = s.run_words(&words);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("mpmd: ok, 1 + 3 ranks"),
-        "{}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran("mpmd", &out, "mpmd: ok, 1 + 3 ranks");
 }
 
 #[test]
@@ -425,13 +423,7 @@ fn one_sided_communication_among_the_processes_of_a_node() {
         w("4"),
         exe.into(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("rma: ok on 4 ranks"),
-        "{}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran("rma", &out, "rma: ok on 4 ranks");
     assert_eq!(
         window_segments(),
         shm_before,
@@ -447,13 +439,7 @@ fn a_window_across_nodes_is_refused_and_one_per_node_works() {
     let exe = s.build("rma_nodes");
     let w = |x: &str| OsString::from(x);
     let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("4"), exe.into()]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("rma_nodes: ok"),
-        "{}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ran("rma_nodes", &out, "rma_nodes: ok");
 }
 
 /// The windows' shared segments in /dev/shm (each is unlinked once every process has it).

@@ -244,50 +244,27 @@ unsafe fn make(
     })
 }
 
-unsafe fn win_create(
-    base: *mut c_void,
-    size: isize,
-    disp_unit: c_int,
-    _info: Handle,
-    comm: Handle,
-    win: *mut Handle,
-) -> c_int {
-    let mem = Memory::Given(base as usize);
-    // SAFETY: passed through.
-    unsafe {
-        make(
-            "MPI_Win_create",
-            comm,
-            size as i64,
-            disp_unit.into(),
-            mem,
-            std::ptr::null_mut(),
-            win,
-        )
-    }
+macro_rules! creating {
+    ($($f:ident $name:literal $unit:ty;)*) => {$(
+        unsafe fn $f(
+            base: *mut c_void,
+            size: isize,
+            disp_unit: $unit,
+            _info: Handle,
+            comm: Handle,
+            win: *mut Handle,
+        ) -> c_int {
+            let mem = Memory::Given(base as usize);
+            let none = std::ptr::null_mut();
+            // SAFETY: passed through.
+            unsafe { make($name, comm, size as i64, disp_unit as i64, mem, none, win) }
+        }
+    )*};
 }
 
-unsafe fn win_create_c(
-    base: *mut c_void,
-    size: isize,
-    disp_unit: isize,
-    _info: Handle,
-    comm: Handle,
-    win: *mut Handle,
-) -> c_int {
-    let mem = Memory::Given(base as usize);
-    // SAFETY: passed through.
-    unsafe {
-        make(
-            "MPI_Win_create_c",
-            comm,
-            size as i64,
-            disp_unit as i64,
-            mem,
-            std::ptr::null_mut(),
-            win,
-        )
-    }
+creating! {
+    win_create "MPI_Win_create" c_int;
+    win_create_c "MPI_Win_create_c" isize;
 }
 
 macro_rules! allocating {
