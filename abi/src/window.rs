@@ -1,11 +1,11 @@
 //! Windows of one-sided communication. Every process of a window runs on one node, and an
-//! origin reads and writes a target's memory itself with cross-memory attach
-//! (`process_vm_readv`/`writev`): a put, get or accumulate is complete at the target when
-//! its call returns, and the target takes no part (passive-target progress without a
-//! progress thread). A shared-memory segment per window holds one lock line per process: a
-//! reader-writer word for MPI_Win_lock and a mutex that makes each accumulate atomic; for
-//! MPI_Win_allocate_shared it also holds the memory of every process, contiguous in rank
-//! order.
+//! origin reads and writes a target's memory itself: a put, get or accumulate is complete
+//! at the target when its call returns, and the target takes no part (passive-target
+//! progress without a progress thread). A shared-memory segment per window holds one lock
+//! line per process (a reader-writer word for MPI_Win_lock and a mutex that makes each
+//! accumulate atomic) and, for MPI_Win_allocate and MPI_Win_allocate_shared, the memory of
+//! every process, which the others then reach by load and store. The memory a program gives
+//! MPI_Win_create is reached with cross-memory attach (`process_vm_readv`/`writev`).
 
 use crate::consts::*;
 use crate::error::{err, MpiResult};
@@ -146,8 +146,9 @@ pub struct Window {
     pub comm: Handle,
     pub peers: Vec<Peer>,
     pub seg: Segment,
-    /// MPI_Win_allocate's memory, freed with the window.
-    pub owned: Option<usize>,
+    /// Where each process's window memory is in this process, when it can be reached by
+    /// load and store (allocated windows; this process's own memory).
+    pub local: Vec<Option<usize>>,
     pub name: String,
     pub epochs: Epochs,
     // Attribute values: MPI_Win_get_attr hands out pointers to these (the window is boxed).

@@ -16,11 +16,12 @@ use std::ffi::c_void;
 use std::os::raw::c_int;
 
 /// Where an operation lands: the target's window rank, process, and the address of its
-/// displacement.
+/// displacement there and, when this process can load and store it, here.
 struct Spot {
     rank: usize,
     pid: i32,
     addr: isize,
+    local: Option<isize>,
 }
 
 /// Checks an operation on `target` at `disp` of `count` elements of `ty` (`bytes` from the
@@ -79,6 +80,7 @@ fn spot(
         rank: t,
         pid: p.pid as i32,
         addr: p.base as isize + off as isize,
+        local: w.local[t].map(|b| b as isize + off as isize),
     })
 }
 
@@ -86,36 +88,67 @@ fn cma_error(e: ibdyn_shm::ShmError) -> MpiError {
     MpiError::new(MPI_ERR_OTHER, format!("one-sided transfer: {e}"))
 }
 
-/// Writes `data` to the type map of `count` elements of `ty` at the spot.
-fn write(at: &Spot, ty: &Ty, count: i64, data: &[u8]) -> MpiResult<()> {
-    if ty.contiguous() {
-        return ibdyn_shm::cma::write(at.pid, at.addr as usize, data).map_err(cma_error);
-    }
+/// Copies between the bytes of `count` elements of `ty` at the spot and the packed `buf`:
+/// by load and store where this process maps the target's memory, else by cross-memory
+/// attach.
+fn transfer(
+    at: &Spot,
+    ty: &Ty,
+    count: i64,
+    buf: *mut u8,
+    len: usize,
+    to_target: bool,
+) -> MpiResult<()> {
     let mut pos = 0;
     let mut r = Ok(());
-    ty.for_each_block_of(count as usize, |o, l| {
-        if r.is_ok() {
-            r = ibdyn_shm::cma::write(at.pid, (at.addr + o) as usize, &data[pos..pos + l]);
-            pos += l;
+    let mut one = |o: isize, l: usize| {
+        if r.is_err() {
+            return;
         }
-    });
-    r.map_err(cma_error)
+        // SAFETY: `pos + l <= len`: the blocks of `count` elements add up to `len` bytes.
+        let mine = unsafe { buf.add(pos) };
+        pos += l;
+        r = match at.local {
+            // SAFETY: the target's memory is mapped here and `spot` checked the range; the
+            // caller's buffer is not window memory of this block (MPI's rule).
+            Some(here) => unsafe {
+                let there = (here + o) as *mut u8;
+                if to_target {
+                    std::ptr::copy(mine, there, l);
+                } else {
+                    std::ptr::copy(there, mine, l);
+                }
+                Ok(())
+            },
+            None => {
+                let remote = (at.addr + o) as usize;
+                // SAFETY: `mine` holds `l` bytes of the caller's buffer.
+                let piece = unsafe { std::slice::from_raw_parts_mut(mine, l) };
+                if to_target {
+                    ibdyn_shm::cma::write(at.pid, remote, piece)
+                } else {
+                    ibdyn_shm::cma::read(at.pid, remote, piece)
+                }
+                .map_err(cma_error)
+            }
+        };
+    };
+    if ty.contiguous() {
+        one(0, len);
+    } else {
+        ty.for_each_block_of(count as usize, &mut one);
+    }
+    r
+}
+
+/// Writes `data` to the type map of `count` elements of `ty` at the spot.
+fn write(at: &Spot, ty: &Ty, count: i64, data: &[u8]) -> MpiResult<()> {
+    transfer(at, ty, count, data.as_ptr().cast_mut(), data.len(), true)
 }
 
 /// Reads the type map of `count` elements of `ty` at the spot into `buf`.
 fn read(at: &Spot, ty: &Ty, count: i64, buf: &mut [u8]) -> MpiResult<()> {
-    if ty.contiguous() {
-        return ibdyn_shm::cma::read(at.pid, at.addr as usize, buf).map_err(cma_error);
-    }
-    let mut pos = 0;
-    let mut r = Ok(());
-    ty.for_each_block_of(count as usize, |o, l| {
-        if r.is_ok() {
-            r = ibdyn_shm::cma::read(at.pid, (at.addr + o) as usize, &mut buf[pos..pos + l]);
-            pos += l;
-        }
-    });
-    r.map_err(cma_error)
+    transfer(at, ty, count, buf.as_mut_ptr(), buf.len(), false)
 }
 
 /// `inout = input op inout` for an accumulate of predefined operation `op` on elements of

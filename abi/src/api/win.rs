@@ -134,9 +134,9 @@ fn segment(wc: Handle, rank: usize, n: usize, shared: usize) -> MpiResult<Segmen
 
 /// Makes a window of `size` bytes on `comm`; returns its handle and base address.
 fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Handle, usize)> {
-    let Ok(size_u) = usize::try_from(size) else {
+    if size < 0 {
         return err(MPI_ERR_SIZE, format!("size {size} is negative"));
-    };
+    }
     let Ok(disp) = c_int::try_from(disp_unit) else {
         return err(
             MPI_ERR_DISP,
@@ -168,25 +168,36 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             Ok((r.rank() as usize, r.size() as usize))
         })?;
         let sizes = allgather(size, n, wc)?;
-        let shared: usize = match mem {
-            Memory::Shared => sizes.iter().map(|&s| s as usize).sum(),
-            _ => 0,
+        // Allocated memory lives in the window's shared segment, where every process of the
+        // window reaches it by load and store: MPI_Win_allocate's parts start on cache lines,
+        // MPI_Win_allocate_shared's follow each other (MPI's contiguous default).
+        let align = |v: usize| match mem {
+            Memory::Allocate => v.div_ceil(64) * 64,
+            _ => v,
         };
+        let mut offsets = Vec::with_capacity(n);
+        let mut shared = 0;
+        for &sz in &sizes {
+            offsets.push(shared);
+            shared += align(sz as usize);
+        }
+        if matches!(mem, Memory::Given(_)) {
+            shared = 0;
+        }
         let seg = segment(wc, rank, n, shared)?;
-        let (base, owned, flavor) = match mem {
-            Memory::Given(b) => (b, None, MPI_WIN_FLAVOR_CREATE),
-            Memory::Allocate => {
-                // SAFETY: plain allocation; freed with the window.
-                let p = unsafe { libc::calloc(size_u.max(1), 1) } as usize;
-                if p == 0 {
-                    return err(MPI_ERR_NO_MEM, format!("cannot allocate {size_u} bytes"));
-                }
-                (p, Some(p), MPI_WIN_FLAVOR_ALLOCATE)
+        let data = seg.addr() + window::lock_bytes(n);
+        let (base, local, flavor) = match mem {
+            Memory::Given(b) => {
+                let local = (0..n).map(|t| (t == rank).then_some(b)).collect();
+                (b, local, MPI_WIN_FLAVOR_CREATE)
             }
-            Memory::Shared => {
-                let before: usize = sizes[..rank].iter().map(|&s| s as usize).sum();
-                let base = seg.addr() + window::lock_bytes(n) + before;
-                (base, None, MPI_WIN_FLAVOR_SHARED)
+            Memory::Allocate | Memory::Shared => {
+                let local: Vec<_> = offsets.iter().map(|o| Some(data + o)).collect();
+                let flavor = match mem {
+                    Memory::Shared => MPI_WIN_FLAVOR_SHARED,
+                    _ => MPI_WIN_FLAVOR_ALLOCATE,
+                };
+                (data + offsets[rank], local, flavor)
             }
         };
         let me = Peer {
@@ -200,7 +211,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             comm: wc,
             peers,
             seg,
-            owned,
+            local,
             name: String::new(),
             epochs: Epochs::default(),
             base,
@@ -291,7 +302,7 @@ allocating! {
 }
 
 /// MPI_Win_shared_query: rank's size, unit and base in this process (MPI_PROC_NULL: the
-/// first rank with memory); size 0 at NULL for a window not of MPI_Win_allocate_shared.
+/// first rank with memory); size 0 at NULL for a window of MPI_Win_create.
 unsafe fn shared_query(
     name: &str,
     win: Handle,
@@ -316,12 +327,10 @@ unsafe fn shared_query(
                     }
                 }
             };
-            if w.flavor != MPI_WIN_FLAVOR_SHARED {
-                // MPI 4.1: memory other processes cannot load from is size 0 at NULL.
+            let Some(base) = w.local[r].filter(|_| w.flavor != MPI_WIN_FLAVOR_CREATE) else {
+                // MPI 4.1: memory this process cannot load from is size 0 at NULL.
                 return Ok((0, w.peers[r].disp_unit, 0));
-            }
-            let before: i64 = w.peers[..r].iter().map(|p| p.size).sum();
-            let base = w.seg.addr() + window::lock_bytes(n) + before as usize;
+            };
             Ok((w.peers[r].size, w.peers[r].disp_unit, base))
         })?;
         unit(du)?;
@@ -390,11 +399,7 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
         // Nobody may still be reading or writing this process's memory.
         // SAFETY: the window's live communicator.
         check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier")?;
-        let mut w = window::remove(h)?;
-        if let Some(p) = w.owned.take() {
-            // SAFETY: MPI_Win_allocate's calloc, freed once.
-            unsafe { libc::free(p as *mut c_void) };
-        }
+        let w = window::remove(h)?;
         let mut c = w.comm;
         drop(w);
         // SAFETY: the window's own duplicate, freed once.
