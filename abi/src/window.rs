@@ -172,18 +172,21 @@ impl Window {
     /// Takes target `t`'s lock: shared (many holders) or exclusive.
     pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
         let w = self.seg.rw(t);
-        wait_for(&format!("the lock of window rank {t}"), || {
-            let v = w.load(Ordering::Acquire);
-            if exclusive {
-                v == 0
-                    && w.compare_exchange(0, -1, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-            } else {
-                v >= 0
-                    && w.compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-            }
-        })
+        wait_for(
+            || format!("the lock of window rank {t}"),
+            || {
+                let v = w.load(Ordering::Acquire);
+                if exclusive {
+                    v == 0
+                        && w.compare_exchange(0, -1, Ordering::AcqRel, Ordering::Relaxed)
+                            .is_ok()
+                } else {
+                    v >= 0
+                        && w.compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
+                            .is_ok()
+                }
+            },
+        )
     }
 
     pub fn unlock(&self, t: usize, exclusive: bool) {
@@ -198,19 +201,23 @@ impl Window {
     /// Runs `f` holding target `t`'s accumulate mutex (one read-modify-write at a time).
     pub fn atomically<R>(&self, t: usize, f: impl FnOnce() -> MpiResult<R>) -> MpiResult<R> {
         let m = self.seg.acc(t);
-        wait_for(&format!("the accumulate lock of window rank {t}"), || {
-            m.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-        })?;
+        wait_for(
+            || format!("the accumulate lock of window rank {t}"),
+            || {
+                m.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            },
+        )?;
         let r = f();
         m.store(0, Ordering::Release);
         r
     }
 }
 
-/// Spins, yields, then sleeps until `ready()`, for at most LOCK_BOUND.
-fn wait_for(what: &str, mut ready: impl FnMut() -> bool) -> MpiResult<()> {
-    let start = Instant::now();
+/// Spins, yields, then sleeps until `ready()`, for at most LOCK_BOUND; `what` names the
+/// lock in the error (made only then: an uncontended lock costs one atomic operation).
+fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiResult<()> {
+    let mut since: Option<Instant> = None;
     let mut idle = 0u32;
     while !ready() {
         idle += 1;
@@ -218,12 +225,13 @@ fn wait_for(what: &str, mut ready: impl FnMut() -> bool) -> MpiResult<()> {
             0..=64 => std::hint::spin_loop(),
             65..=256 => std::thread::yield_now(),
             _ => {
-                if start.elapsed() > LOCK_BOUND {
+                if since.get_or_insert_with(Instant::now).elapsed() > LOCK_BOUND {
                     return err(
                         MPI_ERR_RMA_SYNC,
                         format!(
-                            "{what} was not free within {} s: a process holds it and does not \
+                            "{} was not free within {} s: a process holds it and does not \
                              unlock (ended, or waiting for this one)",
+                            what(),
                             LOCK_BOUND.as_secs()
                         ),
                     );

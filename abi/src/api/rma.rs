@@ -261,16 +261,24 @@ unsafe fn get_acc_impl(
                     format!("the result buffer has {got} bytes and the target's data {len}"),
                 );
             }
+            // Small targets (a fetch-and-op, a counter) need no heap block.
+            let mut small = [0u8; 64];
+            let mut big = Vec::new();
+            let cur: &mut [u8] = if len <= small.len() {
+                &mut small[..len]
+            } else {
+                big.resize(len, 0);
+                &mut big
+            };
             w.atomically(at.rank, || {
-                let mut cur = vec![0u8; len];
-                read(&at, &tty, tcount, &mut cur)?;
+                read(&at, &tty, tcount, cur)?;
                 race_window();
                 if let Some(r) = rb.as_mut() {
-                    r.bytes().copy_from_slice(&cur);
+                    r.bytes().copy_from_slice(cur);
                 }
                 if let Some(d) = &data {
-                    combine(op, ttype, &tty, d, &mut cur)?;
-                    write(&at, &tty, tcount, &cur)?;
+                    combine(op, ttype, &tty, d, cur)?;
+                    write(&at, &tty, tcount, cur)?;
                 }
                 Ok(())
             })
