@@ -1226,6 +1226,9 @@ IBDYN_MPI_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_unlock_all, (MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_wait, (MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+IBDYN_MPI_DECLARE(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
+IBDYN_MPI_DECLARE(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
+IBDYN_MPI_DECLARE(int, Win_detach, (MPI_Win win, const void *base))
 /* partitioned communication (MPI 4) */
 IBDYN_MPI_DECLARE(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -149,6 +149,8 @@ pub struct Window {
     /// Where each process's window memory is in this process, when it can be reached by
     /// load and store (allocated windows; this process's own memory).
     pub local: Vec<Option<usize>>,
+    /// The regions this process has attached to a dynamic window: (address, size).
+    pub attached: Vec<(usize, usize)>,
     pub name: String,
     pub epochs: Epochs,
     // Attribute values: MPI_Win_get_attr hands out pointers to these (the window is boxed).

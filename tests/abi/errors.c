@@ -197,6 +197,22 @@ int main(int argc, char **argv) {
   CHECK(MPI_Win_unlock(0, win) == MPI_SUCCESS);
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS && win == MPI_WIN_NULL);
   expect(MPI_Win_fence(0, win), MPI_ERR_WIN);
+  /* a dynamic window: overlapping attach, detach of what is not attached, an address of
+     this process outside its regions */
+  int64_t region[4];
+  CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win) == MPI_SUCCESS);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  CHECK(MPI_Win_attach(win, region, 2 * sizeof(int64_t)) == MPI_SUCCESS);
+  expect(MPI_Win_attach(win, region + 1, sizeof(int64_t)), MPI_ERR_RMA_ATTACH);
+  expect(MPI_Win_detach(win, region + 2), MPI_ERR_RMA_ATTACH);
+  MPI_Aint at;
+  MPI_Get_address(region + 2, &at);
+  int64_t v64 = 5;
+  MPI_Win_lock_all(0, win);
+  expect(MPI_Put(&v64, 1, MPI_INT64_T, rank, at, 1, MPI_INT64_T, win), MPI_ERR_RMA_RANGE);
+  MPI_Win_unlock_all(win);
+  CHECK(MPI_Win_detach(win, region) == MPI_SUCCESS);
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("errors: ok\n");

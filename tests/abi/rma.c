@@ -5,6 +5,7 @@
    window's attributes. Needs at least 2 ranks. */
 #include <mpi.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "check.h"
@@ -219,6 +220,33 @@ static void strided_target(int rank, int size) {
   MPI_Win_free(&win);
 }
 
+/* A dynamic window: each rank attaches a buffer and publishes its address; the left
+   neighbour puts into it by that address. */
+static void dynamic_window(int rank, int size) {
+  MPI_Win win;
+  CHECK(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win) == MPI_SUCCESS);
+  int *flavor, flag;
+  MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+  CHECK(flag && *flavor == MPI_WIN_FLAVOR_DYNAMIC);
+  int64_t *region = calloc(8, sizeof(int64_t));
+  CHECK(MPI_Win_attach(win, region, 8 * sizeof(int64_t)) == MPI_SUCCESS);
+  MPI_Aint mine, addrs[64];
+  MPI_Get_address(region, &mine);
+  MPI_Allgather(&mine, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int64_t v = 1000 + rank;
+  MPI_Win_lock_all(0, win);
+  MPI_Put(&v, 1, MPI_INT64_T, right, addrs[right] + 3 * (MPI_Aint)sizeof(int64_t), 1,
+          MPI_INT64_T, win);
+  MPI_Win_flush_all(win);
+  MPI_Win_unlock_all(win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(region[3] == 1000 + left);
+  CHECK(MPI_Win_detach(win, region) == MPI_SUCCESS);
+  MPI_Win_free(&win);
+  free(region);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   MPI_Init(&argc, &argv);
@@ -231,6 +259,7 @@ int main(int argc, char **argv) {
   shared_memory(rank, size);
   general_active_target(rank, size);
   strided_target(rank, size);
+  dynamic_window(rank, size);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("rma: ok on %d ranks\n", size);
   MPI_Finalize();

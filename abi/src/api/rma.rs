@@ -59,7 +59,22 @@ fn spot(
     }
     let p = &w.peers[t];
     let off = (disp as i64).checked_mul(p.disp_unit).unwrap_or(i64::MAX);
-    if count > 0 {
+    if w.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+        // Displacements are addresses in the target; this process knows only its own
+        // regions (another process's unattached memory fails in the kernel's copy).
+        let (tlb, text) = ty.true_bounds();
+        let lo = off.saturating_add(tlb as i64);
+        let hi = lo
+            .saturating_add((count.max(1) - 1).saturating_mul(ty.extent as i64))
+            .saturating_add(text as i64);
+        let inside = |&(b, l): &(usize, usize)| lo >= b as i64 && hi <= (b + l) as i64;
+        if count > 0 && w.local[t].is_some() && !w.attached.iter().any(inside) {
+            return err(
+                MPI_ERR_RMA_RANGE,
+                format!("address {lo:#x}..{hi:#x} is not in a region attached to the window"),
+            );
+        }
+    } else if count > 0 {
         let (tlb, text) = ty.true_bounds();
         let lo = off.saturating_add(tlb as i64);
         let hi = lo

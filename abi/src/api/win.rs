@@ -90,6 +90,8 @@ fn one_node(comm: Handle) -> MpiResult<()> {
 /// How the window's memory comes about.
 enum Memory {
     Given(usize),
+    /// MPI_Win_create_dynamic: none until MPI_Win_attach; displacements are addresses.
+    Dynamic,
     Allocate,
     Shared,
 }
@@ -181,7 +183,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             offsets.push(shared);
             shared += align(sz as usize);
         }
-        if matches!(mem, Memory::Given(_)) {
+        if matches!(mem, Memory::Given(_) | Memory::Dynamic) {
             shared = 0;
         }
         let seg = segment(wc, rank, n, shared)?;
@@ -190,6 +192,10 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             Memory::Given(b) => {
                 let local = (0..n).map(|t| (t == rank).then_some(b)).collect();
                 (b, local, MPI_WIN_FLAVOR_CREATE)
+            }
+            Memory::Dynamic => {
+                let local = (0..n).map(|t| (t == rank).then_some(0)).collect();
+                (0, local, MPI_WIN_FLAVOR_DYNAMIC)
             }
             Memory::Allocate | Memory::Shared => {
                 let local: Vec<_> = offsets.iter().map(|o| Some(data + o)).collect();
@@ -212,6 +218,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             peers,
             seg,
             local,
+            attached: Vec::new(),
             name: String::new(),
             epochs: Epochs::default(),
             base,
@@ -302,7 +309,7 @@ allocating! {
 }
 
 /// MPI_Win_shared_query: rank's size, unit and base in this process (MPI_PROC_NULL: the
-/// first rank with memory); size 0 at NULL for a window of MPI_Win_create.
+/// first rank with memory); size 0 at NULL for a window of MPI_Win_create(_dynamic).
 unsafe fn shared_query(
     name: &str,
     win: Handle,
@@ -327,7 +334,8 @@ unsafe fn shared_query(
                     }
                 }
             };
-            let Some(base) = w.local[r].filter(|_| w.flavor != MPI_WIN_FLAVOR_CREATE) else {
+            let loads = w.flavor == MPI_WIN_FLAVOR_SHARED || w.flavor == MPI_WIN_FLAVOR_ALLOCATE;
+            let Some(base) = w.local[r].filter(|_| loads) else {
                 // MPI 4.1: memory this process cannot load from is size 0 at NULL.
                 return Ok((0, w.peers[r].disp_unit, 0));
             };
@@ -503,6 +511,65 @@ unsafe fn win_get_errhandler(win: Handle, handler: *mut Handle) -> c_int {
     })
 }
 
+unsafe fn win_create_dynamic(_info: Handle, comm: Handle, win: *mut Handle) -> c_int {
+    let none = std::ptr::null_mut();
+    // SAFETY: passed through.
+    unsafe {
+        make(
+            "MPI_Win_create_dynamic",
+            comm,
+            0,
+            1,
+            Memory::Dynamic,
+            none,
+            win,
+        )
+    }
+}
+
+unsafe fn win_attach(win: Handle, base: *mut c_void, size: isize) -> c_int {
+    call("MPI_Win_attach", window::comm_of(win), || {
+        let Ok(len) = usize::try_from(size) else {
+            return err(MPI_ERR_SIZE, format!("size {size} is negative"));
+        };
+        let start = base as usize;
+        window::with(win, |w| {
+            if w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+                return err(
+                    MPI_ERR_RMA_FLAVOR,
+                    "MPI_Win_attach needs a window of MPI_Win_create_dynamic",
+                );
+            }
+            let overlaps = |&(b, l): &(usize, usize)| start < b + l && b < start + len;
+            if w.attached.iter().any(overlaps) {
+                return err(
+                    MPI_ERR_RMA_ATTACH,
+                    format!("{len} bytes at {start:#x} overlap a region attached already"),
+                );
+            }
+            w.attached.push((start, len));
+            Ok(())
+        })
+    })
+}
+
+unsafe fn win_detach(win: Handle, base: *const c_void) -> c_int {
+    call("MPI_Win_detach", window::comm_of(win), || {
+        window::with(win, |w| {
+            match w.attached.iter().position(|&(b, _)| b == base as usize) {
+                Some(i) => {
+                    w.attached.remove(i);
+                    Ok(())
+                }
+                None => err(
+                    MPI_ERR_RMA_ATTACH,
+                    format!("no region attached at {:#x}", base as usize),
+                ),
+            }
+        })
+    })
+}
+
 unsafe fn win_call_errhandler(win: Handle, code: c_int) -> c_int {
     let wc = window::comm_of(win);
     let found = call("MPI_Win_call_errhandler", wc, || {
@@ -563,6 +630,11 @@ export!(MPI_Win_set_errhandler, PMPI_Win_set_errhandler, win_set_errhandler,
     (win: Handle, errhandler: Handle) -> c_int);
 export!(MPI_Win_get_errhandler, PMPI_Win_get_errhandler, win_get_errhandler,
     (win: Handle, errhandler: *mut Handle) -> c_int);
+export!(MPI_Win_create_dynamic, PMPI_Win_create_dynamic, win_create_dynamic,
+    (info: Handle, comm: Handle, win: *mut Handle) -> c_int);
+export!(MPI_Win_attach, PMPI_Win_attach, win_attach,
+    (win: Handle, base: *mut c_void, size: isize) -> c_int);
+export!(MPI_Win_detach, PMPI_Win_detach, win_detach, (win: Handle, base: *const c_void) -> c_int);
 export!(MPI_Win_call_errhandler, PMPI_Win_call_errhandler, win_call_errhandler,
     (win: Handle, errorcode: c_int) -> c_int);
 export!(MPI_Win_get_info, PMPI_Win_get_info, win_get_info, (win: Handle, info_used: *mut Handle) -> c_int);
