@@ -1226,6 +1226,12 @@ IBDYN_MPI_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_unlock_all, (MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_wait, (MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+IBDYN_MPI_DECLARE(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
+                                           MPI_Win_delete_attr_function *win_delete_attr_fn,
+                                           int *win_keyval, void *extra_state))
+IBDYN_MPI_DECLARE(int, Win_free_keyval, (int *win_keyval))
+IBDYN_MPI_DECLARE(int, Win_set_attr, (MPI_Win win, int win_keyval, void *attribute_val))
+IBDYN_MPI_DECLARE(int, Win_delete_attr, (MPI_Win win, int win_keyval))
 IBDYN_MPI_DECLARE(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
 IBDYN_MPI_DECLARE(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
 IBDYN_MPI_DECLARE(int, Win_detach, (MPI_Win win, const void *base))

@@ -151,6 +151,8 @@ pub struct Window {
     pub local: Vec<Option<usize>>,
     /// The regions this process has attached to a dynamic window: (address, size).
     pub attached: Vec<(usize, usize)>,
+    /// The program's attributes: (keyval, value).
+    pub attrs: Vec<(c_int, usize)>,
     pub name: String,
     pub epochs: Epochs,
     // Attribute values: MPI_Win_get_attr hands out pointers to these (the window is boxed).

@@ -12,6 +12,16 @@
 
 #define N 16
 
+static int win_deleted = 0;
+static int count_delete(MPI_Win win, int key, void *val, void *extra) {
+  (void)win;
+  (void)key;
+  (void)extra;
+  CHECK(*(int *)val == 42);
+  win_deleted++;
+  return MPI_SUCCESS;
+}
+
 static void active_target(int rank, int size) {
   int local[N], left = (rank + size - 1) % size, right = (rank + 1) % size;
   for (int i = 0; i < N; i++) local[i] = -1;
@@ -39,6 +49,17 @@ static void active_target(int rank, int size) {
   MPI_Group_size(g, &gsize);
   CHECK(gsize == size);
   MPI_Group_free(&g);
+
+  /* an attribute of the program's own: set, read, replaced (deleted), deleted by free */
+  static int answer = 42;
+  int key, *got_attr;
+  CHECK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, &key, NULL) == MPI_SUCCESS);
+  CHECK(MPI_Win_set_attr(win, key, &answer) == MPI_SUCCESS);
+  CHECK(MPI_Win_get_attr(win, key, &got_attr, &flag) == MPI_SUCCESS && flag && *got_attr == 42);
+  CHECK(MPI_Win_set_attr(win, key, &answer) == MPI_SUCCESS && win_deleted == 1);
+  CHECK(MPI_Win_delete_attr(win, key) == MPI_SUCCESS && win_deleted == 2);
+  CHECK(MPI_Win_get_attr(win, key, &got_attr, &flag) == MPI_SUCCESS && !flag);
+  CHECK(MPI_Win_set_attr(win, key, &answer) == MPI_SUCCESS);
 
   /* a ring of puts: my rank into slot `rank` of my right neighbour */
   MPI_Win_fence(0, win);
@@ -68,7 +89,9 @@ static void active_target(int rank, int size) {
   MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   CHECK(back == 7);
   MPI_Win_free(&win);
-  CHECK(win == MPI_WIN_NULL);
+  CHECK(win == MPI_WIN_NULL && win_deleted == 3);
+  MPI_Win_free_keyval(&key);
+  CHECK(key == MPI_KEYVAL_INVALID);
 }
 
 static void passive_target(int rank, int size) {

@@ -43,6 +43,7 @@ mod type_match;
 mod types;
 mod user_errors;
 mod win;
+mod win_attr;
 mod win_sync;
 
 use crate::consts::*;

@@ -1,7 +1,7 @@
 //! Windows: MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared (and `_c` forms),
-//! MPI_Win_shared_query, MPI_Win_free, attributes (base, size, displacement unit, flavor,
-//! model), group, name, info, and the predefined error handlers. How data moves is in
-//! `crate::window`.
+//! MPI_Win_create_dynamic (with attach and detach), MPI_Win_shared_query, MPI_Win_free,
+//! group, name, info, and the predefined error handlers (attributes: `win_attr`). How data
+//! moves is in `crate::window`.
 
 use super::out;
 use super::selfcall::*;
@@ -219,6 +219,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             seg,
             local,
             attached: Vec::new(),
+            attrs: Vec::new(),
             name: String::new(),
             epochs: Epochs::default(),
             base,
@@ -404,6 +405,7 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
             }
             Ok(w.comm)
         })?;
+        super::win_attr::delete_all(h)?;
         // Nobody may still be reading or writing this process's memory.
         // SAFETY: the window's live communicator.
         check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier")?;
@@ -414,31 +416,6 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
         check(unsafe { PMPI_Comm_free(&mut c) }, "MPI_Comm_free")?;
         // SAFETY: the caller's in/out argument.
         unsafe { out(win, MPI_WIN_NULL, "win") }
-    })
-}
-
-unsafe fn win_get_attr(win: Handle, keyval: c_int, value: *mut usize, flag: *mut c_int) -> c_int {
-    call("MPI_Win_get_attr", window::comm_of(win), || {
-        let v = window::with(win, |w| {
-            Ok(match keyval {
-                MPI_WIN_BASE => Some(w.base),
-                MPI_WIN_SIZE => Some(&w.size as *const isize as usize),
-                MPI_WIN_DISP_UNIT => Some(&w.disp_unit as *const c_int as usize),
-                MPI_WIN_CREATE_FLAVOR => Some(&w.flavor as *const c_int as usize),
-                MPI_WIN_MODEL => Some(&w.model as *const c_int as usize),
-                MPI_KEYVAL_INVALID => {
-                    return err(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID is not a keyval")
-                }
-                _ => None,
-            })
-        })?;
-        // SAFETY: the caller's output arguments.
-        unsafe {
-            if let Some(v) = v {
-                out(value, v, "attribute_val")?;
-            }
-            out(flag, c_int::from(v.is_some()), "flag")
-        }
     })
 }
 
@@ -620,8 +597,6 @@ export!(MPI_Win_shared_query, PMPI_Win_shared_query, win_shared_query,
 export!(MPI_Win_shared_query_c, PMPI_Win_shared_query_c, win_shared_query_c,
     (win: Handle, rank: c_int, size: *mut isize, disp_unit: *mut isize, baseptr: *mut c_void) -> c_int);
 export!(MPI_Win_free, PMPI_Win_free, win_free, (win: *mut Handle) -> c_int);
-export!(MPI_Win_get_attr, PMPI_Win_get_attr, win_get_attr,
-    (win: Handle, win_keyval: c_int, attribute_val: *mut usize, flag: *mut c_int) -> c_int);
 export!(MPI_Win_get_group, PMPI_Win_get_group, win_get_group, (win: Handle, group: *mut Handle) -> c_int);
 export!(MPI_Win_set_name, PMPI_Win_set_name, win_set_name, (win: Handle, win_name: *const c_char) -> c_int);
 export!(MPI_Win_get_name, PMPI_Win_get_name, win_get_name,
