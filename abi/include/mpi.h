@@ -1226,6 +1226,8 @@ IBDYN_MPI_DECLARE(int, Win_unlock, (int rank, MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_unlock_all, (MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_wait, (MPI_Win win))
 IBDYN_MPI_DECLARE(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+IBDYN_MPI_DECLARE(int, Win_create_errhandler, (MPI_Win_errhandler_function *win_errhandler_fn,
+                                               MPI_Errhandler *errhandler))
 IBDYN_MPI_DECLARE(int, Win_create_keyval, (MPI_Win_copy_attr_function *win_copy_attr_fn,
                                            MPI_Win_delete_attr_function *win_delete_attr_fn,
                                            int *win_keyval, void *extra_state))

@@ -19,6 +19,7 @@ pub type ErrFn = unsafe extern "C" fn(*mut Handle, *mut std::os::raw::c_int, ...
 pub enum Kind {
     Comm,
     Session,
+    Win,
 }
 
 impl Kind {
@@ -26,6 +27,7 @@ impl Kind {
         match self {
             Kind::Comm => "communicator (MPI_Comm_create_errhandler)",
             Kind::Session => "session (MPI_Session_create_errhandler)",
+            Kind::Win => "window (MPI_Win_create_errhandler)",
         }
     }
 }

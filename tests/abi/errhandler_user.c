@@ -1,7 +1,7 @@
 /* User error handlers: MPI_Comm_create_errhandler, set/get, MPI_Comm_call_errhandler, a real
  * error raised by the library reaching the user's function with the communicator and the
  * code, inheritance on MPI_Comm_dup, MPI_Errhandler_free; the same for a session
- * (MPI_Session_create_errhandler, set/get/call).
+ * (MPI_Session_create_errhandler, set/get/call) and a window (MPI_Win_create_errhandler).
  * With the argument "raised", errors the library finds itself (a bad rank, an unknown pset)
  * are checked too: a library built without error checking (MPICH's wheel) finds none. */
 #include <mpi.h>
@@ -28,6 +28,40 @@ static void on_session_error(MPI_Session *session, int *code, ...) {
   session_code = *code;
 }
 
+static int win_calls = 0, win_code = 0;
+static MPI_Win last_win = MPI_WIN_NULL;
+
+static void on_win_error(MPI_Win *win, int *code, ...) {
+  win_calls++;
+  last_win = *win;
+  win_code = *code;
+}
+
+/* A window's handler gets the window: called by the program, and (raised) by the library. */
+static void window_handler(int raised) {
+  int mem[2];
+  MPI_Win win;
+  MPI_Errhandler weh = MPI_ERRHANDLER_NULL, wgot = MPI_ERRHANDLER_NULL;
+  MPI_Win_create(mem, sizeof mem, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  CHECK(MPI_Win_create_errhandler(on_win_error, &weh) == MPI_SUCCESS);
+  CHECK(MPI_Win_set_errhandler(win, weh) == MPI_SUCCESS);
+  CHECK(MPI_Win_get_errhandler(win, &wgot) == MPI_SUCCESS && wgot == weh);
+  MPI_Errhandler_free(&wgot);
+  CHECK(MPI_Win_call_errhandler(win, MPI_ERR_OTHER) == MPI_SUCCESS);
+  CHECK(win_calls == 1 && win_code == MPI_ERR_OTHER && last_win == win);
+  if (raised) {
+    int v = 1, cls = -1;
+    MPI_Win_fence(0, win);
+    int rc = MPI_Put(&v, 1, MPI_INT, 0, 2, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RMA_RANGE && win_calls == 2 && last_win == win);
+    CHECK(win_code == MPI_ERR_RMA_RANGE);
+    MPI_Win_fence(0, win);
+  }
+  MPI_Errhandler_free(&weh);
+  MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv) {
   int raised = argc > 1 && strcmp(argv[1], "raised") == 0;
   MPI_Init(&argc, &argv);
@@ -36,6 +70,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 
   MPI_Errhandler eh = MPI_ERRHANDLER_NULL, got = MPI_ERRHANDLER_NULL;
+  window_handler(raised);
   CHECK(MPI_Comm_create_errhandler(on_comm_error, &eh) == MPI_SUCCESS);
   CHECK(eh != MPI_ERRHANDLER_NULL);
   MPI_Comm dup;

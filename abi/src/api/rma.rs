@@ -5,13 +5,14 @@
 
 use super::buffers::{recv_buf, send_buf};
 use super::out;
+use super::win::win_call;
 use crate::consts::*;
 use crate::derived::{self, Ty};
 use crate::error::{err, MpiError, MpiResult};
+use crate::export;
 use crate::request::{empty, Active, ReqEntry};
 use crate::state::with_state;
 use crate::window::{self, Window};
-use crate::{call, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
@@ -193,7 +194,7 @@ unsafe fn put_impl(
     (tcount, ttype): (i64, Handle),
     win: Handle,
 ) -> c_int {
-    call(name, window::comm_of(win), || {
+    win_call(name, win, || {
         let tty = derived::resolve(ttype, true)?;
         // SAFETY: the origin buffer as MPI_Put specifies it.
         let data = unsafe { send_buf(obuf, ocount, otype) }?;
@@ -215,7 +216,7 @@ unsafe fn get_impl(
     (tcount, ttype): (i64, Handle),
     win: Handle,
 ) -> c_int {
-    call(name, window::comm_of(win), || {
+    win_call(name, win, || {
         let tty = derived::resolve(ttype, true)?;
         // SAFETY: the origin buffer as MPI_Get specifies it.
         let mut rb = unsafe { recv_buf(obuf, ocount, otype) }?;
@@ -245,7 +246,7 @@ unsafe fn get_acc_impl(
     op: Handle,
     win: Handle,
 ) -> c_int {
-    call(name, window::comm_of(win), || {
+    win_call(name, win, || {
         let tty = derived::resolve(ttype, true)?;
         let data = match op {
             MPI_NO_OP => None,
@@ -333,7 +334,7 @@ unsafe fn compare_and_swap(
     disp: isize,
     win: Handle,
 ) -> c_int {
-    call("MPI_Compare_and_swap", window::comm_of(win), || {
+    win_call("MPI_Compare_and_swap", win, || {
         let ty = derived::resolve(datatype, true)?;
         if !ty.contiguous() {
             return err(
@@ -398,7 +399,7 @@ fn completed(win: Handle, rc: c_int, request: *mut Handle) -> c_int {
         return rc;
     }
     let wc = window::comm_of(win);
-    call("MPI_Rput", wc, || {
+    win_call("MPI_Rput (its request)", win, || {
         let h = with_state(|s| {
             let ci = s.comm_index(wc)?;
             Ok(s.add_req(ReqEntry::new(Active::Done(empty()), ci)))

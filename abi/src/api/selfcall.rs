@@ -10,7 +10,6 @@ extern "C" {
     pub fn PMPI_Comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int;
     pub fn PMPI_Comm_free(comm: *mut Handle) -> c_int;
     pub fn PMPI_Comm_set_errhandler(comm: Handle, errhandler: Handle) -> c_int;
-    pub fn PMPI_Comm_get_errhandler(comm: Handle, errhandler: *mut Handle) -> c_int;
     pub fn PMPI_Comm_group(comm: Handle, group: *mut Handle) -> c_int;
     pub fn PMPI_Group_translate_ranks(
         group1: Handle,

@@ -8,11 +8,20 @@ use super::selfcall::*;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
 use crate::state::with_state;
+use crate::user_errhandler::{self as user, ErrFn, Kind};
 use crate::window::{self, Epochs, Peer, Segment, Window};
 use crate::{call, export};
 use std::ffi::{c_void, CStr};
 use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Runs the body of window function `name` on window `win`: its errors go to the window's
+/// error handler (kept on its private communicator), which a user function receives with
+/// the window's handle.
+pub(super) fn win_call(name: &str, win: Handle, f: impl FnOnce() -> MpiResult<()>) -> c_int {
+    let wc = window::comm_of(win);
+    crate::call_with(name, || crate::state::errhandler_for(wc).about(win), f)
+}
 
 /// An MPI call the window makes on its private communicator, as a result.
 fn check(rc: c_int, what: &str) -> MpiResult<()> {
@@ -319,7 +328,7 @@ unsafe fn shared_query(
     unit: &mut dyn FnMut(i64) -> MpiResult<()>,
     baseptr: *mut c_void,
 ) -> c_int {
-    call(name, window::comm_of(win), || {
+    win_call(name, win, || {
         let (sz, du, base) = window::with(win, |w| {
             let n = w.peers.len();
             let r = if rank == MPI_PROC_NULL {
@@ -393,7 +402,7 @@ unsafe fn win_shared_query_c(
 unsafe fn win_free(win: *mut Handle) -> c_int {
     // SAFETY: the caller's in/out argument, read for the error handler.
     let h = unsafe { win.as_ref() }.copied().unwrap_or(MPI_WIN_NULL);
-    call("MPI_Win_free", window::comm_of(h), || {
+    win_call("MPI_Win_free", h, || {
         let wc = window::with(h, |w| {
             let e = &w.epochs;
             if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {
@@ -421,7 +430,7 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
 
 unsafe fn win_get_group(win: Handle, group: *mut Handle) -> c_int {
     let wc = window::comm_of(win);
-    call("MPI_Win_get_group", wc, || {
+    win_call("MPI_Win_get_group", win, || {
         window::with(win, |_| Ok(()))?;
         // SAFETY: the caller's output argument, passed on.
         check(unsafe { PMPI_Comm_group(wc, group) }, "MPI_Comm_group")
@@ -429,7 +438,7 @@ unsafe fn win_get_group(win: Handle, group: *mut Handle) -> c_int {
 }
 
 unsafe fn win_set_name(win: Handle, name: *const c_char) -> c_int {
-    call("MPI_Win_set_name", window::comm_of(win), || {
+    win_call("MPI_Win_set_name", win, || {
         if name.is_null() {
             return err(MPI_ERR_ARG, "win_name is NULL");
         }
@@ -445,7 +454,7 @@ unsafe fn win_set_name(win: Handle, name: *const c_char) -> c_int {
 }
 
 unsafe fn win_get_name(win: Handle, name: *mut c_char, len: *mut c_int) -> c_int {
-    call("MPI_Win_get_name", window::comm_of(win), || {
+    win_call("MPI_Win_get_name", win, || {
         // The null handle has a name too, as MPI_COMM_NULL has.
         let n = match win {
             MPI_WIN_NULL => "MPI_WIN_NULL".to_string(),
@@ -457,35 +466,46 @@ unsafe fn win_get_name(win: Handle, name: *mut c_char, len: *mut c_int) -> c_int
 }
 
 unsafe fn win_set_errhandler(win: Handle, handler: Handle) -> c_int {
-    let wc = window::comm_of(win);
-    call("MPI_Win_set_errhandler", wc, || {
-        window::with(win, |_| Ok(()))?;
-        if ![MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN, MPI_ERRORS_ABORT].contains(&handler) {
-            return err(
-                MPI_ERR_ARG,
-                "a window takes the predefined error handlers (MPI_ERRORS_RETURN, \
-                 MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT); MPI_Win_create_errhandler is not \
-                 supported",
-            );
-        }
-        // SAFETY: the window's live communicator and a predefined handler.
-        check(
-            unsafe { PMPI_Comm_set_errhandler(wc, handler) },
-            "MPI_Comm_set_errhandler",
-        )
+    win_call("MPI_Win_set_errhandler", win, || {
+        let h = user::resolve(handler, Kind::Win)?;
+        let wc = window::with(win, |w| Ok(w.comm))?;
+        with_state(|s| {
+            s.comm_mut(wc)?.errhandler = h;
+            Ok(())
+        })
     })
 }
 
 unsafe fn win_get_errhandler(win: Handle, handler: *mut Handle) -> c_int {
-    let wc = window::comm_of(win);
-    call("MPI_Win_get_errhandler", wc, || {
-        window::with(win, |_| Ok(()))?;
-        // SAFETY: passed on.
-        check(
-            unsafe { PMPI_Comm_get_errhandler(wc, handler) },
-            "MPI_Comm_get_errhandler",
-        )
+    win_call("MPI_Win_get_errhandler", win, || {
+        let wc = window::with(win, |w| Ok(w.comm))?;
+        let h = with_state(|s| Ok(s.comm(wc)?.errhandler))?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(handler, user::handle_for_get(h), "errhandler") }
     })
+}
+
+unsafe fn win_create_errhandler(func: Option<ErrFn>, handler: *mut Handle) -> c_int {
+    crate::call("MPI_Win_create_errhandler", MPI_COMM_SELF, || {
+        let Some(func) = func else {
+            return err(MPI_ERR_ARG, "the error handler function is NULL");
+        };
+        // SAFETY: the caller's output argument.
+        unsafe { out(handler, user::create(func, Kind::Win), "errhandler") }
+    })
+}
+
+unsafe fn win_get_info(win: Handle, info: *mut Handle) -> c_int {
+    win_call("MPI_Win_get_info", win, || {
+        window::with(win, |_| Ok(()))?;
+        // The hints ibdyn uses: none.
+        // SAFETY: passed on.
+        check(unsafe { PMPI_Info_create(info) }, "MPI_Info_create")
+    })
+}
+
+unsafe fn win_set_info(win: Handle, _info: Handle) -> c_int {
+    win_call("MPI_Win_set_info", win, || window::with(win, |_| Ok(())))
 }
 
 unsafe fn win_create_dynamic(_info: Handle, comm: Handle, win: *mut Handle) -> c_int {
@@ -505,7 +525,7 @@ unsafe fn win_create_dynamic(_info: Handle, comm: Handle, win: *mut Handle) -> c
 }
 
 unsafe fn win_attach(win: Handle, base: *mut c_void, size: isize) -> c_int {
-    call("MPI_Win_attach", window::comm_of(win), || {
+    win_call("MPI_Win_attach", win, || {
         let Ok(len) = usize::try_from(size) else {
             return err(MPI_ERR_SIZE, format!("size {size} is negative"));
         };
@@ -531,7 +551,7 @@ unsafe fn win_attach(win: Handle, base: *mut c_void, size: isize) -> c_int {
 }
 
 unsafe fn win_detach(win: Handle, base: *const c_void) -> c_int {
-    call("MPI_Win_detach", window::comm_of(win), || {
+    win_call("MPI_Win_detach", win, || {
         window::with(win, |w| {
             match w.attached.iter().position(|&(b, _)| b == base as usize) {
                 Some(i) => {
@@ -548,36 +568,20 @@ unsafe fn win_detach(win: Handle, base: *const c_void) -> c_int {
 }
 
 unsafe fn win_call_errhandler(win: Handle, code: c_int) -> c_int {
-    let wc = window::comm_of(win);
-    let found = call("MPI_Win_call_errhandler", wc, || {
+    let found = win_call("MPI_Win_call_errhandler", win, || {
         window::with(win, |_| Ok(()))
     });
     if found != MPI_SUCCESS {
         return found;
     }
-    // The window's handler is its communicator's (a predefined one).
     let e = crate::error::MpiError::new(code, "raised by the program (MPI_Win_call_errhandler)");
+    let wc = window::comm_of(win);
     crate::error::raise(
         "MPI_Win_call_errhandler",
         e,
-        crate::state::errhandler_for(wc),
+        crate::state::errhandler_for(wc).about(win),
     );
     MPI_SUCCESS
-}
-
-unsafe fn win_get_info(win: Handle, info: *mut Handle) -> c_int {
-    call("MPI_Win_get_info", window::comm_of(win), || {
-        window::with(win, |_| Ok(()))?;
-        // The hints ibdyn uses: none.
-        // SAFETY: passed on.
-        check(unsafe { PMPI_Info_create(info) }, "MPI_Info_create")
-    })
-}
-
-unsafe fn win_set_info(win: Handle, _info: Handle) -> c_int {
-    call("MPI_Win_set_info", window::comm_of(win), || {
-        window::with(win, |_| Ok(()))
-    })
 }
 
 export!(MPI_Win_create, PMPI_Win_create, win_create,
@@ -612,5 +616,7 @@ export!(MPI_Win_attach, PMPI_Win_attach, win_attach,
 export!(MPI_Win_detach, PMPI_Win_detach, win_detach, (win: Handle, base: *const c_void) -> c_int);
 export!(MPI_Win_call_errhandler, PMPI_Win_call_errhandler, win_call_errhandler,
     (win: Handle, errorcode: c_int) -> c_int);
+export!(MPI_Win_create_errhandler, PMPI_Win_create_errhandler, win_create_errhandler,
+    (win_errhandler_fn: Option<ErrFn>, errhandler: *mut Handle) -> c_int);
 export!(MPI_Win_get_info, PMPI_Win_get_info, win_get_info, (win: Handle, info_used: *mut Handle) -> c_int);
 export!(MPI_Win_set_info, PMPI_Win_set_info, win_set_info, (win: Handle, info: Handle) -> c_int);

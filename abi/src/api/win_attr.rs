@@ -5,12 +5,13 @@
 
 use super::attr::{call_delete, create_keyval, free_keyval};
 use super::out;
+use super::win::win_call;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
+use crate::export;
 use crate::objects::{DeleteFn, Keyval};
 use crate::state::with_state;
 use crate::window;
-use crate::{call, export};
 use std::os::raw::c_int;
 
 fn keyval(k: c_int) -> MpiResult<Keyval> {
@@ -62,7 +63,7 @@ unsafe fn win_free_keyval(keyval: *mut c_int) -> c_int {
 }
 
 unsafe fn win_set_attr(win: Handle, k: c_int, value: usize) -> c_int {
-    call("MPI_Win_set_attr", window::comm_of(win), || {
+    win_call("MPI_Win_set_attr", win, || {
         if (MPI_WIN_BASE..=MPI_WIN_MODEL).contains(&k) {
             return err(
                 MPI_ERR_KEYVAL,
@@ -79,7 +80,7 @@ unsafe fn win_set_attr(win: Handle, k: c_int, value: usize) -> c_int {
 }
 
 unsafe fn win_get_attr(win: Handle, k: c_int, value: *mut usize, flag: *mut c_int) -> c_int {
-    call("MPI_Win_get_attr", window::comm_of(win), || {
+    win_call("MPI_Win_get_attr", win, || {
         let predefined = (MPI_WIN_BASE..=MPI_WIN_MODEL).contains(&k);
         if !predefined {
             keyval(k)?;
@@ -105,9 +106,7 @@ unsafe fn win_get_attr(win: Handle, k: c_int, value: *mut usize, flag: *mut c_in
 }
 
 unsafe fn win_delete_attr(win: Handle, k: c_int) -> c_int {
-    call("MPI_Win_delete_attr", window::comm_of(win), || {
-        delete(win, k).map(|_| ())
-    })
+    win_call("MPI_Win_delete_attr", win, || delete(win, k).map(|_| ()))
 }
 
 export!(MPI_Win_create_keyval, PMPI_Win_create_keyval, win_create_keyval,

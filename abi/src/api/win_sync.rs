@@ -9,8 +9,8 @@ use super::out;
 use super::selfcall::*;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
+use crate::export;
 use crate::window::{self, Window};
-use crate::{call, export};
 use std::os::raw::c_int;
 use std::sync::atomic::{fence, Ordering};
 
@@ -28,7 +28,7 @@ fn check(rc: c_int, what: &str) -> MpiResult<()> {
 /// Runs synchronization `f` of window `win` with the window's error handler.
 fn sync(name: &str, win: Handle, f: impl FnOnce(Handle) -> MpiResult<()>) -> c_int {
     let wc = window::comm_of(win);
-    call(name, wc, || f(wc))
+    super::win::win_call(name, win, || f(wc))
 }
 
 fn rank_of(w: &Window, rank: c_int) -> MpiResult<usize> {
