@@ -1237,6 +1237,183 @@ IBDYN_MPI_DECLARE(int, Win_delete_attr, (MPI_Win win, int win_keyval))
 IBDYN_MPI_DECLARE(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win))
 IBDYN_MPI_DECLARE(int, Win_attach, (MPI_Win win, void *base, MPI_Aint size))
 IBDYN_MPI_DECLARE(int, Win_detach, (MPI_Win win, const void *base))
+/* I/O (MPI_File_*): POSIX reads and writes at the byte ranges of each process's view */
+IBDYN_MPI_DECLARE(int, File_call_errhandler, (MPI_File fh, int errorcode))
+IBDYN_MPI_DECLARE(int, File_close, (MPI_File *fh))
+IBDYN_MPI_DECLARE(int, File_create_errhandler, (MPI_File_errhandler_function *file_errhandler_fn,
+                                                MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, File_delete, (const char *filename, MPI_Info info))
+IBDYN_MPI_DECLARE(int, File_get_amode, (MPI_File fh, int *amode))
+IBDYN_MPI_DECLARE(int, File_get_atomicity, (MPI_File fh, int *flag))
+IBDYN_MPI_DECLARE(int, File_get_byte_offset, (MPI_File fh, MPI_Offset offset, MPI_Offset *disp))
+IBDYN_MPI_DECLARE(int, File_get_errhandler, (MPI_File file, MPI_Errhandler *errhandler))
+IBDYN_MPI_DECLARE(int, File_get_group, (MPI_File fh, MPI_Group *group))
+IBDYN_MPI_DECLARE(int, File_get_info, (MPI_File fh, MPI_Info *info_used))
+IBDYN_MPI_DECLARE(int, File_get_position, (MPI_File fh, MPI_Offset *offset))
+IBDYN_MPI_DECLARE(int, File_get_position_shared, (MPI_File fh, MPI_Offset *offset))
+IBDYN_MPI_DECLARE(int, File_get_size, (MPI_File fh, MPI_Offset *size))
+IBDYN_MPI_DECLARE(int, File_get_type_extent, (MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent))
+IBDYN_MPI_DECLARE(int, File_get_type_extent_c, (MPI_File fh, MPI_Datatype datatype,
+                                                MPI_Count *extent))
+IBDYN_MPI_DECLARE(int, File_get_view, (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                                       MPI_Datatype *filetype, char *datarep))
+IBDYN_MPI_DECLARE(int, File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                    MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                        MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_all_c, (MPI_File fh, void *buf, MPI_Count count,
+                                          MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                           MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                             MPI_Count count, MPI_Datatype datatype,
+                                             MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_at_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                         MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_c, (MPI_File fh, void *buf, MPI_Count count,
+                                      MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                           MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iread_shared_c, (MPI_File fh, void *buf, MPI_Count count,
+                                             MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                     MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_all, (MPI_File fh, const void *buf, int count,
+                                         MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_all_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                           MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                        MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                            int count, MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                              MPI_Count count, MPI_Datatype datatype,
+                                              MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                          MPI_Count count, MPI_Datatype datatype,
+                                          MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                       MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_shared, (MPI_File fh, const void *buf, int count,
+                                            MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_iwrite_shared_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                              MPI_Datatype datatype, MPI_Request *request))
+IBDYN_MPI_DECLARE(int, File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+                                   MPI_File *fh))
+IBDYN_MPI_DECLARE(int, File_preallocate, (MPI_File fh, MPI_Offset size))
+IBDYN_MPI_DECLARE(int, File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                   MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                       MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_all_begin, (MPI_File fh, void *buf, int count,
+                                             MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_read_all_begin_c, (MPI_File fh, void *buf, MPI_Count count,
+                                               MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_read_all_c, (MPI_File fh, void *buf, MPI_Count count,
+                                         MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                      MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count,
+                                          MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf,
+                                                int count, MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_read_at_all_begin_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                                  MPI_Count count, MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_read_at_all_c, (MPI_File fh, MPI_Offset offset, void *buf,
+                                            MPI_Count count, MPI_Datatype datatype,
+                                            MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_at_c, (MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                        MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_c, (MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                                     MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                           MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_ordered_begin, (MPI_File fh, void *buf, int count,
+                                                 MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_read_ordered_begin_c, (MPI_File fh, void *buf, MPI_Count count,
+                                                   MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_read_ordered_c, (MPI_File fh, void *buf, MPI_Count count,
+                                             MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                                          MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_read_shared_c, (MPI_File fh, void *buf, MPI_Count count,
+                                            MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_seek, (MPI_File fh, MPI_Offset offset, int whence))
+IBDYN_MPI_DECLARE(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence))
+IBDYN_MPI_DECLARE(int, File_set_atomicity, (MPI_File fh, int flag))
+IBDYN_MPI_DECLARE(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler))
+IBDYN_MPI_DECLARE(int, File_set_info, (MPI_File fh, MPI_Info info))
+IBDYN_MPI_DECLARE(int, File_set_size, (MPI_File fh, MPI_Offset size))
+IBDYN_MPI_DECLARE(int, File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype,
+                                       MPI_Datatype filetype, const char *datarep, MPI_Info info))
+IBDYN_MPI_DECLARE(int, File_sync, (MPI_File fh))
+IBDYN_MPI_DECLARE(int, File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                                    MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_all, (MPI_File fh, const void *buf, int count,
+                                        MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_all_begin, (MPI_File fh, const void *buf, int count,
+                                              MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_write_all_begin_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                                MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_write_all_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                          MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                       MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                           int count, MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                                 int count, MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_write_at_all_begin_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                                   MPI_Count count, MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_write_at_all_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                             MPI_Count count, MPI_Datatype datatype,
+                                             MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_at_c, (MPI_File fh, MPI_Offset offset, const void *buf,
+                                         MPI_Count count, MPI_Datatype datatype,
+                                         MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                      MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_ordered, (MPI_File fh, const void *buf, int count,
+                                            MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_ordered_begin, (MPI_File fh, const void *buf, int count,
+                                                  MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_write_ordered_begin_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                                    MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, File_write_ordered_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                              MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_shared, (MPI_File fh, const void *buf, int count,
+                                           MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, File_write_shared_c, (MPI_File fh, const void *buf, MPI_Count count,
+                                             MPI_Datatype datatype, MPI_Status *status))
+IBDYN_MPI_DECLARE(int, Register_datarep, (const char *datarep,
+                                          MPI_Datarep_conversion_function *read_conversion_fn,
+                                          MPI_Datarep_conversion_function *write_conversion_fn,
+                                          MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                          void *extra_state))
+IBDYN_MPI_DECLARE(int, Register_datarep_c, (const char *datarep,
+                                            MPI_Datarep_conversion_function_c *read_conversion_fn,
+                                            MPI_Datarep_conversion_function_c *write_conversion_fn,
+                                            MPI_Datarep_extent_function *dtype_file_extent_fn,
+                                            void *extra_state))
+IBDYN_MPI_DECLARE(int, Type_create_darray, (int size, int rank, int ndims,
+                                            const int array_of_gsizes[],
+                                            const int array_of_distribs[],
+                                            const int array_of_dargs[], const int array_of_psizes[],
+                                            int order, MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_darray_c, (int size, int rank, int ndims,
+                                              const MPI_Count array_of_gsizes[],
+                                              const int array_of_distribs[],
+                                              const int array_of_dargs[],
+                                              const int array_of_psizes[], int order,
+                                              MPI_Datatype oldtype, MPI_Datatype *newtype))
 /* partitioned communication (MPI 4) */
 IBDYN_MPI_DECLARE(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -14,6 +14,7 @@ mod consts;
 mod datatype;
 mod derived;
 mod error;
+mod file;
 mod grequest;
 mod objects;
 mod ops;

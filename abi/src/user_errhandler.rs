@@ -20,6 +20,7 @@ pub enum Kind {
     Comm,
     Session,
     Win,
+    File,
 }
 
 impl Kind {
@@ -28,6 +29,7 @@ impl Kind {
             Kind::Comm => "communicator (MPI_Comm_create_errhandler)",
             Kind::Session => "session (MPI_Session_create_errhandler)",
             Kind::Win => "window (MPI_Win_create_errhandler)",
+            Kind::File => "file (MPI_File_create_errhandler)",
         }
     }
 }

@@ -457,6 +457,11 @@ fn window_segments() -> Vec<String> {
 }
 
 #[test]
+fn files_are_written_and_read_through_views_and_pointers() {
+    run_ok("io", 3, "io: ok on 3 ranks");
+}
+
+#[test]
 fn the_mpi_1_attribute_calls_of_old_codes_work() {
     run_ok("attr_mpi1", 2, "attr_mpi1: ok");
 }

@@ -28,6 +28,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("grequest", 2),
     ("partitioned", 2),
     ("rma", 3),
+    ("io", 3),
 ];
 
 fn venv() -> Option<PathBuf> {

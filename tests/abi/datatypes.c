@@ -139,6 +139,25 @@ int main(int argc, char **argv) {
   MPI_Type_free(&pt);
   MPI_Type_free(&idx);
   MPI_Type_free(&idx8);
+
+  /* darray: rank 1 of a 2x2 grid owns rows 0-1, columns 2-3 of a 4x4 block-block array */
+  int gs[2] = {4, 4}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_BLOCK},
+      darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, ps[2] = {2, 2};
+  MPI_Datatype quarter;
+  CHECK(MPI_Type_create_darray(4, 1, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &quarter) ==
+        MPI_SUCCESS);
+  MPI_Type_commit(&quarter);
+  MPI_Type_size(quarter, &n);
+  MPI_Type_get_extent(quarter, &lb, &extent);
+  CHECK(n == 4 * (int)sizeof(int) && lb == 0 && extent == 16 * (MPI_Aint)sizeof(int));
+  int grid[16], picked[4], pos = 0;
+  for (int i = 0; i < 16; i++) grid[i] = i;
+  MPI_Pack(grid, 1, quarter, picked, sizeof picked, &pos, MPI_COMM_SELF);
+  CHECK(picked[0] == 2 && picked[1] == 3 && picked[2] == 6 && picked[3] == 7);
+  int ni, na, nt, comb;
+  MPI_Type_get_envelope(quarter, &ni, &na, &nt, &comb);
+  CHECK(comb == MPI_COMBINER_DARRAY && ni == 4 * 2 + 4 && nt == 1);
+  MPI_Type_free(&quarter);
   MPI_Type_free(&c3);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("datatypes: ok on %d ranks\n", size);

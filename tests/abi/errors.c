@@ -2,10 +2,12 @@
    text from MPI_Error_string; MPI_ERRORS_ARE_FATAL is the default. */
 #include <mpi.h>
 #include <string.h>
+#include <unistd.h>
 #include "check.h"
 
 /* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
-int MPI_File_close(MPI_File *fh);
+int MPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
+                           MPI_Aint *size);
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
   (void)type;
@@ -65,12 +67,12 @@ int main(int argc, char **argv) {
   expect(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
   expect(MPI_Init(&argc, &argv), MPI_ERR_OTHER);
   {
-    MPI_File fh = MPI_FILE_NULL;
+    MPI_Aint packed;
     char text[MPI_MAX_ERROR_STRING];
-    int len = 0, code = MPI_File_close(&fh);
+    int len = 0, code = MPI_Pack_external_size("external32", 1, MPI_INT, &packed);
     expect(code, MPI_ERR_UNSUPPORTED_OPERATION);
     MPI_Error_string(code, text, &len);
-    CHECK(strstr(text, "MPI_File_close") != NULL);
+    CHECK(strstr(text, "MPI_Pack_external_size") != NULL);
   }
 
   /* freed and invalid objects of every kind */
@@ -129,6 +131,40 @@ int main(int argc, char **argv) {
       expect(MPI_Wait(&q, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE);
       CHECK(q == MPI_REQUEST_NULL);
     }
+  }
+
+  /* files: a bad access mode, an existing file with MPI_MODE_EXCL, writing a read-only file,
+     reading a write-only one, an unknown data representation, a negative offset, a bad
+     whence, the null file; files return errors by default */
+  {
+    char fpath[256];
+    int fid = (int)getpid();
+    MPI_Bcast(&fid, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(fpath, sizeof fpath, "%s/ibdyn-errors-%d.dat", tmp && *tmp ? tmp : "/tmp", fid);
+    MPI_File f;
+    expect(MPI_File_open(MPI_COMM_WORLD, fpath, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &f),
+           MPI_ERR_AMODE);
+    CHECK(MPI_File_open(MPI_COMM_WORLD, fpath, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
+                        &f) == MPI_SUCCESS);
+    int word = 7;
+    expect(MPI_File_read_at(f, 0, &word, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_ACCESS);
+    expect(MPI_File_write_at(f, -1, &word, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_ARG);
+    expect(MPI_File_seek(f, 0, 12345), MPI_ERR_ARG);
+    expect(MPI_File_set_view(f, 0, MPI_INT, MPI_INT, "external32", MPI_INFO_NULL),
+           MPI_ERR_UNSUPPORTED_DATAREP);
+    MPI_File_close(&f);
+    expect(MPI_File_open(MPI_COMM_WORLD, fpath, MPI_MODE_WRONLY | MPI_MODE_CREATE | MPI_MODE_EXCL,
+                         MPI_INFO_NULL, &f),
+           MPI_ERR_FILE_EXISTS);
+    CHECK(MPI_File_open(MPI_COMM_WORLD, fpath, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE,
+                        MPI_INFO_NULL, &f) == MPI_SUCCESS);
+    expect(MPI_File_write_at(f, 0, &word, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_READ_ONLY);
+    MPI_File_close(&f);
+    f = MPI_FILE_NULL;
+    expect(MPI_File_close(&f), MPI_ERR_FILE);
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect(MPI_File_delete(fpath, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
   }
 
   /* packing: a buffer too small, a negative count, reading past the packed data */

@@ -20,6 +20,7 @@ pub const MPI_COMBINER_INDEXED_BLOCK: c_int = 108;
 pub const MPI_COMBINER_HINDEXED_BLOCK: c_int = 109;
 pub const MPI_COMBINER_STRUCT: c_int = 110;
 pub const MPI_COMBINER_SUBARRAY: c_int = 111;
+pub const MPI_COMBINER_DARRAY: c_int = 112;
 pub const MPI_COMBINER_RESIZED: c_int = 116;
 
 /// What a constructor records: combiner, integers, addresses, old types.
