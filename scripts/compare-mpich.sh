@@ -4,7 +4,7 @@
 # both columns and the ratio ibdyn/MPICH (times: < 1 means ibdyn is faster; rates: > 1).
 #
 #   bash scripts/compare-mpich.sh [--quick] [BENCH...]     (BENCH: pingpong spawn_latency
-#                                                            spawn_rate merge intercoll connect rma)
+#                                                            spawn_rate merge intercoll connect rma io)
 # --quick: a smoke run (few iterations, small sizes, spawns of up to 4), not a measurement.
 # Environment: BENCH_ITERS, BENCH_MAX_SIZE (bytes), BENCH_MAX_PROCS (spawn_rate).
 # Needs: cargo build --release -p ibdyn-abi -p ibdyn-launcher, and scripts/abi-deps.sh.
@@ -19,7 +19,7 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 benches=("$@")
-[ ${#benches[@]} -gt 0 ] || benches=(pingpong spawn_latency spawn_rate merge intercoll connect rma)
+[ ${#benches[@]} -gt 0 ] || benches=(pingpong spawn_latency spawn_rate merge intercoll connect rma io)
 [ -x "$venv/bin/mpicc_abi" ] || { echo "compare-mpich: run scripts/abi-deps.sh first (MPICH 5 wheel)" >&2; exit 1; }
 [ -x "$ibdyn" ] || { echo "compare-mpich: build first: cargo build --$profile -p ibdyn-abi -p ibdyn-launcher (or IBDYN_PROFILE=debug)" >&2; exit 1; }
 [ -f "$root/target/$profile/libmpi_abi.so" ] || { echo "compare-mpich: libmpi_abi.so missing in target/$profile: cargo build -p ibdyn-abi" >&2; exit 1; }
@@ -28,7 +28,7 @@ trap 'rm -rf "$work"' EXIT
 
 nprocs() {
   case $1 in
-    pingpong | connect | rma) echo 2 ;; intercoll) echo 4 ;; merge) echo 2 ;; *) echo 1 ;;
+    pingpong | connect | rma | io) echo 2 ;; intercoll) echo 4 ;; merge) echo 2 ;; *) echo 1 ;;
   esac
 }
 

@@ -76,8 +76,10 @@ fn ordered_start(fh: Handle, fc: Handle, n: i64) -> MpiResult<i64> {
     Ok(bases[0] + counts[..rank].iter().sum::<i64>())
 }
 
-/// Reads or writes `count` elements of `ty` at `buf`; the status (its count in bytes).
+/// Reads or writes `count` elements of `ty` at `buf` for function `name` (its `_all` forms
+/// are collective: their writes go in two phases); the status (its count in bytes).
 fn io(
+    name: &str,
     fh: Handle,
     ptr: Ptr,
     buf: *mut c_void,
@@ -120,7 +122,12 @@ fn io(
     let moved = if write {
         // SAFETY: the program's buffer of `count` elements of `ty` (MPI's contract).
         let data = unsafe { send_buf(buf, count, ty) }?;
-        write_ranges(fd, &ranges, &data)?;
+        if name.contains("_all") {
+            let n = with_state(|s| Ok(s.comm(fc)?.comm.raw().size() as usize))?;
+            super::file_two_phase::write_all(fd, fc, n, &ranges, &data)?;
+        } else {
+            write_ranges(fd, &ranges, &data)?;
+        }
         len
     } else {
         // SAFETY: as above, writable.
@@ -228,7 +235,7 @@ macro_rules! at_offset {
     ($($f:ident $name:literal $n:ty, $write:expr, $how:ident;)*) => {$(
         unsafe fn $f(fh: Handle, offset: i64, buf: *mut c_void, count: $n, ty: Handle,
                      st: *mut at_offset!(@out $how)) -> c_int {
-            at_offset!(@run $how, $name, fh, st, || io(fh, Ptr::At(offset), buf, count.into(), ty, $write))
+            at_offset!(@run $how, $name, fh, st, || io($name, fh, Ptr::At(offset), buf, count.into(), ty, $write))
         }
     )*};
     (@out status) => { MpiStatus };
@@ -261,7 +268,7 @@ macro_rules! at_pointer {
     ($($f:ident $name:literal $n:ty, $ptr:expr, $write:expr, $how:ident;)*) => {$(
         unsafe fn $f(fh: Handle, buf: *mut c_void, count: $n, ty: Handle,
                      st: *mut at_offset!(@out $how)) -> c_int {
-            at_offset!(@run $how, $name, fh, st, || io(fh, $ptr, buf, count.into(), ty, $write))
+            at_offset!(@run $how, $name, fh, st, || io($name, fh, $ptr, buf, count.into(), ty, $write))
         }
     )*};
 }
@@ -301,7 +308,7 @@ at_pointer! {
 macro_rules! begins {
     ($($f:ident $name:literal $n:ty, $ptr:expr, $write:expr;)*) => {$(
         unsafe fn $f(fh: Handle, buf: *mut c_void, count: $n, ty: Handle) -> c_int {
-            begin($name, fh, || io(fh, $ptr, buf, count.into(), ty, $write))
+            begin($name, fh, || io($name, fh, $ptr, buf, count.into(), ty, $write))
         }
     )*};
 }
@@ -321,7 +328,7 @@ begins! {
 macro_rules! begins_at {
     ($($f:ident $name:literal $n:ty, $write:expr;)*) => {$(
         unsafe fn $f(fh: Handle, offset: i64, buf: *mut c_void, count: $n, ty: Handle) -> c_int {
-            begin($name, fh, || io(fh, Ptr::At(offset), buf, count.into(), ty, $write))
+            begin($name, fh, || io($name, fh, Ptr::At(offset), buf, count.into(), ty, $write))
         }
     )*};
 }

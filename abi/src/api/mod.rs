@@ -16,6 +16,7 @@ mod envelope;
 mod errors;
 mod file;
 mod file_io;
+mod file_two_phase;
 mod graph;
 mod grequest;
 mod group;

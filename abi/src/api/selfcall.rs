@@ -38,6 +38,26 @@ extern "C" {
         comm: Handle,
     ) -> c_int;
     pub fn PMPI_Barrier(comm: Handle) -> c_int;
+    pub fn PMPI_Alltoall(
+        sendbuf: *const c_void,
+        sendcount: c_int,
+        sendtype: Handle,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        recvtype: Handle,
+        comm: Handle,
+    ) -> c_int;
+    pub fn PMPI_Alltoallv(
+        sendbuf: *const c_void,
+        sendcounts: *const c_int,
+        sdispls: *const c_int,
+        sendtype: Handle,
+        recvbuf: *mut c_void,
+        recvcounts: *const c_int,
+        rdispls: *const c_int,
+        recvtype: Handle,
+        comm: Handle,
+    ) -> c_int;
     pub fn PMPI_Send(
         buf: *const c_void,
         count: c_int,
