@@ -1414,6 +1414,22 @@ IBDYN_MPI_DECLARE(int, Type_create_darray_c, (int size, int rank, int ndims,
                                               const int array_of_dargs[],
                                               const int array_of_psizes[], int order,
                                               MPI_Datatype oldtype, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Pack_external, (const char *datarep, const void *inbuf, int incount,
+                                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                                       MPI_Aint *position))
+IBDYN_MPI_DECLARE(int, Pack_external_c, (const char *datarep, const void *inbuf, MPI_Count incount,
+                                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                                         MPI_Count *position))
+IBDYN_MPI_DECLARE(int, Pack_external_size, (const char *datarep, int incount, MPI_Datatype datatype,
+                                            MPI_Aint *size))
+IBDYN_MPI_DECLARE(int, Pack_external_size_c, (const char *datarep, MPI_Count incount,
+                                              MPI_Datatype datatype, MPI_Count *size))
+IBDYN_MPI_DECLARE(int, Unpack_external, (const char datarep[], const void *inbuf, MPI_Aint insize,
+                                         MPI_Aint *position, void *outbuf, int outcount,
+                                         MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, Unpack_external_c, (const char datarep[], const void *inbuf,
+                                           MPI_Count insize, MPI_Count *position, void *outbuf,
+                                           MPI_Count outcount, MPI_Datatype datatype))
 /* partitioned communication (MPI 4) */
 IBDYN_MPI_DECLARE(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -56,6 +56,7 @@ const MODULES: &[&str] = &[
     "test_p2p_buf_part",
     "test_p2p_obj",
     "test_p2p_obj_matched",
+    "test_pack",
     "test_package",
     "test_pickle",
     "test_request",

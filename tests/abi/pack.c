@@ -99,6 +99,26 @@ int main(int argc, char **argv) {
     CHECK(MPI_Unpack(buf, n, &pos, got, 4, MPI_DOUBLE, MPI_COMM_WORLD) == MPI_SUCCESS);
     for (int i = 0; i < 4; i++) CHECK(got[i] == 2 + 4 * i);
   }
+  /* external32: big-endian, long in 4 bytes (as MPICH writes it) */
+  unsigned char ext[64];
+  MPI_Aint epos = 0, esize;
+  int word = 0x01020304;
+  long minus2 = -2, back_long = 0;
+  double one = 1.0, back_d = 0;
+  CHECK(MPI_Pack_external_size("external32", 3, MPI_LONG, &esize) == MPI_SUCCESS && esize == 12);
+  CHECK(MPI_Pack_external("external32", &word, 1, MPI_INT, ext, sizeof ext, &epos) == MPI_SUCCESS);
+  CHECK(MPI_Pack_external("external32", &minus2, 1, MPI_LONG, ext, sizeof ext, &epos) == MPI_SUCCESS);
+  CHECK(MPI_Pack_external("external32", &one, 1, MPI_DOUBLE, ext, sizeof ext, &epos) == MPI_SUCCESS);
+  CHECK(epos == 4 + 4 + 8);
+  CHECK(ext[0] == 1 && ext[3] == 4 && ext[4] == 0xff && ext[7] == 0xfe && ext[8] == 0x3f && ext[9] == 0xf0);
+  epos = 4;
+  int back_word = 0;
+  CHECK(MPI_Unpack_external("external32", ext, 16, &epos, &back_long, 1, MPI_LONG) == MPI_SUCCESS);
+  CHECK(MPI_Unpack_external("external32", ext, 16, &epos, &back_d, 1, MPI_DOUBLE) == MPI_SUCCESS);
+  epos = 0;
+  CHECK(MPI_Unpack_external("external32", ext, 16, &epos, &back_word, 1, MPI_INT) == MPI_SUCCESS);
+  CHECK(back_long == -2 && back_d == 1.0 && back_word == word);
+
   free(buf);
   MPI_Type_free(&pt);
   MPI_Type_free(&col);

@@ -29,6 +29,7 @@ pub(crate) mod large_types;
 mod mem;
 mod p2p;
 mod pack;
+mod pack_external;
 mod partitioned;
 mod request;
 mod request_status;
