@@ -1430,6 +1430,9 @@ IBDYN_MPI_DECLARE(int, Unpack_external, (const char datarep[], const void *inbuf
 IBDYN_MPI_DECLARE(int, Unpack_external_c, (const char datarep[], const void *inbuf,
                                            MPI_Count insize, MPI_Count *position, void *outbuf,
                                            MPI_Count outcount, MPI_Datatype datatype))
+IBDYN_MPI_DECLARE(int, Type_create_f90_complex, (int p, int r, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_f90_integer, (int r, MPI_Datatype *newtype))
+IBDYN_MPI_DECLARE(int, Type_create_f90_real, (int p, int r, MPI_Datatype *newtype))
 /* partitioned communication (MPI 4) */
 IBDYN_MPI_DECLARE(int, Psend_init, (const void *buf, int partitions, MPI_Count count,
                                     MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -222,6 +222,16 @@ pub fn build(parts: &[Part], is_struct: bool) -> MpiResult<Handle> {
             .ok_or_else(|| {
                 crate::error::MpiError::new(MPI_ERR_COUNT, "the datatype's size overflows")
             })?;
+        if t.contiguous() {
+            // One run of count * size bytes: no walk over the elements.
+            let l = p.count * t.size;
+            match blocks.last_mut() {
+                Some(b) if b.0 + b.1 as isize == p.disp => b.1 += l,
+                _ if l > 0 => blocks.push((p.disp, l)),
+                _ => {}
+            }
+            continue;
+        }
         for k in 0..p.count as isize {
             let at = p.disp + k * t.extent;
             t.for_each_block(|o, l| match blocks.last_mut() {
@@ -317,15 +327,26 @@ pub fn free(h: Handle) -> MpiResult<()> {
     Ok(())
 }
 
+thread_local! {
+    /// Names the program gave predefined types (MPI lets it rename them).
+    static RENAMED: RefCell<std::collections::HashMap<Handle, String>> = RefCell::default();
+}
+
 pub fn name(h: Handle) -> MpiResult<String> {
     if h < TYPE_BASE {
         Ty::predefined(h)?;
-        return Ok(datatype::name(h).to_string());
+        let renamed = RENAMED.with(|r| r.borrow().get(&h).cloned());
+        return Ok(renamed.unwrap_or_else(|| datatype::name(h).to_string()));
     }
     Ok(derived_of(h, "MPI_Type_get_name")?.name.borrow().clone())
 }
 
 pub fn set_name(h: Handle, name: String) -> MpiResult<()> {
+    if h < TYPE_BASE {
+        Ty::predefined(h)?;
+        RENAMED.with(|r| r.borrow_mut().insert(h, name));
+        return Ok(());
+    }
     *derived_of(h, "MPI_Type_set_name")?.name.borrow_mut() = name;
     Ok(())
 }

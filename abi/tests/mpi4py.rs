@@ -56,7 +56,6 @@ const MODULES: &[&str] = &[
     "test_p2p_buf_part",
     "test_p2p_obj",
     "test_p2p_obj_matched",
-    "test_pack",
     "test_package",
     "test_pickle",
     "test_request",
@@ -72,6 +71,10 @@ const MODULES: &[&str] = &[
     "test_util_sync",
     "test_win",
 ];
+
+/// Modules that test one process's datatypes and packing only: run on 1 rank (on more they
+/// repeat the same local work, test_datatype for 20 s a rank).
+const LOCAL_MODULES: &[&str] = &["test_datatype", "test_pack", "test_util_dtlib"];
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -182,11 +185,12 @@ fn mpi4pys_own_test_modules_pass_under_ibdyn_run() {
     let Some(py) = python().filter(|_| tests.join("main.py").is_file()) else {
         return skipped("mpi4py or its test suite (target/mpi4py-venv, target/mpi4py-tests)");
     };
-    let args: Vec<&str> = ["main.py", "-q"]
-        .into_iter()
-        .chain(MODULES.iter().copied())
-        .collect();
     for n in [1, 2, 3] {
+        let local = if n == 1 { LOCAL_MODULES } else { &[] };
+        let args: Vec<&str> = ["main.py", "-q"]
+            .into_iter()
+            .chain(MODULES.iter().chain(local).copied())
+            .collect();
         let out = run(n, &py, &args, &tests);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let oks = stderr.lines().filter(|l| l.starts_with("OK")).count();

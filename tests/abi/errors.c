@@ -6,7 +6,7 @@
 #include "check.h"
 
 /* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
-int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_T_init_thread(int required, int *provided);
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
   (void)type;
@@ -66,12 +66,12 @@ int main(int argc, char **argv) {
   expect(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
   expect(MPI_Init(&argc, &argv), MPI_ERR_OTHER);
   {
-    MPI_Datatype f90;
+    int tool_level;
     char text[MPI_MAX_ERROR_STRING];
-    int len = 0, code = MPI_Type_create_f90_integer(4, &f90);
+    int len = 0, code = MPI_T_init_thread(MPI_THREAD_SINGLE, &tool_level);
     expect(code, MPI_ERR_UNSUPPORTED_OPERATION);
     MPI_Error_string(code, text, &len);
-    CHECK(strstr(text, "MPI_Type_create_f90_integer") != NULL);
+    CHECK(strstr(text, "MPI_T_init_thread") != NULL);
   }
 
   /* freed and invalid objects of every kind */

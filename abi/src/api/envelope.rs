@@ -67,11 +67,25 @@ pub unsafe fn list<T: Copy + Into<i64>>(p: *const T, n: c_int) -> Vec<i64> {
         .collect()
 }
 
-/// The counts of MPI_Type_get_envelope: integers, addresses, datatypes, combiner.
-fn envelope(ty: Handle) -> MpiResult<(usize, usize, usize, c_int)> {
+/// Whether the recipe's integers are large counts: a contiguous type of more than an `int`
+/// of elements (MPI_Type_contiguous_c is the one constructor that takes them).
+fn large(r: &Recipe) -> bool {
+    r.combiner == MPI_COMBINER_CONTIGUOUS && r.ints.iter().any(|&v| c_int::try_from(v).is_err())
+}
+
+/// The counts of MPI_Type_get_envelope: integers, addresses, large counts, datatypes,
+/// combiner. The `int` form refuses a type with large counts.
+fn envelope(ty: Handle, wide: bool) -> MpiResult<(usize, usize, usize, usize, c_int)> {
     Ok(match derived::recipe(ty)? {
-        None => (0, 0, 0, MPI_COMBINER_NAMED),
-        Some(r) => (r.ints.len(), r.addrs.len(), r.types.len(), r.combiner),
+        None => (0, 0, 0, 0, MPI_COMBINER_NAMED),
+        Some(r) if large(&r) && !wide => {
+            return err(
+                MPI_ERR_VALUE_TOO_LARGE,
+                "the type's count does not fit an int: use MPI_Type_get_envelope_c",
+            )
+        }
+        Some(r) if large(&r) => (0, r.addrs.len(), r.ints.len(), r.types.len(), r.combiner),
+        Some(r) => (r.ints.len(), r.addrs.len(), 0, r.types.len(), r.combiner),
     })
 }
 
@@ -83,7 +97,7 @@ unsafe fn type_get_envelope(
     combiner: *mut c_int,
 ) -> c_int {
     call("MPI_Type_get_envelope", MPI_COMM_SELF, || {
-        let (i, a, d, c) = envelope(ty)?;
+        let (i, a, _, d, c) = envelope(ty, false)?;
         // SAFETY: the caller's output arguments.
         unsafe {
             out(ni, i as c_int, "num_integers")?;
@@ -103,12 +117,12 @@ unsafe fn type_get_envelope_c(
     combiner: *mut c_int,
 ) -> c_int {
     call("MPI_Type_get_envelope_c", MPI_COMM_SELF, || {
-        let (i, a, d, c) = envelope(ty)?;
+        let (i, a, l, d, c) = envelope(ty, true)?;
         // SAFETY: the caller's output arguments.
         unsafe {
             out(ni, i as i64, "num_integers")?;
             out(na, a as i64, "num_addresses")?;
-            out(nl, 0, "num_large_counts")?;
+            out(nl, l as i64, "num_large_counts")?;
             out(nd, d as i64, "num_datatypes")?;
             out(combiner, c, "combiner")
         }
@@ -157,9 +171,29 @@ unsafe fn contents_into(
     ints: *mut c_int,
     addrs: *mut isize,
     types: *mut Handle,
+    large_counts: Option<(i64, *mut i64)>,
 ) -> c_int {
     call(name, MPI_COMM_SELF, || {
         let r = contents(ty)?;
+        if large(&r) {
+            let Some((max_l, lp)) = large_counts else {
+                return err(
+                    MPI_ERR_VALUE_TOO_LARGE,
+                    "the type's count does not fit an int: use MPI_Type_get_contents_c",
+                );
+            };
+            let t: Vec<Handle> = r
+                .types
+                .iter()
+                .map(|(h, t)| derived::handle_of(*h, t))
+                .collect();
+            // SAFETY: the caller's arrays of the given sizes.
+            return unsafe {
+                fill(lp, max_l, &r.ints, "array_of_large_counts")?;
+                fill(addrs, room.1, &r.addrs, "array_of_addresses")?;
+                fill(types, room.2, &t, "array_of_datatypes")
+            };
+        }
         let i: Vec<c_int> = r.ints.iter().map(|&v| v as c_int).collect();
         let t: Vec<Handle> = r
             .types
@@ -187,25 +221,35 @@ unsafe fn type_get_contents(
 ) -> c_int {
     let room = (max_i.into(), max_a.into(), max_d.into());
     // SAFETY: passed on.
-    unsafe { contents_into("MPI_Type_get_contents", ty, room, ints, addrs, types) }
+    unsafe { contents_into("MPI_Type_get_contents", ty, room, ints, addrs, types, None) }
 }
 
-/// The `_c` form: every integer fits an `int` here, so there are no large counts.
+/// The `_c` form: a contiguous type's count beyond an `int` comes back as a large count.
 #[allow(clippy::too_many_arguments)]
 unsafe fn type_get_contents_c(
     ty: Handle,
     max_i: i64,
     max_a: i64,
-    _max_l: i64,
+    max_l: i64,
     max_d: i64,
     ints: *mut c_int,
     addrs: *mut isize,
-    _large: *mut i64,
+    large: *mut i64,
     types: *mut Handle,
 ) -> c_int {
     let room = (max_i, max_a, max_d);
     // SAFETY: passed on.
-    unsafe { contents_into("MPI_Type_get_contents_c", ty, room, ints, addrs, types) }
+    unsafe {
+        contents_into(
+            "MPI_Type_get_contents_c",
+            ty,
+            room,
+            ints,
+            addrs,
+            types,
+            Some((max_l, large)),
+        )
+    }
 }
 
 export!(MPI_Type_get_envelope, PMPI_Type_get_envelope, type_get_envelope,

@@ -78,8 +78,6 @@ narrowed! {
         (buf: *mut c_void, count: i64, datatype: Handle, message: *mut Handle, status: *mut MpiStatus) [count];
     MPI_Imrecv_c PMPI_Imrecv_c imrecv_c => p2p::imrecv, "MPI_Imrecv_c"
         (buf: *mut c_void, count: i64, datatype: Handle, message: *mut Handle, request: *mut Handle) [count];
-    MPI_Type_contiguous_c PMPI_Type_contiguous_c type_contiguous_c => types::type_contiguous, "MPI_Type_contiguous_c"
-        (count: i64, oldtype: Handle, newtype: *mut Handle) [count];
     MPI_Reduce_c PMPI_Reduce_c reduce_c => coll::reduce, "MPI_Reduce_c"
         (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, root: c_int, comm: Handle) [count];
     MPI_Ireduce_c PMPI_Ireduce_c ireduce_c => coll::ireduce, "MPI_Ireduce_c"

@@ -14,6 +14,7 @@ mod darray;
 mod dynamic;
 mod envelope;
 mod errors;
+mod f90;
 mod file;
 mod file_io;
 mod file_two_phase;

@@ -18,9 +18,12 @@ fn matching(class: c_int, size: c_int) -> Option<Handle> {
         (MPI_TYPECLASS_INTEGER, 2) => 0x248,  // MPI_INT16_T
         (MPI_TYPECLASS_INTEGER, 4) => 0x250,  // MPI_INT32_T
         (MPI_TYPECLASS_INTEGER, 8) => 0x258,  // MPI_INT64_T
+        (MPI_TYPECLASS_INTEGER, 16) => 0x2e1, // MPI_INTEGER16
+        (MPI_TYPECLASS_REAL, 2) => 0x2ca,     // MPI_REAL2
         (MPI_TYPECLASS_REAL, 4) => 0x210,     // MPI_FLOAT
         (MPI_TYPECLASS_REAL, 8) => 0x214,     // MPI_DOUBLE
         (MPI_TYPECLASS_REAL, 16) => 0x220,    // MPI_LONG_DOUBLE
+        (MPI_TYPECLASS_COMPLEX, 4) => 0x2d3,  // MPI_COMPLEX4
         (MPI_TYPECLASS_COMPLEX, 8) => 0x212,  // MPI_C_FLOAT_COMPLEX
         (MPI_TYPECLASS_COMPLEX, 16) => 0x216, // MPI_C_DOUBLE_COMPLEX
         (MPI_TYPECLASS_COMPLEX, 32) => 0x224, // MPI_C_LONG_DOUBLE_COMPLEX

@@ -49,14 +49,33 @@ fn old(h: Handle) -> MpiResult<Ty> {
 }
 
 pub(super) unsafe fn type_contiguous(count: c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
+    // SAFETY: passed through.
+    unsafe { contiguous("MPI_Type_contiguous", count.into(), oldtype, newtype) }
+}
+
+/// MPI_Type_contiguous_c: counts beyond an `int`, as the large-count form allows.
+unsafe fn type_contiguous_c(count: i64, oldtype: Handle, newtype: *mut Handle) -> c_int {
+    // SAFETY: passed through.
+    unsafe { contiguous("MPI_Type_contiguous_c", count, oldtype, newtype) }
+}
+
+unsafe fn contiguous(
+    name: &'static str,
+    count: i64,
+    oldtype: Handle,
+    newtype: *mut Handle,
+) -> c_int {
     record(
         make(
-            "MPI_Type_contiguous",
+            name,
             newtype,
             || {
+                let Ok(count) = usize::try_from(count) else {
+                    return err(MPI_ERR_COUNT, format!("count {count} is negative"));
+                };
                 Ok(vec![Part {
                     disp: 0,
-                    count: count_of(count, "count")?,
+                    count,
                     ty: old(oldtype)?,
                 }])
             },
@@ -66,7 +85,7 @@ pub(super) unsafe fn type_contiguous(count: c_int, oldtype: Handle, newtype: *mu
         || {
             Ok((
                 env::MPI_COMBINER_CONTIGUOUS,
-                vec![count.into()],
+                vec![count],
                 vec![],
                 vec![oldtype],
             ))
@@ -525,6 +544,8 @@ export!(MPI_Type_create_resized, PMPI_Type_create_resized, type_create_resized,
 export!(MPI_Type_dup, PMPI_Type_dup, type_dup, (oldtype: Handle, newtype: *mut Handle) -> c_int);
 export!(MPI_Type_commit, PMPI_Type_commit, type_commit, (datatype: *mut Handle) -> c_int);
 export!(MPI_Type_free, PMPI_Type_free, type_free, (datatype: *mut Handle) -> c_int);
+export!(MPI_Type_contiguous_c, PMPI_Type_contiguous_c, type_contiguous_c,
+    (count: i64, oldtype: Handle, newtype: *mut Handle) -> c_int);
 export!(MPI_Type_size, PMPI_Type_size, type_size, (datatype: Handle, size: *mut c_int) -> c_int);
 export!(MPI_Type_size_c, PMPI_Type_size_c, type_size_c, (datatype: Handle, size: *mut i64) -> c_int);
 export!(MPI_Type_get_extent, PMPI_Type_get_extent, type_get_extent,
