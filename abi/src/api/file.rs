@@ -21,49 +21,6 @@ pub(super) fn file_call(name: &str, fh: Handle, f: impl FnOnce() -> MpiResult<()
     call_with(name, || file::handler_of(fh), f)
 }
 
-fn check(rc: c_int, what: &str) -> MpiResult<()> {
-    match rc {
-        MPI_SUCCESS => Ok(()),
-        rc => err(rc, format!("file: {what} failed")),
-    }
-}
-
-/// Whether every process of `comm` says `ok`.
-fn all_ok(ok: bool, comm: Handle) -> MpiResult<bool> {
-    let (mine, mut all) = (c_int::from(ok), 0);
-    // SAFETY: one int each way.
-    let rc = unsafe {
-        PMPI_Allreduce(
-            (&mine as *const c_int).cast(),
-            (&mut all as *mut c_int).cast(),
-            1,
-            MPI_INT,
-            MPI_MIN,
-            comm,
-        )
-    };
-    check(rc, "MPI_Allreduce")?;
-    Ok(all == 1)
-}
-
-/// The largest of the processes' `v`.
-fn max_of(v: c_int, comm: Handle) -> MpiResult<c_int> {
-    let mut all = 0;
-    // SAFETY: one int each way.
-    let rc = unsafe {
-        PMPI_Allreduce(
-            (&v as *const c_int).cast(),
-            (&mut all as *mut c_int).cast(),
-            1,
-            MPI_INT,
-            MPI_MAX,
-            comm,
-        )
-    };
-    check(rc, "MPI_Allreduce")?;
-    Ok(all)
-}
-
 fn amode_ok(amode: c_int) -> MpiResult<c_int> {
     let access = [MPI_MODE_RDONLY, MPI_MODE_WRONLY, MPI_MODE_RDWR]
         .iter()
@@ -145,7 +102,7 @@ fn open(comm: Handle, path: &str, amode: c_int) -> MpiResult<Handle> {
             Some(Err(e)) => e.class,
             _ => MPI_SUCCESS,
         };
-        let agreed = max_of(class, fc)?;
+        let agreed = reduce_int(class, MPI_MAX, fc)?;
         if agreed != MPI_SUCCESS {
             return match first {
                 Some(Err(e)) => Err(e),

@@ -6,7 +6,7 @@
 
 use super::buffers::{byte_len, recv_buf, send_buf};
 use super::file::file_call;
-use super::selfcall::PMPI_Allgather;
+use super::selfcall::allgather;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
 use crate::file::{self, read_ranges, write_ranges};
@@ -35,44 +35,14 @@ fn ordered_start(fh: Handle, fc: Handle, n: i64) -> MpiResult<i64> {
         let r = s.comm(fc)?.comm.raw();
         Ok((r.rank() as usize, r.size() as usize))
     })?;
-    let mut counts = vec![0i64; size];
-    // SAFETY: one i64 from each process.
-    let rc = unsafe {
-        PMPI_Allgather(
-            (&n as *const i64).cast(),
-            8,
-            MPI_BYTE,
-            counts.as_mut_ptr().cast(),
-            8,
-            MPI_BYTE,
-            fc,
-        )
-    };
-    if rc != MPI_SUCCESS {
-        return err(rc, "file: MPI_Allgather failed");
-    }
+    let counts = allgather(n, size, fc)?;
     let total: i64 = counts.iter().sum();
     let base = if rank == 0 {
         file::with(fh, |f| f.shared.fetch_add(total))?
     } else {
         0
     };
-    let mut bases = vec![0i64; size];
-    // SAFETY: as above.
-    let rc = unsafe {
-        PMPI_Allgather(
-            (&base as *const i64).cast(),
-            8,
-            MPI_BYTE,
-            bases.as_mut_ptr().cast(),
-            8,
-            MPI_BYTE,
-            fc,
-        )
-    };
-    if rc != MPI_SUCCESS {
-        return err(rc, "file: MPI_Allgather failed");
-    }
+    let bases = allgather(base, size, fc)?;
     Ok(bases[0] + counts[..rank].iter().sum::<i64>())
 }
 

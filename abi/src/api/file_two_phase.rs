@@ -4,7 +4,7 @@
 //! the pieces allow. Many small interleaved pieces (a strided view) become one large write
 //! per process, and the processes no longer take turns on the file's lock for each piece.
 
-use super::selfcall::{PMPI_Allgather, PMPI_Alltoall, PMPI_Alltoallv};
+use super::selfcall::{check, PMPI_Allgather, PMPI_Alltoall, PMPI_Alltoallv};
 use crate::consts::*;
 use crate::error::{err, MpiResult};
 use crate::file::write_ranges;
@@ -27,13 +27,6 @@ fn sized(v: &mut Vec<u8>, len: usize) -> &mut [u8] {
         v.resize(len, 0);
     }
     &mut v[..len]
-}
-
-fn check(rc: c_int, what: &str) -> MpiResult<()> {
-    match rc {
-        MPI_SUCCESS => Ok(()),
-        rc => err(rc, format!("collective write: {what} failed")),
-    }
 }
 
 fn int(n: usize, what: &str) -> MpiResult<c_int> {

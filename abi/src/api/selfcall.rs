@@ -1,10 +1,63 @@
 //! The library's own exported entry points, for functions built from other MPI calls (the
-//! windows of one-sided communication run their collective steps on a private communicator
-//! through them). Each is defined by an `export!` elsewhere in this crate.
+//! windows of one-sided communication and the files of MPI-IO run their collective steps on
+//! a private communicator through them), and the collective steps they share. Each entry
+//! point is defined by an `export!` elsewhere in this crate.
 
-use crate::consts::Handle;
+use crate::consts::*;
+use crate::error::{err, MpiResult};
 use std::ffi::c_void;
 use std::os::raw::c_int;
+
+/// The result of such an internal MPI call; `what` names it (with its owner) in the error.
+pub fn check(rc: c_int, what: &str) -> MpiResult<()> {
+    match rc {
+        MPI_SUCCESS => Ok(()),
+        rc => err(rc, format!("{what} failed")),
+    }
+}
+
+/// One plain value from each process of `comm`, in rank order.
+pub fn allgather<T: Copy + Default>(v: T, n: usize, comm: Handle) -> MpiResult<Vec<T>> {
+    let mut all = vec![T::default(); n];
+    let bytes = std::mem::size_of::<T>() as c_int;
+    // SAFETY: `v` and `all` hold one and `n` values of `bytes` bytes.
+    let rc = unsafe {
+        PMPI_Allgather(
+            (&v as *const T).cast(),
+            bytes,
+            MPI_BYTE,
+            all.as_mut_ptr().cast(),
+            bytes,
+            MPI_BYTE,
+            comm,
+        )
+    };
+    check(rc, "MPI_Allgather")?;
+    Ok(all)
+}
+
+/// `op` (MPI_MIN, MPI_MAX) of one int from each process of `comm`.
+pub fn reduce_int(v: c_int, op: Handle, comm: Handle) -> MpiResult<c_int> {
+    let mut all = 0;
+    // SAFETY: one int each way.
+    let rc = unsafe {
+        PMPI_Allreduce(
+            (&v as *const c_int).cast(),
+            (&mut all as *mut c_int).cast(),
+            1,
+            MPI_INT,
+            op,
+            comm,
+        )
+    };
+    check(rc, "MPI_Allreduce")?;
+    Ok(all)
+}
+
+/// Whether every process of `comm` says `ok`.
+pub fn all_ok(ok: bool, comm: Handle) -> MpiResult<bool> {
+    Ok(reduce_int(c_int::from(ok), MPI_MIN, comm)? == 1)
+}
 
 extern "C" {
     pub fn PMPI_Comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int;

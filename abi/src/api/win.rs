@@ -23,52 +23,6 @@ pub(super) fn win_call(name: &str, win: Handle, f: impl FnOnce() -> MpiResult<()
     crate::call_with(name, || crate::state::errhandler_for(wc).about(win), f)
 }
 
-/// An MPI call the window makes on its private communicator, as a result.
-fn check(rc: c_int, what: &str) -> MpiResult<()> {
-    match rc {
-        MPI_SUCCESS => Ok(()),
-        rc => err(rc, format!("window: {what} failed")),
-    }
-}
-
-/// One value per process of `comm`, gathered (`T` is plain data).
-fn allgather<T: Copy + Default>(v: T, n: usize, comm: Handle) -> MpiResult<Vec<T>> {
-    let mut all = vec![T::default(); n];
-    let bytes = std::mem::size_of::<T>() as c_int;
-    // SAFETY: `v` and `all` hold one and `n` values of `bytes` bytes.
-    let rc = unsafe {
-        PMPI_Allgather(
-            (&v as *const T).cast(),
-            bytes,
-            MPI_BYTE,
-            all.as_mut_ptr().cast(),
-            bytes,
-            MPI_BYTE,
-            comm,
-        )
-    };
-    check(rc, "MPI_Allgather")?;
-    Ok(all)
-}
-
-/// Whether every process of `comm` says `ok`.
-fn all_ok(ok: bool, comm: Handle) -> MpiResult<bool> {
-    let (mine, mut all) = (c_int::from(ok), 0);
-    // SAFETY: one int each way.
-    let rc = unsafe {
-        PMPI_Allreduce(
-            (&mine as *const c_int).cast(),
-            (&mut all as *mut c_int).cast(),
-            1,
-            MPI_INT,
-            MPI_MIN,
-            comm,
-        )
-    };
-    check(rc, "MPI_Allreduce")?;
-    Ok(all == 1)
-}
-
 /// The checks before a window is made on `comm`: an intracommunicator on one node.
 fn one_node(comm: Handle) -> MpiResult<()> {
     with_state(|s| {

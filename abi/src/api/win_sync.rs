@@ -18,13 +18,6 @@ const TAG_POST: c_int = 1;
 const TAG_DONE: c_int = 2;
 const MPI_MODE_NOCHECK: c_int = 1024;
 
-fn check(rc: c_int, what: &str) -> MpiResult<()> {
-    match rc {
-        MPI_SUCCESS => Ok(()),
-        rc => err(rc, format!("window: {what} failed")),
-    }
-}
-
 /// Runs synchronization `f` of window `win` with the window's error handler.
 fn sync(name: &str, win: Handle, f: impl FnOnce(Handle) -> MpiResult<()>) -> c_int {
     let wc = window::comm_of(win);
