@@ -76,7 +76,9 @@ fn mpicc_abi_binaries_pass_on_ibdyn_and_on_mpich() {
         profile_dir()
     };
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/abi");
-    let dir = std::env::temp_dir().join(format!("ibdyn-abi-mpich-{}", std::process::id()));
+    let scratch =
+        Scratch(std::env::temp_dir().join(format!("ibdyn-abi-mpich-{}", std::process::id())));
+    let dir = &scratch.0;
     std::fs::create_dir_all(dir.join("tmp")).expect("scratch dir");
     for &(name, n) in PROGRAMS {
         let exe = dir.join(name);
@@ -113,7 +115,7 @@ fn mpicc_abi_binaries_pass_on_ibdyn_and_on_mpich() {
                 .arg(venv.join("bin/mpiexec"))
                 .args(["-n", &n.to_string()])
                 .arg(&exe)
-                .current_dir(&dir)
+                .current_dir(dir)
                 // cargo puts target/<profile>/deps (ibdyn's library) on the test's
                 // LD_LIBRARY_PATH, which would win over the binary's RUNPATH to MPICH.
                 .env_remove("LD_LIBRARY_PATH")
@@ -131,5 +133,13 @@ fn mpicc_abi_binaries_pass_on_ibdyn_and_on_mpich() {
         );
         println!("{name}: passes on ibdyn and on MPICH 5");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The test's directory, removed when the test ends, also when a check fails.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
