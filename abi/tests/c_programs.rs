@@ -462,6 +462,11 @@ fn files_are_written_and_read_through_views_and_pointers() {
 }
 
 #[test]
+fn a_tool_starts_the_tool_interface_and_finds_no_variables() {
+    run_ok("tool", 2, "tool: ok");
+}
+
+#[test]
 fn the_mpi_1_attribute_calls_of_old_codes_work() {
     run_ok("attr_mpi1", 2, "attr_mpi1: ok");
 }

@@ -29,6 +29,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("partitioned", 2),
     ("rma", 3),
     ("io", 3),
+    ("tool", 2),
 ];
 
 fn venv() -> Option<PathBuf> {

@@ -6,7 +6,7 @@
 #include "check.h"
 
 /* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
-int MPI_T_init_thread(int required, int *provided);
+int MPI_Abi_set_fortran_info(MPI_Info info);
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
   (void)type;
@@ -66,12 +66,11 @@ int main(int argc, char **argv) {
   expect(MPI_Comm_remote_size(MPI_COMM_WORLD, &x), MPI_ERR_COMM);
   expect(MPI_Init(&argc, &argv), MPI_ERR_OTHER);
   {
-    int tool_level;
     char text[MPI_MAX_ERROR_STRING];
-    int len = 0, code = MPI_T_init_thread(MPI_THREAD_SINGLE, &tool_level);
+    int len = 0, code = MPI_Abi_set_fortran_info(MPI_INFO_NULL);
     expect(code, MPI_ERR_UNSUPPORTED_OPERATION);
     MPI_Error_string(code, text, &len);
-    CHECK(strstr(text, "MPI_T_init_thread") != NULL);
+    CHECK(strstr(text, "MPI_Abi_set_fortran_info") != NULL);
   }
 
   /* freed and invalid objects of every kind */
@@ -131,6 +130,10 @@ int main(int argc, char **argv) {
       CHECK(q == MPI_REQUEST_NULL);
     }
   }
+
+  /* the tool interface: a call before MPI_T_init_thread */
+  int nvars;
+  CHECK(MPI_T_cvar_get_num(&nvars) == MPI_T_ERR_NOT_INITIALIZED);
 
   /* files: a bad access mode, an existing file with MPI_MODE_EXCL, writing a read-only file,
      reading a write-only one, an unknown data representation, a negative offset, a bad

@@ -43,6 +43,7 @@ mod split_type;
 mod status_fields;
 mod stubs;
 mod subarray;
+mod tool;
 mod topo;
 mod type_attr;
 mod type_match;
