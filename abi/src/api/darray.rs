@@ -200,13 +200,7 @@ fn darray(
                 ty: old.clone(),
             })
             .collect();
-        let inner = derived::build(&parts, false)?;
-        let h = derived::resized(
-            &derived::resolve(inner, false)?,
-            0,
-            total as isize * old.extent,
-        );
-        derived::free(inner)?;
+        let h = super::subarray::whole_array(&parts, total, &old)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newtype, h, "newtype") }
     });

@@ -17,6 +17,14 @@ use crate::{derived, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
+/// What an access does: a collective write goes in two phases (`file_two_phase`).
+#[derive(Clone, Copy)]
+enum Op {
+    Read,
+    Write,
+    WriteAll,
+}
+
 /// Where an access starts.
 #[derive(Clone, Copy)]
 enum Ptr {
@@ -46,17 +54,16 @@ fn ordered_start(fh: Handle, fc: Handle, n: i64) -> MpiResult<i64> {
     Ok(bases[0] + counts[..rank].iter().sum::<i64>())
 }
 
-/// Reads or writes `count` elements of `ty` at `buf` for function `name` (its `_all` forms
-/// are collective: their writes go in two phases); the status (its count in bytes).
+/// Does `op` on `count` elements of `ty` at `buf`; the status (its count in bytes).
 fn io(
-    name: &str,
     fh: Handle,
     ptr: Ptr,
     buf: *mut c_void,
     count: i64,
     ty: Handle,
-    write: bool,
+    op: Op,
 ) -> MpiResult<ibdyn::Status> {
+    let write = !matches!(op, Op::Read);
     let mty = derived::resolve(ty, true)?;
     let len = byte_len(count, &mty)?;
     let (fd, view, pos, amode, fc) =
@@ -92,7 +99,7 @@ fn io(
     let moved = if write {
         // SAFETY: the program's buffer of `count` elements of `ty` (MPI's contract).
         let data = unsafe { send_buf(buf, count, ty) }?;
-        if name.contains("_all") {
+        if let Op::WriteAll = op {
             let n = with_state(|s| Ok(s.comm(fc)?.comm.raw().size() as usize))?;
             super::file_two_phase::write_all(fd, fc, n, &ranges, &data)?;
         } else {
@@ -202,10 +209,10 @@ unsafe fn end(name: &str, fh: Handle, st: *mut MpiStatus) -> c_int {
 
 /// The exported accesses at an explicit offset.
 macro_rules! at_offset {
-    ($($f:ident $name:literal $n:ty, $write:expr, $how:ident;)*) => {$(
+    ($($f:ident $name:literal $n:ty, $op:expr, $how:ident;)*) => {$(
         unsafe fn $f(fh: Handle, offset: i64, buf: *mut c_void, count: $n, ty: Handle,
                      st: *mut at_offset!(@out $how)) -> c_int {
-            at_offset!(@run $how, $name, fh, st, || io($name, fh, Ptr::At(offset), buf, count.into(), ty, $write))
+            at_offset!(@run $how, $name, fh, st, || io(fh, Ptr::At(offset), buf, count.into(), ty, $op))
         }
     )*};
     (@out status) => { MpiStatus };
@@ -215,99 +222,99 @@ macro_rules! at_offset {
 }
 
 at_offset! {
-    read_at "MPI_File_read_at" c_int, false, status;
-    read_at_c "MPI_File_read_at_c" i64, false, status;
-    read_at_all "MPI_File_read_at_all" c_int, false, status;
-    read_at_all_c "MPI_File_read_at_all_c" i64, false, status;
-    write_at "MPI_File_write_at" c_int, true, status;
-    write_at_c "MPI_File_write_at_c" i64, true, status;
-    write_at_all "MPI_File_write_at_all" c_int, true, status;
-    write_at_all_c "MPI_File_write_at_all_c" i64, true, status;
-    iread_at "MPI_File_iread_at" c_int, false, request;
-    iread_at_c "MPI_File_iread_at_c" i64, false, request;
-    iread_at_all "MPI_File_iread_at_all" c_int, false, request;
-    iread_at_all_c "MPI_File_iread_at_all_c" i64, false, request;
-    iwrite_at "MPI_File_iwrite_at" c_int, true, request;
-    iwrite_at_c "MPI_File_iwrite_at_c" i64, true, request;
-    iwrite_at_all "MPI_File_iwrite_at_all" c_int, true, request;
-    iwrite_at_all_c "MPI_File_iwrite_at_all_c" i64, true, request;
+    read_at "MPI_File_read_at" c_int, Op::Read, status;
+    read_at_c "MPI_File_read_at_c" i64, Op::Read, status;
+    read_at_all "MPI_File_read_at_all" c_int, Op::Read, status;
+    read_at_all_c "MPI_File_read_at_all_c" i64, Op::Read, status;
+    write_at "MPI_File_write_at" c_int, Op::Write, status;
+    write_at_c "MPI_File_write_at_c" i64, Op::Write, status;
+    write_at_all "MPI_File_write_at_all" c_int, Op::WriteAll, status;
+    write_at_all_c "MPI_File_write_at_all_c" i64, Op::WriteAll, status;
+    iread_at "MPI_File_iread_at" c_int, Op::Read, request;
+    iread_at_c "MPI_File_iread_at_c" i64, Op::Read, request;
+    iread_at_all "MPI_File_iread_at_all" c_int, Op::Read, request;
+    iread_at_all_c "MPI_File_iread_at_all_c" i64, Op::Read, request;
+    iwrite_at "MPI_File_iwrite_at" c_int, Op::Write, request;
+    iwrite_at_c "MPI_File_iwrite_at_c" i64, Op::Write, request;
+    iwrite_at_all "MPI_File_iwrite_at_all" c_int, Op::WriteAll, request;
+    iwrite_at_all_c "MPI_File_iwrite_at_all_c" i64, Op::WriteAll, request;
 }
 
 /// The exported accesses at a file pointer.
 macro_rules! at_pointer {
-    ($($f:ident $name:literal $n:ty, $ptr:expr, $write:expr, $how:ident;)*) => {$(
+    ($($f:ident $name:literal $n:ty, $ptr:expr, $op:expr, $how:ident;)*) => {$(
         unsafe fn $f(fh: Handle, buf: *mut c_void, count: $n, ty: Handle,
                      st: *mut at_offset!(@out $how)) -> c_int {
-            at_offset!(@run $how, $name, fh, st, || io($name, fh, $ptr, buf, count.into(), ty, $write))
+            at_offset!(@run $how, $name, fh, st, || io(fh, $ptr, buf, count.into(), ty, $op))
         }
     )*};
 }
 
 at_pointer! {
-    read "MPI_File_read" c_int, Ptr::Individual, false, status;
-    read_c "MPI_File_read_c" i64, Ptr::Individual, false, status;
-    read_all "MPI_File_read_all" c_int, Ptr::Individual, false, status;
-    read_all_c "MPI_File_read_all_c" i64, Ptr::Individual, false, status;
-    write "MPI_File_write" c_int, Ptr::Individual, true, status;
-    write_c "MPI_File_write_c" i64, Ptr::Individual, true, status;
-    write_all "MPI_File_write_all" c_int, Ptr::Individual, true, status;
-    write_all_c "MPI_File_write_all_c" i64, Ptr::Individual, true, status;
-    iread "MPI_File_iread" c_int, Ptr::Individual, false, request;
-    iread_c "MPI_File_iread_c" i64, Ptr::Individual, false, request;
-    iread_all "MPI_File_iread_all" c_int, Ptr::Individual, false, request;
-    iread_all_c "MPI_File_iread_all_c" i64, Ptr::Individual, false, request;
-    iwrite "MPI_File_iwrite" c_int, Ptr::Individual, true, request;
-    iwrite_c "MPI_File_iwrite_c" i64, Ptr::Individual, true, request;
-    iwrite_all "MPI_File_iwrite_all" c_int, Ptr::Individual, true, request;
-    iwrite_all_c "MPI_File_iwrite_all_c" i64, Ptr::Individual, true, request;
-    read_shared "MPI_File_read_shared" c_int, Ptr::Shared, false, status;
-    read_shared_c "MPI_File_read_shared_c" i64, Ptr::Shared, false, status;
-    write_shared "MPI_File_write_shared" c_int, Ptr::Shared, true, status;
-    write_shared_c "MPI_File_write_shared_c" i64, Ptr::Shared, true, status;
-    iread_shared "MPI_File_iread_shared" c_int, Ptr::Shared, false, request;
-    iread_shared_c "MPI_File_iread_shared_c" i64, Ptr::Shared, false, request;
-    iwrite_shared "MPI_File_iwrite_shared" c_int, Ptr::Shared, true, request;
-    iwrite_shared_c "MPI_File_iwrite_shared_c" i64, Ptr::Shared, true, request;
-    read_ordered "MPI_File_read_ordered" c_int, Ptr::Ordered, false, status;
-    read_ordered_c "MPI_File_read_ordered_c" i64, Ptr::Ordered, false, status;
-    write_ordered "MPI_File_write_ordered" c_int, Ptr::Ordered, true, status;
-    write_ordered_c "MPI_File_write_ordered_c" i64, Ptr::Ordered, true, status;
+    read "MPI_File_read" c_int, Ptr::Individual, Op::Read, status;
+    read_c "MPI_File_read_c" i64, Ptr::Individual, Op::Read, status;
+    read_all "MPI_File_read_all" c_int, Ptr::Individual, Op::Read, status;
+    read_all_c "MPI_File_read_all_c" i64, Ptr::Individual, Op::Read, status;
+    write "MPI_File_write" c_int, Ptr::Individual, Op::Write, status;
+    write_c "MPI_File_write_c" i64, Ptr::Individual, Op::Write, status;
+    write_all "MPI_File_write_all" c_int, Ptr::Individual, Op::WriteAll, status;
+    write_all_c "MPI_File_write_all_c" i64, Ptr::Individual, Op::WriteAll, status;
+    iread "MPI_File_iread" c_int, Ptr::Individual, Op::Read, request;
+    iread_c "MPI_File_iread_c" i64, Ptr::Individual, Op::Read, request;
+    iread_all "MPI_File_iread_all" c_int, Ptr::Individual, Op::Read, request;
+    iread_all_c "MPI_File_iread_all_c" i64, Ptr::Individual, Op::Read, request;
+    iwrite "MPI_File_iwrite" c_int, Ptr::Individual, Op::Write, request;
+    iwrite_c "MPI_File_iwrite_c" i64, Ptr::Individual, Op::Write, request;
+    iwrite_all "MPI_File_iwrite_all" c_int, Ptr::Individual, Op::WriteAll, request;
+    iwrite_all_c "MPI_File_iwrite_all_c" i64, Ptr::Individual, Op::WriteAll, request;
+    read_shared "MPI_File_read_shared" c_int, Ptr::Shared, Op::Read, status;
+    read_shared_c "MPI_File_read_shared_c" i64, Ptr::Shared, Op::Read, status;
+    write_shared "MPI_File_write_shared" c_int, Ptr::Shared, Op::Write, status;
+    write_shared_c "MPI_File_write_shared_c" i64, Ptr::Shared, Op::Write, status;
+    iread_shared "MPI_File_iread_shared" c_int, Ptr::Shared, Op::Read, request;
+    iread_shared_c "MPI_File_iread_shared_c" i64, Ptr::Shared, Op::Read, request;
+    iwrite_shared "MPI_File_iwrite_shared" c_int, Ptr::Shared, Op::Write, request;
+    iwrite_shared_c "MPI_File_iwrite_shared_c" i64, Ptr::Shared, Op::Write, request;
+    read_ordered "MPI_File_read_ordered" c_int, Ptr::Ordered, Op::Read, status;
+    read_ordered_c "MPI_File_read_ordered_c" i64, Ptr::Ordered, Op::Read, status;
+    write_ordered "MPI_File_write_ordered" c_int, Ptr::Ordered, Op::Write, status;
+    write_ordered_c "MPI_File_write_ordered_c" i64, Ptr::Ordered, Op::Write, status;
 }
 
 /// The split collectives' begins (the access runs here; `_end` returns its status).
 macro_rules! begins {
-    ($($f:ident $name:literal $n:ty, $ptr:expr, $write:expr;)*) => {$(
+    ($($f:ident $name:literal $n:ty, $ptr:expr, $op:expr;)*) => {$(
         unsafe fn $f(fh: Handle, buf: *mut c_void, count: $n, ty: Handle) -> c_int {
-            begin($name, fh, || io($name, fh, $ptr, buf, count.into(), ty, $write))
+            begin($name, fh, || io(fh, $ptr, buf, count.into(), ty, $op))
         }
     )*};
 }
 
 begins! {
-    read_all_begin "MPI_File_read_all_begin" c_int, Ptr::Individual, false;
-    read_all_begin_c "MPI_File_read_all_begin_c" i64, Ptr::Individual, false;
-    write_all_begin "MPI_File_write_all_begin" c_int, Ptr::Individual, true;
-    write_all_begin_c "MPI_File_write_all_begin_c" i64, Ptr::Individual, true;
-    read_ordered_begin "MPI_File_read_ordered_begin" c_int, Ptr::Ordered, false;
-    read_ordered_begin_c "MPI_File_read_ordered_begin_c" i64, Ptr::Ordered, false;
-    write_ordered_begin "MPI_File_write_ordered_begin" c_int, Ptr::Ordered, true;
-    write_ordered_begin_c "MPI_File_write_ordered_begin_c" i64, Ptr::Ordered, true;
+    read_all_begin "MPI_File_read_all_begin" c_int, Ptr::Individual, Op::Read;
+    read_all_begin_c "MPI_File_read_all_begin_c" i64, Ptr::Individual, Op::Read;
+    write_all_begin "MPI_File_write_all_begin" c_int, Ptr::Individual, Op::WriteAll;
+    write_all_begin_c "MPI_File_write_all_begin_c" i64, Ptr::Individual, Op::WriteAll;
+    read_ordered_begin "MPI_File_read_ordered_begin" c_int, Ptr::Ordered, Op::Read;
+    read_ordered_begin_c "MPI_File_read_ordered_begin_c" i64, Ptr::Ordered, Op::Read;
+    write_ordered_begin "MPI_File_write_ordered_begin" c_int, Ptr::Ordered, Op::Write;
+    write_ordered_begin_c "MPI_File_write_ordered_begin_c" i64, Ptr::Ordered, Op::Write;
 }
 
 /// The explicit-offset split collectives' begins.
 macro_rules! begins_at {
-    ($($f:ident $name:literal $n:ty, $write:expr;)*) => {$(
+    ($($f:ident $name:literal $n:ty, $op:expr;)*) => {$(
         unsafe fn $f(fh: Handle, offset: i64, buf: *mut c_void, count: $n, ty: Handle) -> c_int {
-            begin($name, fh, || io($name, fh, Ptr::At(offset), buf, count.into(), ty, $write))
+            begin($name, fh, || io(fh, Ptr::At(offset), buf, count.into(), ty, $op))
         }
     )*};
 }
 
 begins_at! {
-    read_at_all_begin "MPI_File_read_at_all_begin" c_int, false;
-    read_at_all_begin_c "MPI_File_read_at_all_begin_c" i64, false;
-    write_at_all_begin "MPI_File_write_at_all_begin" c_int, true;
-    write_at_all_begin_c "MPI_File_write_at_all_begin_c" i64, true;
+    read_at_all_begin "MPI_File_read_at_all_begin" c_int, Op::Read;
+    read_at_all_begin_c "MPI_File_read_at_all_begin_c" i64, Op::Read;
+    write_at_all_begin "MPI_File_write_at_all_begin" c_int, Op::WriteAll;
+    write_at_all_begin_c "MPI_File_write_at_all_begin_c" i64, Op::WriteAll;
 }
 
 /// The split collectives' ends.

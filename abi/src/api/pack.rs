@@ -19,7 +19,7 @@ fn valid_comm(comm: Handle) -> MpiResult<()> {
 
 /// The byte range [position, position + len) of a user's buffer of `size` bytes, or an error
 /// saying what does not fit.
-fn window(position: i64, len: usize, size: i64, what: &str) -> MpiResult<usize> {
+pub(super) fn window(position: i64, len: usize, size: i64, what: &str) -> MpiResult<usize> {
     let (Ok(pos), Ok(size)) = (usize::try_from(position), usize::try_from(size)) else {
         return err(
             MPI_ERR_ARG,

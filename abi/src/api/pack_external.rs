@@ -97,6 +97,29 @@ fn from_ext(x: Ext, ext: &[u8], native: &mut [u8]) {
     }
 }
 
+/// The checks of a packing or unpacking call of `count` elements of `ty` at `pos` of a
+/// packed buffer of `size` bytes: the element layout, the count and the position.
+fn plan(
+    rep: *const c_char,
+    ty: Handle,
+    count: i64,
+    pos: i64,
+    size: i64,
+    buffers: [*const c_void; 2],
+    what: &str,
+) -> MpiResult<(Ext, usize, usize)> {
+    check_rep(rep)?;
+    let x = ext32(ty)?;
+    let Ok(n) = usize::try_from(count) else {
+        return err(MPI_ERR_COUNT, format!("count {count} is negative"));
+    };
+    let p = super::pack::window(pos, n * x.ext, size, what)?;
+    if n > 0 && buffers.iter().any(|b| b.is_null()) {
+        return err(MPI_ERR_BUFFER, "a buffer is NULL");
+    }
+    Ok((x, n, p))
+}
+
 fn pack_ext(
     rep: *const c_char,
     inbuf: *const c_void,
@@ -106,24 +129,15 @@ fn pack_ext(
     outsize: i64,
     pos: i64,
 ) -> MpiResult<i64> {
-    check_rep(rep)?;
-    let x = ext32(ty)?;
-    let Ok(n) = usize::try_from(count) else {
-        return err(MPI_ERR_COUNT, format!("count {count} is negative"));
-    };
-    let len = n * x.ext;
-    let (Ok(p), Ok(size)) = (usize::try_from(pos), usize::try_from(outsize)) else {
-        return err(MPI_ERR_ARG, "position and outsize must not be negative");
-    };
-    if p + len > size {
-        return err(
-            MPI_ERR_TRUNCATE,
-            format!("{len} bytes from position {p} do not fit a buffer of {size} bytes"),
-        );
-    }
-    if n > 0 && (inbuf.is_null() || outbuf.is_null()) {
-        return err(MPI_ERR_BUFFER, "a buffer is NULL");
-    }
+    let (x, n, p) = plan(
+        rep,
+        ty,
+        count,
+        pos,
+        outsize,
+        [inbuf, outbuf.cast_const()],
+        "packing",
+    )?;
     for i in 0..n {
         // SAFETY: the caller's buffers: `count` elements in, `outsize` bytes out.
         let (src, dst) = unsafe {
@@ -134,7 +148,7 @@ fn pack_ext(
         };
         to_ext(x, src, dst);
     }
-    Ok(pos + len as i64)
+    Ok(pos + (n * x.ext) as i64)
 }
 
 fn unpack_ext(
@@ -146,24 +160,15 @@ fn unpack_ext(
     count: i64,
     ty: Handle,
 ) -> MpiResult<i64> {
-    check_rep(rep)?;
-    let x = ext32(ty)?;
-    let Ok(n) = usize::try_from(count) else {
-        return err(MPI_ERR_COUNT, format!("count {count} is negative"));
-    };
-    let len = n * x.ext;
-    let (Ok(p), Ok(size)) = (usize::try_from(pos), usize::try_from(insize)) else {
-        return err(MPI_ERR_ARG, "position and insize must not be negative");
-    };
-    if p + len > size {
-        return err(
-            MPI_ERR_TRUNCATE,
-            format!("{len} bytes from position {p} are past the packed {size}"),
-        );
-    }
-    if n > 0 && (inbuf.is_null() || outbuf.is_null()) {
-        return err(MPI_ERR_BUFFER, "a buffer is NULL");
-    }
+    let (x, n, p) = plan(
+        rep,
+        ty,
+        count,
+        pos,
+        insize,
+        [inbuf, outbuf.cast_const()],
+        "unpacking",
+    )?;
     for i in 0..n {
         // SAFETY: the caller's buffers: `insize` bytes in, `count` elements out.
         let (src, dst) = unsafe {
@@ -174,7 +179,7 @@ fn unpack_ext(
         };
         from_ext(x, src, dst);
     }
-    Ok(pos + len as i64)
+    Ok(pos + (n * x.ext) as i64)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -394,12 +394,12 @@ unsafe fn fetch_and_op(
 }
 
 /// A request that is complete already, for the `R` forms.
-fn completed(win: Handle, rc: c_int, request: *mut Handle) -> c_int {
+fn completed(name: &str, win: Handle, rc: c_int, request: *mut Handle) -> c_int {
     if rc != MPI_SUCCESS {
         return rc;
     }
     let wc = window::comm_of(win);
-    win_call("MPI_Rput (its request)", win, || {
+    win_call(name, win, || {
         let h = with_state(|s| {
             let ci = s.comm_index(wc)?;
             Ok(s.add_req(ReqEntry::new(Active::Done(empty()), ci)))
@@ -429,7 +429,7 @@ macro_rules! moves {
             let rc = unsafe {
                 $imp($name, (obuf, ocount.into(), otype), target, disp, (tcount.into(), ttype), win)
             };
-            $(return completed(win, rc, $req);)?
+            $(return completed($name, win, rc, $req);)?
             #[allow(unreachable_code)]
             rc
         }
@@ -468,7 +468,7 @@ macro_rules! accumulates {
                 get_acc_impl($name, (obuf, ocount.into(), otype), None, target, disp,
                     (tcount.into(), ttype), op, win)
             };
-            $(return completed(win, rc, $req);)?
+            $(return completed($name, win, rc, $req);)?
             #[allow(unreachable_code)]
             rc
         }
@@ -507,7 +507,7 @@ macro_rules! get_accumulates {
                     Some((rbuf, rcount.into(), rtype)), target, disp,
                     (tcount.into(), ttype), op, win)
             };
-            $(return completed(win, rc, $req);)?
+            $(return completed($name, win, rc, $req);)?
             #[allow(unreachable_code)]
             rc
         }

@@ -69,6 +69,19 @@ fn rows(sizes: &[i64], subsizes: &[i64], starts: &[i64], old: &Ty) -> MpiResult<
     }
 }
 
+/// The type of `parts` of an array of `total` elements of `old`: lb 0 and the whole array's
+/// extent, so consecutive elements are consecutive arrays (subarray and darray types).
+pub(super) fn whole_array(parts: &[Part], total: i64, old: &Ty) -> MpiResult<Handle> {
+    let inner = derived::build(parts, false)?;
+    let h = derived::resized(
+        &derived::resolve(inner, false)?,
+        0,
+        total as isize * old.extent,
+    );
+    derived::free(inner)?;
+    Ok(h)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn subarray(
     name: &'static str,
@@ -113,13 +126,7 @@ fn subarray(
         }
         let old = derived::resolve(oldtype, false)?;
         let (parts, total) = rows(&sizes, &subsizes, &starts, &old)?;
-        let inner = derived::build(&parts, false)?;
-        let h = derived::resized(
-            &derived::resolve(inner, false)?,
-            0,
-            total as isize * old.extent,
-        );
-        derived::free(inner)?;
+        let h = whole_array(&parts, total, &old)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newtype, h, "newtype") }
     });
