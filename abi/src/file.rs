@@ -2,8 +2,9 @@
 //! data with `pread`/`pwrite` at the byte ranges its view selects. A view (displacement,
 //! etype, filetype) tiles the filetype's type map from the displacement; offsets are counted
 //! in etypes of the data the view selects. The shared file pointer lives in a small file
-//! beside the data file (`.NAME.ibdyn-shfp-ID`), updated under an `fcntl` lock, so it works
-//! wherever the file system honours POSIX locks, across nodes too.
+//! made beside the data file (`.NAME.ibdyn-shfp-ID`) and unlinked as soon as every process
+//! has it open, updated under an `fcntl` lock, so it works wherever the file system honours
+//! POSIX locks, across nodes too.
 
 use crate::consts::*;
 use crate::derived::Ty;
@@ -201,12 +202,10 @@ pub fn read_ranges(fd: c_int, ranges: &[(u64, usize)], buf: &mut [u8]) -> MpiRes
     Ok(at)
 }
 
-/// The shared file pointer: an i64 in its own file, read and advanced under a write lock.
+/// The shared file pointer: an i64 in its own file (unlinked once every process has it
+/// open), read and advanced under a write lock.
 pub struct SharedPointer {
     fd: c_int,
-    path: String,
-    /// Whether this process removes the file at close (the first process of the file).
-    owner: bool,
 }
 
 impl SharedPointer {
@@ -218,11 +217,7 @@ impl SharedPointer {
         if fd < 0 {
             return Err(os_error(&format!("the shared file pointer's file {path}")));
         }
-        Ok(SharedPointer {
-            fd,
-            path: path.to_string(),
-            owner: create,
-        })
+        Ok(SharedPointer { fd })
     }
 
     fn lock(&self, kind: c_int) -> MpiResult<()> {
@@ -283,15 +278,8 @@ impl SharedPointer {
 
 impl Drop for SharedPointer {
     fn drop(&mut self) {
-        // SAFETY: our own descriptor; the file is removed once, by its creator.
-        unsafe {
-            libc::close(self.fd);
-            if self.owner {
-                if let Ok(c) = c_path(&self.path) {
-                    libc::unlink(c.as_ptr());
-                }
-            }
-        }
+        // SAFETY: our own descriptor, closed once.
+        unsafe { libc::close(self.fd) };
     }
 }
 

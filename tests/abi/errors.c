@@ -3,6 +3,7 @@
 #include <mpi.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 #include "check.h"
 
 /* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
@@ -150,6 +151,16 @@ int main(int argc, char **argv) {
     CHECK(MPI_File_open(MPI_COMM_WORLD, fpath, MPI_MODE_WRONLY | MPI_MODE_CREATE, MPI_INFO_NULL,
                         &f) == MPI_SUCCESS);
     int word = 7;
+    /* the shared file pointer's side file has no name once open: a killed job leaves none */
+    CHECK(MPI_File_write_shared(f, &word, 1, MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    DIR *d = opendir(tmp && *tmp ? tmp : "/tmp");
+    CHECK(d != NULL);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+      char mine[64];
+      snprintf(mine, sizeof mine, "ibdyn-errors-%d.dat.ibdyn-shfp", fid);
+      CHECK(strstr(e->d_name, mine) == NULL);
+    }
+    closedir(d);
     expect(MPI_File_read_at(f, 0, &word, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_ACCESS);
     expect(MPI_File_write_at(f, -1, &word, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_ARG);
     expect(MPI_File_seek(f, 0, 12345), MPI_ERR_ARG);

@@ -12,7 +12,7 @@ use crate::file::{self, c_path, os_error, FileObj, SharedPointer, View};
 use crate::state::with_state;
 use crate::user_errhandler::{self as user, ErrFn, Kind};
 use crate::{call_with, export};
-use std::ffi::{c_void, CStr};
+use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -73,7 +73,10 @@ fn open(comm: Handle, path: &str, amode: c_int) -> MpiResult<Handle> {
     // SAFETY: our output slot.
     check(unsafe { PMPI_Comm_dup(comm, &mut fc) }, "MPI_Comm_dup")?;
     let opened = (|| {
-        let rank = with_state(|s| Ok(s.comm(fc)?.comm.raw().rank()))?;
+        let (rank, size) = with_state(|s| {
+            let r = s.comm(fc)?.comm.raw();
+            Ok((r.rank(), r.size()))
+        })?;
         // The first process creates the file (and sees MPI_MODE_EXCL's refusal); the others
         // open it once it exists.
         let mut create = 0;
@@ -124,18 +127,13 @@ fn open(comm: Handle, path: &str, amode: c_int) -> MpiResult<Handle> {
             return fd.and_then(|_| err(MPI_ERR_IO, format!("a process could not open {path}")));
         }
         let fd = fd?;
-        let shared = shared_pointer(fc, rank, path);
-        let shared = match (all_ok(shared.is_ok(), fc), shared) {
-            (Ok(true), Ok(s)) => s,
-            (_, r) => {
+        let (rank, n) = (rank as usize, size as usize);
+        let shared = match shared_pointer(fc, rank, n, path) {
+            Ok(s) => s,
+            Err(e) => {
                 // SAFETY: our descriptor.
                 unsafe { libc::close(fd) };
-                return r.and_then(|_| {
-                    err(
-                        MPI_ERR_IO,
-                        "a process could not open the shared file pointer",
-                    )
-                });
+                return Err(e);
             }
         };
         let mut f = FileObj {
@@ -170,7 +168,7 @@ fn open(comm: Handle, path: &str, amode: c_int) -> MpiResult<Handle> {
 
 /// The shared file pointer's file beside `path`: made by the first process, opened by the
 /// others after it.
-fn shared_pointer(fc: Handle, rank: i32, path: &str) -> MpiResult<SharedPointer> {
+fn shared_pointer(fc: Handle, rank: usize, n: usize, path: &str) -> MpiResult<SharedPointer> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let p = std::path::Path::new(path);
     let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
@@ -178,46 +176,23 @@ fn shared_pointer(fc: Handle, rank: i32, path: &str) -> MpiResult<SharedPointer>
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut id = [
+    let id = [
         std::process::id() as i64,
         SEQ.fetch_add(1, Ordering::Relaxed) as i64,
     ];
-    let n = with_state(|s| Ok(s.comm(fc)?.comm.raw().size() as usize))?;
-    let mut all = vec![[0i64; 2]; n];
-    // SAFETY: one pair of i64 from each process.
-    check(
-        unsafe {
-            PMPI_Allgather(
-                id.as_mut_ptr().cast::<c_void>(),
-                16,
-                MPI_BYTE,
-                all.as_mut_ptr().cast(),
-                16,
-                MPI_BYTE,
-                fc,
-            )
-        },
-        "MPI_Allgather",
-    )?;
-    id = all[0];
-    let side = format!(".{name}.ibdyn-shfp-{}-{}", id[0], id[1]);
+    let first = allgather(id, n, fc)?[0];
+    let side = format!(".{name}.ibdyn-shfp-{}-{}", first[0], first[1]);
     let side = match dir {
         Some(d) => d.join(side).to_string_lossy().into_owned(),
         None => side,
     };
-    if rank == 0 {
-        let s = SharedPointer::open(&side, true);
-        all_ok(s.is_ok(), fc)?;
-        s
-    } else {
-        if !all_ok(true, fc)? {
-            return err(
-                MPI_ERR_IO,
-                "the first process could not make the shared file pointer",
-            );
-        }
-        SharedPointer::open(&side, false)
-    }
+    shared_file(
+        fc,
+        rank,
+        &side,
+        ("the shared file pointer", MPI_ERR_IO),
+        |create| SharedPointer::open(&side, create),
+    )
 }
 
 fn size_of(fd: c_int) -> MpiResult<i64> {

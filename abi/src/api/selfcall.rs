@@ -137,3 +137,38 @@ extern "C" {
     ) -> c_int;
     pub fn PMPI_Info_create(info: *mut Handle) -> c_int;
 }
+
+/// A file the first process of `comm` makes (`open(true)`) and the others then open
+/// (`open(false)`); once every process has it, the first removes its name, so nothing stays
+/// on disk or in /dev/shm, also when the job is killed. A process that failed returns its
+/// error, the others an error of `class` saying which process failed.
+pub fn shared_file<T>(
+    comm: Handle,
+    rank: usize,
+    path: &str,
+    (what, class): (&str, c_int),
+    open: impl Fn(bool) -> MpiResult<T>,
+) -> MpiResult<T> {
+    let made = (rank == 0).then(|| open(true));
+    if !all_ok(made.as_ref().is_none_or(|r| r.is_ok()), comm)? {
+        return match made {
+            Some(Err(e)) => Err(e),
+            _ => err(
+                MPI_ERR_IO,
+                format!("the first process could not make {what}"),
+            ),
+        };
+    }
+    let mine = made.unwrap_or_else(|| open(false));
+    let everyone = all_ok(mine.is_ok(), comm)?;
+    if rank == 0 {
+        if let Ok(c) = std::ffi::CString::new(path) {
+            // SAFETY: removing the file this process made; every process holds it open.
+            unsafe { libc::unlink(c.as_ptr()) };
+        }
+    }
+    match mine {
+        Ok(_) if !everyone => err(class, format!("a process could not open {what}")),
+        r => r,
+    }
+}

@@ -71,30 +71,13 @@ fn segment(wc: Handle, rank: usize, n: usize, shared: usize) -> MpiResult<Segmen
     ];
     let first = allgather(id, n, wc)?[0];
     let path = format!("/dev/shm/ibdyn-win-{}-{}", first[0], first[1]);
-    let created = (rank == 0).then(|| Segment::map(&path, len, true));
-    if !all_ok(created.as_ref().is_none_or(|r| r.is_ok()), wc)? {
-        return match created {
-            Some(Err(e)) => Err(e),
-            _ => err(
-                MPI_ERR_NO_MEM,
-                "window: the first process of the window could not make its shared segment",
-            ),
-        };
-    }
-    let seg = created.unwrap_or_else(|| Segment::map(&path, len, false));
-    let mapped = all_ok(seg.is_ok(), wc)?;
-    if rank == 0 {
-        let c = std::ffi::CString::new(path).expect("no NUL");
-        // SAFETY: removing the file this process created; every mapping keeps it alive.
-        unsafe { libc::unlink(c.as_ptr()) };
-    }
-    if !mapped && seg.is_ok() {
-        return err(
-            MPI_ERR_NO_MEM,
-            "window: a process could not map the shared segment",
-        );
-    }
-    seg
+    shared_file(
+        wc,
+        rank,
+        &path,
+        ("the window's shared segment", MPI_ERR_NO_MEM),
+        |create| Segment::map(&path, len, create),
+    )
 }
 
 /// Makes a window of `size` bytes on `comm`; returns its handle and base address.
