@@ -5,7 +5,7 @@ use crate::consts::*;
 use crate::derived::Ty;
 use crate::error::{err, MpiError, MpiResult};
 use crate::table::Table;
-use ibdyn_collectives::{BuiltinOp, Op};
+use ibdyn_collectives::{BuiltinOp, ElemType, Op};
 use std::cell::RefCell;
 use std::os::raw::c_int;
 
@@ -108,20 +108,10 @@ fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
 
 /// The reduction `op` on elements of datatype `h` (resolved as `ty`).
 pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
-    let builtin = match op {
-        MPI_SUM => BuiltinOp::Sum,
-        MPI_PROD => BuiltinOp::Prod,
-        MPI_MIN => BuiltinOp::Min,
-        MPI_MAX => BuiltinOp::Max,
-        MPI_LAND => BuiltinOp::LogicalAnd,
-        MPI_LOR => BuiltinOp::LogicalOr,
-        MPI_LXOR => BuiltinOp::LogicalXor,
-        MPI_BAND => BuiltinOp::BitAnd,
-        MPI_BOR => BuiltinOp::BitOr,
-        MPI_BXOR => BuiltinOp::BitXor,
-        MPI_MINLOC => return loc_op(h, false),
-        MPI_MAXLOC => return loc_op(h, true),
-        MPI_OP_NULL => return err(MPI_ERR_OP, "MPI_OP_NULL is not an operation"),
+    match op {
+        MPI_MINLOC => loc_op(h, false),
+        MPI_MAXLOC => loc_op(h, true),
+        MPI_OP_NULL => err(MPI_ERR_OP, "MPI_OP_NULL is not an operation"),
         u if u >= OP_BASE => {
             let UserOp { f, commute } = user(u)?;
             let size = ty.size;
@@ -136,13 +126,31 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
                     UserFunc::Count(f) => unsafe { f(x, y, &mut (n as i64), &mut dt) },
                 }
             };
-            return Ok(Op::user_bytes(size, commute, g)?);
+            Ok(Op::user_bytes(size, commute, g)?)
         }
+        op => elementwise(op, h, ty.elem),
+    }
+}
+
+/// A predefined operation that works element by element (not MINLOC/MAXLOC) on elements
+/// of kind `elem` of datatype `h`.
+pub fn elementwise(op: Handle, h: Handle, elem: Option<ElemType>) -> MpiResult<Op> {
+    let builtin = match op {
+        MPI_SUM => BuiltinOp::Sum,
+        MPI_PROD => BuiltinOp::Prod,
+        MPI_MIN => BuiltinOp::Min,
+        MPI_MAX => BuiltinOp::Max,
+        MPI_LAND => BuiltinOp::LogicalAnd,
+        MPI_LOR => BuiltinOp::LogicalOr,
+        MPI_LXOR => BuiltinOp::LogicalXor,
+        MPI_BAND => BuiltinOp::BitAnd,
+        MPI_BOR => BuiltinOp::BitOr,
+        MPI_BXOR => BuiltinOp::BitXor,
         other => {
             return err(MPI_ERR_OP, format!("operation {other:#x} is not supported by ibdyn (MPI_REPLACE and MPI_NO_OP are for one-sided communication)"))
         }
     };
-    let Some(elem) = ty.elem else {
+    let Some(elem) = elem else {
         return err(
             MPI_ERR_OP,
             format!("predefined operations are not defined on datatype {h:#x}"),

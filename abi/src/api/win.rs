@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// error handler (kept on its private communicator), which a user function receives with
 /// the window's handle.
 pub(super) fn win_call(name: &str, win: Handle, f: impl FnOnce() -> MpiResult<()>) -> c_int {
-    let wc = window::comm_of(win);
-    crate::call_with(name, || crate::state::errhandler_for(wc).about(win), f)
+    let handler = || crate::state::errhandler_for(window::comm_of(win)).about(win);
+    crate::call_with(name, handler, f)
 }
 
 /// The checks before a window is made on `comm`: an intracommunicator on one node.
@@ -339,7 +339,10 @@ unsafe fn win_shared_query_c(
 unsafe fn win_free(win: *mut Handle) -> c_int {
     // SAFETY: the caller's in/out argument, read for the error handler.
     let h = unsafe { win.as_ref() }.copied().unwrap_or(MPI_WIN_NULL);
-    win_call("MPI_Win_free", h, || {
+    // The handler is the window's, looked up before the call removes the window.
+    let wc = window::comm_of(h);
+    let handler = || crate::state::errhandler_for(wc).about(h);
+    crate::call_with("MPI_Win_free", handler, || {
         let wc = window::with(h, |w| {
             let e = &w.epochs;
             if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {

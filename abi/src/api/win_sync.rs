@@ -143,7 +143,7 @@ unsafe fn win_unlock_all(win: Handle) -> c_int {
 
 /// The flushes: inside a passive-target epoch, with nothing to wait for.
 fn flush(name: &str, win: Handle, rank: Option<c_int>) -> c_int {
-    sync(name, win, |_| {
+    super::win::win_call(name, win, || {
         window::with(win, |w| {
             let t = rank.map(|r| rank_of(w, r)).transpose()?;
             let locked = w.epochs.lock_all
