@@ -2,13 +2,21 @@
 //! MPI_Pready: which partitions the program has marked ready. The message goes as one send
 //! of all partitions once every one is ready (the standard lets the data move at any time
 //! after a partition is ready); the receive side is one receive of the whole buffer.
+//!
+//! MPI matches partitioned calls by their init calls, in order, and never with other
+//! messages: the n-th MPI_Psend_init from rank a to rank b with tag t on a communicator
+//! matches the n-th MPI_Precv_init at b from a with t. Each such pair talks on a private
+//! channel of the communicator (`channel`) that both ends name alone from (a, b, t, n).
 
 use crate::consts::*;
 use crate::error::{err, MpiResult};
+use ibdyn_intercomm::Communicator;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::os::raw::c_int;
 
 /// Where the whole message is and where it goes, as MPI_Psend_init gave them.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Target {
     pub buf: usize,
     /// Elements of all partitions together.
@@ -16,17 +24,44 @@ pub struct Target {
     pub ty: Handle,
     pub dest: c_int,
     pub tag: c_int,
-    pub comm: Handle,
+    /// The private channel of this pair of init calls.
+    pub channel: Communicator,
 }
 
-pub struct PartSend {
-    pub to: Target,
+/// A partitioned send's progress towards leaving: `to` is what it needs then.
+pub struct PartSend<T> {
+    pub to: T,
     ready: Vec<bool>,
     left: usize,
 }
 
-impl PartSend {
-    pub fn new(to: Target, partitions: usize) -> PartSend {
+thread_local! {
+    /// Partitioned init calls of this process so far per (context id, send side, peer, tag).
+    static INITS: RefCell<HashMap<(u64, bool, c_int, c_int), u64>> = RefCell::new(HashMap::new());
+}
+
+/// The private channel of this process's next partitioned init call on `comm` from rank
+/// `from` to rank `to` with `tag` (`send`: MPI_Psend_init, this process is `from`).
+pub fn channel(
+    comm: &Communicator,
+    send: bool,
+    from: c_int,
+    to: c_int,
+    tag: c_int,
+) -> MpiResult<Communicator> {
+    let peer = if send { to } else { from };
+    let n = INITS.with(|m| {
+        let mut m = m.borrow_mut();
+        let n = m.entry((comm.context_id(), send, peer, tag)).or_insert(0);
+        *n += 1;
+        *n - 1
+    });
+    let key = [from as u64, to as u64, tag as u64, n];
+    Ok(comm.channel(&key)?)
+}
+
+impl<T> PartSend<T> {
+    pub fn new(to: T, partitions: usize) -> PartSend<T> {
         PartSend {
             to,
             ready: vec![false; partitions],
@@ -71,20 +106,9 @@ impl PartSend {
 mod tests {
     use super::*;
 
-    fn target() -> Target {
-        Target {
-            buf: 0,
-            count: 0,
-            ty: 0,
-            dest: 0,
-            tag: 0,
-            comm: 0,
-        }
-    }
-
     #[test]
     fn the_last_partition_marked_completes_the_set() {
-        let mut p = PartSend::new(target(), 3);
+        let mut p = PartSend::new((), 3);
         assert!(!p.mark(2).unwrap());
         assert!(!p.mark(0).unwrap());
         assert_eq!(p.left(), 1);
@@ -93,7 +117,7 @@ mod tests {
 
     #[test]
     fn a_partition_out_of_range_or_marked_twice_is_an_error() {
-        let mut p = PartSend::new(target(), 2);
+        let mut p = PartSend::new((), 2);
         assert_eq!(p.mark(2).unwrap_err().class, MPI_ERR_ARG);
         assert_eq!(p.mark(-1).unwrap_err().class, MPI_ERR_ARG);
         p.mark(1).unwrap();

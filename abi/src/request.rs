@@ -108,7 +108,7 @@ pub enum Active {
     /// An operation of the program's own (MPI_Grequest_start).
     Generalized(Box<Greq>),
     /// A partitioned send waiting for MPI_Pready of its partitions.
-    Partitioned(Box<PartSend>),
+    Partitioned(Box<PartSend<crate::partitioned::Target>>),
 }
 
 /// How a persistent request starts its operation.

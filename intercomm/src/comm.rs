@@ -150,6 +150,20 @@ impl Communicator {
         }
     }
 
+    /// A private channel of this communicator named by `key`: the same groups on a context
+    /// both ends compute alone (`context::channel`), so its messages never match this
+    /// communicator's. Local: no message.
+    pub fn channel(&self, key: &[u64]) -> Result<Communicator> {
+        self.check()?;
+        Communicator::new(
+            self.inner.eng.clone(),
+            context::channel(self.inner.ctx, key),
+            self.inner.local.clone(),
+            self.inner.remote.clone(),
+            self.me(),
+        )
+    }
+
     /// The process id of rank `r` of the peer group.
     pub fn gpid_of(&self, r: i32) -> Result<Gpid> {
         self.peer_group().get(r as i64)

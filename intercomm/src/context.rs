@@ -33,6 +33,17 @@ pub fn from_names(parts: &[&str]) -> u64 {
     mix(h) & !1
 }
 
+/// The context of a private channel of the communicator of context `ctx`, named by `key`:
+/// each end computes it alone, and its traffic never matches the communicator's own
+/// (partitioned communication: a pair of matching init calls).
+pub fn channel(ctx: u64, key: &[u64]) -> u64 {
+    let mut h = mix(ctx ^ 0x7061_7274_6974_696f);
+    for &k in key {
+        h = mix(h ^ mix(k));
+    }
+    h & !1
+}
+
 /// The collective context paired with a point-to-point one.
 pub fn collective(ctx: u64) -> u64 {
     ctx | 1
@@ -132,6 +143,25 @@ mod tests {
             from_names(&["mpi://WORLD", "b"])
         );
         assert_ne!(from_names(&["ab", "c"]), from_names(&["a", "bc"]));
+    }
+
+    #[test]
+    fn channels_are_even_and_apart_from_their_communicator_and_each_other() {
+        let w = world(1);
+        let mut seen: std::collections::HashSet<u64> = [w, derive(w, 0)].into();
+        for from in 0..4u64 {
+            for to in 0..4u64 {
+                for tag in [0u64, 1, 7] {
+                    for k in 0..4u64 {
+                        let c = channel(w, &[from, to, tag, k]);
+                        assert_eq!(c & 1, 0);
+                        assert!(seen.insert(c), "{from} {to} {tag} {k}");
+                        assert_eq!(c, channel(w, &[from, to, tag, k]));
+                    }
+                }
+            }
+        }
+        assert_ne!(channel(w, &[0, 1]), channel(derive(w, 0), &[0, 1]));
     }
 
     #[test]

@@ -217,6 +217,13 @@ int main(int argc, char **argv) {
   MPI_Wait(&plain, MPI_STATUS_IGNORE);
   MPI_Request_free(&ps);
   MPI_Request_free(&pr);
+  /* partitioned calls match at their init: no wildcards, no rank outside the group */
+  expect(MPI_Precv_init(got, 2, 2, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, MPI_INFO_NULL,
+                        &pr), MPI_ERR_RANK);
+  expect(MPI_Precv_init(got, 2, 2, MPI_INT, rank, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
+                        &pr), MPI_ERR_TAG);
+  expect(MPI_Psend_init(part, 2, 2, MPI_INT, 1 << 20, 77, MPI_COMM_WORLD, MPI_INFO_NULL, &ps),
+         MPI_ERR_RANK);
 
   /* one-sided: no epoch, out of the window, a bad rank, lock type, unlock, operation, unit */
   int wmem[4] = {0}, one1 = 1;

@@ -2,12 +2,47 @@
    from one thread: rank 0 sends 4 partitions of 8 ints to rank 1, three rounds of
    MPI_Start; partitions are marked ready out of order (MPI_Pready, _range, _list), the
    receiver polls MPI_Parrived, then both wait. The send does not complete before its last
-   partition is ready. */
+   partition is ready. Then matching: partitioned calls match in the order of their init
+   calls and never an ordinary message with the same tag, whatever order the data leaves in. */
 #include <mpi.h>
 #include "check.h"
 
 #define PARTS 4
 #define COUNT 8
+
+/* Rank 0 inits sends A then B to rank 1 (same tag), readies B first, then A, then sends an
+   ordinary message with the same tag. Rank 1 receives the ordinary message first, then its
+   receives X and Y (inited in that order): X gets A, Y gets B. */
+static void matching(int rank) {
+  enum { N = 8, TAG = 5 };
+  int a[N], b[N], plain[N];
+  MPI_Request r[2];
+  if (rank == 0) {
+    for (int i = 0; i < N; i++) a[i] = 100 + i, b[i] = 200 + i, plain[i] = 300 + i;
+    CHECK(MPI_Psend_init(a, 2, N / 2, MPI_INT, 1, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Psend_init(b, 2, N / 2, MPI_INT, 1, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Start(&r[1]) == MPI_SUCCESS && MPI_Pready_range(0, 1, r[1]) == MPI_SUCCESS);
+    CHECK(MPI_Start(&r[0]) == MPI_SUCCESS && MPI_Pready_range(0, 1, r[0]) == MPI_SUCCESS);
+    CHECK(MPI_Send(plain, N, MPI_INT, 1, TAG, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  } else if (rank == 1) {
+    for (int i = 0; i < N; i++) a[i] = b[i] = plain[i] = -1;
+    CHECK(MPI_Recv(plain, N, MPI_INT, 0, TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(MPI_Precv_init(a, 2, N / 2, MPI_INT, 0, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Precv_init(b, 2, N / 2, MPI_INT, 0, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Startall(2, r) == MPI_SUCCESS);
+    CHECK(MPI_Waitall(2, r, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    for (int i = 0; i < N; i++) CHECK(plain[i] == 300 + i);
+    for (int i = 0; i < N; i++) CHECK(a[i] == 100 + i && b[i] == 200 + i);
+  }
+  if (rank <= 1) {
+    CHECK(MPI_Request_free(&r[0]) == MPI_SUCCESS && MPI_Request_free(&r[1]) == MPI_SUCCESS);
+  }
+}
 
 int main(int argc, char **argv) {
   int rank, size, flag;
@@ -53,6 +88,7 @@ int main(int argc, char **argv) {
     }
   }
   if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
+  matching(rank);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("partitioned: ok on %d ranks\n", size);
   MPI_Finalize();

@@ -59,8 +59,19 @@ pub(super) fn start_send(
     tag: c_int,
     comm: Handle,
 ) -> MpiResult<Active> {
+    send_on(s.comm(comm)?.comm.raw(), mode, data, dest, tag)
+}
+
+/// A send of `mode` on runtime communicator `raw` (a communicator's, or a private channel
+/// of one), started.
+pub(super) fn send_on(
+    raw: &ibdyn_intercomm::Communicator,
+    mode: Mode,
+    data: SendBuf<'static>,
+    dest: c_int,
+    tag: c_int,
+) -> MpiResult<Active> {
     let (dest, tag) = (status::dest(dest)?, status::send_tag(tag)?);
-    let raw = s.comm(comm)?.comm.raw();
     // SAFETY: the bytes stay where they are: the caller's memory (MPI's rule until
     // completion) or the heap block of `packed`, which the request entry keeps.
     let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(data.as_ptr(), data.len()) };
@@ -85,8 +96,17 @@ pub(super) fn start_recv(
     tag: c_int,
     comm: Handle,
 ) -> MpiResult<Active> {
+    recv_on(s.comm(comm)?.comm.raw(), buf, source, tag)
+}
+
+/// A receive into `buf` on runtime communicator `raw`, started.
+pub(super) fn recv_on(
+    raw: &ibdyn_intercomm::Communicator,
+    buf: RecvBuf<'static>,
+    source: c_int,
+    tag: c_int,
+) -> MpiResult<Active> {
     let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
-    let raw = s.comm(comm)?.comm.raw();
     posted_recv(buf, |bytes| raw.irecv(bytes, src, tag))
 }
 

@@ -2,16 +2,18 @@
 //! MPI_Pready, MPI_Pready_range, MPI_Pready_list, MPI_Parrived. Both are persistent requests
 //! whose MPI_Start makes the operation active again: a receive of the whole buffer, and a
 //! send that leaves when its last partition is marked ready (`crate::partitioned`).
-//! Partitioned messages match by communicator, peer and tag as other messages do.
+//! Partitioned calls match each other by their init calls, in order, on a private channel
+//! of the communicator (`crate::partitioned::channel`), never other messages.
 
-use super::buffers::send_buf;
+use super::buffers::{recv_buf, send_buf};
 use super::out;
-use super::p2p::{irecv_c, start_send};
+use super::p2p::{recv_on, send_on};
 use crate::consts::*;
 use crate::error::{err, MpiResult};
-use crate::partitioned::{PartSend, Target};
+use crate::partitioned::{self as part, PartSend, Target};
 use crate::request::{Active, Mode, ReqEntry};
 use crate::state::{with_state, State};
+use crate::status;
 use crate::{call, derived, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -35,6 +37,19 @@ fn whole(partitions: c_int, count: i64) -> MpiResult<(usize, i64)> {
             format!("{partitions} partitions of {count} elements overflow a count"),
         ),
     }
+}
+
+/// Checks that `r` names a process of `raw`'s peer group (or is MPI_PROC_NULL): partitioned
+/// calls find their peer at init.
+fn peer(raw: &ibdyn_intercomm::Communicator, r: c_int) -> MpiResult<()> {
+    let n = raw.remote_size();
+    if r == MPI_PROC_NULL || (0..n).contains(&r) {
+        return Ok(());
+    }
+    err(
+        MPI_ERR_RANK,
+        format!("rank {r} is not one of the communicator's {n} (nor MPI_PROC_NULL)"),
+    )
 }
 
 /// Stores an inactive partitioned request whose MPI_Start runs `restart`.
@@ -69,19 +84,26 @@ unsafe fn psend_init(
     call("MPI_Psend_init", comm, || {
         let (parts, total) = whole(partitions, count)?;
         derived::resolve(ty, true)?;
+        let channel = with_state(|s| {
+            let raw = s.comm(comm)?.comm.raw();
+            peer(raw, dest)?;
+            status::send_tag(tag)?;
+            part::channel(raw, true, raw.rank(), dest, tag)
+        })?;
         let to = Target {
             buf: buf as usize,
             count: total,
             ty,
             dest,
             tag,
-            comm,
+            channel,
         };
         let restart = Rc::new(move |started: *mut Handle| {
             call("MPI_Start", comm, || {
                 let h = with_state(|s| {
                     let ci = s.comm_index(comm)?;
-                    let a = Active::Partitioned(Box::new(PartSend::new(to, parts)));
+                    let send = PartSend::new(to.clone(), parts);
+                    let a = Active::Partitioned(Box::new(send));
                     Ok(s.add_req(ReqEntry::new(a, ci)))
                 })?;
                 // SAFETY: `started` is persistent::start's own slot.
@@ -107,10 +129,36 @@ unsafe fn precv_init(
     call("MPI_Precv_init", comm, || {
         let (parts, total) = whole(partitions, count)?;
         derived::resolve(ty, true)?;
+        if source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG {
+            return err(
+                if source == MPI_ANY_SOURCE {
+                    MPI_ERR_RANK
+                } else {
+                    MPI_ERR_TAG
+                },
+                "a partitioned receive names its source and tag: MPI matches partitioned \
+                 calls at their init, so MPI_ANY_SOURCE and MPI_ANY_TAG are not allowed",
+            );
+        }
+        let channel = with_state(|s| {
+            let raw = s.comm(comm)?.comm.raw();
+            peer(raw, source)?;
+            status::recv_tag(tag)?;
+            part::channel(raw, false, source, raw.rank(), tag)
+        })?;
         let addr = buf as usize;
-        // SAFETY (of the receive): MPI's rule: the buffer is the request's while it is active.
-        let restart = Rc::new(move |started: *mut Handle| unsafe {
-            irecv_c(addr as *mut c_void, total, ty, source, tag, comm, started)
+        let restart = Rc::new(move |started: *mut Handle| {
+            call("MPI_Start", comm, || {
+                // SAFETY: MPI's rule: the buffer is the request's while it is active.
+                let rb = unsafe { recv_buf(addr as *mut c_void, total, ty) }?;
+                let h = with_state(|s| {
+                    let ci = s.comm_index(comm)?;
+                    let a = recv_on(&channel, rb, source, tag)?;
+                    Ok(s.add_req(ReqEntry::new(a, ci)))
+                })?;
+                // SAFETY: `started` is persistent::start's own slot.
+                unsafe { out(started, h, "request") }
+            })
         });
         store(comm, parts, restart, request)
     })
@@ -166,10 +214,10 @@ fn ready(h: Handle, which: impl IntoIterator<Item = c_int>) -> MpiResult<()> {
             e.active = Some(Active::Partitioned(p));
             return Ok(());
         }
-        let t = p.to;
+        let t = &p.to;
         // SAFETY: MPI's rule: the buffer of an active partitioned send stays valid.
         let data = unsafe { send_buf(t.buf as *const c_void, t.count, t.ty) }?;
-        let a = start_send(s, Mode::Send, data, t.dest, t.tag, t.comm)?;
+        let a = send_on(&t.channel, Mode::Send, data, t.dest, t.tag)?;
         s.reqs.get_mut(i).expect("checked").active = Some(a);
         Ok(())
     })
