@@ -547,6 +547,11 @@ IBDYN_MPI_DECLARE(int, Get_library_version, (char *version, int *resultlen))
 IBDYN_MPI_DECLARE(int, Abi_get_version, (int *abi_major, int *abi_minor))
 IBDYN_MPI_DECLARE(int, Abi_get_info, (MPI_Info *info))
 IBDYN_MPI_DECLARE(int, Abi_get_fortran_info, (MPI_Info *info))
+IBDYN_MPI_DECLARE(int, Abi_set_fortran_info, (MPI_Info info))
+IBDYN_MPI_DECLARE(int, Abi_get_fortran_booleans, (int logical_size, void *logical_true,
+                                                  void *logical_false, int *is_set))
+IBDYN_MPI_DECLARE(int, Abi_set_fortran_booleans, (int logical_size, void *logical_true,
+                                                  void *logical_false))
 IBDYN_MPI_DECLARE(double, Wtime, (void))
 IBDYN_MPI_DECLARE(double, Wtick, (void))
 IBDYN_MPI_DECLARE(int, Get_processor_name, (char *name, int *resultlen))
@@ -1733,6 +1738,37 @@ IBDYN_MPIX_DECLARE(int, Session_dyn_integrate_res_change, (MPI_Session session,
                                                            const char *delta_pset,
                                                            const char *provided_pset,
                                                            char *new_main, int *terminate))
+
+/* MPICH's _x extensions of the standard ABI: callbacks with scalars by value and the
+ * program's extra state; the destructor runs on that state once the object is freed, when
+ * the process's MPI ends. */
+typedef void(MPIX_User_function_x)(void *invec, void *inoutvec, MPI_Count count,
+                                   MPI_Datatype datatype, void *extra_state);
+typedef void(MPIX_Comm_errhandler_function_x)(MPI_Comm comm, int error_code, void *extra_state);
+typedef void(MPIX_File_errhandler_function_x)(MPI_File file, int error_code, void *extra_state);
+typedef void(MPIX_Win_errhandler_function_x)(MPI_Win win, int error_code, void *extra_state);
+typedef void(MPIX_Session_errhandler_function_x)(MPI_Session session, int error_code,
+                                                 void *extra_state);
+typedef void(MPIX_Destructor_function)(void *extra_state);
+IBDYN_MPIX_DECLARE(int, Op_create_x, (MPIX_User_function_x *user_fn_x,
+                                      MPIX_Destructor_function *destructor_fn, int commute,
+                                      void *extra_state, MPI_Op *op))
+IBDYN_MPIX_DECLARE(int, Comm_create_errhandler_x,
+                   (MPIX_Comm_errhandler_function_x *comm_errhandler_fn_x,
+                    MPIX_Destructor_function *destructor_fn, void *extra_state,
+                    MPI_Errhandler *errhandler))
+IBDYN_MPIX_DECLARE(int, File_create_errhandler_x,
+                   (MPIX_File_errhandler_function_x *file_errhandler_fn_x,
+                    MPIX_Destructor_function *destructor_fn, void *extra_state,
+                    MPI_Errhandler *errhandler))
+IBDYN_MPIX_DECLARE(int, Win_create_errhandler_x,
+                   (MPIX_Win_errhandler_function_x *win_errhandler_fn_x,
+                    MPIX_Destructor_function *destructor_fn, void *extra_state,
+                    MPI_Errhandler *errhandler))
+IBDYN_MPIX_DECLARE(int, Session_create_errhandler_x,
+                   (MPIX_Session_errhandler_function_x *session_errhandler_fn_x,
+                    MPIX_Destructor_function *destructor_fn, void *extra_state,
+                    MPI_Errhandler *errhandler))
 #undef IBDYN_MPIX_DECLARE
 
 #undef IBDYN_MPI_DECLARE

@@ -43,6 +43,7 @@ pub const MPI_ERR_PROC_ABORTED: c_int = 58;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 59;
 pub const MPI_ERR_SESSION: c_int = 60;
 pub const MPI_ERR_ERRHANDLER: c_int = 61;
+pub const MPI_ERR_ABI: c_int = 62;
 
 pub const MPI_ANY_SOURCE: c_int = -1;
 pub const MPI_ANY_TAG: c_int = -2;

@@ -95,12 +95,12 @@ pub enum ErrHandler {
 #[derive(Copy, Clone)]
 pub struct UserHandler {
     handle: Handle,
-    func: crate::user_errhandler::ErrFn,
+    func: crate::user_errhandler::Func,
     object: Handle,
 }
 
 impl UserHandler {
-    pub fn new(handle: Handle, func: crate::user_errhandler::ErrFn) -> UserHandler {
+    pub fn new(handle: Handle, func: crate::user_errhandler::Func) -> UserHandler {
         UserHandler {
             handle,
             func,
@@ -157,10 +157,9 @@ pub fn raise(name: &str, e: MpiError, handler: ErrHandler) -> c_int {
         }
         ErrHandler::User(u) => {
             remember(e.class, text);
-            let (mut object, mut code) = (u.object, e.class);
-            // SAFETY: `func` is the user's error handler function, of the C type the
-            // standard gives it; both arguments are valid for the call.
-            unsafe { (u.func)(&mut object, &mut code) };
+            // SAFETY: `func` is the user's error handler function, of the C type its
+            // create call gave it.
+            unsafe { u.func.call(u.object, e.class) };
             e.class
         }
         ErrHandler::Fatal | ErrHandler::Abort => {

@@ -17,11 +17,16 @@ pub type UserFn = unsafe extern "C" fn(*mut u8, *mut u8, *mut c_int, *mut Handle
 /// The same with an `MPI_Count *len` (MPI_Op_create_c).
 pub type UserFnC = unsafe extern "C" fn(*mut u8, *mut u8, *mut i64, *mut Handle);
 
-/// A user function of either width.
+/// MPICH's `_x` form (MPIX_Op_create_x): the count and datatype by value and the
+/// program's extra state.
+pub type UserFnX = unsafe extern "C" fn(*mut u8, *mut u8, i64, Handle, *mut std::ffi::c_void);
+
+/// A user function of either width, or MPICH's `_x` form.
 #[derive(Clone, Copy)]
 pub enum UserFunc {
     Int(UserFn),
     Count(UserFnC),
+    X { f: UserFnX, extra: usize },
 }
 
 #[derive(Clone, Copy)]
@@ -30,12 +35,24 @@ struct UserOp {
     commute: bool,
 }
 
+/// An `_x` operation's destructor and extra state.
+type Destructor = (crate::user_errhandler::DestructorFn, usize);
+
 thread_local! {
     static OPS: RefCell<Table<UserOp>> = RefCell::new(Table::new());
+    /// Destructors of `_x` operations, run when MPI ends (`clear`): a freed operation may
+    /// still be in use by a non-blocking reduction until then.
+    static DESTRUCTORS: RefCell<Vec<Destructor>> = const { RefCell::new(Vec::new()) };
 }
 
 pub fn create(f: UserFunc, commute: bool) -> Handle {
     OPS.with(|t| OP_BASE + t.borrow_mut().insert(UserOp { f, commute }))
+}
+
+/// An `_x` operation whose `destructor` runs on its extra state when MPI ends.
+pub fn create_x(f: UserFunc, commute: bool, destructor: Destructor) -> Handle {
+    DESTRUCTORS.with(|d| d.borrow_mut().push(destructor));
+    create(f, commute)
 }
 
 pub fn free(h: Handle) -> MpiResult<()> {
@@ -124,6 +141,7 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
                 match f {
                     UserFunc::Int(f) => unsafe { f(x, y, &mut (n as c_int), &mut dt) },
                     UserFunc::Count(f) => unsafe { f(x, y, &mut (n as i64), &mut dt) },
+                    UserFunc::X { f, extra } => unsafe { f(x, y, n as i64, dt, extra as _) },
                 }
             };
             Ok(Op::user_bytes(size, commute, g)?)
@@ -159,6 +177,11 @@ pub fn elementwise(op: Handle, h: Handle, elem: Option<ElemType>) -> MpiResult<O
     Ok(Op::builtin(builtin, elem)?)
 }
 
+/// Drops every user operation (MPI has ended) and runs the `_x` ones' destructors.
 pub fn clear() {
     OPS.with(|t| drop(t.borrow_mut().drain()));
+    for (d, extra) in DESTRUCTORS.with(|d| std::mem::take(&mut *d.borrow_mut())) {
+        // SAFETY: the program's destructor of its own extra state, called once.
+        unsafe { d(extra as *mut std::ffi::c_void) };
+    }
 }

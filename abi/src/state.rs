@@ -289,6 +289,7 @@ fn teardown(state: State) -> Option<ibdyn::Universe> {
     crate::ops::clear();
     drop(comms.drain());
     drop(sessions.drain());
+    crate::user_errhandler::run_destructors();
     universe
 }
 

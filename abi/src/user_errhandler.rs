@@ -6,13 +6,45 @@
 
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiResult, UserHandler};
+use std::ffi::c_void;
+use std::os::raw::c_int;
 use std::sync::Mutex;
 
 /// User error handler handles are this plus the table index.
 const ERRHANDLER_BASE: Handle = 0x7000_0000;
 
 /// The C type of a user error handler: `void f(MPI_Comm *, int *, ...)` (or the session's).
-pub type ErrFn = unsafe extern "C" fn(*mut Handle, *mut std::os::raw::c_int, ...);
+pub type ErrFn = unsafe extern "C" fn(*mut Handle, *mut c_int, ...);
+/// MPICH's `_x` form (MPIX_Comm_create_errhandler_x, ...): the object and the code by value
+/// and the program's extra state.
+pub type ErrFnX = unsafe extern "C" fn(Handle, c_int, *mut c_void);
+/// `void destructor(void *extra_state)` of MPICH's `_x` objects.
+pub type DestructorFn = unsafe extern "C" fn(*mut c_void);
+
+/// The function of a user error handler.
+#[derive(Copy, Clone)]
+pub enum Func {
+    Classic(ErrFn),
+    X { f: ErrFnX, extra: usize },
+}
+
+impl Func {
+    /// Calls the program's function for error `code` of `object`.
+    ///
+    /// # Safety
+    /// The function is the program's, of the C type its create call gave it.
+    pub unsafe fn call(self, object: Handle, code: c_int) {
+        match self {
+            Func::Classic(f) => {
+                let (mut object, mut code) = (object, code);
+                // SAFETY: the caller's promise; both pointers are valid for the call.
+                unsafe { f(&mut object, &mut code) }
+            }
+            // SAFETY: the caller's promise; `extra` is the program's own pointer.
+            Func::X { f, extra } => unsafe { f(object, code, extra as *mut c_void) },
+        }
+    }
+}
 
 /// Which objects a handler was made for.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -35,10 +67,14 @@ impl Kind {
 }
 
 struct Entry {
-    func: ErrFn,
+    func: Func,
     kind: Kind,
     /// References the user holds (create and each get add one, free drops one).
     refs: u32,
+    /// An `_x` handler's destructor, run once the handler is freed, when the process's MPI
+    /// ends (`run_destructors`): until then objects that copied the handler may still call
+    /// it with its extra state.
+    destructor: Option<DestructorFn>,
 }
 
 static TABLE: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -49,14 +85,32 @@ fn table() -> std::sync::MutexGuard<'static, Vec<Entry>> {
 }
 
 /// A new handler of `kind` calling `func`.
-pub fn create(func: ErrFn, kind: Kind) -> Handle {
+pub fn create(func: Func, kind: Kind, destructor: Option<DestructorFn>) -> Handle {
     let mut t = table();
     t.push(Entry {
         func,
         kind,
         refs: 1,
+        destructor,
     });
     ERRHANDLER_BASE + (t.len() - 1)
+}
+
+/// Runs the destructors of the freed `_x` handlers (the process's MPI has ended: nothing can
+/// call them any more), each once.
+pub fn run_destructors() {
+    let due: Vec<(DestructorFn, usize)> = table()
+        .iter_mut()
+        .filter(|e| e.refs == 0)
+        .filter_map(|e| match (e.destructor.take(), e.func) {
+            (Some(d), Func::X { extra, .. }) => Some((d, extra)),
+            _ => None,
+        })
+        .collect();
+    for (d, extra) in due {
+        // SAFETY: the program's destructor of its own extra state, called once.
+        unsafe { d(extra as *mut c_void) };
+    }
 }
 
 fn index(h: Handle) -> Option<usize> {

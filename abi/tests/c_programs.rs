@@ -407,6 +407,13 @@ fn partitioned_sends_leave_when_their_partitions_are_ready() {
     run_ok("partitioned", 2, "partitioned: ok on 2 ranks");
 }
 
+/// MPICH's `_x` operation and error handlers (extra state, destructors once freed) and the
+/// Fortran details a binding tells MPI.
+#[test]
+fn extension_callbacks_carry_their_state_and_are_destroyed_once() {
+    run_ok("extensions_x", 2, "extensions_x: ok on 2 ranks");
+}
+
 #[test]
 fn one_sided_communication_among_the_processes_of_a_node() {
     let shm_before = window_segments();

@@ -6,9 +6,6 @@
 #include <dirent.h>
 #include "check.h"
 
-/* A function of the standard ABI that ibdyn does not implement (no prototype in ibdyn's mpi.h). */
-int MPI_Abi_set_fortran_info(MPI_Info info);
-
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type) {
   (void)type;
   for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
@@ -69,7 +66,7 @@ int main(int argc, char **argv) {
   {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0, code = MPI_Abi_set_fortran_info(MPI_INFO_NULL);
-    expect(code, MPI_ERR_UNSUPPORTED_OPERATION);
+    expect(code, MPI_ERR_INFO);
     MPI_Error_string(code, text, &len);
     CHECK(strstr(text, "MPI_Abi_set_fortran_info") != NULL);
   }
@@ -217,6 +214,25 @@ int main(int argc, char **argv) {
   MPI_Wait(&plain, MPI_STATUS_IGNORE);
   MPI_Request_free(&ps);
   MPI_Request_free(&pr);
+  /* the Fortran details of the standard ABI: a LOGICAL size that is none, values set twice
+     differently, true and false the same, the info set twice */
+  int t1 = 1, f0 = 0, tm = -1;
+  MPI_Op op_x;
+  MPI_Errhandler eh_x;
+  expect(MPI_Abi_set_fortran_booleans(3, &t1, &f0), MPI_ERR_ARG);
+  expect(MPI_Abi_set_fortran_booleans(4, &t1, &t1), MPI_ERR_ARG);
+  CHECK(MPI_Abi_set_fortran_booleans(4, &t1, &f0) == MPI_SUCCESS);
+  CHECK(MPI_Abi_set_fortran_booleans(4, &t1, &f0) == MPI_SUCCESS);
+  expect(MPI_Abi_set_fortran_booleans(4, &tm, &f0), MPI_ERR_ABI);
+  expect(MPI_Abi_get_fortran_booleans(4, NULL, NULL, NULL), MPI_ERR_ARG);
+  MPI_Info fortran;
+  MPI_Info_create(&fortran);
+  CHECK(MPI_Abi_set_fortran_info(fortran) == MPI_SUCCESS);
+  expect(MPI_Abi_set_fortran_info(fortran), MPI_ERR_ABI);
+  MPI_Info_free(&fortran);
+  expect(MPIX_Op_create_x(NULL, NULL, 1, NULL, &op_x), MPI_ERR_ARG);
+  expect(MPIX_Comm_create_errhandler_x(NULL, NULL, NULL, &eh_x), MPI_ERR_ARG);
+
   /* partitioned calls match at their init: no wildcards, no rank outside the group */
   expect(MPI_Precv_init(got, 2, 2, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, MPI_INFO_NULL,
                         &pr), MPI_ERR_RANK);

@@ -34,7 +34,13 @@ unsafe fn comm_create_errhandler(func: Option<ErrFn>, handler: *mut Handle) -> c
             return err(MPI_ERR_ARG, "the error handler function is NULL");
         };
         // SAFETY: the caller's output argument.
-        unsafe { out(handler, user::create(func, Kind::Comm), "errhandler") }
+        unsafe {
+            out(
+                handler,
+                user::create(user::Func::Classic(func), Kind::Comm, None),
+                "errhandler",
+            )
+        }
     })
 }
 

@@ -122,14 +122,6 @@ unsafe fn abi_get_info(info: *mut Handle) -> c_int {
     })
 }
 
-/// No Fortran bindings: MPI_INFO_NULL, as the standard allows.
-unsafe fn abi_get_fortran_info(info: *mut Handle) -> c_int {
-    call("MPI_Abi_get_fortran_info", MPI_COMM_SELF, || {
-        // SAFETY: the caller's output argument.
-        unsafe { out(info, MPI_INFO_NULL, "info") }
-    })
-}
-
 unsafe fn get_library_version(version: *mut c_char, len: *mut c_int) -> c_int {
     call("MPI_Get_library_version", MPI_COMM_SELF, || {
         // SAFETY: MPI sizes the buffer MPI_MAX_LIBRARY_VERSION_STRING.
@@ -201,8 +193,7 @@ export!(MPI_Get_version, PMPI_Get_version, get_version,
 export!(MPI_Abi_get_version, PMPI_Abi_get_version, abi_get_version,
     (abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int);
 export!(MPI_Abi_get_info, PMPI_Abi_get_info, abi_get_info, (info: *mut Handle) -> c_int);
-export!(MPI_Abi_get_fortran_info, PMPI_Abi_get_fortran_info, abi_get_fortran_info,
-    (info: *mut Handle) -> c_int);
+
 export!(MPI_Get_library_version, PMPI_Get_library_version, get_library_version,
     (version: *mut c_char, resultlen: *mut c_int) -> c_int);
 export!(MPI_Wtime, PMPI_Wtime, wtime, () -> c_double);

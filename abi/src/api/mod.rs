@@ -1,5 +1,6 @@
 //! The exported MPI functions, by group, and the pointer helpers they share.
 
+mod abi_fortran;
 mod attr;
 mod attr_deprecated;
 mod bsend_buffers;
@@ -14,6 +15,7 @@ mod darray;
 mod dynamic;
 mod envelope;
 mod errors;
+mod extensions_x;
 mod f90;
 mod file;
 mod file_io;

@@ -19,7 +19,13 @@ unsafe fn session_create_errhandler(func: Option<ErrFn>, handler: *mut Handle) -
                 return err(MPI_ERR_ARG, "the error handler function is NULL");
             };
             // SAFETY: the caller's output argument.
-            unsafe { out(handler, user::create(func, Kind::Session), "errhandler") }
+            unsafe {
+                out(
+                    handler,
+                    user::create(user::Func::Classic(func), Kind::Session, None),
+                    "errhandler",
+                )
+            }
         },
     )
 }

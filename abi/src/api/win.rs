@@ -431,7 +431,13 @@ unsafe fn win_create_errhandler(func: Option<ErrFn>, handler: *mut Handle) -> c_
             return err(MPI_ERR_ARG, "the error handler function is NULL");
         };
         // SAFETY: the caller's output argument.
-        unsafe { out(handler, user::create(func, Kind::Win), "errhandler") }
+        unsafe {
+            out(
+                handler,
+                user::create(user::Func::Classic(func), Kind::Win, None),
+                "errhandler",
+            )
+        }
     })
 }
 
