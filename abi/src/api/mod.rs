@@ -37,6 +37,7 @@ mod partitioned;
 mod request;
 mod request_status;
 mod rma;
+mod rma_direct;
 mod selfcall;
 mod session;
 mod session_dyn;

@@ -2,9 +2,11 @@
 //! MPI_Fetch_and_op, MPI_Compare_and_swap, their request forms (MPI_Rput, ...; the request
 //! is complete at once) and `_c` forms. Each moves the data to or from the target's memory
 //! before it returns (`crate::window`); the accumulating ones under the target's mutex.
+//! The common cases on memory this process maps go straight to it (`super::rma_direct`).
 
 use super::buffers::{recv_buf, send_buf};
 use super::out;
+use super::rma_direct::{accumulate_in_place, compare_and_swap_in_place, direct};
 use super::win::win_call;
 use crate::consts::*;
 use crate::derived::{self, Ty};
@@ -184,7 +186,7 @@ fn combine(op: Handle, h: Handle, ty: &Ty, input: &[u8], inout: &mut [u8]) -> Mp
     Ok(())
 }
 
-type Args = (*const c_void, i64, Handle);
+pub(super) type Args = (*const c_void, i64, Handle);
 
 unsafe fn put_impl(
     name: &str,
@@ -321,7 +323,7 @@ unsafe fn get_acc_impl(
 
 /// Tests widen the read-modify-write of an accumulate (`IBDYN_RMA_TEST_DELAY_US`), so that
 /// two unserialized accumulates would surely lose an update.
-fn race_window() {
+pub(super) fn race_window() {
     static DELAY: std::sync::OnceLock<Option<std::time::Duration>> = std::sync::OnceLock::new();
     let d = DELAY.get_or_init(|| {
         std::env::var("IBDYN_RMA_TEST_DELAY_US")
@@ -336,185 +338,6 @@ fn race_window() {
 
 fn len_of(count: i64, ty: &Ty) -> usize {
     super::buffers::byte_len(count, ty).unwrap_or(0)
-}
-
-/// Where `len` bytes at `disp` of window rank `target` are in this process, and the rank,
-/// when this process maps that memory (allocated windows) and may access it now. None when
-/// the call needs the general path, which also reports every error: memory reached by
-/// cross-memory attach, a dynamic window, MPI_PROC_NULL, or anything wrong.
-fn mapped(w: &Window, target: c_int, disp: isize, len: usize) -> Option<(usize, *mut u8)> {
-    let t = usize::try_from(target)
-        .ok()
-        .filter(|&t| t < w.peers.len())?;
-    if !w.may_access(t) || w.flavor == MPI_WIN_FLAVOR_DYNAMIC {
-        return None;
-    }
-    let p = &w.peers[t];
-    let off = (disp as i64).checked_mul(p.disp_unit)?;
-    let end = off.checked_add(len as i64)?;
-    if off < 0 || end > p.size {
-        return None;
-    }
-    Some((t, (w.local[t]? + off as usize) as *mut u8))
-}
-
-/// One element of a predefined datatype at a `mapped` target (a counter, a flag): the
-/// common MPI_Fetch_and_op and MPI_Compare_and_swap, done in place under the target's mutex
-/// without the general path's buffers. `f` gets the element's address. None: the general
-/// path.
-fn in_place(
-    win: Handle,
-    target: c_int,
-    disp: isize,
-    size: usize,
-    f: impl FnOnce(*mut u8),
-) -> Option<MpiResult<()>> {
-    window::with(win, |w| {
-        Ok(mapped(w, target, disp, size).map(|(t, at)| {
-            w.atomically(t, || {
-                f(at);
-                Ok(())
-            })
-        }))
-    })
-    .ok()
-    .flatten()
-}
-
-/// MPI_Put and MPI_Get of predefined datatypes at a `mapped` target: one copy. None: the
-/// general path.
-fn direct(
-    (buf, count, datatype): (*const c_void, i64, Handle),
-    target: c_int,
-    disp: isize,
-    (tcount, ttype): (i64, Handle),
-    win: Handle,
-    to_target: bool,
-) -> Option<MpiResult<()>> {
-    let size = |h| {
-        derived::is_predefined(h)
-            .then(|| crate::datatype::lookup(h).ok())
-            .flatten()
-            .map(|t| t.size as i64)
-    };
-    let len = count.checked_mul(size(datatype)?)?;
-    if count < 0 || tcount.checked_mul(size(ttype)?)? != len || buf.is_null() {
-        return None;
-    }
-    let len = len as usize;
-    window::with(win, |w| {
-        Ok(mapped(w, target, disp, len).map(|(_, at)| {
-            // SAFETY: `mapped` checked `len` bytes at `at` lie in the target's window memory;
-            // the caller's buffer holds `len` bytes of its predefined type. `copy`: MPI
-            // forbids the buffer to be this very window memory, but not other window memory.
-            unsafe {
-                if to_target {
-                    std::ptr::copy(buf.cast::<u8>(), at, len);
-                } else {
-                    std::ptr::copy(at, buf.cast::<u8>().cast_mut(), len);
-                }
-            }
-            Ok(())
-        }))
-    })
-    .ok()
-    .flatten()
-}
-
-/// A predefined datatype of at most 16 bytes (every type MPI allows in the two calls above).
-fn small_predefined(datatype: Handle) -> Option<crate::datatype::TypeInfo> {
-    if !derived::is_predefined(datatype) {
-        return None;
-    }
-    crate::datatype::lookup(datatype)
-        .ok()
-        .filter(|t| (1..=16).contains(&t.size))
-}
-
-/// MPI_Accumulate, MPI_Get_accumulate and MPI_Fetch_and_op by `in_place`: up to 64 bytes
-/// of one predefined datatype at origin, result and target, and a predefined operation.
-/// None: the general path.
-fn accumulate_in_place(
-    (obuf, ocount, otype): Args,
-    result: Option<(*mut c_void, i64, Handle)>,
-    target: c_int,
-    disp: isize,
-    (tcount, ttype): (i64, Handle),
-    op: Handle,
-    win: Handle,
-) -> Option<MpiResult<()>> {
-    const MAX: usize = 64;
-    let ty = small_predefined(ttype)?;
-    let n = usize::try_from(tcount).ok()?.checked_mul(ty.size)?;
-    let same = |(c, h): (i64, Handle)| c == tcount && h == ttype;
-    if n == 0 || n > MAX || (op != MPI_NO_OP && (!same((ocount, otype)) || obuf.is_null())) {
-        return None;
-    }
-    if result.is_some_and(|(b, c, h)| !same((c, h)) || b.is_null()) {
-        return None;
-    }
-    let reduce = match op {
-        MPI_NO_OP | MPI_REPLACE => None,
-        op => Some(crate::ops::elementwise(op, ttype, ty.elem).ok()?),
-    };
-    let mut input = [0u8; MAX];
-    if op != MPI_NO_OP {
-        // SAFETY: `n` bytes of the caller's origin buffer (its count and type are the
-        // target's).
-        unsafe { std::ptr::copy_nonoverlapping(obuf.cast::<u8>(), input.as_mut_ptr(), n) };
-    }
-    in_place(win, target, disp, n, |at| {
-        let mut cur = [0u8; MAX];
-        // SAFETY: `in_place` checked `n` bytes at `at` lie in the target's mapped window
-        // memory; the result buffer holds `n` bytes (MPI: disjoint from the window).
-        unsafe {
-            std::ptr::copy_nonoverlapping(at, cur.as_mut_ptr(), n);
-            if let Some((b, _, _)) = result {
-                std::ptr::copy_nonoverlapping(cur.as_ptr(), b.cast::<u8>(), n);
-            }
-        }
-        race_window();
-        if op == MPI_NO_OP {
-            return;
-        }
-        match &reduce {
-            Some(r) => r.apply(&input[..n], &mut cur[..n]),
-            None => cur[..n].copy_from_slice(&input[..n]),
-        }
-        // SAFETY: as above.
-        unsafe { std::ptr::copy_nonoverlapping(cur.as_ptr(), at, n) };
-    })
-}
-
-/// MPI_Compare_and_swap by `in_place` (None: the general path).
-fn compare_and_swap_in_place(
-    (origin, compare, result): (*const c_void, *const c_void, *mut c_void),
-    datatype: Handle,
-    target: c_int,
-    disp: isize,
-    win: Handle,
-) -> Option<MpiResult<()>> {
-    let n = small_predefined(datatype)?.size;
-    if origin.is_null() || compare.is_null() || result.is_null() {
-        return None;
-    }
-    let (mut new, mut old) = ([0u8; 16], [0u8; 16]);
-    // SAFETY: one element of `datatype` at each of the caller's addresses.
-    unsafe {
-        std::ptr::copy_nonoverlapping(origin.cast::<u8>(), new.as_mut_ptr(), n);
-        std::ptr::copy_nonoverlapping(compare.cast::<u8>(), old.as_mut_ptr(), n);
-    }
-    in_place(win, target, disp, n, |at| {
-        let mut cur = [0u8; 16];
-        // SAFETY: as in `fetch_and_op_in_place`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(at, cur.as_mut_ptr(), n);
-            std::ptr::copy_nonoverlapping(cur.as_ptr(), result.cast::<u8>(), n);
-            if cur[..n] == old[..n] {
-                std::ptr::copy_nonoverlapping(new.as_ptr(), at, n);
-            }
-        }
-    })
 }
 
 unsafe fn compare_and_swap(
