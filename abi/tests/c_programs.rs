@@ -407,6 +407,18 @@ fn partitioned_sends_leave_when_their_partitions_are_ready() {
     run_ok("partitioned", 2, "partitioned: ok on 2 ranks");
 }
 
+/// Non-blocking collectives on a spawn's intercommunicator leave at once: the parent starts
+/// each, then sends what child 0 needs before it starts its own (a collective that ran to
+/// completion at the call hangs here, until the run's time bound).
+#[test]
+fn intercommunicator_collectives_do_not_block_at_the_call() {
+    run_ok(
+        "inter_nonblocking",
+        1,
+        "inter_nonblocking: ok with 2 children",
+    );
+}
+
 /// MPICH's `_x` operation and error handlers (extra state, destructors once freed) and the
 /// Fortran details a binding tells MPI.
 #[test]

@@ -30,6 +30,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("rma", 3),
     ("io", 3),
     ("tool", 2),
+    ("inter_nonblocking", 1),
 ];
 
 fn venv() -> Option<PathBuf> {

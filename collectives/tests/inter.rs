@@ -114,11 +114,19 @@ fn rooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), Stri
             };
             check(b == want, "bcast", n)?;
         }
-        // reduce, in the other group's rank order.
-        for commutative in [true, false] {
+        // reduce, in the other group's rank order, blocking and not.
+        for (commutative, blocking) in [(true, true), (false, true), (true, false), (false, false)]
+        {
             let mut out = vec![0; if role == InterRole::Root { n } else { 0 }];
-            c.reduce(&data(s.me(), n, 2), &mut out, &op(commutative), role)
-                .map_err(e("reduce", n))?;
+            let (mine, o) = (data(s.me(), n, 2), op(commutative));
+            if blocking {
+                c.reduce(&mine, &mut out, &o, role)
+                    .map_err(e("reduce", n))?;
+            } else {
+                c.ireduce(&mine, &mut out, &o, role)
+                    .and_then(|r| r.wait())
+                    .map_err(e("ireduce", n))?;
+            }
             if role == InterRole::Root && n > 0 {
                 check(out == fold_of(s.theirs(), n, 2, commutative), "reduce", n)?;
             }
@@ -126,31 +134,45 @@ fn rooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), Stri
         // gather: the root gets every remote block (the other group's size) in rank order.
         let b = n + 8 * s.g;
         let remote_b = n + 8 * s.other();
-        let mut all = vec![
-            0;
-            if role == InterRole::Root {
-                remote_b * s.sizes[s.other()]
+        for blocking in [true, false] {
+            let mut all = vec![
+                0;
+                if role == InterRole::Root {
+                    remote_b * s.sizes[s.other()]
+                } else {
+                    0
+                }
+            ];
+            let mine = data(s.me(), b, 3);
+            if blocking {
+                c.gather(&mine, &mut all, role).map_err(e("gather", n))?;
             } else {
-                0
+                c.igather(&mine, &mut all, role)
+                    .and_then(|r| r.wait())
+                    .map_err(e("igather", n))?;
             }
-        ];
-        c.gather(&data(s.me(), b, 3), &mut all, role)
-            .map_err(e("gather", n))?;
-        if role == InterRole::Root {
-            let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 3)).collect();
-            check(all == want, "gather", n)?;
-        }
-        // scatter: block i of the root's buffer to remote rank i.
-        let (send, mut recv) = match role {
-            InterRole::Root => (
-                s.theirs().flat_map(|r| data(r + 7, remote_b, 4)).collect(),
-                vec![],
-            ),
-            _ => (vec![], vec![0; b]),
-        };
-        c.scatter(&send, &mut recv, role).map_err(e("scatter", n))?;
-        if let InterRole::Remote(_) = role {
-            check(recv == data(s.me() + 7, b, 4), "scatter", n)?;
+            if role == InterRole::Root {
+                let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 3)).collect();
+                check(all == want, "gather", n)?;
+            }
+            // scatter: block i of the root's buffer to remote rank i.
+            let (send, mut recv) = match role {
+                InterRole::Root => (
+                    s.theirs().flat_map(|r| data(r + 7, remote_b, 4)).collect(),
+                    vec![],
+                ),
+                _ => (vec![], vec![0; b]),
+            };
+            if blocking {
+                c.scatter(&send, &mut recv, role).map_err(e("scatter", n))?;
+            } else {
+                c.iscatter(&send, &mut recv, role)
+                    .and_then(|r| r.wait())
+                    .map_err(e("iscatter", n))?;
+            }
+            if let InterRole::Remote(_) = role {
+                check(recv == data(s.me() + 7, b, 4), "scatter", n)?;
+            }
         }
     }
     Ok(())
@@ -180,18 +202,32 @@ fn unrooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), St
     }
     // allgather: the groups' blocks differ in size.
     let (b, remote_b) = (n + 8 * s.g, n + 8 * s.other());
-    let mut all = vec![0; q * remote_b];
-    c.allgather(&data(s.me(), b, 6), &mut all)
-        .map_err(e("allgather", n))?;
-    let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 6)).collect();
-    check(all == want, "allgather", n)?;
-    // alltoall: block j to remote rank j; block i from remote rank i (its block [me]).
     let block = |from: usize, to: usize, len: usize| data(from * 1000 + to, len, 7);
-    let send: Vec<u8> = (0..q).flat_map(|j| block(s.me(), j, b)).collect();
-    let mut recv = vec![0; q * remote_b];
-    c.alltoall(&send, &mut recv).map_err(e("alltoall", n))?;
-    let want: Vec<u8> = s.theirs().flat_map(|r| block(r, s.lr, remote_b)).collect();
-    check(recv == want, "alltoall", n)?;
+    for blocking in [true, false] {
+        let mut all = vec![0; q * remote_b];
+        let mine = data(s.me(), b, 6);
+        if blocking {
+            c.allgather(&mine, &mut all).map_err(e("allgather", n))?;
+        } else {
+            c.iallgather(&mine, &mut all)
+                .and_then(|r| r.wait())
+                .map_err(e("iallgather", n))?;
+        }
+        let want: Vec<u8> = s.theirs().flat_map(|r| data(r, remote_b, 6)).collect();
+        check(all == want, "allgather", n)?;
+        // alltoall: block j to remote rank j; block i from remote rank i (its block [me]).
+        let send: Vec<u8> = (0..q).flat_map(|j| block(s.me(), j, b)).collect();
+        let mut recv = vec![0; q * remote_b];
+        if blocking {
+            c.alltoall(&send, &mut recv).map_err(e("alltoall", n))?;
+        } else {
+            c.ialltoall(&send, &mut recv)
+                .and_then(|r| r.wait())
+                .map_err(e("ialltoall", n))?;
+        }
+        let want: Vec<u8> = s.theirs().flat_map(|r| block(r, s.lr, remote_b)).collect();
+        check(recv == want, "alltoall", n)?;
+    }
     // reduce_scatter(_block): both groups reduce the same total (p q n bytes); the result
     // of the other group's buffers is cut among this group's ranks.
     let total = p * q * n;
@@ -227,15 +263,24 @@ fn reduce_scatter_block_right(
     } else {
         vec![]
     };
-    let mut out = vec![0; total / p];
-    c.reduce_scatter_block(&data(s.me(), total, 8), &mut out, &op(commutative))
-        .map_err(e("reduce_scatter_block", n))?;
     let at = s.lr * total / p;
-    check(
-        out == reduced[at..at + total / p],
-        "reduce_scatter_block",
-        n,
-    )?;
+    for blocking in [true, false] {
+        let mut out = vec![0; total / p];
+        let (mine, o) = (data(s.me(), total, 8), op(commutative));
+        if blocking {
+            c.reduce_scatter_block(&mine, &mut out, &o)
+                .map_err(e("reduce_scatter_block", n))?;
+        } else {
+            c.ireduce_scatter_block(&mine, &mut out, &o)
+                .and_then(|r| r.wait())
+                .map_err(e("ireduce_scatter_block", n))?;
+        }
+        check(
+            out == reduced[at..at + total / p],
+            "reduce_scatter_block",
+            n,
+        )?;
+    }
     Ok(reduced)
 }
 

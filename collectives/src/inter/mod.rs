@@ -25,6 +25,7 @@ mod alltoall;
 mod direct;
 mod fanout;
 mod nonblocking;
+mod nonblocking_data;
 mod overlap;
 mod rooted_shm;
 

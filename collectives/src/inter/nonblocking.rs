@@ -1,4 +1,5 @@
-//! Non-blocking intercommunicator collectives (ibarrier, ibcast, iallreduce): the same
+//! Non-blocking intercommunicator collectives (ibarrier, ibcast, iallreduce here, the
+//! gathers, scatters and other reductions in `nonblocking_data.rs`): the same
 //! two-level shape as the blocking ones (a binomial step in the local group, one exchange
 //! between the group leaders, a binomial step back), as ONE schedule that the common
 //! executor runs. The schedule's peers `0..p` are local ranks and `p..` remote ranks; a
@@ -118,7 +119,7 @@ impl<C: PointToPoint> Drop for InterRequest<'_, C> {
 
 impl<C: PointToPoint> InterCollectives<C> {
     /// Runs `sched` as one request; `bridge` is this call's tag on the intercommunicator.
-    fn start_joined<'b>(
+    pub(super) fn start_joined<'b>(
         &'b self,
         bridge: i32,
         sched: Schedule,

@@ -337,54 +337,47 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                     }
                     let rcount: i64 = recv.count * rsize as i64;
                     let scount: i64 = send.count * rsize as i64;
-                    match kind {
-                        Kind::Gather => {
-                            let role = inter_role(root, rsize as c_int)?;
-                            let (sb, mut rb) = match role {
-                                InterRole::Root => {
-                                    (SendBuf::Direct(&[]), recv_of(&recv, &rt, rcount, false)?)
-                                }
-                                InterRole::ProcNull => {
-                                    (SendBuf::Direct(&[]), RecvBuf::Direct(&mut []))
-                                }
-                                InterRole::Remote(_) => {
-                                    (send_of(&send, &st, send.count)?, RecvBuf::Direct(&mut []))
-                                }
-                            };
-                            ic.gather(&sb, rb.bytes(), role)?;
-                            rb.finish(usize::MAX);
+                    let role = match kind {
+                        Kind::Gather | Kind::Scatter => inter_role(root, rsize as c_int)?,
+                        _ => InterRole::ProcNull,
+                    };
+                    let none = || (SendBuf::Direct(&[]), RecvBuf::Direct(&mut []));
+                    let (sb, mut rb) = match (kind, role) {
+                        (Kind::Gather | Kind::Scatter, InterRole::ProcNull) => none(),
+                        (Kind::Gather, InterRole::Root) => {
+                            (SendBuf::Direct(&[]), recv_of(&recv, &rt, rcount, false)?)
                         }
-                        Kind::Scatter => {
-                            let role = inter_role(root, rsize as c_int)?;
-                            let (sb, mut rb) = match role {
-                                InterRole::Root => {
-                                    (send_of(&send, &st, scount)?, RecvBuf::Direct(&mut []))
-                                }
-                                InterRole::ProcNull => {
-                                    (SendBuf::Direct(&[]), RecvBuf::Direct(&mut []))
-                                }
-                                InterRole::Remote(_) => (
-                                    SendBuf::Direct(&[]),
-                                    recv_of(&recv, &rt, recv.count, false)?,
-                                ),
-                            };
-                            ic.scatter(&sb, rb.bytes(), role)?;
-                            rb.finish(usize::MAX);
+                        (Kind::Gather, _) => {
+                            (send_of(&send, &st, send.count)?, RecvBuf::Direct(&mut []))
                         }
-                        Kind::Allgather => {
-                            let sb = send_of(&send, &st, send.count)?;
-                            let mut rb = recv_of(&recv, &rt, rcount, false)?;
-                            ic.allgather(&sb, rb.bytes())?;
-                            rb.finish(usize::MAX);
+                        (Kind::Scatter, InterRole::Root) => {
+                            (send_of(&send, &st, scount)?, RecvBuf::Direct(&mut []))
                         }
-                        Kind::Alltoall => {
-                            let sb = send_of(&send, &st, scount)?;
-                            let mut rb = recv_of(&recv, &rt, rcount, false)?;
-                            ic.alltoall(&sb, rb.bytes())?;
-                            rb.finish(usize::MAX);
-                        }
+                        (Kind::Scatter, _) => (
+                            SendBuf::Direct(&[]),
+                            recv_of(&recv, &rt, recv.count, false)?,
+                        ),
+                        (Kind::Allgather, _) => (
+                            send_of(&send, &st, send.count)?,
+                            recv_of(&recv, &rt, rcount, false)?,
+                        ),
+                        (Kind::Alltoall, _) => (
+                            send_of(&send, &st, scount)?,
+                            recv_of(&recv, &rt, rcount, false)?,
+                        ),
+                    };
+                    // SAFETY: `ic` and the buffers are kept with the request.
+                    let (cl, sv, rv) = unsafe { (fix(&*ic), fix(&*sb), fix_mut(rb.bytes())) };
+                    let keep = (ic, sb);
+                    macro_rules! inter {
+                        ($($op:tt)*) => { run!(s, call, cl, store_inter, keep, rb, $($op)*) };
                     }
-                    done(s, &call)
+                    match kind {
+                        Kind::Gather => inter!(gather / igather(sv, rv, role)),
+                        Kind::Scatter => inter!(scatter / iscatter(sv, rv, role)),
+                        Kind::Allgather => inter!(allgather / iallgather(sv, rv)),
+                        Kind::Alltoall => inter!(alltoall / ialltoall(sv, rv)),
+                    }
                 }
             }
         })

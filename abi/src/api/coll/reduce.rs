@@ -149,10 +149,17 @@ unsafe fn reduce_impl(
                             }
                         }
                     };
-                    let cl = &*rc;
-                    cl.reduce(&sb, rb.bytes(), &op, role)?;
-                    rb.finish(usize::MAX);
-                    done(s, &call)
+                    // SAFETY: kept with the request.
+                    let (cl, sv, rv) = unsafe { (fix(&*rc), fix(&*sb), fix_mut(rb.bytes())) };
+                    run!(
+                        s,
+                        call,
+                        cl,
+                        store_inter,
+                        (rc, sb),
+                        rb,
+                        reduce / ireduce(sv, rv, &op, role)
+                    )
                 }
             }
         })
@@ -302,7 +309,19 @@ unsafe fn all_impl(
                                 allreduce / iallreduce(sv, rv, &op)
                             );
                         }
-                        AllKind::ScatterBlock => rc.reduce_scatter_block(sv, rv, &op)?,
+                        AllKind::ScatterBlock => {
+                            // SAFETY: as above.
+                            let cl = unsafe { fix(&*rc) };
+                            return run!(
+                                s,
+                                call,
+                                cl,
+                                store_inter,
+                                (rc, sb),
+                                rb,
+                                reduce_scatter_block / ireduce_scatter_block(sv, rv, &op)
+                            );
+                        }
                         AllKind::Scatter => rc.reduce_scatter(sv, rv, &ecounts, &op)?,
                         AllKind::Scan | AllKind::Exscan => {
                             return err(MPI_ERR_COMM, format!("{name} needs an intracommunicator"))

@@ -1,0 +1,120 @@
+/* Non-blocking collectives on an intercommunicator (a parent and the 2 children it spawns)
+   do not wait for the other group at the call: each side starts one, then the parent sends a
+   message that child 0 receives BEFORE it starts its own. A collective that ran to
+   completion at the call would leave the parent waiting for child 0 and child 0 waiting for
+   the message. Igather, Iscatter, Ireduce (root: the parent), Iallgather, Ialltoall and
+   Ireduce_scatter_block, each checked for its data. */
+#include <mpi.h>
+#include "check.h"
+
+#define KIDS 2
+
+/* Child 0 takes the parent's go-ahead first; the parent sends it after starting. */
+static void go_ahead(MPI_Comm inter, int parent, int rank, int tag) {
+  int token = tag;
+  if (parent) {
+    CHECK(MPI_Send(&token, 1, MPI_INT, 0, tag, inter) == MPI_SUCCESS);
+  } else if (rank == 0) {
+    CHECK(MPI_Recv(&token, 1, MPI_INT, 0, tag, inter, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(token == tag);
+  }
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm inter;
+  MPI_Comm_get_parent(&inter);
+  int parent = inter == MPI_COMM_NULL, rank;
+  if (parent) {
+    CHECK(MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, KIDS, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter,
+                         MPI_ERRCODES_IGNORE) == MPI_SUCCESS);
+  }
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int root = parent ? MPI_ROOT : 0;
+  MPI_Request r;
+
+  /* gather: the parent gets each child's rank + 10 */
+  int mine = rank + 10, got[KIDS] = {0};
+  if (parent) {
+    CHECK(MPI_Igather(NULL, 0, MPI_INT, got, 1, MPI_INT, root, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 1);
+  } else {
+    go_ahead(inter, parent, rank, 1);
+    CHECK(MPI_Igather(&mine, 1, MPI_INT, NULL, 0, MPI_INT, root, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(got[0] == 10 && got[1] == 11);
+
+  /* scatter: child i gets 100 + i */
+  int out[KIDS] = {100, 101}, in = -1;
+  if (parent) {
+    CHECK(MPI_Iscatter(out, 1, MPI_INT, NULL, 0, MPI_INT, root, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 2);
+  } else {
+    go_ahead(inter, parent, rank, 2);
+    CHECK(MPI_Iscatter(NULL, 0, MPI_INT, &in, 1, MPI_INT, root, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (!parent) CHECK(in == 100 + rank);
+
+  /* reduce: the parent gets the children's sum of (rank + 1, 2) */
+  int contrib[2] = {rank + 1, 2}, sum[2] = {0, 0};
+  if (parent) {
+    CHECK(MPI_Ireduce(NULL, sum, 2, MPI_INT, MPI_SUM, root, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 3);
+  } else {
+    go_ahead(inter, parent, rank, 3);
+    CHECK(MPI_Ireduce(contrib, NULL, 2, MPI_INT, MPI_SUM, root, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(sum[0] == 3 && sum[1] == 2 * KIDS);
+
+  /* allgather: every process gets the other group's (rank + 1) * (parent ? 7 : 1) */
+  int val = (rank + 1) * (parent ? 7 : 1), all[KIDS] = {0};
+  if (parent) {
+    CHECK(MPI_Iallgather(&val, 1, MPI_INT, all, 1, MPI_INT, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 4);
+  } else {
+    go_ahead(inter, parent, rank, 4);
+    CHECK(MPI_Iallgather(&val, 1, MPI_INT, all, 1, MPI_INT, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(all[0] == 1 && all[1] == 2);
+  else CHECK(all[0] == 7);
+
+  /* alltoall: block j to remote rank j, tagged with both ranks */
+  int send[KIDS], recv[KIDS] = {-1, -1};
+  int remote = parent ? KIDS : 1;
+  for (int j = 0; j < remote; j++) send[j] = (parent ? 1000 : 2000) + 10 * rank + j;
+  if (parent) {
+    CHECK(MPI_Ialltoall(send, 1, MPI_INT, recv, 1, MPI_INT, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 5);
+  } else {
+    go_ahead(inter, parent, rank, 5);
+    CHECK(MPI_Ialltoall(send, 1, MPI_INT, recv, 1, MPI_INT, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  for (int i = 0; i < remote; i++)
+    CHECK(recv[i] == (parent ? 2000 + 10 * i : 1000 + rank));
+
+  /* reduce_scatter_block: both groups reduce vectors of 2 ints (the parent keeps 2 as its
+     block, each child 1); each process gets its block of the other group's sum */
+  int rc = parent ? 2 : 1, vec[2], part[2] = {-1, -1};
+  for (int i = 0; i < 2; i++) vec[i] = parent ? 50 * (i + 1) : i + 1 + rank;
+  if (parent) {
+    CHECK(MPI_Ireduce_scatter_block(vec, part, rc, MPI_INT, MPI_SUM, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 6);
+  } else {
+    go_ahead(inter, parent, rank, 6);
+    CHECK(MPI_Ireduce_scatter_block(vec, part, rc, MPI_INT, MPI_SUM, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(part[0] == 3 && part[1] == 5);
+  else CHECK(part[0] == 50 * (rank + 1));
+
+  MPI_Barrier(inter);
+  if (parent) printf("inter_nonblocking: ok with %d children\n", KIDS);
+  MPI_Comm_disconnect(&inter);
+  MPI_Finalize();
+  return 0;
+}
