@@ -239,11 +239,20 @@ fn unrooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), St
         let shares = p * (p + 1) / 2;
         let mut counts: Vec<usize> = (0..p).map(|i| elems * (i + 1) / shares).collect();
         counts[p - 1] += elems - counts.iter().sum::<usize>();
-        let mut out = vec![0; counts[s.lr] * esz];
-        c.reduce_scatter(&data(s.me(), total, 8), &mut out, &counts, &op(commutative))
-            .map_err(e("reduce_scatter", n))?;
         let at = counts[..s.lr].iter().sum::<usize>() * esz;
-        check(out == reduced[at..at + out.len()], "reduce_scatter", n)?;
+        for blocking in [true, false] {
+            let mut out = vec![0; counts[s.lr] * esz];
+            let (mine, o) = (data(s.me(), total, 8), op(commutative));
+            if blocking {
+                c.reduce_scatter(&mine, &mut out, &counts, &o)
+                    .map_err(e("reduce_scatter", n))?;
+            } else {
+                c.ireduce_scatter(&mine, &mut out, &counts, &o)
+                    .and_then(|r| r.wait())
+                    .map_err(e("ireduce_scatter", n))?;
+            }
+            check(out == reduced[at..at + out.len()], "reduce_scatter", n)?;
+        }
     }
     Ok(())
 }

@@ -2,8 +2,8 @@
    do not wait for the other group at the call: each side starts one, then the parent sends a
    message that child 0 receives BEFORE it starts its own. A collective that ran to
    completion at the call would leave the parent waiting for child 0 and child 0 waiting for
-   the message. Igather, Iscatter, Ireduce (root: the parent), Iallgather, Ialltoall and
-   Ireduce_scatter_block, each checked for its data. */
+   the message. Igather, Iscatter, Ireduce (root: the parent), Iallgather, Ialltoall,
+   Ireduce_scatter_block and Ireduce_scatter, each checked for its data. */
 #include <mpi.h>
 #include "check.h"
 
@@ -111,6 +111,21 @@ int main(int argc, char **argv) {
   CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   if (parent) CHECK(part[0] == 3 && part[1] == 5);
   else CHECK(part[0] == 50 * (rank + 1));
+
+  /* reduce_scatter with counts: the same vectors cut by recvcounts ({2} in the parent's
+     group, {1, 1} in the children's) */
+  int counts_parent[1] = {2}, counts_kids[KIDS] = {1, 1}, piece[2] = {-1, -1};
+  int *counts = parent ? counts_parent : counts_kids;
+  if (parent) {
+    CHECK(MPI_Ireduce_scatter(vec, piece, counts, MPI_INT, MPI_SUM, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 7);
+  } else {
+    go_ahead(inter, parent, rank, 7);
+    CHECK(MPI_Ireduce_scatter(vec, piece, counts, MPI_INT, MPI_SUM, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(piece[0] == 3 && piece[1] == 5);
+  else CHECK(piece[0] == 50 * (rank + 1));
 
   MPI_Barrier(inter);
   if (parent) printf("inter_nonblocking: ok with %d children\n", KIDS);

@@ -1,6 +1,6 @@
 //! The non-blocking forms of the intercommunicator gathers, scatters and reductions beyond
-//! `nonblocking.rs`'s: ireduce, igather, iscatter (rooted), iallgather, ialltoall and
-//! ireduce_scatter_block. Each is one schedule of the blocking form's general shape (a
+//! `nonblocking.rs`'s: ireduce, igather, iscatter (rooted), iallgather, ialltoall,
+//! ireduce_scatter_block and ireduce_scatter. Each is one schedule of the blocking form's general shape (a
 //! binomial step in the local group, one exchange between the group leaders or with the
 //! root, a binomial step back); alltoall goes straight from every process to every remote
 //! one. They match non-blocking calls only (MPI: blocking and non-blocking collectives do
@@ -233,6 +233,60 @@ impl<C: PointToPoint> InterCollectives<C> {
             s.round().send(p, part).recv(p, theirs);
         }
         binomial::scatter(&mut s, me, p, 0, b, theirs, Region::recv(0, b));
+        self.start_joined(t, s, Some(op), send, recv)
+    }
+
+    /// The non-blocking form of `reduce_scatter`: local rank i gets `counts[i]` elements of
+    /// the reduction of the other group's `send` (both groups reduce the same total); the
+    /// leader hands each rank its piece.
+    pub fn ireduce_scatter<'b>(
+        &'b self,
+        send: &'b [u8],
+        recv: &'b mut [u8],
+        counts: &[usize],
+        op: &Op,
+    ) -> Result<InterRequest<'b, C>> {
+        let t = self.next_tag();
+        let (me, p, esz) = (self.rank(), self.size(), op.elem_size());
+        let total: usize = counts.iter().sum();
+        if counts.len() != p || send.len() != total * esz || recv.len() != counts[me] * esz {
+            return Err(bad(
+                CollOp::ReduceScatter,
+                format!(
+                    "{} counts for {p} ranks; send {} / receive {} bytes for a total of {total} \
+                     elements",
+                    counts.len(),
+                    send.len(),
+                    recv.len()
+                ),
+            ));
+        }
+        let n = send.len();
+        let mut s = Schedule::new();
+        let part = Self::leader_scratch(&mut s, me, n);
+        let theirs = Self::leader_scratch(&mut s, me, n);
+        binomial::reduce(
+            &mut s,
+            me,
+            p,
+            0,
+            op.is_commutative(),
+            Region::send(0, n),
+            part,
+        );
+        if me == 0 {
+            s.round().send(p, part).recv(p, theirs);
+            let round = s.round();
+            let mut at = counts[0] * esz;
+            for (i, &c) in counts.iter().enumerate().skip(1) {
+                round.send(i, theirs.sub(at, c * esz));
+                at += c * esz;
+            }
+            s.local()
+                .copy(theirs.sub(0, counts[0] * esz), Region::recv(0, recv.len()));
+        } else {
+            s.round().recv(0, Region::recv(0, recv.len()));
+        }
         self.start_joined(t, s, Some(op), send, recv)
     }
 }

@@ -1,7 +1,7 @@
 //! Barrier, Bcast and the reductions (Reduce, Allreduce, Reduce_scatter(_block), Scan,
 //! Exscan, Reduce_local), blocking and non-blocking; Op_create, Op_free, Op_commutative.
 
-use super::framework::{colls, done, fix, fix_mut, run, Call, Colls};
+use super::framework::{colls, fix, fix_mut, run, Call, Colls};
 use super::{in_place, inter_role, intra_root};
 use crate::api::buffers::{recv_buf_of, send_buf_of, RecvBuf, SendBuf};
 use crate::api::out;
@@ -295,40 +295,24 @@ unsafe fn all_impl(
                     }
                 }
                 Colls::Inter(rc) => {
+                    // SAFETY: as above.
+                    let cl = unsafe { fix(&*rc) };
+                    let keep = (rc, sb);
+                    macro_rules! inter {
+                        ($($op:tt)*) => { run!(s, call, cl, store_inter, keep, rb, $($op)*) };
+                    }
                     match kind {
-                        AllKind::Allreduce => {
-                            // SAFETY: as above.
-                            let cl = unsafe { fix(&*rc) };
-                            return run!(
-                                s,
-                                call,
-                                cl,
-                                store_inter,
-                                (rc, sb),
-                                rb,
-                                allreduce / iallreduce(sv, rv, &op)
-                            );
-                        }
+                        AllKind::Allreduce => inter!(allreduce / iallreduce(sv, rv, &op)),
                         AllKind::ScatterBlock => {
-                            // SAFETY: as above.
-                            let cl = unsafe { fix(&*rc) };
-                            return run!(
-                                s,
-                                call,
-                                cl,
-                                store_inter,
-                                (rc, sb),
-                                rb,
-                                reduce_scatter_block / ireduce_scatter_block(sv, rv, &op)
-                            );
+                            inter!(reduce_scatter_block / ireduce_scatter_block(sv, rv, &op))
                         }
-                        AllKind::Scatter => rc.reduce_scatter(sv, rv, &ecounts, &op)?,
+                        AllKind::Scatter => {
+                            inter!(reduce_scatter / ireduce_scatter(sv, rv, &ecounts, &op))
+                        }
                         AllKind::Scan | AllKind::Exscan => {
-                            return err(MPI_ERR_COMM, format!("{name} needs an intracommunicator"))
+                            err(MPI_ERR_COMM, format!("{name} needs an intracommunicator"))
                         }
                     }
-                    rb.finish(usize::MAX);
-                    done(s, &call)
                 }
             }
         })
