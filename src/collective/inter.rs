@@ -93,6 +93,60 @@ pub trait InterCommunicatorCollectives {
         counts: &[usize],
         op: Operation,
     ) -> Result<()>;
+    /// The non-blocking form of `inter_reduce_into` (MPI_Ireduce). The blocking and
+    /// non-blocking forms do not match each other (MPI's rule): every process of both
+    /// groups calls the same one.
+    fn immediate_inter_reduce_into<'b, T: Element>(
+        &self,
+        role: InterRoot,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// The non-blocking form of `inter_gather_into` (MPI_Igather).
+    fn immediate_inter_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// The non-blocking form of `inter_scatter_into` (MPI_Iscatter).
+    fn immediate_inter_scatter_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Every process gets the other group's `send` blocks in rank order (MPI_Iallgather on
+    /// an intercommunicator).
+    fn immediate_inter_all_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Block j of `send` goes to remote rank j, block i of `recv` comes from remote rank i
+    /// (MPI_Ialltoall on an intercommunicator).
+    fn immediate_inter_all_to_all_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// Each process gets its block (`recv`) of the reduction of the other group's `send`
+    /// (local-size blocks; MPI_Ireduce_scatter_block on an intercommunicator).
+    fn immediate_inter_reduce_scatter_block_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
+    /// The non-blocking form of `inter_reduce_scatter_into` (MPI_Ireduce_scatter).
+    fn immediate_inter_reduce_scatter_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>>;
 }
 
 impl InterCommunicatorCollectives for InterCommunicator {
@@ -158,6 +212,82 @@ impl InterCommunicatorCollectives for InterCommunicator {
         Ok(self
             .colls()?
             .reduce_scatter(as_bytes(send), as_bytes_mut(recv), counts, &op)?)
+    }
+    fn immediate_inter_reduce_into<'b, T: Element>(
+        &self,
+        role: InterRoot,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        let role = role.role(self)?;
+        start_inter(self.colls()?, |c| {
+            c.ireduce(as_bytes(send), as_bytes_mut(recv), &op, role)
+        })
+    }
+    fn immediate_inter_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        let role = role.role(self)?;
+        start_inter(self.colls()?, |c| {
+            c.igather(send.as_bytes(), recv.as_bytes_mut(), role)
+        })
+    }
+    fn immediate_inter_scatter_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        role: InterRoot,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        let role = role.role(self)?;
+        start_inter(self.colls()?, |c| {
+            c.iscatter(send.as_bytes(), recv.as_bytes_mut(), role)
+        })
+    }
+    fn immediate_inter_all_gather_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        start_inter(self.colls()?, |c| {
+            c.iallgather(send.as_bytes(), recv.as_bytes_mut())
+        })
+    }
+    fn immediate_inter_all_to_all_into<'b, S: Buffer + ?Sized, R: BufferMut + ?Sized>(
+        &self,
+        send: &'b S,
+        recv: &'b mut R,
+    ) -> Result<CollectiveRequest<'b>> {
+        start_inter(self.colls()?, |c| {
+            c.ialltoall(send.as_bytes(), recv.as_bytes_mut())
+        })
+    }
+    fn immediate_inter_reduce_scatter_block_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        start_inter(self.colls()?, |c| {
+            c.ireduce_scatter_block(as_bytes(send), as_bytes_mut(recv), &op)
+        })
+    }
+    fn immediate_inter_reduce_scatter_into<'b, T: Element>(
+        &self,
+        send: &'b [T],
+        recv: &'b mut [T],
+        counts: &[usize],
+        op: Operation,
+    ) -> Result<CollectiveRequest<'b>> {
+        let op = op.op_for::<T>()?;
+        start_inter(self.colls()?, |c| {
+            c.ireduce_scatter(as_bytes(send), as_bytes_mut(recv), counts, &op)
+        })
     }
 }
 

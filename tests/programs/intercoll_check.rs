@@ -237,7 +237,90 @@ fn inter_ops(ic: &InterCommunicator, s: &Side, n: usize) -> R {
     if s.g == 0 {
         check(mine == vals(1000 + s.lr as i32, n), "scatter", n)?;
     }
-    non_blocking(ic, s, n)
+    non_blocking(ic, s, n)?;
+    non_blocking_data(ic, s, n)
+}
+
+/// ireduce, igather, iscatter (root: the second group's rank 0), iallgather, ialltoall,
+/// ireduce_scatter_block and ireduce_scatter, all in flight together, completed in reverse.
+fn non_blocking_data(ic: &InterCommunicator, s: &Side, n: usize) -> R {
+    let (p, q) = (s.mine.len(), s.theirs.len());
+    let me = s.mine[s.lr];
+    let role = match (s.g, s.lr) {
+        (1, 0) => InterRoot::Root,
+        (1, _) => InterRoot::ProcNull,
+        _ => InterRoot::Remote(0),
+    };
+    let root = role == InterRoot::Root;
+    let sum_of = |ranks: &[i32], i: usize| ranks.iter().map(|&r| v(r, i)).sum::<i64>();
+    let mine = vals(me, n);
+    // Rooted: the root gets the first group's sum and blocks; its scatter gives remote rank
+    // j the values of `me + j`.
+    let mut red = vec![0i64; if root { n } else { 0 }];
+    let mut gat = vec![0i64; if root { n * q } else { 0 }];
+    let sca: Vec<i64> = if root {
+        (0..q).flat_map(|j| vals(me + j as i32, n)).collect()
+    } else {
+        Vec::new()
+    };
+    let mut got = vec![0i64; if s.g == 0 { n } else { 0 }];
+    // Unrooted: blocks of n values; both groups reduce vectors of p * q * n values.
+    let mut all = vec![0i64; q * n];
+    let a2a: Vec<i64> = (0..q).flat_map(|j| vals(me * 10 + j as i32, n)).collect();
+    let mut a2a_out = vec![0i64; q * n];
+    let total = p * q * n;
+    let vec_all: Vec<i64> = (0..total).map(|i| v(me, i)).collect();
+    let mut rsb = vec![0i64; total / p];
+    let counts = split(total, p);
+    let mut rs = vec![0i64; counts[s.lr]];
+    let reqs = vec![
+        ic.immediate_inter_reduce_into(role, &mine, &mut red, SystemOperation::sum())
+            .map_err(e("ireduce"))?,
+        ic.immediate_inter_gather_into(role, &mine[..], &mut gat[..])
+            .map_err(e("igather"))?,
+        ic.immediate_inter_scatter_into(role, &sca[..], &mut got[..])
+            .map_err(e("iscatter"))?,
+        ic.immediate_inter_all_gather_into(&mine[..], &mut all[..])
+            .map_err(e("iallgather"))?,
+        ic.immediate_inter_all_to_all_into(&a2a[..], &mut a2a_out[..])
+            .map_err(e("ialltoall"))?,
+        ic.immediate_inter_reduce_scatter_block_into(&vec_all, &mut rsb, SystemOperation::sum())
+            .map_err(e("ireduce_scatter_block"))?,
+        ic.immediate_inter_reduce_scatter_into(&vec_all, &mut rs, &counts, SystemOperation::sum())
+            .map_err(e("ireduce_scatter"))?,
+    ];
+    for r in reqs.into_iter().rev() {
+        r.wait()
+            .map_err(e("a non-blocking intercommunicator collective"))?;
+    }
+    if root {
+        check(
+            red == (0..n).map(|i| sum_of(&s.theirs, i)).collect::<Vec<_>>(),
+            "ireduce",
+            n,
+        )?;
+        let want: Vec<i64> = s.theirs.iter().flat_map(|&r| vals(r, n)).collect();
+        check(gat == want, "igather", n)?;
+    }
+    if s.g == 0 {
+        check(got == vals(s.theirs[0] + s.lr as i32, n), "iscatter", n)?;
+    }
+    let want: Vec<i64> = s.theirs.iter().flat_map(|&r| vals(r, n)).collect();
+    check(all == want, "iallgather", n)?;
+    let want: Vec<i64> = s
+        .theirs
+        .iter()
+        .flat_map(|&r| vals(r * 10 + s.lr as i32, n))
+        .collect();
+    check(a2a_out == want, "ialltoall", n)?;
+    let at = s.lr * total / p;
+    let reduced: Vec<i64> = (at..at + total / p).map(|i| sum_of(&s.theirs, i)).collect();
+    check(rsb == reduced, "ireduce_scatter_block", n)?;
+    let at: usize = counts[..s.lr].iter().sum();
+    let reduced: Vec<i64> = (at..at + counts[s.lr])
+        .map(|i| sum_of(&s.theirs, i))
+        .collect();
+    check(rs == reduced, "ireduce_scatter", n)
 }
 
 /// ibarrier, iallreduce (commutative and not), ibcast from the second group's rank 0, all
