@@ -40,6 +40,18 @@ impl<C: PointToPoint> InterCollectives<C> {
         }
     }
 
+    /// The local group's reduction of its `n` send bytes, on the leader, swapped for the
+    /// other group's: the leader's region that then holds the other group's reduction.
+    fn reduce_then_swap(s: &mut Schedule, me: usize, p: usize, n: usize, op: &Op) -> Region {
+        let part = Self::leader_scratch(s, me, n);
+        let theirs = Self::leader_scratch(s, me, n);
+        binomial::reduce(s, me, p, 0, op.is_commutative(), Region::send(0, n), part);
+        if me == 0 {
+            s.round().send(p, part).recv(p, theirs);
+        }
+        theirs
+    }
+
     /// The non-blocking form of `reduce`: the root's `recv` gets the reduction of the other
     /// group's `send` buffers.
     pub fn ireduce<'b>(
@@ -218,20 +230,7 @@ impl<C: PointToPoint> InterCollectives<C> {
         }
         Self::whole_elements(CollOp::ReduceScatterBlock, n, op)?;
         let mut s = Schedule::new();
-        let part = Self::leader_scratch(&mut s, me, n);
-        let theirs = Self::leader_scratch(&mut s, me, n);
-        binomial::reduce(
-            &mut s,
-            me,
-            p,
-            0,
-            op.is_commutative(),
-            Region::send(0, n),
-            part,
-        );
-        if me == 0 {
-            s.round().send(p, part).recv(p, theirs);
-        }
+        let theirs = Self::reduce_then_swap(&mut s, me, p, n, op);
         binomial::scatter(&mut s, me, p, 0, b, theirs, Region::recv(0, b));
         self.start_joined(t, s, Some(op), send, recv)
     }
@@ -261,21 +260,9 @@ impl<C: PointToPoint> InterCollectives<C> {
                 ),
             ));
         }
-        let n = send.len();
         let mut s = Schedule::new();
-        let part = Self::leader_scratch(&mut s, me, n);
-        let theirs = Self::leader_scratch(&mut s, me, n);
-        binomial::reduce(
-            &mut s,
-            me,
-            p,
-            0,
-            op.is_commutative(),
-            Region::send(0, n),
-            part,
-        );
+        let theirs = Self::reduce_then_swap(&mut s, me, p, send.len(), op);
         if me == 0 {
-            s.round().send(p, part).recv(p, theirs);
             let round = s.round();
             let mut at = counts[0] * esz;
             for (i, &c) in counts.iter().enumerate().skip(1) {
