@@ -228,6 +228,34 @@ fn unrooted(c: &InterCollectives<MockComm>, s: &Side, n: usize) -> Result<(), St
         let want: Vec<u8> = s.theirs().flat_map(|r| block(r, s.lr, remote_b)).collect();
         check(recv == want, "alltoall", n)?;
     }
+    // iexchange: a block of its own length to and from every remote rank, some empty.
+    let len = |a: usize, b: usize| {
+        if (a + b).is_multiple_of(3) {
+            0
+        } else {
+            n + a + b
+        }
+    };
+    let (mut sends, mut send) = (Vec::new(), Vec::new());
+    for j in 0..q {
+        sends.push((j, send.len(), len(s.lr, j)));
+        send.extend(block(s.me(), j + 500, len(s.lr, j)));
+    }
+    let (mut recvs, mut at) = (Vec::new(), 0);
+    for r in 0..q {
+        recvs.push((r, at, len(r, s.lr)));
+        at += len(r, s.lr);
+    }
+    let mut recv = vec![0; at];
+    c.iexchange(&send, &sends, &mut recv, &recvs)
+        .and_then(|r| r.wait())
+        .map_err(e("iexchange", n))?;
+    let want: Vec<u8> = s
+        .theirs()
+        .enumerate()
+        .flat_map(|(i, r)| block(r, s.lr + 500, len(i, s.lr)))
+        .collect();
+    check(recv == want, "iexchange", n)?;
     // reduce_scatter(_block): both groups reduce the same total (p q n bytes); the result
     // of the other group's buffers is cut among this group's ranks.
     let total = p * q * n;

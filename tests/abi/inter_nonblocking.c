@@ -3,7 +3,8 @@
    message that child 0 receives BEFORE it starts its own. A collective that ran to
    completion at the call would leave the parent waiting for child 0 and child 0 waiting for
    the message. Igather, Iscatter, Ireduce (root: the parent), Iallgather, Ialltoall,
-   Ireduce_scatter_block and Ireduce_scatter, each checked for its data. */
+   Ireduce_scatter_block and Ireduce_scatter, and the v-forms Igatherv, Iscatterv,
+   Iallgatherv and Ialltoallv, each checked for its data. */
 #include <mpi.h>
 #include "check.h"
 
@@ -126,6 +127,67 @@ int main(int argc, char **argv) {
   CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   if (parent) CHECK(piece[0] == 3 && piece[1] == 5);
   else CHECK(piece[0] == 50 * (rank + 1));
+
+  /* the v-forms: child i contributes (or gets) i + 1 ints; the parent 3 */
+  int vbuf[8], vout[8], vcounts[KIDS] = {1, 2}, vdispls[KIDS] = {0, 1}, three[3] = {7, 8, 9};
+  for (int i = 0; i < 8; i++) vbuf[i] = 40 + 10 * rank + i, vout[i] = -1;
+  if (parent) {
+    CHECK(MPI_Igatherv(NULL, 0, MPI_INT, vout, vcounts, vdispls, MPI_INT, root, inter, &r) ==
+          MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 8);
+  } else {
+    go_ahead(inter, parent, rank, 8);
+    CHECK(MPI_Igatherv(vbuf, rank + 1, MPI_INT, NULL, NULL, NULL, MPI_INT, root, inter, &r) ==
+          MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(vout[0] == 40 && vout[1] == 50 && vout[2] == 51);
+
+  for (int i = 0; i < 8; i++) vout[i] = -1;
+  if (parent) {
+    CHECK(MPI_Iscatterv(vbuf, vcounts, vdispls, MPI_INT, NULL, 0, MPI_INT, root, inter, &r) ==
+          MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 9);
+  } else {
+    go_ahead(inter, parent, rank, 9);
+    CHECK(MPI_Iscatterv(NULL, NULL, NULL, MPI_INT, vout, rank + 1, MPI_INT, root, inter, &r) ==
+          MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (!parent) CHECK(vout[0] == 40 + rank && (rank == 0 || vout[1] == 42));
+
+  for (int i = 0; i < 8; i++) vout[i] = -1;
+  int one_count[1] = {3}, zero_displ[1] = {0};
+  if (parent) {
+    CHECK(MPI_Iallgatherv(three, 3, MPI_INT, vout, vcounts, vdispls, MPI_INT, inter, &r) ==
+          MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 10);
+  } else {
+    go_ahead(inter, parent, rank, 10);
+    CHECK(MPI_Iallgatherv(vbuf, rank + 1, MPI_INT, vout, one_count, zero_displ, MPI_INT, inter,
+                          &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(vout[0] == 40 && vout[1] == 50 && vout[2] == 51);
+  else CHECK(vout[0] == 7 && vout[1] == 8 && vout[2] == 9);
+
+  /* alltoallv: the parent sends child j j + 1 ints; child i sends the parent i + 2 */
+  for (int i = 0; i < 8; i++) vout[i] = -1;
+  int kid_counts[1], kid_displs[1] = {0}, from_kids[KIDS] = {2, 3}, at_kids[KIDS] = {0, 2};
+  if (parent) {
+    CHECK(MPI_Ialltoallv(vbuf, vcounts, vdispls, MPI_INT, vout, from_kids, at_kids, MPI_INT, inter,
+                         &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 11);
+  } else {
+    go_ahead(inter, parent, rank, 11);
+    int mine_count[1] = {rank + 2};
+    kid_counts[0] = rank + 1;
+    CHECK(MPI_Ialltoallv(vbuf, mine_count, kid_displs, MPI_INT, vout, kid_counts, kid_displs,
+                         MPI_INT, inter, &r) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) CHECK(vout[0] == 40 && vout[1] == 41 && vout[2] == 50 && vout[4] == 52);
+  else CHECK(vout[0] == 40 + rank && (rank == 0 || vout[1] == 42));
 
   MPI_Barrier(inter);
   if (parent) printf("inter_nonblocking: ok with %d children\n", KIDS);

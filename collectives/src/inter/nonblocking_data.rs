@@ -1,6 +1,7 @@
 //! The non-blocking forms of the intercommunicator gathers, scatters and reductions beyond
 //! `nonblocking.rs`'s: ireduce, igather, iscatter (rooted), iallgather, ialltoall,
-//! ireduce_scatter_block and ireduce_scatter. Each is one schedule of the blocking form's general shape (a
+//! ireduce_scatter_block, ireduce_scatter, and iexchange (blocks straight between the
+//! processes, for the v-forms). Each is one schedule of the blocking form's general shape (a
 //! binomial step in the local group, one exchange between the group leaders or with the
 //! root, a binomial step back); alltoall goes straight from every process to every remote
 //! one. They match non-blocking calls only (MPI: blocking and non-blocking collectives do
@@ -275,5 +276,43 @@ impl<C: PointToPoint> InterCollectives<C> {
             s.round().recv(0, Region::recv(0, recv.len()));
         }
         self.start_joined(t, s, Some(op), send, recv)
+    }
+
+    /// A non-blocking exchange of byte blocks straight between this process and remote
+    /// ones, in one round: `sends` and `recvs` are (remote rank, offset, length) in `send`
+    /// and `recv`; empty blocks are skipped (the v-forms and their irregular blocks).
+    pub fn iexchange<'b>(
+        &'b self,
+        send: &'b [u8],
+        sends: &[(usize, usize, usize)],
+        recv: &'b mut [u8],
+        recvs: &[(usize, usize, usize)],
+    ) -> Result<InterRequest<'b, C>> {
+        let t = self.next_tag();
+        let (p, q) = (self.size(), self.remote_size());
+        let fits = |&(r, off, len): &(usize, usize, usize), total: usize| {
+            r < q && off.checked_add(len).is_some_and(|end| end <= total)
+        };
+        if let Some(b) = sends.iter().find(|b| !fits(b, send.len())) {
+            return Err(bad(
+                CollOp::Alltoall,
+                format!("send block {b:?} (remote rank, offset, length) is outside the {} bytes or {q} remote ranks", send.len()),
+            ));
+        }
+        if let Some(b) = recvs.iter().find(|b| !fits(b, recv.len())) {
+            return Err(bad(
+                CollOp::Alltoall,
+                format!("receive block {b:?} (remote rank, offset, length) is outside the {} bytes or {q} remote ranks", recv.len()),
+            ));
+        }
+        let mut s = Schedule::new();
+        let round = s.round();
+        for &(r, off, len) in sends.iter().filter(|b| b.2 > 0) {
+            round.send(p + r, Region::send(off, len));
+        }
+        for &(r, off, len) in recvs.iter().filter(|b| b.2 > 0) {
+            round.recv(p + r, Region::recv(off, len));
+        }
+        self.start_joined(t, s, None, send, recv)
     }
 }

@@ -283,7 +283,6 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                         );
                     }
                     if send.is_v() || recv.is_v() {
-                        drop(ic);
                         let c = s.comm(call.comm)?.comm.raw().clone();
                         let role = match kind {
                             Kind::Gather | Kind::Scatter => Some(inter_role(root, rsize as c_int)?),
@@ -307,6 +306,39 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                             (Some(b), true) => send_of(&send, &st, b.elems)?,
                             (None, true) => send_of(&send, &st, send.count)?,
                         };
+                        if !call.blocking() {
+                            // One schedule of blocks straight between the processes.
+                            let sends: Vec<(usize, usize, usize)> = match (&sbl, role) {
+                                (_, _) if !sends => Vec::new(),
+                                (Some(b), _) => {
+                                    (0..rsize).map(|i| (i, b.displs[i], b.counts[i])).collect()
+                                }
+                                (None, Some(InterRole::Remote(r))) => vec![(r, 0, sb.len())],
+                                (None, _) => (0..rsize).map(|i| (i, 0, sb.len())).collect(),
+                            };
+                            let mut rb = if !gets {
+                                RecvBuf::Direct(&mut [])
+                            } else if recv.is_v() {
+                                let rbl = recv.blocks(rsize, &rt)?;
+                                recv_of(&recv, &rt, rbl.elems, true)?
+                            } else {
+                                recv_of(&recv, &rt, recv.count, false)?
+                            };
+                            let len = rb.bytes().len();
+                            let recvs = match role {
+                                _ if !gets => Vec::new(),
+                                Some(InterRole::Remote(r)) => vec![(r, 0, len)],
+                                _ => {
+                                    let rbl = recv.blocks(rsize, &rt)?;
+                                    inter_v::spans(&rbl.counts, &rbl.displs, len)?
+                                }
+                            };
+                            // SAFETY: `ic` and the buffers are kept with the request.
+                            let (cl, sv, rv) =
+                                unsafe { (fix(&*ic), fix(&*sb), fix_mut(rb.bytes())) };
+                            let req = cl.iexchange(sv, &sends, rv, &recvs)?;
+                            return super::framework::store_inter(s, &call, req, (ic, sb), rb);
+                        }
                         let blocks: Vec<(i32, &[u8])> = match (&sbl, role) {
                             (_, _) if !sends => Vec::new(),
                             (Some(b), _) => (0..rsize)

@@ -32,30 +32,47 @@ pub fn exchange(c: &Raw, blocks: &[(i32, &[u8])], into: Vec<(i32, &mut [u8])>) -
     }
 }
 
-/// The blocks (`counts[i]` bytes at `displs[i]`) of `buf`, as disjoint slices tagged with
-/// their remote rank; overlapping receive blocks are an error (MPI forbids them).
-pub fn carve<'a>(
-    buf: &'a mut [u8],
+/// The non-empty blocks (`counts[i]` bytes at `displs[i]` of a `len`-byte buffer) as
+/// (remote rank, offset, length), in buffer order; overlapping receive blocks are an error
+/// (MPI forbids them).
+pub fn spans(
     counts: &[usize],
     displs: &[usize],
-) -> MpiResult<Vec<(i32, &'a mut [u8])>> {
+    len: usize,
+) -> MpiResult<Vec<(usize, usize, usize)>> {
     let mut order: Vec<usize> = (0..counts.len()).filter(|&i| counts[i] > 0).collect();
     order.sort_by_key(|&i| displs[i]);
-    let mut out = Vec::with_capacity(order.len());
-    let mut rest = buf;
     let mut at = 0;
+    let mut out = Vec::with_capacity(order.len());
     for i in order {
-        if displs[i] < at || displs[i] + counts[i] - at > rest.len() {
+        if displs[i] < at || displs[i] + counts[i] > len {
             return crate::error::err(
                 crate::consts::MPI_ERR_ARG,
                 "receive blocks overlap or lie outside the buffer",
             );
         }
-        let (_, tail) = std::mem::take(&mut rest).split_at_mut(displs[i] - at);
-        let (block, tail) = tail.split_at_mut(counts[i]);
+        out.push((i, displs[i], counts[i]));
+        at = displs[i] + counts[i];
+    }
+    Ok(out)
+}
+
+/// The blocks of `buf` (see `spans`) as disjoint slices tagged with their remote rank.
+pub fn carve<'a>(
+    buf: &'a mut [u8],
+    counts: &[usize],
+    displs: &[usize],
+) -> MpiResult<Vec<(i32, &'a mut [u8])>> {
+    let spans = spans(counts, displs, buf.len())?;
+    let mut out = Vec::with_capacity(spans.len());
+    let mut rest = buf;
+    let mut at = 0;
+    for (i, off, len) in spans {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(off - at);
+        let (block, tail) = tail.split_at_mut(len);
         out.push((i as i32, block));
         rest = tail;
-        at = displs[i] + counts[i];
+        at = off + len;
     }
     Ok(out)
 }
