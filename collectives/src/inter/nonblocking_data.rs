@@ -53,6 +53,34 @@ impl<C: PointToPoint> InterCollectives<C> {
         theirs
     }
 
+    /// The schedule of a collective towards a root: the root receives its whole `recv_len`
+    /// bytes from the other group's leader; in that group, `up` builds the local step that
+    /// leaves the leader's result in the region it returns, which the leader sends on.
+    fn towards_root(
+        &self,
+        what: CollOp,
+        role: InterRole,
+        recv_len: usize,
+        up: impl FnOnce(&mut Schedule, usize, usize) -> Region,
+    ) -> Result<Schedule> {
+        let (me, p) = (self.rank(), self.size());
+        let mut s = Schedule::new();
+        match role {
+            InterRole::Root => {
+                s.round().recv(p, Region::recv(0, recv_len));
+            }
+            InterRole::ProcNull => {}
+            InterRole::Remote(r) => {
+                self.check_remote(what, r)?;
+                let out = up(&mut s, me, p);
+                if me == 0 {
+                    s.round().send(p + r, out);
+                }
+            }
+        }
+        Ok(s)
+    }
+
     /// The non-blocking form of `reduce`: the root's `recv` gets the reduction of the other
     /// group's `send` buffers.
     pub fn ireduce<'b>(
@@ -63,25 +91,13 @@ impl<C: PointToPoint> InterCollectives<C> {
         role: InterRole,
     ) -> Result<InterRequest<'b, C>> {
         let t = self.next_tag();
-        let (me, p) = (self.rank(), self.size());
-        let mut s = Schedule::new();
-        match role {
-            InterRole::Root => {
-                s.round().recv(p, Region::recv(0, recv.len()));
-            }
-            InterRole::ProcNull => {}
-            InterRole::Remote(r) => {
-                self.check_remote(CollOp::Reduce, r)?;
-                let n = send.len();
-                Self::whole_elements(CollOp::Reduce, n, op)?;
-                let part = Self::leader_scratch(&mut s, me, n);
-                let input = Region::send(0, n);
-                binomial::reduce(&mut s, me, p, 0, op.is_commutative(), input, part);
-                if me == 0 {
-                    s.round().send(p + r, part);
-                }
-            }
-        }
+        let n = send.len();
+        Self::whole_elements(CollOp::Reduce, n, op)?;
+        let s = self.towards_root(CollOp::Reduce, role, recv.len(), |s, me, p| {
+            let part = Self::leader_scratch(s, me, n);
+            binomial::reduce(s, me, p, 0, op.is_commutative(), Region::send(0, n), part);
+            part
+        })?;
         self.start_joined(t, s, Some(op), send, recv)
     }
 
@@ -94,23 +110,12 @@ impl<C: PointToPoint> InterCollectives<C> {
         role: InterRole,
     ) -> Result<InterRequest<'b, C>> {
         let t = self.next_tag();
-        let (me, p) = (self.rank(), self.size());
-        let mut s = Schedule::new();
-        match role {
-            InterRole::Root => {
-                s.round().recv(p, Region::recv(0, recv.len()));
-            }
-            InterRole::ProcNull => {}
-            InterRole::Remote(r) => {
-                self.check_remote(CollOp::Gather, r)?;
-                let b = send.len();
-                let all = Self::leader_scratch(&mut s, me, b * p);
-                binomial::gather(&mut s, me, p, 0, b, Region::send(0, b), all);
-                if me == 0 {
-                    s.round().send(p + r, all);
-                }
-            }
-        }
+        let b = send.len();
+        let s = self.towards_root(CollOp::Gather, role, recv.len(), |s, me, p| {
+            let all = Self::leader_scratch(s, me, b * p);
+            binomial::gather(s, me, p, 0, b, Region::send(0, b), all);
+            all
+        })?;
         self.start_joined(t, s, None, send, recv)
     }
 
