@@ -6,8 +6,8 @@ use crate::{CommError, Group, Result};
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-thread_local! {
-    static LIVE: RefCell<BTreeSet<u64>> = const { RefCell::new(BTreeSet::new()) };
+ibdyn_owner::process_local! {
+    static LIVE: RefCell<BTreeSet<u64>> = RefCell::new(BTreeSet::new());
 }
 
 /// The session of epoch `epoch` has started.
@@ -17,7 +17,7 @@ pub(crate) fn started(epoch: u64) {
 
 /// The session of epoch `epoch` has been finalized.
 pub(crate) fn ended(epoch: u64) {
-    // try_with: sessions may drop while the thread's state is being destroyed.
+    // try_with: a session dropped where the state is out of reach changes nothing.
     let _ = LIVE.try_with(|l| l.borrow_mut().remove(&epoch));
 }
 
@@ -74,6 +74,7 @@ mod tests {
 
     #[test]
     fn groups_of_finalized_or_mixed_sessions_are_refused() {
+        let _owner = ibdyn_owner::enter();
         started(101);
         started(102);
         assert!(check_group(&g(Some(101))).is_ok());

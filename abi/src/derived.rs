@@ -159,7 +159,7 @@ impl Ty {
     }
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     static TYPES: RefCell<Table<Rc<Derived>>> = RefCell::new(Table::new());
 }
 
@@ -332,7 +332,7 @@ pub fn free(h: Handle) -> MpiResult<()> {
     Ok(())
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     /// Names the program gave predefined types (MPI lets it rename them).
     static RENAMED: RefCell<std::collections::HashMap<Handle, String>> = RefCell::default();
 }

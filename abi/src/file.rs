@@ -319,10 +319,10 @@ pub fn datarep_ok(name: &str) -> MpiResult<()> {
     }
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     static FILES: RefCell<Table<FileObj>> = RefCell::new(Table::new());
     /// MPI_FILE_NULL's error handler: the one MPI_File_open's errors go to.
-    static DEFAULT_HANDLER: std::cell::Cell<ErrHandler> = const { std::cell::Cell::new(ErrHandler::Return) };
+    static DEFAULT_HANDLER: std::cell::Cell<ErrHandler> = std::cell::Cell::new(ErrHandler::Return);
 }
 
 pub fn add(f: FileObj) -> Handle {
@@ -340,7 +340,7 @@ fn index(h: Handle) -> MpiResult<usize> {
 /// Runs `f` on file `h`. `f` must not call MPI functions that touch files.
 pub fn with<R>(h: Handle, f: impl FnOnce(&mut FileObj) -> MpiResult<R>) -> MpiResult<R> {
     let i = index(h)?;
-    FILES.with(|t| match t.borrow_mut().get_mut(i) {
+    crate::state::owned(&FILES, |t| match t.borrow_mut().get_mut(i) {
         Some(x) => f(x),
         None => err(
             MPI_ERR_FILE,
@@ -364,7 +364,7 @@ pub fn remove(h: Handle) -> MpiResult<FileObj> {
 
 /// The error handler for an error about file `h` (MPI_FILE_NULL's for no file).
 pub fn handler_of(h: Handle) -> ErrHandler {
-    let eh = with(h, |f| Ok(f.errhandler)).unwrap_or_else(|_| DEFAULT_HANDLER.with(|d| d.get()));
+    let eh = with(h, |f| Ok(f.errhandler)).unwrap_or_else(|_| default_handler());
     eh.about(h)
 }
 
@@ -373,7 +373,10 @@ pub fn set_default_handler(eh: ErrHandler) {
 }
 
 pub fn default_handler() -> ErrHandler {
-    DEFAULT_HANDLER.with(|d| d.get())
+    // Files return their errors unless told otherwise (also on a thread that may not call).
+    DEFAULT_HANDLER
+        .try_with(|d| d.get())
+        .unwrap_or(ErrHandler::Return)
 }
 
 #[cfg(test)]
@@ -395,6 +398,7 @@ mod tests {
 
     #[test]
     fn a_contiguous_view_is_one_range_after_the_displacement() {
+        let _owner = ibdyn_owner::enter();
         let v = view(100, 0x247);
         assert_eq!(v.ranges(5, 10), vec![(105, 10)]);
         assert_eq!(v.data_before(130), 30);
@@ -403,6 +407,7 @@ mod tests {
 
     #[test]
     fn a_strided_filetype_selects_its_blocks_tile_after_tile() {
+        let _owner = ibdyn_owner::enter();
         // 2 bytes of every 8, then the type resized to 8: tiles at 0, 8, 16, ...
         let byte = derived::resolve(0x247, false).unwrap();
         let two = derived::build(

@@ -16,6 +16,7 @@ mod derived;
 mod error;
 mod file;
 mod grequest;
+mod infos;
 mod objects;
 mod ops;
 mod partitioned;
@@ -23,6 +24,7 @@ mod request;
 mod state;
 mod status;
 mod table;
+mod threads;
 mod topology;
 mod user_errhandler;
 mod user_errors;
@@ -49,10 +51,14 @@ fn call_with(
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            let e = MpiError::new(
-                consts::MPI_ERR_INTERN,
-                format!("internal error in ibdyn (please report it): {what}"),
-            );
+            let e = if what.starts_with(ibdyn_owner::Foreign::MESSAGE) {
+                MpiError::new(consts::MPI_ERR_OTHER, what)
+            } else {
+                MpiError::new(
+                    consts::MPI_ERR_INTERN,
+                    format!("internal error in ibdyn (please report it): {what}"),
+                )
+            };
             raise(name, e, handler())
         }
     }
@@ -63,13 +69,25 @@ fn call(name: &str, comm: Handle, f: impl FnOnce() -> MpiResult<()>) -> c_int {
     call_with(name, || state::errhandler_for(comm), f)
 }
 
-/// Exports `MPI_$name` and `PMPI_$name`, both running `$imp`.
+/// Exports `MPI_$name` and `PMPI_$name`, both running `$imp` with the runtime's state
+/// owned for the call (`threads::enter`). `any_thread` functions take no ownership: they
+/// touch no state of the runtime and must not wait for a call of another thread
+/// (MPI_Grequest_complete is called while MPI_Wait waits for it).
 macro_rules! export {
-    ($name:ident, $pname:ident, $imp:path, ($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty) => {
+    (any_thread $name:ident, $pname:ident, $imp:path, $args:tt -> $ret:ty) => {
+        $crate::export!(@emit [] $name, $pname, $imp, $args -> $ret);
+    };
+    ($name:ident, $pname:ident, $imp:path, $args:tt -> $ret:ty) => {
+        $crate::export!(@emit [let _entry = $crate::threads::enter();]
+            $name, $pname, $imp, $args -> $ret);
+    };
+    (@emit [$($enter:tt)*] $name:ident, $pname:ident, $imp:path,
+        ($($arg:ident : $ty:ty),* $(,)?) -> $ret:ty) => {
         /// # Safety
         /// Pointer arguments as the MPI standard specifies them for this function.
         #[no_mangle]
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> $ret {
+            $($enter)*
             // SAFETY: the caller keeps the MPI contract of this function's arguments.
             unsafe { $imp($($arg),*) }
         }
@@ -77,6 +95,7 @@ macro_rules! export {
         /// Pointer arguments as the MPI standard specifies them for this function.
         #[no_mangle]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> $ret {
+            $($enter)*
             // SAFETY: as for the PMPI_ entry point.
             unsafe { $imp($($arg),*) }
         }

@@ -1,5 +1,6 @@
-//! The local objects of the library besides communicators and requests: groups, info
-//! objects, attribute keys (with the predefined attributes' values) and open ports.
+//! The local objects of the library besides communicators and requests: groups, attribute
+//! keys (with the predefined attributes' values) and open ports. (Info objects outlive
+//! MPI's initialisation: `infos`.)
 
 use crate::consts::*;
 use crate::error::{err, MpiResult};
@@ -9,8 +10,6 @@ use std::os::raw::c_int;
 
 /// Group handles are this plus the table index.
 const GROUP_BASE: Handle = 0x5000_0000;
-/// Info handles are this plus the table index.
-const INFO_BASE: Handle = 0x5800_0000;
 /// User keyvals are this plus the table index (above the predefined ones).
 const KEYVAL_BASE: c_int = 0x1000;
 
@@ -28,13 +27,9 @@ pub struct Keyval {
     pub extra: usize,
 }
 
-/// An info object: its keys in insertion order.
-pub type Info = Vec<(String, String)>;
-
 #[derive(Default)]
 pub struct Objects {
     groups: Table<Group>,
-    infos: Table<Info>,
     keyvals: Table<Keyval>,
     pub ports: Vec<ibdyn::Port>,
     /// Datatype attributes: (datatype, keyval, value), oldest first.
@@ -75,38 +70,6 @@ impl Objects {
         }
         self.group(h)?;
         self.groups.remove(h - GROUP_BASE);
-        Ok(())
-    }
-
-    pub fn add_info(&mut self, i: Info) -> Handle {
-        INFO_BASE + self.infos.insert(i)
-    }
-
-    pub fn info(&self, h: Handle) -> MpiResult<&Info> {
-        h.checked_sub(INFO_BASE)
-            .and_then(|i| self.infos.get(i))
-            .ok_or_else(|| {
-                crate::error::MpiError::new(
-                    MPI_ERR_INFO,
-                    format!("{h:#x} is not an info object (freed already, or MPI_INFO_NULL?)"),
-                )
-            })
-    }
-
-    pub fn info_mut(&mut self, h: Handle) -> MpiResult<&mut Info> {
-        h.checked_sub(INFO_BASE)
-            .and_then(|i| self.infos.get_mut(i))
-            .ok_or_else(|| {
-                crate::error::MpiError::new(
-                    MPI_ERR_INFO,
-                    format!("{h:#x} is not an info object that can be changed"),
-                )
-            })
-    }
-
-    pub fn free_info(&mut self, h: Handle) -> MpiResult<()> {
-        self.info(h)?;
-        self.infos.remove(h - INFO_BASE);
         Ok(())
     }
 

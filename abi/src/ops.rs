@@ -38,11 +38,11 @@ struct UserOp {
 /// An `_x` operation's destructor and extra state.
 type Destructor = (crate::user_errhandler::DestructorFn, usize);
 
-thread_local! {
+ibdyn_owner::process_local! {
     static OPS: RefCell<Table<UserOp>> = RefCell::new(Table::new());
     /// Destructors of `_x` operations, run when MPI ends (`clear`): a freed operation may
     /// still be in use by a non-blocking reduction until then.
-    static DESTRUCTORS: RefCell<Vec<Destructor>> = const { RefCell::new(Vec::new()) };
+    static DESTRUCTORS: RefCell<Vec<Destructor>> = RefCell::new(Vec::new());
 }
 
 pub fn create(f: UserFunc, commute: bool) -> Handle {

@@ -35,7 +35,7 @@ pub struct PartSend<T> {
     left: usize,
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     /// Partitioned init calls of this process so far per (context id, send side, peer, tag).
     static INITS: RefCell<HashMap<(u64, bool, c_int, c_int), u64>> = RefCell::new(HashMap::new());
 }

@@ -1,10 +1,11 @@
 //! The library's state in this process: the runtime, the communicator and request tables, and
 //! the translation between C handles and table indices.
 //!
-//! The state lives in the thread that called MPI_Init (the library provides
-//! MPI_THREAD_FUNNELED): a thread-local cell, so the hot path takes no lock. It is never
-//! dropped implicitly: a program that exits without MPI_Finalize does not run a finalisation
-//! that would wait for the other processes.
+//! The state is the process's, reachable only from the thread that owns the runtime
+//! (`ibdyn_owner`; see `threads` for the levels): the thread that called MPI_Init, or at
+//! MPI_THREAD_SERIALIZED whichever thread is inside an MPI call. Up to FUNNELED the hot
+//! path takes no lock. It is never dropped implicitly: a program that exits without
+//! MPI_Finalize does not run a finalisation that would wait for the other processes.
 
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiError, MpiResult};
@@ -13,7 +14,6 @@ use crate::table::Table;
 use ibdyn::traits::*;
 use ibdyn::{InterCommunicator, IntraCommunicator};
 use std::cell::RefCell;
-use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// User communicator handles are this plus the table index (never in 1..4095, never 0).
@@ -122,14 +122,19 @@ pub struct State {
     universe: Option<ibdyn::Universe>,
 }
 
-thread_local! {
-    static STATE: ManuallyDrop<RefCell<Option<State>>> =
-        const { ManuallyDrop::new(RefCell::new(None)) };
+ibdyn_owner::process_local! {
+    static STATE: RefCell<Option<State>> = RefCell::new(None);
 }
 
-/// Runs `f` on the state of this process; an error if MPI is not running on this thread.
+/// Runs `f` on the cell of the state; an error on a thread that does not own it.
+fn cell<R>(f: impl FnOnce(&RefCell<Option<State>>) -> MpiResult<R>) -> MpiResult<R> {
+    owned(&STATE, f)
+}
+
+/// Runs `f` on the state of this process; an error if MPI is not running or this thread may
+/// not call it now.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R> {
-    STATE.with(|cell| {
+    cell(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
@@ -140,19 +145,32 @@ pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R>
     })
 }
 
-/// Whether this thread is the one that initialised MPI (it holds the state).
-pub fn is_main_thread() -> bool {
-    STATE.with(|cell| cell.try_borrow().map_or(true, |g| g.is_some()))
-}
-
 fn not_running() -> MpiError {
     match phase() {
         Phase::Before => MpiError::new(MPI_ERR_OTHER, "called before MPI_Init"),
         Phase::Finalized => MpiError::new(MPI_ERR_OTHER, "called after MPI_Finalize"),
-        Phase::Running => MpiError::new(
+        Phase::Running => MpiError::new(MPI_ERR_OTHER, "MPI is not running in this process"),
+    }
+}
+
+/// Runs `f` on a process-wide table of the library; an error on a thread that does not own
+/// the runtime's state.
+pub fn owned<T, R>(
+    local: &'static ibdyn_owner::ProcessLocal<T>,
+    f: impl FnOnce(&T) -> MpiResult<R>,
+) -> MpiResult<R> {
+    local.try_with(f).unwrap_or_else(|_| Err(foreign_thread()))
+}
+
+fn foreign_thread() -> MpiError {
+    match phase() {
+        Phase::Before => MpiError::new(MPI_ERR_OTHER, "called before MPI_Init"),
+        Phase::Finalized => MpiError::new(MPI_ERR_OTHER, "called after MPI_Finalize"),
+        _ => MpiError::new(
             MPI_ERR_OTHER,
-            "called from a thread other than the one that called MPI_Init \
-             (this library provides MPI_THREAD_FUNNELED)",
+            "called from a thread other than the one that called MPI_Init, which asked for \
+             MPI_THREAD_FUNNELED or less: to call MPI from any thread, one call at a time, \
+             ask MPI_Init_thread for MPI_THREAD_SERIALIZED",
         ),
     }
 }
@@ -183,9 +201,15 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
             "MPI is already initialised (or finalised) in this process; MPI_Init may be called once",
         );
     }
+    if !ibdyn_owner::claim() {
+        return Err(foreign_thread());
+    }
     let universe = ibdyn::initialize()?;
-    STATE.with(|cell| {
-        let mut guard = cell.borrow_mut();
+    crate::threads::set_main();
+    cell(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+        };
         let state = guard.get_or_insert_with(|| empty_state(thread_level));
         state.comms.put(
             0,
@@ -205,15 +229,19 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
         );
         state.thread_level = thread_level;
         state.universe = Some(universe);
-    });
+        Ok(())
+    })?;
     set_phase(Phase::Running);
     Ok(())
 }
 
 /// Starts a session (MPI_Session_init), making the tables if this process has none.
 pub fn session_init(errhandler: ErrHandler) -> MpiResult<Handle> {
+    if !ibdyn_owner::claim() {
+        return Err(foreign_thread());
+    }
     let session = ibdyn::Session::init(ibdyn::SessionOptions::default())?;
-    STATE.with(|cell| {
+    cell(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
@@ -235,8 +263,8 @@ pub fn session_finalize(h: Handle) -> MpiResult<()> {
     })?;
     let r = session.finalize();
     if last {
-        let state = STATE.with(|cell| cell.try_borrow_mut().ok().and_then(|mut g| g.take()));
-        if let Some(state) = state {
+        let state = cell(|cell| Ok(cell.try_borrow_mut().ok().and_then(|mut g| g.take())));
+        if let Some(state) = state? {
             teardown(state);
         }
     }
@@ -249,7 +277,7 @@ const SESSION_BASE: Handle = 0x6800_0000;
 /// Completes outstanding requests, drops every communicator handle and finalises the
 /// runtime (MPI_Finalize). Open sessions keep the tables (without the world model).
 pub fn finalize() -> MpiResult<()> {
-    let universe = STATE.with(|cell| {
+    let universe = cell(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
@@ -450,20 +478,24 @@ pub fn comm_handle(i: usize) -> Handle {
 /// The error handler for an error about communicator `h`, looked up after the failed call
 /// (fatal when MPI is not running: there is no handler to ask).
 pub fn errhandler_for(h: Handle) -> ErrHandler {
-    STATE.with(|cell| match cell.try_borrow() {
-        Ok(g) => g
-            .as_ref()
-            .map_or(ErrHandler::Fatal, |s| s.errhandler_for(h)),
-        Err(_) => ErrHandler::Fatal,
-    })
+    STATE
+        .try_with(|cell| match cell.try_borrow() {
+            Ok(g) => g
+                .as_ref()
+                .map_or(ErrHandler::Fatal, |s| s.errhandler_for(h)),
+            Err(_) => ErrHandler::Fatal,
+        })
+        .unwrap_or(ErrHandler::Fatal)
 }
 
 /// The error handler of the communicator at index `i`.
 pub fn errhandler_of_index(i: usize) -> ErrHandler {
-    STATE.with(|cell| match cell.try_borrow() {
-        Ok(g) => g
-            .as_ref()
-            .map_or(ErrHandler::Fatal, |s| s.errhandler_of_index(i)),
-        Err(_) => ErrHandler::Fatal,
-    })
+    STATE
+        .try_with(|cell| match cell.try_borrow() {
+            Ok(g) => g
+                .as_ref()
+                .map_or(ErrHandler::Fatal, |s| s.errhandler_of_index(i)),
+            Err(_) => ErrHandler::Fatal,
+        })
+        .unwrap_or(ErrHandler::Fatal)
 }

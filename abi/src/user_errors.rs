@@ -21,7 +21,7 @@ struct Registry {
     last: c_int,
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     static REGISTRY: RefCell<Registry> = RefCell::new(Registry::default());
 }
 
@@ -170,6 +170,7 @@ mod tests {
 
     #[test]
     fn classes_codes_and_strings_are_added_and_removed_in_order() {
+        let _owner = ibdyn_owner::enter();
         let c = add_class();
         assert!(c > MPI_ERR_LASTCODE && last_used() == c);
         assert_eq!(text_of(c).as_deref(), Some(""));

@@ -247,7 +247,7 @@ fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiRe
     Ok(())
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     static WINS: RefCell<Table<Box<Window>>> = RefCell::new(Table::new());
 }
 
@@ -266,7 +266,7 @@ fn index(h: Handle) -> MpiResult<usize> {
 /// Runs `f` on window `h`. `f` must not call MPI functions that touch windows.
 pub fn with<R>(h: Handle, f: impl FnOnce(&mut Window) -> MpiResult<R>) -> MpiResult<R> {
     let i = index(h)?;
-    WINS.with(|t| match t.borrow_mut().get_mut(i) {
+    crate::state::owned(&WINS, |t| match t.borrow_mut().get_mut(i) {
         Some(w) => f(w),
         None => err(
             MPI_ERR_WIN,

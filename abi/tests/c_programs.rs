@@ -402,6 +402,33 @@ fn generalized_requests_complete_from_the_program_and_its_threads() {
     run_ok("grequest", 2, "grequest: ok on 2 ranks");
 }
 
+/// MPI_THREAD_SERIALIZED: threads take turns making, using and freeing communicators,
+/// types and requests each other made; a thread completes a generalized request while the
+/// main thread waits for it.
+#[test]
+fn threads_take_turns_calling_mpi_at_mpi_thread_serialized() {
+    run_ok(
+        "threads",
+        3,
+        "threads: ok on 3 ranks, 30 rounds in 3 threads",
+    );
+}
+
+/// At MPI_THREAD_FUNNELED a call from another thread ends the job with what to ask for.
+#[test]
+fn a_call_from_another_thread_at_funneled_is_refused_by_name() {
+    let s = Scratch::new("threads-funneled");
+    let exe = s.build("threads");
+    let out = s.run_args(1, &exe, &["funneled"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the job succeeded:\n{stderr}");
+    assert!(!stderr.contains("went through"), "{stderr}");
+    assert!(
+        stderr.contains("MPI_Comm_rank") && stderr.contains("MPI_THREAD_SERIALIZED"),
+        "the message names neither the call nor the level to ask for:\n{stderr}"
+    );
+}
+
 #[test]
 fn partitioned_sends_leave_when_their_partitions_are_ready() {
     run_ok("partitioned", 2, "partitioned: ok on 2 ranks");

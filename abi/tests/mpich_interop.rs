@@ -26,6 +26,8 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("pack", 2),
     ("attr_mpi1", 2),
     ("grequest", 2),
+    ("threads", 3),
+    ("sessions", 2),
     ("partitioned", 2),
     ("rma", 3),
     ("io", 3),

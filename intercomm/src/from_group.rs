@@ -390,6 +390,7 @@ mod tests {
 
     #[test]
     fn a_context_in_use_is_refused() {
+        let _owner = ibdyn_owner::enter();
         let ext = context::extended(&[&[1, 2, 3]], "t", 0);
         assert!(claim(ext, "t").is_ok());
         process::context_in_use(ext.wire());
@@ -406,6 +407,7 @@ mod tests {
 
     #[test]
     fn sequence_numbers_count_per_members_and_tag() {
+        let _owner = ibdyn_owner::enter();
         let g = |r: &[u32]| {
             r.iter()
                 .map(|&rank| Gpid { job: 9, rank })
@@ -431,6 +433,7 @@ mod tests {
 
     #[test]
     fn creation_without_a_runtime_is_an_error() {
+        let _owner = ibdyn_owner::enter();
         match comm_from_group(&Group::empty(), "t") {
             Err(CommError::NotInitialized) => {}
             Err(e) => panic!("wrong error: {e}"),

@@ -8,7 +8,7 @@
 //! receiver matches on its own.
 
 use crate::error::{CommError, Result};
-use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Where the local ids live in the 64-bit context space (even ids; `id | 1` is the
 /// collective twin). Ids derived by hashing fall here with negligible odds, and a taken id
@@ -17,10 +17,8 @@ const BASE: u64 = 0x5e55_0000_0000_0000;
 /// How many local ids a process can hand out (the low 40 bits, even only).
 const SPAN: u64 = 1 << 40;
 
-thread_local! {
-    /// Local ids handed out by this process so far (for ever: ids are never reused).
-    static HANDED_OUT: Cell<u64> = const { Cell::new(0) };
-}
+/// Local ids handed out by this process so far (for ever: ids are never reused).
+static HANDED_OUT: AtomicU64 = AtomicU64::new(0);
 
 /// Whether `id` is a local id (of any process).
 pub(crate) fn is_local(id: u64) -> bool {
@@ -30,8 +28,8 @@ pub(crate) fn is_local(id: u64) -> bool {
 /// A new local id of this process, not `taken` (by a live communicator) and never handed
 /// out before.
 pub(crate) fn allocate(taken: impl Fn(u64) -> bool) -> Result<u64> {
-    HANDED_OUT.with(|n| loop {
-        let k = n.get();
+    loop {
+        let k = HANDED_OUT.fetch_add(1, Ordering::Relaxed);
         if 2 * k >= SPAN {
             return Err(CommError::InvalidArgument(
                 "this process has made 2^39 communicators from groups: no local context id \
@@ -39,12 +37,11 @@ pub(crate) fn allocate(taken: impl Fn(u64) -> bool) -> Result<u64> {
                     .into(),
             ));
         }
-        n.set(k + 1);
         let id = BASE + 2 * k;
         if !taken(id) && !taken(id | 1) {
             return Ok(id);
         }
-    })
+    }
 }
 
 /// The context ids of one communicator made from groups: this process's local id and that

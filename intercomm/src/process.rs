@@ -38,7 +38,7 @@ struct State {
     group_timeout: Option<Duration>,
 }
 
-thread_local! {
+ibdyn_owner::process_local! {
     static STATE: RefCell<State> = RefCell::new(State::default());
 }
 
@@ -59,6 +59,13 @@ pub(crate) fn acquire(
     who: Holder,
     make: impl FnOnce() -> Result<Rc<RefCell<Engine>>>,
 ) -> Result<(Rc<RefCell<Engine>>, u64)> {
+    if !ibdyn_owner::claim() {
+        return Err(CommError::InvalidArgument(
+            "another thread of this process runs the ibdyn runtime: start and use it from \
+             that thread"
+                .into(),
+        ));
+    }
     let existing = with(|s| {
         s.shared
             .as_ref()
@@ -146,9 +153,47 @@ pub(crate) fn release(who: Holder) -> Release {
             s.shared = None;
             Release::Teardown
         } else {
+            leave_at_exit();
             Release::Park
         }
     })
+}
+
+/// Has a parked runtime leave the process manager when the process exits (once per
+/// process): without meeting the others, who may have left already.
+fn leave_at_exit() {
+    static REGISTERED: std::sync::Once = std::sync::Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: registers a plain function with no arguments, run once by exit().
+        if unsafe { libc::atexit(leave_if_parked) } != 0 {
+            tracing::debug!(
+                "could not register the exit hook: a parked runtime will not say goodbye"
+            );
+        }
+    });
+}
+
+extern "C" fn leave_if_parked() {
+    // The thread that exits may not own the state: wait a moment for it (a thread inside
+    // another MPI call keeps it; then the process manager sees this process leave unannounced).
+    let _entry = if ibdyn_owner::holds() {
+        None
+    } else {
+        match ibdyn_owner::enter_within(Duration::from_secs(1)) {
+            Some(e) => Some(e),
+            None => return,
+        }
+    };
+    let parked = |sh: &Shared| !sh.universe && sh.sessions == 0;
+    let shared = STATE
+        .try_with(|s| s.try_borrow_mut().ok().and_then(|mut s| s.shared.take()))
+        .ok()
+        .flatten();
+    if let Some(sh) = shared.filter(parked) {
+        if let Err(e) = crate::universe::leave(&sh.eng, false) {
+            tracing::debug!("leaving the process manager at exit: {e}");
+        }
+    }
 }
 
 /// Counts a communicator using `ctx`.
@@ -158,7 +203,7 @@ pub(crate) fn context_in_use(ctx: u64) {
 
 /// A communicator using `ctx` is gone.
 pub(crate) fn context_released(ctx: u64) {
-    // try_with: communicators may drop while the thread's state is being destroyed.
+    // try_with: a communicator dropped where the state is out of reach changes no count.
     let _ = STATE.try_with(|s| {
         if let Ok(mut s) = s.try_borrow_mut() {
             if let Some(n) = s.contexts.get_mut(&ctx) {
@@ -197,21 +242,6 @@ pub(crate) fn group_timeout() -> Duration {
 /// The epoch of the latest init of this process (0 before any).
 pub fn current_epoch() -> u64 {
     with(|s| s.inits)
-}
-
-impl Drop for State {
-    fn drop(&mut self) {
-        // The thread (the process's main thread at exit) ends with a parked runtime: leave
-        // the process manager now, without meeting the others (they may have left already).
-        // A process that exits holding a universe or session has not finalised: the process
-        // manager sees it leave without finalize, as before sessions existed.
-        let parked = |sh: &Shared| !sh.universe && sh.sessions == 0;
-        if let Some(sh) = self.shared.take().filter(parked) {
-            if let Err(e) = crate::universe::leave(&sh.eng, false) {
-                tracing::debug!("leaving the process manager at exit: {e}");
-            }
-        }
-    }
 }
 
 /// What a new session learns about its process.

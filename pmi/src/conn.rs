@@ -155,6 +155,7 @@ mod tests {
     /// and starve the daemon on a loaded machine).
     #[test]
     fn a_wait_with_the_idle_hook_blocks_between_runs() {
+        let _owner = ibdyn_owner::enter();
         let (a, _b) = UnixStream::pair().expect("socketpair");
         let mut conn = LineConn::new(a);
         let runs = Rc::new(std::cell::Cell::new(0u32));

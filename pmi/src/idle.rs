@@ -3,9 +3,12 @@
 //! runs every `SLICE` (the fabric answers connection requests from it), so a peer that
 //! connects to this process never waits for its next communication call.
 //!
-//! Per thread, like the runtime that installs it. The hook must not call the PMI client.
+//! Process-wide, like the runtime that installs it: only the thread that owns the runtime's
+//! state (`ibdyn_owner`) runs it; a wait in any other thread runs without it. The hook must
+//! not call the PMI client.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// How long a wait for the server first blocks between two runs of the hook.
@@ -15,28 +18,31 @@ const MAX_SLICE: Duration = Duration::from_millis(20);
 
 type Hook = Box<dyn FnMut()>;
 
-thread_local! {
-    static HOOK: RefCell<Option<Hook>> = const { RefCell::new(None) };
-    static LONGEST: Cell<Duration> = const { Cell::new(SLICE) };
+ibdyn_owner::process_local! {
+    static HOOK: RefCell<Option<Hook>> = RefCell::new(None);
 }
+
+/// The longest slice, in microseconds.
+static LONGEST_US: AtomicU64 = AtomicU64::new(SLICE.as_micros() as u64);
 
 /// Lets a long wait's slices grow (doubling from `SLICE` while the server says nothing) up to
 /// `longest`, clamped to 1-20 ms. For processes that share cores: 256 ranks each waking every
 /// millisecond in a fence keep 2 cores busy, and the fence (whose length grows with N) then
 /// costs N^2. The runtime sets it from its ranks per core; default 1 ms (no growth).
 pub fn set_idle_slice(longest: Duration) {
-    let _ = LONGEST.try_with(|l| l.set(longest.clamp(SLICE, MAX_SLICE)));
+    let us = longest.clamp(SLICE, MAX_SLICE).as_micros() as u64;
+    LONGEST_US.store(us, Ordering::Relaxed);
 }
 
 /// The next slice after `slice` passed without a reply.
 pub(crate) fn next_slice(slice: Duration) -> Duration {
-    let longest = LONGEST.try_with(Cell::get).unwrap_or(SLICE);
+    let longest = Duration::from_micros(LONGEST_US.load(Ordering::Relaxed));
     (slice * 2).min(longest)
 }
 
-/// Installs (or with `None` removes) this thread's hook for blocking waits.
+/// Installs (or with `None` removes) the process's hook for blocking waits; nothing from a
+/// thread that does not own the runtime's state.
 pub fn set_idle_hook(hook: Option<Hook>) {
-    // try_with: the hook may be removed while the thread's locals are being destroyed.
     let _ = HOOK.try_with(|h| {
         if let Ok(mut h) = h.try_borrow_mut() {
             *h = hook;
@@ -44,9 +50,12 @@ pub fn set_idle_hook(hook: Option<Hook>) {
     });
 }
 
-/// Runs the hook if one is installed; returns whether one is (a nested call from inside the
-/// hook finds none).
+/// Runs the hook if one is installed and this thread owns the runtime's state; returns
+/// whether it ran (a nested call from inside the hook finds none).
 pub(crate) fn run() -> bool {
+    if !ibdyn_owner::holds() {
+        return false;
+    }
     let Some(mut hook) = HOOK
         .try_with(|h| h.try_borrow_mut().ok()?.take())
         .ok()
@@ -77,6 +86,7 @@ mod tests {
 
     #[test]
     fn the_hook_runs_until_removed_and_not_inside_itself() {
+        let _owner = ibdyn_owner::enter();
         let n = Rc::new(std::cell::Cell::new(0));
         let m = n.clone();
         set_idle_hook(Some(Box::new(move || {

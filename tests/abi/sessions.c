@@ -1,5 +1,6 @@
-/* The Sessions model without MPI_Init: process sets, groups from them, a communicator from
-   a group, an intercommunicator from two groups (the even and the odd ranks), finalize.
+/* The Sessions model without MPI_Init: an info made before any init asks for a thread
+   level, process sets, groups from them, a communicator from a group, an intercommunicator
+   from two groups (the even and the odd ranks), finalize; the info outlives the session.
    Run with 2 or more ranks. */
 #include <mpi.h>
 #include <stdlib.h>
@@ -8,8 +9,17 @@
 
 int main(void) {
   MPI_Session s;
-  CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s) == MPI_SUCCESS);
-  int flag = -1;
+  MPI_Info asked, used;
+  CHECK(MPI_Info_create(&asked) == MPI_SUCCESS);
+  CHECK(MPI_Info_set(asked, "thread_level", "MPI_THREAD_MULTIPLE") == MPI_SUCCESS);
+  CHECK(MPI_Session_init(asked, MPI_ERRORS_RETURN, &s) == MPI_SUCCESS);
+  char level[64];
+  int level_len = sizeof level, flag = -1;
+  CHECK(MPI_Session_get_info(s, &used) == MPI_SUCCESS);
+  MPI_Info_get_string(used, "thread_level", &level_len, level, &flag);
+  CHECK(flag && (strcmp(level, "MPI_THREAD_SERIALIZED") == 0 || strcmp(level, "MPI_THREAD_MULTIPLE") == 0));
+  MPI_Info_free(&used);
+  flag = -1;
   MPI_Initialized(&flag);
   CHECK(flag == 0);
   int n = 0;
@@ -60,6 +70,9 @@ int main(void) {
   MPI_Group_free(&world);
   MPI_Comm_free(&comm);
   CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS && s == MPI_SESSION_NULL);
+  int nkeys = 0;
+  CHECK(MPI_Info_get_nkeys(asked, &nkeys) == MPI_SUCCESS && nkeys == 1);
+  CHECK(MPI_Info_free(&asked) == MPI_SUCCESS && asked == MPI_INFO_NULL);
   if (rank == 0) printf("sessions: ok on %d ranks\n", size);
   return 0;
 }

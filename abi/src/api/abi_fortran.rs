@@ -7,8 +7,7 @@
 use super::out;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
-use crate::objects::Info;
-use crate::state::with_state;
+use crate::infos::Info;
 use crate::{call, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -112,7 +111,7 @@ unsafe fn set_fortran_info(info: Handle) -> c_int {
         if info == MPI_INFO_NULL {
             return err(MPI_ERR_INFO, "MPI_INFO_NULL holds no Fortran details");
         }
-        let copy = with_state(|s| Ok(s.objects.info(info)?.clone()))?;
+        let copy = crate::infos::get(info)?;
         let mut kept = lock(&FORTRAN_INFO);
         if kept.is_some() {
             return err(
@@ -130,7 +129,7 @@ unsafe fn get_fortran_info(info: *mut Handle) -> c_int {
     call("MPI_Abi_get_fortran_info", MPI_COMM_SELF, || {
         let kept = lock(&FORTRAN_INFO).clone();
         let h = match kept {
-            Some(i) => with_state(|s| Ok(s.objects.add_info(i)))?,
+            Some(i) => crate::infos::add(i)?,
             None => MPI_INFO_NULL,
         };
         // SAFETY: the caller's output argument.

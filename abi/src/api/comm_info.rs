@@ -24,10 +24,8 @@ unsafe fn comm_set_info(comm: Handle, info: Handle) -> c_int {
 
 unsafe fn comm_get_info(comm: Handle, info_used: *mut Handle) -> c_int {
     call("MPI_Comm_get_info", comm, || {
-        let h = with_state(|s| {
-            s.comm(comm)?;
-            Ok(s.objects.add_info(Vec::new()))
-        })?;
+        with_state(|s| s.comm(comm).map(|_| ()))?;
+        let h = crate::infos::add(Vec::new())?;
         // SAFETY: the caller's output argument.
         unsafe { out(info_used, h, "info_used") }
     })

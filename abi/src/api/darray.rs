@@ -253,6 +253,7 @@ mod tests {
 
     #[test]
     fn a_block_row_of_a_2x2_grid_owns_its_quarter() {
+        let _owner = ibdyn_owner::enter();
         // 4x4 array, 2x2 grid, block-block, C order: rank 1 owns rows 0-1, columns 2-3.
         let b = i64::from(MPI_DISTRIBUTE_BLOCK);
         let d = i64::from(MPI_DISTRIBUTE_DFLT_DARG);
@@ -263,6 +264,7 @@ mod tests {
 
     #[test]
     fn cyclic_and_fortran_order() {
+        let _owner = ibdyn_owner::enter();
         let c = i64::from(MPI_DISTRIBUTE_CYCLIC);
         let n = i64::from(MPI_DISTRIBUTE_NONE);
         let d = i64::from(MPI_DISTRIBUTE_DFLT_DARG);
@@ -277,6 +279,7 @@ mod tests {
 
     #[test]
     fn a_grid_that_does_not_match_size_is_refused() {
+        let _owner = ibdyn_owner::enter();
         let b = i64::from(MPI_DISTRIBUTE_BLOCK);
         let d = i64::from(MPI_DISTRIBUTE_DFLT_DARG);
         assert!(runs(3, 0, &[4], &[b], &[d], &[2], false).is_err());

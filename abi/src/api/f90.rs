@@ -127,6 +127,7 @@ mod tests {
 
     #[test]
     fn kinds_are_the_smallest_that_hold_the_range() {
+        let _owner = ibdyn_owner::enter();
         assert_eq!(integer(2).unwrap(), 0x2c1);
         assert_eq!(integer(4).unwrap(), 0x2c9);
         assert_eq!(integer(9).unwrap(), 0x2d1);

@@ -53,5 +53,5 @@ unsafe fn grequest_complete(request: Handle) -> c_int {
 export!(MPI_Grequest_start, PMPI_Grequest_start, grequest_start,
     (query_fn: Option<QueryFn>, free_fn: Option<FreeFn>, cancel_fn: Option<CancelFn>,
      extra_state: usize, request: *mut Handle) -> c_int);
-export!(MPI_Grequest_complete, PMPI_Grequest_complete, grequest_complete,
+export!(any_thread MPI_Grequest_complete, PMPI_Grequest_complete, grequest_complete,
     (request: Handle) -> c_int);

@@ -4,14 +4,14 @@
 use super::{out, read};
 use crate::consts::*;
 use crate::error::{err, MpiResult};
-use crate::objects::Info;
+use crate::infos::{self, Info};
 use crate::state::{with_state, State};
 use crate::{call, export};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 
-/// The keys of MPI_INFO_ENV.
-fn env_info(s: &State) -> Info {
+/// The keys of MPI_INFO_ENV (`maxprocs` once MPI is initialised).
+fn env_info(s: Option<&State>) -> Info {
     let mut v: Info = Vec::new();
     let args: Vec<String> = std::env::args().collect();
     if let Some(c) = args.first() {
@@ -20,24 +20,30 @@ fn env_info(s: &State) -> Info {
     if args.len() > 1 {
         v.push(("argv".into(), args[1..].join(" ")));
     }
-    if let Ok(w) = s.comm(MPI_COMM_WORLD) {
+    if let Some(w) = s.and_then(|s| s.comm(MPI_COMM_WORLD).ok()) {
         v.push(("maxprocs".into(), w.comm.raw().size().to_string()));
     }
     if let Ok(d) = std::env::current_dir() {
         v.push(("wdir".into(), d.display().to_string()));
     }
-    v.push(("thread_level".into(), "MPI_THREAD_FUNNELED".into()));
+    v.push((
+        "thread_level".into(),
+        crate::threads::name(crate::threads::level()).into(),
+    ));
     v
+}
+
+/// What MPI_INFO_ENV holds now.
+fn env() -> Info {
+    with_state(|s| Ok(env_info(Some(s)))).unwrap_or_else(|_| env_info(None))
 }
 
 /// Runs `f` on info object `h` (MPI_INFO_ENV read-only).
 fn with_info<R>(h: Handle, f: impl FnOnce(&Info) -> MpiResult<R>) -> MpiResult<R> {
-    with_state(|s| {
-        if h == MPI_INFO_ENV {
-            return f(&env_info(s));
-        }
-        f(s.objects.info(h)?)
-    })
+    if h == MPI_INFO_ENV {
+        return f(&env());
+    }
+    f(&infos::get(h)?)
 }
 
 /// A C string argument.
@@ -70,7 +76,7 @@ unsafe fn copy_out(buf: *mut c_char, cap: usize, v: &str) {
 
 unsafe fn info_create(info: *mut Handle) -> c_int {
     call("MPI_Info_create", MPI_COMM_SELF, || {
-        let h = with_state(|s| Ok(s.objects.add_info(Vec::new())))?;
+        let h = infos::add(Vec::new())?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "info") }
     })
@@ -92,8 +98,7 @@ unsafe fn info_set(info: Handle, key: *const c_char, value: *const c_char) -> c_
                 format!("the value of {k:?} is longer than MPI_MAX_INFO_VAL"),
             );
         }
-        with_state(|s| {
-            let i = s.objects.info_mut(info)?;
+        infos::with_mut(info, |i| {
             match i.iter_mut().find(|e| e.0 == k) {
                 Some(e) => e.1 = v,
                 None => i.push((k, v)),
@@ -107,8 +112,7 @@ unsafe fn info_delete(info: Handle, key: *const c_char) -> c_int {
     call("MPI_Info_delete", MPI_COMM_SELF, || {
         // SAFETY: the caller's C string.
         let k = unsafe { text(key, "key") }?;
-        with_state(|s| {
-            let i = s.objects.info_mut(info)?;
+        infos::with_mut(info, |i| {
             let Some(at) = i.iter().position(|e| e.0 == k) else {
                 return err(
                     MPI_ERR_INFO_NOKEY,
@@ -208,7 +212,7 @@ unsafe fn info_get_nthkey(info: Handle, n: c_int, key: *mut c_char) -> c_int {
 unsafe fn info_dup(info: Handle, newinfo: *mut Handle) -> c_int {
     call("MPI_Info_dup", MPI_COMM_SELF, || {
         let copy = with_info(info, |i| Ok(i.clone()))?;
-        let h = with_state(|s| Ok(s.objects.add_info(copy)))?;
+        let h = infos::add(copy)?;
         // SAFETY: the caller's output argument.
         unsafe { out(newinfo, h, "newinfo") }
     })
@@ -218,7 +222,7 @@ unsafe fn info_free(info: *mut Handle) -> c_int {
     call("MPI_Info_free", MPI_COMM_SELF, || {
         // SAFETY: the caller's in/out argument.
         let h = unsafe { read(info, "info") }?;
-        with_state(|s| s.objects.free_info(h))?;
+        infos::free(h)?;
         // SAFETY: as above.
         unsafe { out(info, MPI_INFO_NULL, "info") }
     })
@@ -227,10 +231,7 @@ unsafe fn info_free(info: *mut Handle) -> c_int {
 /// MPI_Info_create_env: a new info object holding what MPI_INFO_ENV holds.
 unsafe fn info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut Handle) -> c_int {
     call("MPI_Info_create_env", MPI_COMM_SELF, || {
-        let h = with_state(|s| {
-            let i = env_info(s);
-            Ok(s.objects.add_info(i))
-        })?;
+        let h = infos::add(env())?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "info") }
     })
@@ -244,7 +245,7 @@ unsafe fn get_hw_resource_info(info: *mut Handle) -> c_int {
             "mpi_hw_resource_type".to_string(),
             "mpi_shared_memory".to_string(),
         )];
-        let h = with_state(|s| Ok(s.objects.add_info(levels)))?;
+        let h = infos::add(levels)?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "hw_info") }
     })

@@ -24,9 +24,10 @@ unsafe fn init_thread(
     provided: *mut c_int,
 ) -> c_int {
     call("MPI_Init_thread", MPI_COMM_SELF, || {
-        // The state lives in the initialising thread: up to MPI_THREAD_FUNNELED.
-        let level = required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED);
+        let level = crate::threads::provided_for(required);
         state::init(level)?;
+        // After init: from here on, calls of any thread take the state through entries.
+        crate::threads::provide(required);
         // SAFETY: the caller's output argument.
         unsafe { out(provided, level, "provided") }
     })
@@ -69,7 +70,7 @@ unsafe fn is_thread_main(flag: *mut c_int) -> c_int {
             return err(MPI_ERR_OTHER, "called outside MPI_Init ... MPI_Finalize");
         }
         // SAFETY: the caller's output argument.
-        unsafe { out(flag, c_int::from(state::is_main_thread()), "flag") }
+        unsafe { out(flag, c_int::from(crate::threads::is_main()), "flag") }
     })
 }
 
@@ -116,7 +117,7 @@ unsafe fn abi_get_info(info: *mut Handle) -> c_int {
             ("mpi_offset_size", std::mem::size_of::<i64>()),
         ];
         let entries = sizes.iter().map(|(k, n)| (k.to_string(), n.to_string()));
-        let h = state::with_state(|s| Ok(s.objects.add_info(entries.collect())))?;
+        let h = crate::infos::add(entries.collect())?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "info") }
     })
@@ -181,22 +182,22 @@ unsafe fn get_processor_name(name: *mut c_char, len: *mut c_int) -> c_int {
 export!(MPI_Init, PMPI_Init, init, (argc: *mut c_int, argv: *mut *mut *mut c_char) -> c_int);
 export!(MPI_Init_thread, PMPI_Init_thread, init_thread,
     (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) -> c_int);
-export!(MPI_Initialized, PMPI_Initialized, initialized, (flag: *mut c_int) -> c_int);
-export!(MPI_Finalized, PMPI_Finalized, finalized, (flag: *mut c_int) -> c_int);
+export!(any_thread MPI_Initialized, PMPI_Initialized, initialized, (flag: *mut c_int) -> c_int);
+export!(any_thread MPI_Finalized, PMPI_Finalized, finalized, (flag: *mut c_int) -> c_int);
 export!(MPI_Finalize, PMPI_Finalize, finalize, () -> c_int);
 export!(MPI_Query_thread, PMPI_Query_thread, query_thread, (provided: *mut c_int) -> c_int);
-export!(MPI_Is_thread_main, PMPI_Is_thread_main, is_thread_main, (flag: *mut c_int) -> c_int);
-export!(MPI_Pcontrol, PMPI_Pcontrol, pcontrol, (level: c_int) -> c_int);
-export!(MPI_Abort, PMPI_Abort, abort, (comm: Handle, errorcode: c_int) -> c_int);
-export!(MPI_Get_version, PMPI_Get_version, get_version,
+export!(any_thread MPI_Is_thread_main, PMPI_Is_thread_main, is_thread_main, (flag: *mut c_int) -> c_int);
+export!(any_thread MPI_Pcontrol, PMPI_Pcontrol, pcontrol, (level: c_int) -> c_int);
+export!(any_thread MPI_Abort, PMPI_Abort, abort, (comm: Handle, errorcode: c_int) -> c_int);
+export!(any_thread MPI_Get_version, PMPI_Get_version, get_version,
     (version: *mut c_int, subversion: *mut c_int) -> c_int);
-export!(MPI_Abi_get_version, PMPI_Abi_get_version, abi_get_version,
+export!(any_thread MPI_Abi_get_version, PMPI_Abi_get_version, abi_get_version,
     (abi_major: *mut c_int, abi_minor: *mut c_int) -> c_int);
 export!(MPI_Abi_get_info, PMPI_Abi_get_info, abi_get_info, (info: *mut Handle) -> c_int);
 
-export!(MPI_Get_library_version, PMPI_Get_library_version, get_library_version,
+export!(any_thread MPI_Get_library_version, PMPI_Get_library_version, get_library_version,
     (version: *mut c_char, resultlen: *mut c_int) -> c_int);
-export!(MPI_Wtime, PMPI_Wtime, wtime, () -> c_double);
-export!(MPI_Wtick, PMPI_Wtick, wtick, () -> c_double);
+export!(any_thread MPI_Wtime, PMPI_Wtime, wtime, () -> c_double);
+export!(any_thread MPI_Wtick, PMPI_Wtick, wtick, () -> c_double);
 export!(MPI_Get_processor_name, PMPI_Get_processor_name, get_processor_name,
     (name: *mut c_char, resultlen: *mut c_int) -> c_int);

@@ -315,6 +315,7 @@ mod tests {
 
     #[test]
     fn external32_is_big_endian_and_long_is_four_bytes() {
+        let _owner = ibdyn_owner::enter();
         let x = ext32(0x20a).unwrap();
         let mut out = [0u8; 4];
         to_ext(x, &(-2i64).to_le_bytes(), &mut out);
@@ -330,6 +331,7 @@ mod tests {
 
     #[test]
     fn a_complex_number_is_two_big_endian_halves() {
+        let _owner = ibdyn_owner::enter();
         let c = ext32(0x212).unwrap();
         let native: Vec<u8> = [1.0f32.to_le_bytes(), 2.0f32.to_le_bytes()].concat();
         let mut out = [0u8; 8];

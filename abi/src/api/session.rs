@@ -46,14 +46,29 @@ fn handler(h: Handle, kind: Kind) -> MpiResult<ErrHandler> {
     user_errhandler::resolve(h, kind)
 }
 
-unsafe fn session_init(_info: Handle, errhandler: Handle, session: *mut Handle) -> c_int {
+/// The thread level a session's info asks for ("thread_level"); FUNNELED when it names none
+/// (or the info can not be read: no table exists before the first init).
+fn asked_level(info: Handle) -> c_int {
+    super::info::entries(info)
+        .ok()
+        .and_then(|i| {
+            i.iter()
+                .find(|(k, _)| k == "thread_level")
+                .and_then(|(_, v)| crate::threads::parse(v))
+        })
+        .unwrap_or(MPI_THREAD_FUNNELED)
+}
+
+unsafe fn session_init(info: Handle, errhandler: Handle, session: *mut Handle) -> c_int {
     let eh = handler(errhandler, Kind::Session).unwrap_or(ErrHandler::Fatal);
     call_with(
         "MPI_Session_init",
         || eh,
         || {
             handler(errhandler, Kind::Session)?;
+            let level = asked_level(info);
             let h = state::session_init(eh)?;
+            crate::threads::provide(level);
             // SAFETY: the caller's output argument.
             unsafe { out(session, h, "session") }
         },
@@ -119,15 +134,13 @@ unsafe fn session_get_pset_info(session: Handle, pset: *const c_char, info: *mut
         // SAFETY: the caller's C string.
         let name = unsafe { text(pset, "pset_name") }?;
         let pi = with_session(session, |x| Ok(x.pset_info(&name)?))?;
-        let h = with_state(|s| {
-            Ok(s.objects.add_info(vec![
-                ("mpi_size".into(), pi.mpi_size.to_string()),
-                (
-                    "mpi_is_member".into(),
-                    if pi.is_member { "true" } else { "false" }.into(),
-                ),
-            ]))
-        })?;
+        let h = crate::infos::add(vec![
+            ("mpi_size".into(), pi.mpi_size.to_string()),
+            (
+                "mpi_is_member".into(),
+                if pi.is_member { "true" } else { "false" }.into(),
+            ),
+        ])?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "info") }
     })

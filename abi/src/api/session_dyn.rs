@@ -200,7 +200,7 @@ unsafe fn set_pset_data(session: Handle, pset: *const c_char, info: Handle) -> c
     session_call("MPIX_Set_pset_data", session, || {
         // SAFETY: the caller's C string.
         let pset = unsafe { text(pset, "pset") }?;
-        let kv = with_state(|s| Ok(s.objects.info(info)?.clone()))?;
+        let kv = crate::infos::get(info)?;
         let refs: Vec<(&str, &str)> = kv.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
         with_session(session, |x| Ok(x.set_pset_data(&pset, &refs)?))
     })
@@ -227,7 +227,7 @@ unsafe fn get_pset_data(
         let kv = with_session(session, |x| {
             Ok(x.get_pset_data(&coll, &pset, &refs, wait != 0)?)
         })?;
-        let h = with_state(|s| Ok(s.objects.add_info(kv)))?;
+        let h = crate::infos::add(kv)?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "info") }
     })
@@ -313,8 +313,8 @@ unsafe fn session_get_info(session: Handle, info: *mut Handle) -> c_int {
     session_call("MPI_Session_get_info", session, || {
         let h = with_state(|s| {
             s.session_index(session)?;
-            Ok(s.objects
-                .add_info(vec![("thread_level".into(), "MPI_THREAD_FUNNELED".into())]))
+            let level = crate::threads::name(crate::threads::level());
+            crate::infos::add(vec![("thread_level".into(), level.into())])
         })?;
         // SAFETY: the caller's output argument.
         unsafe { out(info, h, "info_used") }

@@ -104,8 +104,7 @@ fn record_level(info: Handle) {
     if info == MPI_INFO_NULL || info == MPI_INFO_ENV {
         return;
     }
-    let _ = with_state(|s| {
-        let i = s.objects.info_mut(info)?;
+    let _ = crate::infos::with_mut(info, |i| {
         i.retain(|(k, _)| k != RESOURCE_TYPE);
         i.push((RESOURCE_TYPE.into(), SHARED_MEMORY.into()));
         Ok(())

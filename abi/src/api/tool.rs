@@ -53,9 +53,10 @@ unsafe fn t_init_thread(required: c_int, provided: *mut c_int) -> c_int {
         return MPI_ERR_ARG;
     }
     INITS.fetch_add(1, Ordering::AcqRel);
+    // Nothing here touches the runtime's state (only atomics): any level is safe.
     give(
         provided,
-        required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED),
+        required.clamp(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE),
     )
 }
 
@@ -92,16 +93,16 @@ unsafe fn t_pvar_session_free(session: *mut Handle) -> c_int {
     }
 }
 
-export!(MPI_T_init_thread, PMPI_T_init_thread, t_init_thread, (required: c_int, provided: *mut c_int) -> c_int);
-export!(MPI_T_finalize, PMPI_T_finalize, t_finalize, () -> c_int);
-export!(MPI_T_cvar_get_num, PMPI_T_cvar_get_num, t_get_num, (num_cvar: *mut c_int) -> c_int);
-export!(MPI_T_pvar_get_num, PMPI_T_pvar_get_num, t_get_num, (num_pvar: *mut c_int) -> c_int);
-export!(MPI_T_category_get_num, PMPI_T_category_get_num, t_get_num, (num_cat: *mut c_int) -> c_int);
-export!(MPI_T_source_get_num, PMPI_T_source_get_num, t_get_num, (num_sources: *mut c_int) -> c_int);
-export!(MPI_T_event_get_num, PMPI_T_event_get_num, t_get_num, (num_events: *mut c_int) -> c_int);
-export!(MPI_T_category_changed, PMPI_T_category_changed, t_category_changed, (update_number: *mut c_int) -> c_int);
-export!(MPI_T_pvar_session_create, PMPI_T_pvar_session_create, t_pvar_session_create, (session: *mut Handle) -> c_int);
-export!(MPI_T_pvar_session_free, PMPI_T_pvar_session_free, t_pvar_session_free, (session: *mut Handle) -> c_int);
+export!(any_thread MPI_T_init_thread, PMPI_T_init_thread, t_init_thread, (required: c_int, provided: *mut c_int) -> c_int);
+export!(any_thread MPI_T_finalize, PMPI_T_finalize, t_finalize, () -> c_int);
+export!(any_thread MPI_T_cvar_get_num, PMPI_T_cvar_get_num, t_get_num, (num_cvar: *mut c_int) -> c_int);
+export!(any_thread MPI_T_pvar_get_num, PMPI_T_pvar_get_num, t_get_num, (num_pvar: *mut c_int) -> c_int);
+export!(any_thread MPI_T_category_get_num, PMPI_T_category_get_num, t_get_num, (num_cat: *mut c_int) -> c_int);
+export!(any_thread MPI_T_source_get_num, PMPI_T_source_get_num, t_get_num, (num_sources: *mut c_int) -> c_int);
+export!(any_thread MPI_T_event_get_num, PMPI_T_event_get_num, t_get_num, (num_events: *mut c_int) -> c_int);
+export!(any_thread MPI_T_category_changed, PMPI_T_category_changed, t_category_changed, (update_number: *mut c_int) -> c_int);
+export!(any_thread MPI_T_pvar_session_create, PMPI_T_pvar_session_create, t_pvar_session_create, (session: *mut Handle) -> c_int);
+export!(any_thread MPI_T_pvar_session_free, PMPI_T_pvar_session_free, t_pvar_session_free, (session: *mut Handle) -> c_int);
 
 /// The functions that find nothing: their code once MPI_T is initialized.
 macro_rules! nothing {

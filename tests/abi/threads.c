@@ -1,0 +1,138 @@
+/* MPI from several threads, one call at a time. The program asks for MPI_THREAD_MULTIPLE
+   and gets at least MPI_THREAD_SERIALIZED. Three threads then take turns, in a fixed order
+   that a baton (mutex + condition variable) enforces, round after round:
+   - each round exchanges a derived type around a ring and reduces a sum, on a communicator
+     and with a type that the previous round made in another thread, and frees them;
+   - it completes the send and receive that the previous round's thread started;
+   - it makes the communicator, type and requests the next round uses.
+   A generalized request is completed by a thread while the main thread waits in MPI_Wait.
+
+   With the argument "funneled" the program asks for MPI_THREAD_FUNNELED and a thread then
+   calls MPI: the job must end with an error that says what to ask for. */
+#include <mpi.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+#include "check.h"
+
+#define THREADS 3
+#define ROUNDS 30
+
+static pthread_mutex_t baton = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t passed = PTHREAD_COND_INITIALIZER;
+static int turn;
+
+static int rank, size;
+static MPI_Comm comm;          /* made by the previous round */
+static MPI_Datatype pair;      /* ditto */
+static MPI_Request ring[2];    /* started by the previous round: receive, send */
+static int ring_in, ring_out;  /* their buffers */
+
+static void next_round_objects(int r) {
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);
+  CHECK(MPI_Type_contiguous(2, MPI_INT, &pair) == MPI_SUCCESS);
+  CHECK(MPI_Type_commit(&pair) == MPI_SUCCESS);
+  ring_out = 1000 * rank + r;
+  MPI_Irecv(&ring_in, 1, MPI_INT, (rank + size - 1) % size, r, comm, &ring[0]);
+  MPI_Isend(&ring_out, 1, MPI_INT, (rank + 1) % size, r, comm, &ring[1]);
+}
+
+static void round_of(int r) {
+  int flag;
+  CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && !flag);
+  /* the requests and objects of round r - 1 (the main thread's for round 0) */
+  CHECK(MPI_Waitall(2, ring, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  CHECK(ring_in == 1000 * ((rank + size - 1) % size) + r - 1);
+  int out[2] = {rank, r}, in[2] = {-1, -1};
+  CHECK(MPI_Sendrecv(out, 1, pair, (rank + 1) % size, 7, in, 1, pair, (rank + size - 1) % size,
+                     7, comm, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(in[0] == (rank + size - 1) % size && in[1] == r);
+  int sum = -1;
+  CHECK(MPI_Allreduce(&r, &sum, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS);
+  CHECK(sum == r * size);
+  CHECK(MPI_Comm_free(&comm) == MPI_SUCCESS && MPI_Type_free(&pair) == MPI_SUCCESS);
+  next_round_objects(r);
+}
+
+static void *taker(void *arg) {
+  int me = (int)(long)arg;
+  for (int r = me; r < ROUNDS; r += THREADS) {
+    pthread_mutex_lock(&baton);
+    while (turn != r) pthread_cond_wait(&passed, &baton);
+    pthread_mutex_unlock(&baton);
+    round_of(r);
+    pthread_mutex_lock(&baton);
+    turn++;
+    pthread_cond_broadcast(&passed);
+    pthread_mutex_unlock(&baton);
+  }
+  return NULL;
+}
+
+static int query(void *extra, MPI_Status *st) {
+  MPI_Status_set_elements(st, MPI_INT, 0);
+  return MPI_SUCCESS;
+}
+static int release(void *extra) { return MPI_SUCCESS; }
+static int cancel(void *extra, int complete) { return MPI_SUCCESS; }
+
+static void *completer(void *arg) {
+  usleep(20000);
+  CHECK(MPI_Grequest_complete(*(MPI_Request *)arg) == MPI_SUCCESS);
+  return NULL;
+}
+
+static void *funneled_caller(void *arg) {
+  int r;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  fprintf(stderr, "threads: a call from another thread at MPI_THREAD_FUNNELED went through\n");
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  int provided, flag;
+  int funneled = argc > 1 && strcmp(argv[1], "funneled") == 0;
+  MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (funneled) {
+    CHECK(provided == MPI_THREAD_FUNNELED);
+    pthread_t t;
+    pthread_create(&t, NULL, funneled_caller, NULL);
+    pthread_join(t, NULL);
+    MPI_Finalize();
+    return 0;
+  }
+  CHECK(provided >= MPI_THREAD_SERIALIZED);
+  int queried;
+  CHECK(MPI_Query_thread(&queried) == MPI_SUCCESS && queried == provided);
+  CHECK(MPI_Is_thread_main(&flag) == MPI_SUCCESS && flag);
+
+  ring_out = 1000 * rank - 1;
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm) == MPI_SUCCESS);
+  CHECK(MPI_Type_contiguous(2, MPI_INT, &pair) == MPI_SUCCESS && MPI_Type_commit(&pair) == 0);
+  MPI_Irecv(&ring_in, 1, MPI_INT, (rank + size - 1) % size, 99, comm, &ring[0]);
+  MPI_Isend(&ring_out, 1, MPI_INT, (rank + 1) % size, 99, comm, &ring[1]);
+
+  pthread_t t[THREADS];
+  for (long i = 0; i < THREADS; i++) pthread_create(&t[i], NULL, taker, (void *)i);
+  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+
+  /* the last round's requests and objects, back in the main thread */
+  CHECK(MPI_Waitall(2, ring, MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+  CHECK(ring_in == 1000 * ((rank + size - 1) % size) + ROUNDS - 1);
+  CHECK(MPI_Comm_free(&comm) == MPI_SUCCESS && MPI_Type_free(&pair) == MPI_SUCCESS);
+
+  /* a generalized request completed by a thread while this one waits for it */
+  MPI_Request g;
+  CHECK(MPI_Grequest_start(query, release, cancel, NULL, &g) == MPI_SUCCESS);
+  pthread_t c;
+  pthread_create(&c, NULL, completer, &g);
+  CHECK(MPI_Wait(&g, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  pthread_join(c, NULL);
+
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("threads: ok on %d ranks, %d rounds in %d threads\n", size, ROUNDS, THREADS);
+  MPI_Finalize();
+  return 0;
+}
