@@ -1,12 +1,12 @@
 /* OSU-style latency: half the round trip of MPI_Send/MPI_Recv between ranks 0 and 1, by
-   message size. Two ranks. */
+   message size. Two ranks. BENCH_THREAD_LEVEL=serialized measures under that level. */
 #include <mpi.h>
 #include <string.h>
 #include "bench.h"
 
 int main(int argc, char **argv) {
   int rank;
-  MPI_Init(&argc, &argv);
+  init_at_level(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int n = iters(10000), top = max_size(4096);
   char *buf = malloc(top > 0 ? top : 1);
