@@ -1,7 +1,7 @@
 //! MPI_Request objects: an operation in flight (point-to-point or collective), a completed
 //! one, or a persistent request with its arguments. Completion delivers staged receives.
 
-use crate::api::buffers::{SendBuf, Staged};
+use crate::api::buffers::{RecvBuf, SendBuf, Staged};
 use crate::consts::Handle;
 use crate::error::MpiResult;
 use crate::grequest::Greq;
@@ -17,7 +17,36 @@ use std::any::Any;
 pub struct CollOp {
     pending: Pending,
     _keep: Box<dyn Any>,
-    staged: Option<(Staged, usize)>,
+    deliver: Deliver,
+}
+
+/// What a collective request writes to the program's memory once it completes.
+pub enum Deliver {
+    Nothing,
+    /// The first `.1` bytes of a staged receive.
+    Staged(Staged, usize),
+    /// Blocks of one receive area, each to its own typed buffer (Ialltoallw): (buffer,
+    /// offset in the area, length).
+    Blocks {
+        area: Vec<u8>,
+        parts: Vec<(RecvBuf<'static>, usize, usize)>,
+    },
+}
+
+impl Deliver {
+    fn run(self) {
+        match self {
+            Deliver::Nothing => {}
+            // SAFETY: MPI keeps the receive memory valid until completion.
+            Deliver::Staged(s, n) => unsafe { s.finish(n) },
+            Deliver::Blocks { area, parts } => {
+                for (mut rb, at, len) in parts {
+                    rb.bytes().copy_from_slice(&area[at..at + len]);
+                    rb.finish(usize::MAX);
+                }
+            }
+        }
+    }
 }
 
 enum Pending {
@@ -30,17 +59,13 @@ impl CollOp {
     /// # Safety
     /// `req` borrows only from what `keep` holds and from caller memory MPI keeps valid until
     /// completion; the 'static lifetime is that promise.
-    pub unsafe fn intra(
-        req: CollRequest<'_, Raw>,
-        keep: Box<dyn Any>,
-        staged: Option<(Staged, usize)>,
-    ) -> CollOp {
+    pub unsafe fn intra(req: CollRequest<'_, Raw>, keep: Box<dyn Any>, deliver: Deliver) -> CollOp {
         // SAFETY: only the lifetime changes; see the function's contract.
         let req: CollRequest<'static, Raw> = unsafe { std::mem::transmute(req) };
         CollOp {
             pending: Pending::Intra(req),
             _keep: keep,
-            staged,
+            deliver,
         }
     }
 
@@ -49,14 +74,14 @@ impl CollOp {
     pub unsafe fn inter(
         req: InterRequest<'_, Raw>,
         keep: Box<dyn Any>,
-        staged: Option<(Staged, usize)>,
+        deliver: Deliver,
     ) -> CollOp {
         // SAFETY: only the lifetime changes; see the function's contract.
         let req: InterRequest<'static, Raw> = unsafe { std::mem::transmute(req) };
         CollOp {
             pending: Pending::Inter(req),
             _keep: keep,
-            staged,
+            deliver,
         }
     }
 
@@ -82,10 +107,7 @@ impl CollOp {
             }
         };
         if done {
-            if let Some((s, n)) = self.staged.take() {
-                // SAFETY: MPI keeps the receive memory valid until completion.
-                unsafe { s.finish(n) };
-            }
+            std::mem::replace(&mut self.deliver, Deliver::Nothing).run();
         }
         Ok(done)
     }

@@ -3,8 +3,10 @@
    message that child 0 receives BEFORE it starts its own. A collective that ran to
    completion at the call would leave the parent waiting for child 0 and child 0 waiting for
    the message. Igather, Iscatter, Ireduce (root: the parent), Iallgather, Ialltoall,
-   Ireduce_scatter_block and Ireduce_scatter, and the v-forms Igatherv, Iscatterv,
-   Iallgatherv and Ialltoallv, each checked for its data. */
+   Ireduce_scatter_block and Ireduce_scatter, the v-forms Igatherv, Iscatterv, Iallgatherv
+   and Ialltoallv, and Ialltoallw (a strided type on the parent's side), each checked for its
+   data. The children then do the same with Ialltoallw on their own MPI_COMM_WORLD: child 0
+   starts it and sends child 1 what it waits for before starting its own. */
 #include <mpi.h>
 #include "check.h"
 
@@ -188,6 +190,57 @@ int main(int argc, char **argv) {
   CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   if (parent) CHECK(vout[0] == 40 && vout[1] == 41 && vout[2] == 50 && vout[4] == 52);
   else CHECK(vout[0] == 40 + rank && (rank == 0 || vout[1] == 42));
+
+  /* alltoallw: child i gets {60 + 10i, 61 + 10i}; the parent gets {80 + i, 90 + i} from
+     child i at ints 4i and 4i + 2 (a vector type), the ints between left alone */
+  MPI_Datatype strided;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &strided);
+  MPI_Type_commit(&strided);
+  int wout[4] = {60, 61, 70, 71}, win[8], kid_in[2] = {-1, -1};
+  for (int i = 0; i < 8; i++) win[i] = -1;
+  if (parent) {
+    int sc[KIDS] = {2, 2}, sd[KIDS] = {0, 8}, rc[KIDS] = {1, 1}, rd[KIDS] = {0, 16};
+    MPI_Datatype st[KIDS] = {MPI_INT, MPI_INT}, rt[KIDS] = {strided, strided};
+    CHECK(MPI_Ialltoallw(wout, sc, sd, st, win, rc, rd, rt, inter, &r) == MPI_SUCCESS);
+    go_ahead(inter, parent, rank, 12);
+  } else {
+    go_ahead(inter, parent, rank, 12);
+    int mine_w[2] = {80 + rank, 90 + rank}, two[1] = {2}, zero[1] = {0};
+    MPI_Datatype ints[1] = {MPI_INT};
+    CHECK(MPI_Ialltoallw(mine_w, two, zero, ints, kid_in, two, zero, ints, inter, &r) ==
+          MPI_SUCCESS);
+  }
+  CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  if (parent) {
+    CHECK(win[0] == 80 && win[2] == 90 && win[4] == 81 && win[6] == 91);
+    CHECK(win[1] == -1 && win[3] == -1 && win[5] == -1 && win[7] == -1);
+  } else {
+    CHECK(kid_in[0] == 60 + 10 * rank && kid_in[1] == 61 + 10 * rank);
+  }
+
+  /* the children's own Ialltoallw: child 0 starts it before child 1 has started its own */
+  if (!parent) {
+    int peer = 1 - rank, token = 7;
+    int send2[KIDS] = {100 * rank, 100 * rank + 1}, got2[2 * KIDS];
+    /* one int to the peer, nothing to itself */
+    int counts[KIDS] = {1, 1}, sd2[KIDS] = {0, 4}, rd2[KIDS] = {0, 8};
+    MPI_Datatype it[KIDS] = {MPI_INT, MPI_INT};
+    counts[rank] = 0;
+    for (int i = 0; i < 2 * KIDS; i++) got2[i] = -1;
+    if (rank == 0) {
+      CHECK(MPI_Ialltoallw(send2, counts, sd2, it, got2, counts, rd2, it, MPI_COMM_WORLD, &r) ==
+            MPI_SUCCESS);
+      CHECK(MPI_Send(&token, 1, MPI_INT, 1, 3, MPI_COMM_WORLD) == MPI_SUCCESS);
+    } else {
+      CHECK(MPI_Recv(&token, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+      CHECK(MPI_Ialltoallw(send2, counts, sd2, it, got2, counts, rd2, it, MPI_COMM_WORLD, &r) ==
+            MPI_SUCCESS);
+    }
+    CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    /* block `peer` (at byte rd2[peer]) holds the peer's element for this rank */
+    CHECK(got2[rd2[peer] / 4] == 100 * peer + rank);
+  }
+  MPI_Type_free(&strided);
 
   MPI_Barrier(inter);
   if (parent) printf("inter_nonblocking: ok with %d children\n", KIDS);

@@ -1,11 +1,11 @@
 //! What every collective call shares: its communicator's collective state, 'static views of
 //! the buffers a request keeps, and running (blocking) or storing (non-blocking) the request.
 
-use crate::api::buffers::{RecvBuf, Staged};
+use crate::api::buffers::RecvBuf;
 use crate::api::out;
 use crate::consts::*;
 use crate::error::MpiResult;
-use crate::request::{empty, Active, CollOp, ReqEntry};
+use crate::request::{empty, Active, CollOp, Deliver, ReqEntry};
 use crate::state::State;
 use ibdyn_collectives::{CollRequest, Collectives, InterCollectives, InterRequest};
 use ibdyn_intercomm::Communicator as Raw;
@@ -80,10 +80,10 @@ pub fn store_intra<K: 'static>(
     keep: K,
     recv: RecvBuf<'static>,
 ) -> MpiResult<()> {
-    let (staged, scratch) = split(recv);
+    let (deliver, scratch) = split(recv);
     // SAFETY: `req` borrows the collective state and buffers `keep` owns and caller memory
     // MPI keeps valid until completion; CollOp drops `req` first.
-    let op = unsafe { CollOp::intra(req, Box::new((keep, scratch)), staged) };
+    let op = unsafe { CollOp::intra(req, Box::new((keep, scratch)), deliver) };
     store(s, call, Active::Coll(Box::new(op)))
 }
 
@@ -95,18 +95,46 @@ pub fn store_inter<K: 'static>(
     keep: K,
     recv: RecvBuf<'static>,
 ) -> MpiResult<()> {
-    let (staged, scratch) = split(recv);
+    let (deliver, scratch) = split(recv);
     // SAFETY: as in store_intra.
-    let op = unsafe { CollOp::inter(req, Box::new((keep, scratch)), staged) };
+    let op = unsafe { CollOp::inter(req, Box::new((keep, scratch)), deliver) };
     store(s, call, Active::Coll(Box::new(op)))
 }
 
+/// Stores a started collective whose receive area `area` (which `req` writes) goes out in
+/// blocks to typed buffers at completion (`Deliver::Blocks`).
+pub fn store_blocks<K: 'static>(
+    s: &mut State,
+    call: &Call,
+    req: Started<'_>,
+    keep: K,
+    area: Vec<u8>,
+    parts: Vec<(RecvBuf<'static>, usize, usize)>,
+) -> MpiResult<()> {
+    let keep = Box::new(keep);
+    let deliver = Deliver::Blocks { area, parts };
+    // SAFETY: as in store_intra; `area`'s heap block does not move with the Vec.
+    let op = unsafe {
+        match req {
+            Started::Intra(q) => CollOp::intra(q, keep, deliver),
+            Started::Inter(q) => CollOp::inter(q, keep, deliver),
+        }
+    };
+    store(s, call, Active::Coll(Box::new(op)))
+}
+
+/// A started collective of either kind of communicator.
+pub enum Started<'a> {
+    Intra(CollRequest<'a, Raw>),
+    Inter(InterRequest<'a, Raw>),
+}
+
 /// What a request keeps of its receive buffer: staging to deliver, or scratch to free.
-fn split(recv: RecvBuf<'static>) -> (Option<(Staged, usize)>, Option<Vec<u8>>) {
+fn split(recv: RecvBuf<'static>) -> (Deliver, Option<Vec<u8>>) {
     match recv {
-        RecvBuf::Staged(st) => (Some((st, usize::MAX)), None),
-        RecvBuf::Scratch(v) => (None, Some(v)),
-        RecvBuf::Direct(_) => (None, None),
+        RecvBuf::Staged(st) => (Deliver::Staged(st, usize::MAX), None),
+        RecvBuf::Scratch(v) => (Deliver::Nothing, Some(v)),
+        RecvBuf::Direct(_) => (Deliver::Nothing, None),
     }
 }
 

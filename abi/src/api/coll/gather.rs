@@ -3,7 +3,7 @@
 //! Displacements count elements of the datatype; the byte layouts below count in the packed
 //! stream, where element k starts at k * size.
 
-use super::framework::{colls, done, fix, fix_mut, run, Call, Colls};
+use super::framework::{colls, done, fix, fix_mut, run, store_blocks, Call, Colls, Started};
 use super::{in_place, inter_role, inter_v, intra_root};
 use crate::api::buffers::{recv_buf_of, send_buf_of, RecvBuf, SendBuf};
 use crate::consts::*;
@@ -418,7 +418,8 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
 
 /// Alltoallw: per-peer datatypes and byte displacements. Packed per block around a byte
 /// alltoallv (on an intercommunicator, the blocks of the remote group go by point-to-point,
-/// as the v-forms do); runs to completion (the non-blocking form returns a completed request).
+/// as the v-forms do). The non-blocking form starts the same exchange into one receive area
+/// that its request delivers block by block, each to its type, at completion.
 #[allow(clippy::too_many_arguments)]
 unsafe fn alltoallw_impl(
     call: Call,
@@ -492,6 +493,36 @@ unsafe fn alltoallw_impl(
                 rcnt.push(n);
                 total += n;
             }
+            if !call.blocking() {
+                let mut parts = Vec::with_capacity(size);
+                for i in 0..size {
+                    let base = recvbuf.cast::<u8>().wrapping_offset(rd[i] as isize);
+                    // SAFETY: the caller's block i, writable for its type map until the
+                    // request completes (MPI's rule).
+                    let rb =
+                        unsafe { recv_buf_of(base.cast(), rc[i].into(), rt[i].clone(), true) }?;
+                    parts.push((rb, rdsp[i], rcnt[i]));
+                }
+                let mut area = vec![0u8; total];
+                // SAFETY: `sbytes` is kept with the request, and `area` moves into it (its
+                // heap block stays where it is).
+                let (sv, rv) = unsafe { (fix(&sbytes[..]), fix_mut(&mut area[..])) };
+                return match c {
+                    Colls::Intra(cl) => {
+                        // SAFETY: `cl` is kept with the request.
+                        let q =
+                            unsafe { fix(&*cl) }.ialltoallv(sv, &scnt, &sdsp, rv, &rcnt, &rdsp)?;
+                        store_blocks(s, &call, Started::Intra(q), (cl, sbytes), area, parts)
+                    }
+                    Colls::Inter(ic) => {
+                        let sends: Vec<_> = (0..size).map(|i| (i, sdsp[i], scnt[i])).collect();
+                        let recvs: Vec<_> = (0..size).map(|i| (i, rdsp[i], rcnt[i])).collect();
+                        // SAFETY: `ic` is kept with the request.
+                        let q = unsafe { fix(&*ic) }.iexchange(sv, &sends, rv, &recvs)?;
+                        store_blocks(s, &call, Started::Inter(q), (ic, sbytes), area, parts)
+                    }
+                };
+            }
             let mut rbytes = vec![0u8; total];
             match c {
                 Colls::Intra(cl) => {
@@ -515,7 +546,7 @@ unsafe fn alltoallw_impl(
                     .copy_from_slice(&rbytes[rdsp[i]..rdsp[i] + rcnt[i]]);
                 rb.finish(usize::MAX);
             }
-            done(s, &call)
+            Ok(())
         })
     })
 }

@@ -1,6 +1,5 @@
 //! Collectives on intra- and intercommunicators, blocking and non-blocking (the `I` forms
-//! store a request; on intercommunicators alltoallw runs to completion at the call and
-//! returns a completed request). They run the byte-level
+//! store a request). They run the byte-level
 //! algorithms of `ibdyn-collectives` on the communicator's cached collective state; data of
 //! non-contiguous datatypes is packed around them.
 
