@@ -1,5 +1,5 @@
 //! The ownership lock. `HOLDER` is the token of the thread that owns the state (0: none).
-//! A thread becomes the holder by claiming it on first use (kept until `release_claim`) or
+//! A thread becomes the holder by `claim` (kept until `release_claim` or the thread's end) or
 //! through `enter` (kept until the `Entry` drops). Handing over goes through `HOLDER`'s
 //! release store and acquire exchange, so the next owner sees every write of the last.
 
@@ -22,8 +22,8 @@ thread_local! {
     static TOKEN: Cell<u64> = const { Cell::new(0) };
     /// Entries this thread holds (nested calls from callbacks).
     static DEPTH: Cell<u32> = const { Cell::new(0) };
-    /// This thread claimed the state on first use and keeps it past its entries, until it
-    /// gives the claim up or ends.
+    /// This thread claimed the state and keeps it past its entries, until it gives the claim
+    /// up or ends.
     static CLAIMED: Claim = const { Claim(Cell::new(false)) };
 }
 
@@ -44,15 +44,15 @@ impl Claim {
 impl Drop for Claim {
     /// A thread that ends with its claim gives the state up: it can not touch it again.
     fn drop(&mut self) {
-        let me = TOKEN.with(Cell::get);
+        let me = TOKEN.try_with(Cell::get).unwrap_or(0);
         if self.0.get() && me != 0 && HOLDER.load(Ordering::Relaxed) == me {
             release();
         }
     }
 }
 
-/// This thread's token: never 0, never reused in the process. 0 while the thread's locals
-/// are being destroyed (such a thread owns nothing).
+/// This thread's token: never reused in the process; 0 only if the thread's locals are
+/// gone (such a thread owns nothing).
 pub fn thread_token() -> u64 {
     TOKEN
         .try_with(|t| {
@@ -96,8 +96,8 @@ pub fn claim() -> bool {
     false
 }
 
-/// Gives up this thread's first-use claim: from now on the state is owned only inside
-/// entries, by any thread. Nothing else if this thread holds no claim.
+/// Gives up this thread's claim: from now on the state is owned only inside entries, by any
+/// thread. Nothing else if this thread holds no claim.
 pub fn release_claim() {
     ENTRIES_ONLY.store(true, Ordering::Release);
     if !CLAIMED.try_with(|c| c.replace(false)).unwrap_or(false) {
@@ -109,7 +109,7 @@ pub fn release_claim() {
 }
 
 /// Ownership for as long as the entry lives. Dropping it hands the state back (to a waiting
-/// thread if any), unless this thread also holds a first-use claim.
+/// thread if any), unless this thread also holds a claim.
 #[must_use = "ownership ends when the entry drops"]
 pub struct Entry {
     /// Not Send: the entry belongs to the thread that entered.
