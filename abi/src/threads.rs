@@ -1,10 +1,12 @@
 //! The thread levels this library provides. The runtime's state belongs to one thread at a
 //! time (`ibdyn_owner`). Up to MPI_THREAD_FUNNELED the thread that initialised MPI keeps it
-//! and calls take no lock. A program that asks for MPI_THREAD_SERIALIZED or MULTIPLE gets
-//! MPI_THREAD_SERIALIZED: from then on every MPI call, from any thread, owns the state for its
-//! duration (`enter`), so calls the program makes one at a time may come from any thread.
-//! MULTIPLE is not provided: a blocking call keeps the state for as long as it waits, so a
-//! second thread's call waits for it rather than running beside it.
+//! and calls take no lock. From MPI_THREAD_SERIALIZED on, every MPI call, from any thread,
+//! owns the state for its duration (`enter`). At MPI_THREAD_MULTIPLE the blocking
+//! point-to-point calls, probes and waits run as their non-blocking form and a wait
+//! (`Turns`) that lets other threads' calls in between its tests. The others keep the state
+//! while they wait: collectives (their blocking algorithms do not match the non-blocking
+//! ones, and every process of a communicator must run the same, whatever its thread level),
+//! making communicators, windows and files, spawn, one-sided synchronisation, file I/O.
 
 use crate::consts::*;
 use std::os::raw::c_int;
@@ -12,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// Calls own the state through entries (MPI_THREAD_SERIALIZED was asked for).
 static SERIALIZED: AtomicBool = AtomicBool::new(false);
+/// Blocking calls let other threads in while they wait (MPI_THREAD_MULTIPLE).
+static MULTIPLE: AtomicBool = AtomicBool::new(false);
 /// The thread that called MPI_Init or MPI_Init_thread (its `ibdyn_owner` token).
 static MAIN: AtomicU64 = AtomicU64::new(0);
 
@@ -30,14 +34,46 @@ pub fn enter() -> Option<ibdyn_owner::Entry> {
 /// that asked.
 pub fn provide(required: c_int) {
     if required >= MPI_THREAD_SERIALIZED {
+        if required >= MPI_THREAD_MULTIPLE {
+            MULTIPLE.store(true, Ordering::Release);
+        }
         SERIALIZED.store(true, Ordering::Release);
         ibdyn_owner::release_claim();
     }
 }
 
+/// Whether blocking calls must let other threads in while they wait.
+pub fn multiple() -> bool {
+    MULTIPLE.load(Ordering::Relaxed)
+}
+
+/// The turns of a blocking call's wait at MPI_THREAD_MULTIPLE, between two tests of its
+/// requests: a thread waiting for the state gets it (`ibdyn_owner::pause`); with nobody
+/// waiting, a few spins, then a short block in the engine, which a packet ends (so a
+/// single-threaded program keeps its latency).
+#[derive(Default)]
+pub struct Turns(u32);
+
+impl Turns {
+    pub fn next(&mut self) {
+        if ibdyn_owner::pause() {
+            self.0 = 0;
+            return;
+        }
+        self.0 = self.0.saturating_add(1);
+        match self.0 {
+            0..=63 => std::hint::spin_loop(),
+            64..=127 => std::thread::yield_now(),
+            _ => ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200)),
+        }
+    }
+}
+
 /// The level this library provides when a program asks for `required`.
 pub fn provided_for(required: c_int) -> c_int {
-    if required >= MPI_THREAD_SERIALIZED {
+    if required >= MPI_THREAD_MULTIPLE {
+        MPI_THREAD_MULTIPLE
+    } else if required >= MPI_THREAD_SERIALIZED {
         MPI_THREAD_SERIALIZED
     } else if required >= MPI_THREAD_FUNNELED {
         MPI_THREAD_FUNNELED
@@ -48,7 +84,9 @@ pub fn provided_for(required: c_int) -> c_int {
 
 /// The level in force for the process: what a session or MPI_INFO_ENV reports.
 pub fn level() -> c_int {
-    if SERIALIZED.load(Ordering::Relaxed) {
+    if multiple() {
+        MPI_THREAD_MULTIPLE
+    } else if SERIALIZED.load(Ordering::Relaxed) {
         MPI_THREAD_SERIALIZED
     } else {
         MPI_THREAD_FUNNELED

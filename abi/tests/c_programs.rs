@@ -402,15 +402,29 @@ fn generalized_requests_complete_from_the_program_and_its_threads() {
     run_ok("grequest", 2, "grequest: ok on 2 ranks");
 }
 
-/// MPI_THREAD_SERIALIZED: threads take turns making, using and freeing communicators,
-/// types and requests each other made; a thread completes a generalized request while the
-/// main thread waits for it.
+/// Threads take turns making, using and freeing communicators, types and requests each
+/// other made; a thread completes a generalized request while the main thread waits for it.
 #[test]
-fn threads_take_turns_calling_mpi_at_mpi_thread_serialized() {
+fn threads_take_turns_calling_mpi() {
     run_ok(
         "threads",
         3,
         "threads: ok on 3 ranks, 30 rounds in 3 threads",
+    );
+}
+
+/// MPI_THREAD_MULTIPLE: a blocking receive waits for what another thread of its process
+/// sends afterwards, and two threads exchange messages on two communicators in opposite
+/// orders on the two ranks of each pair (the second thread starts once the first sleeps
+/// inside MPI, so a call that kept the others out would hang).
+#[test]
+fn blocking_calls_of_one_thread_let_the_others_in_at_mpi_thread_multiple() {
+    let s = Scratch::new("threads-multiple");
+    let exe = s.build("threads");
+    assert_ran(
+        "threads multiple",
+        &s.run_args(4, &exe, &["multiple"]),
+        "threads: multiple ok on 4 ranks",
     );
 }
 

@@ -68,6 +68,7 @@ const MODULES: &[&str] = &[
     "test_threads",
     "test_toplevel",
     "test_util_pkl5",
+    "test_util_pool",
     "test_util_sync",
     "test_win",
 ];

@@ -387,7 +387,7 @@ impl Engine {
         }
     }
 
-    fn block(&mut self, t: Duration) {
+    pub(crate) fn block(&mut self, t: Duration) {
         self.sleep(t);
         // An idle process must still answer connect requests promptly.
         let Engine {

@@ -114,6 +114,17 @@ pub(crate) fn engine() -> Option<Rc<RefCell<Engine>>> {
     with(|s| s.shared.as_ref().map(|sh| sh.eng.clone()))
 }
 
+/// Blocks in this process's engine until something arrives (a packet, a connection request)
+/// or `t` passes: for a wait that tests its requests from outside the engine. Nothing
+/// without a live engine.
+pub fn idle_for(t: Duration) {
+    if let Some(eng) = engine() {
+        if let Ok(mut e) = eng.try_borrow_mut() {
+            e.block(t);
+        }
+    }
+}
+
 /// Runs `f` with the process-management client of this process's live runtime (for the
 /// Sessions layer, which holds no communicator).
 pub fn with_pmi<R>(f: impl FnOnce(&mut ibdyn_pmi::PmiClient) -> R) -> Result<R> {

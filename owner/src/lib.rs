@@ -16,4 +16,6 @@ mod local;
 mod lock;
 
 pub use local::{Foreign, ProcessLocal};
-pub use lock::{claim, enter, enter_within, holds, release_claim, thread_token, Entry};
+pub use lock::{
+    claim, enter, enter_within, holds, others_waiting, pause, release_claim, thread_token, Entry,
+};

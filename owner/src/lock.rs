@@ -158,6 +158,39 @@ fn acquire(deadline: Option<Instant>) -> Option<Entry> {
     })
 }
 
+/// Whether another thread waits in `enter` for the state.
+pub fn others_waiting() -> bool {
+    WAITERS.load(Ordering::Relaxed) > 0
+}
+
+/// Lets a waiting thread have the state for a while, then takes it back: for a blocking
+/// call that waits on other threads' calls (MPI_THREAD_MULTIPLE). Only from the outermost
+/// entry of a thread without a claim, and only while nothing of the state is borrowed;
+/// otherwise (or with nobody waiting) it does nothing and returns false.
+pub fn pause() -> bool {
+    let me = thread_token();
+    let outermost = DEPTH.with(Cell::get) == 1 && !CLAIMED.try_with(Claim::get).unwrap_or(true);
+    if !outermost || HOLDER.load(Ordering::Relaxed) != me || !others_waiting() {
+        return false;
+    }
+    release();
+    // Hand over fairly: let a waiter take it before this thread competes again (bounded,
+    // in case the waiter gave up meanwhile).
+    for _ in 0..1000 {
+        let h = HOLDER.load(Ordering::Relaxed);
+        if h != 0 && h != me {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    if !try_take(me) {
+        WAITERS.fetch_add(1, Ordering::SeqCst);
+        wait_for(me, None);
+        WAITERS.fetch_sub(1, Ordering::SeqCst);
+    }
+    true
+}
+
 fn try_take(me: u64) -> bool {
     HOLDER
         .compare_exchange(0, me, Ordering::Acquire, Ordering::Relaxed)

@@ -1,7 +1,9 @@
 //! Ownership across real threads. One test: the state is the process's, so the steps run in
 //! order.
 
-use ibdyn_owner::{claim, enter, enter_within, holds, process_local, release_claim, Foreign};
+use ibdyn_owner::{
+    claim, enter, enter_within, holds, others_waiting, pause, process_local, release_claim, Foreign,
+};
 use std::cell::RefCell;
 use std::sync::mpsc::channel;
 use std::thread;
@@ -73,6 +75,26 @@ fn the_state_has_one_owner_at_a_time_and_entries_hand_it_over() {
     }
     assert!(foreign(COUNT.try_with(|_| ())));
 
+    // A pause lends the state to a thread waiting for it and takes it back afterwards.
+    {
+        let _e = enter();
+        assert!(!pause(), "nobody waits");
+        let (ran_tx, ran) = channel();
+        let t = thread::spawn(move || {
+            let _e = enter();
+            COUNT.with(|c| *c.borrow_mut() += 1);
+            ran_tx.send(()).unwrap();
+        });
+        while !others_waiting() {
+            thread::yield_now();
+        }
+        assert!(pause());
+        assert!(holds());
+        ran.recv().unwrap();
+        t.join().unwrap();
+        assert_eq!(COUNT.with(|c| *c.borrow()), 3);
+    }
+
     // Threads taking turns through entries never overlap: a RefCell borrowed twice at once
     // would panic, and every increment is kept.
     let workers: Vec<_> = (0..4)
@@ -94,5 +116,5 @@ fn the_state_has_one_owner_at_a_time_and_entries_hand_it_over() {
         w.join().unwrap();
     }
     let _e = enter();
-    assert_eq!(COUNT.with(|c| *c.borrow()), 2 + 4 * 5000);
+    assert_eq!(COUNT.with(|c| *c.borrow()), 3 + 4 * 5000);
 }

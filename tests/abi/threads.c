@@ -8,10 +8,20 @@
    A generalized request is completed by a thread while the main thread waits in MPI_Wait.
 
    With the argument "funneled" the program asks for MPI_THREAD_FUNNELED and a thread then
-   calls MPI: the job must end with an error that says what to ask for. */
+   calls MPI: the job must end with an error that says what to ask for.
+
+   With the argument "multiple" (an even number of ranks) it needs MPI_THREAD_MULTIPLE: one
+   thread's blocking call waits for what another thread of the same process sends only
+   afterwards, and two threads exchange messages on two communicators in opposite orders on
+   the two ranks of a pair. The second thread starts only once the first is asleep inside its
+   MPI call (/proc/self/task/TID/stat), so a library that keeps other threads out while a call
+   waits hangs here every time. */
 #include <mpi.h>
 #include <pthread.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "check.h"
 
@@ -89,12 +99,119 @@ static void *funneled_caller(void *arg) {
   return NULL;
 }
 
+/* Waits until thread `tid` of this process sleeps (inside its blocking MPI call) or has ended
+   (its call needed nothing of this thread). A library whose waits never sleep (MPICH polls)
+   gets 2 s, then the second thread starts anyway. */
+static void until_asleep(pid_t tid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  for (int i = 0; i < 20000; i++) {
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *state = strrchr(buf, ')');
+    if (state && state[2] == 'S') return;
+    struct timespec pause = {0, 100000};
+    nanosleep(&pause, NULL);
+  }
+}
+
+struct first { pid_t tid; int started; void (*body)(void); };
+static pthread_mutex_t first_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t first_cv = PTHREAD_COND_INITIALIZER;
+
+static void *run_first(void *arg) {
+  struct first *f = arg;
+  pthread_mutex_lock(&first_mu);
+  f->tid = (pid_t)syscall(SYS_gettid);
+  f->started = 1;
+  pthread_cond_broadcast(&first_cv);
+  pthread_mutex_unlock(&first_mu);
+  f->body();
+  return NULL;
+}
+
+/* Runs `a` in a new thread and, once that thread sleeps inside MPI, `b` in this one. */
+static void first_then(void (*a)(void), void (*b)(void)) {
+  struct first f = {0, 0, a};
+  pthread_t t;
+  pthread_create(&t, NULL, run_first, &f);
+  pthread_mutex_lock(&first_mu);
+  while (!f.started) pthread_cond_wait(&first_cv, &first_mu);
+  pthread_mutex_unlock(&first_mu);
+  until_asleep(f.tid);
+  b();
+  pthread_join(t, NULL);
+}
+
+static int peer;
+static MPI_Comm comm_a, comm_b;
+
+/* The even rank's first thread waits for tag 1, which the odd rank sends only after it has
+   the even rank's second thread's tag 3. */
+static void wait_for_tag_1(void) {
+  int v = -1;
+  CHECK(MPI_Recv(&v, 1, MPI_INT, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(v == 1);
+}
+static void tags_2_then_3(void) {
+  int v = -1, three = 3;
+  CHECK(MPI_Recv(&v, 1, MPI_INT, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(v == 2);
+  CHECK(MPI_Send(&three, 1, MPI_INT, peer, 3, MPI_COMM_WORLD) == MPI_SUCCESS);
+}
+
+static void exchange_on(MPI_Comm c, int salt) {
+  for (int i = 0; i < 20; i++) {
+    int mine = 1000 * rank + salt + i, theirs = -1;
+    CHECK(MPI_Sendrecv(&mine, 1, MPI_INT, 1 - rank % 2, 0, &theirs, 1, MPI_INT, 1 - rank % 2, 0,
+                       c, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(theirs == 1000 * peer + salt + i);
+  }
+}
+static void exchange_a(void) { exchange_on(comm_a, 100); }
+static void exchange_b(void) { exchange_on(comm_b, 200); }
+
+static int multiple_mode(void) {
+  int provided_now;
+  CHECK(MPI_Query_thread(&provided_now) == MPI_SUCCESS && provided_now == MPI_THREAD_MULTIPLE);
+  CHECK(size % 2 == 0);
+  peer = rank ^ 1;
+  if (rank % 2 == 0) {
+    first_then(wait_for_tag_1, tags_2_then_3);
+  } else {
+    int v = -1, two = 2, one = 1;
+    CHECK(MPI_Send(&two, 1, MPI_INT, peer, 2, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Recv(&v, 1, MPI_INT, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(v == 3);
+    CHECK(MPI_Send(&one, 1, MPI_INT, peer, 1, MPI_COMM_WORLD) == MPI_SUCCESS);
+  }
+  /* pairs of ranks: comm_a and comm_b hold the two ranks of each pair */
+  CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &comm_a) == MPI_SUCCESS);
+  CHECK(MPI_Comm_dup(comm_a, &comm_b) == MPI_SUCCESS);
+  if (rank % 2 == 0) first_then(exchange_a, exchange_b);
+  else first_then(exchange_b, exchange_a);
+  MPI_Comm_free(&comm_a);
+  MPI_Comm_free(&comm_b);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) printf("threads: multiple ok on %d ranks\n", size);
+  MPI_Finalize();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided, flag;
   int funneled = argc > 1 && strcmp(argv[1], "funneled") == 0;
+  int multiple = argc > 1 && strcmp(argv[1], "multiple") == 0;
   MPI_Init_thread(&argc, &argv, funneled ? MPI_THREAD_FUNNELED : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (multiple) {
+    CHECK(provided == MPI_THREAD_MULTIPLE);
+    return multiple_mode();
+  }
   if (funneled) {
     CHECK(provided == MPI_THREAD_FUNNELED);
     pthread_t t;

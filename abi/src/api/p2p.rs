@@ -3,6 +3,7 @@
 
 use super::buffers::{recv_buf, send_buf, RecvBuf, SendBuf};
 use super::out;
+use super::request::wait_for;
 use crate::consts::*;
 use crate::derived;
 use crate::error::{err, MpiError, MpiResult};
@@ -12,6 +13,7 @@ use crate::status::{self, MpiStatus};
 use crate::{call, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
+use std::ptr::null_mut;
 
 /// MPI entry points that only call `$imp`: each passes its arguments through, with its
 /// MPI name (and send mode) first; `$imp` widens the count (int or MPI_Count).
@@ -163,6 +165,16 @@ unsafe fn send_mode(
     tag: c_int,
     comm: Handle,
 ) -> c_int {
+    if crate::threads::multiple() {
+        let mut r = MPI_REQUEST_NULL;
+        // SAFETY: passed through; the request is waited for right here.
+        return unsafe {
+            match isend_mode(name, mode, buf, count, ty, dest, tag, comm, &mut r) {
+                MPI_SUCCESS => wait_for(name, 1, &mut r, null_mut()),
+                code => code,
+            }
+        };
+    }
     call(name, comm, || {
         // SAFETY: the caller's send buffer, read during the call only.
         let data = unsafe { send_buf(buf, count.into(), ty) }?;
@@ -217,6 +229,16 @@ unsafe fn recv_impl(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
+    if crate::threads::multiple() {
+        let mut r = MPI_REQUEST_NULL;
+        // SAFETY: passed through; the request is waited for right here.
+        return unsafe {
+            match irecv_impl(name, buf, count, ty, source, tag, comm, &mut r) {
+                MPI_SUCCESS => wait_for(name, 1, &mut r, st),
+                code => code,
+            }
+        };
+    }
     call(name, comm, || {
         // SAFETY: the caller's receive buffer, written during the call only.
         let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
@@ -343,6 +365,40 @@ pub(super) unsafe fn sendrecv(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
+    if crate::threads::multiple() {
+        // SAFETY: passed through.
+        return unsafe {
+            pair(
+                "MPI_Sendrecv",
+                |r| {
+                    irecv_impl(
+                        "MPI_Sendrecv",
+                        recvbuf,
+                        recvcount,
+                        recvtype,
+                        source,
+                        recvtag,
+                        comm,
+                        r,
+                    )
+                },
+                |r| {
+                    isend_mode(
+                        "MPI_Sendrecv",
+                        Mode::Send,
+                        sendbuf,
+                        sendcount,
+                        sendtype,
+                        dest,
+                        sendtag,
+                        comm,
+                        r,
+                    )
+                },
+                st,
+            )
+        };
+    }
     call("MPI_Sendrecv", comm, || {
         // SAFETY: the caller's buffers, used during the call only; MPI forbids overlap.
         let (sb, mut rb) = unsafe {
@@ -378,6 +434,36 @@ pub(super) unsafe fn sendrecv_replace(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
+    if crate::threads::multiple() {
+        let name = "MPI_Sendrecv_replace";
+        // SAFETY: the caller's buffer, copied out first (packed) and sent as bytes.
+        let copy = match unsafe { send_buf(buf, count.into(), ty) } {
+            Ok(b) => b.to_vec(),
+            Err(e) => return call(name, comm, || Err(e)),
+        };
+        let n = copy.len() as i64;
+        // SAFETY: passed through; `copy` outlives the send, waited for in `pair`.
+        return unsafe {
+            pair(
+                name,
+                |r| irecv_impl(name, buf, count, ty, source, recvtag, comm, r),
+                |r| {
+                    isend_mode(
+                        name,
+                        Mode::Send,
+                        copy.as_ptr().cast(),
+                        n,
+                        MPI_BYTE,
+                        dest,
+                        sendtag,
+                        comm,
+                        r,
+                    )
+                },
+                st,
+            )
+        };
+    }
     call("MPI_Sendrecv_replace", comm, || {
         // SAFETY: the caller's buffer: copied out first, then received into.
         let copy = unsafe { send_buf(buf, count.into(), ty) }?.to_vec();
@@ -398,10 +484,49 @@ pub(super) unsafe fn sendrecv_replace(
     })
 }
 
+/// A receive started with `recv` and a send started with `send`, waited for together (a
+/// blocking send-receive at MPI_THREAD_MULTIPLE); `st` gets the receive's status.
+///
+/// # Safety
+/// As the blocking call's arguments.
+unsafe fn pair(
+    name: &'static str,
+    recv: impl FnOnce(*mut Handle) -> c_int,
+    send: impl FnOnce(*mut Handle) -> c_int,
+    st: *mut MpiStatus,
+) -> c_int {
+    let mut r = [MPI_REQUEST_NULL; 2];
+    let code = recv(&mut r[0]);
+    if code != MPI_SUCCESS {
+        return code;
+    }
+    let code = send(&mut r[1]);
+    if code != MPI_SUCCESS {
+        // SAFETY: this frame's request.
+        unsafe { super::request::cancel_and_free(&mut r[0]) };
+        return code;
+    }
+    // SAFETY: a status is plain integers; all zeros is a valid one.
+    let mut sts: [MpiStatus; 2] = unsafe { std::mem::zeroed() };
+    // SAFETY: this frame's requests and statuses.
+    let code = unsafe { wait_for(name, 2, r.as_mut_ptr(), sts.as_mut_ptr()) };
+    // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
+    if let Some(st) = unsafe { st.as_mut() } {
+        *st = sts[0];
+    }
+    code
+}
+
 unsafe fn probe(source: c_int, tag: c_int, comm: Handle, st: *mut MpiStatus) -> c_int {
     call("MPI_Probe", comm, || {
-        let got =
-            with_state(|s| probe_on(s, comm, source, tag, true))?.unwrap_or_else(status::proc_null);
+        let multiple = crate::threads::multiple();
+        let mut turns = crate::threads::Turns::default();
+        let got = loop {
+            if let Some(got) = with_state(|s| probe_on(s, comm, source, tag, !multiple))? {
+                break got;
+            }
+            turns.next();
+        };
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
         unsafe { status::store(st, &got) };
         Ok(())
@@ -478,8 +603,14 @@ unsafe fn mprobe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Mprobe", comm, || {
-        let found = with_state(|s| matched_probe(s, comm, source, tag, true))?;
-        let (h, got) = found.unwrap_or_else(|| (MPI_MESSAGE_NO_PROC, status::proc_null()));
+        let multiple = crate::threads::multiple();
+        let mut turns = crate::threads::Turns::default();
+        let (h, got) = loop {
+            if let Some(found) = with_state(|s| matched_probe(s, comm, source, tag, !multiple))? {
+                break found;
+            }
+            turns.next();
+        };
         // SAFETY: the caller's output arguments.
         unsafe {
             status::store(st, &got);
@@ -544,6 +675,16 @@ pub(super) unsafe fn mrecv(
     message: *mut Handle,
     st: *mut MpiStatus,
 ) -> c_int {
+    if crate::threads::multiple() {
+        let mut r = MPI_REQUEST_NULL;
+        // SAFETY: passed through; the request is waited for right here.
+        return unsafe {
+            match imrecv(buf, count, ty, message, &mut r) {
+                MPI_SUCCESS => wait_for("MPI_Mrecv", 1, &mut r, st),
+                code => code,
+            }
+        };
+    }
     call("MPI_Mrecv", MPI_COMM_SELF, || {
         // SAFETY: the caller's in/out argument.
         let Some((comm, msg)) = (unsafe { take_message(message) })? else {

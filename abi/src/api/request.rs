@@ -157,6 +157,21 @@ macro_rules! forward {
     )*};
 }
 
+/// Waits for all of `count` requests on behalf of blocking call `name` (which started them
+/// in their non-blocking form at MPI_THREAD_MULTIPLE).
+///
+/// # Safety
+/// As MPI_Waitall's arguments.
+pub(super) unsafe fn wait_for(
+    name: &'static str,
+    count: c_int,
+    requests: *mut Handle,
+    statuses: *mut MpiStatus,
+) -> c_int {
+    // SAFETY: passed through.
+    unsafe { completion(name, count, requests, statuses, true, null_mut()) }
+}
+
 /// Wait/Test for all of `count` requests. Testall completes none unless all are complete.
 unsafe fn completion(
     name: &'static str,
@@ -166,6 +181,19 @@ unsafe fn completion(
     block: bool,
     flag: *mut c_int,
 ) -> c_int {
+    if block && crate::threads::multiple() {
+        // Tests until all have completed, letting other threads' calls in between.
+        let mut turns = crate::threads::Turns::default();
+        loop {
+            let mut all: c_int = 0;
+            // SAFETY: passed through; `all` is this frame's.
+            let rc = unsafe { completion(name, count, requests, statuses, false, &mut all) };
+            if rc != MPI_SUCCESS || all != 0 {
+                return rc;
+            }
+            turns.next();
+        }
+    }
     with_requests(name, count, requests, |n, comm| {
         with_state(|s| {
             if !block {
@@ -223,7 +251,11 @@ unsafe fn any(
     st: *mut MpiStatus,
     flag: *mut c_int,
 ) -> c_int {
+    let mut turns = crate::threads::Turns::default();
     with_requests(name, count, requests, |n, comm| loop {
+        if crate::threads::multiple() {
+            turns.next();
+        }
         let mut active = false;
         let found = with_state(|s| {
             for i in 0..n {
@@ -289,7 +321,11 @@ unsafe fn some(
     statuses: *mut MpiStatus,
     block: bool,
 ) -> c_int {
+    let mut turns = crate::threads::Turns::default();
     with_requests(name, incount, requests, |n, comm| loop {
+        if block && crate::threads::multiple() {
+            turns.next();
+        }
         let mut active = false;
         let mut k = 0usize;
         let mut failed = None;
@@ -409,6 +445,19 @@ unsafe fn request_free(request: *mut Handle) -> c_int {
             unsafe { out(request, MPI_REQUEST_NULL, "request") }
         },
     )
+}
+
+/// Cancels request `*request` and waits for it (a receive started for a blocking call whose
+/// other half failed to start).
+///
+/// # Safety
+/// As MPI_Cancel's argument.
+pub(super) unsafe fn cancel_and_free(request: *mut Handle) {
+    // SAFETY: passed through.
+    unsafe {
+        cancel(request);
+        completion("MPI_Cancel", 1, request, null_mut(), true, null_mut());
+    }
 }
 
 unsafe fn cancel(request: *mut Handle) -> c_int {
