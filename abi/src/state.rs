@@ -478,23 +478,19 @@ pub fn comm_handle(i: usize) -> Handle {
 /// The error handler for an error about communicator `h`, looked up after the failed call
 /// (fatal when MPI is not running: there is no handler to ask).
 pub fn errhandler_for(h: Handle) -> ErrHandler {
-    STATE
-        .try_with(|cell| match cell.try_borrow() {
-            Ok(g) => g
-                .as_ref()
-                .map_or(ErrHandler::Fatal, |s| s.errhandler_for(h)),
-            Err(_) => ErrHandler::Fatal,
-        })
-        .unwrap_or(ErrHandler::Fatal)
+    handler_in_state(|s| s.errhandler_for(h))
 }
 
 /// The error handler of the communicator at index `i`.
 pub fn errhandler_of_index(i: usize) -> ErrHandler {
+    handler_in_state(|s| s.errhandler_of_index(i))
+}
+
+/// `look` on the state; fatal where there is no state this thread may read.
+fn handler_in_state(look: impl FnOnce(&State) -> ErrHandler) -> ErrHandler {
     STATE
         .try_with(|cell| match cell.try_borrow() {
-            Ok(g) => g
-                .as_ref()
-                .map_or(ErrHandler::Fatal, |s| s.errhandler_of_index(i)),
+            Ok(g) => g.as_ref().map_or(ErrHandler::Fatal, look),
             Err(_) => ErrHandler::Fatal,
         })
         .unwrap_or(ErrHandler::Fatal)

@@ -166,13 +166,11 @@ unsafe fn send_mode(
     comm: Handle,
 ) -> c_int {
     if crate::threads::multiple() {
-        let mut r = MPI_REQUEST_NULL;
         // SAFETY: passed through; the request is waited for right here.
         return unsafe {
-            match isend_mode(name, mode, buf, count, ty, dest, tag, comm, &mut r) {
-                MPI_SUCCESS => wait_for(name, 1, &mut r, null_mut()),
-                code => code,
-            }
+            started_then_waited(name, null_mut(), |r| {
+                isend_mode(name, mode, buf, count, ty, dest, tag, comm, r)
+            })
         };
     }
     call(name, comm, || {
@@ -230,13 +228,11 @@ unsafe fn recv_impl(
     st: *mut MpiStatus,
 ) -> c_int {
     if crate::threads::multiple() {
-        let mut r = MPI_REQUEST_NULL;
         // SAFETY: passed through; the request is waited for right here.
         return unsafe {
-            match irecv_impl(name, buf, count, ty, source, tag, comm, &mut r) {
-                MPI_SUCCESS => wait_for(name, 1, &mut r, st),
-                code => code,
-            }
+            started_then_waited(name, st, |r| {
+                irecv_impl(name, buf, count, ty, source, tag, comm, r)
+            })
         };
     }
     call(name, comm, || {
@@ -484,6 +480,24 @@ pub(super) unsafe fn sendrecv_replace(
     })
 }
 
+/// Blocking call `name` at MPI_THREAD_MULTIPLE: its non-blocking form, started by `start`
+/// into a request, then waited for (`st` gets the status).
+///
+/// # Safety
+/// As the blocking call's arguments.
+unsafe fn started_then_waited(
+    name: &'static str,
+    st: *mut MpiStatus,
+    start: impl FnOnce(*mut Handle) -> c_int,
+) -> c_int {
+    let mut r = MPI_REQUEST_NULL;
+    match start(&mut r) {
+        // SAFETY: this frame's request; the caller's status.
+        MPI_SUCCESS => unsafe { wait_for(name, 1, &mut r, st) },
+        code => code,
+    }
+}
+
 /// A receive started with `recv` and a send started with `send`, waited for together (a
 /// blocking send-receive at MPI_THREAD_MULTIPLE); `st` gets the receive's status.
 ///
@@ -676,13 +690,9 @@ pub(super) unsafe fn mrecv(
     st: *mut MpiStatus,
 ) -> c_int {
     if crate::threads::multiple() {
-        let mut r = MPI_REQUEST_NULL;
         // SAFETY: passed through; the request is waited for right here.
         return unsafe {
-            match imrecv(buf, count, ty, message, &mut r) {
-                MPI_SUCCESS => wait_for("MPI_Mrecv", 1, &mut r, st),
-                code => code,
-            }
+            started_then_waited("MPI_Mrecv", st, |r| imrecv(buf, count, ty, message, r))
         };
     }
     call("MPI_Mrecv", MPI_COMM_SELF, || {

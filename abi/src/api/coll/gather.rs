@@ -306,6 +306,14 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                             (Some(b), true) => send_of(&send, &st, b.elems)?,
                             (None, true) => send_of(&send, &st, send.count)?,
                         };
+                        let mut rb = if !gets {
+                            RecvBuf::Direct(&mut [])
+                        } else if recv.is_v() {
+                            let rbl = recv.blocks(rsize, &rt)?;
+                            recv_of(&recv, &rt, rbl.elems, true)?
+                        } else {
+                            recv_of(&recv, &rt, recv.count, false)?
+                        };
                         if !call.blocking() {
                             // One schedule of blocks straight between the processes.
                             let sends: Vec<(usize, usize, usize)> = match (&sbl, role) {
@@ -315,14 +323,6 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                                 }
                                 (None, Some(InterRole::Remote(r))) => vec![(r, 0, sb.len())],
                                 (None, _) => (0..rsize).map(|i| (i, 0, sb.len())).collect(),
-                            };
-                            let mut rb = if !gets {
-                                RecvBuf::Direct(&mut [])
-                            } else if recv.is_v() {
-                                let rbl = recv.blocks(rsize, &rt)?;
-                                recv_of(&recv, &rt, rbl.elems, true)?
-                            } else {
-                                recv_of(&recv, &rt, recv.count, false)?
                             };
                             let len = rb.bytes().len();
                             let recvs = match role {
@@ -346,14 +346,6 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
                                 .collect(),
                             (None, Some(InterRole::Remote(r))) => vec![(r as i32, &sb[..])],
                             (None, _) => (0..rsize).map(|i| (i as i32, &sb[..])).collect(),
-                        };
-                        let mut rb = if !gets {
-                            RecvBuf::Direct(&mut [])
-                        } else if recv.is_v() {
-                            let rbl = recv.blocks(rsize, &rt)?;
-                            recv_of(&recv, &rt, rbl.elems, true)?
-                        } else {
-                            recv_of(&recv, &rt, recv.count, false)?
                         };
                         let into = match role {
                             _ if !gets => Vec::new(),
