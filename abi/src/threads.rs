@@ -60,6 +60,11 @@ impl Turns {
             self.0 = 0;
             return;
         }
+        self.idle();
+    }
+
+    /// A turn that keeps the state: spins, then yields, then short blocks in the engine.
+    pub fn idle(&mut self) {
         self.0 = self.0.saturating_add(1);
         match self.0 {
             0..=63 => std::hint::spin_loop(),

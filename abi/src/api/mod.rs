@@ -31,6 +31,7 @@ pub(crate) mod large;
 pub(crate) mod large_types;
 mod mem;
 mod p2p;
+mod p2p_multiple;
 mod pack;
 mod pack_external;
 mod partitioned;

@@ -3,7 +3,7 @@
 
 use super::buffers::{recv_buf, send_buf, RecvBuf, SendBuf};
 use super::out;
-use super::request::wait_for;
+use super::p2p_multiple::blocking;
 use crate::consts::*;
 use crate::derived;
 use crate::error::{err, MpiError, MpiResult};
@@ -166,10 +166,16 @@ unsafe fn send_mode(
     comm: Handle,
 ) -> c_int {
     if crate::threads::multiple() {
-        // SAFETY: passed through; the request is waited for right here.
+        // SAFETY: passed through; `blocking` waits for the send before it returns.
         return unsafe {
-            started_then_waited(name, null_mut(), |r| {
-                isend_mode(name, mode, buf, count, ty, dest, tag, comm, r)
+            blocking(name, comm, null_mut(), || {
+                let data: SendBuf<'static> = send_buf(buf, count.into(), ty)?;
+                with_state(|s| {
+                    Ok((
+                        s.comm_index(comm)?,
+                        [start_send(s, mode, data, dest, tag, comm)?],
+                    ))
+                })
             })
         };
     }
@@ -228,10 +234,11 @@ unsafe fn recv_impl(
     st: *mut MpiStatus,
 ) -> c_int {
     if crate::threads::multiple() {
-        // SAFETY: passed through; the request is waited for right here.
+        // SAFETY: passed through; `blocking` waits for the receive before it returns.
         return unsafe {
-            started_then_waited(name, st, |r| {
-                irecv_impl(name, buf, count, ty, source, tag, comm, r)
+            blocking(name, comm, st, || {
+                let rb: RecvBuf<'static> = recv_buf(buf, count.into(), ty)?;
+                with_state(|s| Ok((s.comm_index(comm)?, [start_recv(s, rb, source, tag, comm)?])))
             })
         };
     }
@@ -362,37 +369,17 @@ pub(super) unsafe fn sendrecv(
     st: *mut MpiStatus,
 ) -> c_int {
     if crate::threads::multiple() {
-        // SAFETY: passed through.
+        // SAFETY: passed through; `blocking` waits for both before it returns.
         return unsafe {
-            pair(
-                "MPI_Sendrecv",
-                |r| {
-                    irecv_impl(
-                        "MPI_Sendrecv",
-                        recvbuf,
-                        recvcount,
-                        recvtype,
-                        source,
-                        recvtag,
-                        comm,
-                        r,
-                    )
-                },
-                |r| {
-                    isend_mode(
-                        "MPI_Sendrecv",
-                        Mode::Send,
-                        sendbuf,
-                        sendcount,
-                        sendtype,
-                        dest,
-                        sendtag,
-                        comm,
-                        r,
-                    )
-                },
-                st,
-            )
+            blocking("MPI_Sendrecv", comm, st, || {
+                let sb: SendBuf<'static> = send_buf(sendbuf, sendcount.into(), sendtype)?;
+                let rb: RecvBuf<'static> = recv_buf(recvbuf, recvcount.into(), recvtype)?;
+                with_state(|s| {
+                    let r = start_recv(s, rb, source, recvtag, comm)?;
+                    let w = start_send(s, Mode::Send, sb, dest, sendtag, comm)?;
+                    Ok((s.comm_index(comm)?, [r, w]))
+                })
+            })
         };
     }
     call("MPI_Sendrecv", comm, || {
@@ -431,33 +418,18 @@ pub(super) unsafe fn sendrecv_replace(
     st: *mut MpiStatus,
 ) -> c_int {
     if crate::threads::multiple() {
-        let name = "MPI_Sendrecv_replace";
-        // SAFETY: the caller's buffer, copied out first (packed) and sent as bytes.
-        let copy = match unsafe { send_buf(buf, count.into(), ty) } {
-            Ok(b) => b.to_vec(),
-            Err(e) => return call(name, comm, || Err(e)),
-        };
-        let n = copy.len() as i64;
-        // SAFETY: passed through; `copy` outlives the send, waited for in `pair`.
+        // SAFETY: the caller's buffer, copied out first, then received into; `blocking`
+        // waits for both before it returns.
         return unsafe {
-            pair(
-                name,
-                |r| irecv_impl(name, buf, count, ty, source, recvtag, comm, r),
-                |r| {
-                    isend_mode(
-                        name,
-                        Mode::Send,
-                        copy.as_ptr().cast(),
-                        n,
-                        MPI_BYTE,
-                        dest,
-                        sendtag,
-                        comm,
-                        r,
-                    )
-                },
-                st,
-            )
+            blocking("MPI_Sendrecv_replace", comm, st, || {
+                let sb = SendBuf::Packed(send_buf(buf, count.into(), ty)?.to_vec());
+                let rb: RecvBuf<'static> = recv_buf(buf, count.into(), ty)?;
+                with_state(|s| {
+                    let r = start_recv(s, rb, source, recvtag, comm)?;
+                    let w = start_send(s, Mode::Send, sb, dest, sendtag, comm)?;
+                    Ok((s.comm_index(comm)?, [r, w]))
+                })
+            })
         };
     }
     call("MPI_Sendrecv_replace", comm, || {
@@ -478,57 +450,6 @@ pub(super) unsafe fn sendrecv_replace(
         unsafe { status::store(st, &got) };
         Ok(())
     })
-}
-
-/// Blocking call `name` at MPI_THREAD_MULTIPLE: its non-blocking form, started by `start`
-/// into a request, then waited for (`st` gets the status).
-///
-/// # Safety
-/// As the blocking call's arguments.
-unsafe fn started_then_waited(
-    name: &'static str,
-    st: *mut MpiStatus,
-    start: impl FnOnce(*mut Handle) -> c_int,
-) -> c_int {
-    let mut r = MPI_REQUEST_NULL;
-    match start(&mut r) {
-        // SAFETY: this frame's request; the caller's status.
-        MPI_SUCCESS => unsafe { wait_for(name, 1, &mut r, st) },
-        code => code,
-    }
-}
-
-/// A receive started with `recv` and a send started with `send`, waited for together (a
-/// blocking send-receive at MPI_THREAD_MULTIPLE); `st` gets the receive's status.
-///
-/// # Safety
-/// As the blocking call's arguments.
-unsafe fn pair(
-    name: &'static str,
-    recv: impl FnOnce(*mut Handle) -> c_int,
-    send: impl FnOnce(*mut Handle) -> c_int,
-    st: *mut MpiStatus,
-) -> c_int {
-    let mut r = [MPI_REQUEST_NULL; 2];
-    let code = recv(&mut r[0]);
-    if code != MPI_SUCCESS {
-        return code;
-    }
-    let code = send(&mut r[1]);
-    if code != MPI_SUCCESS {
-        // SAFETY: this frame's request.
-        unsafe { super::request::cancel_and_free(&mut r[0]) };
-        return code;
-    }
-    // SAFETY: a status is plain integers; all zeros is a valid one.
-    let mut sts: [MpiStatus; 2] = unsafe { std::mem::zeroed() };
-    // SAFETY: this frame's requests and statuses.
-    let code = unsafe { wait_for(name, 2, r.as_mut_ptr(), sts.as_mut_ptr()) };
-    // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
-    if let Some(st) = unsafe { st.as_mut() } {
-        *st = sts[0];
-    }
-    code
 }
 
 unsafe fn probe(source: c_int, tag: c_int, comm: Handle, st: *mut MpiStatus) -> c_int {
@@ -692,7 +613,13 @@ pub(super) unsafe fn mrecv(
     if crate::threads::multiple() {
         // SAFETY: passed through; the request is waited for right here.
         return unsafe {
-            started_then_waited("MPI_Mrecv", st, |r| imrecv(buf, count, ty, message, r))
+            blocking("MPI_Mrecv", MPI_COMM_SELF, st, || {
+                let Some((comm, msg)) = take_message(message)? else {
+                    return Ok((1, [Active::Done(status::proc_null())]));
+                };
+                let rb: RecvBuf<'static> = recv_buf(buf, count.into(), ty)?;
+                with_state(|s| Ok((s.comm_index(comm)?, [start_mrecv(s, rb, comm, msg)?])))
+            })
         };
     }
     call("MPI_Mrecv", MPI_COMM_SELF, || {

@@ -447,19 +447,6 @@ unsafe fn request_free(request: *mut Handle) -> c_int {
     )
 }
 
-/// Cancels request `*request` and waits for it (a receive started for a blocking call whose
-/// other half failed to start).
-///
-/// # Safety
-/// As MPI_Cancel's argument.
-pub(super) unsafe fn cancel_and_free(request: *mut Handle) {
-    // SAFETY: passed through.
-    unsafe {
-        cancel(request);
-        completion("MPI_Cancel", 1, request, null_mut(), true, null_mut());
-    }
-}
-
 unsafe fn cancel(request: *mut Handle) -> c_int {
     call_with(
         "MPI_Cancel",
