@@ -163,12 +163,12 @@ ibdyn_owner::process_local! {
     static TYPES: RefCell<Table<Rc<Derived>>> = RefCell::new(Table::new());
 }
 
-/// The datatype `h`, predefined or derived; a derived one must be committed when `for_comm`.
 /// Whether `h` is a predefined datatype's handle (or no datatype at all), not a derived one.
 pub fn is_predefined(h: Handle) -> bool {
     h < TYPE_BASE
 }
 
+/// The datatype `h`, predefined or derived; a derived one must be committed when `for_comm`.
 pub fn resolve(h: Handle, for_comm: bool) -> MpiResult<Ty> {
     if h < TYPE_BASE {
         return Ty::predefined(h);

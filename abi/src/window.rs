@@ -161,6 +161,8 @@ pub struct Window {
     pub disp_unit: c_int,
     pub flavor: c_int,
     pub model: c_int,
+    /// Its ranks on other nodes and the operations on them (`api::rma_remote`).
+    pub remote: crate::api::Remote,
 }
 
 impl Window {
@@ -171,6 +173,20 @@ impl Window {
             || e.lock_all
             || e.locked.contains_key(&target)
             || e.started.as_ref().is_some_and(|s| s.contains(&target))
+    }
+
+    /// Whether `len` bytes at address `addr` of this process are its window memory (of a
+    /// dynamic window: inside one attached region).
+    pub fn holds(&self, addr: u64, len: u64) -> bool {
+        let Some(end) = addr.checked_add(len) else {
+            return false;
+        };
+        let inside = |b: usize, l: usize| addr >= b as u64 && end <= (b + l) as u64;
+        if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+            self.attached.iter().any(|&(b, l)| inside(b, l))
+        } else {
+            inside(self.base, self.size.max(0) as usize)
+        }
     }
 
     /// Takes target `t`'s lock: shared (many holders) or exclusive.

@@ -491,15 +491,25 @@ fn one_sided_communication_among_the_processes_of_a_node() {
     );
 }
 
-/// On 2 nodes: a window on a communicator spanning them is refused by name; one on a node's
-/// communicator works.
+/// On 2 nodes: windows spanning them (allocated, created, dynamic) move data to and from the
+/// other node in fence and post/start/complete/wait epochs, accumulates stay atomic with
+/// this node's direct ones, an epoch ends while its target waits in MPI_Recv, and what
+/// cannot work across nodes (a lock of a far rank, a shared window) is refused by name.
 #[test]
-fn a_window_across_nodes_is_refused_and_one_per_node_works() {
+fn windows_across_nodes_move_data_in_active_target_epochs() {
     let s = Scratch::new("rma_nodes");
     let exe = s.build("rma_nodes");
     let w = |x: &str| OsString::from(x);
-    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("4"), exe.into()]);
-    assert_ran("rma_nodes", &out, "rma_nodes: ok");
+    let shm_before = window_segments();
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("4"), exe.clone().into()]);
+    assert_ran("rma_nodes", &out, "rma_nodes: ok on 4 ranks");
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("3"), exe.into()]);
+    assert_ran("rma_nodes", &out, "rma_nodes: ok on 3 ranks");
+    assert_eq!(
+        window_segments(),
+        shm_before,
+        "a window's segment stayed in /dev/shm"
+    );
 }
 
 /// The windows' shared segments in /dev/shm (each is unlinked once every process has it).

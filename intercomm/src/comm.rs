@@ -364,6 +364,16 @@ impl Communicator {
         Ok(eng.iprobe(self.recv_ctx(), src, tag))
     }
 
+    /// The error of rank `r`'s process if it is known to have failed (checked now for a
+    /// process of this node): for waits that poll instead of posting a receive.
+    pub fn peer_failure(&self, r: i32) -> Option<CommError> {
+        let g = self.gpid_of(r).ok()?;
+        self.inner
+            .eng
+            .borrow_mut()
+            .peer_failure(g, "a one-sided epoch")
+    }
+
     /// Blocks until a matching message has arrived and reports it.
     pub fn probe(&self, src: i32, tag: i32) -> Result<Status> {
         self.check()?;

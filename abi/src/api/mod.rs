@@ -38,6 +38,9 @@ mod partitioned;
 mod request;
 mod request_status;
 mod rma;
+mod rma_remote;
+
+pub(crate) use rma_remote::Remote;
 mod rma_direct;
 mod selfcall;
 mod session;

@@ -4,15 +4,17 @@
 //! before it returns (`crate::window`); the accumulating ones under the target's mutex.
 //! The common cases on memory this process maps go straight to it (`super::rma_direct`).
 
-use super::buffers::{recv_buf, send_buf};
+use super::buffers::{recv_buf, send_buf, RecvBuf};
 use super::out;
 use super::rma_direct::{accumulate_in_place, compare_and_swap_in_place, direct};
+use super::rma_remote as remote;
 use super::win::win_call;
 use crate::consts::*;
 use crate::derived::{self, Ty};
 use crate::error::{err, MpiError, MpiResult};
 use crate::export;
 use crate::request::{empty, Active, ReqEntry};
+use crate::rma_wire::Kind;
 use crate::state::with_state;
 use crate::window::{self, Window};
 use std::ffi::c_void;
@@ -25,6 +27,8 @@ struct Spot {
     pid: i32,
     addr: isize,
     local: Option<isize>,
+    /// On another node: reached by messages (`super::rma_remote`).
+    far: bool,
 }
 
 /// Checks an operation on `target` at `disp` of `count` elements of `ty` (`bytes` from the
@@ -99,6 +103,7 @@ fn spot(
         pid: p.pid as i32,
         addr: p.base as isize + off as isize,
         local: w.local[t].map(|b| b as isize + off as isize),
+        far: w.remote.is_far(t),
     })
 }
 
@@ -204,13 +209,19 @@ unsafe fn put_impl(
         let tty = derived::resolve(ttype, true)?;
         // SAFETY: the origin buffer as MPI_Put specifies it.
         let data = unsafe { send_buf(obuf, ocount, otype) }?;
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             if target == MPI_PROC_NULL {
-                return Ok(());
+                return Ok(None);
             }
             let at = spot(w, target, disp, tcount, &tty, Some(data.len()))?;
-            write(&at, &tty, tcount, &data)
-        })
+            if at.far {
+                return Ok(Some(at));
+            }
+            write(&at, &tty, tcount, &data).map(|_| None)
+        })?;
+        let Some(at) = far else { return Ok(()) };
+        let blocks = remote::blocks(at.addr, &tty, tcount);
+        remote::issue(win, at.rank, Kind::Put, blocks, data.to_vec(), None)
     })
 }
 
@@ -229,17 +240,29 @@ unsafe fn get_impl(
         }
         let tty = derived::resolve(ttype, true)?;
         // SAFETY: the origin buffer as MPI_Get specifies it.
-        let mut rb = unsafe { recv_buf(obuf, ocount, otype) }?;
+        let mut rb: RecvBuf<'static> = unsafe { recv_buf(obuf, ocount, otype) }?;
         let n = rb.bytes().len();
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             if target == MPI_PROC_NULL {
-                return Ok(());
+                return Ok(None);
             }
             let at = spot(w, target, disp, tcount, &tty, Some(n))?;
-            read(&at, &tty, tcount, rb.bytes())
+            if at.far {
+                return Ok(Some(at));
+            }
+            read(&at, &tty, tcount, rb.bytes()).map(|_| None)
         })?;
-        rb.finish(n);
-        Ok(())
+        match far {
+            // MPI's rule: the buffer is the operation's until the epoch ends.
+            Some(at) => {
+                let blocks = remote::blocks(at.addr, &tty, tcount);
+                remote::issue(win, at.rank, Kind::Get, blocks, Vec::new(), Some(rb))
+            }
+            None => {
+                rb.finish(n);
+                Ok(())
+            }
+        }
     })
 }
 
@@ -268,14 +291,14 @@ unsafe fn get_acc_impl(
             // SAFETY: the origin buffer as the call specifies it.
             _ => Some(unsafe { send_buf(obuf, ocount, otype) }?),
         };
-        let mut rb = match result {
+        let mut rb: Option<RecvBuf<'static>> = match result {
             // SAFETY: the result buffer as the call specifies it.
             Some((b, c, t)) => Some(unsafe { recv_buf(b, c, t) }?),
             None => None,
         };
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             if target == MPI_PROC_NULL {
-                return Ok(());
+                return Ok(None);
             }
             let at = spot(
                 w,
@@ -291,6 +314,9 @@ unsafe fn get_acc_impl(
                     MPI_ERR_TYPE,
                     format!("the result buffer has {got} bytes and the target's data {len}"),
                 );
+            }
+            if at.far {
+                return Ok(Some(at));
             }
             // Small targets (a fetch-and-op, a counter) need no heap block.
             let mut small = [0u8; 64];
@@ -313,7 +339,17 @@ unsafe fn get_acc_impl(
                 }
                 Ok(())
             })
+            .map(|_| None)
         })?;
+        if let Some(at) = far {
+            let kind = Kind::Accumulate {
+                reduce: remote::reduce(op, ttype, &tty)?,
+                fetch: rb.is_some(),
+            };
+            let blocks = remote::blocks(at.addr, &tty, tcount);
+            let data = data.map(|d| d.to_vec()).unwrap_or_default();
+            return remote::issue(win, at.rank, kind, blocks, data, rb);
+        }
         if let Some(r) = rb {
             r.finish(len_of(tcount, &tty));
         }
@@ -369,12 +405,15 @@ unsafe fn compare_and_swap(
             )
         };
         // SAFETY: as above.
-        let mut rb = unsafe { recv_buf(result, 1, datatype) }?;
-        window::with(win, |w| {
+        let mut rb: RecvBuf<'static> = unsafe { recv_buf(result, 1, datatype) }?;
+        let far = window::with(win, |w| {
             if target == MPI_PROC_NULL {
-                return Ok(());
+                return Ok(None);
             }
             let at = spot(w, target, disp, 1, &ty, Some(new.len()))?;
+            if at.far {
+                return Ok(Some(at));
+            }
             w.atomically(at.rank, || {
                 read(&at, &ty, 1, rb.bytes())?;
                 if rb.bytes()[..] == old[..] {
@@ -382,7 +421,13 @@ unsafe fn compare_and_swap(
                 }
                 Ok(())
             })
+            .map(|_| None)
         })?;
+        if let Some(at) = far {
+            let blocks = remote::blocks(at.addr, &ty, 1);
+            let data = [&new[..], &old[..]].concat();
+            return remote::issue(win, at.rank, Kind::CompareAndSwap, blocks, data, Some(rb));
+        }
         rb.finish(ty.size);
         Ok(())
     })
@@ -412,13 +457,18 @@ unsafe fn fetch_and_op(
     }
 }
 
-/// A request that is complete already, for the `R` forms.
+/// A request that is complete already, for the `R` forms (on a window that spans nodes,
+/// once the operations started on other nodes have their answers).
 fn completed(name: &str, win: Handle, rc: c_int, request: *mut Handle) -> c_int {
     if rc != MPI_SUCCESS {
         return rc;
     }
     let wc = window::comm_of(win);
     win_call(name, win, || {
+        // An operation on another node completes when it is answered.
+        if remote::spans_nodes(win)? {
+            remote::settle(win)?;
+        }
         let h = with_state(|s| {
             let ci = s.comm_index(wc)?;
             Ok(s.add_req(ReqEntry::new(Active::Done(empty()), ci)))

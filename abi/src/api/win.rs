@@ -23,30 +23,30 @@ pub(super) fn win_call(name: &str, win: Handle, f: impl FnOnce() -> MpiResult<()
     crate::call_with(name, handler, f)
 }
 
-/// The checks before a window is made on `comm`: an intracommunicator on one node.
-fn one_node(comm: Handle) -> MpiResult<()> {
+/// The checks before a window is made on `comm` (an intracommunicator; for shared memory,
+/// on one node): the node of each of its ranks.
+fn nodes_of(comm: Handle, mem: &Memory) -> MpiResult<Vec<u32>> {
     with_state(|s| {
         let e = s.comm(comm)?;
         if matches!(e.comm, crate::state::Comm::Inter(_)) {
             return err(MPI_ERR_COMM, "a window needs an intracommunicator");
         }
-        let ids = e.comm.raw().node_ids()?;
-        let mut nodes = ids.to_vec();
+        let ids = e.comm.raw().node_ids()?.to_vec();
+        let mut nodes = ids.clone();
         nodes.sort_unstable();
         nodes.dedup();
-        if nodes.len() > 1 {
+        if nodes.len() > 1 && matches!(mem, Memory::Shared) {
             return err(
-                MPI_ERR_UNSUPPORTED_OPERATION,
+                MPI_ERR_RMA_SHARED,
                 format!(
-                    "one-sided communication needs every process of the window on one node \
-                     (ibdyn moves RMA data by cross-memory attach); this communicator spans {} \
-                     nodes: make the window on MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)'s \
+                    "MPI_Win_allocate_shared needs every process of the communicator on one \
+                     node; this one spans {} nodes: use MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)'s \
                      communicator",
                     nodes.len()
                 ),
             );
         }
-        Ok(())
+        Ok(ids)
     })
 }
 
@@ -59,12 +59,13 @@ enum Memory {
     Shared,
 }
 
-/// The shared segment of a new window on `wc` (`n` processes, this one `rank`): the lock
-/// lines and `shared` bytes after them. The first process creates the file; every process
-/// maps it; then it is unlinked, so nothing stays in /dev/shm.
-fn segment(wc: Handle, rank: usize, n: usize, shared: usize) -> MpiResult<Segment> {
+/// The shared segment of a new window among the processes of one node, `wc` (`n`
+/// processes, this one `rank`): the window's `lines` lock lines and `shared` bytes after
+/// them. The first process creates the file; every process maps it; then it is unlinked, so
+/// nothing stays in /dev/shm.
+fn segment(wc: Handle, rank: usize, n: usize, lines: usize, shared: usize) -> MpiResult<Segment> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let len = window::lock_bytes(n) + shared.max(1);
+    let len = window::lock_bytes(lines) + shared.max(1);
     let id = [
         i64::from(std::process::id() as i32),
         SEQ.fetch_add(1, Ordering::Relaxed) as i64,
@@ -94,7 +95,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
     if disp <= 0 {
         return err(MPI_ERR_DISP, format!("disp_unit {disp} must be positive"));
     }
-    one_node(comm)?;
+    let nodes = nodes_of(comm, &mem)?;
     if let Err(e) = ibdyn_shm::cma::allow_peers() {
         return err(
             MPI_ERR_WIN,
@@ -123,16 +124,24 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             Memory::Allocate => v.div_ceil(64) * 64,
             _ => v,
         };
+        // The segment is the node's: it holds the memory of this node's processes only.
+        let here = |t: usize| nodes[t] == nodes[rank];
         let mut offsets = Vec::with_capacity(n);
         let mut shared = 0;
-        for &sz in &sizes {
-            offsets.push(shared);
-            shared += align(sz as usize);
+        for (t, &sz) in sizes.iter().enumerate() {
+            offsets.push(here(t).then_some(shared));
+            if here(t) {
+                shared += align(sz as usize);
+            }
         }
         if matches!(mem, Memory::Given(_) | Memory::Dynamic) {
             shared = 0;
         }
-        let seg = segment(wc, rank, n, shared)?;
+        let seg = if (0..n).all(here) {
+            segment(wc, rank, n, n, shared)?
+        } else {
+            node_segment(wc, nodes[rank], rank, n, shared)?
+        };
         let data = seg.addr() + window::lock_bytes(n);
         let (base, local, flavor) = match mem {
             Memory::Given(b) => {
@@ -144,12 +153,12 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
                 (0, local, MPI_WIN_FLAVOR_DYNAMIC)
             }
             Memory::Allocate | Memory::Shared => {
-                let local: Vec<_> = offsets.iter().map(|o| Some(data + o)).collect();
+                let local: Vec<_> = offsets.iter().map(|o| o.map(|o| data + o)).collect();
                 let flavor = match mem {
                     Memory::Shared => MPI_WIN_FLAVOR_SHARED,
                     _ => MPI_WIN_FLAVOR_ALLOCATE,
                 };
-                (data + offsets[rank], local, flavor)
+                (local[rank].unwrap_or(data), local, flavor)
             }
         };
         let me = Peer {
@@ -173,6 +182,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             disp_unit: disp,
             flavor,
             model: MPI_WIN_UNIFIED,
+            remote: super::Remote::new((0..n).map(|t| !here(t)).collect(), rank),
         });
         Ok((h, base))
     })();
@@ -181,6 +191,26 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
         unsafe { PMPI_Comm_free(&mut wc) };
     }
     made
+}
+
+/// The segment of a window that spans nodes (`segment`), made by the processes of node
+/// `node` among themselves.
+fn node_segment(wc: Handle, node: u32, rank: usize, n: usize, shared: usize) -> MpiResult<Segment> {
+    let mut nc = MPI_COMM_NULL;
+    let color = (node & 0x7fff_ffff) as c_int;
+    // SAFETY: the window's live communicator; our output slot.
+    check(
+        unsafe { PMPI_Comm_split(wc, color, rank as c_int, &mut nc) },
+        "MPI_Comm_split",
+    )?;
+    let here = with_state(|s| {
+        let r = s.comm(nc)?.comm.raw();
+        Ok((r.rank() as usize, r.size() as usize))
+    });
+    let seg = here.and_then(|(r, m)| segment(nc, r, m, n, shared));
+    // SAFETY: the communicator split above, freed once.
+    unsafe { PMPI_Comm_free(&mut nc) };
+    seg
 }
 
 /// The exported creation calls: a window handle in `win`, the base in `baseptr` (a
@@ -343,7 +373,7 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
     let wc = window::comm_of(h);
     let handler = || crate::state::errhandler_for(wc).about(h);
     crate::call_with("MPI_Win_free", handler, || {
-        let wc = window::with(h, |w| {
+        window::with(h, |w| {
             let e = &w.epochs;
             if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {
                 return err(
@@ -352,12 +382,11 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
                      epoch (MPI_Win_post) still open: unlock, complete or wait first",
                 );
             }
-            Ok(w.comm)
+            Ok(())
         })?;
         super::win_attr::delete_all(h)?;
         // Nobody may still be reading or writing this process's memory.
-        // SAFETY: the window's live communicator.
-        check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier")?;
+        super::rma_remote::quiesce(h)?;
         let w = window::remove(h)?;
         let mut c = w.comm;
         drop(w);

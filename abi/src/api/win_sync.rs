@@ -1,11 +1,14 @@
 //! Synchronization of windows: MPI_Win_fence; passive target MPI_Win_lock/unlock,
 //! lock_all/unlock_all, flush (all four forms), sync; general active target
-//! MPI_Win_post/start/complete/wait/test. Operations are complete at the target when they
-//! return, so a fence is a barrier, a flush has nothing left to wait for, and the
-//! post/start/complete/wait handshake is one empty message each way on the window's private
-//! communicator.
+//! MPI_Win_post/start/complete/wait/test. Operations on a target of this node are complete
+//! at the target when they return, so among such targets a fence is a barrier, a flush has
+//! nothing left to wait for, and the post/start/complete/wait handshake is one empty
+//! message each way on the window's private communicator. Operations on a target of
+//! another node complete at the fence or MPI_Win_complete that ends their epoch, which
+//! wait for their answers, serving the others meanwhile (`super::rma_remote`).
 
 use super::out;
+use super::rma_remote as remote;
 use super::selfcall::*;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
@@ -38,7 +41,7 @@ fn rank_of(w: &Window, rank: c_int) -> MpiResult<usize> {
 }
 
 unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
-    sync("MPI_Win_fence", win, |wc| {
+    sync("MPI_Win_fence", win, |_| {
         window::with(win, |w| {
             let e = &w.epochs;
             if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {
@@ -50,8 +53,7 @@ unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
             Ok(())
         })?;
         fence(Ordering::SeqCst);
-        // SAFETY: the window's live communicator.
-        check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier")?;
+        remote::quiesce(win)?;
         window::with(win, |w| {
             w.epochs.fence = assert & MPI_MODE_NOSUCCEED == 0;
             Ok(())
@@ -78,6 +80,9 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -
                     MPI_ERR_RMA_SYNC,
                     format!("window rank {t} is locked already by this process"),
                 );
+            }
+            if w.remote.is_far(t) {
+                return Err(remote::far_lock("MPI_Win_lock", t));
             }
             w.lock(t, exclusive)?;
             w.epochs.locked.insert(t, lock_type);
@@ -111,6 +116,9 @@ unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
                     MPI_ERR_RMA_SYNC,
                     "this process holds a lock of the window already",
                 );
+            }
+            if let Some(t) = (0..w.peers.len()).find(|&t| w.remote.is_far(t)) {
+                return Err(remote::far_lock("MPI_Win_lock_all", t));
             }
             for t in 0..w.peers.len() {
                 if let Err(e) = w.lock(t, false) {
@@ -272,8 +280,12 @@ unsafe fn win_start(group: Handle, assert: c_int, win: Handle) -> c_int {
         }
         let targets = ranks_in(group, wc)?;
         if assert & MPI_MODE_NOCHECK == 0 {
-            for &t in &targets {
-                recv_empty(t, TAG_POST, wc)?;
+            if remote::spans_nodes(win)? {
+                arrivals(win, wc, TAG_POST, targets.clone())?;
+            } else {
+                for &t in &targets {
+                    recv_empty(t, TAG_POST, wc)?;
+                }
             }
         }
         window::with(win, |w| {
@@ -291,11 +303,37 @@ unsafe fn win_complete(win: Handle) -> c_int {
                 Ok,
             )
         })?;
+        remote::answered(win)?;
         fence(Ordering::SeqCst);
         for t in targets {
             empty_msg(t, TAG_DONE, wc)?;
         }
-        Ok(())
+        remote::failure(win)
+    })
+}
+
+/// Receives the empty messages with `tag` from each of `from`, serving the window's
+/// operations from other nodes while it waits (a target of another node may wait for this
+/// process to answer before it can post).
+fn arrivals(win: Handle, wc: Handle, tag: c_int, mut from: Vec<usize>) -> MpiResult<()> {
+    let watch = from.clone();
+    remote::wait_serving(win, wc, &|| watch.clone(), || {
+        let mut still = Vec::with_capacity(from.len());
+        for &o in &from {
+            let mut here = 0;
+            // SAFETY: our flag; the status is ignored (NULL).
+            check(
+                unsafe { PMPI_Iprobe(o as c_int, tag, wc, &mut here, std::ptr::null_mut()) },
+                "MPI_Iprobe",
+            )?;
+            if here != 0 {
+                recv_empty(o, tag, wc)?;
+            } else {
+                still.push(o);
+            }
+        }
+        from = still;
+        Ok(from.is_empty())
     })
 }
 
@@ -335,12 +373,21 @@ fn collect_done(win: Handle, wc: Handle, block: bool) -> MpiResult<bool> {
 
 unsafe fn win_wait(win: Handle) -> c_int {
     sync("MPI_Win_wait", win, |wc| {
-        collect_done(win, wc, true).map(|_| ())
+        if !remote::spans_nodes(win)? {
+            return collect_done(win, wc, true).map(|_| ());
+        }
+        let origins = window::with(win, |w| Ok(w.epochs.posted.clone().unwrap_or_default()))?;
+        remote::wait_serving(win, wc, &|| origins.clone(), || {
+            collect_done(win, wc, false)
+        })
     })
 }
 
 unsafe fn win_test(win: Handle, flag: *mut c_int) -> c_int {
     sync("MPI_Win_test", win, |wc| {
+        if remote::spans_nodes(win)? {
+            remote::serve(win, wc)?;
+        }
         let done = collect_done(win, wc, false)?;
         // SAFETY: the caller's output argument.
         unsafe { out(flag, c_int::from(done), "flag") }

@@ -1,0 +1,431 @@
+//! One-sided operations on targets of another node. Their memory cannot be reached by load
+//! and store or cross-memory attach, so the origin sends each operation as a message
+//! (`crate::rma_wire`) on the window's private communicator and the target applies it to
+//! its own memory and answers. Nothing waits at the call: the operation completes at the
+//! origin's next synchronisation, which waits for every answer. Whenever a process is
+//! inside a one-sided call of the window (an operation, a fence, post/start/complete/wait,
+//! free) it also serves the requests that have reached it, so an access epoch closed with
+//! MPI_Win_fence or MPI_Win_complete always ends: every process of the epoch is then in
+//! such a call. Passive-target synchronisation needs the target to act without any call and
+//! is refused for these targets (`far_lock`).
+
+use super::buffers::RecvBuf;
+use super::p2p::send_on;
+use super::selfcall::*;
+use crate::consts::*;
+use crate::derived::{self, Ty};
+use crate::error::{err, MpiError, MpiResult};
+use crate::request::{Active, Mode};
+use crate::rma_wire::{Kind, Reduce, Reply, Request, TAG_REPLY, TAG_REQUEST};
+use crate::state::with_state;
+use crate::window::{self, Window};
+use std::collections::BTreeMap;
+use std::os::raw::c_int;
+
+/// What a window knows of its ranks on other nodes and of its operations on them.
+#[derive(Default)]
+pub(crate) struct Remote {
+    /// Per window rank: on another node than this process.
+    far: Vec<bool>,
+    me: usize,
+    seq: u64,
+    /// Requests sent and not answered yet, by number.
+    waiting: BTreeMap<u64, Waiting>,
+    /// Sends of requests and replies not known complete yet (their buffers live here).
+    sending: Vec<Active>,
+    /// The first error an answer reported, for the next synchronisation to return.
+    failed: Option<MpiError>,
+}
+
+/// A request waiting for its answer: where the answer's data goes.
+struct Waiting {
+    target: usize,
+    into: Option<RecvBuf<'static>>,
+}
+
+impl Remote {
+    pub fn new(far: Vec<bool>, me: usize) -> Remote {
+        Remote {
+            far,
+            me,
+            ..Remote::default()
+        }
+    }
+
+    /// Whether window rank `t` runs on another node.
+    pub fn is_far(&self, t: usize) -> bool {
+        self.far.get(t).copied().unwrap_or(false)
+    }
+
+    /// Whether any rank of the window runs on another node.
+    pub fn spans_nodes(&self) -> bool {
+        self.far.iter().any(|&f| f)
+    }
+}
+
+/// The blocks of target memory that `count` elements of `ty` at `addr` cover.
+pub(super) fn blocks(addr: isize, ty: &Ty, count: i64) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut one = |o: isize, l: usize| {
+        if l > 0 {
+            out.push(((addr + o) as u64, l as u64));
+        }
+    };
+    if ty.contiguous() {
+        one(0, ty.size * count.max(0) as usize);
+    } else {
+        ty.for_each_block_of(count.max(0) as usize, &mut one);
+    }
+    out
+}
+
+/// The reduction an accumulate with `op` on target datatype `ty` (handle `h`) asks of the
+/// target.
+pub(super) fn reduce(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Reduce> {
+    if op >= 0x100 {
+        return err(
+            MPI_ERR_OP,
+            "one-sided accumulates take predefined operations only (MPI's rule), not MPI_Op_create's",
+        );
+    }
+    Ok(Reduce {
+        op,
+        ty: if derived::is_predefined(h) {
+            h
+        } else {
+            MPI_DATATYPE_NULL
+        },
+        elem: ty.elem,
+    })
+}
+
+/// Sends operation `kind` on `blocks` of window rank `t`'s memory with `data`; the answer's
+/// data goes to `into`. Complete at the next synchronisation.
+pub(super) fn issue(
+    win: Handle,
+    t: usize,
+    kind: Kind,
+    blocks: Vec<(u64, u64)>,
+    data: Vec<u8>,
+    into: Option<RecvBuf<'static>>,
+) -> MpiResult<()> {
+    let wc = window::comm_of(win);
+    let seq = window::with(win, |w| {
+        w.remote.seq += 1;
+        Ok(w.remote.seq)
+    })?;
+    let bytes = Request {
+        seq,
+        kind,
+        blocks,
+        data,
+    }
+    .encode();
+    let sent = with_state(|s| {
+        let raw = s.comm(wc)?.comm.raw();
+        send_on(
+            raw,
+            Mode::Send,
+            super::buffers::SendBuf::Packed(bytes),
+            t as c_int,
+            TAG_REQUEST,
+        )
+    })?;
+    window::with(win, |w| {
+        w.remote.sending.push(sent);
+        w.remote.waiting.insert(seq, Waiting { target: t, into });
+        Ok(())
+    })?;
+    serve(win, wc).map(|_| ())
+}
+
+/// Serves the requests that have arrived, takes in the answers that have, and lets go of
+/// finished sends. Whether anything arrived.
+pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
+    let mut any = false;
+    while let Some((body, from)) = take(wc, TAG_REQUEST)? {
+        any = true;
+        let answer = match Request::decode(&body) {
+            Ok(req) => Reply {
+                seq: req.seq,
+                outcome: window::with(win, |w| Ok(apply(w, &req)))?,
+            },
+            // Nothing to answer to: the origin's number is lost with the message.
+            Err(e) => return Err(e),
+        };
+        let sent = with_state(|s| {
+            let raw = s.comm(wc)?.comm.raw();
+            let bytes = super::buffers::SendBuf::Packed(answer.encode());
+            send_on(raw, Mode::Send, bytes, from, TAG_REPLY)
+        })?;
+        window::with(win, |w| {
+            w.remote.sending.push(sent);
+            Ok(())
+        })?;
+    }
+    while let Some((body, from)) = take(wc, TAG_REPLY)? {
+        any = true;
+        let reply = Reply::decode(&body)?;
+        window::with(win, |w| {
+            let Some(wait) = w.remote.waiting.remove(&reply.seq) else {
+                return err(
+                    MPI_ERR_OTHER,
+                    format!(
+                        "window rank {from} answered one-sided operation {} that this process \
+                         did not ask for",
+                        reply.seq
+                    ),
+                );
+            };
+            match (reply.outcome, wait.into) {
+                (Ok(data), Some(mut rb)) => {
+                    let n = data.len().min(rb.bytes().len());
+                    rb.bytes()[..n].copy_from_slice(&data[..n]);
+                    rb.finish(n);
+                }
+                (Ok(_), None) => {}
+                (Err((class, why)), _) => {
+                    let e = MpiError::new(class, format!("at window rank {from}: {why}"));
+                    w.remote.failed.get_or_insert(e);
+                }
+            }
+            Ok(())
+        })?;
+    }
+    window::with(win, |w| {
+        let mut left = Vec::with_capacity(w.remote.sending.len());
+        for mut a in w.remote.sending.drain(..) {
+            if !poll(&mut a)? {
+                left.push(a);
+            }
+        }
+        w.remote.sending = left;
+        Ok(())
+    })?;
+    Ok(any)
+}
+
+fn poll(a: &mut Active) -> MpiResult<bool> {
+    match a {
+        Active::P2p { req, .. } => Ok(req.test()?.is_some()),
+        _ => Ok(true),
+    }
+}
+
+/// A message with `tag` that has arrived on `wc`, and its sender.
+fn take(wc: Handle, tag: c_int) -> MpiResult<Option<(Vec<u8>, c_int)>> {
+    with_state(|s| {
+        let raw = s.comm(wc)?.comm.raw();
+        let Some(st) = raw.iprobe(ibdyn_intercomm::ANY_SOURCE, tag)? else {
+            return Ok(None);
+        };
+        let (body, st) = raw.recv_vec(st.source, tag)?;
+        Ok(Some((body, st.source)))
+    })
+}
+
+/// Applies `req` to this process's window memory: its answer.
+fn apply(w: &Window, req: &Request) -> Result<Vec<u8>, (i32, String)> {
+    let fail = |e: MpiError| (e.class, e.message);
+    for &(a, l) in &req.blocks {
+        if !w.holds(a, l) {
+            return Err((
+                MPI_ERR_RMA_RANGE,
+                format!(
+                    "bytes {a:#x}..{:#x} are not in this process's window memory",
+                    a.saturating_add(l)
+                ),
+            ));
+        }
+    }
+    let span = req.span() as usize;
+    let me = w.remote.me;
+    match req.kind {
+        Kind::Put => {
+            check_len(req.data.len(), span)?;
+            scatter(&req.blocks, &req.data);
+            Ok(Vec::new())
+        }
+        Kind::Get => Ok(gather(&req.blocks, span)),
+        Kind::Accumulate { reduce, fetch } => w
+            .atomically(me, || {
+                let mut cur = gather(&req.blocks, span);
+                let old = if fetch { cur.clone() } else { Vec::new() };
+                if reduce.op != MPI_NO_OP {
+                    if req.data.len() != span {
+                        return err(
+                            MPI_ERR_TYPE,
+                            format!(
+                                "{} bytes of data for {span} bytes of target",
+                                req.data.len()
+                            ),
+                        );
+                    }
+                    combine(reduce, &req.data, &mut cur)?;
+                    scatter(&req.blocks, &cur);
+                }
+                Ok(old)
+            })
+            .map_err(fail),
+        Kind::CompareAndSwap => {
+            check_len(req.data.len(), 2 * span)?;
+            let (new, compare) = req.data.split_at(span);
+            w.atomically(me, || {
+                let cur = gather(&req.blocks, span);
+                if cur == compare {
+                    scatter(&req.blocks, new);
+                }
+                Ok(cur)
+            })
+            .map_err(fail)
+        }
+    }
+}
+
+fn check_len(got: usize, want: usize) -> Result<(), (i32, String)> {
+    if got != want {
+        return Err((
+            MPI_ERR_TYPE,
+            format!("{got} bytes of data for {want} bytes of target: the type signatures differ"),
+        ));
+    }
+    Ok(())
+}
+
+fn combine(r: Reduce, input: &[u8], inout: &mut [u8]) -> MpiResult<()> {
+    match r.op {
+        MPI_REPLACE => inout.copy_from_slice(input),
+        MPI_NO_OP => {}
+        op if r.ty != MPI_DATATYPE_NULL => {
+            let ty = derived::resolve(r.ty, true)?;
+            crate::ops::reduction(op, r.ty, &ty)?.apply(input, inout);
+        }
+        op => crate::ops::elementwise(op, MPI_DATATYPE_NULL, r.elem)?.apply(input, inout),
+    }
+    Ok(())
+}
+
+fn gather(blocks: &[(u64, u64)], span: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(span);
+    for &(a, l) in blocks {
+        // SAFETY: `apply` checked every block lies in this process's window memory.
+        out.extend_from_slice(unsafe { std::slice::from_raw_parts(a as *const u8, l as usize) });
+    }
+    out
+}
+
+fn scatter(blocks: &[(u64, u64)], data: &[u8]) {
+    let mut at = 0;
+    for &(a, l) in blocks {
+        let l = l as usize;
+        // SAFETY: `apply` checked every block lies in this process's window memory, and the
+        // caller that `data` holds the blocks' bytes; MPI makes conflicting accesses the
+        // program's error, not a data race of ours to prevent.
+        unsafe { std::ptr::copy(data[at..at + l].as_ptr(), a as *mut u8, l) };
+        at += l;
+    }
+}
+
+/// Serves and collects until `done`; a rank of `watch` found dead ends the wait with an
+/// error.
+pub(super) fn wait_serving(
+    win: Handle,
+    wc: Handle,
+    watch: &dyn Fn() -> Vec<usize>,
+    mut done: impl FnMut() -> MpiResult<bool>,
+) -> MpiResult<()> {
+    let mut idle = 0u32;
+    loop {
+        let any = serve(win, wc)?;
+        if done()? {
+            return Ok(());
+        }
+        idle = if any { 0 } else { idle.saturating_add(1) };
+        match idle {
+            0..=63 => std::hint::spin_loop(),
+            64..=127 => std::thread::yield_now(),
+            _ => ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200)),
+        }
+        if idle % 512 == 511 {
+            for t in watch() {
+                let dead = with_state(|s| Ok(s.comm(wc)?.comm.raw().peer_failure(t as i32)))?;
+                if let Some(e) = dead {
+                    return Err(e.into());
+                }
+            }
+        }
+    }
+}
+
+/// Waits (serving) until every operation this process started on the window has its
+/// answer; the first error an answer reported.
+pub(super) fn settle(win: Handle) -> MpiResult<()> {
+    answered(win)?;
+    failure(win)
+}
+
+/// The first error an answer reported since the last call, which the synchronisation that
+/// ends the epoch returns once its part with the other processes is done.
+pub(super) fn failure(win: Handle) -> MpiResult<()> {
+    window::with(win, |w| w.remote.failed.take().map_or(Ok(()), Err))
+}
+
+/// Waits (serving) until every operation this process started on the window has its
+/// answer.
+pub(super) fn answered(win: Handle) -> MpiResult<()> {
+    let wc = window::comm_of(win);
+    let watch = || {
+        window::with(win, |w| {
+            let mut ts: Vec<usize> = w.remote.waiting.values().map(|x| x.target).collect();
+            ts.dedup();
+            Ok(ts)
+        })
+        .unwrap_or_default()
+    };
+    wait_serving(win, wc, &watch, || {
+        window::with(win, |w| Ok(w.remote.waiting.is_empty()))
+    })
+}
+
+/// Whether the window has ranks on other nodes.
+pub(super) fn spans_nodes(win: Handle) -> MpiResult<bool> {
+    window::with(win, |w| Ok(w.remote.spans_nodes()))
+}
+
+/// The end of an epoch of every process (MPI_Win_fence, MPI_Win_free): each settles its own
+/// operations, then all meet in a barrier during which each keeps serving the others.
+pub(super) fn quiesce(win: Handle) -> MpiResult<()> {
+    let wc = window::comm_of(win);
+    if !spans_nodes(win)? {
+        // SAFETY: the window's live communicator.
+        return check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier");
+    }
+    answered(win)?;
+    let mut req = MPI_REQUEST_NULL;
+    // SAFETY: the window's live communicator; our request slot.
+    check(unsafe { PMPI_Ibarrier(wc, &mut req) }, "MPI_Ibarrier")?;
+    let everyone = || window::with(win, |w| Ok((0..w.peers.len()).collect())).unwrap_or_default();
+    wait_serving(win, wc, &everyone, || {
+        let mut flag = 0;
+        // SAFETY: our request and flag; the status is ignored.
+        check(
+            unsafe { PMPI_Test(&mut req, &mut flag, std::ptr::null_mut()) },
+            "MPI_Test",
+        )?;
+        Ok(flag != 0)
+    })?;
+    failure(win)
+}
+
+/// The error of a passive-target call on window rank `t` of another node.
+pub(super) fn far_lock(name: &str, t: usize) -> MpiError {
+    MpiError::new(
+        MPI_ERR_UNSUPPORTED_OPERATION,
+        format!(
+            "{name}: window rank {t} runs on another node, and ibdyn moves one-sided data \
+             across nodes only in active-target epochs (MPI_Win_fence, or MPI_Win_post/start/\
+             complete/wait), where the target takes part; use those, or make the window on \
+             MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)'s communicator"
+        ),
+    )
+}
