@@ -1,6 +1,7 @@
-//! The messages of one-sided operations on a target of another node: an origin sends a
-//! `Request` on the window's private communicator, the target applies it to its own memory
-//! and answers with a `Reply` (the data of a get, or an acknowledgement). Little-endian,
+//! The messages of one-sided operations on a target of another node: an origin sends
+//! `Request`s on the window's private communicator, several in one `Batch`, the target
+//! applies them to its own memory and answers each with a `Reply` (the data of a get, or an
+//! acknowledgement), in one batch too. Little-endian,
 //! length-prefixed; a message that does not parse is an error, never a panic.
 
 use crate::consts::*;
@@ -170,6 +171,40 @@ impl Reply {
     }
 }
 
+/// Several requests (or replies) in one message, each length-prefixed: an origin sends the
+/// operations of an epoch on one target together, and the target answers them together.
+#[derive(Default)]
+pub struct Batch {
+    bytes: Vec<u8>,
+}
+
+impl Batch {
+    pub fn push(&mut self, item: &[u8]) {
+        let mut w = Writer(std::mem::take(&mut self.bytes));
+        w.bytes(item);
+        self.bytes = w.0;
+    }
+
+    /// Bytes so far.
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The items of a batch message.
+    pub fn items(b: &[u8]) -> MpiResult<Vec<&[u8]>> {
+        let mut r = Reader { b, at: 0 };
+        let mut out = Vec::new();
+        while r.at < b.len() {
+            out.push(r.bytes()?);
+        }
+        Ok(out)
+    }
+}
+
 fn malformed<T>(why: String) -> MpiResult<T> {
     err(
         MPI_ERR_OTHER,
@@ -312,6 +347,22 @@ mod tests {
         for cut in 0..r.len() {
             assert!(Reply::decode(&r[..cut]).is_err());
         }
+    }
+
+    #[test]
+    fn a_batch_gives_back_its_items_and_refuses_a_cut() {
+        let items: Vec<Vec<u8>> = requests().iter().map(Request::encode).collect();
+        let mut b = Batch::default();
+        assert_eq!(b.size(), 0);
+        for i in &items {
+            b.push(i);
+        }
+        assert_eq!(b.size(), items.iter().map(|i| i.len() + 8).sum::<usize>());
+        let bytes = b.into_bytes();
+        let back = Batch::items(&bytes).unwrap();
+        assert_eq!(back, items.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        assert!(Batch::items(&[]).unwrap().is_empty());
+        assert!(Batch::items(&bytes[..bytes.len() - 1]).is_err());
     }
 
     #[test]

@@ -1,11 +1,12 @@
-//! Windows of one-sided communication. Every process of a window runs on one node, and an
-//! origin reads and writes a target's memory itself: a put, get or accumulate is complete
-//! at the target when its call returns, and the target takes no part (passive-target
-//! progress without a progress thread). A shared-memory segment per window holds one lock
-//! line per process (a reader-writer word for MPI_Win_lock and a mutex that makes each
-//! accumulate atomic) and, for MPI_Win_allocate and MPI_Win_allocate_shared, the memory of
-//! every process, which the others then reach by load and store. The memory a program gives
-//! MPI_Win_create is reached with cross-memory attach (`process_vm_readv`/`writev`).
+//! Windows of one-sided communication. Within a node an origin reads and writes a target's
+//! memory itself: a put, get or accumulate is complete at the target when its call returns,
+//! and the target takes no part (passive-target progress without a progress thread). A
+//! shared-memory segment per window and node holds one lock line per process (a
+//! reader-writer word for MPI_Win_lock and a mutex that makes each accumulate atomic) and,
+//! for MPI_Win_allocate and MPI_Win_allocate_shared, the memory of the node's processes,
+//! which the others then reach by load and store. The memory a program gives MPI_Win_create
+//! is reached with cross-memory attach (`process_vm_readv`/`writev`). Targets on another
+//! node are reached by messages (`api::rma_remote`).
 
 use crate::consts::*;
 use crate::error::{err, MpiResult};

@@ -155,6 +155,29 @@ int main(int argc, char **argv) {
   }
   CHECK(rc == MPI_SUCCESS);
 
+  /* large operations: rank 0 puts five 40 KiB blocks in one epoch (more than one
+     message's worth) on a rank of the other node, and reads them back in the next */
+  {
+    enum { CHUNK = 40 << 10, CHUNKS = 5 };
+    char *big, *src = malloc(CHUNK * CHUNKS), *dst = malloc(CHUNK * CHUNKS);
+    CHECK(MPI_Win_allocate(CHUNK * CHUNKS, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &big, &win) ==
+          MPI_SUCCESS);
+    for (int i = 0; i < CHUNK * CHUNKS; i++) src[i] = (char)(i * 7 + 3), dst[i] = 0;
+    MPI_Win_fence(0, win);
+    if (rank == 0)
+      for (int c = 0; c < CHUNKS; c++)
+        MPI_Put(src + c * CHUNK, CHUNK, MPI_CHAR, far, c * CHUNK, CHUNK, MPI_CHAR, win);
+    MPI_Win_fence(0, win);
+    if (rank == 0)
+      for (int c = 0; c < CHUNKS; c++)
+        MPI_Get(dst + c * CHUNK, CHUNK, MPI_CHAR, far, c * CHUNK, CHUNK, MPI_CHAR, win);
+    MPI_Win_fence(0, win);
+    if (rank == 0) CHECK(memcmp(src, dst, CHUNK * CHUNKS) == 0);
+    CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+    free(src);
+    free(dst);
+  }
+
   /* MPI_Win_create over the program's memory, and post/start/complete/wait */
   int buf[64];
   CHECK(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win) ==

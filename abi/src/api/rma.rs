@@ -1,8 +1,10 @@
 //! One-sided data movement: MPI_Put, MPI_Get, MPI_Accumulate, MPI_Get_accumulate,
-//! MPI_Fetch_and_op, MPI_Compare_and_swap, their request forms (MPI_Rput, ...; the request
-//! is complete at once) and `_c` forms. Each moves the data to or from the target's memory
-//! before it returns (`crate::window`); the accumulating ones under the target's mutex.
-//! The common cases on memory this process maps go straight to it (`super::rma_direct`).
+//! MPI_Fetch_and_op, MPI_Compare_and_swap, their request forms (MPI_Rput, ...) and `_c`
+//! forms. On a target of this node each moves the data to or from the target's memory
+//! before it returns (`crate::window`; the request is complete at once), the accumulating
+//! ones under the target's mutex; the common cases on memory this process maps go straight
+//! to it (`super::rma_direct`). On a target of another node each becomes a message that the
+//! end of the epoch completes (`super::rma_remote`; a request form waits for it).
 
 use super::buffers::{recv_buf, send_buf, RecvBuf};
 use super::out;

@@ -1,13 +1,14 @@
 //! One-sided operations on targets of another node. Their memory cannot be reached by load
-//! and store or cross-memory attach, so the origin sends each operation as a message
-//! (`crate::rma_wire`) on the window's private communicator and the target applies it to
-//! its own memory and answers. Nothing waits at the call: the operation completes at the
-//! origin's next synchronisation, which waits for every answer. Whenever a process is
-//! inside a one-sided call of the window (an operation, a fence, post/start/complete/wait,
-//! free) it also serves the requests that have reached it, so an access epoch closed with
-//! MPI_Win_fence or MPI_Win_complete always ends: every process of the epoch is then in
-//! such a call. Passive-target synchronisation needs the target to act without any call and
-//! is refused for these targets (`far_lock`).
+//! and store or cross-memory attach, so the origin sends the operations as messages
+//! (`crate::rma_wire`) on the window's private communicator: those on one target are queued
+//! and travel together at the end of the epoch (or once 64 KiB are queued). The target
+//! applies them to its own memory and answers them together. Nothing waits at the call: an
+//! operation completes at the origin's next synchronisation, which waits for every answer.
+//! Whenever a process is in a synchronisation of the window (a fence,
+//! post/start/complete/wait/test, free) it also serves the requests that have reached it,
+//! so an access epoch closed with MPI_Win_fence or MPI_Win_complete always ends: every
+//! process of the epoch is then in such a call. Passive-target synchronisation needs the
+//! target to act without any call and is refused for these targets (`far_lock`).
 
 use super::buffers::RecvBuf;
 use super::p2p::send_on;
@@ -16,7 +17,7 @@ use crate::consts::*;
 use crate::derived::{self, Ty};
 use crate::error::{err, MpiError, MpiResult};
 use crate::request::{Active, Mode};
-use crate::rma_wire::{Kind, Reduce, Reply, Request, TAG_REPLY, TAG_REQUEST};
+use crate::rma_wire::{Batch, Kind, Reduce, Reply, Request, TAG_REPLY, TAG_REQUEST};
 use crate::state::with_state;
 use crate::window::{self, Window};
 use std::collections::BTreeMap;
@@ -29,8 +30,10 @@ pub(crate) struct Remote {
     far: Vec<bool>,
     me: usize,
     seq: u64,
-    /// Requests sent and not answered yet, by number.
+    /// Requests not answered yet, by number.
     waiting: BTreeMap<u64, Waiting>,
+    /// Requests not sent yet, by target: an epoch's operations on one target travel together.
+    queued: BTreeMap<usize, Batch>,
     /// Sends of requests and replies not known complete yet (their buffers live here).
     sending: Vec<Active>,
     /// The first error an answer reported, for the next synchronisation to return.
@@ -99,8 +102,11 @@ pub(super) fn reduce(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Reduce> {
     })
 }
 
-/// Sends operation `kind` on `blocks` of window rank `t`'s memory with `data`; the answer's
-/// data goes to `into`. Complete at the next synchronisation.
+/// Bytes of requests to one target that are sent without waiting for the epoch's end.
+const BATCH_BYTES: usize = 64 << 10;
+
+/// Queues operation `kind` on `blocks` of window rank `t`'s memory with `data`; the
+/// answer's data goes to `into`. Complete at the next synchronisation.
 pub(super) fn issue(
     win: Handle,
     t: usize,
@@ -109,34 +115,52 @@ pub(super) fn issue(
     data: Vec<u8>,
     into: Option<RecvBuf<'static>>,
 ) -> MpiResult<()> {
-    let wc = window::comm_of(win);
-    let seq = window::with(win, |w| {
-        w.remote.seq += 1;
-        Ok(w.remote.seq)
+    let full = window::with(win, |w| {
+        let r = &mut w.remote;
+        r.seq += 1;
+        let req = Request {
+            seq: r.seq,
+            kind,
+            blocks,
+            data,
+        };
+        let q = r.queued.entry(t).or_default();
+        q.push(&req.encode());
+        r.waiting.insert(req.seq, Waiting { target: t, into });
+        Ok(q.size() >= BATCH_BYTES)
     })?;
-    let bytes = Request {
-        seq,
-        kind,
-        blocks,
-        data,
+    if full {
+        send_queued(win, window::comm_of(win), Some(t))?;
     }
-    .encode();
+    Ok(())
+}
+
+/// Sends the queued requests to `only`, or to every target.
+fn send_queued(win: Handle, wc: Handle, only: Option<usize>) -> MpiResult<()> {
+    let batches: Vec<(usize, Batch)> = window::with(win, |w| {
+        let q = &mut w.remote.queued;
+        Ok(match only {
+            Some(t) => q.remove(&t).map(|b| (t, b)).into_iter().collect(),
+            None => std::mem::take(q).into_iter().collect(),
+        })
+    })?;
+    for (t, b) in batches {
+        send(win, wc, t, TAG_REQUEST, b)?;
+    }
+    Ok(())
+}
+
+/// Starts sending `batch` to `to` with `tag`; the window keeps the send until it completes.
+fn send(win: Handle, wc: Handle, to: usize, tag: c_int, batch: Batch) -> MpiResult<()> {
     let sent = with_state(|s| {
         let raw = s.comm(wc)?.comm.raw();
-        send_on(
-            raw,
-            Mode::Send,
-            super::buffers::SendBuf::Packed(bytes),
-            t as c_int,
-            TAG_REQUEST,
-        )
+        let bytes = super::buffers::SendBuf::Packed(batch.into_bytes());
+        send_on(raw, Mode::Send, bytes, to as c_int, tag)
     })?;
     window::with(win, |w| {
         w.remote.sending.push(sent);
-        w.remote.waiting.insert(seq, Waiting { target: t, into });
         Ok(())
-    })?;
-    serve(win, wc).map(|_| ())
+    })
 }
 
 /// Serves the requests that have arrived, takes in the answers that have, and lets go of
@@ -145,52 +169,24 @@ pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
     let mut any = false;
     while let Some((body, from)) = take(wc, TAG_REQUEST)? {
         any = true;
-        let answer = match Request::decode(&body) {
-            Ok(req) => Reply {
+        let mut answers = Batch::default();
+        for item in Batch::items(&body)? {
+            // A request that does not parse has no number to answer to.
+            let req = Request::decode(item)?;
+            let outcome = window::with(win, |w| Ok(apply(w, &req)))?;
+            let reply = Reply {
                 seq: req.seq,
-                outcome: window::with(win, |w| Ok(apply(w, &req)))?,
-            },
-            // Nothing to answer to: the origin's number is lost with the message.
-            Err(e) => return Err(e),
-        };
-        let sent = with_state(|s| {
-            let raw = s.comm(wc)?.comm.raw();
-            let bytes = super::buffers::SendBuf::Packed(answer.encode());
-            send_on(raw, Mode::Send, bytes, from, TAG_REPLY)
-        })?;
-        window::with(win, |w| {
-            w.remote.sending.push(sent);
-            Ok(())
-        })?;
+                outcome,
+            };
+            answers.push(&reply.encode());
+        }
+        send(win, wc, from as usize, TAG_REPLY, answers)?;
     }
     while let Some((body, from)) = take(wc, TAG_REPLY)? {
         any = true;
-        let reply = Reply::decode(&body)?;
-        window::with(win, |w| {
-            let Some(wait) = w.remote.waiting.remove(&reply.seq) else {
-                return err(
-                    MPI_ERR_OTHER,
-                    format!(
-                        "window rank {from} answered one-sided operation {} that this process \
-                         did not ask for",
-                        reply.seq
-                    ),
-                );
-            };
-            match (reply.outcome, wait.into) {
-                (Ok(data), Some(mut rb)) => {
-                    let n = data.len().min(rb.bytes().len());
-                    rb.bytes()[..n].copy_from_slice(&data[..n]);
-                    rb.finish(n);
-                }
-                (Ok(_), None) => {}
-                (Err((class, why)), _) => {
-                    let e = MpiError::new(class, format!("at window rank {from}: {why}"));
-                    w.remote.failed.get_or_insert(e);
-                }
-            }
-            Ok(())
-        })?;
+        for item in Batch::items(&body)? {
+            take_reply(win, from, Reply::decode(item)?)?;
+        }
     }
     window::with(win, |w| {
         let mut left = Vec::with_capacity(w.remote.sending.len());
@@ -203,6 +199,35 @@ pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
         Ok(())
     })?;
     Ok(any)
+}
+
+/// Delivers the answer `reply` from window rank `from`.
+fn take_reply(win: Handle, from: c_int, reply: Reply) -> MpiResult<()> {
+    window::with(win, |w| {
+        let Some(wait) = w.remote.waiting.remove(&reply.seq) else {
+            return err(
+                MPI_ERR_OTHER,
+                format!(
+                    "window rank {from} answered one-sided operation {} that this process did \
+                     not ask for",
+                    reply.seq
+                ),
+            );
+        };
+        match (reply.outcome, wait.into) {
+            (Ok(data), Some(mut rb)) => {
+                let n = data.len().min(rb.bytes().len());
+                rb.bytes()[..n].copy_from_slice(&data[..n]);
+                rb.finish(n);
+            }
+            (Ok(_), None) => {}
+            (Err((class, why)), _) => {
+                let e = MpiError::new(class, format!("at window rank {from}: {why}"));
+                w.remote.failed.get_or_insert(e);
+            }
+        }
+        Ok(())
+    })
 }
 
 fn poll(a: &mut Active) -> MpiResult<bool> {
@@ -374,6 +399,7 @@ pub(super) fn failure(win: Handle) -> MpiResult<()> {
 /// answer.
 pub(super) fn answered(win: Handle) -> MpiResult<()> {
     let wc = window::comm_of(win);
+    send_queued(win, wc, None)?;
     let watch = || {
         window::with(win, |w| {
             let mut ts: Vec<usize> = w.remote.waiting.values().map(|x| x.target).collect();
