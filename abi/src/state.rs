@@ -13,7 +13,7 @@ use crate::request::ReqEntry;
 use crate::table::Table;
 use ibdyn::traits::*;
 use ibdyn::{InterCommunicator, IntraCommunicator};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// User communicator handles are this plus the table index (never in 1..4095, never 0).
@@ -132,9 +132,9 @@ fn cell<R>(f: impl FnOnce(&RefCell<Option<State>>) -> MpiResult<R>) -> MpiResult
 }
 
 /// Runs `f` on the state of this process; an error if MPI is not running or this thread may
-/// not call it now.
+/// not call it now. A job `f` leaves with `after_state` runs once the state is released.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R> {
-    cell(|cell| {
+    let r = cell(|cell| {
         let Ok(mut guard) = cell.try_borrow_mut() else {
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
@@ -142,7 +142,32 @@ pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R>
             Some(s) => f(s),
             None => Err(not_running()),
         }
-    })
+    });
+    let later = LATER.with(Cell::take);
+    let r = r?;
+    if let Some(job) = later {
+        crate::threads::yielding(job)?;
+    }
+    Ok(r)
+}
+
+type Job = Box<dyn FnOnce() -> MpiResult<()>>;
+
+thread_local! {
+    static LATER: Cell<Option<Job>> = const { Cell::new(None) };
+}
+
+/// Leaves `job` (a blocking collective at MPI_THREAD_MULTIPLE) to the `with_state` call
+/// this runs inside, which runs it once it has released the state and before it returns:
+/// so the job's waits may let other threads' calls in (`threads::yielding`).
+///
+/// # Safety
+/// Called inside the closure of `with_state`; `job` borrows nothing that ends before that
+/// `with_state` call returns.
+pub unsafe fn after_state<'a>(job: Box<dyn FnOnce() -> MpiResult<()> + 'a>) {
+    // SAFETY: the caller's contract: the job runs before anything it borrows ends.
+    let job: Job = unsafe { std::mem::transmute(job) };
+    LATER.with(|l| l.set(Some(job)));
 }
 
 fn not_running() -> MpiError {

@@ -3,9 +3,10 @@
 //! and calls take no lock. From MPI_THREAD_SERIALIZED on, every MPI call, from any thread,
 //! owns the state for its duration (`enter`). At MPI_THREAD_MULTIPLE the blocking
 //! point-to-point calls, probes and waits run as their non-blocking form and a wait
-//! (`Turns`) that lets other threads' calls in between its tests. The others keep the state
-//! while they wait: collectives (their blocking algorithms do not match the non-blocking
-//! ones, and every process of a communicator must run the same, whatever its thread level),
+//! (`Turns`) that lets other threads' calls in between its tests. Blocking collectives run
+//! their own algorithms (every process of a communicator must run the same, whatever its
+//! thread level) once the state's tables are released, and their waits let other threads in
+//! too (`yielding`, the collectives' wait hook). The others keep the state while they wait:
 //! making communicators, windows and files, spawn, one-sided synchronisation, file I/O.
 
 use crate::consts::*;
@@ -36,6 +37,7 @@ pub fn provide(required: c_int) {
     if required >= MPI_THREAD_SERIALIZED {
         if required >= MPI_THREAD_MULTIPLE {
             MULTIPLE.store(true, Ordering::Release);
+            ibdyn_collectives::set_wait_hook(collective_wait);
         }
         SERIALIZED.store(true, Ordering::Release);
         ibdyn_owner::release_claim();
@@ -72,6 +74,38 @@ impl Turns {
             _ => ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200)),
         }
     }
+}
+
+thread_local! {
+    /// This thread runs a blocking collective whose waits may let other threads in.
+    static YIELDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `job`, a blocking collective started at MPI_THREAD_MULTIPLE with the state released
+/// (`state::after_state`): its waits let a thread that waits for the state make its calls
+/// (`collective_wait`), so threads may run collectives on different communicators at once.
+pub fn yielding(job: impl FnOnce() -> crate::error::MpiResult<()>) -> crate::error::MpiResult<()> {
+    let before = YIELDING.with(|y| y.replace(true));
+    let r = job();
+    YIELDING.with(|y| y.set(before));
+    r
+}
+
+/// The collectives' wait hook at MPI_THREAD_MULTIPLE: inside `yielding`, hands the state to
+/// a waiting thread, and where the wait would block in the engine (holding the state), blocks
+/// in 200 us slices instead, between which other threads get in. Elsewhere (a collective
+/// inside a call that keeps the state, such as making a communicator) it does nothing.
+fn collective_wait(block: bool) -> bool {
+    if !YIELDING.with(|y| y.get()) {
+        return false;
+    }
+    if ibdyn_owner::pause() {
+        return true;
+    }
+    if block {
+        ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200));
+    }
+    block
 }
 
 /// The level this library provides when a program asks for `required`.

@@ -414,9 +414,11 @@ fn threads_take_turns_calling_mpi() {
 }
 
 /// MPI_THREAD_MULTIPLE: a blocking receive waits for what another thread of its process
-/// sends afterwards, and two threads exchange messages on two communicators in opposite
-/// orders on the two ranks of each pair (the second thread starts once the first sleeps
-/// inside MPI, so a call that kept the others out would hang).
+/// sends afterwards, two threads exchange messages on two communicators in opposite orders
+/// on the two ranks of each pair, and two threads run blocking collectives on two
+/// communicators in opposite orders on even and odd ranks (the second thread starts once the
+/// first sleeps inside MPI, so a call that kept the others out would hang); on one node and
+/// on two.
 #[test]
 fn blocking_calls_of_one_thread_let_the_others_in_at_mpi_thread_multiple() {
     let s = Scratch::new("threads-multiple");
@@ -424,6 +426,20 @@ fn blocking_calls_of_one_thread_let_the_others_in_at_mpi_thread_multiple() {
     assert_ran(
         "threads multiple",
         &s.run_args(4, &exe, &["multiple"]),
+        "threads: multiple ok on 4 ranks",
+    );
+    let w = |x: &str| OsString::from(x);
+    let words = [
+        w("--nodes"),
+        w("2"),
+        w("-n"),
+        w("4"),
+        exe.into(),
+        w("multiple"),
+    ];
+    assert_ran(
+        "threads multiple on 2 nodes",
+        &s.run_words(&words),
         "threads: multiple ok on 4 ranks",
     );
 }

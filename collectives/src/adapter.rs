@@ -38,6 +38,7 @@ impl PointToPoint for Communicator {
         if let Err(e) = self.iprobe(ibdyn_intercomm::ANY_SOURCE, ibdyn_intercomm::ANY_TAG) {
             tracing::trace!("progress while waiting on shared memory: {e}");
         }
+        crate::patience::hook(false);
     }
     fn is_truncation(&self, e: &CollError) -> bool {
         match e {

@@ -15,7 +15,9 @@
    afterwards, and two threads exchange messages on two communicators in opposite orders on
    the two ranks of a pair. The second thread starts only once the first is asleep inside its
    MPI call (/proc/self/task/TID/stat), so a library that keeps other threads out while a call
-   waits hangs here every time. */
+   waits hangs here every time. Then two threads run blocking collectives (allreduce, bcast,
+   allgather, barrier) on two communicators of every rank, in opposite orders on even and
+   odd ranks, the second again once the first sleeps inside MPI. */
 #include <mpi.h>
 #include <pthread.h>
 #include <string.h>
@@ -174,6 +176,24 @@ static void exchange_on(MPI_Comm c, int salt) {
 static void exchange_a(void) { exchange_on(comm_a, 100); }
 static void exchange_b(void) { exchange_on(comm_b, 200); }
 
+/* Blocking collectives on a communicator of every rank, with values that name it. */
+static void collectives_on(MPI_Comm c, int salt) {
+  int all[64];
+  for (int i = 0; i < 20; i++) {
+    int mine = salt + rank + i, sum = -1, root = i % size, from_root = rank == root ? salt + i : -1;
+    CHECK(MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c) == MPI_SUCCESS);
+    CHECK(sum == size * (salt + i) + size * (size - 1) / 2);
+    CHECK(MPI_Bcast(&from_root, 1, MPI_INT, root, c) == MPI_SUCCESS);
+    CHECK(from_root == salt + i);
+    CHECK(MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, c) == MPI_SUCCESS);
+    for (int r = 0; r < size; r++) CHECK(all[r] == salt + r + i);
+    CHECK(MPI_Barrier(c) == MPI_SUCCESS);
+  }
+}
+static MPI_Comm comm_c, comm_d;
+static void collectives_c(void) { collectives_on(comm_c, 300); }
+static void collectives_d(void) { collectives_on(comm_d, 400); }
+
 static int multiple_mode(void) {
   int provided_now;
   CHECK(MPI_Query_thread(&provided_now) == MPI_SUCCESS && provided_now == MPI_THREAD_MULTIPLE);
@@ -195,6 +215,15 @@ static int multiple_mode(void) {
   else first_then(exchange_b, exchange_a);
   MPI_Comm_free(&comm_a);
   MPI_Comm_free(&comm_b);
+  /* collectives of two threads on two communicators of every rank, started in opposite
+     orders on even and odd ranks */
+  CHECK(size <= 64);
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_c) == MPI_SUCCESS);
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_d) == MPI_SUCCESS);
+  if (rank % 2 == 0) first_then(collectives_c, collectives_d);
+  else first_then(collectives_d, collectives_c);
+  MPI_Comm_free(&comm_c);
+  MPI_Comm_free(&comm_d);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("threads: multiple ok on %d ranks\n", size);
   MPI_Finalize();

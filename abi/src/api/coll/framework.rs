@@ -153,12 +153,24 @@ fn store(s: &mut State, call: &Call, a: Active) -> MpiResult<()> {
     unsafe { out(call.request, h, "request") }
 }
 
-/// Runs a collective: blocking → `$cl.$blocking(args)` then delivers `$recv`; otherwise
-/// `$cl.$start(args)` stored as a request keeping `$keep`.
+/// Runs a collective: blocking → `$cl.$blocking(args)` then delivers `$recv` (at
+/// MPI_THREAD_MULTIPLE once the state is released, keeping `$keep`: `state::after_state`);
+/// otherwise `$cl.$start(args)` stored as a request keeping `$keep`.
 macro_rules! run {
     ($s:expr, $call:expr, $colls:ident, $kind:ident, $keep:expr, $recv:expr,
      $blocking:ident / $start:ident ($($arg:expr),* $(,)?)) => {{
-        if $call.blocking() {
+        if $call.blocking() && $crate::threads::multiple() {
+            let job = move || {
+                let _keep = $keep;
+                $colls.$blocking($($arg),*)?;
+                $recv.finish(usize::MAX);
+                Ok(())
+            };
+            // SAFETY: the job owns what it keeps and borrows the caller's buffers, valid
+            // until the blocking call returns, which is after `with_state` runs the job.
+            unsafe { $crate::state::after_state(Box::new(job)) };
+            Ok(())
+        } else if $call.blocking() {
             $colls.$blocking($($arg),*)?;
             $recv.finish(usize::MAX);
             Ok(())
