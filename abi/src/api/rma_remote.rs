@@ -179,8 +179,19 @@ pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
                 outcome,
             };
             answers.push(&reply.encode());
+            if answers.size() >= BATCH_BYTES {
+                send(
+                    win,
+                    wc,
+                    from as usize,
+                    TAG_REPLY,
+                    std::mem::take(&mut answers),
+                )?;
+            }
         }
-        send(win, wc, from as usize, TAG_REPLY, answers)?;
+        if answers.size() > 0 {
+            send(win, wc, from as usize, TAG_REPLY, answers)?;
+        }
     }
     while let Some((body, from)) = take(wc, TAG_REPLY)? {
         any = true;
