@@ -368,41 +368,14 @@ pub(super) unsafe fn sendrecv(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
-    if crate::threads::multiple() {
-        // SAFETY: passed through; `blocking` waits for both before it returns.
-        return unsafe {
-            blocking("MPI_Sendrecv", comm, st, || {
-                let sb: SendBuf<'static> = send_buf(sendbuf, sendcount.into(), sendtype)?;
-                let rb: RecvBuf<'static> = recv_buf(recvbuf, recvcount.into(), recvtype)?;
-                with_state(|s| {
-                    let r = start_recv(s, rb, source, recvtag, comm)?;
-                    let w = start_send(s, Mode::Send, sb, dest, sendtag, comm)?;
-                    Ok((s.comm_index(comm)?, [r, w]))
-                })
-            })
-        };
+    let envelopes = ((dest, sendtag), (source, recvtag));
+    // SAFETY: the caller's buffers, used during the call only; MPI forbids overlap.
+    unsafe {
+        sendrecv_of("MPI_Sendrecv", comm, envelopes, st, || {
+            let sb = send_buf(sendbuf, sendcount.into(), sendtype)?;
+            Ok((sb, recv_buf(recvbuf, recvcount.into(), recvtype)?))
+        })
     }
-    call("MPI_Sendrecv", comm, || {
-        // SAFETY: the caller's buffers, used during the call only; MPI forbids overlap.
-        let (sb, mut rb) = unsafe {
-            (
-                send_buf(sendbuf, sendcount.into(), sendtype)?,
-                recv_buf(recvbuf, recvcount.into(), recvtype)?,
-            )
-        };
-        let (dest, stag) = (status::dest(dest)?, status::send_tag(sendtag)?);
-        let (src, rtag) = (status::source(source)?, status::recv_tag(recvtag)?);
-        let got = with_state(|s| {
-            Ok(s.comm(comm)?
-                .comm
-                .raw()
-                .sendrecv(&sb, dest, stag, rb.bytes(), src, rtag)?)
-        })?;
-        rb.finish(got.count);
-        // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
-        unsafe { status::store(st, &got) };
-        Ok(())
-    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -417,13 +390,34 @@ pub(super) unsafe fn sendrecv_replace(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
+    let envelopes = ((dest, sendtag), (source, recvtag));
+    // SAFETY: the caller's buffer: copied out first, then received into.
+    unsafe {
+        sendrecv_of("MPI_Sendrecv_replace", comm, envelopes, st, || {
+            let sb = SendBuf::Packed(send_buf(buf, count.into(), ty)?.to_vec());
+            Ok((sb, recv_buf(buf, count.into(), ty)?))
+        })
+    }
+}
+
+/// The send-receive `bufs` makes the buffers of, to `dest` with `sendtag` and from `source`
+/// with `recvtag` on `comm`: MPI_Sendrecv and MPI_Sendrecv_replace (at MPI_THREAD_MULTIPLE,
+/// as a receive and a send waited for together).
+///
+/// # Safety
+/// The buffers stay valid until the call returns.
+unsafe fn sendrecv_of(
+    name: &'static str,
+    comm: Handle,
+    ((dest, sendtag), (source, recvtag)): ((c_int, c_int), (c_int, c_int)),
+    st: *mut MpiStatus,
+    bufs: impl FnOnce() -> MpiResult<(SendBuf<'static>, RecvBuf<'static>)>,
+) -> c_int {
     if crate::threads::multiple() {
-        // SAFETY: the caller's buffer, copied out first, then received into; `blocking`
-        // waits for both before it returns.
+        // SAFETY: the caller's contract; `blocking` waits for both before it returns.
         return unsafe {
-            blocking("MPI_Sendrecv_replace", comm, st, || {
-                let sb = SendBuf::Packed(send_buf(buf, count.into(), ty)?.to_vec());
-                let rb: RecvBuf<'static> = recv_buf(buf, count.into(), ty)?;
+            blocking(name, comm, st, || {
+                let (sb, rb) = bufs()?;
                 with_state(|s| {
                     let r = start_recv(s, rb, source, recvtag, comm)?;
                     let w = start_send(s, Mode::Send, sb, dest, sendtag, comm)?;
@@ -432,18 +426,15 @@ pub(super) unsafe fn sendrecv_replace(
             })
         };
     }
-    call("MPI_Sendrecv_replace", comm, || {
-        // SAFETY: the caller's buffer: copied out first, then received into.
-        let copy = unsafe { send_buf(buf, count.into(), ty) }?.to_vec();
-        // SAFETY: as above.
-        let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
+    call(name, comm, || {
+        let (sb, mut rb) = bufs()?;
         let (dest, stag) = (status::dest(dest)?, status::send_tag(sendtag)?);
         let (src, rtag) = (status::source(source)?, status::recv_tag(recvtag)?);
         let got = with_state(|s| {
             Ok(s.comm(comm)?
                 .comm
                 .raw()
-                .sendrecv(&copy, dest, stag, rb.bytes(), src, rtag)?)
+                .sendrecv(&sb, dest, stag, rb.bytes(), src, rtag)?)
         })?;
         rb.finish(got.count);
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
