@@ -34,6 +34,10 @@ pub(crate) struct Remote {
     waiting: BTreeMap<u64, Waiting>,
     /// Requests not sent yet, by target: an epoch's operations on one target travel together.
     queued: BTreeMap<usize, Batch>,
+    /// Batches of requests sent to each window rank since the window was made.
+    sent: Vec<i64>,
+    /// Batches of requests received since the window was made.
+    received: i64,
     /// Sends of requests and replies not known complete yet (their buffers live here).
     sending: Vec<Active>,
     /// The first error an answer reported, for the next synchronisation to return.
@@ -49,6 +53,7 @@ struct Waiting {
 impl Remote {
     pub fn new(far: Vec<bool>, me: usize) -> Remote {
         Remote {
+            sent: vec![0; far.len()],
             far,
             me,
             ..Remote::default()
@@ -146,6 +151,10 @@ fn send_queued(win: Handle, wc: Handle, only: Option<usize>) -> MpiResult<()> {
     })?;
     for (t, b) in batches {
         send(win, wc, t, TAG_REQUEST, b)?;
+        window::with(win, |w| {
+            w.remote.sent[t] += 1;
+            Ok(())
+        })?;
     }
     Ok(())
 }
@@ -169,6 +178,10 @@ pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
     let mut any = false;
     while let Some((body, from)) = take(wc, TAG_REQUEST)? {
         any = true;
+        window::with(win, |w| {
+            w.remote.received += 1;
+            Ok(())
+        })?;
         let mut answers = Batch::default();
         for item in Batch::items(&body)? {
             // A request that does not parse has no number to answer to.
@@ -429,28 +442,61 @@ pub(super) fn spans_nodes(win: Handle) -> MpiResult<bool> {
     window::with(win, |w| Ok(w.remote.spans_nodes()))
 }
 
-/// The end of an epoch of every process (MPI_Win_fence, MPI_Win_free): each settles its own
-/// operations, then all meet in a barrier during which each keeps serving the others.
+/// The end of an epoch of every process (MPI_Win_fence, MPI_Win_free). Each sends its
+/// queued requests; a reduce-scatter of the batches each has sent to each (since the window
+/// was made) tells every process how many it must have received; each then serves until it
+/// has them all and every request of its own has its answer. The reduce-scatter cannot end
+/// before every process has entered, so this node's direct operations are done too: one
+/// round trip where answers and then a barrier would take two.
 pub(super) fn quiesce(win: Handle) -> MpiResult<()> {
     let wc = window::comm_of(win);
     if !spans_nodes(win)? {
         // SAFETY: the window's live communicator.
         return check(unsafe { PMPI_Barrier(wc) }, "MPI_Barrier");
     }
-    answered(win)?;
+    send_queued(win, wc, None)?;
+    let sent = window::with(win, |w| Ok(w.remote.sent.clone()))?;
+    let expect = Box::new(std::cell::Cell::new(0i64));
     let mut req = MPI_REQUEST_NULL;
-    // SAFETY: the window's live communicator; our request slot.
-    check(unsafe { PMPI_Ibarrier(wc, &mut req) }, "MPI_Ibarrier")?;
+    // SAFETY: `sent` has one count per process of the window's communicator; `expect` is
+    // written once the request completes; both outlive it (they are leaked if the wait
+    // fails before it completes).
+    check(
+        unsafe {
+            PMPI_Ireduce_scatter_block(
+                sent.as_ptr().cast(),
+                expect.as_ptr().cast(),
+                1,
+                MPI_INT64_T,
+                MPI_SUM,
+                wc,
+                &mut req,
+            )
+        },
+        "MPI_Ireduce_scatter_block",
+    )?;
     let everyone = || window::with(win, |w| Ok((0..w.peers.len()).collect())).unwrap_or_default();
-    wait_serving(win, wc, &everyone, || {
-        let mut flag = 0;
-        // SAFETY: our request and flag; the status is ignored.
-        check(
-            unsafe { PMPI_Test(&mut req, &mut flag, std::ptr::null_mut()) },
-            "MPI_Test",
-        )?;
-        Ok(flag != 0)
-    })?;
+    let mut counted = false;
+    let waited = wait_serving(win, wc, &everyone, || {
+        if !counted {
+            let mut flag = 0;
+            // SAFETY: our request and flag; the status is ignored.
+            check(
+                unsafe { PMPI_Test(&mut req, &mut flag, std::ptr::null_mut()) },
+                "MPI_Test",
+            )?;
+            counted = flag != 0;
+        }
+        window::with(win, |w| {
+            let r = &w.remote;
+            Ok(counted && r.received >= expect.get() && r.waiting.is_empty())
+        })
+    });
+    if waited.is_err() && !counted {
+        // The reduce-scatter may still write them.
+        std::mem::forget((sent, expect));
+    }
+    waited?;
     failure(win)
 }
 

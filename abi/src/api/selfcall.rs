@@ -91,7 +91,15 @@ extern "C" {
         comm: Handle,
     ) -> c_int;
     pub fn PMPI_Barrier(comm: Handle) -> c_int;
-    pub fn PMPI_Ibarrier(comm: Handle, request: *mut Handle) -> c_int;
+    pub fn PMPI_Ireduce_scatter_block(
+        sendbuf: *const c_void,
+        recvbuf: *mut c_void,
+        recvcount: c_int,
+        datatype: Handle,
+        op: Handle,
+        comm: Handle,
+        request: *mut Handle,
+    ) -> c_int;
     pub fn PMPI_Test(request: *mut Handle, flag: *mut c_int, status: *mut c_void) -> c_int;
     pub fn PMPI_Comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handle) -> c_int;
     pub fn PMPI_Alltoall(
