@@ -501,13 +501,13 @@ pub(super) fn quiesce(win: Handle) -> MpiResult<()> {
 }
 
 /// The error of a passive-target call on window rank `t` of another node.
-pub(super) fn far_lock(name: &str, t: usize) -> MpiError {
+pub(super) fn far_lock(t: usize) -> MpiError {
     MpiError::new(
         MPI_ERR_UNSUPPORTED_OPERATION,
         format!(
-            "{name}: window rank {t} runs on another node, and ibdyn moves one-sided data \
-             across nodes only in active-target epochs (MPI_Win_fence, or MPI_Win_post/start/\
-             complete/wait), where the target takes part; use those, or make the window on \
+            "window rank {t} runs on another node, and ibdyn moves one-sided data across nodes \
+             only in active-target epochs (MPI_Win_fence, or MPI_Win_post/start/complete/wait), \
+             where the target takes part; use those, or make the window on \
              MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)'s communicator"
         ),
     )

@@ -82,7 +82,7 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -
                 );
             }
             if w.remote.is_far(t) {
-                return Err(remote::far_lock("MPI_Win_lock", t));
+                return Err(remote::far_lock(t));
             }
             w.lock(t, exclusive)?;
             w.epochs.locked.insert(t, lock_type);
@@ -118,7 +118,7 @@ unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
                 );
             }
             if let Some(t) = (0..w.peers.len()).find(|&t| w.remote.is_far(t)) {
-                return Err(remote::far_lock("MPI_Win_lock_all", t));
+                return Err(remote::far_lock(t));
             }
             for t in 0..w.peers.len() {
                 if let Err(e) = w.lock(t, false) {
