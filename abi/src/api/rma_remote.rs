@@ -383,18 +383,17 @@ pub(super) fn wait_serving(
     watch: &dyn Fn() -> Vec<usize>,
     mut done: impl FnMut() -> MpiResult<bool>,
 ) -> MpiResult<()> {
+    let mut turns = crate::threads::Turns::default();
     let mut idle = 0u32;
     loop {
-        let any = serve(win, wc)?;
+        if serve(win, wc)? {
+            (turns, idle) = (Default::default(), 0);
+        }
         if done()? {
             return Ok(());
         }
-        idle = if any { 0 } else { idle.saturating_add(1) };
-        match idle {
-            0..=63 => std::hint::spin_loop(),
-            64..=127 => std::thread::yield_now(),
-            _ => ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200)),
-        }
+        turns.idle();
+        idle = idle.wrapping_add(1);
         if idle % 512 == 511 {
             for t in watch() {
                 let dead = with_state(|s| Ok(s.comm(wc)?.comm.raw().peer_failure(t as i32)))?;
