@@ -5,7 +5,7 @@
 #
 #   bash scripts/compare-mpich.sh [--quick] [BENCH...]     (BENCH: pingpong spawn_latency
 #                                                            spawn_rate merge intercoll connect rma io
-#                                                            allreduce rma_fence)
+#                                                            allreduce rma_fence rma_lock)
 # --quick: a smoke run (few iterations, small sizes, spawns of up to 4), not a measurement.
 # Environment: BENCH_ITERS, BENCH_MAX_SIZE (bytes), BENCH_MAX_PROCS (spawn_rate).
 # Needs: cargo build --release -p ibdyn-abi -p ibdyn-launcher, and scripts/abi-deps.sh.
@@ -29,7 +29,7 @@ trap 'rm -rf "$work"' EXIT
 
 nprocs() {
   case $1 in
-    pingpong | connect | rma | io | rma_fence) echo 2 ;; intercoll | allreduce) echo 4 ;; merge) echo 2 ;; *) echo 1 ;;
+    pingpong | connect | rma | io | rma_fence | rma_lock) echo 2 ;; intercoll | allreduce) echo 4 ;; merge) echo 2 ;; *) echo 1 ;;
   esac
 }
 

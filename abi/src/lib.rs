@@ -21,6 +21,7 @@ mod objects;
 mod ops;
 mod partitioned;
 mod request;
+mod rma_target;
 mod rma_wire;
 mod state;
 mod status;

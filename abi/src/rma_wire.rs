@@ -26,6 +26,11 @@ pub enum Kind {
     /// Under its accumulate mutex: answers with the data, and writes the first half of the
     /// request's data where the data equals the second half.
     CompareAndSwap,
+    /// Takes the target's lock for the origin (MPI_Win_lock, or the first operation of an
+    /// MPI_Win_lock_all epoch on it); the requests after it wait until it is granted.
+    Lock { exclusive: bool },
+    /// Gives back the lock `Lock` took.
+    Unlock { exclusive: bool },
 }
 
 /// The reduction of an accumulate: a predefined operation on elements of a predefined
@@ -87,6 +92,14 @@ impl Request {
                 w.u8(code.map_or(u8::MAX, |c| c as u8));
             }
             Kind::CompareAndSwap => w.u8(3),
+            Kind::Lock { exclusive } => {
+                w.u8(4);
+                w.u8(u8::from(exclusive));
+            }
+            Kind::Unlock { exclusive } => {
+                w.u8(5);
+                w.u8(u8::from(exclusive));
+            }
         }
         w.u64(self.blocks.len() as u64);
         for &(a, l) in &self.blocks {
@@ -114,6 +127,12 @@ impl Request {
                 }
             }
             3 => Kind::CompareAndSwap,
+            4 => Kind::Lock {
+                exclusive: r.u8()? != 0,
+            },
+            5 => Kind::Unlock {
+                exclusive: r.u8()? != 0,
+            },
             k => return malformed(format!("unknown operation kind {k}")),
         };
         let n = r.len(16)?;
@@ -300,6 +319,8 @@ mod tests {
                 fetch: false,
             },
             Kind::CompareAndSwap,
+            Kind::Lock { exclusive: true },
+            Kind::Unlock { exclusive: false },
         ]
         .into_iter()
         .enumerate()

@@ -14,6 +14,7 @@ use crate::table::Table;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -146,12 +147,12 @@ pub struct Window {
     /// A private duplicate of the window's communicator.
     pub comm: Handle,
     pub peers: Vec<Peer>,
-    pub seg: Segment,
+    /// The lock lines and this process's memory, shared with the service that applies
+    /// other nodes' operations (`crate::rma_target`).
+    pub exposed: Rc<Exposed>,
     /// Where each process's window memory is in this process, when it can be reached by
     /// load and store (allocated windows; this process's own memory).
     pub local: Vec<Option<usize>>,
-    /// The regions this process has attached to a dynamic window: (address, size).
-    pub attached: Vec<(usize, usize)>,
     /// The program's attributes: (keyval, value).
     pub attrs: Vec<(c_int, usize)>,
     pub name: String,
@@ -176,6 +177,56 @@ impl Window {
             || e.started.as_ref().is_some_and(|s| s.contains(&target))
     }
 
+    /// Takes target `t`'s lock: shared (many holders) or exclusive. A process of another
+    /// node may hold it, which only the target's own progress gives back, so the wait keeps
+    /// this process's engine going.
+    pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
+        wait_for(
+            || format!("the lock of window rank {t}"),
+            || self.exposed.try_lock(t, exclusive),
+        )
+    }
+
+    pub fn unlock(&self, t: usize, exclusive: bool) {
+        self.exposed.unlock(t, exclusive)
+    }
+
+    /// Runs `f` holding target `t`'s accumulate mutex (one read-modify-write at a time).
+    pub fn atomically<R>(&self, t: usize, f: impl FnOnce() -> MpiResult<R>) -> MpiResult<R> {
+        self.exposed.atomically(t, f)
+    }
+}
+
+/// What the target side of a window needs: the node's lock lines and where this process's
+/// window memory is.
+pub struct Exposed {
+    seg: Segment,
+    /// This process's rank in the window.
+    pub me: usize,
+    dynamic: bool,
+    base: usize,
+    size: usize,
+    /// The regions this process has attached to a dynamic window: (address, size).
+    attached: RefCell<Vec<(usize, usize)>>,
+}
+
+impl Exposed {
+    pub fn new(seg: Segment, me: usize, flavor: c_int, base: usize, size: usize) -> Exposed {
+        Exposed {
+            seg,
+            me,
+            dynamic: flavor == MPI_WIN_FLAVOR_DYNAMIC,
+            base,
+            size,
+            attached: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The regions attached to a dynamic window.
+    pub fn attached(&self) -> std::cell::RefMut<'_, Vec<(usize, usize)>> {
+        self.attached.borrow_mut()
+    }
+
     /// Whether `len` bytes at address `addr` of this process are its window memory (of a
     /// dynamic window: inside one attached region).
     pub fn holds(&self, addr: u64, len: u64) -> bool {
@@ -183,31 +234,26 @@ impl Window {
             return false;
         };
         let inside = |b: usize, l: usize| addr >= b as u64 && end <= (b + l) as u64;
-        if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
-            self.attached.iter().any(|&(b, l)| inside(b, l))
+        if self.dynamic {
+            self.attached.borrow().iter().any(|&(b, l)| inside(b, l))
         } else {
-            inside(self.base, self.size.max(0) as usize)
+            inside(self.base, self.size)
         }
     }
 
-    /// Takes target `t`'s lock: shared (many holders) or exclusive.
-    pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
+    /// Takes target `t`'s lock if it is free for this kind of holder.
+    pub fn try_lock(&self, t: usize, exclusive: bool) -> bool {
         let w = self.seg.rw(t);
-        wait_for(
-            || format!("the lock of window rank {t}"),
-            || {
-                let v = w.load(Ordering::Acquire);
-                if exclusive {
-                    v == 0
-                        && w.compare_exchange(0, -1, Ordering::AcqRel, Ordering::Relaxed)
-                            .is_ok()
-                } else {
-                    v >= 0
-                        && w.compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
-                            .is_ok()
-                }
-            },
-        )
+        let v = w.load(Ordering::Acquire);
+        if exclusive {
+            v == 0
+                && w.compare_exchange(0, -1, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+        } else {
+            v >= 0
+                && w.compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+        }
     }
 
     pub fn unlock(&self, t: usize, exclusive: bool) {
@@ -235,7 +281,8 @@ impl Window {
     }
 }
 
-/// Spins, yields, then sleeps until `ready()`, for at most LOCK_BOUND; `what` names the
+/// Spins, yields, then sleeps until `ready()`, for at most LOCK_BOUND, progressing the
+/// engine between yields and sleeps (for the services, see `Window::lock`); `what` names the
 /// lock in the error (made only then: an uncontended lock costs one atomic operation).
 fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiResult<()> {
     let mut since: Option<Instant> = None;
@@ -244,8 +291,12 @@ fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiRe
         idle += 1;
         match idle {
             0..=64 => std::hint::spin_loop(),
-            65..=256 => std::thread::yield_now(),
+            65..=256 => {
+                ibdyn_intercomm::process::poll();
+                std::thread::yield_now()
+            }
             _ => {
+                ibdyn_intercomm::process::poll();
                 if since.get_or_insert_with(Instant::now).elapsed() > LOCK_BOUND {
                     return err(
                         MPI_ERR_RMA_SYNC,
@@ -257,7 +308,8 @@ fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiRe
                         ),
                     );
                 }
-                std::thread::sleep(Duration::from_micros(100));
+                // A packet (a far holder's unlock) ends the block early.
+                ibdyn_intercomm::process::idle_for(Duration::from_micros(100));
             }
         }
     }

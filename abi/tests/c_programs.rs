@@ -507,10 +507,35 @@ fn one_sided_communication_among_the_processes_of_a_node() {
     );
 }
 
+/// On 2 nodes: passive-target epochs (MPI_Win_lock, lock_all, flush) on ranks of the other
+/// node while those ranks are busy in other MPI calls; exclusive locks from both nodes
+/// exclude each other (no increment of a shared counter lost), fetch-and-op tickets are
+/// distinct, and a far error comes back at the unlock.
+#[test]
+fn passive_target_epochs_reach_ranks_of_the_other_node() {
+    let s = Scratch::new("rma_passive_nodes");
+    let exe = s.build("rma_passive_nodes");
+    let w = |x: &str| OsString::from(x);
+    let shm_before = window_segments();
+    for n in ["2", "5"] {
+        let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w(n), exe.clone().into()]);
+        assert_ran(
+            "rma_passive_nodes",
+            &out,
+            &format!("rma_passive_nodes: ok on {n} ranks"),
+        );
+    }
+    assert_eq!(
+        window_segments(),
+        shm_before,
+        "a window's segment stayed in /dev/shm"
+    );
+}
+
 /// On 2 nodes: windows spanning them (allocated, created, dynamic) move data to and from the
 /// other node in fence and post/start/complete/wait epochs, accumulates stay atomic with
 /// this node's direct ones, an epoch ends while its target waits in MPI_Recv, and what
-/// cannot work across nodes (a lock of a far rank, a shared window) is refused by name.
+/// cannot work across nodes (a shared window) is refused by name.
 #[test]
 fn windows_across_nodes_move_data_in_active_target_epochs() {
     let s = Scratch::new("rma_nodes");

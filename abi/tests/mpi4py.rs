@@ -77,9 +77,6 @@ const MODULES: &[&str] = &[
 /// repeat the same local work, test_datatype for 20 s a rank).
 const LOCAL_MODULES: &[&str] = &["test_datatype", "test_pack", "test_util_dtlib"];
 
-/// Modules that lock windows of ranks on other nodes when run across nodes (refused there).
-const LOCKING_MODULES: &[&str] = &["test_rma", "test_rma_nb", "test_util_sync"];
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -201,16 +198,13 @@ fn mpi4pys_own_test_modules_pass_under_ibdyn_run() {
     let Some(py) = python().filter(|_| tests.join("main.py").is_file()) else {
         return skipped("mpi4py or its test suite (target/mpi4py-venv, target/mpi4py-tests)");
     };
-    // The last: 2 ranks on 2 nodes, without the modules that lock windows (passive-target
-    // one-sided communication works within a node only).
+    // The last: 2 ranks on 2 nodes (one-sided communication, passive target too, across
+    // nodes).
     for (nodes, n) in [(1, 1), (1, 2), (1, 3), (2, 2)] {
         let local = if n == 1 { LOCAL_MODULES } else { &[] };
-        let modules = MODULES
-            .iter()
-            .filter(|m| nodes == 1 || !LOCKING_MODULES.contains(m));
         let args: Vec<&str> = ["main.py", "-q"]
             .into_iter()
-            .chain(modules.chain(local).copied())
+            .chain(MODULES.iter().chain(local).copied())
             .collect();
         let out = run_on(nodes, n, &py, &args, &tests);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -448,6 +448,31 @@ impl Communicator {
         self.check_recv(src, tag)
     }
 
+    // ---- services ----
+
+    /// Runs `handler` on every message with `tag` that reaches this process on this
+    /// communicator, as it arrives, in any call that progresses the engine; its answers are
+    /// sent on this communicator (see `crate::service`). Such messages are never matched by
+    /// receives. Until `stop_serving`.
+    pub fn serve(&self, tag: i32, handler: Box<dyn crate::Service>) -> Result<()> {
+        self.check()?;
+        Self::check_send_tag(tag)?;
+        let n = self.peer_group().size();
+        let peers = (0..n as i32)
+            .map(|r| Ok((self.gpid_of(r)?, self.send_ctx(r)?)))
+            .collect::<Result<Vec<_>>>()?;
+        let served =
+            crate::service::Served::new(self.recv_ctx(), tag, self.inner.rank, peers, handler);
+        self.inner.eng.borrow_mut().add_service(served);
+        Ok(())
+    }
+
+    /// Ends what `serve` started, once the answers sent have left.
+    pub fn stop_serving(&self, tag: i32) -> Result<()> {
+        let ctx = self.recv_ctx();
+        self.inner.eng.borrow_mut().remove_service(ctx, tag)
+    }
+
     // ---- communicator management ----
 
     /// A new context id derived from this communicator. Collective: every member calls it

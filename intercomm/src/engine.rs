@@ -10,6 +10,7 @@ use crate::packet::{Header, HEADER_LEN};
 use crate::protocol::{copy_eager, OnShm, Protocol, SendStart};
 use crate::reqs::{PostedRecv, Status};
 use crate::route::{Route, Routes};
+use crate::service::Served;
 use crate::shm_route::{ShmRoute, RECV_BATCH};
 use ibdyn_pmi::PmiClient;
 use ibdyn_shm::{BellArm, RecvQueue};
@@ -39,6 +40,8 @@ pub(crate) struct Engine {
     guests_here: std::collections::HashSet<Gpid>,
     /// Waits block at once instead of spinning (`Engine::set_patient`).
     patient: bool,
+    /// Handlers of messages run as they arrive (`crate::service`).
+    services: Vec<Served>,
 }
 
 impl Engine {
@@ -68,6 +71,7 @@ impl Engine {
             spins,
             guests_here: Default::default(),
             patient: false,
+            services: Vec::new(),
             shm: ShmRoute::new(rx, cma),
             net: NetRoute::new(fabric),
             proto: Protocol::new(pmi, me, card, eager_limit.min(shm_limit)),
@@ -368,7 +372,44 @@ impl Engine {
                 net: &mut *net,
             },
         )?;
-        Ok(proto.progress_others(&mut Routes { shm, net }, true)? || did)
+        let mut routes = Routes { shm, net };
+        let did = proto.progress_others(&mut routes, true)? || did;
+        if self.services.is_empty() {
+            return Ok(did);
+        }
+        self.run_services().map(|ran| ran || did)
+    }
+
+    #[inline(never)]
+    fn run_services(&mut self) -> Result<bool> {
+        let Engine {
+            shm,
+            net,
+            proto,
+            services,
+            ..
+        } = self;
+        let mut routes = Routes { shm, net };
+        let mut did = false;
+        for s in services.iter_mut() {
+            did |= s.run(proto, &mut routes)?;
+        }
+        Ok(did)
+    }
+
+    /// Registers service `s` (see `crate::service`).
+    pub fn add_service(&mut self, s: Served) {
+        self.services.push(s);
+    }
+
+    /// Ends the service of (`ctx`, `tag`) once the answers it sent have left.
+    pub fn remove_service(&mut self, ctx: u64, tag: i32) -> Result<()> {
+        let Some(i) = self.services.iter().position(|s| s.is(ctx, tag)) else {
+            return Ok(());
+        };
+        self.wait_until(|e| e.services[i].idle())?;
+        self.services.remove(i);
+        Ok(())
     }
 
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked

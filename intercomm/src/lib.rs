@@ -23,6 +23,7 @@ mod reqs;
 mod request;
 mod route;
 mod runtime;
+mod service;
 mod shm_route;
 mod topology;
 mod universe;
@@ -37,6 +38,7 @@ pub use matching::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 pub use reqs::Status;
 pub use request::{wait_all, wait_any, Request};
 pub use runtime::Runtime;
+pub use service::{Answer, Service};
 pub use universe::{init_logging, Universe, DEFAULT_EAGER_LIMIT};
 
 /// Whether a CMA failure means the kernel refuses it (so the copy fallback applies) rather

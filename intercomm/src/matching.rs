@@ -44,6 +44,8 @@ impl Pattern {
 pub(crate) struct Matcher<P, U> {
     posted: VecDeque<(Pattern, P)>,
     unexpected: VecDeque<(Envelope, U)>,
+    /// Messages kept so far (`held`).
+    held: u64,
 }
 
 impl<P, U> Default for Matcher<P, U> {
@@ -51,6 +53,7 @@ impl<P, U> Default for Matcher<P, U> {
         Matcher {
             posted: VecDeque::new(),
             unexpected: VecDeque::new(),
+            held: 0,
         }
     }
 }
@@ -79,6 +82,13 @@ impl<P: Copy + PartialEq, U> Matcher<P, U> {
     /// Keeps a message no posted receive matched, behind those kept before.
     pub fn hold(&mut self, e: Envelope, body: U) {
         self.unexpected.push_back((e, body));
+        self.held += 1;
+    }
+
+    /// How many messages have been kept so far: a look for some in the queue is due only
+    /// when it changed.
+    pub fn held(&self) -> u64 {
+        self.held
     }
 
     /// The oldest unexpected message `p` matches, removed from the queue.

@@ -125,6 +125,19 @@ pub fn idle_for(t: Duration) {
     }
 }
 
+/// One progress pass of this process's engine, unless a call further up the stack is using
+/// it (and progresses it itself): for waits outside the engine that must not stall the
+/// services (`crate::service`) of this process.
+pub fn poll() {
+    if let Some(eng) = engine() {
+        if let Ok(mut e) = eng.try_borrow_mut() {
+            if let Err(e) = e.progress() {
+                tracing::debug!("progress: {e}");
+            }
+        }
+    }
+}
+
 /// Runs `f` with the process-management client of this process's live runtime (for the
 /// Sessions layer, which holds no communicator).
 pub fn with_pmi<R>(f: impl FnOnce(&mut ibdyn_pmi::PmiClient) -> R) -> Result<R> {

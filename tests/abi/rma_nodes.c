@@ -1,14 +1,14 @@
-/* One-sided communication on a window whose processes run on two nodes. Operations on a
-   target of the other node travel as messages and complete at the end of the epoch
-   (MPI_Win_fence, MPI_Win_complete); the target serves them whenever it is in a one-sided
-   call. Checked: put, get, accumulate (also with a derived target datatype), get_accumulate,
-   fetch_and_op tickets and compare_and_swap against the same counter from both nodes
+/* One-sided communication on a window whose processes run on two nodes, in active-target
+   epochs (passive-target ones: rma_passive_nodes.c). Operations on a target of the other
+   node travel as messages and complete at the end of the epoch (MPI_Win_fence,
+   MPI_Win_complete); the target serves them in whatever MPI call it is in. Checked: put,
+   get, accumulate (also with a derived target datatype), get_accumulate, fetch_and_op tickets and compare_and_swap against the same counter from both nodes
    (atomic together with this node's direct accesses), Rget, MPI_Win_create,
    MPI_Win_allocate and dynamic windows, post/start/complete/wait, an epoch whose target
    blocks in MPI_Recv for a message the origin sends after its operations (the operations
    may not wait for the target), errors: a range outside the far target's memory
-   (MPI_ERR_RMA_RANGE, reported at the fence), a lock of a far rank and a shared window
-   across nodes (refused by name), and the usual remedy, a window per node. Run on 2 nodes. */
+   (MPI_ERR_RMA_RANGE, reported at the fence), a shared window across nodes (refused by
+   name), and the usual remedy, a window per node. Run on 2 nodes. */
 #include <mpi.h>
 #include <string.h>
 #include "check.h"
@@ -116,36 +116,33 @@ int main(int argc, char **argv) {
   MPI_Rget(&r1, 1, MPI_INT, peer, 9, 1, MPI_INT, win, &rq);
   MPI_Wait(&rq, MPI_STATUS_IGNORE);
   CHECK(r1 == 100 * peer + 1); /* slot 9 is mem[8 + 1] */
-  MPI_Win_fence(0, win);
 
   /* the target blocks in MPI_Recv during the epoch: the origin's operations must not wait
-     for it (rank 0 is the origin, the last rank, on the other node, the target) */
+     for it (rank 0 is the origin, the last rank, on the other node, the target; it writes
+     the slot rank 0 reads before the epoch: a store in the epoch would race with the get) */
   int last, token = 7, back = -1, cand = on_my_node(node, 0) ? -1 : rank;
   MPI_Allreduce(&cand, &last, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   CHECK(last > 0);
+  if (rank == last) mem[31] = 31;
+  MPI_Win_fence(0, win);
   if (rank == 0) {
     int v = 4242;
     MPI_Put(&v, 1, MPI_INT, last, 30, 1, MPI_INT, win);
     MPI_Get(&back, 1, MPI_INT, last, 31, 1, MPI_INT, win);
     MPI_Send(&token, 1, MPI_INT, last, 5, MPI_COMM_WORLD);
   } else if (rank == last) {
-    mem[31] = 31;
     MPI_Recv(&token, 1, MPI_INT, 0, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   }
   MPI_Win_fence(0, win);
   if (rank == last) CHECK(mem[30] == 4242);
   if (rank == 0) CHECK(back == 31);
 
-  /* errors: outside the far target's memory; a lock of a far rank */
+  /* errors: outside the far target's memory */
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   int cls = -1, far = -1, rc;
   for (int r = 0; r < size; r++)
     if (!on_my_node(node, r)) far = r;
   CHECK(far >= 0);
-  MPI_Error_class(MPI_Win_lock(MPI_LOCK_SHARED, far, 0, win), &cls);
-  CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION);
-  MPI_Error_class(MPI_Win_lock_all(0, win), &cls);
-  CHECK(cls == MPI_ERR_UNSUPPORTED_OPERATION);
   rc = MPI_Win_free(&win);
   if (rc != MPI_SUCCESS) {
     char why[MPI_MAX_ERROR_STRING];

@@ -77,7 +77,7 @@ fn spot(
             .saturating_add((count.max(1) - 1).saturating_mul(ty.extent as i64))
             .saturating_add(text as i64);
         let inside = |&(b, l): &(usize, usize)| lo >= b as i64 && hi <= (b + l) as i64;
-        if count > 0 && w.local[t].is_some() && !w.attached.iter().any(inside) {
+        if count > 0 && w.local[t].is_some() && !w.exposed.attached().iter().any(inside) {
             return err(
                 MPI_ERR_RMA_RANGE,
                 format!("address {lo:#x}..{hi:#x} is not in a region attached to the window"),

@@ -1,14 +1,12 @@
 //! One-sided operations on targets of another node. Their memory cannot be reached by load
 //! and store or cross-memory attach, so the origin sends the operations as messages
 //! (`crate::rma_wire`) on the window's private communicator: those on one target are queued
-//! and travel together at the end of the epoch (or once 64 KiB are queued). The target
-//! applies them to its own memory and answers them together. Nothing waits at the call: an
-//! operation completes at the origin's next synchronisation, which waits for every answer.
-//! Whenever a process is in a synchronisation of the window (a fence,
-//! post/start/complete/wait/test, free) it also serves the requests that have reached it,
-//! so an access epoch closed with MPI_Win_fence or MPI_Win_complete always ends: every
-//! process of the epoch is then in such a call. Passive-target synchronisation needs the
-//! target to act without any call and is refused for these targets (`far_lock`).
+//! and travel together at the end of the epoch, at a flush (or once 64 KiB are queued). The
+//! target applies them to its own memory in whatever MPI call it is in when they arrive
+//! (`crate::rma_target`) and answers them together. Nothing waits at the call: an operation
+//! completes at the origin's next synchronisation, which waits for every answer. A
+//! passive-target epoch takes the target's lock with its first request on that target (an
+//! epoch without operations on it sends nothing) and gives it back with its last.
 
 use super::buffers::RecvBuf;
 use super::p2p::send_on;
@@ -20,15 +18,16 @@ use crate::request::{Active, Mode};
 use crate::rma_wire::{Batch, Kind, Reduce, Reply, Request, TAG_REPLY, TAG_REQUEST};
 use crate::state::with_state;
 use crate::window::{self, Window};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
+use std::rc::Rc;
 
 /// What a window knows of its ranks on other nodes and of its operations on them.
 #[derive(Default)]
 pub(crate) struct Remote {
     /// Per window rank: on another node than this process.
     far: Vec<bool>,
-    me: usize,
     seq: u64,
     /// Requests not answered yet, by number.
     waiting: BTreeMap<u64, Waiting>,
@@ -36,12 +35,22 @@ pub(crate) struct Remote {
     queued: BTreeMap<usize, Batch>,
     /// Batches of requests sent to each window rank since the window was made.
     sent: Vec<i64>,
-    /// Batches of requests received since the window was made.
-    received: i64,
+    /// Batches of requests received since the window was made (counted by the target
+    /// service).
+    received: Rc<Cell<i64>>,
+    /// Targets of another node locked in a passive-target epoch, with the lock type and
+    /// whether the lock request has been queued.
+    locks: BTreeMap<usize, FarLock>,
     /// Sends of requests and replies not known complete yet (their buffers live here).
     sending: Vec<Active>,
     /// The first error an answer reported, for the next synchronisation to return.
     failed: Option<MpiError>,
+}
+
+#[derive(Clone, Copy)]
+struct FarLock {
+    exclusive: bool,
+    asked: bool,
 }
 
 /// A request waiting for its answer: where the answer's data goes.
@@ -51,12 +60,62 @@ struct Waiting {
 }
 
 impl Remote {
-    pub fn new(far: Vec<bool>, me: usize) -> Remote {
+    pub fn new(far: Vec<bool>) -> Remote {
         Remote {
             sent: vec![0; far.len()],
             far,
-            me,
             ..Remote::default()
+        }
+    }
+
+    /// The count of request batches received, which the target service keeps.
+    pub fn received(&self) -> Rc<Cell<i64>> {
+        self.received.clone()
+    }
+
+    /// Queues `req` for window rank `t`; whether its queue is full enough to send.
+    fn enqueue(
+        &mut self,
+        t: usize,
+        kind: Kind,
+        blocks: Vec<(u64, u64)>,
+        data: Vec<u8>,
+        into: Option<RecvBuf<'static>>,
+    ) -> bool {
+        self.seq += 1;
+        let req = Request {
+            seq: self.seq,
+            kind,
+            blocks,
+            data,
+        };
+        let q = self.queued.entry(t).or_default();
+        q.push(&req.encode());
+        self.waiting.insert(req.seq, Waiting { target: t, into });
+        q.size() >= BATCH_BYTES
+    }
+
+    /// Queues the lock request of a passive-target epoch on `t` before its first operation
+    /// (of MPI_Win_lock_all's epoch: a shared lock).
+    fn lock_before_access(&mut self, t: usize, lock_all: bool) {
+        if lock_all {
+            self.locks.entry(t).or_insert(FarLock {
+                exclusive: false,
+                asked: false,
+            });
+        }
+        if let Some(l) = self.locks.get_mut(&t).filter(|l| !l.asked) {
+            l.asked = true;
+            let exclusive = l.exclusive;
+            self.enqueue(t, Kind::Lock { exclusive }, Vec::new(), Vec::new(), None);
+        }
+    }
+
+    /// Queues the unlock of `t` if its lock was asked for.
+    fn release(&mut self, t: usize, l: FarLock) {
+        if l.asked {
+            let exclusive = l.exclusive;
+            self.enqueue(t, Kind::Unlock { exclusive }, Vec::new(), Vec::new(), None);
         }
     }
 
@@ -121,18 +180,10 @@ pub(super) fn issue(
     into: Option<RecvBuf<'static>>,
 ) -> MpiResult<()> {
     let full = window::with(win, |w| {
+        let lock_all = w.epochs.lock_all;
         let r = &mut w.remote;
-        r.seq += 1;
-        let req = Request {
-            seq: r.seq,
-            kind,
-            blocks,
-            data,
-        };
-        let q = r.queued.entry(t).or_default();
-        q.push(&req.encode());
-        r.waiting.insert(req.seq, Waiting { target: t, into });
-        Ok(q.size() >= BATCH_BYTES)
+        r.lock_before_access(t, lock_all);
+        Ok(r.enqueue(t, kind, blocks, data, into))
     })?;
     if full {
         send_queued(win, window::comm_of(win), Some(t))?;
@@ -172,40 +223,10 @@ fn send(win: Handle, wc: Handle, to: usize, tag: c_int, batch: Batch) -> MpiResu
     })
 }
 
-/// Serves the requests that have arrived, takes in the answers that have, and lets go of
-/// finished sends. Whether anything arrived.
+/// Takes in the answers that have arrived and lets go of finished sends (the requests that
+/// have arrived the target service applies meanwhile). Whether anything arrived.
 pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
     let mut any = false;
-    while let Some((body, from)) = take(wc, TAG_REQUEST)? {
-        any = true;
-        window::with(win, |w| {
-            w.remote.received += 1;
-            Ok(())
-        })?;
-        let mut answers = Batch::default();
-        for item in Batch::items(&body)? {
-            // A request that does not parse has no number to answer to.
-            let req = Request::decode(item)?;
-            let outcome = window::with(win, |w| Ok(apply(w, &req)))?;
-            let reply = Reply {
-                seq: req.seq,
-                outcome,
-            };
-            answers.push(&reply.encode());
-            if answers.size() >= BATCH_BYTES {
-                send(
-                    win,
-                    wc,
-                    from as usize,
-                    TAG_REPLY,
-                    std::mem::take(&mut answers),
-                )?;
-            }
-        }
-        if answers.size() > 0 {
-            send(win, wc, from as usize, TAG_REPLY, answers)?;
-        }
-    }
     while let Some((body, from)) = take(wc, TAG_REPLY)? {
         any = true;
         for item in Batch::items(&body)? {
@@ -228,6 +249,13 @@ pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
 /// Delivers the answer `reply` from window rank `from`.
 fn take_reply(win: Handle, from: c_int, reply: Reply) -> MpiResult<()> {
     window::with(win, |w| {
+        if let (0, Err((class, why))) = (reply.seq, &reply.outcome) {
+            // The target could not read a request: every operation on it has failed.
+            w.remote.waiting.retain(|_, x| x.target != from as usize);
+            let e = MpiError::new(*class, format!("at window rank {from}: {why}"));
+            w.remote.failed.get_or_insert(e);
+            return Ok(());
+        }
         let Some(wait) = w.remote.waiting.remove(&reply.seq) else {
             return err(
                 MPI_ERR_OTHER,
@@ -271,108 +299,6 @@ fn take(wc: Handle, tag: c_int) -> MpiResult<Option<(Vec<u8>, c_int)>> {
         let (body, st) = raw.recv_vec(st.source, tag)?;
         Ok(Some((body, st.source)))
     })
-}
-
-/// Applies `req` to this process's window memory: its answer.
-fn apply(w: &Window, req: &Request) -> Result<Vec<u8>, (i32, String)> {
-    let fail = |e: MpiError| (e.class, e.message);
-    for &(a, l) in &req.blocks {
-        if !w.holds(a, l) {
-            return Err((
-                MPI_ERR_RMA_RANGE,
-                format!(
-                    "bytes {a:#x}..{:#x} are not in this process's window memory",
-                    a.saturating_add(l)
-                ),
-            ));
-        }
-    }
-    let span = req.span() as usize;
-    let me = w.remote.me;
-    match req.kind {
-        Kind::Put => {
-            check_len(req.data.len(), span)?;
-            scatter(&req.blocks, &req.data);
-            Ok(Vec::new())
-        }
-        Kind::Get => Ok(gather(&req.blocks, span)),
-        Kind::Accumulate { reduce, fetch } => w
-            .atomically(me, || {
-                let mut cur = gather(&req.blocks, span);
-                let old = if fetch { cur.clone() } else { Vec::new() };
-                if reduce.op != MPI_NO_OP {
-                    if req.data.len() != span {
-                        return err(
-                            MPI_ERR_TYPE,
-                            format!(
-                                "{} bytes of data for {span} bytes of target",
-                                req.data.len()
-                            ),
-                        );
-                    }
-                    combine(reduce, &req.data, &mut cur)?;
-                    scatter(&req.blocks, &cur);
-                }
-                Ok(old)
-            })
-            .map_err(fail),
-        Kind::CompareAndSwap => {
-            check_len(req.data.len(), 2 * span)?;
-            let (new, compare) = req.data.split_at(span);
-            w.atomically(me, || {
-                let cur = gather(&req.blocks, span);
-                if cur == compare {
-                    scatter(&req.blocks, new);
-                }
-                Ok(cur)
-            })
-            .map_err(fail)
-        }
-    }
-}
-
-fn check_len(got: usize, want: usize) -> Result<(), (i32, String)> {
-    if got != want {
-        return Err((
-            MPI_ERR_TYPE,
-            format!("{got} bytes of data for {want} bytes of target: the type signatures differ"),
-        ));
-    }
-    Ok(())
-}
-
-fn combine(r: Reduce, input: &[u8], inout: &mut [u8]) -> MpiResult<()> {
-    match r.op {
-        MPI_REPLACE => inout.copy_from_slice(input),
-        MPI_NO_OP => {}
-        op if r.ty != MPI_DATATYPE_NULL => {
-            let ty = derived::resolve(r.ty, true)?;
-            crate::ops::reduction(op, r.ty, &ty)?.apply(input, inout);
-        }
-        op => crate::ops::elementwise(op, MPI_DATATYPE_NULL, r.elem)?.apply(input, inout),
-    }
-    Ok(())
-}
-
-fn gather(blocks: &[(u64, u64)], span: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(span);
-    for &(a, l) in blocks {
-        // SAFETY: `apply` checked every block lies in this process's window memory.
-        out.extend_from_slice(unsafe { std::slice::from_raw_parts(a as *const u8, l as usize) });
-    }
-    out
-}
-
-fn scatter(blocks: &[(u64, u64)], data: &[u8]) {
-    let mut at = 0;
-    for &(a, l) in blocks {
-        let l = l as usize;
-        // SAFETY: `apply` checked every block lies in this process's window memory, and the
-        // caller that `data` holds the blocks' bytes; MPI makes conflicting accesses the
-        // program's error, not a data race of ours to prevent.
-        unsafe { std::ptr::copy(data[at..at + l].as_ptr(), a as *mut u8, l) };
-        at += l;
-    }
 }
 
 /// Serves and collects until `done`; a rank of `watch` found dead ends the wait with an
@@ -488,7 +414,7 @@ pub(super) fn quiesce(win: Handle) -> MpiResult<()> {
         }
         window::with(win, |w| {
             let r = &w.remote;
-            Ok(counted && r.received >= expect.get() && r.waiting.is_empty())
+            Ok(counted && r.received.get() >= expect.get() && r.waiting.is_empty())
         })
     });
     if waited.is_err() && !counted {
@@ -499,15 +425,32 @@ pub(super) fn quiesce(win: Handle) -> MpiResult<()> {
     failure(win)
 }
 
-/// The error of a passive-target call on window rank `t` of another node.
-pub(super) fn far_lock(t: usize) -> MpiError {
-    MpiError::new(
-        MPI_ERR_UNSUPPORTED_OPERATION,
-        format!(
-            "window rank {t} runs on another node, and ibdyn moves one-sided data across nodes \
-             only in active-target epochs (MPI_Win_fence, or MPI_Win_post/start/complete/wait), \
-             where the target takes part; use those, or make the window on \
-             MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)'s communicator"
-        ),
-    )
+/// Opens a passive-target epoch on window rank `t` of another node: the lock request
+/// travels with the epoch's first operation on it.
+pub(super) fn lock(w: &mut Window, t: usize, exclusive: bool) {
+    w.remote.locks.insert(
+        t,
+        FarLock {
+            exclusive,
+            asked: false,
+        },
+    );
+}
+
+/// Ends the passive-target epoch on window rank `t` of another node (`None`: every one of
+/// an MPI_Win_lock_all epoch): sends the unlock behind the epoch's operations and waits for
+/// every answer.
+pub(super) fn unlock(win: Handle, t: Option<usize>) -> MpiResult<()> {
+    window::with(win, |w| {
+        let r = &mut w.remote;
+        let ended: Vec<(usize, FarLock)> = match t {
+            Some(t) => r.locks.remove(&t).map(|l| (t, l)).into_iter().collect(),
+            None => std::mem::take(&mut r.locks).into_iter().collect(),
+        };
+        for (t, l) in ended {
+            r.release(t, l);
+        }
+        Ok(())
+    })?;
+    settle(win)
 }

@@ -7,12 +7,14 @@ use super::out;
 use super::selfcall::*;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
+use crate::rma_wire::TAG_REQUEST;
 use crate::state::with_state;
 use crate::user_errhandler::{self as user, ErrFn, Kind};
-use crate::window::{self, Epochs, Peer, Segment, Window};
+use crate::window::{self, Epochs, Exposed, Peer, Segment, Window};
 use crate::{call, export};
 use std::ffi::{c_void, CStr};
 use std::os::raw::{c_char, c_int};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Runs the body of window function `name` on window `win`: its errors go to the window's
@@ -168,12 +170,21 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             disp_unit,
         };
         let peers = allgather(me, n, wc)?;
+        let far: Vec<bool> = (0..n).map(|t| !here(t)).collect();
+        let exposed = Rc::new(Exposed::new(seg, rank, flavor, base, size as usize));
+        let remote = super::Remote::new(far);
+        if remote.spans_nodes() {
+            let target = crate::rma_target::Target::new(exposed.clone(), remote.received());
+            with_state(|s| {
+                let raw = s.comm(wc)?.comm.raw();
+                Ok(raw.serve(TAG_REQUEST, Box::new(target))?)
+            })?;
+        }
         let h = window::add(Window {
             comm: wc,
             peers,
-            seg,
+            exposed,
             local,
-            attached: Vec::new(),
             attrs: Vec::new(),
             name: String::new(),
             epochs: Epochs::default(),
@@ -182,7 +193,7 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
             disp_unit: disp,
             flavor,
             model: MPI_WIN_UNIFIED,
-            remote: super::Remote::new((0..n).map(|t| !here(t)).collect(), rank),
+            remote,
         });
         Ok((h, base))
     })();
@@ -389,6 +400,9 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
         super::rma_remote::quiesce(h)?;
         let w = window::remove(h)?;
         let mut c = w.comm;
+        if w.remote.spans_nodes() {
+            with_state(|s| Ok(s.comm(c)?.comm.raw().stop_serving(TAG_REQUEST)?))?;
+        }
         drop(w);
         // SAFETY: the window's own duplicate, freed once.
         check(unsafe { PMPI_Comm_free(&mut c) }, "MPI_Comm_free")?;
@@ -513,13 +527,14 @@ unsafe fn win_attach(win: Handle, base: *mut c_void, size: isize) -> c_int {
                 );
             }
             let overlaps = |&(b, l): &(usize, usize)| start < b + l && b < start + len;
-            if w.attached.iter().any(overlaps) {
+            let mut attached = w.exposed.attached();
+            if attached.iter().any(overlaps) {
                 return err(
                     MPI_ERR_RMA_ATTACH,
                     format!("{len} bytes at {start:#x} overlap a region attached already"),
                 );
             }
-            w.attached.push((start, len));
+            attached.push((start, len));
             Ok(())
         })
     })
@@ -528,9 +543,10 @@ unsafe fn win_attach(win: Handle, base: *mut c_void, size: isize) -> c_int {
 unsafe fn win_detach(win: Handle, base: *const c_void) -> c_int {
     win_call("MPI_Win_detach", win, || {
         window::with(win, |w| {
-            match w.attached.iter().position(|&(b, _)| b == base as usize) {
+            let mut attached = w.exposed.attached();
+            match attached.iter().position(|&(b, _)| b == base as usize) {
                 Some(i) => {
-                    w.attached.remove(i);
+                    attached.remove(i);
                     Ok(())
                 }
                 None => err(

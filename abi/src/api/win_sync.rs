@@ -4,8 +4,8 @@
 //! at the target when they return, so among such targets a fence is a barrier, a flush has
 //! nothing left to wait for, and the post/start/complete/wait handshake is one empty
 //! message each way on the window's private communicator. Operations on a target of
-//! another node complete at the fence or MPI_Win_complete that ends their epoch, which
-//! wait for their answers, serving the others meanwhile (`super::rma_remote`).
+//! another node complete at the fence, MPI_Win_complete, MPI_Win_unlock(_all) or flush that
+//! ends or flushes their epoch, which wait for their answers (`super::rma_remote`).
 
 use super::out;
 use super::rma_remote as remote;
@@ -82,9 +82,10 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -
                 );
             }
             if w.remote.is_far(t) {
-                return Err(remote::far_lock(t));
+                remote::lock(w, t, exclusive);
+            } else {
+                w.lock(t, exclusive)?;
             }
-            w.lock(t, exclusive)?;
             w.epochs.locked.insert(t, lock_type);
             Ok(())
         })
@@ -93,7 +94,7 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -
 
 unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
     sync("MPI_Win_unlock", win, |_| {
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             let t = rank_of(w, rank)?;
             let Some(kind) = w.epochs.locked.remove(&t) else {
                 return err(
@@ -101,10 +102,14 @@ unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
                     format!("window rank {t} is not locked by this process"),
                 );
             };
+            if w.remote.is_far(t) {
+                return Ok(Some(t));
+            }
             fence(Ordering::SeqCst);
             w.unlock(t, kind == MPI_LOCK_EXCLUSIVE);
-            Ok(())
-        })
+            Ok(None)
+        })?;
+        far.map_or(Ok(()), |t| remote::unlock(win, Some(t)))
     })
 }
 
@@ -117,12 +122,13 @@ unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
                     "this process holds a lock of the window already",
                 );
             }
-            if let Some(t) = (0..w.peers.len()).find(|&t| w.remote.is_far(t)) {
-                return Err(remote::far_lock(t));
-            }
-            for t in 0..w.peers.len() {
+            // The lock of a rank of another node travels with the first operation on it.
+            let here: Vec<usize> = (0..w.peers.len())
+                .filter(|&t| !w.remote.is_far(t))
+                .collect();
+            for (i, &t) in here.iter().enumerate() {
                 if let Err(e) = w.lock(t, false) {
-                    (0..t).for_each(|u| w.unlock(u, false));
+                    here[..i].iter().for_each(|&u| w.unlock(u, false));
                     return Err(e);
                 }
             }
@@ -134,7 +140,7 @@ unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
 
 unsafe fn win_unlock_all(win: Handle) -> c_int {
     sync("MPI_Win_unlock_all", win, |_| {
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             if !w.epochs.lock_all {
                 return err(
                     MPI_ERR_RMA_SYNC,
@@ -142,17 +148,24 @@ unsafe fn win_unlock_all(win: Handle) -> c_int {
                 );
             }
             fence(Ordering::SeqCst);
-            (0..w.peers.len()).for_each(|t| w.unlock(t, false));
+            (0..w.peers.len())
+                .filter(|&t| !w.remote.is_far(t))
+                .for_each(|t| w.unlock(t, false));
             w.epochs.lock_all = false;
-            Ok(())
-        })
+            Ok(w.remote.spans_nodes())
+        })?;
+        if far {
+            remote::unlock(win, None)?;
+        }
+        Ok(())
     })
 }
 
-/// The flushes: inside a passive-target epoch, with nothing to wait for.
+/// The flushes: inside a passive-target epoch; they wait for the answers of targets of
+/// other nodes (on this node there is nothing to wait for).
 fn flush(name: &str, win: Handle, rank: Option<c_int>) -> c_int {
     super::win::win_call(name, win, || {
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             let t = rank.map(|r| rank_of(w, r)).transpose()?;
             let locked = w.epochs.lock_all
                 || t.map_or(!w.epochs.locked.is_empty(), |t| {
@@ -165,8 +178,12 @@ fn flush(name: &str, win: Handle, rank: Option<c_int>) -> c_int {
                 );
             }
             fence(Ordering::SeqCst);
-            Ok(())
-        })
+            Ok(w.remote.spans_nodes())
+        })?;
+        if far {
+            remote::settle(win)?;
+        }
+        Ok(())
     })
 }
 

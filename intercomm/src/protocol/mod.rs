@@ -109,6 +109,11 @@ impl Protocol {
         self.matcher.has_unexpected()
     }
 
+    /// Unexpected messages kept so far (see `Matcher::held`).
+    pub fn unexpected_held(&self) -> u64 {
+        self.matcher.held()
+    }
+
     // ---- requests ----
 
     /// The result of `id` if it has completed (the request is then gone).
