@@ -4,7 +4,8 @@
    Checked: lock/put/unlock while the target waits in MPI_Recv for a message the origin
    sends only after its unlock; exclusive locks from both nodes around a get-increment-put
    of one counter (no increment lost: the far and the direct locks exclude each other);
-   MPI_Fetch_and_op tickets under shared locks (all distinct); MPI_Win_lock_all with puts
+   MPI_Fetch_and_op tickets under shared locks (all distinct); a target that only locks its
+   own rank in a loop still grants the other node's lock; MPI_Win_lock_all with puts
    to every rank, MPI_Win_flush and gets back; a lock and unlock with no operation; epochs
    of several messages (five 40 KiB puts, applied in order); a dynamic window; errors: an
    address the far target has not attached (its error comes back at the unlock), an unlock
@@ -123,6 +124,26 @@ int main(int argc, char **argv) {
   MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
   for (int r = 0; r < size; r++) CHECK(mem[16 + r] == r);
   MPI_Win_unlock(rank, win);
+
+  /* rank 0 polls a flag in its own window under its own lock, a loop of calls that never
+     wait; the last rank sets the flag under an exclusive lock, which rank 0 must grant */
+  if (rank == 0) {
+    mem[40] = 0;
+    MPI_Send(&rank, 1, MPI_INT, last, 2, MPI_COMM_WORLD);
+    for (int seen = 0; !seen;) {
+      MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+      seen = mem[40] == 1;
+      MPI_Win_unlock(0, win);
+    }
+  } else if (rank == last) {
+    int v = 1;
+    MPI_Recv(&v, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    v = 1;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Put(&v, 1, MPI_INT, 0, 40, 1, MPI_INT, win);
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 
   /* a lock with no operation, while the target is in MPI_Barrier */
   if (rank == 0) {
