@@ -320,7 +320,19 @@ ibdyn_owner::process_local! {
     static WINS: RefCell<Table<Box<Window>>> = RefCell::new(Table::new());
 }
 
+/// Windows of this process that span nodes.
+static SPANNING: AtomicU32 = AtomicU32::new(0);
+
+/// Whether any window of this process spans nodes (its synchronisation calls then also
+/// progress the engine, see `api::win_sync`).
+pub fn any_spanning() -> bool {
+    SPANNING.load(Ordering::Relaxed) > 0
+}
+
 pub fn add(w: Window) -> Handle {
+    if w.remote.spans_nodes() {
+        SPANNING.fetch_add(1, Ordering::Relaxed);
+    }
     WINS.with(|t| WIN_BASE + t.borrow_mut().insert(Box::new(w)))
 }
 
@@ -346,7 +358,7 @@ pub fn with<R>(h: Handle, f: impl FnOnce(&mut Window) -> MpiResult<R>) -> MpiRes
 
 pub fn remove(h: Handle) -> MpiResult<Box<Window>> {
     let i = index(h)?;
-    WINS.with(|t| t.borrow_mut().remove(i)).map_or_else(
+    let w = WINS.with(|t| t.borrow_mut().remove(i)).map_or_else(
         || {
             err(
                 MPI_ERR_WIN,
@@ -354,7 +366,11 @@ pub fn remove(h: Handle) -> MpiResult<Box<Window>> {
             )
         },
         Ok,
-    )
+    )?;
+    if w.remote.spans_nodes() {
+        SPANNING.fetch_sub(1, Ordering::Relaxed);
+    }
+    Ok(w)
 }
 
 /// The private communicator of window `h` (whose error handler takes the window's errors).

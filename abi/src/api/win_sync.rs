@@ -24,15 +24,15 @@ const MPI_MODE_NOCHECK: c_int = 1024;
 /// Runs synchronization `f` of window `win` with the window's error handler.
 fn sync(name: &str, win: Handle, f: impl FnOnce(Handle) -> MpiResult<()>) -> c_int {
     let wc = window::comm_of(win);
-    serve_far(win);
+    serve_far();
     super::win::win_call(name, win, || f(wc))
 }
 
-/// On a window that spans nodes, a progress pass, so that this process serves the other
+/// With a window that spans nodes, a progress pass, so that this process serves the other
 /// node's origins: a loop of passive-target epochs on this node's ranks (say, taking tasks
 /// from a counter in its own window) otherwise makes no call that waits and starves them.
-fn serve_far(win: Handle) {
-    if window::with(win, |w| Ok(w.remote.spans_nodes())).unwrap_or(false) {
+fn serve_far() {
+    if window::any_spanning() {
         ibdyn_intercomm::process::poll();
     }
 }
@@ -174,7 +174,7 @@ unsafe fn win_unlock_all(win: Handle) -> c_int {
 /// The flushes: inside a passive-target epoch; they wait for the answers of targets of
 /// other nodes (on this node there is nothing to wait for).
 fn flush(name: &str, win: Handle, rank: Option<c_int>) -> c_int {
-    serve_far(win);
+    serve_far();
     super::win::win_call(name, win, || {
         let far = window::with(win, |w| {
             let t = rank.map(|r| rank_of(w, r)).transpose()?;
