@@ -29,3 +29,23 @@ static inline int max_size(int dflt) {
   int n = v ? atoi(v) : 0;
   return n > 0 ? n : dflt;
 }
+
+/* The round trip of a `size`-byte message between ranks 0 and 1 with MPI_Send/MPI_Recv,
+   mean of `n` (us): the floor of an operation that needs an answer. Collective (a barrier
+   first); other ranks only take part in the barrier. */
+static inline double roundtrip_us(char *buf, int size, int n) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < n; i++) {
+    if (rank == 0) {
+      MPI_Send(buf, size, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
+      MPI_Recv(buf, size, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (rank == 1) {
+      MPI_Recv(buf, size, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, size, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
+    }
+  }
+  return (MPI_Wtime() - t0) * 1e6 / n;
+}

@@ -43,18 +43,7 @@ int main(int argc, char **argv) {
       r[0] = epochs(win, rank, buf, size, 1, 0, n);
       r[1] = epochs(win, rank, buf, size, 64, 0, n / 16 + 1);
       r[2] = epochs(win, rank, buf, size, 64, 1, n / 16 + 1);
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      for (int i = 0; i < n; i++) {
-        if (rank == 0) {
-          MPI_Send(buf, size, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-          MPI_Recv(buf, size, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-          MPI_Recv(buf, size, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          MPI_Send(buf, size, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-        }
-      }
-      r[3] = (MPI_Wtime() - t0) * 1e6 / n;
+      r[3] = roundtrip_us(buf, size, n);
     }
     if (rank == 0) {
       printf("epoch_put_%d %.3f\n", size, r[0]);

@@ -64,18 +64,7 @@ int main(int argc, char **argv) {
       r[1] = passive(win, rank, buf, size, LOCK_PUT_64, n / 16 + 1);
       r[2] = passive(win, rank, buf, size, LOCK_GET, n);
       r[3] = passive(win, rank, buf, size, FLUSH_PUT, n);
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      for (int i = 0; i < n; i++) {
-        if (rank == 0) {
-          MPI_Send(buf, size, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
-          MPI_Recv(buf, size, MPI_CHAR, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-          MPI_Recv(buf, size, MPI_CHAR, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          MPI_Send(buf, size, MPI_CHAR, 0, 0, MPI_COMM_WORLD);
-        }
-      }
-      r[4] = (MPI_Wtime() - t0) * 1e6 / n;
+      r[4] = roundtrip_us(buf, size, n);
     }
     if (rank == 0) {
       printf("lock_put_%d %.3f\n", size, r[0]);

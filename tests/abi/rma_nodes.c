@@ -12,20 +12,9 @@
 #include <mpi.h>
 #include <string.h>
 #include "check.h"
+#include "nodes.h"
 
 static int rank, size;
-
-/* Whether world rank r runs on this process's node (`node`: its shared-memory communicator). */
-static int on_my_node(MPI_Comm node, int r) {
-  int same;
-  MPI_Group wg, ng;
-  MPI_Comm_group(MPI_COMM_WORLD, &wg);
-  MPI_Comm_group(node, &ng);
-  MPI_Group_translate_ranks(wg, 1, &r, ng, &same);
-  MPI_Group_free(&wg);
-  MPI_Group_free(&ng);
-  return same != MPI_UNDEFINED;
-}
 
 static void put_get_acc(MPI_Win win, int *mem, int n) {
   /* mem[0..n): each rank puts its rank into slot `rank` of the next rank. */

@@ -14,21 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "nodes.h"
 
 #define ITERS 20
 
 static int rank, size;
-
-static int on_my_node(MPI_Comm node, int r) {
-  int same;
-  MPI_Group wg, ng;
-  MPI_Comm_group(MPI_COMM_WORLD, &wg);
-  MPI_Comm_group(node, &ng);
-  MPI_Group_translate_ranks(wg, 1, &r, ng, &same);
-  MPI_Group_free(&wg);
-  MPI_Group_free(&ng);
-  return same != MPI_UNDEFINED;
-}
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
