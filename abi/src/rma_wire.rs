@@ -209,6 +209,11 @@ impl Batch {
         self.bytes.len()
     }
 
+    #[cfg(test)]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
     pub fn into_bytes(self) -> Vec<u8> {
         self.bytes
     }

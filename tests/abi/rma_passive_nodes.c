@@ -5,11 +5,11 @@
    sends only after its unlock; exclusive locks from both nodes around a get-increment-put
    of one counter (no increment lost: the far and the direct locks exclude each other);
    MPI_Fetch_and_op tickets under shared locks (all distinct); a target that only locks its
-   own rank in a loop still grants the other node's lock; MPI_Win_lock_all with puts
-   to every rank, MPI_Win_flush and gets back; a lock and unlock with no operation; epochs
-   of several messages (five 40 KiB puts, applied in order); a dynamic window; errors: an
-   address the far target has not attached (its error comes back at the unlock), an unlock
-   without a lock. Run on 2 nodes. */
+   own rank in a loop still grants the other node's lock; MPI_Win_lock_all with puts to
+   every rank, MPI_Win_flush and gets back; MPI_MODE_NOCHECK epochs (no lock travels); a
+   lock and unlock with no operation; epochs of several messages (five 40 KiB puts, applied
+   in order); a dynamic window; errors: an address the far target has not attached (its
+   error comes back at the unlock), an unlock without a lock. Run on 2 nodes. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,6 +132,24 @@ int main(int argc, char **argv) {
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
     MPI_Put(&v, 1, MPI_INT, 0, 40, 1, MPI_INT, win);
     MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  /* MPI_MODE_NOCHECK (no lock travels): rank 0 writes slot 41 of the last rank, then every
+     rank reads it in a lock_all epoch opened with the assertion */
+  if (rank == 0) {
+    int v = 4141;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, last, MPI_MODE_NOCHECK, win);
+    MPI_Put(&v, 1, MPI_INT, last, 41, 1, MPI_INT, win);
+    MPI_Win_unlock(last, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  {
+    int v = -1;
+    MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+    MPI_Get(&v, 1, MPI_INT, last, 41, 1, MPI_INT, win);
+    MPI_Win_unlock_all(win);
+    CHECK(v == 4141);
   }
   MPI_Barrier(MPI_COMM_WORLD);
 

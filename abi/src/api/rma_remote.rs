@@ -41,6 +41,9 @@ pub(crate) struct Remote {
     /// Targets of another node locked in a passive-target epoch, with the lock type and
     /// whether the lock request has been queued.
     locks: BTreeMap<usize, FarLock>,
+    /// The MPI_Win_lock_all epoch was opened with MPI_MODE_NOCHECK: its targets of other
+    /// nodes are accessed without locks.
+    unchecked_all: bool,
     /// Sends of requests and replies not known complete yet (their buffers live here).
     sending: Vec<Active>,
     /// The first error an answer reported, for the next synchronisation to return.
@@ -98,7 +101,7 @@ impl Remote {
     /// Queues the lock request of a passive-target epoch on `t` before its first operation
     /// (of MPI_Win_lock_all's epoch: a shared lock).
     fn lock_before_access(&mut self, t: usize, lock_all: bool) {
-        if lock_all {
+        if lock_all && !self.unchecked_all {
             self.locks.entry(t).or_insert(FarLock {
                 exclusive: false,
                 asked: false,
@@ -109,6 +112,11 @@ impl Remote {
             let exclusive = l.exclusive;
             self.enqueue(t, Kind::Lock { exclusive }, Vec::new(), Vec::new(), None);
         }
+    }
+
+    /// Opens an MPI_Win_lock_all epoch; `nocheck`: with MPI_MODE_NOCHECK.
+    pub fn lock_all(&mut self, nocheck: bool) {
+        self.unchecked_all = nocheck;
     }
 
     /// Queues the unlock of `t` if its lock was asked for.
@@ -453,4 +461,70 @@ pub(super) fn unlock(win: Handle, t: Option<usize>) -> MpiResult<()> {
         Ok(())
     })?;
     settle(win)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kinds of the requests queued for window rank `t`.
+    fn queued_kinds(r: &Remote, t: usize) -> Vec<Kind> {
+        let Some(b) = r.queued.get(&t) else {
+            return Vec::new();
+        };
+        Batch::items(b.as_bytes())
+            .expect("batch")
+            .into_iter()
+            .map(|i| Request::decode(i).expect("request").kind)
+            .collect()
+    }
+
+    #[test]
+    fn a_far_lock_travels_with_the_first_operation_and_not_at_all_without_one() {
+        let mut r = Remote::new(vec![false, true]);
+        let lock = FarLock {
+            exclusive: true,
+            asked: false,
+        };
+        r.locks.insert(1, lock);
+        let ended = r.locks.remove(&1).expect("locked");
+        r.release(1, ended);
+        assert!(queued_kinds(&r, 1).is_empty(), "no operation, no message");
+        r.locks.insert(1, lock);
+        r.lock_before_access(1, false);
+        r.enqueue(1, Kind::Put, vec![(64, 8)], vec![0; 8], None);
+        r.lock_before_access(1, false);
+        r.enqueue(1, Kind::Get, vec![(64, 8)], Vec::new(), None);
+        let ended = r.locks.remove(&1).expect("locked");
+        r.release(1, ended);
+        let ex = true;
+        assert_eq!(
+            queued_kinds(&r, 1),
+            [
+                Kind::Lock { exclusive: ex },
+                Kind::Put,
+                Kind::Get,
+                Kind::Unlock { exclusive: ex }
+            ]
+        );
+    }
+
+    #[test]
+    fn lock_all_takes_shared_locks_lazily_unless_the_program_asserts_nocheck() {
+        let mut r = Remote::new(vec![false, true, true]);
+        r.lock_all(false);
+        r.lock_before_access(2, true);
+        r.enqueue(2, Kind::Put, vec![(64, 8)], vec![0; 8], None);
+        assert_eq!(
+            queued_kinds(&r, 2),
+            [Kind::Lock { exclusive: false }, Kind::Put]
+        );
+        assert!(!r.locks.contains_key(&1), "rank 1 was not accessed");
+        let mut n = Remote::new(vec![false, true]);
+        n.lock_all(true);
+        n.lock_before_access(1, true);
+        n.enqueue(1, Kind::Put, vec![(64, 8)], vec![0; 8], None);
+        assert_eq!(queued_kinds(&n, 1), [Kind::Put]);
+        assert!(n.locks.is_empty());
+    }
 }

@@ -71,7 +71,7 @@ unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
     })
 }
 
-unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -> c_int {
+unsafe fn win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_lock", win, |_| {
         let exclusive = match lock_type {
             MPI_LOCK_EXCLUSIVE => true,
@@ -92,7 +92,11 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, _assert: c_int, win: Handle) -
                 );
             }
             if w.remote.is_far(t) {
-                remote::lock(w, t, exclusive);
+                // MPI_MODE_NOCHECK: the program vouches that nobody competes for this lock,
+                // so no lock travels.
+                if assert & MPI_MODE_NOCHECK == 0 {
+                    remote::lock(w, t, exclusive);
+                }
             } else {
                 w.lock(t, exclusive)?;
             }
@@ -123,7 +127,7 @@ unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
     })
 }
 
-unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
+unsafe fn win_lock_all(assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_lock_all", win, |_| {
         window::with(win, |w| {
             if w.epochs.lock_all || !w.epochs.locked.is_empty() {
@@ -142,6 +146,7 @@ unsafe fn win_lock_all(_assert: c_int, win: Handle) -> c_int {
                     return Err(e);
                 }
             }
+            w.remote.lock_all(assert & MPI_MODE_NOCHECK != 0);
             w.epochs.lock_all = true;
             Ok(())
         })
