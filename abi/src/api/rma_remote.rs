@@ -301,10 +301,11 @@ fn poll(a: &mut Active) -> MpiResult<bool> {
 fn take(wc: Handle, tag: c_int) -> MpiResult<Option<(Vec<u8>, c_int)>> {
     with_state(|s| {
         let raw = s.comm(wc)?.comm.raw();
-        let Some(st) = raw.iprobe(ibdyn_intercomm::ANY_SOURCE, tag)? else {
+        let Some((st, msg)) = raw.improbe(ibdyn_intercomm::ANY_SOURCE, tag)? else {
             return Ok(None);
         };
-        let (body, st) = raw.recv_vec(st.source, tag)?;
+        let mut body = vec![0u8; st.count];
+        raw.imrecv(&mut body, msg)?.wait()?;
         Ok(Some((body, st.source)))
     })
 }
