@@ -235,7 +235,9 @@ fn send(win: Handle, wc: Handle, to: usize, tag: c_int, batch: Batch) -> MpiResu
 /// have arrived the target service applies meanwhile). Whether anything arrived.
 pub(crate) fn serve(win: Handle, wc: Handle) -> MpiResult<bool> {
     let mut any = false;
-    while let Some((body, from)) = take(wc, TAG_REPLY)? {
+    // One message a call: the caller's loop calls again unless that was the last answer it
+    // waited for (a look for another would cost a progress pass).
+    if let Some((body, from)) = take(wc, TAG_REPLY)? {
         any = true;
         for item in Batch::items(&body)? {
             take_reply(win, from, Reply::decode(item)?)?;

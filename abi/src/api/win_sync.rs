@@ -24,13 +24,14 @@ const MPI_MODE_NOCHECK: c_int = 1024;
 /// Runs synchronization `f` of window `win` with the window's error handler.
 fn sync(name: &str, win: Handle, f: impl FnOnce(Handle) -> MpiResult<()>) -> c_int {
     let wc = window::comm_of(win);
-    serve_far();
     super::win::win_call(name, win, || f(wc))
 }
 
 /// With a window that spans nodes, a progress pass, so that this process serves the other
 /// node's origins: a loop of passive-target epochs on this node's ranks (say, taking tasks
-/// from a counter in its own window) otherwise makes no call that waits and starves them.
+/// from a counter in its own window), or of MPI_Win_sync looking for a flag, otherwise makes
+/// no call that waits and starves them. Calls that wait for answers from another node (an
+/// unlock or flush there) progress anyway; a pass costs a poll of the fabric's sockets.
 fn serve_far() {
     if window::any_spanning() {
         ibdyn_intercomm::process::poll();
@@ -83,7 +84,7 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) ->
                 )
             }
         };
-        window::with(win, |w| {
+        let far = window::with(win, |w| {
             let t = rank_of(w, rank)?;
             if w.epochs.lock_all || w.epochs.locked.contains_key(&t) {
                 return err(
@@ -91,7 +92,8 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) ->
                     format!("window rank {t} is locked already by this process"),
                 );
             }
-            if w.remote.is_far(t) {
+            let far = w.remote.is_far(t);
+            if far {
                 // MPI_MODE_NOCHECK: the program vouches that nobody competes for this lock,
                 // so no lock travels.
                 if assert & MPI_MODE_NOCHECK == 0 {
@@ -101,8 +103,12 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) ->
                 w.lock(t, exclusive)?;
             }
             w.epochs.locked.insert(t, lock_type);
-            Ok(())
-        })
+            Ok(far)
+        })?;
+        if !far {
+            serve_far();
+        }
+        Ok(())
     })
 }
 
@@ -123,7 +129,13 @@ unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
             w.unlock(t, kind == MPI_LOCK_EXCLUSIVE);
             Ok(None)
         })?;
-        far.map_or(Ok(()), |t| remote::unlock(win, Some(t)))
+        match far {
+            Some(t) => remote::unlock(win, Some(t)),
+            None => {
+                serve_far();
+                Ok(())
+            }
+        }
     })
 }
 
@@ -179,7 +191,6 @@ unsafe fn win_unlock_all(win: Handle) -> c_int {
 /// The flushes: inside a passive-target epoch; they wait for the answers of targets of
 /// other nodes (on this node there is nothing to wait for).
 fn flush(name: &str, win: Handle, rank: Option<c_int>) -> c_int {
-    serve_far();
     super::win::win_call(name, win, || {
         let far = window::with(win, |w| {
             let t = rank.map(|r| rank_of(w, r)).transpose()?;
@@ -222,6 +233,7 @@ unsafe fn win_flush_local_all(win: Handle) -> c_int {
 unsafe fn win_sync(win: Handle) -> c_int {
     sync("MPI_Win_sync", win, |_| {
         window::with(win, |_| Ok(()))?;
+        serve_far();
         fence(Ordering::SeqCst);
         Ok(())
     })
