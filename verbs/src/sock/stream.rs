@@ -142,14 +142,18 @@ impl Stream {
         let mut got = 0;
         loop {
             self.promote();
-            let read = match self.big.as_mut() {
+            let (read, asked) = match self.big.as_mut() {
                 Some((_, body, filled)) if *filled == body.len() => return Fill::Open(got),
-                Some((_, body, filled)) => self.tcp.read(&mut body[*filled..]),
+                Some((_, body, filled)) => {
+                    let asked = body.len() - *filled;
+                    (self.tcp.read(&mut body[*filled..]), asked)
+                }
                 None => {
                     if self.inbuf.len() == self.inbuf.capacity() {
                         self.make_room();
                     }
-                    read_spare(self.tcp.as_raw_fd(), &mut self.inbuf)
+                    let asked = self.inbuf.capacity() - self.inbuf.len();
+                    (read_spare(self.tcp.as_raw_fd(), &mut self.inbuf), asked)
                 }
             };
             match read {
@@ -159,7 +163,10 @@ impl Stream {
                         *filled += n;
                     }
                     got += n;
-                    if got >= READ_BUDGET {
+                    // A short read took all the socket had: another read would only say
+                    // so (EAGAIN), a system call per message; what comes later the next
+                    // poll shows.
+                    if got >= READ_BUDGET || n < asked {
                         return Fill::Open(got);
                     }
                 }
