@@ -49,3 +49,8 @@ static inline double roundtrip_us(char *buf, int size, int n) {
   }
   return (MPI_Wtime() - t0) * 1e6 / n;
 }
+
+/* One "LABEL_SIZE VALUE" line per label, in the order of `v`. */
+static inline void print_rows(const char *const labels[], const double *v, int n, int size) {
+  for (int i = 0; i < n; i++) printf("%s_%d %.3f\n", labels[i], size, v[i]);
+}

@@ -45,12 +45,8 @@ int main(int argc, char **argv) {
       r[2] = epochs(win, rank, buf, size, 64, 1, n / 16 + 1);
       r[3] = roundtrip_us(buf, size, n);
     }
-    if (rank == 0) {
-      printf("epoch_put_%d %.3f\n", size, r[0]);
-      printf("put_in_64_%d %.3f\n", size, r[1]);
-      printf("get_in_64_%d %.3f\n", size, r[2]);
-      printf("roundtrip_%d %.3f\n", size, r[3]);
-    }
+    static const char *const labels[] = {"epoch_put", "put_in_64", "get_in_64", "roundtrip"};
+    if (rank == 0) print_rows(labels, r, 4, size);
   }
   MPI_Win_free(&win);
   free(buf);

@@ -66,13 +66,8 @@ int main(int argc, char **argv) {
       r[3] = passive(win, rank, buf, size, FLUSH_PUT, n);
       r[4] = roundtrip_us(buf, size, n);
     }
-    if (rank == 0) {
-      printf("lock_put_%d %.3f\n", size, r[0]);
-      printf("lock_put_64_%d %.3f\n", size, r[1]);
-      printf("lock_get_%d %.3f\n", size, r[2]);
-      printf("flush_put_%d %.3f\n", size, r[3]);
-      printf("roundtrip_%d %.3f\n", size, r[4]);
-    }
+    static const char *const labels[] = {"lock_put", "lock_put_64", "lock_get", "flush_put", "roundtrip"};
+    if (rank == 0) print_rows(labels, r, 5, size);
   }
   MPI_Win_free(&win);
   free(buf);

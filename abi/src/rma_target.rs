@@ -10,15 +10,12 @@
 use crate::consts::*;
 use crate::derived;
 use crate::error::{err, MpiError, MpiResult};
-use crate::rma_wire::{Batch, Kind, Reduce, Reply, Request, TAG_REPLY};
+use crate::rma_wire::{Batch, Kind, Reduce, Reply, Request, BATCH_BYTES, TAG_REPLY};
 use crate::window::Exposed;
 use ibdyn_intercomm::{Answer, Service};
 use std::cell::Cell;
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
-
-/// Bytes of replies sent in one message.
-const BATCH_BYTES: usize = 64 << 10;
 
 /// The service of one window.
 pub(crate) struct Target {
@@ -46,38 +43,15 @@ impl Target {
     fn run(&mut self, from: i32, mut reqs: VecDeque<Request>, out: &mut Replies) {
         while let Some(req) = reqs.pop_front() {
             let outcome = match req.kind {
-                Kind::Lock { exclusive } => {
-                    if self.holders.contains_key(&from) {
-                        Err((
-                            MPI_ERR_RMA_SYNC,
-                            "this process is locked by that origin already".to_string(),
-                        ))
-                    } else if self.exposed.try_lock(self.exposed.me, exclusive) {
-                        self.holders.insert(from, exclusive);
-                        Ok(Vec::new())
-                    } else {
+                Kind::Lock { exclusive } => match self.lock(from, exclusive) {
+                    Some(outcome) => outcome,
+                    None => {
                         reqs.push_front(req);
                         self.waiting.insert(from, reqs);
                         return;
                     }
-                }
-                Kind::Unlock { exclusive } => match self.holders.remove(&from) {
-                    Some(held) if held == exclusive => {
-                        self.exposed.unlock(self.exposed.me, exclusive);
-                        Ok(Vec::new())
-                    }
-                    Some(held) => {
-                        self.holders.insert(from, held);
-                        Err((
-                            MPI_ERR_RMA_SYNC,
-                            "an unlock of another lock type than the lock".to_string(),
-                        ))
-                    }
-                    None => Err((
-                        MPI_ERR_RMA_SYNC,
-                        "an unlock of a lock that origin does not hold".to_string(),
-                    )),
                 },
+                Kind::Unlock { exclusive } => self.unlock(from, exclusive),
                 _ => apply(&self.exposed, &req),
             };
             out.push(
@@ -89,6 +63,38 @@ impl Target {
             );
         }
     }
+
+    /// Takes this process's lock for origin `from`; `None` while it is held otherwise.
+    fn lock(&mut self, from: i32, exclusive: bool) -> Option<Outcome> {
+        if self.holders.contains_key(&from) {
+            return Some(sync_error("this process is locked by that origin already"));
+        }
+        if !self.exposed.try_lock(self.exposed.me, exclusive) {
+            return None;
+        }
+        self.holders.insert(from, exclusive);
+        Some(Ok(Vec::new()))
+    }
+
+    /// Gives back the lock origin `from` holds.
+    fn unlock(&mut self, from: i32, exclusive: bool) -> Outcome {
+        match self.holders.get(&from) {
+            Some(&held) if held == exclusive => {
+                self.holders.remove(&from);
+                self.exposed.unlock(self.exposed.me, exclusive);
+                Ok(Vec::new())
+            }
+            Some(_) => sync_error("an unlock of another lock type than the lock"),
+            None => sync_error("an unlock of a lock that origin does not hold"),
+        }
+    }
+}
+
+/// What a request's reply carries: its data, or the error class and why.
+type Outcome = Result<Vec<u8>, (i32, String)>;
+
+fn sync_error(why: &str) -> Outcome {
+    Err((MPI_ERR_RMA_SYNC, why.to_string()))
 }
 
 impl Service for Target {
@@ -166,7 +172,7 @@ fn answer(to: i32, b: Batch) -> Answer {
 }
 
 /// Applies `req` to this process's window memory: its answer.
-fn apply(w: &Exposed, req: &Request) -> Result<Vec<u8>, (i32, String)> {
+fn apply(w: &Exposed, req: &Request) -> Outcome {
     let fail = |e: MpiError| (e.class, e.message);
     for &(a, l) in &req.blocks {
         if !w.holds(a, l) {

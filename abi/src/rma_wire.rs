@@ -12,6 +12,9 @@ use ibdyn_collectives::ElemType;
 pub const TAG_REQUEST: i32 = 3;
 /// Tag of replies.
 pub const TAG_REPLY: i32 = 4;
+/// Bytes of requests (or replies) that travel in one batch: an origin sends a target's queue
+/// once it holds this much, without waiting for the epoch's end.
+pub const BATCH_BYTES: usize = 64 << 10;
 
 /// What the target does with its memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

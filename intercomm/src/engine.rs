@@ -402,14 +402,16 @@ impl Engine {
         self.services.push(s);
     }
 
-    /// Ends the service of (`ctx`, `tag`) once the answers it sent have left.
+    /// Ends the service of (`ctx`, `tag`) once the answers it sent have left (or the wait
+    /// for them failed: the service goes either way, its handler may point at memory about
+    /// to be freed).
     pub fn remove_service(&mut self, ctx: u64, tag: i32) -> Result<()> {
         let Some(i) = self.services.iter().position(|s| s.is(ctx, tag)) else {
             return Ok(());
         };
-        self.wait_until(|e| e.services[i].idle())?;
+        let left = self.wait_until(|e| e.services[i].idle());
         self.services.remove(i);
-        Ok(())
+        left
     }
 
     /// Progresses until `done` holds. Idle time backs off; peers the wait depends on are checked

@@ -122,7 +122,7 @@ impl Served {
             match got {
                 Ok(_) => {
                     let answers = self.handler.handle(from, &body);
-                    self.answer(proto, r, answers)?;
+                    self.answer(proto, r, answers);
                 }
                 // The sender died mid-message: there is nobody to answer.
                 Err(e) => tracing::debug!("service message from rank {from}: {e}"),
@@ -131,7 +131,7 @@ impl Served {
         if self.handler.deferred() {
             let answers = self.handler.retry();
             did |= !answers.is_empty();
-            self.answer(proto, r, answers)?;
+            self.answer(proto, r, answers);
         }
         self.sending.retain(|(id, _)| match proto.take_done(*id) {
             None => true,
@@ -144,12 +144,9 @@ impl Served {
         Ok(did)
     }
 
-    fn answer(
-        &mut self,
-        proto: &mut Protocol,
-        r: &mut Routes<'_>,
-        answers: Vec<Answer>,
-    ) -> Result<()> {
+    /// Sends `answers`; one that cannot go (its peer is dead) is dropped, as that peer's own
+    /// waits find out.
+    fn answer(&mut self, proto: &mut Protocol, r: &mut Routes<'_>, answers: Vec<Answer>) {
         for a in answers {
             let Some(&(to, ctx)) = self.peers.get(a.to as usize) else {
                 tracing::debug!("service answer to rank {} outside the communicator", a.to);
@@ -158,10 +155,8 @@ impl Served {
             match proto.isend(r, ctx, self.my_rank, to, a.to, a.tag, &a.body) {
                 Ok(SendStart::Done(_)) => {}
                 Ok(SendStart::Pending(id)) => self.sending.push((id, a.body)),
-                // A dead peer: its own waits find out.
                 Err(e) => tracing::debug!("service answer to rank {}: {e}", a.to),
             }
         }
-        Ok(())
     }
 }

@@ -15,7 +15,7 @@ use crate::consts::*;
 use crate::derived::{self, Ty};
 use crate::error::{err, MpiError, MpiResult};
 use crate::request::{Active, Mode};
-use crate::rma_wire::{Batch, Kind, Reduce, Reply, Request, TAG_REPLY, TAG_REQUEST};
+use crate::rma_wire::{Batch, Kind, Reduce, Reply, Request, BATCH_BYTES, TAG_REPLY, TAG_REQUEST};
 use crate::state::with_state;
 use crate::window::{self, Window};
 use std::cell::Cell;
@@ -173,9 +173,6 @@ pub(super) fn reduce(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Reduce> {
         elem: ty.elem,
     })
 }
-
-/// Bytes of requests to one target that are sent without waiting for the epoch's end.
-const BATCH_BYTES: usize = 64 << 10;
 
 /// Queues operation `kind` on `blocks` of window rank `t`'s memory with `data`; the
 /// answer's data goes to `into`. Complete at the next synchronisation.
