@@ -14,18 +14,7 @@ int main(int argc, char **argv) {
   if (rank == 0) printf("# pingpong latency (us), %d iterations\n# size latency\n", n);
   for (int size = 8; size <= top; size *= 8) {
     for (int warm = 0; warm < 2; warm++) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      double t0 = MPI_Wtime();
-      for (int i = 0; i < n; i++) {
-        if (rank == 0) {
-          MPI_Send(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD);
-          MPI_Recv(buf, size, MPI_BYTE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        } else if (rank == 1) {
-          MPI_Recv(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-          MPI_Send(buf, size, MPI_BYTE, 0, 0, MPI_COMM_WORLD);
-        }
-      }
-      double us = (MPI_Wtime() - t0) * 1e6 / (2.0 * n);
+      double us = roundtrip_us(buf, size, n) / 2.0;
       if (warm && rank == 0) printf("%d %.3f\n", size, us);
     }
   }
