@@ -553,13 +553,22 @@ fn windows_across_nodes_move_data_in_active_target_epochs() {
     );
 }
 
-/// The windows' shared segments in /dev/shm (each is unlinked once every process has it).
+/// The windows' shared segments in /dev/shm whose creating process has ended: a segment is
+/// unlinked once every process of its node has mapped it, so one named by a live process may
+/// belong to a job of another test running at the same time; one named by an ended process
+/// was left behind.
 fn window_segments() -> Vec<String> {
+    let creator_gone = |name: &str| {
+        let pid = name
+            .strip_prefix("ibdyn-win-")
+            .and_then(|rest| rest.split('-').next());
+        pid.is_some_and(|p| !std::path::Path::new("/proc").join(p).exists())
+    };
     let mut v: Vec<String> = std::fs::read_dir("/dev/shm")
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("ibdyn-win-"))
+                .filter(|n| creator_gone(n))
                 .collect()
         })
         .unwrap_or_default();
