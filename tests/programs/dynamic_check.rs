@@ -215,13 +215,25 @@ fn abort_job(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
-/// Resources this process holds: open descriptors, threads, and ibdyn's /dev/shm entries.
+/// Resources this process holds: open descriptors, threads, and ibdyn's /dev/shm entries
+/// named by this process or by one that has ended (left behind). Entries of live processes
+/// are not counted: they may be another test's job running at the same time.
 fn resources() -> (usize, usize, usize) {
     let count = |d: &str| std::fs::read_dir(d).map(|r| r.count()).unwrap_or(0);
+    let me = std::process::id().to_string();
+    let counted = |name: &str| {
+        let Some(rest) = name.strip_prefix("ibdyn-") else {
+            return false;
+        };
+        let pid = rest.split('-').next().unwrap_or("");
+        !pid.is_empty()
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && (pid == me || !std::path::Path::new("/proc").join(pid).exists())
+    };
     let shm = std::fs::read_dir("/dev/shm")
         .map(|r| {
             r.filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with("ibdyn"))
+                .filter(|e| counted(&e.file_name().to_string_lossy()))
                 .count()
         })
         .unwrap_or(0);
