@@ -440,17 +440,17 @@ fn jobs_and_clients_killed_midway() {
     let jobs: Vec<LinesJob> = (0..4)
         .map(|j| LinesJob::new(format!("K{j}"), 2, 20))
         .collect();
+    // Rank 1 dies only once rank 0 has printed (a mark file, waited for at most 30 s): the
+    // job's teardown would otherwise end a rank 0 not yet started, whose line then never was.
+    let mark = s.dir.join("up0");
+    let script = format!(
+        "echo up $IBDYN_RANK; if [ $IBDYN_RANK = 0 ]; then touch {m}; exec sleep 30; fi; \
+         i=0; while [ ! -e {m} ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i+1)); done; rm -f {m}; kill -9 $$",
+        m = mark.display()
+    );
     std::thread::scope(|sc| {
         let printing = sc.spawn(|| all_at_once(&dvm, &jobs));
-        let dying = sc.spawn(|| {
-            dvm.run(&[
-                "-n",
-                "2",
-                "sh",
-                "-c",
-                "echo up $IBDYN_RANK; if [ $IBDYN_RANK = 1 ]; then kill -9 $$; fi; exec sleep 30",
-            ])
-        });
+        let dying = sc.spawn(|| dvm.run(&["-n", "2", "sh", "-c", &script]));
         victim.kill().expect("kill the client");
         let _ = victim.wait();
         gone(&tag);
