@@ -116,13 +116,20 @@ fn accept_bounded(l: &TcpListener) -> Option<TcpStream> {
 
 /// Half the mean round-trip time of a `bytes`-byte message over TCP (TCP_NODELAY), in microseconds.
 pub fn tcp_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
-    tcp_pingpong(bytes, iters, false)
+    tcp_pingpong(bytes, iters, false, 1).map_or(f64::NAN, |b| b[0])
 }
 
 /// The same with both ends polling non-blocking sockets (as the `sock` provider does) instead
 /// of sleeping in read(2): no wake-up on the path, so the floor of a polling design.
 pub fn tcp_polling_pingpong_one_way_us(bytes: usize, iters: usize) -> f64 {
-    tcp_pingpong(bytes, iters, true)
+    tcp_pingpong(bytes, iters, true, 1).map_or(f64::NAN, |b| b[0])
+}
+
+/// The polling ping-pong's one-way latency (us) of each of `batches` batches of `iters / batches`
+/// round trips, in time order (empty if it could not run), for percentiles that a noisy
+/// machine's stalls do not move as they move a mean.
+pub fn tcp_polling_pingpong_batches_us(bytes: usize, iters: usize, batches: usize) -> Vec<f64> {
+    tcp_pingpong(bytes, iters, true, batches).unwrap_or_default()
 }
 
 fn get(s: &mut TcpStream, buf: &mut [u8], polling: bool) -> bool {
@@ -141,14 +148,16 @@ fn put(s: &mut TcpStream, buf: &[u8], polling: bool) -> bool {
     }
 }
 
-fn tcp_pingpong(bytes: usize, iters: usize, polling: bool) -> f64 {
+/// One-way latencies (us) of `batches` batches of round trips, `iters` in all.
+fn tcp_pingpong(bytes: usize, iters: usize, polling: bool, batches: usize) -> Option<Vec<f64>> {
     let bytes = bytes.max(1);
-    let Some((l, addr)) = tcp_pair() else {
-        return f64::NAN;
-    };
-    let total = iters + WARMUP;
+    let batches = batches.clamp(1, iters.max(1));
+    let per = (iters / batches).max(1);
+    let (l, addr) = tcp_pair()?;
+    let total = per * batches + WARMUP;
     let mut buf = vec![0u8; bytes];
-    with_child(
+    let mut means = Vec::with_capacity(batches);
+    let ok = with_child(
         move || {
             let Ok(mut s) = TcpStream::connect_timeout(&addr, QUIET) else {
                 return false;
@@ -165,18 +174,24 @@ fn tcp_pingpong(bytes: usize, iters: usize, polling: bool) -> f64 {
                 return f64::NAN;
             }
             let mut buf = vec![0u8; bytes];
-            let mut start = Instant::now();
-            for i in 0..total {
-                if i == WARMUP {
-                    start = Instant::now();
-                }
+            for _ in 0..WARMUP {
                 if !put(&mut s, &buf, polling) || !get(&mut s, &mut buf, polling) {
                     return f64::NAN;
                 }
             }
-            start.elapsed().as_secs_f64() * 1e6 / iters.max(1) as f64 / 2.0
+            for _ in 0..batches {
+                let start = Instant::now();
+                for _ in 0..per {
+                    if !put(&mut s, &buf, polling) || !get(&mut s, &mut buf, polling) {
+                        return f64::NAN;
+                    }
+                }
+                means.push(start.elapsed().as_secs_f64() * 1e6 / per as f64 / 2.0);
+            }
+            0.0
         },
-    )
+    );
+    (ok.is_finite() && means.len() == batches).then_some(means)
 }
 
 /// Moves `len` bytes through a non-blocking stream by polling `step` (given the bytes done so
@@ -269,6 +284,9 @@ mod tests {
         assert!(tcp_pingpong_one_way_us(8, 50) > 0.0);
         assert!(tcp_polling_pingpong_one_way_us(8, 50) > 0.0);
         assert!(tcp_polling_pingpong_one_way_us(100_000, 3) > 0.0);
+        let batches = tcp_polling_pingpong_batches_us(8, 60, 20);
+        assert_eq!(batches.len(), 20);
+        assert!(batches.iter().all(|&us| us > 0.0));
         assert!(tcp_bandwidth_mbps(65536, 50) > 0.0);
         assert!(udp_pingpong_one_way_us(1500, 5).is_finite());
         if std::env::var("IBDYN_FLOORS_PRINT").is_ok() {
