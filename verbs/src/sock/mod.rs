@@ -1,7 +1,7 @@
 //! The `sock` provider: UD over UDP (datagrams up to the set MTU, may be lost), RC over TCP
 //! (one stream per connection), RDMA read/write served by the target's progress loop.
 
-mod hot;
+mod poll_skips;
 mod rdma;
 mod spare;
 mod stream;
@@ -13,7 +13,7 @@ use crate::config::{FabricConfig, ProviderKind};
 use crate::error::{Result, VerbsError};
 use crate::provider::{Provider, RcEndpoint, RcEvent};
 use crate::RemoteBuf;
-use hot::Hot;
+use poll_skips::PollSkips;
 use rdma::Windows;
 use spare::read_spare;
 use std::collections::HashMap;
@@ -82,8 +82,8 @@ pub struct SockProvider {
     /// Readiness from the last poll(2), so an idle progress costs one system call.
     ready: Option<Ready>,
     ready_from_wait: bool,
-    /// The stream read before the round's poll (see `hot.rs`).
-    hot: Hot,
+    /// Rounds since the last poll (see `poll_skips.rs`).
+    skips: PollSkips,
 }
 
 #[derive(Default)]
@@ -200,7 +200,7 @@ impl SockProvider {
             streams: StreamSet::new(),
             ready: None,
             ready_from_wait: false,
-            hot: Hot::default(),
+            skips: PollSkips::default(),
         })
     }
 
@@ -389,7 +389,7 @@ impl SockProvider {
     /// With few streams each is in the poll; with more, the poll holds their epoll set and
     /// only the streams with output waiting (one set costs a system call more per round).
     fn poll_fds(&mut self, ms: i32, bell: Option<BorrowedFd<'_>>) {
-        self.hot.polled();
+        self.skips.polled();
         let pollin = |fd| libc::pollfd {
             fd,
             events: libc::POLLIN,
@@ -455,31 +455,24 @@ impl SockProvider {
         });
     }
 
-    /// Reads the stream that delivered last, if this round may skip its poll; true when the
-    /// round skips it: the stream had input, or it is the only one (the round then looks at
-    /// nothing else; its frames are taken by `rc_poll`, which takes what a stream holds
-    /// whether or not it was polled). A closed stream is read again at the next poll, which
-    /// shows it readable, so `rc_poll` reads the end and reports it.
-    fn read_hot(&mut self) -> bool {
-        let Some(s) = self
-            .hot
-            .candidate()
-            .and_then(|qp| self.qps.get_mut(&qp))
-            .and_then(|q| q.stream.as_mut())
-        else {
-            return false;
-        };
-        let had_input = match s.fill() {
-            Fill::Open(n) => n > 0,
-            Fill::Closed(_) => return false,
-        };
-        // The only endpoint: nothing else to poll for but a new peer's datagram or
-        // connection, which can wait the few rounds until the next poll.
-        let alone = self.qps.len() == 1 && self.accepted.is_empty();
-        if !had_input && !alone {
+    /// When the process has one connection and this round may skip its poll, reads that
+    /// stream and skips the poll (true). The round then looks at nothing else; the stream's
+    /// frames are taken by `rc_poll`, which takes what a stream holds whether or not it was
+    /// polled. A closed stream is left to the poll, which shows it readable, so `rc_poll`
+    /// reads its end and reports it. With more connections every round polls: a read of the
+    /// one that delivered last would mostly come back empty, a system call for nothing when
+    /// messages come from several peers in turn (a collective).
+    fn read_only_stream(&mut self) -> bool {
+        if self.qps.len() != 1 || !self.accepted.is_empty() || !self.skips.may_skip() {
             return false;
         }
-        self.hot.skipped();
+        let Some(s) = self.qps.values_mut().next().and_then(|q| q.stream.as_mut()) else {
+            return false;
+        };
+        if let Fill::Closed(_) = s.fill() {
+            return false;
+        }
+        self.skips.skipped();
         self.ready = Some(Ready::default());
         true
     }
@@ -635,7 +628,7 @@ impl Provider for SockProvider {
     fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
         // One poll(2) per progress round (none right after `wait`, which just polled); rc_poll
         // uses the same snapshot.
-        if !std::mem::take(&mut self.ready_from_wait) && !self.read_hot() {
+        if !std::mem::take(&mut self.ready_from_wait) && !self.read_only_stream() {
             self.poll_fds(0, None);
         }
         if self.ready.as_ref().is_some_and(|r| !r.udp) {
@@ -762,9 +755,6 @@ impl Provider for SockProvider {
                 if let Some(e) = write_failed {
                     broken.get_or_insert(e);
                 }
-            }
-            if !frames.is_empty() {
-                self.hot.delivered(qp);
             }
             for (kind, body) in frames {
                 if let Err(e) = self.on_frame(qp, kind, body, out) {
