@@ -136,6 +136,16 @@ impl Service for Target {
         }
         out.finish()
     }
+
+    /// A dead origin's lock goes, so this node's lockers and the other origins are not
+    /// held out by a process that will never unlock; its waiting requests go with it.
+    fn gone(&mut self, rank: i32) -> Vec<Answer> {
+        self.waiting.remove(&rank);
+        if let Some(exclusive) = self.holders.remove(&rank) {
+            self.exposed.unlock(self.exposed.me, exclusive);
+        }
+        Vec::new()
+    }
 }
 
 /// Replies to send, batched per origin.
@@ -368,6 +378,30 @@ mod tests {
         assert_eq!(replies(&t.handle(1, &batch(&unlock))), vec![(1, 2, true)]);
         assert_eq!(replies(&t.retry()), vec![(2, 1, true)]);
         assert!(exposed.try_lock(0, false), "shared with the far holder");
+    }
+
+    #[test]
+    fn a_dead_origins_lock_goes_and_the_next_waiting_origin_gets_it() {
+        let mut mem = vec![0u8; 8];
+        let at = mem.as_ptr() as u64;
+        let (mut t, exposed) = target(&mut mem);
+        let lock = [req(1, Kind::Lock { exclusive: true }, vec![], vec![])];
+        assert_eq!(replies(&t.handle(1, &batch(&lock))), vec![(1, 1, true)]);
+        let behind = [
+            req(1, Kind::Lock { exclusive: true }, vec![], vec![]),
+            req(2, Kind::Put, vec![(at, 1)], vec![7]),
+        ];
+        assert!(replies(&t.handle(2, &batch(&behind))).is_empty());
+        // Origin 3 dies waiting: its requests go without answer.
+        assert!(replies(&t.handle(3, &batch(&lock))).is_empty());
+        assert!(t.gone(3).is_empty());
+        assert!(t.gone(1).is_empty());
+        assert_eq!(replies(&t.retry()), vec![(2, 1, true), (2, 2, true)]);
+        assert_eq!(mem[0], 7);
+        assert!(!t.deferred());
+        assert!(!exposed.try_lock(0, false), "origin 2 holds it now");
+        assert!(t.gone(2).is_empty());
+        assert!(exposed.try_lock(0, true), "free once every holder is gone");
     }
 
     #[test]

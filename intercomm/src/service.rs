@@ -30,6 +30,11 @@ pub trait Service {
     fn retry(&mut self) -> Vec<Answer> {
         Vec::new()
     }
+    /// Rank `rank` of the communicator died: it sends nothing more, and what the service
+    /// holds for it (a lock) should go. Called once per rank.
+    fn gone(&mut self, _rank: i32) -> Vec<Answer> {
+        Vec::new()
+    }
 }
 
 /// A service registered with the engine, with its messages in flight.
@@ -47,6 +52,10 @@ pub(crate) struct Served {
     sending: Vec<(u64, Vec<u8>)>,
     /// The unexpected messages the engine had kept when this service last looked.
     seen: Option<u64>,
+    /// The peers the engine had found dead when this service last looked.
+    deaths_seen: u64,
+    /// Ranks the handler was told are gone.
+    gone: Vec<i32>,
 }
 
 impl Served {
@@ -66,6 +75,8 @@ impl Served {
             receiving: Vec::new(),
             sending: Vec::new(),
             seen: None,
+            deaths_seen: 0,
+            gone: Vec::new(),
         }
     }
 
@@ -128,6 +139,10 @@ impl Served {
                 Err(e) => tracing::debug!("service message from rank {from}: {e}"),
             }
         }
+        if proto.deaths() != self.deaths_seen {
+            self.deaths_seen = proto.deaths();
+            did |= self.tell_gone(proto, r);
+        }
         if self.handler.deferred() {
             let answers = self.handler.retry();
             did |= !answers.is_empty();
@@ -142,6 +157,22 @@ impl Served {
             }
         });
         Ok(did)
+    }
+
+    /// Tells the handler of each rank newly found dead; whether there was one.
+    fn tell_gone(&mut self, proto: &mut Protocol, r: &mut Routes<'_>) -> bool {
+        let mut told = false;
+        for rank in 0..self.peers.len() {
+            let rank = rank as i32;
+            if self.gone.contains(&rank) || !proto.is_dead(self.peers[rank as usize].0) {
+                continue;
+            }
+            self.gone.push(rank);
+            let answers = self.handler.gone(rank);
+            self.answer(proto, r, answers);
+            told = true;
+        }
+        told
     }
 
     /// Sends `answers`; one that cannot go (its peer is dead) is dropped, as that peer's own

@@ -94,7 +94,10 @@ impl Protocol {
     pub(super) fn fail_peer(&mut self, r: &mut Routes<'_>, g: Gpid, why: &str) {
         let desc = match self.peers.get_mut(g) {
             Some(p) => {
-                p.dead.get_or_insert_with(|| why.to_string());
+                if p.dead.is_none() {
+                    p.dead = Some(why.to_string());
+                    self.deaths += 1;
+                }
                 if let Link::Shm(l) = &mut p.link {
                     r.shm.drop_backlog(l);
                 }

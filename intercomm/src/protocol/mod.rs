@@ -57,6 +57,8 @@ pub(crate) struct Protocol {
     malformed: u64,
     /// Liveness checks so far (see `check_liveness`).
     liveness_rounds: u64,
+    /// Peers found dead so far (see `fail_peer`).
+    deaths: u64,
 }
 
 impl Protocol {
@@ -74,6 +76,7 @@ impl Protocol {
             streaming: 0,
             malformed: 0,
             liveness_rounds: 0,
+            deaths: 0,
         }
     }
 
@@ -112,6 +115,16 @@ impl Protocol {
     /// Unexpected messages kept so far (see `Matcher::held`).
     pub fn unexpected_held(&self) -> u64 {
         self.matcher.held()
+    }
+
+    /// Peers found dead so far: a service looks for its dead peers only when this changed.
+    pub fn deaths(&self) -> u64 {
+        self.deaths
+    }
+
+    /// Whether `g` is known dead.
+    pub fn is_dead(&mut self, g: Gpid) -> bool {
+        self.peers.get_mut(g).is_some_and(|p| p.dead.is_some())
     }
 
     // ---- requests ----

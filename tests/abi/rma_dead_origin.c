@@ -1,0 +1,41 @@
+/* An origin on the other node dies holding an exclusive lock on rank 0's window: rank 0's
+   own MPI_Win_lock is granted once the death is known (the target gives the dead origin's
+   lock back), not refused after the lock's bound of 120 s. The dead origin's put, flushed
+   before it died, is there. Run with --keep-going on 2 nodes, 2 ranks; rank 0 ends with
+   _exit, as the window's collective free cannot include the dead rank. */
+#include <mpi.h>
+#include <stdio.h>
+#include <unistd.h>
+#include "check.h"
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(size == 2);
+  int *base;
+  MPI_Win win;
+  MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  *base = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) {
+    int v = 42, one = 1;
+    CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win) == MPI_SUCCESS);
+    CHECK(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, win) == MPI_SUCCESS);
+    /* The lock travels with the put; the flush returns once both are done at rank 0. */
+    CHECK(MPI_Win_flush(0, win) == MPI_SUCCESS);
+    CHECK(MPI_Send(&one, 1, MPI_INT, 0, 7, MPI_COMM_WORLD) == MPI_SUCCESS);
+    _exit(3);
+  }
+  int held;
+  CHECK(MPI_Recv(&held, 1, MPI_INT, 1, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win) == MPI_SUCCESS);
+  CHECK(*base == 42);
+  CHECK(MPI_Win_unlock(0, win) == MPI_SUCCESS);
+  printf("rma_dead_origin: ok, the dead origin's lock came back\n");
+  fflush(stdout);
+  _exit(0);
+}
