@@ -626,8 +626,8 @@ impl Provider for SockProvider {
     }
 
     fn ud_poll(&mut self, out: &mut Vec<Vec<u8>>) -> Result<()> {
-        // One poll(2) per progress round (none right after `wait`, which just polled); rc_poll
-        // uses the same snapshot.
+        // At most one poll(2) per progress round (none right after `wait`, which just polled,
+        // nor when the one connection was read instead); rc_poll uses the same snapshot.
         if !std::mem::take(&mut self.ready_from_wait) && !self.read_only_stream() {
             self.poll_fds(0, None);
         }
