@@ -181,9 +181,22 @@ impl Window {
     /// node may hold it, which only the target's own progress gives back, so the wait keeps
     /// this process's engine going.
     pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
+        let mut looks = 0u32;
         wait_for(
             || format!("the lock of window rank {t}"),
-            || self.exposed.try_lock(t, exclusive),
+            || {
+                if self.exposed.try_lock(t, exclusive) {
+                    return true;
+                }
+                // Now and then (past the spinning): has the exclusive holder ended?
+                looks = looks.wrapping_add(1);
+                if looks.is_multiple_of(1024) {
+                    let pid_of =
+                        |r: usize| self.peers.get(r).and_then(|p| u32::try_from(p.pid).ok());
+                    self.exposed.free_if_holder_ended(t, pid_of);
+                }
+                false
+            },
         )
     }
 
@@ -241,18 +254,36 @@ impl Exposed {
         }
     }
 
-    /// Takes target `t`'s lock if it is free for this kind of holder.
+    /// Takes target `t`'s lock if it is free for this kind of holder. An exclusive holder
+    /// writes its own rank into the line (as -1 - rank), so a waiter can tell when it ended.
     pub fn try_lock(&self, t: usize, exclusive: bool) -> bool {
         let w = self.seg.rw(t);
         let v = w.load(Ordering::Acquire);
         if exclusive {
             v == 0
-                && w.compare_exchange(0, -1, Ordering::AcqRel, Ordering::Relaxed)
+                && w.compare_exchange(0, -1 - self.me as i64, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
         } else {
             v >= 0
                 && w.compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
+        }
+    }
+
+    /// Frees target `t`'s lock when its exclusive holder, a process of this node, has
+    /// ended: it will never unlock. `pid_of` gives a rank's process id.
+    pub fn free_if_holder_ended(&self, t: usize, pid_of: impl Fn(usize) -> Option<u32>) {
+        let w = self.seg.rw(t);
+        let v = w.load(Ordering::Acquire);
+        if v >= 0 {
+            return;
+        }
+        let holder = (-1 - v) as usize;
+        if holder == self.me {
+            return;
+        }
+        if pid_of(holder).is_some_and(|pid| !ibdyn_shm::process_alive_since(pid, 0)) {
+            let _ = w.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed);
         }
     }
 

@@ -1,8 +1,9 @@
-/* An origin on the other node dies holding an exclusive lock on rank 0's window: rank 0's
-   own MPI_Win_lock is granted once the death is known (the target gives the dead origin's
-   lock back), not refused after the lock's bound of 120 s. The dead origin's put, flushed
-   before it died, is there. Run with --keep-going on 2 nodes, 2 ranks; rank 0 ends with
-   _exit, as the window's collective free cannot include the dead rank. */
+/* An origin dies holding an exclusive lock on rank 0's window: rank 0's own MPI_Win_lock
+   is granted once the death is known, not refused after the lock's bound of 120 s. On 2
+   nodes the target service gives the dead origin's lock back; on 1 node the waiter sees
+   that the holder written in the lock line has ended. The dead origin's put, flushed before
+   it died, is there. Run with --keep-going, 2 ranks; rank 0 ends with _exit, as the
+   window's collective free cannot include the dead rank. */
 #include <mpi.h>
 #include <stdio.h>
 #include <unistd.h>
