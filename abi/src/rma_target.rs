@@ -69,7 +69,7 @@ impl Target {
         if self.holders.contains_key(&from) {
             return Some(sync_error("this process is locked by that origin already"));
         }
-        if !self.exposed.try_lock(self.exposed.me, exclusive) {
+        if !self.exposed.try_lock_waiting(self.exposed.me, exclusive) {
             return None;
         }
         self.holders.insert(from, exclusive);
@@ -299,9 +299,27 @@ mod tests {
         let seg = Segment::map(&path, lock_bytes(2), true).expect("segment");
         std::fs::remove_file(&path).expect("unlink");
         let base = mem.as_mut_ptr() as usize;
-        let exposed = Rc::new(Exposed::new(seg, 0, MPI_WIN_FLAVOR_CREATE, base, mem.len()));
+        let pids = vec![Some(std::process::id()), Some(ended_pid())];
+        let exposed = Rc::new(Exposed::new(
+            seg,
+            0,
+            MPI_WIN_FLAVOR_CREATE,
+            base,
+            mem.len(),
+            pids,
+        ));
         let t = Target::new(exposed.clone(), Rc::new(Cell::new(0)));
         (t, exposed)
+    }
+
+    /// The id of a process that has ended (a child, reaped), for rank 1 of the test window.
+    fn ended_pid() -> u32 {
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("run true");
+        let pid = child.id();
+        child.wait().expect("reap true");
+        pid
     }
 
     fn req(seq: u64, kind: Kind, blocks: Vec<(u64, u64)>, data: Vec<u8>) -> Request {
@@ -402,6 +420,29 @@ mod tests {
         assert!(!exposed.try_lock(0, false), "origin 2 holds it now");
         assert!(t.gone(2).is_empty());
         assert!(exposed.try_lock(0, true), "free once every holder is gone");
+    }
+
+    #[test]
+    fn a_far_origin_gets_the_lock_of_a_holder_of_this_node_that_ended() {
+        let mut mem = vec![0u8; 8];
+        let (mut t, exposed) = target(&mut mem);
+        // Rank 1, of this node, took the lock and ended without unlocking.
+        exposed.hold_for(0, 1);
+        let lock = [req(1, Kind::Lock { exclusive: false }, vec![], vec![])];
+        assert!(replies(&t.handle(4, &batch(&lock))).is_empty());
+        let mut granted = Vec::new();
+        for _ in 0..crate::window::HOLDER_CHECK_EVERY {
+            granted.extend(replies(&t.retry()));
+        }
+        assert_eq!(granted, vec![(4, 1, true)]);
+        // A holder that runs (this process, for another origin) is never taken for ended.
+        let unlock = [req(2, Kind::Unlock { exclusive: false }, vec![], vec![])];
+        assert_eq!(replies(&t.handle(4, &batch(&unlock))), vec![(4, 2, true)]);
+        exposed.hold_for(0, 0);
+        assert!(replies(&t.handle(5, &batch(&lock))).is_empty());
+        for _ in 0..2 * crate::window::HOLDER_CHECK_EVERY {
+            assert!(replies(&t.retry()).is_empty());
+        }
     }
 
     #[test]

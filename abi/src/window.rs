@@ -11,7 +11,7 @@
 use crate::consts::*;
 use crate::error::{err, MpiResult};
 use crate::table::Table;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 use std::rc::Rc;
@@ -181,22 +181,9 @@ impl Window {
     /// node may hold it, which only the target's own progress gives back, so the wait keeps
     /// this process's engine going.
     pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
-        let mut looks = 0u32;
         wait_for(
             || format!("the lock of window rank {t}"),
-            || {
-                if self.exposed.try_lock(t, exclusive) {
-                    return true;
-                }
-                // Now and then (past the spinning): has the exclusive holder ended?
-                looks = looks.wrapping_add(1);
-                if looks.is_multiple_of(1024) {
-                    let pid_of =
-                        |r: usize| self.peers.get(r).and_then(|p| u32::try_from(p.pid).ok());
-                    self.exposed.free_if_holder_ended(t, pid_of);
-                }
-                false
-            },
+            || self.exposed.try_lock_waiting(t, exclusive),
         )
     }
 
@@ -221,10 +208,25 @@ pub struct Exposed {
     size: usize,
     /// The regions this process has attached to a dynamic window: (address, size).
     attached: RefCell<Vec<(usize, usize)>>,
+    /// Per rank of the window, its process id if it runs on this node.
+    pids: Vec<Option<u32>>,
+    /// Looks of waiting lockers that found a lock held (see `try_lock_waiting`).
+    looks: Cell<u32>,
 }
 
+/// A waiting locker checks whether the lock's exclusive holder has ended every this many
+/// looks (past any spinning: a look costs a read of /proc).
+pub(crate) const HOLDER_CHECK_EVERY: u32 = 1024;
+
 impl Exposed {
-    pub fn new(seg: Segment, me: usize, flavor: c_int, base: usize, size: usize) -> Exposed {
+    pub fn new(
+        seg: Segment,
+        me: usize,
+        flavor: c_int,
+        base: usize,
+        size: usize,
+        pids: Vec<Option<u32>>,
+    ) -> Exposed {
         Exposed {
             seg,
             me,
@@ -232,6 +234,8 @@ impl Exposed {
             base,
             size,
             attached: RefCell::new(Vec::new()),
+            pids,
+            looks: Cell::new(0),
         }
     }
 
@@ -270,21 +274,47 @@ impl Exposed {
         }
     }
 
-    /// Frees target `t`'s lock when its exclusive holder, a process of this node, has
-    /// ended: it will never unlock. `pid_of` gives a rank's process id.
-    pub fn free_if_holder_ended(&self, t: usize, pid_of: impl Fn(usize) -> Option<u32>) {
+    /// Marks target `t`'s lock held exclusively by rank `holder`, as its `try_lock` would.
+    #[cfg(test)]
+    pub fn hold_for(&self, t: usize, holder: usize) {
+        self.seg.rw(t).store(-1 - holder as i64, Ordering::Release);
+    }
+
+    /// `try_lock` for a locker that waits (this node's `MPI_Win_lock`, the target service
+    /// for another node's origin): every `HOLDER_CHECK_EVERY`th look that finds the lock
+    /// held, it also frees it if its exclusive holder, a process of this node, has ended,
+    /// which would never unlock.
+    pub fn try_lock_waiting(&self, t: usize, exclusive: bool) -> bool {
+        if self.try_lock(t, exclusive) {
+            return true;
+        }
+        let n = self.looks.get().wrapping_add(1);
+        self.looks.set(n);
+        n.is_multiple_of(HOLDER_CHECK_EVERY)
+            && self.free_if_holder_ended(t)
+            && self.try_lock(t, exclusive)
+    }
+
+    /// Frees target `t`'s lock when its exclusive holder has ended; whether it did. The
+    /// holder is a process of this node (it wrote the line); this process never counts as
+    /// ended, also when it holds the lock for an origin of another node.
+    fn free_if_holder_ended(&self, t: usize) -> bool {
         let w = self.seg.rw(t);
         let v = w.load(Ordering::Acquire);
         if v >= 0 {
-            return;
+            return false;
         }
         let holder = (-1 - v) as usize;
-        if holder == self.me {
-            return;
-        }
-        if pid_of(holder).is_some_and(|pid| !ibdyn_shm::process_alive_since(pid, 0)) {
-            let _ = w.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed);
-        }
+        let ended = holder != self.me
+            && self
+                .pids
+                .get(holder)
+                .copied()
+                .flatten()
+                .is_some_and(|pid| !ibdyn_shm::process_alive_since(pid, 0));
+        ended
+            && w.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
     }
 
     pub fn unlock(&self, t: usize, exclusive: bool) {

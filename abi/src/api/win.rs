@@ -171,7 +171,10 @@ fn create(comm: Handle, size: i64, disp_unit: i64, mem: Memory) -> MpiResult<(Ha
         };
         let peers = allgather(me, n, wc)?;
         let far: Vec<bool> = (0..n).map(|t| !here(t)).collect();
-        let exposed = Rc::new(Exposed::new(seg, rank, flavor, base, size as usize));
+        let pids = (peers.iter().enumerate())
+            .map(|(t, p)| here(t).then(|| u32::try_from(p.pid).ok()).flatten())
+            .collect();
+        let exposed = Rc::new(Exposed::new(seg, rank, flavor, base, size as usize, pids));
         let remote = super::Remote::new(far);
         if remote.spans_nodes() {
             let target = crate::rma_target::Target::new(exposed.clone(), remote.received());
