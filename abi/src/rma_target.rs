@@ -446,6 +446,50 @@ mod tests {
     }
 
     #[test]
+    fn shared_holders_of_this_node_that_ended_give_the_lock_back_one_count_each() {
+        let mut mem = vec![0u8; 8];
+        let (mut t, exposed) = target(&mut mem);
+        // Rank 1, of this node, ended holding the lock shared; this process holds it shared
+        // too, for itself.
+        exposed.hold_shared_for(0, 1);
+        assert!(exposed.try_lock(0, false));
+        exposed.mark_shared(0, true);
+        let lock = [req(1, Kind::Lock { exclusive: true }, vec![], vec![])];
+        assert!(replies(&t.handle(4, &batch(&lock))).is_empty());
+        for _ in 0..2 * crate::window::HOLDER_CHECK_EVERY {
+            assert!(
+                replies(&t.retry()).is_empty(),
+                "this process still holds it"
+            );
+        }
+        exposed.mark_shared(0, false);
+        exposed.unlock(0, false);
+        let mut granted = Vec::new();
+        for _ in 0..crate::window::HOLDER_CHECK_EVERY {
+            granted.extend(replies(&t.retry()));
+        }
+        assert_eq!(granted, vec![(4, 1, true)]);
+        // Rank 1's count went once: the far origin's exclusive lock is the only holder.
+        let unlock = [req(2, Kind::Unlock { exclusive: true }, vec![], vec![])];
+        assert_eq!(replies(&t.handle(4, &batch(&unlock))), vec![(4, 2, true)]);
+        assert!(exposed.try_lock(0, true), "free, the count not below zero");
+    }
+
+    #[test]
+    fn an_accumulate_mutex_whose_holder_ended_is_freed_and_a_live_ones_is_kept() {
+        let mut mem = vec![0u8; 8];
+        let (_t, exposed) = target(&mut mem);
+        exposed.hold_accumulate_for(0, 0);
+        assert!(
+            !exposed.free_accumulate_if_holder_ended(0),
+            "this process runs"
+        );
+        exposed.hold_accumulate_for(0, 1);
+        assert!(exposed.free_accumulate_if_holder_ended(0));
+        assert_eq!(exposed.atomically(0, || Ok(7)).expect("free"), 7);
+    }
+
+    #[test]
     fn wrong_unlocks_and_unreadable_batches_are_answered_with_errors() {
         let mut mem = vec![0u8; 8];
         let (mut t, _exposed) = target(&mut mem);

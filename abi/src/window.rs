@@ -15,7 +15,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::os::raw::c_int;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Window handles are this plus the table index.
@@ -113,6 +113,17 @@ impl Segment {
         // SAFETY: as above, 8 bytes further into the line.
         unsafe { &*((self.addr + rank * LINE + 8) as *const AtomicU32) }
     }
+
+    /// The word and bit that say whether `holder` holds target `t`'s lock shared, in a
+    /// window of `n` processes (see `lock_bytes`).
+    fn mark(&self, n: usize, holder: usize, t: usize) -> (&AtomicU64, u64) {
+        let at = n * LINE + holder * mark_row(n) + t / 64 * 8;
+        assert!(at + 8 <= self.len, "a mark of a rank of the window");
+        // SAFETY: inside the mapping (checked), 8-aligned (LINE is), only accessed
+        // atomically.
+        let word = unsafe { &*((self.addr + at) as *const AtomicU64) };
+        (word, 1 << (t % 64))
+    }
 }
 
 impl Drop for Segment {
@@ -122,10 +133,17 @@ impl Drop for Segment {
     }
 }
 
-/// Bytes of the lock lines of `n` processes, rounded to a page so shared memory after them
-/// is page-aligned.
+/// Bytes of the lock lines of `n` processes and, after them, a bit per holder and target
+/// that says who holds which lock shared (a line only counts them), rounded to a page so
+/// shared memory after them is page-aligned. A holder's bits are its own cache lines; pages
+/// of holders on other nodes are never touched.
 pub fn lock_bytes(n: usize) -> usize {
-    (n * LINE).div_ceil(4096) * 4096
+    (n * LINE + n * mark_row(n)).div_ceil(4096) * 4096
+}
+
+/// Bytes of one holder's marks: a bit per target, in whole cache lines.
+fn mark_row(n: usize) -> usize {
+    n.div_ceil(512) * 64
 }
 
 /// The synchronization a process has opened on a window.
@@ -184,10 +202,17 @@ impl Window {
         wait_for(
             || format!("the lock of window rank {t}"),
             || self.exposed.try_lock_waiting(t, exclusive),
-        )
+        )?;
+        if !exclusive {
+            self.exposed.mark_shared(t, true);
+        }
+        Ok(())
     }
 
     pub fn unlock(&self, t: usize, exclusive: bool) {
+        if !exclusive {
+            self.exposed.mark_shared(t, false);
+        }
         self.exposed.unlock(t, exclusive)
     }
 
@@ -280,6 +305,20 @@ impl Exposed {
         self.seg.rw(t).store(-1 - holder as i64, Ordering::Release);
     }
 
+    /// Marks target `t`'s lock held shared by rank `holder` too, as its `Window::lock` would.
+    #[cfg(test)]
+    pub fn hold_shared_for(&self, t: usize, holder: usize) {
+        self.seg.rw(t).fetch_add(1, Ordering::AcqRel);
+        let (word, bit) = self.seg.mark(self.pids.len(), holder, t);
+        word.fetch_or(bit, Ordering::Release);
+    }
+
+    /// Marks target `t`'s accumulate mutex held by rank `holder`.
+    #[cfg(test)]
+    pub fn hold_accumulate_for(&self, t: usize, holder: usize) {
+        self.seg.acc(t).store(holder as u32 + 1, Ordering::Release);
+    }
+
     /// `try_lock` for a locker that waits (this node's `MPI_Win_lock`, the target service
     /// for another node's origin): every `HOLDER_CHECK_EVERY`th look that finds the lock
     /// held, it also frees it if its exclusive holder, a process of this node, has ended,
@@ -295,26 +334,58 @@ impl Exposed {
             && self.try_lock(t, exclusive)
     }
 
-    /// Frees target `t`'s lock when its exclusive holder has ended; whether it did. The
-    /// holder is a process of this node (it wrote the line); this process never counts as
-    /// ended, also when it holds the lock for an origin of another node.
+    /// Records whether this process holds target `t`'s lock shared for itself (not for an
+    /// origin of another node), so that a waiter can give it back should this process end.
+    /// Set after taking the lock and cleared before giving it back: a process that ends
+    /// between the two steps leaves a count no mark explains, which only the wait's bound
+    /// ends, while a mark without its count cannot happen.
+    pub fn mark_shared(&self, t: usize, held: bool) {
+        let (word, bit) = self.seg.mark(self.pids.len(), self.me, t);
+        if held {
+            word.fetch_or(bit, Ordering::Release);
+        } else {
+            word.fetch_and(!bit, Ordering::Release);
+        }
+    }
+
+    /// Whether rank `r` of the window is a process of this node other than this one that
+    /// has ended (a zombie counts). This process never counts, also when it holds a lock
+    /// for an origin of another node.
+    fn ended(&self, r: usize) -> bool {
+        r != self.me
+            && self
+                .pids
+                .get(r)
+                .copied()
+                .flatten()
+                .is_some_and(|pid| !ibdyn_shm::process_alive_since(pid, 0))
+    }
+
+    /// Gives back what holders of target `t`'s lock that have ended held: the exclusive
+    /// holder the line names, or the shared holders whose marks are set. Whether it freed
+    /// anything.
     fn free_if_holder_ended(&self, t: usize) -> bool {
         let w = self.seg.rw(t);
         let v = w.load(Ordering::Acquire);
-        if v >= 0 {
-            return false;
+        if v < 0 {
+            return self.ended((-1 - v) as usize)
+                && w.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok();
         }
-        let holder = (-1 - v) as usize;
-        let ended = holder != self.me
-            && self
-                .pids
-                .get(holder)
-                .copied()
-                .flatten()
-                .is_some_and(|pid| !ibdyn_shm::process_alive_since(pid, 0));
-        ended
-            && w.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
+        let n = self.pids.len();
+        let mut freed = false;
+        for h in (0..n).filter(|&h| self.pids[h].is_some()) {
+            let (word, bit) = self.seg.mark(n, h, t);
+            // Clearing the mark first makes one waiter, not every one, take its count back.
+            if word.load(Ordering::Acquire) & bit != 0
+                && self.ended(h)
+                && word.fetch_and(!bit, Ordering::AcqRel) & bit != 0
+            {
+                w.fetch_sub(1, Ordering::AcqRel);
+                freed = true;
+            }
+        }
+        freed
     }
 
     pub fn unlock(&self, t: usize, exclusive: bool) {
@@ -327,18 +398,40 @@ impl Exposed {
     }
 
     /// Runs `f` holding target `t`'s accumulate mutex (one read-modify-write at a time).
+    /// The mutex holds its holder's rank + 1, so that a waiter can free it when the holder
+    /// ended inside an accumulate (the target's memory may then hold that one half done).
     pub fn atomically<R>(&self, t: usize, f: impl FnOnce() -> MpiResult<R>) -> MpiResult<R> {
         let m = self.seg.acc(t);
+        let mine = self.me as u32 + 1;
+        let mut looks = 0u32;
         wait_for(
             || format!("the accumulate lock of window rank {t}"),
             || {
-                m.compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                if m.compare_exchange(0, mine, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
+                {
+                    return true;
+                }
+                looks = looks.wrapping_add(1);
+                if looks.is_multiple_of(HOLDER_CHECK_EVERY) {
+                    self.free_accumulate_if_holder_ended(t);
+                }
+                false
             },
         )?;
         let r = f();
         m.store(0, Ordering::Release);
         r
+    }
+
+    /// Frees target `t`'s accumulate mutex when its holder has ended; whether it did.
+    pub(crate) fn free_accumulate_if_holder_ended(&self, t: usize) -> bool {
+        let m = self.seg.acc(t);
+        let v = m.load(Ordering::Acquire);
+        v != 0
+            && self.ended(v as usize - 1)
+            && m.compare_exchange(v, 0, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
     }
 }
 

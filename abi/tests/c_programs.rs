@@ -532,16 +532,20 @@ fn passive_target_epochs_reach_ranks_of_the_other_node() {
     );
 }
 
-/// With `--keep-going`: an origin dies holding an exclusive lock on rank 0, and rank 0's own
-/// lock is granted once the death is known instead of failing at the lock's bound (120 s,
-/// past which this job's run would fail the check). On 2 nodes the target service releases
-/// the dead origin's lock; on 1 node the waiter finds the holder in the lock line ended.
+/// With `--keep-going`: an origin dies holding a lock on rank 0 (exclusive, shared, or
+/// MPI_Win_lock_all's), and rank 0's own exclusive lock is granted once the death is known
+/// instead of failing at the lock's bound (120 s, past which this job's run would fail the
+/// check). On 2 nodes the target service releases the dead origin's lock; on 1 node the
+/// waiter finds the holder the lock line names or marks ended.
 #[test]
 fn an_origin_that_dies_holding_a_lock_gives_it_back() {
     let s = Scratch::new("rma_dead_origin");
     let exe = s.build("rma_dead_origin");
     let w = |x: &str| OsString::from(x);
-    for nodes in ["1", "2"] {
+    for (nodes, kind) in ["1", "2"]
+        .into_iter()
+        .flat_map(|n| ["exclusive", "shared", "all"].map(|k| (n, k)))
+    {
         let out = s.run_words(&[
             w("--keep-going"),
             w("--nodes"),
@@ -549,16 +553,17 @@ fn an_origin_that_dies_holding_a_lock_gives_it_back() {
             w("-n"),
             w("2"),
             exe.clone().into(),
+            w(kind),
         ]);
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stdout.contains("rma_dead_origin: ok, the dead origin's lock came back"),
-            "{nodes} node(s): stdout:\n{stdout}\nstderr:\n{stderr}"
+            "{nodes} node(s), {kind}: stdout:\n{stdout}\nstderr:\n{stderr}"
         );
         assert!(
             stderr.contains("rank 1 exited with code 3"),
-            "{nodes} node(s): stdout:\n{stdout}\nstderr:\n{stderr}"
+            "{nodes} node(s), {kind}: stdout:\n{stdout}\nstderr:\n{stderr}"
         );
         assert_eq!(out.status.code(), Some(3), "stderr:\n{stderr}");
     }
