@@ -341,11 +341,10 @@ impl Exposed {
     /// ends, while a mark without its count cannot happen.
     pub fn mark_shared(&self, t: usize, held: bool) {
         let (word, bit) = self.seg.mark(self.pids.len(), self.me, t);
-        if held {
-            word.fetch_or(bit, Ordering::Release);
-        } else {
-            word.fetch_and(!bit, Ordering::Release);
-        }
+        // No read-modify-write: only this process writes its marks while it runs (a waiter
+        // clears the marks of ended processes only).
+        let v = word.load(Ordering::Relaxed);
+        word.store(if held { v | bit } else { v & !bit }, Ordering::Release);
     }
 
     /// Whether rank `r` of the window is a process of this node other than this one that
