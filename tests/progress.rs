@@ -59,6 +59,36 @@ fn a_connection_is_answered_during_a_computation_by_the_progress_thread() {
     assert_answered(&out, "a computation");
 }
 
+/// A rank that computes outside MPI for longer than a connect request is retried (3.55 s)
+/// is not taken for dead: the rank that sent it its first message waits on for its answer.
+#[test]
+fn a_rank_that_computes_past_the_connect_retries_is_waited_for() {
+    let stdout = succeeded(&run(&["busy"], &[]));
+    assert!(
+        stdout.contains("progress_check: busy: rank 1 had the answer of the rank that computed"),
+        "stdout:\n{stdout}"
+    );
+}
+
+/// A first message to another node has left its sender when MPI_Send (or MPI_Isend and
+/// MPI_Wait) returns: the receiver has it while the sender makes no further MPI call, as
+/// MPI_Comm_join's sender of the port does. Without it rank 0 fails at its bound (20 s).
+#[test]
+fn a_completed_first_send_to_another_node_needs_no_later_call_of_its_sender() {
+    for mode in ["sendblock", "isendblock"] {
+        let dir = std::env::temp_dir().join(format!("ibdyn-{mode}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        let flag = dir.join("received");
+        let out = run(&[mode, flag.to_str().expect("a UTF-8 path")], &[]);
+        let _ = std::fs::remove_dir_all(&dir);
+        let stdout = succeeded(&out);
+        assert!(
+            stdout.contains("progress_check: sendblock: rank 0's message left"),
+            "{mode}: stdout:\n{stdout}"
+        );
+    }
+}
+
 /// The waits a `progress_check` job reported: (line, ms waited, ms of CPU, sleeps).
 fn waits(out: &Output) -> Vec<(String, u64, u64, u64)> {
     succeeded(out)

@@ -333,9 +333,16 @@ fn calls_before_init_and_after_finalize_are_fatal_errors() {
     }
 }
 
+/// Also on 2 nodes, where rank 0's MPI_Send of the port is its first message to rank 1 and
+/// it then blocks in `accept`: the send returns only once the message has left.
 #[test]
 fn comm_join_over_a_socket() {
-    run_ok("join", 2, "join: ok");
+    let s = Scratch::new("join");
+    let exe = s.build("join");
+    assert_ran("join", &s.run(2, &exe), "join: ok");
+    let w = |x: &str| OsString::from(x);
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("2"), exe.into()]);
+    assert_ran("join on 2 nodes", &out, "join: ok");
 }
 
 #[test]

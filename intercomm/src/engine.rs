@@ -198,11 +198,21 @@ impl Engine {
     ) -> Result<()> {
         let (proto, mut r) = self.split();
         if buf.len() <= proto.eager_limit() {
-            return proto.push(
+            proto.push(
                 &mut r,
                 to,
                 &[&Header::encode_eager(tag, ctx, src_rank), buf],
-            );
+            )?;
+            if !proto.held_back(&r, to) {
+                return Ok(());
+            }
+            let status = Status {
+                source: dest_rank,
+                tag,
+                count: buf.len(),
+            };
+            let id = proto.hold(to, status);
+            return self.wait(id).map(|_| ());
         }
         match proto.isend(&mut r, ctx, src_rank, to, dest_rank, tag, buf)? {
             SendStart::Done(_) => Ok(()),

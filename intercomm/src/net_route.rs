@@ -76,6 +76,20 @@ impl NetRoute {
         false
     }
 
+    /// Whether something sent to `g` still waits in this process (`Fabric::holds_back`).
+    pub fn holds_back(&self, g: Gpid) -> bool {
+        self.with_fabric(|f| f.holds_back(g.to_u64()))
+            .unwrap_or(false)
+    }
+
+    /// Stops waiting for `g`'s connection: what waits for it fails with `why`, reported by
+    /// the next progress pass.
+    pub fn abandon(&mut self, g: Gpid, why: String) {
+        if let Some(sh) = self.shared.as_ref() {
+            sh.lock().abandon(g.to_u64(), why);
+        }
+    }
+
     /// Whether `g`'s exit will end its connection, unasked (see `Fabric::reports_exit_of`).
     pub fn reports_exit_of(&self, g: Gpid) -> bool {
         self.with_fabric(|f| f.reports_exit_of(g.to_u64()))
@@ -199,6 +213,9 @@ impl Route for NetRoute {
                 Event::WriteDone { .. } | Event::WriteFailed { .. } => {}
                 Event::PeerFailed { peer, error } => {
                     sink.peer_failed(self, Gpid::from_u64(peer), &error.to_string())
+                }
+                Event::ConnectSlow { peer, waited } => {
+                    sink.connect_slow(self, Gpid::from_u64(peer), waited)
                 }
             }
         }

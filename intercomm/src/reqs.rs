@@ -35,6 +35,8 @@ pub(crate) enum ReqState {
     },
     /// A rendezvous send waiting for the receiver to pull.
     SendRndv(RndvSend),
+    /// An eager send whose packet waits in this process for the fabric (`protocol::held`).
+    SendHeld { to: Gpid, status: Status },
     /// A rendezvous send pushing fragments (CMA refused): `sent` bytes so far.
     SendStream {
         send: RndvSend,

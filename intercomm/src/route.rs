@@ -53,6 +53,9 @@ pub(crate) trait Sink<R> {
     fn read_failed(&mut self, route: &mut R, token: u64, error: VerbsError);
     /// The route found `peer` unreachable.
     fn peer_failed(&mut self, route: &mut R, peer: Gpid, why: &str);
+    /// The route has waited `waited` for `peer` to answer its connect request and goes on
+    /// waiting unless told to give up (`NetRoute::abandon`).
+    fn connect_slow(&mut self, _route: &mut R, _peer: Gpid, _waited: Duration) {}
 }
 
 /// A rendezvous message to pull, as its request-to-send describes it.

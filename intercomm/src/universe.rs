@@ -334,6 +334,9 @@ fn open_fabric(me: Gpid, early: Option<Preopened>) -> Result<Option<Fabric>> {
     let cfg = FabricConfig {
         job_secret: job_secret(),
         local_key: me.to_u64(),
+        // A peer that computes outside MPI answers when it next calls MPI; whether it still
+        // runs is for the process manager to say (`Protocol::connect_slow`).
+        patient_connects: true,
         ..FabricConfig::default()
     };
     match Fabric::open_with(cfg, early) {

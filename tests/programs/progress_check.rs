@@ -32,6 +32,17 @@
 //! the sleeps of its wait. After a quarter second the wait blocks deeper, in the fabric's poll
 //! although it has no fabric traffic yet, so rank 0's connection request ends the block at once.
 //!
+//! `busy` (2 ranks on 2 nodes, no traffic between them before): rank 0 computes for `BUSY`,
+//! longer than a connect request is retried (3.55 s), without any communication call; rank 1
+//! sends it the first message meanwhile and waits for the answer. A peer that computes is not
+//! a dead one: rank 1 waits on, and has the answer once rank 0 receives.
+//!
+//! `sendblock FLAG` / `isendblock FLAG` (2 ranks on 2 nodes, no traffic before): rank 0 sends
+//! rank 1 the first message (MPI_Send; MPI_Isend and MPI_Wait) and then makes no
+//! communication call until rank 1, having received it, creates the file FLAG, as a process
+//! that blocks in `accept` after sending its port does (MPI_Comm_join). The send completes
+//! only once the message has left rank 0, so rank 1 has it without rank 0's help.
+//!
 //! `disconnect` (2 ranks): each connects to the other through a port, its own one-process side
 //! of an intercommunicator. Rank 1 disconnects at once, rank 0 only after `HOLD`; rank 1 reports
 //! the sleeps of its disconnect: rank 0's word ends it, so it may block deep from the start
@@ -51,6 +62,8 @@ const ROOM_MSGS: u32 = 300;
 const BELL_HOLD: Duration = Duration::from_millis(1200);
 /// `deep`: how long rank 0 waits before its first message to rank 1.
 const DEEP_HOLD: Duration = Duration::from_secs(4);
+/// `busy`: how long rank 0 computes, beyond a connect request's retries (3.55 s).
+const BUSY: Duration = Duration::from_secs(5);
 
 enum Mode {
     Fence,
@@ -60,6 +73,8 @@ enum Mode {
     Bell,
     Deep,
     Disconnect,
+    Busy,
+    SendBlock { flag: PathBuf, immediate: bool },
 }
 
 fn mode() -> Mode {
@@ -72,10 +87,15 @@ fn mode() -> Mode {
         [m] if m == "bell" => Mode::Bell,
         [m] if m == "deep" => Mode::Deep,
         [m] if m == "disconnect" => Mode::Disconnect,
+        [m] if m == "busy" => Mode::Busy,
+        [m, flag] if m == "sendblock" || m == "isendblock" => Mode::SendBlock {
+            flag: PathBuf::from(flag),
+            immediate: m == "isendblock",
+        },
         _ => {
             eprintln!(
                 "usage: progress_check fence | compute FLAG_FILE | room | idle | bell | deep \
-                 | disconnect"
+                 | disconnect | busy | sendblock FLAG_FILE | isendblock FLAG_FILE"
             );
             std::process::exit(2);
         }
@@ -89,17 +109,70 @@ fn fail(what: &str) -> ! {
 
 /// A computation that makes no communication call, until `flag` exists.
 fn compute_until(flag: &Path) -> u64 {
-    let start = Instant::now();
-    let mut x = 1u64;
-    while !flag.exists() {
-        for i in 0..100_000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
-        }
+    compute_while(|start| {
         if start.elapsed() > BOUND {
             fail("the flag of rank 1's connection did not appear while rank 0 computed");
         }
+        !flag.exists()
+    })
+}
+
+/// Computes without any communication call while `go_on(start)`.
+fn compute_while(mut go_on: impl FnMut(Instant) -> bool) -> u64 {
+    let start = Instant::now();
+    let mut x = 1u64;
+    while go_on(start) {
+        for i in 0..100_000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+        }
     }
     x
+}
+
+fn busy(world: &ibdyn::IntraCommunicator) {
+    let mut buf = [0u8; 4];
+    if world.rank() == 0 {
+        std::hint::black_box(compute_while(|start| start.elapsed() < BUSY));
+        world.recv(&mut buf, 1, 12).expect("busy: rank 0 receives");
+        world.send(b"done", 1, 13).expect("busy: rank 0 answers");
+    } else {
+        world.send(b"work", 0, 12).expect("busy: rank 1 sends");
+        world
+            .recv(&mut buf, 0, 13)
+            .unwrap_or_else(|e| fail(&format!("busy: rank 1 waits for the answer: {e}")));
+        if buf != *b"done" {
+            fail("busy: a wrong answer");
+        }
+        println!("progress_check: busy: rank 1 had the answer of the rank that computed");
+    }
+}
+
+fn send_block(world: &ibdyn::IntraCommunicator, flag: &Path, immediate: bool) {
+    let mut buf = [0u8; 4];
+    if world.rank() == 0 {
+        if immediate {
+            let r = world.isend(b"port", 1, 14).expect("sendblock: isend");
+            r.wait().expect("sendblock: wait");
+        } else {
+            world.send(b"port", 1, 14).expect("sendblock: send");
+        }
+        // No communication call until rank 1 has the message (a blocking accept).
+        std::hint::black_box(compute_while(|start| {
+            if start.elapsed() > BOUND {
+                fail("sendblock: rank 1 did not get the message rank 0 had sent");
+            }
+            !flag.exists()
+        }));
+        println!(
+            "progress_check: sendblock: rank 0's message left before it stopped communicating"
+        );
+    } else {
+        world.recv(&mut buf, 0, 14).expect("sendblock: receive");
+        if buf != *b"port" {
+            fail("sendblock: a wrong message");
+        }
+        std::fs::write(flag, b"got it").expect("sendblock: write the flag file");
+    }
 }
 
 /// CPU time this process has used (user + system), and how many times it went to sleep
@@ -285,14 +358,28 @@ fn main() {
     let mode = mode();
     let universe = ibdyn::initialize().expect("init");
     let world = universe.world();
-    if let Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep | Mode::Disconnect = mode {
-        match mode {
+    if let Mode::Room
+    | Mode::Idle
+    | Mode::Bell
+    | Mode::Deep
+    | Mode::Disconnect
+    | Mode::Busy
+    | Mode::SendBlock { .. } = mode
+    {
+        match &mode {
             Mode::Room if world.size() >= 3 => room(&world),
             Mode::Idle if world.size() == 2 => idle(&universe, &world),
             Mode::Bell if world.size() == 3 => bell(&world),
             Mode::Deep if world.size() == 2 => timed_receive(&world, "deep", DEEP_HOLD, 10),
             Mode::Disconnect if world.size() == 2 => disconnect(&universe, &world),
-            _ => fail("room runs on 3 or more ranks, idle, deep and disconnect on 2, bell on 3"),
+            Mode::Busy if world.size() == 2 => busy(&world),
+            Mode::SendBlock { flag, immediate } if world.size() == 2 => {
+                send_block(&world, flag, *immediate)
+            }
+            _ => fail(
+                "room runs on 3 or more ranks, idle, deep, disconnect, busy and sendblock on 2, \
+                 bell on 3",
+            ),
         }
         drop(world);
         universe.finalize().expect("finalize");
@@ -314,9 +401,7 @@ fn main() {
                     std::hint::black_box(compute_until(flag));
                     "a computation"
                 }
-                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep | Mode::Disconnect => {
-                    unreachable!("handled above")
-                }
+                _ => unreachable!("handled above"),
             };
             let mut buf = [0u8; 8];
             world.recv(&mut buf, 1, 7).expect("rank 0: receive");
@@ -341,9 +426,7 @@ fn main() {
                 Mode::Compute(flag) => {
                     std::fs::write(flag, b"connected").expect("rank 1: write the flag file")
                 }
-                Mode::Room | Mode::Idle | Mode::Bell | Mode::Deep | Mode::Disconnect => {
-                    unreachable!("handled above")
-                }
+                _ => unreachable!("handled above"),
             }
         }
     }

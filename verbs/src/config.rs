@@ -55,6 +55,11 @@ pub struct FabricConfig {
     pub max_retries: u32,
     /// `sock` test knob: fraction of outgoing UD datagrams dropped (also `IBDYN_SOCK_DROP`).
     pub drop_rate: f64,
+    /// A connect handshake that is not answered within the retry budget is started over
+    /// (reported as `Event::ConnectSlow`) instead of failing the peer: the peer may be alive
+    /// and busy outside any call that progresses its fabric. The owner then decides, from
+    /// what else it knows of the peer, whether to wait on or to `Fabric::abandon` it.
+    pub patient_connects: bool,
 }
 
 impl Default for FabricConfig {
@@ -68,6 +73,7 @@ impl Default for FabricConfig {
             retry_timeout: Duration::from_millis(50),
             max_retries: 10,
             drop_rate: 0.0,
+            patient_connects: false,
         }
     }
 }

@@ -80,6 +80,8 @@ struct Peer {
     card: AddressCard,
     link: Link,
     queue: VecDeque<Op>,
+    /// When the handshake began (for `Event::ConnectSlow`).
+    began: Instant,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -204,6 +206,7 @@ impl ConnManager {
                             since: now,
                         },
                         queue: op.into_iter().collect(),
+                        began: now,
                     },
                 );
                 Ok(())
@@ -247,6 +250,7 @@ impl ConnManager {
                                 since: io.now,
                             },
                             queue: VecDeque::new(),
+                            began: io.now,
                         },
                     );
                     self.answered += 1;
@@ -299,8 +303,24 @@ impl ConnManager {
         let Some(p) = self.peers.get_mut(&key) else {
             return;
         };
-        let Link::Requested { qp, .. } = p.link else {
-            return;
+        let qp = match p.link {
+            Link::Requested { qp, .. } => qp,
+            // The peer answered again (it started over while our `Ready` was lost): say it
+            // again, in case the peer still waits for it.
+            Link::Connected { qp } => {
+                let ready = Handshake::Ready {
+                    key: self.local_key,
+                    ep: RcEndpoint {
+                        qpn: qp,
+                        psn: prov.rc_psn(qp),
+                    },
+                };
+                if let Err(e) = io.ch.send(&from, &ready.encode(), io.now) {
+                    tracing::debug!("ready to peer {key:#x}: {e}");
+                }
+                return;
+            }
+            _ => return,
         };
         tracing::debug!(
             "connect reply from peer {key:#x}: local qp {qp} -> remote {}",
@@ -435,13 +455,7 @@ impl ConnManager {
     }
 
     /// A control datagram could not be delivered; returns true when it was one of ours.
-    pub(crate) fn on_undelivered(
-        &mut self,
-        prov: &mut dyn Provider,
-        to: &AddressCard,
-        seq: u64,
-        out: &mut Vec<Event>,
-    ) -> bool {
+    pub(crate) fn on_undelivered(&mut self, io: &mut Io<'_>, to: &AddressCard, seq: u64) -> bool {
         let hit = self.peers.iter().find_map(|(k, p)| {
             let ours = p.card == *to
                 && match p.link {
@@ -452,22 +466,70 @@ impl ConnManager {
             ours.then_some(*k)
         });
         match hit {
+            Some(key) if self.cfg.patient_connects => {
+                self.start_over(io, key);
+                true
+            }
             Some(key) => {
                 let e = VerbsError::ConnectTimeout {
                     peer: key,
                     retries: self.cfg.max_retries,
                     elapsed: self.cfg.retry_budget(),
                 };
-                self.fail(prov, key, e.to_string(), out);
+                self.fail(io.prov, key, e.to_string(), io.out);
                 true
             }
             None => false,
         }
     }
 
-    /// Fail handshakes that never finished (request or reply delivered, the answer lost for good).
-    pub(crate) fn tick(&mut self, prov: &mut dyn Provider, now: Instant, out: &mut Vec<Event>) {
-        let budget = answer_budget(&self.cfg);
+    /// Sends the request (or the answer) of an unfinished handshake again, as a new control
+    /// datagram, and reports the peer slow (`patient_connects`).
+    fn start_over(&mut self, io: &mut Io<'_>, key: u64) {
+        let Some(p) = self.peers.get_mut(&key) else {
+            return;
+        };
+        let ep = |qp: u32| RcEndpoint {
+            qpn: qp,
+            psn: io.prov.rc_psn(qp),
+        };
+        let me = self.local_key;
+        let msg = match p.link {
+            Link::Requested { qp, .. } => Handshake::Request {
+                key: me,
+                ep: ep(qp),
+            },
+            Link::Answered { qp, .. } => Handshake::Reply {
+                key: me,
+                ep: ep(qp),
+            },
+            Link::Connected { .. } | Link::Failed { .. } => return,
+        };
+        let seq = io.ch.send(&p.card, &msg.encode(), io.now);
+        if let Err(e) = &seq {
+            tracing::debug!("connect to peer {key:#x} again: {e}");
+        }
+        match &mut p.link {
+            Link::Requested { req_seq, since, .. } => {
+                *req_seq = seq.unwrap_or(*req_seq);
+                *since = io.now;
+            }
+            Link::Answered { rep_seq, since, .. } => {
+                *rep_seq = seq.ok();
+                *since = io.now;
+            }
+            Link::Connected { .. } | Link::Failed { .. } => {}
+        }
+        io.out.push(Event::ConnectSlow {
+            peer: key,
+            waited: io.now.saturating_duration_since(p.began),
+        });
+    }
+
+    /// Fail handshakes that never finished (request or reply delivered, the answer lost for
+    /// good), or with `patient_connects` start them over.
+    pub(crate) fn tick(&mut self, io: &mut Io<'_>) {
+        let (now, budget) = (io.now, answer_budget(&self.cfg));
         let late: Vec<(u64, Instant)> = self
             .peers
             .iter()
@@ -481,12 +543,29 @@ impl ConnManager {
             })
             .collect();
         for (key, since) in late {
+            if self.cfg.patient_connects {
+                self.start_over(io, key);
+                continue;
+            }
             let e = VerbsError::ConnectTimeout {
                 peer: key,
                 retries: self.cfg.max_retries,
                 elapsed: now - since,
             };
-            self.fail(prov, key, e.to_string(), out);
+            self.fail(io.prov, key, e.to_string(), io.out);
+        }
+    }
+
+    /// Whether an operation for `peer` waits in this process: for its connection, or as
+    /// bytes on its connection the provider has not handed over yet (`qp_sent`).
+    pub(crate) fn holds_back(&self, peer: u64, qp_sent: impl Fn(u32) -> bool) -> bool {
+        match self.peers.get(&peer) {
+            Some(Peer {
+                link: Link::Connected { qp },
+                ..
+            }) => !qp_sent(*qp),
+            Some(p) => !p.queue.is_empty() && !matches!(p.link, Link::Failed { .. }),
+            None => false,
         }
     }
 

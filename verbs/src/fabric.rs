@@ -80,6 +80,13 @@ pub enum Event {
         peer: u64,
         error: VerbsError,
     },
+    /// With `FabricConfig::patient_connects`: the connect handshake with the peer has not
+    /// finished after `waited` and was started over; its operations still wait. The owner
+    /// may `abandon` the peer.
+    ConnectSlow {
+        peer: u64,
+        waited: Duration,
+    },
 }
 
 /// Counters for tests, logs and `ibdyn info`.
@@ -99,6 +106,8 @@ pub struct Fabric {
     scratch: Vec<Vec<u8>>,
     rc_events: Vec<RcEvent>,
     ch_events: Vec<ChannelEvent>,
+    /// Events of calls outside `progress` (`abandon`), reported by the next one.
+    later: Vec<Event>,
 }
 
 impl Fabric {
@@ -132,6 +141,7 @@ impl Fabric {
             scratch: Vec::new(),
             rc_events: Vec::new(),
             ch_events: Vec::new(),
+            later: Vec::new(),
         })
     }
 
@@ -290,8 +300,24 @@ impl Fabric {
         Ok(())
     }
 
+    /// Gives up on `peer` (see `FabricConfig::patient_connects`): its waiting operations
+    /// fail, and the next `progress` reports it failed with `reason`.
+    pub fn abandon(&mut self, peer: u64, reason: String) {
+        self.cm
+            .fail(&mut *self.provider, peer, reason, &mut self.later);
+    }
+
+    /// Whether something sent to `peer` has not left this process yet: it waits for the
+    /// connection, or in the provider's buffer of the connection. Sending it on then needs
+    /// this process's progress, whatever the peer does.
+    pub fn holds_back(&self, peer: u64) -> bool {
+        let prov = &*self.provider;
+        self.cm.holds_back(peer, |qp| prov.rc_sent(qp))
+    }
+
     /// Drive everything; never blocks.
     pub fn progress(&mut self, out: &mut Vec<Event>) -> Result<()> {
+        out.append(&mut self.later);
         let now = Instant::now();
         self.scratch.clear();
         self.provider.ud_poll(&mut self.scratch)?;
@@ -327,14 +353,25 @@ impl Fabric {
                     None => self.channel.stats.dropped_malformed += 1,
                 },
                 ChannelEvent::Failed { to, seq, error } => {
-                    if !self.cm.on_undelivered(&mut *self.provider, &to, seq, out) {
+                    let mut io = Io {
+                        prov: &mut *self.provider,
+                        ch: &mut self.channel,
+                        now,
+                        out,
+                    };
+                    if !self.cm.on_undelivered(&mut io, &to, seq) {
                         out.push(Event::ControlFailed { to, error });
                     }
                 }
             }
         }
         self.ch_events = events;
-        self.cm.tick(&mut *self.provider, now, out);
+        self.cm.tick(&mut Io {
+            prov: &mut *self.provider,
+            ch: &mut self.channel,
+            now,
+            out,
+        });
         {
             let provider = &mut self.provider;
             self.channel

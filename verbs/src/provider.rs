@@ -99,6 +99,11 @@ pub trait Provider: Send {
     fn rc_flushed(&self) -> bool {
         true
     }
+    /// Whether everything sent on endpoint `qp` has left this process: handed to the device
+    /// or the kernel, perhaps not yet acknowledged by the peer (which `rc_flushed` waits for).
+    fn rc_sent(&self, _qp: u32) -> bool {
+        self.rc_flushed()
+    }
 
     /// Make `[ptr, ptr+len)` readable by remote RDMA reads. The memory must stay valid until
     /// `release`.

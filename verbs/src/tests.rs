@@ -130,6 +130,72 @@ fn unanswered_connect_fails_after_bounded_retries() {
     assert_eq!(a.connection_count(), 0);
 }
 
+fn patient(net: &Net, key: u64, port: u16) -> Fabric {
+    let cfg = FabricConfig {
+        patient_connects: true,
+        max_retries: 3,
+        ..cfg(key)
+    };
+    Fabric::with_provider(cfg, Box::new(FakeProvider::new(net, port, 2048))).unwrap()
+}
+
+fn slow_reports(ev: &[Event], of: u64) -> usize {
+    ev.iter()
+        .filter(|e| matches!(e, Event::ConnectSlow { peer, .. } if *peer == of))
+        .count()
+}
+
+#[test]
+fn a_patient_connect_waits_for_a_busy_peer_and_delivers_once_it_progresses() {
+    let net = Net::default();
+    let mut a = patient(&net, 1, 100);
+    let mut b = patient(&net, 2, 200);
+    a.send(2, &card(200), &[b"first contact"]).unwrap();
+    assert!(a.holds_back(2));
+    // The peer is busy (never progresses) for two retry budgets.
+    let mut evs = vec![Vec::new(), Vec::new()];
+    drive(&mut [&mut a], &mut evs[..1], |e| {
+        slow_reports(&e[0], 2) >= 2
+    });
+    assert!(!evs[0].iter().any(|e| matches!(e, Event::PeerFailed { .. })));
+    assert!(a.holds_back(2), "still waiting for the connection");
+    // Once it progresses, the message arrives, once.
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[1]).len() == 1
+    });
+    for _ in 0..20 {
+        a.progress(&mut evs[0]).unwrap();
+        b.progress(&mut evs[1]).unwrap();
+    }
+    assert_eq!(messages(&evs[1]), vec![(1, b"first contact".to_vec())]);
+    assert!(!a.holds_back(2));
+    assert_eq!((a.connection_count(), b.connection_count()), (1, 1));
+    // Now the side that answered is busy: the other's messages go over the connection.
+    a.send(2, &card(200), &[b"later"]).unwrap();
+    assert!(!a.holds_back(2));
+    drive(&mut [&mut a, &mut b], &mut evs, |e| {
+        messages(&e[1]).len() == 2
+    });
+}
+
+#[test]
+fn a_patient_connect_ends_when_its_owner_abandons_the_peer() {
+    let net = Net::default();
+    let mut a = patient(&net, 1, 100);
+    a.send(7, &card(999), &[b"hello?"]).unwrap();
+    let mut evs = vec![Vec::new()];
+    drive(&mut [&mut a], &mut evs, |e| slow_reports(&e[0], 7) == 1);
+    a.abandon(7, "the process manager says it exited".into());
+    assert!(!a.holds_back(7));
+    drive(&mut [&mut a], &mut evs, |e| {
+        e[0].iter().any(|e| matches!(e, Event::PeerFailed { .. }))
+    });
+    assert!(matches!(
+        a.send(7, &card(999), &[b"again"]),
+        Err(VerbsError::PeerFailed { peer: 7, ref reason }) if reason.contains("exited")
+    ));
+}
+
 #[test]
 fn drops_still_deliver_everything_exactly_once() {
     let net = Net::default();

@@ -21,6 +21,7 @@ impl Protocol {
                     Some(*from)
                 }
                 ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => Some(s.to),
+                ReqState::SendHeld { to, .. } => Some(*to),
                 ReqState::Done(_) => None,
             };
             if let Some(g) = g {
@@ -112,6 +113,7 @@ impl Protocol {
                 ReqState::RecvPosted(recv) => recv.peer == Some(g),
                 ReqState::RecvPulling { from, .. } | ReqState::RecvFrags { from, .. } => *from == g,
                 ReqState::SendRndv(s) | ReqState::SendStream { send: s, .. } => s.to == g,
+                ReqState::SendHeld { to, .. } => *to == g,
                 ReqState::Done(_) => false,
             };
             if hit {
@@ -123,15 +125,17 @@ impl Protocol {
                 peer: desc.clone(),
                 detail: why.to_string(),
             };
-            if matches!(
-                self.reqs.get_mut(id),
-                Some(ReqState::SendRndv(_) | ReqState::SendStream { .. })
-            ) {
-                self.finish_send(r, id, Err(err));
-            } else {
-                self.matcher.unpost(id);
-                self.set(id, ReqState::Done(Err(err)));
+            match self.reqs.get_mut(id) {
+                Some(ReqState::SendRndv(_) | ReqState::SendStream { .. }) => {
+                    self.finish_send(r, id, Err(err));
+                    continue;
+                }
+                Some(ReqState::SendHeld { .. }) => self.held -= 1,
+                _ => {
+                    self.matcher.unpost(id);
+                }
             }
+            self.set(id, ReqState::Done(Err(err)));
         }
     }
 }

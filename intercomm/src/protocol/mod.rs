@@ -4,6 +4,7 @@
 //! goes through `Routes`.
 
 mod failure;
+mod held;
 mod recv;
 mod rndv;
 
@@ -53,6 +54,10 @@ pub(crate) struct Protocol {
     eager_limit: usize,
     /// Sends pushing fragments (CMA refused).
     streaming: usize,
+    /// Eager sends whose packets wait in this process for the fabric (see `held`).
+    held: usize,
+    /// Set by a push that took the fabric route (see `held_back`).
+    pushed_to_fabric: bool,
     /// Malformed packets dropped so far.
     malformed: u64,
     /// Liveness checks so far (see `check_liveness`).
@@ -74,6 +79,8 @@ impl Protocol {
             next_claim: 0,
             eager_limit,
             streaming: 0,
+            held: 0,
+            pushed_to_fabric: false,
             malformed: 0,
             liveness_rounds: 0,
             deaths: 0,
@@ -248,7 +255,10 @@ impl Protocol {
                 detail: why.clone(),
             });
         }
-        r.send(&mut peer.link, to, parts)
+        let net = matches!(peer.link, Link::Net(_));
+        r.send(&mut peer.link, to, parts)?;
+        self.pushed_to_fabric |= net;
+        Ok(())
     }
 
     /// A same-node peer whose full queue holds packets of ours back, if any.
@@ -311,6 +321,9 @@ impl Protocol {
         };
         if buf.len() <= self.eager_limit {
             self.push(r, to, &[&Header::encode_eager(tag, ctx, src_rank), buf])?;
+            if self.held_back(r, to) {
+                return Ok(SendStart::Pending(self.hold(to, status)));
+            }
             return Ok(SendStart::Done(status));
         }
         self.isend_rndv(r, ctx, src_rank, to, tag, buf, status)
@@ -347,6 +360,9 @@ impl Protocol {
         }
         if self.streaming > 0 {
             did |= self.stream_fragments(r)?;
+        }
+        if self.held > 0 {
+            did |= self.release_held(r);
         }
         if r.net.due(look_for_connects) {
             did |= self.progress_fabric(r.shm, r.net)?;
@@ -411,5 +427,9 @@ impl Sink<NetRoute> for OnNet<'_> {
     fn peer_failed(&mut self, net: &mut NetRoute, peer: Gpid, why: &str) {
         let mut r = Routes { shm: self.shm, net };
         self.proto.fail_peer(&mut r, peer, why);
+    }
+
+    fn connect_slow(&mut self, net: &mut NetRoute, peer: Gpid, waited: Duration) {
+        self.proto.connect_slow(net, peer, waited);
     }
 }

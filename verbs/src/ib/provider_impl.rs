@@ -217,6 +217,10 @@ impl Provider for IbProvider {
         self.qps.values().all(RcQp::flushed)
     }
 
+    fn rc_sent(&self, qp: u32) -> bool {
+        self.qps.get(&qp).is_none_or(RcQp::posted)
+    }
+
     fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
         let (_, rkey) = self.register(ptr as u64, len as u64)?;
         Ok(RemoteBuf {

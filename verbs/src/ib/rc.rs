@@ -49,6 +49,11 @@ impl RcQp {
     pub(super) fn flushed(&self) -> bool {
         self.pending.is_empty() && self.outstanding == 0
     }
+
+    /// Everything sent is posted to the device (which delivers it without this process).
+    pub(super) fn posted(&self) -> bool {
+        self.pending.is_empty()
+    }
 }
 
 /// An RDMA read or write posted on queue pair `qpn`.

@@ -54,6 +54,13 @@ struct Qp {
     early: Vec<(u8, Vec<u8>)>,
 }
 
+impl Qp {
+    /// Everything sent on it has been acknowledged by the peer's kernel.
+    fn flushed(&self) -> bool {
+        self.early.is_empty() && self.stream.as_ref().is_none_or(|s| s.delivered())
+    }
+}
+
 pub struct SockProvider {
     udp: UdpSocket,
     listener: TcpListener,
@@ -779,9 +786,13 @@ impl Provider for SockProvider {
     }
 
     fn rc_flushed(&self) -> bool {
-        self.qps
-            .values()
-            .all(|q| q.early.is_empty() && q.stream.as_ref().is_none_or(|s| s.delivered()))
+        self.qps.values().all(Qp::flushed)
+    }
+
+    fn rc_sent(&self, qp: u32) -> bool {
+        self.qps.get(&qp).is_none_or(|q| {
+            q.early.is_empty() && q.stream.as_ref().is_none_or(|s| !s.wants_write())
+        })
     }
 
     fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
