@@ -203,21 +203,28 @@ impl Engine {
                 to,
                 &[&Header::encode_eager(tag, ctx, src_rank), buf],
             )?;
-            if !proto.held_back(&r, to) {
-                return Ok(());
+            if proto.held_back(&r, to) {
+                return self.wait_held(to, dest_rank, tag, buf.len());
             }
-            let status = Status {
-                source: dest_rank,
-                tag,
-                count: buf.len(),
-            };
-            let id = proto.hold(to, status);
-            return self.wait(id).map(|_| ());
+            return Ok(());
         }
         match proto.isend(&mut r, ctx, src_rank, to, dest_rank, tag, buf)? {
             SendStart::Done(_) => Ok(()),
             SendStart::Pending(id) => self.wait(id).map(|_| ()),
         }
+    }
+
+    /// The rest of a blocking send whose packet waits in this process (`protocol::held`).
+    #[cold]
+    #[inline(never)]
+    fn wait_held(&mut self, to: Gpid, dest_rank: i32, tag: i32, count: usize) -> Result<()> {
+        let status = Status {
+            source: dest_rank,
+            tag,
+            count,
+        };
+        let id = self.proto.hold(to, status);
+        self.wait(id).map(|_| ())
     }
 
     /// Starts a send (see `Protocol::isend`).

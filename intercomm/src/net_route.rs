@@ -77,6 +77,7 @@ impl NetRoute {
     }
 
     /// Whether something sent to `g` still waits in this process (`Fabric::holds_back`).
+    #[inline(never)]
     pub fn holds_back(&self, g: Gpid) -> bool {
         self.with_fabric(|f| f.holds_back(g.to_u64()))
             .unwrap_or(false)

@@ -16,7 +16,11 @@ impl Protocol {
     /// route, which has not sent it yet). Costs a flag for packets to this node.
     #[inline]
     pub(crate) fn held_back(&mut self, r: &Routes<'_>, to: Gpid) -> bool {
-        std::mem::take(&mut self.pushed_to_fabric) && r.net.holds_back(to)
+        if !self.pushed_to_fabric {
+            return false;
+        }
+        self.pushed_to_fabric = false;
+        r.net.holds_back(to)
     }
 
     /// A request for an eager send held back on its way to `to`; done when the packet left.
