@@ -307,19 +307,7 @@ impl ConnManager {
             Link::Requested { qp, .. } => qp,
             // The peer answered again (it started over while our `Ready` was lost): say it
             // again, in case the peer still waits for it.
-            Link::Connected { qp } => {
-                let ready = Handshake::Ready {
-                    key: self.local_key,
-                    ep: RcEndpoint {
-                        qpn: qp,
-                        psn: prov.rc_psn(qp),
-                    },
-                };
-                if let Err(e) = io.ch.send(&from, &ready.encode(), io.now) {
-                    tracing::debug!("ready to peer {key:#x}: {e}");
-                }
-                return;
-            }
+            Link::Connected { qp } => return self.send_ready(io, key, qp, &from),
             _ => return,
         };
         tracing::debug!(
@@ -330,18 +318,23 @@ impl ConnManager {
             return self.fail(prov, key, e.to_string(), io.out);
         }
         p.card = from;
+        self.send_ready(io, key, qp, &from);
+        self.set_link(key, Link::Connected { qp });
+        self.flush(io.prov, key, io.out);
+    }
+
+    /// Tells the peer that our endpoint `qp` is connected (step 3).
+    fn send_ready(&self, io: &mut Io<'_>, key: u64, qp: u32, to: &AddressCard) {
         let ready = Handshake::Ready {
             key: self.local_key,
             ep: RcEndpoint {
                 qpn: qp,
-                psn: prov.rc_psn(qp),
+                psn: io.prov.rc_psn(qp),
             },
         };
-        if let Err(e) = io.ch.send(&from, &ready.encode(), io.now) {
+        if let Err(e) = io.ch.send(to, &ready.encode(), io.now) {
             tracing::debug!("ready to peer {key:#x}: {e}");
         }
-        self.set_link(key, Link::Connected { qp });
-        self.flush(prov, key, io.out);
     }
 
     fn on_ready(
