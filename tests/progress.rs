@@ -89,6 +89,23 @@ fn a_completed_first_send_to_another_node_needs_no_later_call_of_its_sender() {
     }
 }
 
+/// Freeing the request of a first send to another node (MPI_Request_free) is local: it does
+/// not wait for the connection, which the receiver, outside MPI until then, answers later.
+/// Without it both wait for each other until rank 1's bound (20 s).
+#[test]
+fn freeing_a_first_send_to_another_node_does_not_wait_for_its_connection() {
+    let dir = std::env::temp_dir().join(format!("ibdyn-freeblock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let flag = dir.join("freed");
+    let out = run(&["freeblock", flag.to_str().expect("a UTF-8 path")], &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let stdout = succeeded(&out);
+    assert!(
+        stdout.contains("progress_check: freeblock: rank 0 freed its send at once"),
+        "stdout:\n{stdout}"
+    );
+}
+
 /// The waits a `progress_check` job reported: (line, ms waited, ms of CPU, sleeps).
 fn waits(out: &Output) -> Vec<(String, u64, u64, u64)> {
     succeeded(out)

@@ -43,6 +43,11 @@
 //! that blocks in `accept` after sending its port does (MPI_Comm_join). The send completes
 //! only once the message has left rank 0, so rank 1 has it without rank 0's help.
 //!
+//! `freeblock FLAG` (2 ranks on 2 nodes, no traffic before): rank 1 makes no communication
+//! call until the file FLAG exists; rank 0 starts a send to it (its first message), frees the
+//! request (MPI_Request_free) and then creates FLAG. Freeing is local: it does not wait for
+//! the connection rank 1 answers only later. Rank 1 then receives the message.
+//!
 //! `disconnect` (2 ranks): each connects to the other through a port, its own one-process side
 //! of an intercommunicator. Rank 1 disconnects at once, rank 0 only after `HOLD`; rank 1 reports
 //! the sleeps of its disconnect: rank 0's word ends it, so it may block deep from the start
@@ -75,6 +80,7 @@ enum Mode {
     Disconnect,
     Busy,
     SendBlock { flag: PathBuf, immediate: bool },
+    FreeBlock(PathBuf),
 }
 
 fn mode() -> Mode {
@@ -88,6 +94,7 @@ fn mode() -> Mode {
         [m] if m == "deep" => Mode::Deep,
         [m] if m == "disconnect" => Mode::Disconnect,
         [m] if m == "busy" => Mode::Busy,
+        [m, flag] if m == "freeblock" => Mode::FreeBlock(PathBuf::from(flag)),
         [m, flag] if m == "sendblock" || m == "isendblock" => Mode::SendBlock {
             flag: PathBuf::from(flag),
             immediate: m == "isendblock",
@@ -95,7 +102,8 @@ fn mode() -> Mode {
         _ => {
             eprintln!(
                 "usage: progress_check fence | compute FLAG_FILE | room | idle | bell | deep \
-                 | disconnect | busy | sendblock FLAG_FILE | isendblock FLAG_FILE"
+                 | disconnect | busy | sendblock FLAG_FILE | isendblock FLAG_FILE \
+                 | freeblock FLAG_FILE"
             );
             std::process::exit(2);
         }
@@ -144,6 +152,26 @@ fn busy(world: &ibdyn::IntraCommunicator) {
             fail("busy: a wrong answer");
         }
         println!("progress_check: busy: rank 1 had the answer of the rank that computed");
+    }
+}
+
+fn free_block(world: &ibdyn::IntraCommunicator, flag: &Path) {
+    let mut buf = [0u8; 4];
+    if world.rank() == 0 {
+        drop(world.isend(b"free", 1, 15).expect("freeblock: isend"));
+        std::fs::write(flag, b"freed").expect("freeblock: write the flag file");
+    } else {
+        std::hint::black_box(compute_while(|start| {
+            if start.elapsed() > BOUND {
+                fail("freeblock: rank 0 did not get past freeing its send request");
+            }
+            !flag.exists()
+        }));
+        world.recv(&mut buf, 0, 15).expect("freeblock: receive");
+        if buf != *b"free" {
+            fail("freeblock: a wrong message");
+        }
+        println!("progress_check: freeblock: rank 0 freed its send at once, and it arrived");
     }
 }
 
@@ -364,7 +392,8 @@ fn main() {
     | Mode::Deep
     | Mode::Disconnect
     | Mode::Busy
-    | Mode::SendBlock { .. } = mode
+    | Mode::SendBlock { .. }
+    | Mode::FreeBlock(_) = mode
     {
         match &mode {
             Mode::Room if world.size() >= 3 => room(&world),
@@ -376,6 +405,7 @@ fn main() {
             Mode::SendBlock { flag, immediate } if world.size() == 2 => {
                 send_block(&world, flag, *immediate)
             }
+            Mode::FreeBlock(flag) if world.size() == 2 => free_block(&world, flag),
             _ => fail(
                 "room runs on 3 or more ranks, idle, deep, disconnect, busy and sendblock on 2, \
                  bell on 3",

@@ -146,12 +146,18 @@ impl Protocol {
         !matches!(self.reqs.get_mut(id), Some(st) if !matches!(st, ReqState::Done(_)))
     }
 
-    /// Drops a request the user no longer waits for: a posted receive is cancelled.
+    /// Drops a request the user no longer waits for: a posted receive is cancelled, a held
+    /// send's packet leaves without it (the fabric has its copy).
     /// Returns false if it must still complete (data is moving) before it can go.
     pub fn cancel(&mut self, id: u64) -> bool {
         match self.reqs.get_mut(id) {
             Some(ReqState::RecvPosted(_)) => {
                 self.matcher.unpost(id);
+                self.reqs.remove(id);
+                true
+            }
+            Some(ReqState::SendHeld { .. }) => {
+                self.held -= 1;
                 self.reqs.remove(id);
                 true
             }
