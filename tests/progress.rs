@@ -19,6 +19,16 @@ fn run(args: &[&str], envs: &[(&str, &str)]) -> Output {
     c.output().expect("start ibdyn run")
 }
 
+/// `run` of `mode FLAG_FILE`, the flag in a scratch directory of its own, removed after.
+fn run_with_flag(mode: &str, envs: &[(&str, &str)]) -> Output {
+    let dir = std::env::temp_dir().join(format!("ibdyn-{mode}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let flag = dir.join("flag");
+    let out = run(&[mode, flag.to_str().expect("a UTF-8 path")], envs);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
 /// The job's standard output, once it is known to have succeeded.
 fn succeeded(out: &Output) -> String {
     let stdout = common::text(&out.stdout);
@@ -48,14 +58,7 @@ fn a_connection_is_answered_from_inside_a_pmi_fence() {
 
 #[test]
 fn a_connection_is_answered_during_a_computation_by_the_progress_thread() {
-    let dir = std::env::temp_dir().join(format!("ibdyn-progress-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let flag = dir.join("connected");
-    let out = run(
-        &["compute", flag.to_str().expect("a UTF-8 path")],
-        &[("IBDYN_ASYNC_PROGRESS", "1")],
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    let out = run_with_flag("compute", &[("IBDYN_ASYNC_PROGRESS", "1")]);
     assert_answered(&out, "a computation");
 }
 
@@ -76,12 +79,7 @@ fn a_rank_that_computes_past_the_connect_retries_is_waited_for() {
 #[test]
 fn a_completed_first_send_to_another_node_needs_no_later_call_of_its_sender() {
     for mode in ["sendblock", "isendblock"] {
-        let dir = std::env::temp_dir().join(format!("ibdyn-{mode}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("a scratch directory");
-        let flag = dir.join("received");
-        let out = run(&[mode, flag.to_str().expect("a UTF-8 path")], &[]);
-        let _ = std::fs::remove_dir_all(&dir);
-        let stdout = succeeded(&out);
+        let stdout = succeeded(&run_with_flag(mode, &[]));
         assert!(
             stdout.contains("progress_check: sendblock: rank 0's message left"),
             "{mode}: stdout:\n{stdout}"
@@ -94,12 +92,7 @@ fn a_completed_first_send_to_another_node_needs_no_later_call_of_its_sender() {
 /// Without it both wait for each other until rank 1's bound (20 s).
 #[test]
 fn freeing_a_first_send_to_another_node_does_not_wait_for_its_connection() {
-    let dir = std::env::temp_dir().join(format!("ibdyn-freeblock-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch directory");
-    let flag = dir.join("freed");
-    let out = run(&["freeblock", flag.to_str().expect("a UTF-8 path")], &[]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let stdout = succeeded(&out);
+    let stdout = succeeded(&run_with_flag("freeblock", &[]));
     assert!(
         stdout.contains("progress_check: freeblock: rank 0 freed its send at once"),
         "stdout:\n{stdout}"

@@ -350,6 +350,14 @@ mod tests {
         out
     }
 
+    /// The replies of `checks` holder checks' worth of retries (each check is one look in
+    /// `HOLDER_CHECK_EVERY`).
+    fn retried(t: &mut Target, checks: u32) -> Vec<(i32, u64, bool)> {
+        (0..checks * crate::window::HOLDER_CHECK_EVERY)
+            .flat_map(|_| replies(&t.retry()))
+            .collect()
+    }
+
     #[test]
     fn requests_behind_a_held_lock_wait_in_order_until_it_is_free() {
         let mut mem = vec![0u8; 16];
@@ -430,19 +438,13 @@ mod tests {
         exposed.hold_for(0, 1);
         let lock = [req(1, Kind::Lock { exclusive: false }, vec![], vec![])];
         assert!(replies(&t.handle(4, &batch(&lock))).is_empty());
-        let mut granted = Vec::new();
-        for _ in 0..crate::window::HOLDER_CHECK_EVERY {
-            granted.extend(replies(&t.retry()));
-        }
-        assert_eq!(granted, vec![(4, 1, true)]);
+        assert_eq!(retried(&mut t, 1), vec![(4, 1, true)]);
         // A holder that runs (this process, for another origin) is never taken for ended.
         let unlock = [req(2, Kind::Unlock { exclusive: false }, vec![], vec![])];
         assert_eq!(replies(&t.handle(4, &batch(&unlock))), vec![(4, 2, true)]);
         exposed.hold_for(0, 0);
         assert!(replies(&t.handle(5, &batch(&lock))).is_empty());
-        for _ in 0..2 * crate::window::HOLDER_CHECK_EVERY {
-            assert!(replies(&t.retry()).is_empty());
-        }
+        assert!(retried(&mut t, 2).is_empty());
     }
 
     #[test]
@@ -456,19 +458,10 @@ mod tests {
         exposed.mark_shared(0, true);
         let lock = [req(1, Kind::Lock { exclusive: true }, vec![], vec![])];
         assert!(replies(&t.handle(4, &batch(&lock))).is_empty());
-        for _ in 0..2 * crate::window::HOLDER_CHECK_EVERY {
-            assert!(
-                replies(&t.retry()).is_empty(),
-                "this process still holds it"
-            );
-        }
+        assert!(retried(&mut t, 2).is_empty(), "this process still holds it");
         exposed.mark_shared(0, false);
         exposed.unlock(0, false);
-        let mut granted = Vec::new();
-        for _ in 0..crate::window::HOLDER_CHECK_EVERY {
-            granted.extend(replies(&t.retry()));
-        }
-        assert_eq!(granted, vec![(4, 1, true)]);
+        assert_eq!(retried(&mut t, 1), vec![(4, 1, true)]);
         // Rank 1's count went once: the far origin's exclusive lock is the only holder.
         let unlock = [req(2, Kind::Unlock { exclusive: true }, vec![], vec![])];
         assert_eq!(replies(&t.handle(4, &batch(&unlock))), vec![(4, 2, true)]);

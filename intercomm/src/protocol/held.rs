@@ -5,11 +5,9 @@
 
 use super::Protocol;
 use crate::gpid::Gpid;
-use crate::net_route::NetRoute;
 use crate::reqs::ReqState;
 use crate::route::Routes;
 use crate::Status;
-use std::time::Duration;
 
 impl Protocol {
     /// Whether the packet just pushed to `to` waits in this process (it took the fabric
@@ -44,34 +42,5 @@ impl Protocol {
             self.set(id, ReqState::Done(Ok(status)));
         }
         !left.is_empty()
-    }
-
-    /// A process of another node has not answered this one's connect request for `waited`.
-    /// It may be computing outside MPI, so the wait goes on while the process manager says
-    /// it runs; once it says the process ended, or cannot say, the peer is given up.
-    pub(crate) fn connect_slow(&mut self, net: &mut NetRoute, g: Gpid, waited: Duration) {
-        let ended = match self.pmi.job_status(g.job) {
-            Ok(st) => st
-                .exited
-                .iter()
-                .find(|e| e.rank == g.rank)
-                .map(|e| format!("the process manager says it {}", e.how())),
-            Err(e) => Some(format!(
-                "the process manager cannot say whether it runs: {e}"
-            )),
-        };
-        match ended {
-            Some(why) => net.abandon(
-                g,
-                format!(
-                    "it did not answer the connect request for {:.1} s, and {why}",
-                    waited.as_secs_f64()
-                ),
-            ),
-            None => tracing::debug!(
-                "peer {g} has not answered the connect request for {waited:?}; it runs \
-                 (computing outside MPI?), so the wait goes on"
-            ),
-        }
     }
 }

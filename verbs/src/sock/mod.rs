@@ -59,6 +59,11 @@ impl Qp {
     fn flushed(&self) -> bool {
         self.early.is_empty() && self.stream.as_ref().is_none_or(|s| s.delivered())
     }
+
+    /// Everything sent on it has been handed to the kernel.
+    fn sent(&self) -> bool {
+        self.early.is_empty() && self.stream.as_ref().is_none_or(|s| !s.wants_write())
+    }
 }
 
 pub struct SockProvider {
@@ -790,9 +795,7 @@ impl Provider for SockProvider {
     }
 
     fn rc_sent(&self, qp: u32) -> bool {
-        self.qps.get(&qp).is_none_or(|q| {
-            q.early.is_empty() && q.stream.as_ref().is_none_or(|s| !s.wants_write())
-        })
+        self.qps.get(&qp).is_none_or(Qp::sent)
     }
 
     fn expose(&mut self, ptr: *const u8, len: usize) -> Result<RemoteBuf> {
