@@ -107,6 +107,15 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
     }
 }
 
+/// Basic elements in one element of predefined type `h` (MPI_Get_elements): two for the
+/// pair types of MINLOC/MAXLOC, one for every other.
+pub fn basic_elements(h: Handle) -> u64 {
+    match h {
+        0x228..=0x22d | 0x230..=0x232 => 2,
+        _ => 1,
+    }
+}
+
 /// The alignment of predefined type `h` of `size` bytes (for the extent of struct types).
 pub fn alignment(h: Handle, size: usize) -> usize {
     match h {

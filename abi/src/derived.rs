@@ -28,6 +28,11 @@ pub struct Derived {
     blocks: Vec<(isize, usize)>,
     /// The element type of every primitive in the map, when they are all the same.
     elem: Option<ElemType>,
+    /// The map as it was built: runs of `count` copies of a type, in order (what
+    /// MPI_Get_elements walks through); consecutive runs of one type are merged.
+    runs: Vec<(usize, Ty)>,
+    /// Basic elements in one copy.
+    basics: u64,
     committed: Cell<bool>,
     name: RefCell<String>,
     /// How the program made it (MPI_Type_get_envelope/contents).
@@ -52,6 +57,8 @@ pub struct Ty {
     pub extent: isize,
     pub elem: Option<ElemType>,
     align: usize,
+    /// Basic elements in one copy (2 for the predefined pair types such as MPI_DOUBLE_INT).
+    basics: u64,
     /// None for a predefined type: one block of `size` bytes.
     derived: Option<Rc<Derived>>,
 }
@@ -65,6 +72,7 @@ impl Ty {
             extent: t.size as isize,
             elem: t.elem,
             align: datatype::alignment(h, t.size),
+            basics: datatype::basic_elements(h),
             derived: None,
         })
     }
@@ -86,6 +94,46 @@ impl Ty {
         match &self.derived {
             None => (0, self.size as isize),
             Some(d) => (d.true_lb, d.true_ub - d.true_lb),
+        }
+    }
+
+    /// MPI_Get_elements: the basic elements wholly inside the first `bytes` bytes of packed
+    /// copies of this type (one cut by the end is not counted, as in MPICH).
+    pub fn elements_in(&self, bytes: u64) -> u64 {
+        if self.size == 0 {
+            return 0;
+        }
+        let size = self.size as u64;
+        let whole = (bytes / size).saturating_mul(self.basics);
+        whole.saturating_add(self.elements_in_one(bytes % size))
+    }
+
+    /// `elements_in` for fewer bytes than one copy holds.
+    fn elements_in_one(&self, mut rest: u64) -> u64 {
+        let Some(d) = self.derived.as_ref() else {
+            // A pair type cut after its first member.
+            return u64::from(self.basics == 2 && rest >= self.size as u64 / 2);
+        };
+        let mut n = 0u64;
+        for (count, t) in &d.runs {
+            let run = *count as u64 * t.size as u64;
+            if rest < run {
+                return n + t.elements_in(rest);
+            }
+            n += *count as u64 * t.basics;
+            rest -= run;
+        }
+        n
+    }
+
+    /// Whether `self` and `other` are the same type (so their runs merge).
+    fn same(&self, other: &Ty) -> bool {
+        match (&self.derived, &other.derived) {
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            (None, None) => {
+                (self.size, self.elem, self.basics) == (other.size, other.elem, other.basics)
+            }
+            _ => false,
         }
     }
 
@@ -190,6 +238,7 @@ pub fn resolve(h: Handle, for_comm: bool) -> MpiResult<Ty> {
         extent: d.extent,
         elem: d.elem,
         align: d.align,
+        basics: d.basics,
         derived: Some(d),
     })
 }
@@ -208,8 +257,15 @@ pub fn build(parts: &[Part], is_struct: bool) -> MpiResult<Handle> {
     let (mut size, mut lb, mut ub) = (0usize, isize::MAX, isize::MIN);
     let mut align = 1;
     let mut elem: Option<Option<ElemType>> = None;
+    let mut runs: Vec<(usize, Ty)> = Vec::new();
+    let mut basics = 0u64;
     for p in parts.iter().filter(|p| p.count > 0) {
         let t = &p.ty;
+        basics = basics.saturating_add((p.count as u64).saturating_mul(t.basics));
+        match runs.last_mut() {
+            Some((n, last)) if last.same(t) => *n += p.count,
+            _ => runs.push((p.count, t.clone())),
+        }
         align = align.max(t.align);
         elem = Some(match elem {
             None => t.elem,
@@ -263,6 +319,8 @@ pub fn build(parts: &[Part], is_struct: bool) -> MpiResult<Handle> {
         align,
         blocks,
         elem: elem.flatten(),
+        runs,
+        basics,
         committed: Cell::new(false),
         name: RefCell::new(String::new()),
         recipe: RefCell::new(None),
@@ -294,6 +352,8 @@ pub fn resized(old: &Ty, lb: isize, extent: isize) -> Handle {
         align: old.align,
         blocks,
         elem: old.elem,
+        runs: vec![(1, old.clone())],
+        basics: old.basics,
         committed: Cell::new(false),
         name: RefCell::new(String::new()),
         recipe: RefCell::new(None),

@@ -346,6 +346,23 @@ fn comm_join_over_a_socket() {
 }
 
 #[test]
+fn get_elements_counts_basic_elements_of_mixed_and_nested_types() {
+    run_ok("elements", 1, "elements: ok");
+}
+
+/// A message over 2 GiB: within a node (shared memory) and between nodes, where the fabric
+/// splits the RDMA read (a `sock` frame holds 1 GiB at most).
+#[test]
+fn a_message_over_2_gib_within_a_node_and_between_nodes() {
+    let s = Scratch::new("huge_message");
+    let exe = s.build("huge_message");
+    assert_ran("huge_message", &s.run(2, &exe), "huge_message: ok");
+    let w = |x: &str| OsString::from(x);
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("2"), exe.into()]);
+    assert_ran("huge_message on 2 nodes", &out, "huge_message: ok");
+}
+
+#[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");
 }

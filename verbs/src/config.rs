@@ -60,6 +60,9 @@ pub struct FabricConfig {
     /// and busy outside any call that progresses its fabric. The owner then decides, from
     /// what else it knows of the peer, whether to wait on or to `Fabric::abandon` it.
     pub patient_connects: bool,
+    /// Largest RDMA read or write handed to the provider in one piece; longer ones go as
+    /// several (see `pieces`). Lower it for a device whose `max_msg_sz` is smaller.
+    pub max_transfer: usize,
 }
 
 impl Default for FabricConfig {
@@ -74,6 +77,7 @@ impl Default for FabricConfig {
             max_retries: 10,
             drop_rate: 0.0,
             patient_connects: false,
+            max_transfer: crate::pieces::PIECE,
         }
     }
 }

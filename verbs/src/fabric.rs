@@ -5,6 +5,7 @@ use crate::config::{FabricConfig, ProviderKind};
 use crate::conn_wire::{self, ControlMsg};
 use crate::connmgr::{ConnManager, ConnStats, Io, Op};
 use crate::error::{Result, VerbsError};
+use crate::pieces::Pieces;
 use crate::preopen::Preopened;
 use crate::provider::{Provider, RcEvent};
 use crate::ud_channel::{ChannelEvent, ChannelStats, UdChannel};
@@ -108,6 +109,7 @@ pub struct Fabric {
     ch_events: Vec<ChannelEvent>,
     /// Events of calls outside `progress` (`abandon`), reported by the next one.
     later: Vec<Event>,
+    pieces: Pieces,
 }
 
 impl Fabric {
@@ -142,6 +144,7 @@ impl Fabric {
             rc_events: Vec::new(),
             ch_events: Vec::new(),
             later: Vec::new(),
+            pieces: Pieces::new(cfg.max_transfer),
         })
     }
 
@@ -229,20 +232,7 @@ impl Fabric {
                 remote.len
             )));
         }
-        let op = Op::Read {
-            remote,
-            local: local as usize,
-            len,
-            token,
-        };
-        self.cm.submit(
-            &mut *self.provider,
-            &mut self.channel,
-            peer,
-            card,
-            Some(op),
-            Instant::now(),
-        )
+        self.transfer(peer, card, remote, local as usize, len, token, false)
     }
 
     /// RDMA write of `local[..len]` into `remote`; completes with `Event::WriteDone { token }`.
@@ -264,20 +254,62 @@ impl Fabric {
                 remote.len
             )));
         }
-        let op = Op::Write {
-            remote,
-            local: local as usize,
-            len,
-            token,
+        self.transfer(peer, card, remote, local as usize, len, token, true)
+    }
+
+    /// Submits a read or write, in pieces when it is longer than one provider transfer.
+    #[allow(clippy::too_many_arguments)]
+    fn transfer(
+        &mut self,
+        peer: u64,
+        card: &AddressCard,
+        remote: RemoteBuf,
+        local: usize,
+        len: usize,
+        token: u64,
+        write: bool,
+    ) -> Result<()> {
+        Pieces::check_token(token)?;
+        let op = |offset: usize, len: usize, token: u64| {
+            let remote = RemoteBuf {
+                addr: remote.addr + offset as u64,
+                len: len as u64,
+                rkey: remote.rkey,
+            };
+            let local = local + offset;
+            match write {
+                false => Op::Read {
+                    remote,
+                    local,
+                    len,
+                    token,
+                },
+                true => Op::Write {
+                    remote,
+                    local,
+                    len,
+                    token,
+                },
+            }
         };
-        self.cm.submit(
-            &mut *self.provider,
-            &mut self.channel,
-            peer,
-            card,
-            Some(op),
-            Instant::now(),
-        )
+        let now = Instant::now();
+        if len <= self.pieces.max() {
+            let op = op(0, len, token);
+            let (prov, ch) = (&mut *self.provider, &mut self.channel);
+            return self.cm.submit(prov, ch, peer, card, Some(op), now);
+        }
+        let pieces = self.pieces.split(token, len, write);
+        for (i, p) in pieces.iter().enumerate() {
+            let op = op(p.offset, p.len, p.token);
+            let (prov, ch) = (&mut *self.provider, &mut self.channel);
+            if let Err(e) = self.cm.submit(prov, ch, peer, card, Some(op), now) {
+                return match self.pieces.unsent(&pieces[i..], e) {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                };
+            }
+        }
+        Ok(())
     }
 
     /// Reliable datagram over UD to any card (no connection); delivered once as `Event::Control`.
@@ -317,6 +349,13 @@ impl Fabric {
 
     /// Drive everything; never blocks.
     pub fn progress(&mut self, out: &mut Vec<Event>) -> Result<()> {
+        let from = out.len();
+        let r = self.progress_all(out);
+        self.pieces.gather(out, from);
+        r
+    }
+
+    fn progress_all(&mut self, out: &mut Vec<Event>) -> Result<()> {
         out.append(&mut self.later);
         let now = Instant::now();
         self.scratch.clear();

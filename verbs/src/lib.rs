@@ -17,6 +17,7 @@ mod connmgr;
 mod error;
 mod fabric;
 pub mod iface;
+mod pieces;
 mod preopen;
 pub mod provider;
 pub mod regcache;

@@ -786,3 +786,65 @@ fn a_hub_hears_every_one_of_a_hundred_connections_at_once() {
     assert_eq!(from.len(), hub, "one message from each peer");
     assert_eq!(fs[hub].connection_count(), hub);
 }
+
+#[test]
+fn reads_and_writes_longer_than_one_transfer_go_in_pieces_and_complete_once() {
+    let small = |key| {
+        Fabric::open(FabricConfig {
+            max_transfer: 1 << 20,
+            ..cfg(key)
+        })
+        .unwrap()
+    };
+    let (mut a, mut b) = (small(30), small(40));
+    let cb = b.card();
+    let n = 5 << 20;
+    let src: Vec<u8> = (0..n as u32).map(|i| (i * 13 % 251) as u8).collect();
+    let exposed = b.expose(src.as_ptr(), src.len()).unwrap();
+    let mut target = vec![0u8; n];
+    let tw = b.expose(target.as_mut_ptr(), target.len()).unwrap();
+    // Claims more than b exposed: the first pieces are served, the last ones refused.
+    let too_long = RemoteBuf {
+        len: exposed.len + (2 << 20),
+        ..exposed
+    };
+    let mut dst = vec![0u8; n];
+    let mut dst2 = vec![0u8; n + (2 << 20)];
+    let patch: Vec<u8> = src.iter().rev().copied().collect();
+    // SAFETY: the buffers outlive the operations, whose completions are awaited below.
+    unsafe {
+        a.read(40, &cb, exposed, dst.as_mut_ptr(), n, 1).unwrap();
+        a.read(40, &cb, too_long, dst2.as_mut_ptr(), dst2.len(), 2)
+            .unwrap();
+        a.write(40, &cb, tw, patch.as_ptr(), n, 3).unwrap();
+        assert!(matches!(
+            a.read(40, &cb, exposed, dst.as_mut_ptr(), 8, 1 << 63),
+            Err(VerbsError::InvalidArgument(_))
+        ));
+    }
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_secs(60);
+    while ea.len() < 3 {
+        assert!(Instant::now() < end, "timed out: {ea:?}");
+        a.progress(&mut ea).unwrap();
+        b.progress(&mut eb).unwrap();
+    }
+    let mut results: Vec<String> = ea
+        .iter()
+        .map(|e| match e {
+            Event::ReadDone { token } | Event::WriteDone { token } => format!("{token} ok"),
+            Event::ReadFailed { token, .. } => format!("{token} refused"),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    results.sort();
+    assert_eq!(results, ["1 ok", "2 refused", "3 ok"]);
+    assert!(dst == src, "the pieces land in order");
+    assert!(target == patch);
+    // Nothing more arrives: each transfer completed exactly once.
+    for _ in 0..20 {
+        a.progress(&mut ea).unwrap();
+        b.progress(&mut eb).unwrap();
+    }
+    assert_eq!(ea.len(), 3, "{ea:?}");
+}

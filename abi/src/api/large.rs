@@ -3,10 +3,11 @@
 //! (`Send_c`, `Recv_c`, `Isend_c`, `Irecv_c`, `Get_count_c`, `Bcast_c`, `Allreduce_c`,
 //! `Type_size_c` take the full range; see their files.)
 
+use super::out;
 use crate::consts::*;
 use crate::error::{err, MpiResult};
-use crate::export;
 use crate::status::MpiStatus;
+use crate::{call, export};
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
@@ -126,14 +127,12 @@ unsafe fn type_get_true_extent_c(datatype: Handle, lb: *mut i64, extent: *mut i6
 }
 
 unsafe fn get_elements_c(st: *const MpiStatus, ty: Handle, count: *mut i64) -> c_int {
-    let mut n: c_int = 0;
-    // SAFETY: passed through; `n` is ours.
-    let rc = unsafe { p2p::get_elements(st, ty, &mut n) };
-    if rc == MPI_SUCCESS && !count.is_null() {
-        // SAFETY: the caller's output argument (checked non-null).
-        unsafe { count.write(i64::from(n)) };
-    }
-    rc
+    call("MPI_Get_elements_c", MPI_COMM_SELF, || {
+        // SAFETY: the caller's status.
+        let n = unsafe { p2p::status_query(st, ty, p2p::basic_elements) }?;
+        // SAFETY: the caller's output argument.
+        unsafe { out(count, n, "count") }
+    })
 }
 
 export!(MPI_Type_get_extent_c, PMPI_Type_get_extent_c, type_get_extent_c,

@@ -667,46 +667,56 @@ fn elements(bytes: u64, ty: Handle) -> MpiResult<i64> {
     })
 }
 
+/// Basic elements of `ty` wholly in `bytes` bytes.
+pub(super) fn basic_elements(bytes: u64, ty: Handle) -> MpiResult<i64> {
+    let n = derived::resolve(ty, false)?.elements_in(bytes);
+    Ok(i64::try_from(n).unwrap_or(MPI_UNDEFINED as i64))
+}
+
+/// The `int` form of a count: MPI_UNDEFINED when it does not fit (MPI's rule for the
+/// non-`_c` queries).
+fn as_int(n: i64) -> c_int {
+    c_int::try_from(n).unwrap_or(MPI_UNDEFINED)
+}
+
+/// `f(bytes received, ty)` for the status at `st`.
+///
+/// # Safety
+/// `st` is null or points to a status.
+pub(super) unsafe fn status_query(
+    st: *const MpiStatus,
+    ty: Handle,
+    f: impl FnOnce(u64, Handle) -> MpiResult<i64>,
+) -> MpiResult<i64> {
+    // SAFETY: the caller's status, read only.
+    let st = unsafe { super::read(st, "status") }?;
+    f(st.count(), ty)
+}
+
 unsafe fn get_count(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
     call("MPI_Get_count", MPI_COMM_SELF, || {
-        // SAFETY: the caller's status, read only.
-        let st = unsafe { super::read(st, "status") }?;
-        let n = elements(st.count(), ty)?;
-        let n = c_int::try_from(n).map_err(|_| {
-            MpiError::new(
-                MPI_ERR_VALUE_TOO_LARGE,
-                format!("the count {n} does not fit an int: use MPI_Get_count_c"),
-            )
-        })?;
+        // SAFETY: the caller's status.
+        let n = unsafe { status_query(st, ty, elements) }?;
         // SAFETY: the caller's output argument.
-        unsafe { out(count, n, "count") }
+        unsafe { out(count, as_int(n), "count") }
     })
 }
 
 unsafe fn get_count_c(st: *const MpiStatus, ty: Handle, count: *mut i64) -> c_int {
     call("MPI_Get_count_c", MPI_COMM_SELF, || {
-        // SAFETY: the caller's status, read only.
-        let st = unsafe { super::read(st, "status") }?;
-        let n = elements(st.count(), ty)?;
+        // SAFETY: the caller's status.
+        let n = unsafe { status_query(st, ty, elements) }?;
         // SAFETY: the caller's output argument.
         unsafe { out(count, n, "count") }
     })
 }
 
-pub(super) unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
+unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c_int {
     call("MPI_Get_elements", MPI_COMM_SELF, || {
-        // SAFETY: the caller's status, read only.
-        let st = unsafe { super::read(st, "status") }?;
-        let t = derived::resolve(ty, false)?;
-        // Elements of the basic type: a derived type of one element type counts those.
-        let basic = t.elem.map_or(t.size, |e| e.size()).max(1) as u64;
-        let n = if st.count() % basic == 0 {
-            (st.count() / basic) as c_int
-        } else {
-            MPI_UNDEFINED
-        };
+        // SAFETY: the caller's status.
+        let n = unsafe { status_query(st, ty, basic_elements) }?;
         // SAFETY: the caller's output argument.
-        unsafe { out(count, n, "count") }
+        unsafe { out(count, as_int(n), "count") }
     })
 }
 
