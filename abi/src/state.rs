@@ -262,6 +262,13 @@ pub fn init(thread_level: std::os::raw::c_int) -> MpiResult<()> {
 
 /// Starts a session (MPI_Session_init), making the tables if this process has none.
 pub fn session_init(errhandler: ErrHandler) -> MpiResult<Handle> {
+    if phase() == Phase::Finalized {
+        return err(
+            MPI_ERR_OTHER,
+            "this process has ended the world model (MPI_Finalize), and ibdyn (like MPICH) \
+             starts no session after that: start the session before MPI_Finalize",
+        );
+    }
     if !ibdyn_owner::claim() {
         return Err(foreign_thread());
     }

@@ -59,10 +59,11 @@ pub enum CommError {
     )]
     StaleSession { epoch: u64, live: String },
     #[error(
-        "member {peer} sent its part of communicator {tag:?} (#{seq}) from its session of \
-         init epoch {epoch} and has withdrawn it since (it failed there, e.g. a member did \
-         not take part in time, and may have finalized and re-initialised since): its message is stale; create the \
-         communicator again on every member"
+        "member {peer} withdrew its part of communicator {tag:?} (#{seq}, from its session \
+         of init epoch {epoch}): the call failed there (its own error says why: the members \
+         disagree about the groups or the leaders, a member did not take part in time, or it \
+         finalized and re-initialised since); create the communicator again on every member \
+         with the same groups, leaders and tag"
     )]
     StalePeer {
         tag: String,

@@ -5,7 +5,8 @@
  * MPIX_Session_dyn_recv_res_change (it is in the delta) and integrates without providing.
  * Both make a communicator of the new main set, whose size is 2, and sum their ranks;
  * the first finalizes the change. Also: MPI_Session_get_info, MPIX_Set/Get_pset_data,
- * MPIX_Query_pset_op, MPIX_Session_pset_create_op. */
+ * MPIX_Query_pset_op, MPIX_Session_pset_create_op; a grow with too few output buffers is
+ * refused before it starts a process. */
 #include <mpi.h>
 #include <string.h>
 
@@ -37,7 +38,11 @@ int main(void) {
     CHECK(!flag);
     char *out[2] = {delta, main_set};
     const char *in[1] = {"mpi://WORLD"};
-    int nout = 2;
+    /* Too few output buffers for a resource change: refused before any process starts. */
+    int nout = 1, cls = 0;
+    MPI_Error_class(MPIX_Pset_op(s, MPIX_PSETOP_GROW, 1, in, 1, &nout, out), &cls);
+    CHECK(cls == MPI_ERR_ARG);
+    nout = 2;
     CHECK(MPIX_Pset_op(s, MPIX_PSETOP_GROW, 1, in, 1, &nout, out) == MPI_SUCCESS);
     CHECK(nout == 2);
     /* The change is pending, the same for everyone; this process is not in the delta. */

@@ -173,6 +173,7 @@ unsafe fn comm_create_from_group(
         "MPI_Comm_create_from_group",
         || eh,
         || {
+            handler(errhandler, Kind::Comm)?;
             // SAFETY: the caller's C string.
             let tag = unsafe { text(tag, "stringtag") }?;
             let h = with_state(|s| {
@@ -202,6 +203,7 @@ unsafe fn intercomm_create_from_groups(
         "MPI_Intercomm_create_from_groups",
         || eh,
         || {
+            handler(errhandler, Kind::Comm)?;
             // SAFETY: the caller's C string.
             let tag = unsafe { text(tag, "stringtag") }?;
             let h = with_state(|s| {

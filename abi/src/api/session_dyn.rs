@@ -101,6 +101,18 @@ unsafe fn run_pset_op(
     let n = u32::try_from(nprocs).map_err(|_| MpiError::new(MPI_ERR_ARG, "nprocs is negative"))?;
     // SAFETY: the caller's in/out count.
     let cap = unsafe { super::read(noutput, "noutput") }?;
+    // Checked before the op runs: a grow whose names can not be returned must not start.
+    let makes = if op.is_resource_change() { 2 } else { 1 };
+    if cap < makes || output.is_null() {
+        return err(
+            MPI_ERR_ARG,
+            format!(
+                "the {} makes {makes} set(s): pass *noutput >= {makes} and as many buffers \
+                 (*noutput is {cap})",
+                op.name()
+            ),
+        );
+    }
     let refs: Vec<&str> = inputs.iter().map(String::as_str).collect();
     let sets = with_session(session, |x| {
         Ok(x.pset_op(op, &refs, &PsetOpOptions::processes(n))?)
