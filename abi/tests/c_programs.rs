@@ -337,12 +337,18 @@ fn calls_before_init_and_after_finalize_are_fatal_errors() {
 /// it then blocks in `accept`: the send returns only once the message has left.
 #[test]
 fn comm_join_over_a_socket() {
-    let s = Scratch::new("join");
-    let exe = s.build("join");
-    assert_ran("join", &s.run(2, &exe), "join: ok");
+    run_ok_on_1_and_2_nodes("join", 2, "join: ok");
+}
+
+/// `run_ok`, then the same on 2 nodes.
+fn run_ok_on_1_and_2_nodes(name: &str, n: u32, expect: &str) {
+    let s = Scratch::new(name);
+    let exe = s.build(name);
+    assert_ran(name, &s.run(n, &exe), expect);
     let w = |x: &str| OsString::from(x);
-    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("2"), exe.into()]);
-    assert_ran("join on 2 nodes", &out, "join: ok");
+    let n = n.to_string();
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w(&n), exe.into()]);
+    assert_ran(&format!("{name} on 2 nodes"), &out, expect);
 }
 
 #[test]
@@ -354,12 +360,7 @@ fn get_elements_counts_basic_elements_of_mixed_and_nested_types() {
 /// splits the RDMA read (a `sock` frame holds 1 GiB at most).
 #[test]
 fn a_message_over_2_gib_within_a_node_and_between_nodes() {
-    let s = Scratch::new("huge_message");
-    let exe = s.build("huge_message");
-    assert_ran("huge_message", &s.run(2, &exe), "huge_message: ok");
-    let w = |x: &str| OsString::from(x);
-    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("2"), exe.into()]);
-    assert_ran("huge_message on 2 nodes", &out, "huge_message: ok");
+    run_ok_on_1_and_2_nodes("huge_message", 2, "huge_message: ok");
 }
 
 #[test]

@@ -144,6 +144,24 @@ fn sockets_bound_ahead_at_another_address_are_bound_again() {
     assert_eq!(card.ip.to_string(), "127.0.0.1");
 }
 
+/// Progresses `a` (the initiator) and `b` (the target, which serves the emulated RDMA) until
+/// `a` has `n` events other than messages; returns `a`'s events. Bounded.
+fn rdma_completions(a: &mut Fabric, b: &mut Fabric, n: usize) -> Vec<Event> {
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    let end = Instant::now() + Duration::from_secs(60);
+    while ea
+        .iter()
+        .filter(|e| !matches!(e, Event::Message { .. }))
+        .count()
+        < n
+    {
+        assert!(Instant::now() < end, "timed out: {ea:?}");
+        a.progress(&mut ea).unwrap();
+        b.progress(&mut eb).unwrap();
+    }
+    ea
+}
+
 #[test]
 fn emulated_rdma_read_write_and_out_of_range_refused() {
     let mut a = open(10);
@@ -204,19 +222,8 @@ fn emulated_rdma_read_write_and_out_of_range_refused() {
             Err(VerbsError::InvalidArgument(_))
         ));
     }
-    let mut ea = Vec::new();
+    let mut ea = rdma_completions(&mut a, &mut b, 5);
     let mut eb = Vec::new();
-    let end = Instant::now() + Duration::from_secs(30);
-    while ea
-        .iter()
-        .filter(|e| !matches!(e, Event::Message { .. }))
-        .count()
-        < 5
-    {
-        assert!(Instant::now() < end, "timed out: {ea:?}");
-        a.progress(&mut ea).unwrap();
-        b.progress(&mut eb).unwrap();
-    }
     let mut results: Vec<String> = ea
         .iter()
         .map(|e| match e {
@@ -822,13 +829,8 @@ fn reads_and_writes_longer_than_one_transfer_go_in_pieces_and_complete_once() {
             Err(VerbsError::InvalidArgument(_))
         ));
     }
-    let (mut ea, mut eb) = (Vec::new(), Vec::new());
-    let end = Instant::now() + Duration::from_secs(60);
-    while ea.len() < 3 {
-        assert!(Instant::now() < end, "timed out: {ea:?}");
-        a.progress(&mut ea).unwrap();
-        b.progress(&mut eb).unwrap();
-    }
+    let mut ea = rdma_completions(&mut a, &mut b, 3);
+    let mut eb = Vec::new();
     let mut results: Vec<String> = ea
         .iter()
         .map(|e| match e {
