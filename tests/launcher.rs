@@ -87,6 +87,45 @@ fn exit_code_of_a_failing_rank_is_reported_and_returned() {
     );
 }
 
+/// A rank that started a helper in the background and then failed: the teardown ends the
+/// helper too (it is in the rank's process group), on the rank's node and on another.
+#[test]
+fn a_teardown_ends_the_helpers_a_failed_rank_left_running() {
+    let s = Scratch::new("helpers");
+    let pids = s.dir.join("helpers");
+    std::fs::create_dir_all(&pids).unwrap();
+    let script = format!(
+        "if [ $IBDYN_RANK -ge 2 ]; then sleep 300 </dev/null >/dev/null 2>&1 & \
+         echo $! > {}/$IBDYN_RANK; exit 7; fi; exec sleep 300",
+        pids.display()
+    );
+    let run = s.ibdyn(&["run", "-n", "4", "--nodes", "2", "sh", "-c", &script]);
+    let out = run_bounded(run, None, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    let helpers: Vec<u32> = std::fs::read_dir(&pids)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok()?.trim().parse().ok())
+        .collect();
+    assert!(!helpers.is_empty(), "no helper wrote its pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let alive = |p: &u32| !matches!(process_state(*p), '?' | 'Z');
+    while helpers.iter().any(alive) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<u32> = helpers.iter().copied().filter(alive).collect();
+    for p in &left {
+        // SAFETY: kill has no memory-safety preconditions; the pid is this test's helper.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(
+        left.is_empty(),
+        "helpers still running after the teardown: {left:?}"
+    );
+    std::fs::remove_dir_all(&pids).unwrap();
+    s.assert_clean();
+}
+
 #[test]
 fn a_rank_killed_by_a_signal_is_named_with_the_signal() {
     let s = Scratch::new("signal");

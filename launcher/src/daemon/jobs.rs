@@ -605,7 +605,7 @@ impl Daemon {
                 rs.cancelled = true;
             }
         }
-        self.signal_ranks(libc::SIGKILL, Some(job));
+        self.end_ranks(libc::SIGKILL, Some(job));
     }
 
     /// A rank's end travels up to the root.

@@ -240,7 +240,7 @@ impl Daemon {
         self.pset_timers(now);
         if let Some(t) = self.killing_since {
             if now >= t + KILL_GRACE {
-                self.signal_ranks(libc::SIGKILL, None);
+                self.end_ranks(libc::SIGKILL, None);
                 self.killing_since = None;
             }
         }
@@ -336,7 +336,7 @@ impl Daemon {
             ToDaemon::Signal(sig) => self.signal_ranks(sig, None),
             ToDaemon::SignalJob { job, signum } => self.signal_ranks(signum, Some(job)),
             ToDaemon::Kill => {
-                self.signal_ranks(libc::SIGTERM, None);
+                self.end_ranks(libc::SIGTERM, None);
                 self.killing_since = Some(Instant::now());
             }
             ToDaemon::Spawn(s) if self.is_root() => self.on_launcher_spawn(s),
@@ -350,7 +350,7 @@ impl Daemon {
     /// The launcher is gone or we were told to stop by a signal: kill every rank, wait a
     /// bounded time to reap them (and remove their shared memory), then leave.
     fn abandon(&mut self) {
-        self.signal_ranks(libc::SIGKILL, None);
+        self.end_ranks(libc::SIGKILL, None);
         self.abandon_deadline
             .get_or_insert(Instant::now() + Duration::from_secs(2));
     }

@@ -113,6 +113,9 @@ pub(crate) struct RankState {
     pub(crate) pmi_id: Option<u32>,
     /// The CPUs it is bound to (`--bind-to`).
     pub(crate) cpus: Option<Vec<usize>>,
+    /// When reaped, processes of its group (helpers it started) still ran: a teardown ends
+    /// them too. While any of them runs, no new process gets the group's number.
+    pub(crate) helpers_left: bool,
 }
 
 pub(crate) struct Job {
@@ -518,19 +521,32 @@ impl Daemon {
 
     /// Signals every live rank of `only` (or of every job).
     pub(crate) fn signal_ranks(&mut self, sig: i32, only: Option<u32>) {
+        self.signal_groups(sig, only, false);
+    }
+
+    /// Ends the ranks of `only` (or of every job) with `sig`: the live ones, and the process
+    /// groups of those reaped with helpers still running (a helper a rank started in the
+    /// background outlives it otherwise).
+    pub(crate) fn end_ranks(&mut self, sig: i32, only: Option<u32>) {
+        self.signal_groups(sig, only, true);
+    }
+
+    fn signal_groups(&mut self, sig: i32, only: Option<u32>, reaped_too: bool) {
         for (j, job) in &self.jobs {
             if only.is_some_and(|o| o != *j) {
                 continue;
             }
             for (r, rs) in &job.ranks {
-                if let (Some(pid), None) = (rs.pid, rs.reaped_at) {
+                let reaped = rs.reaped_at.is_some();
+                let wanted = !reaped || (reaped_too && rs.helpers_left);
+                if let Some(pid) = rs.pid.filter(|_| wanted) {
                     tracing::debug!(
                         "daemon {}: {} to job {j} rank {r} (pid {pid})",
                         self.me,
                         signals::name(sig)
                     );
-                    // SAFETY: kill(2) on the process group of a child we have not reaped yet
-                    // (each rank leads its own group, so helpers it started go too).
+                    // SAFETY: kill(2) on the process group the rank leads (helpers it
+                    // started go too); a group with no member left gives ESRCH.
                     unsafe { libc::kill(-pid, sig) };
                 }
             }
@@ -581,6 +597,8 @@ impl Daemon {
         };
         rs.exit = Some((code, signal));
         rs.reaped_at = Some(now);
+        // SAFETY: kill(2) with signal 0 only asks whether the group has a member.
+        rs.helpers_left = !rs.adopted && unsafe { libc::kill(-pid, 0) } == 0;
         rs.stdin = None;
         self.output_grace.push((now + EOF_GRACE, job, rank));
         let why = match (code, signal) {
