@@ -126,6 +126,24 @@ fn a_teardown_ends_the_helpers_a_failed_rank_left_running() {
     s.assert_clean();
 }
 
+/// More ranks than the node daemon has file descriptors for: the job ends at once, naming
+/// the limit, instead of waiting on a report too large to read.
+#[test]
+fn a_node_out_of_file_descriptors_fails_the_start_with_a_hint() {
+    let s = Scratch::new("emfile");
+    let ibdyn = ibdyn_bin();
+    let script = format!("ulimit -n 200 && exec {} run -n 3000 true", ibdyn.display());
+    let mut sh = std::process::Command::new("sh");
+    sh.args(["-c", &script])
+        .env("TMPDIR", &s.dir)
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    let out = run_bounded(sh, None, Duration::from_secs(120));
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(126), "stderr: {err}");
+    assert!(err.contains("raise `ulimit -n`"), "stderr: {err}");
+    s.assert_clean();
+}
+
 #[test]
 fn a_rank_killed_by_a_signal_is_named_with_the_signal() {
     let s = Scratch::new("signal");

@@ -235,6 +235,18 @@ impl Launcher {
         }
     }
 
+    /// A daemon's report that cannot be read may have carried anything (the start of ranks,
+    /// an exit): waiting on could wait forever, so the job ends.
+    fn daemon_unreadable(&mut self, d: impl std::fmt::Display, why: &str) {
+        tracing::warn!("launcher: unreadable report from daemon {d}: {why}");
+        self.fail(
+            &format!(
+                "node daemon {d} sent a report the launcher cannot read ({why}); ending the job"
+            ),
+            1,
+        );
+    }
+
     fn fail(&mut self, msg: &str, status: i32) {
         if self.status.is_none() && self.teardown_since.is_none() {
             say!("ibdyn run: {msg}");
@@ -366,9 +378,9 @@ impl Launcher {
         match ev {
             LEvent::Daemon(d, Frame::Line(cmd)) => match Report::decode(&cmd) {
                 Ok(r) => self.on_daemon(r),
-                Err(e) => tracing::warn!("launcher: bad message from daemon {d}: {e}"),
+                Err(e) => self.daemon_unreadable(d, &e.to_string()),
             },
-            LEvent::Daemon(d, f) => tracing::warn!("launcher: bad frame from daemon {d}: {f:?}"),
+            LEvent::Daemon(d, f) => self.daemon_unreadable(d, &format!("{f:?}")),
             LEvent::DaemonClosed(d) => {
                 if !self.shutting_down {
                     self.lost_daemon = true;

@@ -299,6 +299,7 @@ impl Daemon {
             }
         }
         out.sort_by_key(|r| r.rank);
+        shorten_repeats(&mut out);
         out
     }
 
@@ -310,7 +311,14 @@ impl Daemon {
             .and_then(|a| a.wdir.as_deref())
             .map(|w| format!(" in {w:?}"))
             .unwrap_or_default();
-        let msg = format!("cannot execute {program:?}{wdir}: {e}");
+        let mut msg = format!("cannot execute {program:?}{wdir}: {e}");
+        if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+            // Each rank holds a few of its node daemon's descriptors (output, PMI).
+            msg.push_str(
+                " (the node daemon ran out of file descriptors: raise `ulimit -n` or place \
+                 fewer ranks per node)",
+            );
+        }
         tracing::debug!("daemon {}: job {} rank {r}: {msg}", self.me, spec.jobid);
         if let Some(job) = self.jobs.get_mut(&spec.jobid) {
             let rs = job.ranks.entry(r).or_default();
@@ -641,5 +649,51 @@ pub(crate) fn remove_segments(daemon: u32, pids: &[i32], what: &str) {
         }
         Ok(_) => {}
         Err(e) => tracing::warn!("daemon {daemon}: cleaning /dev/shm after {what}: {e}"),
+    }
+}
+
+/// A failure repeated by many ranks (a node out of file descriptors) is told in full once:
+/// the others say "as rank R", so the report to the launcher stays small.
+fn shorten_repeats(results: &mut [StartResult]) {
+    let mut first: Option<(u32, String)> = None;
+    for r in results.iter_mut().filter(|r| r.errno != 0) {
+        match &first {
+            Some((rank, msg)) if *msg == r.message => r.message = format!("as rank {rank}"),
+            Some(_) => {}
+            None => first = Some((r.rank, r.message.clone())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_start_failure_is_told_in_full_once() {
+        let r = |rank, errno, message: &str| StartResult {
+            rank,
+            errno,
+            message: message.to_string(),
+        };
+        let mut out = vec![
+            r(0, 0, ""),
+            r(1, 24, "too many open files"),
+            r(2, 24, "too many open files"),
+            r(3, 2, "no such file"),
+            r(4, 24, "too many open files"),
+        ];
+        shorten_repeats(&mut out);
+        let msgs: Vec<&str> = out.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "",
+                "too many open files",
+                "as rank 1",
+                "no such file",
+                "as rank 1"
+            ]
+        );
     }
 }
