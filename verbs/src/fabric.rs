@@ -293,16 +293,16 @@ impl Fabric {
             }
         };
         let now = Instant::now();
+        let submit = |f: &mut Fabric, op: Op| {
+            let (prov, ch) = (&mut *f.provider, &mut f.channel);
+            f.cm.submit(prov, ch, peer, card, Some(op), now)
+        };
         if len <= self.pieces.max() {
-            let op = op(0, len, token);
-            let (prov, ch) = (&mut *self.provider, &mut self.channel);
-            return self.cm.submit(prov, ch, peer, card, Some(op), now);
+            return submit(self, op(0, len, token));
         }
         let pieces = self.pieces.split(token, len, write);
         for (i, p) in pieces.iter().enumerate() {
-            let op = op(p.offset, p.len, p.token);
-            let (prov, ch) = (&mut *self.provider, &mut self.channel);
-            if let Err(e) = self.cm.submit(prov, ch, peer, card, Some(op), now) {
+            if let Err(e) = submit(self, op(p.offset, p.len, p.token)) {
                 return match self.pieces.unsent(&pieces[i..], e) {
                     Some(e) => Err(e),
                     None => Ok(()),
