@@ -651,6 +651,37 @@ fn ppn_places_that_many_ranks_per_node() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// Placement options a DVM job cannot take are refused before any DVM is asked, each saying
+/// where it belongs instead of being dropped without a word.
+#[test]
+fn placement_options_a_dvm_job_cannot_take_are_refused() {
+    let s = Scratch::new("dvmopts");
+    for (args, says) in [
+        (&["--nodes", "3"][..], "give --nodes to `ibdyn dvm start`"),
+        (&["--ppn", "2"][..], "--ppn is not taken there"),
+        (
+            &["--hosts", "a,b"][..],
+            "give the hosts to `ibdyn dvm start`",
+        ),
+    ] {
+        let mut a = vec!["run", "--dvm", "-n", "2"];
+        a.extend_from_slice(args);
+        a.push("true");
+        let out = s.run(&a, None);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(says),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 /// mpirun's spellings: `-np N` before the program (after it, the program's), `--host`.
 #[test]
 fn np_and_host_are_taken_as_mpirun_spells_them() {

@@ -25,8 +25,8 @@ pub fn ibdyn_bin() -> PathBuf {
     PathBuf::from("ibdyn")
 }
 
-/// Runs `ibdyn run -n n --nodes nodes [extra] <this binary> args...` and returns rank 0's
-/// result lines (those starting with `ROW `).
+/// Runs `ibdyn run -n n --nodes nodes [extra] <this binary> args...` (no `--nodes` with
+/// `--dvm`) and returns rank 0's result lines (those starting with `ROW `).
 pub fn run_job(
     n: usize,
     nodes: usize,
@@ -36,11 +36,11 @@ pub fn run_job(
 ) -> Result<Vec<String>, String> {
     let me = std::env::current_exe().map_err(|e| format!("cannot find this binary: {e}"))?;
     let mut cmd = Command::new(ibdyn_bin());
-    cmd.arg("run")
-        .arg("-n")
-        .arg(n.to_string())
-        .arg("--nodes")
-        .arg(nodes.to_string());
+    cmd.arg("run").arg("-n").arg(n.to_string());
+    // A DVM job runs on the daemons `ibdyn dvm start --nodes` made.
+    if !extra.contains(&"--dvm") {
+        cmd.arg("--nodes").arg(nodes.to_string());
+    }
     cmd.args(extra).arg(me).args(args);
     for (k, v) in envs {
         cmd.env(k, v);

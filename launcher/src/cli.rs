@@ -591,6 +591,12 @@ pub fn main() -> i32 {
                 say!("ibdyn run: --dvm places ranks on its daemons by --map-by: --ppn is not taken there");
                 return 2;
             }
+            if dvm && nodes.is_some() {
+                say!(
+                    "ibdyn run: --dvm runs on the DVM's daemons: give --nodes to `ibdyn dvm start`"
+                );
+                return 2;
+            }
             if dvm && (hosts.hosts.is_some() || hosts.hostfile.is_some()) {
                 say!("ibdyn run: --dvm runs on the DVM's daemons: give the hosts to `ibdyn dvm start`");
                 return 2;
