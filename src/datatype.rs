@@ -26,7 +26,9 @@ macro_rules! equivalence {
     ($t:ty { $($f:ident : $ft:ty),* $(,)? }) => {
         const _: () = assert!(
             ::std::mem::size_of::<$t>() == 0 $(+ ::std::mem::size_of::<$ft>())*,
-            "an Equivalence struct must have no padding"
+            "an Equivalence struct must have no padding: add a field that fills the gap \
+             (e.g. `_pad: [u8; 4]` after a last `i32` that follows `f64`s) or order the \
+             fields from the largest to the smallest"
         );
         // SAFETY: the assertion above proves there is no padding, and every field is Equivalence.
         unsafe impl $crate::Equivalence for $t {}
