@@ -651,6 +651,54 @@ fn ppn_places_that_many_ranks_per_node() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// A `TMPDIR` too long for a socket path under it (a batch system's per-job directory) and
+/// one that does not exist both leave the job's session directory in /tmp: the job runs on
+/// two nodes, the first quietly, the second with a word about `TMPDIR`, and neither leaves
+/// its session directory behind.
+#[test]
+fn a_tmpdir_too_long_for_sockets_or_missing_falls_back_to_tmp() {
+    let s = Scratch::new("tmpdir");
+    let long = s.dir.join("d".repeat(100));
+    std::fs::create_dir_all(&long).unwrap();
+    let missing = s.dir.join("missing");
+    let ring = example_bin("ring");
+    let ring = ring.to_str().unwrap();
+    for (tmpdir, warned) in [(&long, false), (&missing, true)] {
+        let mut cmd = s.ibdyn(&[
+            "run",
+            "-n",
+            "2",
+            "--nodes",
+            "2",
+            "sh",
+            "-c",
+            "echo \"$IBDYN_SESSION_DIR\"; exec \"$0\"",
+            ring,
+        ]);
+        cmd.env("TMPDIR", tmpdir);
+        let out = run_bounded(cmd, None, Duration::from_secs(60));
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "{tmpdir:?}: {err}");
+        assert_eq!(
+            err.contains("is not a directory"),
+            warned,
+            "{tmpdir:?}: {err}"
+        );
+        let dirs: Vec<String> = text(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("/ibdyn-"))
+            .map(String::from)
+            .collect();
+        assert_eq!(dirs.len(), 2, "{}", text(&out.stdout));
+        for d in &dirs {
+            assert!(d.starts_with("/tmp/ibdyn-"), "{d}");
+            assert!(!std::path::Path::new(d).exists(), "{d} left behind");
+        }
+    }
+    std::fs::remove_dir_all(&long).unwrap();
+    s.assert_clean();
+}
+
 /// Placement options a DVM job cannot take are refused before any DVM is asked, each saying
 /// where it belongs instead of being dropped without a word.
 #[test]

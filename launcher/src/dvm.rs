@@ -50,13 +50,16 @@ fn spawn_timeout() -> Duration {
 }
 const STOP_LIMIT: Duration = Duration::from_secs(30);
 
-/// Where the user's private DVM directory is (`IBDYN_DVM_DIR`, or one per uid in $TMPDIR).
+/// Where the user's private DVM directory is (`IBDYN_DVM_DIR`, or one per uid where session
+/// directories go: `run::session_base`).
 fn dvm_dir_path() -> (PathBuf, u32) {
     // SAFETY: getuid cannot fail.
     let uid = unsafe { libc::getuid() };
     let dir = match std::env::var_os("IBDYN_DVM_DIR") {
         Some(d) => PathBuf::from(d),
-        None => std::env::temp_dir().join(format!("ibdyn-dvm-{uid}")),
+        None => crate::run::session_base()
+            .0
+            .join(format!("ibdyn-dvm-{uid}")),
     };
     (dir, uid)
 }

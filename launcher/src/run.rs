@@ -129,11 +129,45 @@ pub fn resolve_program(program: &str) -> Result<PathBuf> {
 /// The job's private directory; removed (with everything in it) when dropped.
 pub(crate) struct SessionDir(pub(crate) PathBuf);
 
+/// Bytes a session directory's deepest socket path adds to its base:
+/// `/ibdyn-UID-PID-XXXXXXXX/nodeN/pmi.sock` with 10-digit uid, 7-digit pid, 5-digit node.
+const SESSION_PATH_TAIL: usize = 53;
+
+/// The longest path a Unix socket can be bound to (`sun_path` less its NUL).
+const SOCKET_PATH_MAX: usize = 107;
+
+/// Where session directories go: `$TMPDIR`, or `/tmp` when it is unset, is not a directory,
+/// or is so long that a daemon's socket under it would not fit in a socket address (a long
+/// per-job `TMPDIR` of a batch system made every daemon fail to bind). The second value says
+/// why `$TMPDIR` was passed over, for a user who set it to a place that does not exist.
+pub(crate) fn session_base() -> (PathBuf, Option<String>) {
+    let Some(tmp) = std::env::var_os("TMPDIR").filter(|t| !t.is_empty()) else {
+        return ("/tmp".into(), None);
+    };
+    let tmp = PathBuf::from(tmp);
+    if !tmp.is_dir() {
+        let why = format!(
+            "TMPDIR={} is not a directory: the job's files go to /tmp",
+            tmp.display()
+        );
+        return ("/tmp".into(), Some(why));
+    }
+    if tmp.as_os_str().len() + SESSION_PATH_TAIL > SOCKET_PATH_MAX {
+        tracing::debug!(
+            "TMPDIR={} is too long for socket paths: using /tmp",
+            tmp.display()
+        );
+        return ("/tmp".into(), None);
+    }
+    (tmp, None)
+}
+
 impl SessionDir {
     fn create() -> Result<SessionDir> {
-        let base = std::env::var_os("TMPDIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| "/tmp".into());
+        let (base, passed_over) = session_base();
+        if let Some(why) = passed_over {
+            say!("ibdyn: {why}");
+        }
         // SAFETY: getuid cannot fail.
         let uid = unsafe { libc::getuid() };
         let path = base.join(format!(

@@ -36,9 +36,7 @@ impl Resize {
 
 /// The root-daemon sockets of this user's running daemon sets, newest first.
 fn root_sockets() -> Vec<PathBuf> {
-    let base = std::env::var_os("TMPDIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/tmp".into());
+    let (base, _) = crate::run::session_base();
     // SAFETY: getuid cannot fail.
     let prefix = format!("ibdyn-{}-", unsafe { libc::getuid() });
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&base)
