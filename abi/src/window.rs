@@ -45,6 +45,13 @@ pub struct Segment {
 impl Segment {
     /// Maps `len` bytes of the file at `path` (created by the window's first process).
     pub fn map(path: &str, len: usize, create: bool) -> MpiResult<Segment> {
+        if create {
+            // A window is meant to be used whole: past the room left in /dev/shm, the first
+            // store to a page without one would kill the process with SIGBUS.
+            if let Err(e) = ibdyn_shm::check_room(len, &format!("a window of {len} bytes")) {
+                return err(MPI_ERR_NO_MEM, e.to_string());
+            }
+        }
         let c = std::ffi::CString::new(path).expect("no NUL in a path we made");
         let flags = libc::O_RDWR
             | if create {

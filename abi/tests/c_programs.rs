@@ -363,6 +363,13 @@ fn a_message_over_2_gib_within_a_node_and_between_nodes() {
     run_ok_on_1_and_2_nodes("huge_message", 2, "huge_message: ok");
 }
 
+/// A shared window past the room left in /dev/shm fails with MPI_ERR_NO_MEM on every process
+/// instead of a SIGBUS at the first store.
+#[test]
+fn a_window_larger_than_dev_shm_is_refused_with_no_mem() {
+    run_ok_on_1_and_2_nodes("win_no_room", 3, "win_no_room: ok");
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

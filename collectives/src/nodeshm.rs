@@ -107,19 +107,21 @@ fn set_up<C: PointToPoint>(team: &Flat<C>, tag: i32) -> Result<Option<CollBuf>> 
         for r in 1..n {
             send_to(team, r, &name, tag)?;
         }
-        let mut all = made.is_ok();
+        // An empty name ends the members' part: they answer only a buffer they can map.
+        let Ok(made) = made else {
+            return Ok(None);
+        };
+        let mut all = true;
         for r in 1..n {
             let mut ok = [0u8];
             let got = recv_from(team, r, &mut ok, tag)?;
             all &= got == 1 && ok[0] == 1;
         }
-        if let Ok(b) = &made {
-            b.unlink();
-        }
+        made.unlink();
         for r in 1..n {
             send_to(team, r, &[u8::from(all)], tag)?;
         }
-        Ok(if all { made.ok() } else { None })
+        Ok(all.then_some(made))
     } else {
         let mut name = [0u8; NAME_MAX];
         let len = recv_from(team, 0, &mut name, tag)?;

@@ -105,6 +105,8 @@ impl CollBuf {
             path: path.clone(),
             source,
         };
+        // Mapped populated: past the room left, the pages would fault with SIGBUS later.
+        crate::room::check_room(segment_len(n, chunk), "a node collective buffer")?;
         crate::owned::claim(&name)?;
         let file = OpenOptions::new()
             .read(true)

@@ -39,6 +39,11 @@ impl ShmConfig {
         Ok(cfg)
     }
 
+    /// Bytes of `/dev/shm` one receive queue of this geometry may take once all of it is used.
+    pub fn queue_bytes(&self) -> usize {
+        crate::layout::Geometry::from_config(self).segment_bytes()
+    }
+
     pub fn validate(&self) -> Result<(), ShmError> {
         let p = self.cell_payload;
         if !(MIN_PAYLOAD..=MAX_PAYLOAD).contains(&p) || p & 7 != 0 {

@@ -28,6 +28,17 @@ pub enum ShmError {
     Malformed { name: String, what: String },
     #[error("message of {len} bytes exceeds the shared-memory cell payload of {max} bytes")]
     TooLarge { len: usize, max: usize },
+    #[error(
+        "{what} needs {} of /dev/shm, which has {} free of {}: give /dev/shm more room \
+         (`docker run --shm-size=1g`, or remount it larger) or place fewer processes per node",
+        crate::room::mib(*bytes as u64), crate::room::mib(*free), crate::room::mib(*total)
+    )]
+    NoRoom {
+        what: String,
+        bytes: usize,
+        free: u64,
+        total: u64,
+    },
     #[error("invalid shared-memory configuration: {0}")]
     Config(String),
     #[error("CMA access to process {pid} refused by the kernel (EPERM): {reason}")]

@@ -31,6 +31,7 @@ mod layout;
 mod owned;
 mod pid;
 mod recv;
+mod room;
 mod segment;
 mod send;
 
@@ -44,6 +45,7 @@ pub use error::ShmError;
 pub use owned::remove_own_segments;
 pub use pid::{my_start_time, process_alive_since};
 pub use recv::{BellArm, RecvQueue};
+pub use room::{check_room, dev_shm_room, mib};
 pub use send::SendQueue;
 
 /// Every shared-memory object ibdyn creates for a process is named with this prefix

@@ -164,10 +164,7 @@ pub fn shared_file<T>(
     if !all_ok(made.as_ref().is_none_or(|r| r.is_ok()), comm)? {
         return match made {
             Some(Err(e)) => Err(e),
-            _ => err(
-                MPI_ERR_IO,
-                format!("the first process could not make {what}"),
-            ),
+            _ => err(class, format!("the first process could not make {what}")),
         };
     }
     let mine = made.unwrap_or_else(|| open(false));

@@ -22,6 +22,7 @@ mod prestart;
 mod ranks;
 mod reactor;
 mod shm_left;
+mod shm_room;
 mod starts;
 
 use crate::error::{LaunchError, Result};
@@ -141,6 +142,7 @@ pub(crate) struct Daemon {
     pub(crate) output_grace: Vec<(Instant, u32, u32)>,
     pub(crate) abandon_deadline: Option<Instant>,
     pub(crate) shm_left: shm_left::ShmLeft,
+    pub(crate) shm_room: shm_room::ShmRoom,
     pub(crate) stop: bool,
 }
 
@@ -622,6 +624,7 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             output_grace: Vec::new(),
             abandon_deadline: None,
             shm_left: Default::default(),
+            shm_room: Default::default(),
             stop: false,
         };
         drop(tx);

@@ -246,6 +246,15 @@ impl Daemon {
         let mut ready = Vec::new();
         let here = spec.ranks_on(self.me);
         let local_size = here.len() as u32;
+        let live: usize = self
+            .jobs
+            .values()
+            .flat_map(|j| j.ranks.values())
+            .filter(|rs| rs.pid.is_some() && rs.reaped_at.is_none())
+            .count();
+        if let Some(w) = self.shm_room.check(live + here.len()) {
+            say!("ibdyn daemon {}: {w}", self.me);
+        }
         let bound = spec
             .apps
             .iter()
@@ -609,6 +618,11 @@ impl Daemon {
         rs.helpers_left = !rs.adopted && unsafe { libc::kill(-pid, 0) } == 0;
         rs.stdin = None;
         self.output_grace.push((now + EOF_GRACE, job, rank));
+        if signal == Some(libc::SIGBUS) {
+            if let Some(w) = self.shm_room.explain_sigbus() {
+                say!("ibdyn daemon {}: job {job} rank {rank}: {w}", self.me);
+            }
+        }
         let why = match (code, signal) {
             (_, Some(s)) => format!("was killed by {}", signals::name(s)),
             (Some(c), _) => format!("exited with code {c}"),
