@@ -27,10 +27,24 @@ pub struct Keyval {
     pub extra: usize,
 }
 
+/// A key in the table: the program may free it while attributes still use it (MPI-4.1
+/// sec 7.7); it stays until the last of them is deleted.
+struct KeyEntry {
+    kv: Keyval,
+    freed: bool,
+    /// How many attributes (of any object) use the key.
+    uses: usize,
+}
+
+/// The table index of user key `k` (any other value is not one).
+fn key_index(k: c_int) -> Option<usize> {
+    usize::try_from(k.wrapping_sub(KEYVAL_BASE)).ok()
+}
+
 #[derive(Default)]
 pub struct Objects {
     groups: Table<Group>,
-    keyvals: Table<Keyval>,
+    keyvals: Table<KeyEntry>,
     pub ports: Vec<ibdyn::Port>,
     /// Datatype attributes: (datatype, keyval, value), oldest first.
     pub type_attrs: Vec<(Handle, std::os::raw::c_int, usize)>,
@@ -73,15 +87,18 @@ impl Objects {
         Ok(())
     }
 
-    pub fn add_keyval(&mut self, k: Keyval) -> c_int {
-        KEYVAL_BASE + self.keyvals.insert(k) as c_int
+    pub fn add_keyval(&mut self, kv: Keyval) -> c_int {
+        let e = KeyEntry {
+            kv,
+            freed: false,
+            uses: 0,
+        };
+        KEYVAL_BASE + self.keyvals.insert(e) as c_int
     }
 
-    pub fn keyval(&self, k: c_int) -> MpiResult<Keyval> {
-        usize::try_from(k - KEYVAL_BASE)
-            .ok()
+    fn entry(&self, k: c_int) -> MpiResult<&KeyEntry> {
+        key_index(k)
             .and_then(|i| self.keyvals.get(i))
-            .copied()
             .ok_or_else(|| {
                 crate::error::MpiError::new(
                     MPI_ERR_KEYVAL,
@@ -90,9 +107,50 @@ impl Objects {
             })
     }
 
+    fn entry_mut(&mut self, k: c_int) -> Option<&mut KeyEntry> {
+        key_index(k).and_then(|i| self.keyvals.get_mut(i))
+    }
+
+    /// Key `k`, also when freed but still used by attributes (to read and delete them).
+    pub fn keyval(&self, k: c_int) -> MpiResult<Keyval> {
+        self.entry(k).map(|e| e.kv)
+    }
+
+    /// Key `k` for setting a new attribute: not freed.
+    pub fn live_keyval(&self, k: c_int) -> MpiResult<Keyval> {
+        let e = self.entry(k)?;
+        if e.freed {
+            return err(MPI_ERR_KEYVAL, format!("attribute key {k} was freed"));
+        }
+        Ok(e.kv)
+    }
+
+    /// One more attribute uses key `k`.
+    pub fn attach(&mut self, k: c_int) {
+        if let Some(e) = self.entry_mut(k) {
+            e.uses += 1;
+        }
+    }
+
+    /// An attribute of key `k` was deleted; a freed key goes with its last attribute.
+    pub fn detach(&mut self, k: c_int) {
+        let Some(e) = self.entry_mut(k) else { return };
+        e.uses = e.uses.saturating_sub(1);
+        if e.freed && e.uses == 0 {
+            self.keyvals.remove(k.wrapping_sub(KEYVAL_BASE) as usize);
+        }
+    }
+
+    /// MPI_*_free_keyval: the key goes now, or with its last attribute.
     pub fn free_keyval(&mut self, k: c_int) -> MpiResult<()> {
-        self.keyval(k)?;
-        self.keyvals.remove((k - KEYVAL_BASE) as usize);
+        self.live_keyval(k)?;
+        let in_use = self.entry_mut(k).map(|e| {
+            e.freed = true;
+            e.uses > 0
+        });
+        if in_use == Some(false) {
+            self.keyvals.remove(k.wrapping_sub(KEYVAL_BASE) as usize);
+        }
         Ok(())
     }
 }

@@ -415,6 +415,11 @@ fn cartesian_topologies_shifts_sub_grids_and_errors() {
 }
 
 #[test]
+fn dims_create_makes_dimensions_as_close_as_possible() {
+    run_ok("dims", 1, "dims: ok");
+}
+
+#[test]
 fn persistent_collectives_restart_with_the_current_buffers() {
     run_ok("persistent_coll", 3, "persistent_coll: ok");
 }
@@ -653,6 +658,16 @@ fn files_are_written_and_read_through_views_and_pointers() {
 #[test]
 fn a_tool_starts_the_tool_interface_and_finds_no_variables() {
     run_ok("tool", 2, "tool: ok");
+}
+
+#[test]
+fn a_freed_key_lives_on_in_the_attributes_that_use_it() {
+    run_ok("keyval_free", 2, "keyval_free: ok");
+}
+
+#[test]
+fn attribute_calls_with_a_bad_key_fail_with_err_keyval() {
+    run_ok("keyval_bad", 2, "keyval_bad: ok");
 }
 
 #[test]

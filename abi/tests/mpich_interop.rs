@@ -33,6 +33,8 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("io", 3),
     ("tool", 2),
     ("inter_nonblocking", 1),
+    ("dims", 1),
+    ("keyval_free", 2),
 ];
 
 fn venv() -> Option<PathBuf> {

@@ -108,10 +108,12 @@ fn delete(comm: Handle, k: c_int) -> MpiResult<bool> {
     let taken = with_state(|s| {
         let kv = s.objects.keyval(k)?;
         let e = s.comm_mut(comm)?;
-        Ok(e.attrs
-            .iter()
-            .position(|a| a.0 == k)
-            .map(|i| (e.attrs.remove(i).1, kv)))
+        let Some(i) = e.attrs.iter().position(|a| a.0 == k) else {
+            return Ok(None);
+        };
+        let v = e.attrs.remove(i).1;
+        s.objects.detach(k);
+        Ok(Some((v, kv)))
     })?;
     match taken {
         Some((v, kv)) => call_delete(comm, k, v, kv).map(|_| true),
@@ -126,7 +128,11 @@ pub fn delete_all(comm: Handle) -> MpiResult<()> {
         let attrs = std::mem::take(&mut s.comm_mut(comm)?.attrs);
         Ok(attrs
             .into_iter()
-            .map(|(k, v)| (k, v, s.objects.keyval(k).ok()))
+            .map(|(k, v)| {
+                let kv = s.objects.keyval(k).ok();
+                s.objects.detach(k);
+                (k, v, kv)
+            })
             .collect::<Vec<_>>())
     })?;
     for (k, v, kv) in taken.into_iter().rev() {
@@ -147,6 +153,9 @@ pub fn copy_all(old: Handle, new: Handle) -> MpiResult<()> {
     })?;
     let copied = copy_values(old, attrs)?;
     with_state(|s| {
+        for &(k, _) in &copied {
+            s.objects.attach(k);
+        }
         s.comm_mut(new)?.attrs.extend(copied);
         Ok(())
     })
@@ -193,16 +202,18 @@ unsafe fn comm_set_attr(comm: Handle, keyval: c_int, value: usize) -> c_int {
 /// MPI_Comm_set_attr, and its deprecated name MPI_Attr_put.
 pub(super) unsafe fn set_attr(name: &str, comm: Handle, keyval: c_int, value: usize) -> c_int {
     call(name, comm, || {
-        if keyval < 0x1000 {
+        if is_predefined(keyval) {
             return err(
                 MPI_ERR_KEYVAL,
                 format!("attribute {keyval} is predefined and cannot be set"),
             );
         }
+        with_state(|s| s.objects.live_keyval(keyval))?;
         // A value set before is deleted first (its delete function runs).
         delete(comm, keyval)?;
         with_state(|s| {
             s.comm_mut(comm)?.attrs.push((keyval, value));
+            s.objects.attach(keyval);
             Ok(())
         })
     })
@@ -215,6 +226,12 @@ unsafe fn comm_delete_attr(comm: Handle, keyval: c_int) -> c_int {
 /// MPI_Comm_delete_attr, and its deprecated name MPI_Attr_delete.
 pub(super) fn delete_attr(name: &str, comm: Handle, keyval: c_int) -> c_int {
     call(name, comm, || delete(comm, keyval).map(|_| ()))
+}
+
+/// Whether `k` is one of the predefined communicator attribute keys (MPI_TAG_UB ..
+/// MPI_UNIVERSE_SIZE).
+fn is_predefined(k: c_int) -> bool {
+    (MPI_TAG_UB..=MPI_UNIVERSE_SIZE).contains(&k)
 }
 
 /// The value of predefined attribute `k` (an int the returned pointer points to).
@@ -270,7 +287,7 @@ pub(super) unsafe fn get_attr(
             if keyval == MPI_KEYVAL_INVALID {
                 return err(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID is not a keyval");
             }
-            if keyval < 0x1000 {
+            if is_predefined(keyval) {
                 return Ok(predefined(s, keyval));
             }
             s.objects.keyval(keyval)?;

@@ -17,9 +17,12 @@ fn delete(ty: Handle, k: c_int) -> MpiResult<bool> {
     let taken = with_state(|s| {
         let kv = s.objects.keyval(k)?;
         let a = &mut s.objects.type_attrs;
-        Ok(a.iter()
-            .position(|e| e.0 == ty && e.1 == k)
-            .map(|i| (a.remove(i).2, kv)))
+        let Some(i) = a.iter().position(|e| e.0 == ty && e.1 == k) else {
+            return Ok(None);
+        };
+        let v = a.remove(i).2;
+        s.objects.detach(k);
+        Ok(Some((v, kv)))
     })?;
     match taken {
         Some((v, kv)) => call_delete(ty, k, v, kv).map(|_| true),
@@ -41,7 +44,11 @@ pub fn delete_all(ty: Handle) -> MpiResult<()> {
         });
         Ok(mine
             .into_iter()
-            .map(|(k, v)| (k, v, s.objects.keyval(k).ok()))
+            .map(|(k, v)| {
+                let kv = s.objects.keyval(k).ok();
+                s.objects.detach(k);
+                (k, v, kv)
+            })
             .collect::<Vec<_>>())
     }) else {
         return Ok(());
@@ -66,8 +73,10 @@ pub fn copy_all(old: Handle, new: Handle) -> MpiResult<()> {
     })?;
     let copied = copy_values(old, attrs)?;
     with_state(|s| {
-        let a = &mut s.objects.type_attrs;
-        a.extend(copied.into_iter().map(|(k, v)| (new, k, v)));
+        for (k, v) in copied {
+            s.objects.attach(k);
+            s.objects.type_attrs.push((new, k, v));
+        }
         Ok(())
     })
 }
@@ -99,10 +108,12 @@ fn check(ty: Handle, keyval: c_int) -> MpiResult<()> {
 unsafe fn type_set_attr(ty: Handle, keyval: c_int, value: usize) -> c_int {
     call("MPI_Type_set_attr", MPI_COMM_SELF, || {
         check(ty, keyval)?;
+        with_state(|s| s.objects.live_keyval(keyval))?;
         // A value set before is deleted first (its delete function runs).
         delete(ty, keyval)?;
         with_state(|s| {
             s.objects.type_attrs.push((ty, keyval, value));
+            s.objects.attach(keyval);
             Ok(())
         })
     })

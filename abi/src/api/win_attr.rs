@@ -31,7 +31,13 @@ fn delete(win: Handle, k: c_int) -> MpiResult<bool> {
             .map(|i| w.attrs.remove(i).1))
     })?;
     match taken {
-        Some(v) => call_delete(win, k, v, kv).map(|_| true),
+        Some(v) => {
+            with_state(|s| {
+                s.objects.detach(k);
+                Ok(())
+            })?;
+            call_delete(win, k, v, kv).map(|_| true)
+        }
         None => Ok(false),
     }
 }
@@ -39,8 +45,16 @@ fn delete(win: Handle, k: c_int) -> MpiResult<bool> {
 /// Deletes every attribute of `win` (MPI_Win_free), newest first.
 pub(super) fn delete_all(win: Handle) -> MpiResult<()> {
     let taken = window::with(win, |w| Ok(std::mem::take(&mut w.attrs)))?;
-    for (k, v) in taken.into_iter().rev() {
-        if let Ok(kv) = keyval(k) {
+    let keys = taken
+        .iter()
+        .map(|&(k, _)| keyval(k).ok())
+        .collect::<Vec<_>>();
+    with_state(|s| {
+        taken.iter().for_each(|&(k, _)| s.objects.detach(k));
+        Ok(())
+    })?;
+    for ((k, v), kv) in taken.into_iter().zip(keys).rev() {
+        if let Some(kv) = kv {
             call_delete(win, k, v, kv)?;
         }
     }
@@ -70,10 +84,18 @@ unsafe fn win_set_attr(win: Handle, k: c_int, value: usize) -> c_int {
                 format!("attribute {k} is predefined and cannot be set"),
             );
         }
+        if k == MPI_KEYVAL_INVALID {
+            return err(MPI_ERR_KEYVAL, "MPI_KEYVAL_INVALID is not a keyval");
+        }
+        with_state(|s| s.objects.live_keyval(k))?;
         // A value set before is deleted first (its delete function runs).
         delete(win, k)?;
         window::with(win, |w| {
             w.attrs.push((k, value));
+            Ok(())
+        })?;
+        with_state(|s| {
+            s.objects.attach(k);
             Ok(())
         })
     })
