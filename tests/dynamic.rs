@@ -167,6 +167,25 @@ fn a_child_that_dies_later_fails_only_what_needs_it() {
     assert!(stdout.contains("the other children still work"), "{stdout}");
 }
 
+/// Children that end without disconnecting: every parent's disconnect fails, naming the
+/// other side, on one node and on two. Ranks other than 0 used to wait for ever in a barrier
+/// rank 0 had left with the error.
+#[test]
+fn a_disconnect_from_an_ended_job_fails_on_every_parent() {
+    let prog = common::example_bin("dynamic_check");
+    let prog = prog.to_str().unwrap();
+    for nodes in ["1", "2"] {
+        let out = run(&["-n", "3", "--nodes", nodes, prog, "disconnectdead"]);
+        assert_passed(&out, "a disconnect from an ended job");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for r in 0..3 {
+            let line =
+                format!("rank {r} disconnect from the ended job failed: peer the other side");
+            assert!(stdout.contains(&line), "{nodes} node(s): {stdout}");
+        }
+    }
+}
+
 #[test]
 fn siblings_of_a_root_that_leaves_at_once_fail_instead_of_waiting_forever() {
     let prog = common::example_bin("dynamic_check");

@@ -144,18 +144,33 @@ impl Communicator {
     }
 
     fn disconnect_handshake(&self, cv: &Communicator) -> Result<()> {
-        if self.is_inter() {
-            let local = self.local_comm().collective_view();
-            local.barrier_internal()?;
-            if self.rank() == 0 {
-                let mut b = [0u8; 1];
-                cv.sendrecv(&[1], 0, TAG_DISCONNECT, &mut b, 0, TAG_DISCONNECT)?;
-            }
-            local.barrier_internal()?;
-        } else {
-            cv.barrier_internal()?;
+        if !self.is_inter() {
+            return cv.barrier_internal();
         }
-        Ok(())
+        let local = self.local_comm().collective_view();
+        local.barrier_internal()?;
+        // Local rank 0 meets the other side and tells its group how that went: a dead other
+        // side fails every local rank's disconnect, where a barrier after a failed meeting
+        // left the others waiting for rank 0 for ever.
+        let met = if self.rank() == 0 {
+            let mut b = [0u8; 1];
+            cv.sendrecv(&[1], 0, TAG_DISCONNECT, &mut b, 0, TAG_DISCONNECT)
+                .err()
+                .map_or_else(Vec::new, |e| e.to_string().into_bytes())
+        } else {
+            Vec::new()
+        };
+        let met = local.bcast_bytes(met, 0)?;
+        if met.is_empty() {
+            return Ok(());
+        }
+        Err(CommError::PeerDead {
+            peer: "the other side of the intercommunicator".into(),
+            detail: format!(
+                "its rank 0 did not take part in the disconnect: {}",
+                String::from_utf8_lossy(&met)
+            ),
+        })
     }
 
     /// Makes the cards of processes of other jobs known to the engine.

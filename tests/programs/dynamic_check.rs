@@ -195,6 +195,32 @@ fn later_death(universe: &ibdyn::Universe) -> Result<(), String> {
     Ok(())
 }
 
+/// The children end without disconnecting; then every parent's disconnect fails with the
+/// other side dead, none waits for ever, and the parents carry on together.
+fn disconnect_dead(universe: &ibdyn::Universe) -> Result<(), String> {
+    let world = universe.world();
+    let e = |e: ibdyn::CommError| e.to_string();
+    let me = std::env::current_exe().map_err(|x| x.to_string())?;
+    let mut cmd = Command::new(me);
+    cmd.arg("vanish");
+    let kids = world.process_at_rank(0).spawn(&cmd, 2).map_err(e)?;
+    if world.rank() == 0 {
+        let mut b = [0u8; 4];
+        if kids.recv(&mut b, 0, 5).is_ok() {
+            return Err("a receive from a child that ended succeeded".into());
+        }
+    }
+    world.barrier().map_err(e)?;
+    match kids.disconnect() {
+        Err(err) => println!(
+            "dynamic_check: rank {} disconnect from the ended job failed: {err}",
+            world.rank()
+        ),
+        Ok(()) => return Err("a disconnect from an ended job succeeded".into()),
+    }
+    world.barrier().map_err(e)
+}
+
 /// The children's job aborts (its rank 1 calls the process manager's abort): that job ends,
 /// the parents get an error on their intercommunicator and carry on.
 fn abort_job(universe: &ibdyn::Universe) -> Result<(), String> {
@@ -296,6 +322,8 @@ fn main() {
         "child" => child(&universe),
         "earlydeath" => early_death(&universe),
         "laterdeath" => later_death(&universe),
+        "disconnectdead" => disconnect_dead(&universe),
+        "vanish" => std::process::exit(0),
         "rootleaves" => root_leaves(&universe),
         "failedstart" => failed_start(&universe),
         "unreachable" => Err("a child whose root failed its start-up started".into()),
