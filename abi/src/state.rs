@@ -110,6 +110,9 @@ pub struct State {
     pub reqs: Table<ReqEntry>,
     /// The handle MPI_Comm_get_parent returns, once made.
     pub parent: Option<Handle>,
+    /// The parent's handle was freed or disconnected: MPI_Comm_get_parent gives
+    /// MPI_COMM_NULL from then on (MPI 4.1 section 11.8.2).
+    pub parent_gone: bool,
     pub thread_level: std::os::raw::c_int,
     /// The buffers of buffered sends and the sends in flight.
     pub bsend: crate::bsend::Buffers,
@@ -208,6 +211,7 @@ fn empty_state(thread_level: std::os::raw::c_int) -> State {
         comms,
         reqs: Table::new(),
         parent: None,
+        parent_gone: false,
         thread_level,
         bsend: Default::default(),
         messages: Table::new(),
@@ -431,6 +435,7 @@ impl State {
         let i = self.comm_index(h)?;
         if self.parent == Some(h) {
             self.parent = None;
+            self.parent_gone = true;
         }
         Ok(self.comms.remove(i).expect("comm_index checked the slot"))
     }

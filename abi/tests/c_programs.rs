@@ -160,7 +160,18 @@ fn collectives() {
 
 #[test]
 fn spawn_merge_disconnect() {
-    run_ok("spawn_merge", 2, "spawn_merge: ok, 2 parents, 2 children");
+    let s = Scratch::new("spawn_merge");
+    let exe = s.build("spawn_merge");
+    let out = s.run(2, &exe);
+    assert_ran(
+        "spawn_merge",
+        &out,
+        "spawn_merge: ok, 2 parents, 2 children",
+    );
+    // A spawned job's failure does not fail `ibdyn run`: each child says it passed.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let gone = stdout.matches("has no parent after its disconnect").count();
+    assert_eq!(gone, 2, "{stdout}");
 }
 
 #[test]

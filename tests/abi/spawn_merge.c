@@ -82,6 +82,11 @@ int main(int argc, char **argv) {
     MPI_Barrier(parent);
     merged_checks(parent, 1, remote);
     CHECK(MPI_Comm_disconnect(&parent) == MPI_SUCCESS);
+    /* Once disconnected, the parent is gone for good (MPI 4.1 section 11.8.2). */
+    MPI_Comm again;
+    MPI_Comm_get_parent(&again);
+    CHECK(again == MPI_COMM_NULL);
+    printf("spawn_merge: child %d has no parent after its disconnect\n", rank);
   }
   MPI_Finalize();
   return 0;

@@ -310,6 +310,9 @@ unsafe fn comm_get_parent(parent: *mut Handle) -> c_int {
             if let Some(h) = s.parent {
                 return Ok(h);
             }
+            if s.parent_gone {
+                return Ok(MPI_COMM_NULL);
+            }
             let Some(p) = s.universe()?.parent() else {
                 return Ok(MPI_COMM_NULL);
             };
