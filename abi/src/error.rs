@@ -12,6 +12,9 @@ use std::os::raw::c_int;
 pub struct MpiError {
     pub class: c_int,
     pub message: String,
+    /// The envelope and received count of a receive that failed with a message in hand
+    /// (a truncation), for the caller's status.
+    pub status: Option<ibdyn::Status>,
 }
 
 pub type MpiResult<T> = Result<T, MpiError>;
@@ -21,6 +24,7 @@ impl MpiError {
         MpiError {
             class,
             message: message.into(),
+            status: None,
         }
     }
 }
@@ -50,7 +54,23 @@ impl From<CommError> for MpiError {
             },
             _ => MPI_ERR_OTHER,
         };
-        MpiError::new(class, e.to_string())
+        let status = match e {
+            CommError::Truncated {
+                sender,
+                tag,
+                received,
+                ..
+            } => Some(ibdyn::Status {
+                source: sender,
+                tag,
+                count: received,
+            }),
+            _ => None,
+        };
+        MpiError {
+            status,
+            ..MpiError::new(class, e.to_string())
+        }
     }
 }
 

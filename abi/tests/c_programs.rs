@@ -381,6 +381,13 @@ fn a_window_larger_than_dev_shm_is_refused_with_no_mem() {
     run_ok_on_1_and_2_nodes("win_no_room", 3, "win_no_room: ok");
 }
 
+/// A truncated receive still reports its sender, tag and what is in the buffer (Recv,
+/// Wait on a wildcard Irecv, Waitall, a rendezvous message), on one node and on two.
+#[test]
+fn a_truncated_receive_fills_its_status() {
+    run_ok_on_1_and_2_nodes("truncate_status", 2, "truncate_status: ok");
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

@@ -21,6 +21,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("spawn_multiple", 2),
     ("join", 2),
     ("mprobe_order", 2),
+    ("truncate_status", 2),
     ("errhandler_user", 2),
     ("large_inter", 4),
     ("pack", 2),

@@ -8,11 +8,17 @@ pub enum CommError {
     #[error("tag {0} is invalid (tags are >= 0; ANY_TAG only on receives)")]
     InvalidTag(i32),
     #[error(
-        "message truncated: {message_len} bytes arrived for a {buffer_len}-byte receive buffer"
+        "message truncated: {message_len} bytes from rank {sender} with tag {tag} arrived for \
+         a {buffer_len}-byte receive buffer"
     )]
     Truncated {
         message_len: usize,
         buffer_len: usize,
+        /// The message's envelope, for the status of the failed receive.
+        sender: i32,
+        tag: i32,
+        /// Bytes of the message's start written into the buffer (none for a rendezvous).
+        received: usize,
     },
     #[error("the communicator has been freed")]
     CommFreed,

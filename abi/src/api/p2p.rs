@@ -246,7 +246,19 @@ unsafe fn recv_impl(
         // SAFETY: the caller's receive buffer, written during the call only.
         let mut rb = unsafe { recv_buf(buf, count.into(), ty) }?;
         let (src, tag) = (status::source(source)?, status::recv_tag(tag)?);
-        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(rb.bytes(), src, tag)?))?;
+        let got = with_state(|s| Ok(s.comm(comm)?.comm.raw().recv(rb.bytes(), src, tag)?));
+        let got = match got {
+            Ok(got) => got,
+            Err(e) => {
+                // A truncation still tells who sent what, and what of it is in the buffer.
+                if let Some(partial) = &e.status {
+                    rb.finish(partial.count);
+                    // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
+                    unsafe { status::store(st, partial) };
+                }
+                return Err(e);
+            }
+        };
         rb.finish(got.count);
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
         unsafe { status::store(st, &got) };

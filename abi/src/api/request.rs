@@ -116,15 +116,15 @@ fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
 
 /// Notes a failed request of a completion call: its communicator picks the error handler,
 /// its slot becomes MPI_REQUEST_NULL (unless it is a persistent request, which stays) and the
-/// first failure is kept; gives its class.
+/// first failure is kept; a truncated receive's envelope goes to `st`; gives its class.
 ///
 /// # Safety
-/// `slot` is valid.
+/// `slot` is valid; `st` is null or a writable MPI_Status.
 unsafe fn record_failure(
     s: &State,
     (e, c): (MpiError, usize),
     comm: &Cell<usize>,
-    slot: *mut Handle,
+    (slot, st): (*mut Handle, *mut MpiStatus),
     failed: &mut Option<MpiError>,
 ) -> c_int {
     comm.set(c);
@@ -132,6 +132,9 @@ unsafe fn record_failure(
     unsafe {
         if !is_persistent(s, slot.read()) {
             slot.write(MPI_REQUEST_NULL);
+        }
+        if let Some(partial) = &e.status {
+            status::store(st, partial);
         }
     }
     let class = e.class;
@@ -220,7 +223,9 @@ unsafe fn completion(
                         MPI_SUCCESS
                     }
                     // SAFETY: as above.
-                    Err(failure) => unsafe { record_failure(s, failure, comm, slot, &mut failed) },
+                    Err(failure) => unsafe {
+                        record_failure(s, failure, comm, (slot, st), &mut failed)
+                    },
                 };
                 // SAFETY: as above.
                 if n > 1 {
@@ -277,6 +282,9 @@ unsafe fn any(
                         unsafe {
                             slot.write(MPI_REQUEST_NULL);
                             out(index, i as c_int, "index")?;
+                            if let Some(partial) = &e.status {
+                                status::store(st, partial);
+                            }
                         }
                         return Err(e);
                     }
@@ -348,7 +356,9 @@ unsafe fn some(
                         MPI_SUCCESS
                     }
                     // SAFETY: as above.
-                    Err(failure) => unsafe { record_failure(s, failure, comm, slot, &mut failed) },
+                    Err(failure) => unsafe {
+                        record_failure(s, failure, comm, (slot, st), &mut failed)
+                    },
                 };
                 // SAFETY: the caller's arrays hold `incount` entries.
                 unsafe {

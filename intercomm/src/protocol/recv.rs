@@ -31,9 +31,15 @@ impl Unexpected {
 #[inline]
 pub(crate) fn copy_eager(r: &PostedRecv, src: u32, tag: i32, data: &[u8]) -> Result<Status> {
     if data.len() > r.cap {
+        // SAFETY: `r.buf` is a live buffer of `r.cap` bytes lent to the receive, and
+        // `r.cap < data.len()`: the start of the message that fits.
+        unsafe { ibdyn_shm::copy_bytes(data.as_ptr(), r.buf, r.cap) };
         return Err(CommError::Truncated {
             message_len: data.len(),
             buffer_len: r.cap,
+            sender: src as i32,
+            tag,
+            received: r.cap,
         });
     }
     // SAFETY: `r.buf` points to a live buffer of `r.cap` bytes, lent to the receive until it

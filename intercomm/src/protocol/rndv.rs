@@ -137,6 +137,9 @@ impl Protocol {
                 ReqState::Done(Err(CommError::Truncated {
                     message_len: len,
                     buffer_len: recv.cap,
+                    sender: src as i32,
+                    tag,
+                    received: 0,
                 })),
             );
             // The sender's part is done either way: release it.
