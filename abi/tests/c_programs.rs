@@ -388,6 +388,12 @@ fn a_truncated_receive_fills_its_status() {
     run_ok_on_1_and_2_nodes("truncate_status", 2, "truncate_status: ok");
 }
 
+/// A spawn its root refuses reading the arguments fails on every rank with the root's reason.
+#[test]
+fn a_spawn_the_root_refuses_fails_everywhere_with_its_reason() {
+    run_ok_on_1_and_2_nodes("spawn_refused", 2, "spawn_refused: ok");
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

@@ -119,11 +119,17 @@ fn spawn_apps(
         })?;
         // Only the root's commands matter (MPI); the others pass anything. Read before the
         // spawn takes the state (the info objects live there).
-        // A root that cannot read its arguments still takes part, with no command, so the
-        // others learn of the failure instead of waiting for it.
+        // A root that cannot read its arguments still takes part, refusing the spawn, so the
+        // others learn why instead of waiting for it.
         let (cmds, opts, root_err) = match at_root.then(apps) {
             Some(Ok((c, o))) => (c, o, None),
-            Some(Err(e)) => (Vec::new(), SpawnOptions::default(), Some(e)),
+            Some(Err(e)) => {
+                let refused = SpawnOptions {
+                    refused: Some(e.message.clone()),
+                    ..SpawnOptions::default()
+                };
+                (Vec::new(), refused, Some(e))
+            }
             None => (vec![(Command::new(""), 1)], SpawnOptions::default(), None),
         };
         let spawned = with_state(|s| {

@@ -17,6 +17,9 @@ pub struct SpawnOptions {
     pub wireup: Wireup,
     /// Bound on the children connecting back.
     pub timeout: Duration,
+    /// Set at a root that could not read its arguments: the spawn starts nothing and fails
+    /// on every rank with this reason (the others would otherwise wait for the root).
+    pub refused: Option<String>,
 }
 
 impl Default for SpawnOptions {
@@ -25,6 +28,7 @@ impl Default for SpawnOptions {
             info: Vec::new(),
             wireup: Wireup::Ud,
             timeout: env_secs("IBDYN_SPAWN_TIMEOUT", DEFAULT_SPAWN_TIMEOUT),
+            refused: None,
         }
     }
 }
@@ -135,6 +139,9 @@ fn root_spawn(
     cmds: &[(&std::process::Command, u32)],
     opts: &SpawnOptions,
 ) -> Result<Vec<u8>> {
+    if let Some(why) = &opts.refused {
+        return Err(CommError::InvalidArgument(why.clone()));
+    }
     if cmds.is_empty() || cmds.iter().any(|(_, n)| *n == 0) {
         return Err(CommError::InvalidArgument(
             "spawn needs at least one command with at least one process".into(),
