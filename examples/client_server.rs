@@ -6,6 +6,9 @@
 //! nobody accepts on fails within `IBDYN_CONNECT_TIMEOUT`. `client_server late` (2 ranks) checks
 //! that a connect which gave up is not accepted afterwards: rank 1's first connect times out
 //! before rank 0 accepts, so that accept must time out too; the second pair then meets.
+//! `client_server portfile-server FILE` writes its port's name to FILE and accepts (until
+//! `IBDYN_ACCEPT_TIMEOUT`); `client_server portfile-client FILE`, started by another `ibdyn
+//! run`, connects to it and expects the failure that says why.
 
 use ibdyn::traits::*;
 use std::time::{Duration, Instant};
@@ -141,9 +144,45 @@ fn main() {
             let _ = universe.world().send(&[], 0, 9);
             r
         }
+        Some("portfile-server") => {
+            let me = universe.self_comm();
+            let port = ibdyn::open_port(&me);
+            let tmp = format!("{name}.tmp");
+            std::fs::write(&tmp, port.name())
+                .and_then(|_| std::fs::rename(&tmp, &name))
+                .map_err(|err| format!("write {name}: {err}"))
+                .map(|_| match me.process_at_rank(0).accept(&port) {
+                    Err(err) => println!("client_server: accept ended: {err}"),
+                    Ok(_) => println!("client_server: accepted"),
+                })
+        }
+        Some("portfile-client") => {
+            let me = universe.self_comm();
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let port = loop {
+                match std::fs::read_to_string(&name) {
+                    Ok(p) => break Ok(p),
+                    Err(_) if Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(20))
+                    }
+                    Err(err) => break Err(format!("read {name}: {err}")),
+                }
+            };
+            port.and_then(|p| match me.process_at_rank(0).connect(&p) {
+                Err(err) => {
+                    println!("client_server: connect to another job's port failed: {err}");
+                    Ok(())
+                }
+                Ok(_) => Err("connected to another job's port".into()),
+            })
+        }
         Some("late") if rank == 0 => late_server(&universe, &name),
         Some("late") => late_client(&universe, &name),
-        _ => Err("usage: client_server server|client|pair|noaccept|late [NAME]".into()),
+        _ => Err(
+            "usage: client_server server|client|pair|noaccept|late [NAME] \
+             | portfile-server|portfile-client FILE"
+                .into(),
+        ),
     };
     if let Err(msg) = result {
         eprintln!("client_server: rank {rank}: {msg}");

@@ -167,6 +167,56 @@ fn a_child_that_dies_later_fails_only_what_needs_it() {
     assert!(stdout.contains("the other children still work"), "{stdout}");
 }
 
+/// Two jobs of separate `ibdyn run`s cannot meet through a port (their datagrams carry
+/// different job secrets); the connect fails saying so, where it used to call the living
+/// server dead and say nothing of the DVM.
+#[test]
+fn a_port_of_a_job_of_another_ibdyn_run_is_refused_with_the_way_out() {
+    let prog = common::example_bin("client_server");
+    let s = common::Scratch::new("portfile");
+    let file = s.dir.join("port");
+    let file = file.to_str().unwrap();
+    let server = s
+        .ibdyn(&[
+            "run",
+            "-n",
+            "1",
+            prog.to_str().unwrap(),
+            "portfile-server",
+            file,
+        ])
+        .env("IBDYN_ACCEPT_TIMEOUT", "8")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the server job");
+    let client = common::run_bounded(
+        s.ibdyn(&[
+            "run",
+            "-n",
+            "1",
+            prog.to_str().unwrap(),
+            "portfile-client",
+            file,
+        ]),
+        None,
+        std::time::Duration::from_secs(60),
+    );
+    let server = server.wait_with_output().expect("server output");
+    let out = String::from_utf8_lossy(&client.stdout);
+    assert!(
+        client.status.success(),
+        "{out}\n{}",
+        String::from_utf8_lossy(&client.stderr)
+    );
+    assert!(
+        out.contains("connect to another job's port failed") && out.contains("`ibdyn dvm`"),
+        "{out}"
+    );
+    let sout = String::from_utf8_lossy(&server.stdout);
+    assert!(sout.contains("client_server: accept ended"), "{sout}");
+}
+
 /// Children that end without disconnecting: every parent's disconnect fails, naming the
 /// other side, on one node and on two. Ranks other than 0 used to wait for ever in a barrier
 /// rank 0 had left with the error.

@@ -254,13 +254,15 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
             "an accept on port {}",
             &port_name[..port_name.len().min(32)]
         );
-        let answer = rt.await_control(
-            timeout,
-            &what,
-            Some(&server),
-            |d| Rendezvous::is_answer(d, id, req.req),
-            |_| Ok(()),
-        );
+        let answer = rt
+            .await_control(
+                timeout,
+                &what,
+                Some(&server),
+                |d| Rendezvous::is_answer(d, id, req.req),
+                |_| Ok(()),
+            )
+            .map_err(unanswered_port);
         if answer.is_ok() {
             vanish_here(&rt);
         }
@@ -292,4 +294,21 @@ pub fn lookup_name(comm: &Communicator, service: &str) -> Result<String> {
 
 pub fn unpublish_name(comm: &Communicator, service: &str) -> Result<()> {
     Ok(comm.runtime().with_pmi(|p| p.unpublish_name(service))?)
+}
+
+/// A port whose process never acknowledged: besides a process that ended, the cause users
+/// meet is a port of a job started by another `ibdyn run`, whose datagrams carry another job
+/// secret and are dropped unanswered.
+fn unanswered_port(e: CommError) -> CommError {
+    match e {
+        CommError::PeerDead { peer, detail } => CommError::PeerDead {
+            peer,
+            detail: format!(
+                "{detail} (the port's process has ended, or it belongs to a job started by \
+                 another `ibdyn run`: separately started jobs meet through ports only as jobs \
+                 of one `ibdyn dvm`)"
+            ),
+        },
+        e => e,
+    }
 }
