@@ -394,6 +394,12 @@ fn a_spawn_the_root_refuses_fails_everywhere_with_its_reason() {
     run_ok_on_1_and_2_nodes("spawn_refused", 2, "spawn_refused: ok");
 }
 
+/// A connect to a name that is not a port fails with MPI_ERR_PORT on every rank.
+#[test]
+fn a_connect_to_a_malformed_port_name_fails_with_err_port() {
+    run_ok("bad_port", 3, "bad_port: ok");
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

@@ -48,7 +48,10 @@ pub(crate) fn bcast_vec(comm: &Communicator, root: i32, data: Vec<u8>) -> Result
     Ok(buf)
 }
 
-/// Outcome of a root-only step, broadcast so every member returns the same result.
+/// Outcome of a root-only step, broadcast so every member returns the same result; the root
+/// keeps its own error as it was (its kind tells the caller's error class); the others get
+/// an `InvalidArgument` naming the root where the root's arguments were refused, and
+/// `RootFailed` with the root's text for any other failure.
 pub(crate) fn share_outcome(
     comm: &Communicator,
     root: i32,
@@ -67,7 +70,14 @@ pub(crate) fn share_outcome(
             }
             b
         }
-        Some(Err(e)) => [&[2u8][..], e.to_string().as_bytes()].concat(),
+        Some(Err(e)) => {
+            let msg = match &e {
+                CommError::InvalidArgument(why) => [&[3u8][..], why.as_bytes()].concat(),
+                e => [&[2u8][..], e.to_string().as_bytes()].concat(),
+            };
+            bcast_vec(comm, root, msg)?;
+            return Err(e);
+        }
         None => Vec::new(),
     };
     let got = bcast_vec(comm, root, msg)?;
@@ -80,6 +90,10 @@ pub(crate) fn share_outcome(
             root,
             error: String::from_utf8_lossy(&got[1..]).into_owned(),
         }),
+        Some(3) => Err(CommError::InvalidArgument(format!(
+            "the root (rank {root}) refused its arguments: {}",
+            String::from_utf8_lossy(&got[1..])
+        ))),
         _ => Err(CommError::Malformed("empty outcome from the root".into())),
     }
 }

@@ -41,14 +41,16 @@ fn parse_port(name: &str) -> Result<(u64, ProcCard)> {
     let hexed = name
         .strip_prefix(PORT_PREFIX)
         .ok_or_else(|| CommError::InvalidArgument(format!("{name:?} is not an ibdyn port name")))?;
-    let b = unhex(hexed)?;
+    let malformed =
+        |e: CommError| CommError::InvalidArgument(format!("port name {name:?} is malformed: {e}"));
+    let b = unhex(hexed).map_err(malformed)?;
     if b.len() < 8 {
         return Err(CommError::InvalidArgument(format!(
             "port name {name:?} is too short"
         )));
     }
     let id = u64::from_le_bytes(b[0..8].try_into().expect("8 bytes"));
-    Ok((id, ProcCard::from_bytes(&b[8..])?))
+    Ok((id, ProcCard::from_bytes(&b[8..]).map_err(malformed)?))
 }
 
 fn cards_of(rt: &Runtime, comm: &Communicator) -> Result<Vec<ProcCard>> {
