@@ -61,6 +61,9 @@ pub struct Ty {
     basics: u64,
     /// None for a predefined type: one block of `size` bytes.
     derived: Option<Rc<Derived>>,
+    /// A predefined type's handle (0 for a derived type): what tells MPI_LONG from
+    /// MPI_INT64_T in the type signature (external32 packs them differently).
+    handle: Handle,
 }
 
 impl Ty {
@@ -74,6 +77,7 @@ impl Ty {
             align: datatype::alignment(h, t.size),
             basics: datatype::basic_elements(h),
             derived: None,
+            handle: h,
         })
     }
 
@@ -131,7 +135,8 @@ impl Ty {
         match (&self.derived, &other.derived) {
             (Some(a), Some(b)) => Rc::ptr_eq(a, b),
             (None, None) => {
-                (self.size, self.elem, self.basics) == (other.size, other.elem, other.basics)
+                (self.size, self.elem, self.basics, self.handle)
+                    == (other.size, other.elem, other.basics, other.handle)
             }
             _ => false,
         }
@@ -153,6 +158,29 @@ impl Ty {
         for i in 0..count {
             let start = i as isize * self.extent;
             self.for_each_block(|o, l| f(start + o, l));
+        }
+    }
+
+    /// The type signature of `count` elements, in type-map order (the order `pack` writes
+    /// their bytes in): `f(handle, n)` for each run of `n` consecutive elements of the
+    /// predefined type `handle` (a run of one type may come in several calls).
+    pub fn for_each_basic(&self, count: usize, f: &mut dyn FnMut(Handle, usize)) {
+        match &self.derived {
+            None => {
+                if count > 0 {
+                    f(self.handle, count)
+                }
+            }
+            Some(d) => match d.runs.as_slice() {
+                [(n, t)] if t.derived.is_none() && count.checked_mul(*n).is_some() => {
+                    t.for_each_basic(count * n, f)
+                }
+                runs => {
+                    for _ in 0..count {
+                        runs.iter().for_each(|(n, t)| t.for_each_basic(*n, f));
+                    }
+                }
+            },
         }
     }
 
@@ -240,6 +268,7 @@ pub fn resolve(h: Handle, for_comm: bool) -> MpiResult<Ty> {
         align: d.align,
         basics: d.basics,
         derived: Some(d),
+        handle: 0,
     })
 }
 

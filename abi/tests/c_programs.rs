@@ -400,6 +400,12 @@ fn a_connect_to_a_malformed_port_name_fails_with_err_port() {
     run_ok("bad_port", 3, "bad_port: ok");
 }
 
+/// External32 packs derived types element by element and `long double` as binary128.
+#[test]
+fn pack_external_takes_derived_types_and_long_double() {
+    run_ok("pack_external_derived", 1, "pack_external_derived: ok");
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

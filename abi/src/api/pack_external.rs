@@ -1,13 +1,18 @@
 //! MPI_Pack_external, MPI_Unpack_external, MPI_Pack_external_size (and `_c`): the portable
-//! "external32" representation of the predefined datatypes: big-endian, with `long` and
-//! `unsigned long` in 4 bytes and `wchar_t` in 2 (as MPICH writes them), complex numbers as
-//! two big-endian halves. Derived datatypes, `long double` and the value-index pairs are
-//! refused by name (MPI_ERR_TYPE).
+//! "external32" representation of any datatype: the basic elements of the type map in order,
+//! each big-endian, with `long` and `unsigned long` in 4 bytes and `wchar_t` in 2 (as MPICH
+//! writes them), complex numbers as two big-endian halves and `long double` as IEEE 754
+//! binary128 (16 bytes; converted from the x87 80-bit format on x86). A derived type is packed
+//! through its type signature (`Ty::for_each_basic`): its native packed bytes (`Ty::pack`)
+//! are converted element by element. The value-index pairs, the 2- and 16-byte real kinds
+//! are refused by name (MPI_ERR_TYPE).
 
 use super::{out, read};
 use crate::consts::*;
-use crate::error::{err, MpiResult};
+use crate::derived::{self, Ty};
+use crate::error::{err, MpiError, MpiResult};
 use crate::{call, datatype, export};
+use std::borrow::Cow;
 use std::ffi::{c_void, CStr};
 use std::os::raw::{c_char, c_int};
 
@@ -19,38 +24,148 @@ struct Ext {
     /// Bytes reversed together (a complex number's half).
     unit: usize,
     signed: bool,
+    /// Each unit is a `long double`, converted to or from binary128.
+    long_double: bool,
 }
 
 fn ext32(h: Handle) -> MpiResult<Ext> {
-    let n = datatype::lookup(h).map_err(|_| {
-        crate::error::MpiError::new(
-            MPI_ERR_TYPE,
-            format!("{h:#x}: external32 packing takes predefined datatypes (a derived type: pack its elements one predefined type at a time)"),
-        )
-    })?.size;
+    let n = datatype::lookup(h)?.size;
     let e = |ext, unit, signed| {
         Ok(Ext {
             native: n,
             ext,
             unit,
             signed,
+            long_double: false,
         })
     };
     match h {
-        0x20a => e(4, 4, true),                                 // MPI_LONG
-        0x20e => e(4, 4, false),                                // MPI_UNSIGNED_LONG
-        0x23c => e(2, 2, false),                                // MPI_WCHAR
+        0x20a => e(4, 4, true),  // MPI_LONG
+        0x20e => e(4, 4, false), // MPI_UNSIGNED_LONG
+        0x23c => e(2, 2, false), // MPI_WCHAR
         0x212 | 0x213 | 0x216 | 0x217 | 0x21b | 0x21d | 0x2d3 | 0x2db => e(n, n / 2, false), // complex
-        0x220 | 0x224 | 0x225 | 0x22d | 0x2ca | 0x2e0..=0x2e3 | 0x2eb => err(
+        // MPI_LONG_DOUBLE and the long double complex types: binary128 halves.
+        0x220 | 0x224 | 0x225 => Ok(Ext {
+            native: n,
+            ext: n,
+            unit: 16,
+            signed: false,
+            long_double: true,
+        }),
+        0x2ca | 0x2e0..=0x2e3 | 0x2eb => err(
             MPI_ERR_TYPE,
-            format!("{}: ibdyn has no external32 conversion for long double, 16-byte or 2-byte real kinds", datatype::name(h)),
+            format!(
+                "{}: ibdyn has no external32 conversion for 16-byte or 2-byte real kinds",
+                datatype::name(h)
+            ),
         ),
-        0x228..=0x22c | 0x230..=0x232 => err(
+        0x228..=0x22d | 0x230..=0x232 => err(
             MPI_ERR_TYPE,
-            format!("{}: pack the value-index pair's two parts separately for external32", datatype::name(h)),
+            format!(
+                "{}: pack the value-index pair's two parts separately for external32",
+                datatype::name(h)
+            ),
         ),
         _ => e(n, n, false),
     }
+}
+
+/// A native `long double` (16 bytes) as the bits of an IEEE 754 binary128.
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+fn ld_to_quad(b: &[u8]) -> u128 {
+    x87_to_quad(b)
+}
+
+/// A binary128's bits as a native `long double` (16 bytes).
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+fn quad_to_ld(q: u128) -> [u8; 16] {
+    quad_to_x87(q)
+}
+
+// Elsewhere (aarch64, riscv64 Linux) `long double` is a little-endian binary128 already.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+fn ld_to_quad(b: &[u8]) -> u128 {
+    u128::from_le_bytes(b[..16].try_into().expect("16 bytes"))
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+fn quad_to_ld(q: u128) -> [u8; 16] {
+    q.to_le_bytes()
+}
+
+const INT_BIT: u64 = 1 << 63;
+
+/// The x87 80-bit extended number in the first 10 bytes of `b` (64-bit significand with an
+/// explicit integer bit, then sign and 15-bit exponent) as binary128 (same bias, 112-bit
+/// fraction with an implicit bit): exact, denormals and unnormals included.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "x86")),
+    allow(dead_code)
+)]
+fn x87_to_quad(b: &[u8]) -> u128 {
+    let m = u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+    let se = u16::from_le_bytes([b[8], b[9]]);
+    let sign = u128::from(se >> 15) << 127;
+    let e = i32::from(se & 0x7fff);
+    if e == 0x7fff {
+        // Infinity (no fraction below the integer bit) or NaN (its payload and quiet bit).
+        return sign | 0x7fff << 112 | u128::from(m & !INT_BIT) << 49;
+    }
+    if m == 0 {
+        return sign;
+    }
+    // The value is m * 2^(max(e, 1) - 16383 - 63): normalize as far as the exponent allows.
+    let e = e.max(1);
+    let shift = (m.leading_zeros() as i32).min(e - 1);
+    let (m, e) = (m << shift, e - shift);
+    if m & INT_BIT == 0 {
+        // A denormal (exponent 1 - 16383 in both formats).
+        return sign | u128::from(m) << 49;
+    }
+    sign | (e as u128) << 112 | u128::from(m & !INT_BIT) << 49
+}
+
+/// `v >> s` rounded to nearest, ties to even.
+fn round_shift(v: u128, s: u32) -> u128 {
+    let (q, r, half) = (v >> s, v & ((1 << s) - 1), 1u128 << (s - 1));
+    if r > half || (r == half && q & 1 == 1) {
+        q + 1
+    } else {
+        q
+    }
+}
+
+/// A binary128 as an x87 80-bit extended number in 16 bytes (6 bytes of zero padding): the
+/// fraction rounded to 63 bits (to nearest, ties to even), an overflow becoming infinity.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "x86")),
+    allow(dead_code)
+)]
+fn quad_to_x87(q: u128) -> [u8; 16] {
+    let sign = (q >> 127) as u16;
+    let e = ((q >> 112) & 0x7fff) as u16;
+    let f = q & ((1 << 112) - 1);
+    let (e, m) = if e == 0x7fff {
+        let m = (f >> 49) as u64;
+        // A NaN whose payload is all below the kept bits stays a (quiet) NaN.
+        let m = if f != 0 && m == 0 { 1 << 62 } else { m };
+        (e, INT_BIT | m)
+    } else if e == 0 {
+        // A denormal: rounding up to 2^63 makes the smallest normal number.
+        let m = round_shift(f, 49) as u64;
+        (u16::from(m & INT_BIT != 0), m)
+    } else {
+        let m = round_shift(f | 1 << 112, 49);
+        if m >> 64 != 0 {
+            (e + 1, INT_BIT) // e + 1 == 0x7fff: infinity
+        } else {
+            (e, m as u64)
+        }
+    };
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&m.to_le_bytes());
+    out[8..10].copy_from_slice(&(sign << 15 | e).to_le_bytes());
+    out
 }
 
 fn check_rep(datarep: *const c_char) -> MpiResult<()> {
@@ -70,6 +185,12 @@ fn check_rep(datarep: *const c_char) -> MpiResult<()> {
 
 /// Converts one native element (little-endian) to external32.
 fn to_ext(x: Ext, native: &[u8], out: &mut [u8]) {
+    if x.long_double {
+        for (o, i) in out.chunks_exact_mut(16).zip(native.chunks_exact(16)) {
+            o.copy_from_slice(&ld_to_quad(i).to_be_bytes());
+        }
+        return;
+    }
     for (o, i) in out
         .chunks_exact_mut(x.unit)
         .zip(native.chunks(x.native / (x.ext / x.unit)))
@@ -82,6 +203,14 @@ fn to_ext(x: Ext, native: &[u8], out: &mut [u8]) {
 
 /// Converts one external32 element back (sign- or zero-extended where it is narrower).
 fn from_ext(x: Ext, ext: &[u8], native: &mut [u8]) {
+    if x.long_double {
+        for (n, e) in native.chunks_exact_mut(16).zip(ext.chunks_exact(16)) {
+            n.copy_from_slice(&quad_to_ld(u128::from_be_bytes(
+                e.try_into().expect("16 bytes"),
+            )));
+        }
+        return;
+    }
     let parts = x.ext / x.unit;
     let nunit = x.native / parts;
     for (n, e) in native.chunks_exact_mut(nunit).zip(ext.chunks_exact(x.unit)) {
@@ -97,8 +226,75 @@ fn from_ext(x: Ext, ext: &[u8], native: &mut [u8]) {
     }
 }
 
+/// One copy of a datatype in external32: its type signature as runs of elements converted
+/// alike, and the bytes they take.
+struct Layout {
+    ty: Ty,
+    runs: Vec<(Ext, usize)>,
+    /// External32 bytes of one copy.
+    ext: usize,
+}
+
+fn layout(h: Handle, for_comm: bool) -> MpiResult<Layout> {
+    let ty = derived::resolve(h, for_comm)?;
+    let mut runs: Vec<(Ext, usize)> = Vec::new();
+    let mut failed: Option<MpiError> = None;
+    ty.for_each_basic(1, &mut |b, n| {
+        if failed.is_some() {
+            return;
+        }
+        match ext32(b) {
+            Ok(x) => match runs.last_mut() {
+                Some((y, m)) if *y == x => *m += n,
+                _ => runs.push((x, n)),
+            },
+            Err(mut e) => {
+                if !derived::is_predefined(h) {
+                    e.message = format!("datatype {h:#x} holds {}", e.message);
+                }
+                failed = Some(e);
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    let ext = runs
+        .iter()
+        .try_fold(0usize, |s, (x, n)| x.ext.checked_mul(*n)?.checked_add(s))
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the external32 size overflows"))?;
+    debug_assert_eq!(
+        runs.iter().map(|(x, n)| x.native * n).sum::<usize>(),
+        ty.size
+    );
+    Ok(Layout { ty, runs, ext })
+}
+
+/// External32 bytes of `count` copies.
+fn ext_len(l: &Layout, count: usize) -> MpiResult<usize> {
+    count
+        .checked_mul(l.ext)
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the external32 size overflows"))
+}
+
+/// Converts `count` copies between their native packed bytes and external32, element by
+/// element in type-map order: `f(ext, native bytes, external32 bytes)`.
+fn convert(l: &Layout, count: usize, mut f: impl FnMut(Ext, usize, usize)) {
+    let (mut at_native, mut at_ext) = (0, 0);
+    for _ in 0..count {
+        for &(x, n) in &l.runs {
+            for _ in 0..n {
+                f(x, at_native, at_ext);
+                at_native += x.native;
+                at_ext += x.ext;
+            }
+        }
+    }
+}
+
 /// The checks of a packing or unpacking call of `count` elements of `ty` at `pos` of a
-/// packed buffer of `size` bytes: the element layout, the count and the position.
+/// packed buffer of `size` bytes: the element layout, the count and the position. Returns
+/// the layout, the count, the position and the external32 and native byte lengths.
 fn plan(
     rep: *const c_char,
     ty: Handle,
@@ -107,17 +303,21 @@ fn plan(
     size: i64,
     buffers: [*const c_void; 2],
     what: &str,
-) -> MpiResult<(Ext, usize, usize)> {
+) -> MpiResult<(Layout, usize, usize, usize, usize)> {
     check_rep(rep)?;
-    let x = ext32(ty)?;
+    let l = layout(ty, true)?;
     let Ok(n) = usize::try_from(count) else {
         return err(MPI_ERR_COUNT, format!("count {count} is negative"));
     };
-    let p = super::pack::window(pos, n * x.ext, size, what)?;
-    if n > 0 && buffers.iter().any(|b| b.is_null()) {
+    let ext = ext_len(&l, n)?;
+    let p = super::pack::window(pos, ext, size, what)?;
+    let native = n
+        .checked_mul(l.ty.size)
+        .ok_or_else(|| MpiError::new(MPI_ERR_COUNT, "the native size overflows"))?;
+    if ext > 0 && buffers.iter().any(|b| b.is_null()) {
         return err(MPI_ERR_BUFFER, "a buffer is NULL");
     }
-    Ok((x, n, p))
+    Ok((l, n, p, ext, native))
 }
 
 fn pack_ext(
@@ -129,7 +329,7 @@ fn pack_ext(
     outsize: i64,
     pos: i64,
 ) -> MpiResult<i64> {
-    let (x, n, p) = plan(
+    let (l, n, p, ext, native) = plan(
         rep,
         ty,
         count,
@@ -138,17 +338,25 @@ fn pack_ext(
         [inbuf, outbuf.cast_const()],
         "packing",
     )?;
-    for i in 0..n {
-        // SAFETY: the caller's buffers: `count` elements in, `outsize` bytes out.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(inbuf.cast::<u8>().add(i * x.native), x.native),
-                std::slice::from_raw_parts_mut(outbuf.cast::<u8>().add(p + i * x.ext), x.ext),
-            )
-        };
-        to_ext(x, src, dst);
+    if ext == 0 {
+        return Ok(pos);
     }
-    Ok(pos + (n * x.ext) as i64)
+    // SAFETY: the caller's buffers: `count` elements in, `outsize` bytes out (checked by
+    // `plan` to hold `ext` bytes from `p`).
+    let dst = unsafe { std::slice::from_raw_parts_mut(outbuf.cast::<u8>().add(p), ext) };
+    let src: Cow<[u8]> = if l.ty.contiguous() {
+        // SAFETY: as above: the elements are `native` bytes at `inbuf`.
+        Cow::Borrowed(unsafe { std::slice::from_raw_parts(inbuf.cast::<u8>(), native) })
+    } else {
+        let mut v = vec![0u8; native];
+        // SAFETY: as above.
+        unsafe { l.ty.pack(inbuf.cast(), n, &mut v) };
+        Cow::Owned(v)
+    };
+    convert(&l, n, |x, i, o| {
+        to_ext(x, &src[i..i + x.native], &mut dst[o..o + x.ext])
+    });
+    Ok(pos + ext as i64)
 }
 
 fn unpack_ext(
@@ -160,7 +368,7 @@ fn unpack_ext(
     count: i64,
     ty: Handle,
 ) -> MpiResult<i64> {
-    let (x, n, p) = plan(
+    let (l, n, p, ext, native) = plan(
         rep,
         ty,
         count,
@@ -169,17 +377,27 @@ fn unpack_ext(
         [inbuf, outbuf.cast_const()],
         "unpacking",
     )?;
-    for i in 0..n {
-        // SAFETY: the caller's buffers: `insize` bytes in, `count` elements out.
-        let (src, dst) = unsafe {
-            (
-                std::slice::from_raw_parts(inbuf.cast::<u8>().add(p + i * x.ext), x.ext),
-                std::slice::from_raw_parts_mut(outbuf.cast::<u8>().add(i * x.native), x.native),
-            )
-        };
-        from_ext(x, src, dst);
+    if ext == 0 {
+        return Ok(pos);
     }
-    Ok(pos + (n * x.ext) as i64)
+    // SAFETY: the caller's buffers: `insize` bytes in (checked by `plan` to hold `ext` bytes
+    // from `p`), `count` elements out.
+    let src = unsafe { std::slice::from_raw_parts(inbuf.cast::<u8>().add(p), ext) };
+    if l.ty.contiguous() {
+        // SAFETY: as above: the elements are `native` bytes at `outbuf`.
+        let dst = unsafe { std::slice::from_raw_parts_mut(outbuf.cast::<u8>(), native) };
+        convert(&l, n, |x, o, i| {
+            from_ext(x, &src[i..i + x.ext], &mut dst[o..o + x.native])
+        });
+    } else {
+        let mut v = vec![0u8; native];
+        convert(&l, n, |x, o, i| {
+            from_ext(x, &src[i..i + x.ext], &mut v[o..o + x.native])
+        });
+        // SAFETY: as above: the type map of `count` elements at `outbuf` is writable.
+        unsafe { l.ty.unpack(&v, outbuf.cast()) };
+    }
+    Ok(pos + ext as i64)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -260,10 +478,11 @@ unsafe fn unpack_external_c(
 
 fn ext_size(rep: *const c_char, count: i64, ty: Handle) -> MpiResult<i64> {
     check_rep(rep)?;
-    if count < 0 {
+    let Ok(n) = usize::try_from(count) else {
         return err(MPI_ERR_COUNT, format!("count {count} is negative"));
-    }
-    Ok(count * ext32(ty)?.ext as i64)
+    };
+    let len = ext_len(&layout(ty, false)?, n)?;
+    i64::try_from(len).or_else(|_| err(MPI_ERR_COUNT, "the external32 size overflows"))
 }
 
 unsafe fn pack_external_size(
@@ -341,5 +560,93 @@ mod tests {
         let mut back = [0u8; 8];
         from_ext(c, &out, &mut back);
         assert_eq!(back.to_vec(), native);
+    }
+
+    fn x87(m: u64, se: u16) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&m.to_le_bytes());
+        b[8..10].copy_from_slice(&se.to_le_bytes());
+        b
+    }
+
+    #[test]
+    fn x87_long_double_is_binary128_and_back() {
+        let cases: [([u8; 16], u128); 9] = [
+            (x87(0xc000_0000_0000_0000, 0x3fff), 0x3fff_8000 << 96), // 1.5
+            (x87(0x8000_0000_0000_0000, 0xbfff), 0xbfff << 112),     // -1
+            (x87(0, 0), 0),                                          // 0
+            (x87(0, 0x8000), 1 << 127),                              // -0
+            (x87(1, 0), 1 << 49),                                    // smallest denormal
+            (x87(0x8000_0000_0000_0000, 1), 1 << 112),               // smallest normal
+            (
+                x87(u64::MAX, 0x7ffe),
+                (0x7ffe << 112) | ((1u128 << 112) - (1 << 49)),
+            ), // max
+            (x87(0x8000_0000_0000_0000, 0xffff), 0xffff << 112),     // -infinity
+            (x87(0xc000_0000_0000_0000, 0x7fff), 0x7fff_8000 << 96), // quiet NaN
+        ];
+        for (native, quad) in cases {
+            assert_eq!(x87_to_quad(&native), quad, "{native:02x?}");
+            assert_eq!(quad_to_x87(quad), native, "{quad:#x}");
+        }
+        // An unnormal and a pseudo-denormal come out normalized.
+        assert_eq!(
+            x87_to_quad(&x87(0x4000_0000_0000_0000, 0x3fff)),
+            0x3ffe << 112
+        );
+        assert_eq!(x87_to_quad(&x87(0x8000_0000_0000_0000, 0)), 1 << 112);
+        // 112 fraction bits round to 63: to nearest, ties to even, up to infinity.
+        let one = 0x3fffu128 << 112;
+        assert_eq!(quad_to_x87(one | 1 << 48), x87(1 << 63, 0x3fff));
+        assert_eq!(quad_to_x87(one | 3 << 48), x87((1 << 63) | 2, 0x3fff));
+        assert_eq!(quad_to_x87(one | 1 << 48 | 1), x87((1 << 63) | 1, 0x3fff));
+        assert_eq!(
+            quad_to_x87(0x7ffe_ffff_ffff_ffff_ffff_ffff_ffff_ffffu128),
+            x87(1 << 63, 0x7fff)
+        );
+        assert_eq!(quad_to_x87((1 << 49) - 1), x87(1, 0));
+        assert_eq!(
+            quad_to_x87(0x7fff_0000_0000_0000_0000_0000_0000_0001u128),
+            x87(0xc000_0000_0000_0000, 0x7fff)
+        );
+    }
+
+    #[test]
+    fn a_vector_of_shorts_packs_its_elements_big_endian() {
+        let _owner = ibdyn_owner::enter();
+        let short = derived::resolve(0x208, false).unwrap();
+        let parts = [0, 4].map(|disp| derived::Part {
+            disp,
+            count: 1,
+            ty: short.clone(),
+        });
+        let v = derived::build(&parts, false).unwrap();
+        derived::commit(v).unwrap();
+        let rep = c"external32".as_ptr();
+        assert_eq!(ext_size(rep, 3, v).unwrap(), 12);
+        let data: [i16; 4] = [0x0102, 9, 0x0304, 9];
+        let mut out = [0u8; 4];
+        let at = pack_ext(
+            rep,
+            data.as_ptr().cast(),
+            1,
+            v,
+            out.as_mut_ptr().cast(),
+            4,
+            0,
+        );
+        assert_eq!((at.unwrap(), out), (4, [1, 2, 3, 4]));
+        let mut back = [0i16; 4];
+        let at = unpack_ext(
+            rep,
+            out.as_ptr().cast(),
+            4,
+            0,
+            back.as_mut_ptr().cast(),
+            1,
+            v,
+        );
+        assert_eq!((at.unwrap(), back), (4, [0x0102, 0, 0x0304, 0]));
+        derived::free(v).unwrap();
     }
 }
