@@ -406,6 +406,27 @@ fn pack_external_takes_derived_types_and_long_double() {
     run_ok("pack_external_derived", 1, "pack_external_derived: ok");
 }
 
+/// A connect to a closed port fails with MPI_ERR_PORT at once (the connect bound is set to
+/// 600 s: a connect left waiting fails the test by its bound), on one node and on two.
+#[test]
+fn a_connect_to_a_closed_port_fails_at_once_with_err_port() {
+    let s = Scratch::new("closed_port");
+    let exe = s.build("closed_port");
+    let w = |x: &str| OsString::from(x);
+    for nodes in ["1", "2"] {
+        let out = s.run_words(&[
+            w("--nodes"),
+            w(nodes),
+            w("-x"),
+            w("IBDYN_CONNECT_TIMEOUT=600"),
+            w("-n"),
+            w("2"),
+            exe.clone().into(),
+        ]);
+        assert_ran("closed_port", &out, "closed_port: ok");
+    }
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

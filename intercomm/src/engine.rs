@@ -158,6 +158,11 @@ impl Engine {
         self.net.control_send(to, data)
     }
 
+    /// Sets what answers control datagrams as they arrive (`NetRoute::set_control_responder`).
+    pub fn set_control_responder(&mut self, r: crate::net_route::ControlResponder) {
+        self.net.set_control_responder(r)
+    }
+
     /// Marks whether a control datagram is awaited (idle waits then block on the fabric).
     pub fn expect_control(&mut self, on: bool) {
         self.net.expect_control(on)

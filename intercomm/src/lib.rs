@@ -35,6 +35,7 @@ pub use gpid::{decode_cards, encode_cards, Gpid, ProcCard};
 pub use group::{Group, GroupRelation};
 pub use ibdyn_verbs::AddressCard;
 pub use matching::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+pub use net_route::ControlResponder;
 pub use reqs::Status;
 pub use request::{wait_all, wait_any, Request};
 pub use runtime::Runtime;

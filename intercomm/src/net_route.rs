@@ -26,7 +26,15 @@ pub(crate) struct NetRoute {
     control_inbox: VecDeque<(AddressCard, Vec<u8>)>,
     /// Control datagrams that were never acknowledged, with why.
     control_failures: VecDeque<(AddressCard, String)>,
+    /// Answers a control datagram as it arrives, instead of keeping it for a wait (see
+    /// `ControlResponder`).
+    responder: Option<ControlResponder>,
 }
+
+/// Looks at each control datagram as it arrives: `Some(reply)` sends `reply` back to its
+/// sender and drops the datagram (a connect to a port this process no longer has is refused
+/// even while no accept waits), `None` keeps it for the waits that take control datagrams.
+pub type ControlResponder = Box<dyn FnMut(&[u8]) -> Option<Vec<u8>>>;
 
 impl NetRoute {
     pub fn new(fabric: Option<Fabric>) -> NetRoute {
@@ -38,7 +46,13 @@ impl NetRoute {
             expect_control: false,
             control_inbox: VecDeque::new(),
             control_failures: VecDeque::new(),
+            responder: None,
         }
+    }
+
+    /// Sets the responder that looks at control datagrams as they arrive.
+    pub fn set_control_responder(&mut self, r: ControlResponder) {
+        self.responder = Some(r);
     }
 
     /// Runs `f` with the fabric, if this process has one.
@@ -205,7 +219,16 @@ impl Route for NetRoute {
                 Event::Message { data, .. } => sink.packet(self, &data),
                 Event::ReadDone { token } => sink.read_done(self, token),
                 Event::ReadFailed { token, error } => sink.read_failed(self, token, error),
-                Event::Control { from, data } => self.control_inbox.push_back((from, data)),
+                Event::Control { from, data } => {
+                    match self.responder.as_mut().and_then(|r| r(&data)) {
+                        Some(reply) => {
+                            if let Err(e) = self.control_send(&from, &reply) {
+                                tracing::debug!("could not answer {from:?} at once: {e}");
+                            }
+                        }
+                        None => self.control_inbox.push_back((from, data)),
+                    }
+                }
                 Event::ControlFailed { to, error } => {
                     tracing::debug!("control datagram to {to:?} failed: {error}");
                     self.control_failures.push_back((to, error.to_string()));

@@ -57,6 +57,12 @@ impl Runtime {
         f(self.eng.borrow_mut().pmi())
     }
 
+    /// Sets what answers control datagrams as they arrive, instead of keeping them for a wait
+    /// (`ControlResponder`).
+    pub fn set_control_responder(&self, r: crate::ControlResponder) {
+        self.eng.borrow_mut().set_control_responder(r)
+    }
+
     /// Sends one reliable datagram over the fabric's UD control channel.
     pub fn control_send(&self, to: &AddressCard, data: &[u8]) -> Result<()> {
         self.eng.borrow_mut().control_send(to, data)

@@ -1,11 +1,12 @@
 //! Client/server between independently started jobs: ports, connect/accept, and the name
 //! service of the daemons (publish/lookup/unpublish).
 
-use super::wire::{gpids, hex, random_id, unhex, ConnectEnd, Rendezvous};
+use super::wire::{gpids, hex, random_id, unhex, ConnectEnd, Refusal, Rendezvous};
 use super::{env_secs, share_outcome};
 use ibdyn_intercomm::{AddressCard, CommError, Communicator, Group, ProcCard, Result, Runtime};
 use ibdyn_pmi::PmiClient;
 use std::collections::HashSet;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 const PORT_PREFIX: &str = "ibdyn-port:";
@@ -23,10 +24,29 @@ impl Port {
     }
 }
 
+/// The ids of the ports this process has open. A connect on any other is refused as it
+/// arrives (by the runtime's control responder, set at the first open).
+static OPEN: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
+
+fn is_open(id: u64) -> bool {
+    OPEN.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .is_some_and(|s| s.contains(&id))
+}
+
 /// Opens a port on this process (the root that will accept on it).
 pub fn open_port(comm: &Communicator) -> Port {
     let id = random_id();
-    let card = comm.runtime().card().to_bytes();
+    let rt = comm.runtime();
+    OPEN.lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get_or_insert_with(HashSet::new)
+        .insert(id);
+    rt.set_control_responder(Box::new(|d| {
+        Refusal::of_request(d, is_open).map(|r| r.encode())
+    }));
+    let card = rt.card().to_bytes();
     let name = format!(
         "{PORT_PREFIX}{}",
         hex(&[&id.to_le_bytes()[..], &card].concat())
@@ -34,8 +54,13 @@ pub fn open_port(comm: &Communicator) -> Port {
     Port { id, name }
 }
 
-/// Closes a port; connections made through it stay.
-pub fn close_port(_port: Port) {}
+/// Closes a port; connections made through it stay, and a connect on it from now on is refused
+/// (`MPI_ERR_PORT` at the connecting side).
+pub fn close_port(port: Port) {
+    if let Some(s) = OPEN.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+        s.remove(&port.id);
+    }
+}
 
 fn parse_port(name: &str) -> Result<(u64, ProcCard)> {
     let hexed = name
@@ -261,10 +286,19 @@ pub fn connect(port_name: &str, comm: &Communicator, root: i32) -> Result<Commun
                 timeout,
                 &what,
                 Some(&server),
-                |d| Rendezvous::is_answer(d, id, req.req),
+                |d| Rendezvous::is_answer(d, id, req.req) || Refusal::is_for(d, id, req.req),
                 |_| Ok(()),
             )
-            .map_err(unanswered_port);
+            .map_err(unanswered_port)
+            .and_then(|(from, d)| {
+                if Refusal::is_for(&d, id, req.req) {
+                    return Err(CommError::InvalidArgument(format!(
+                        "port {} is closed: its process accepts no connection on it",
+                        &port_name[..port_name.len().min(32)]
+                    )));
+                }
+                Ok((from, d))
+            });
         if answer.is_ok() {
             vanish_here(&rt);
         }

@@ -9,6 +9,7 @@ const CONNECT: &[u8; 4] = b"IBDC";
 const ACCEPT: &[u8; 4] = b"IBDA";
 const CONFIRM: &[u8; 4] = b"IBDK";
 const WITHDRAW: &[u8; 4] = b"IBDX";
+const REFUSE: &[u8; 4] = b"IBDR";
 
 /// The key under which the spawning root leaves `ParentInfo` in the children's key-value space.
 pub const PARENT_KEY: &str = "ibdyn-parent";
@@ -311,6 +312,40 @@ pub fn random_id() -> u64 {
     h.finish()
 }
 
+/// The answer of a process to a connect on a port it does not have (closed, or never
+/// opened there): the connecting root fails at once instead of waiting out its bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub port_id: u64,
+    pub req: u64,
+}
+
+impl Refusal {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = REFUSE.to_vec();
+        b.extend_from_slice(&self.port_id.to_le_bytes());
+        b.extend_from_slice(&self.req.to_le_bytes());
+        b
+    }
+    /// The refusal of request `req` on `port_id`.
+    pub fn is_for(b: &[u8], port_id: u64, req: u64) -> bool {
+        b.len() >= 20
+            && &b[..4] == REFUSE
+            && b[4..12] == port_id.to_le_bytes()
+            && b[12..20] == req.to_le_bytes()
+    }
+    /// The refusal a connect request `b` gets when `open` does not hold its port; `None` for
+    /// any other datagram, and for a request on a port that is open.
+    pub fn of_request(b: &[u8], open: impl Fn(u64) -> bool) -> Option<Refusal> {
+        if b.len() < 20 || &b[..4] != CONNECT {
+            return None;
+        }
+        let port_id = u64::from_le_bytes(b[4..12].try_into().expect("8 bytes"));
+        let req = u64::from_le_bytes(b[12..20].try_into().expect("8 bytes"));
+        (!open(port_id)).then_some(Refusal { port_id, req })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,5 +432,32 @@ mod tests {
         }
         assert_eq!(unhex(&hex(&[0, 255, 16])).unwrap(), vec![0, 255, 16]);
         assert!(unhex("zz").is_err());
+    }
+
+    #[test]
+    fn a_connect_to_a_port_not_open_is_refused_and_the_refusal_is_its() {
+        let req = Rendezvous {
+            accept: false,
+            port_id: 7,
+            req: 99,
+            ctx: 0,
+            group: Vec::new(),
+        }
+        .encode();
+        assert_eq!(Refusal::of_request(&req, |id| id == 7), None);
+        let r = Refusal::of_request(&req, |_| false).expect("refused");
+        assert!(Refusal::is_for(&r.encode(), 7, 99));
+        assert!(!Refusal::is_for(&r.encode(), 7, 98));
+        // An answer, or a short datagram, is never refused.
+        let answer = Rendezvous {
+            accept: true,
+            port_id: 7,
+            req: 99,
+            ctx: 0,
+            group: Vec::new(),
+        }
+        .encode();
+        assert_eq!(Refusal::of_request(&answer, |_| false), None);
+        assert_eq!(Refusal::of_request(b"IBDC", |_| false), None);
     }
 }
