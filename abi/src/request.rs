@@ -315,6 +315,11 @@ impl ReqEntry {
 }
 
 impl ReqEntry {
+    /// Whether the operation in flight is a non-blocking collective.
+    pub fn is_coll(&self) -> bool {
+        matches!(self.active, Some(Active::Coll(_)))
+    }
+
     /// Whether the operation has completed, without collecting it.
     pub fn poll(&mut self) -> MpiResult<bool> {
         Ok(self.peek()?.is_some())

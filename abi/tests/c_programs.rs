@@ -427,6 +427,13 @@ fn a_connect_to_a_closed_port_fails_at_once_with_err_port() {
     }
 }
 
+/// Non-blocking collectives completed in different orders on different ranks: a wait on one
+/// moves the others on, on one node and on two.
+#[test]
+fn nonblocking_collectives_complete_in_any_order() {
+    run_ok_on_1_and_2_nodes("nbc_order", 3, "nbc_order: ok");
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

@@ -22,6 +22,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("join", 2),
     ("mprobe_order", 2),
     ("truncate_status", 2),
+    ("nbc_order", 3),
     ("errhandler_user", 2),
     ("large_inter", 4),
     ("pack", 2),

@@ -26,6 +26,9 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
         return Ok(Step::Null);
     }
     let i = s.req_index(h).map_err(|e| (e, 1))?;
+    if block && is_coll(s, i) && s.reqs.iter_mut().any(|(j, e)| j != i && e.is_coll()) {
+        return wait_moving_the_others(s, h, i);
+    }
     let e = s.reqs.get_mut(i).expect("req_index checked the slot");
     let comm = e.comm;
     if e.active.is_none() {
@@ -48,6 +51,29 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
             }
             Err((err, comm))
         }
+    }
+}
+
+fn is_coll(s: &mut State, i: usize) -> bool {
+    s.reqs.get_mut(i).is_some_and(|e| e.is_coll())
+}
+
+/// A blocking wait for collective `h` (at index `i`) while other non-blocking collectives are
+/// in flight: MPI's progress rule wants them moved on too. A process may complete them in
+/// another order than its peers, who wait for their messages: blocking in `h` alone left
+/// both sides waiting for ever (between nodes, where a round needs the peer's next one).
+fn wait_moving_the_others(s: &mut State, h: Handle, i: usize) -> Result<Step, (MpiError, usize)> {
+    let mut turns = crate::threads::Turns::default();
+    loop {
+        match step(s, h, false)? {
+            Step::Pending => {}
+            done => return Ok(done),
+        }
+        for (_, e) in s.reqs.iter_mut().filter(|(j, e)| *j != i && e.is_coll()) {
+            // A failure is kept by the collective and reported by its own completion.
+            let _ = e.poll();
+        }
+        turns.idle();
     }
 }
 
