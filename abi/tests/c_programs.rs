@@ -434,6 +434,30 @@ fn nonblocking_collectives_complete_in_any_order() {
     run_ok_on_1_and_2_nodes("nbc_order", 3, "nbc_order: ok");
 }
 
+/// A wait for a collective while another is in flight fails when a process of the
+/// communicator has died, on one node and on two, instead of waiting for ever.
+#[test]
+fn a_wait_among_collectives_in_flight_fails_on_a_dead_peer() {
+    let s = Scratch::new("nbc_dead");
+    let exe = s.build("nbc_dead");
+    let w = |x: &str| OsString::from(x);
+    for nodes in ["1", "2"] {
+        let out = s.run_words(&[
+            w("--keep-going"),
+            w("--nodes"),
+            w(nodes),
+            w("-n"),
+            w("3"),
+            exe.clone().into(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        for r in 0..2 {
+            let line = format!("nbc_dead: rank {r} wait failed: 1");
+            assert!(stdout.contains(&line), "{nodes} node(s): {stdout}");
+        }
+    }
+}
+
 #[test]
 fn sessions_without_mpi_init() {
     run_ok("sessions", 3, "sessions: ok on 3 ranks");

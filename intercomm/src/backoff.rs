@@ -25,7 +25,7 @@ pub(crate) struct Backoff {
 /// Blocks between two liveness checks of the peers a wait depends on ...
 const LIVENESS_EVERY: u64 = 64;
 /// ... or this much time, whichever comes first (blocks may be long: `IBDYN_IDLE_BLOCK_MS`).
-const LIVENESS_PERIOD: Duration = Duration::from_secs(1);
+pub(crate) const LIVENESS_PERIOD: Duration = Duration::from_secs(1);
 
 /// Progress passes to spin before yielding when every process has a core of its own: about
 /// 20 us, far longer than a reply over shared memory takes, and short enough that two ranks

@@ -2,7 +2,9 @@
 //! the point-to-point protocol above them, moves packets, and waits: spinning, yielding, then
 //! blocking, with peers' liveness checked now and then.
 
-use crate::backoff::{Backoff, Step, SHALLOW_BLOCK, SPINS_DEDICATED, SPINS_SHARED};
+use crate::backoff::{
+    Backoff, Step, LIVENESS_PERIOD, SHALLOW_BLOCK, SPINS_DEDICATED, SPINS_SHARED,
+};
 use crate::error::{CommError, Result};
 use crate::gpid::{Gpid, ProcCard};
 use crate::net_route::NetRoute;
@@ -15,7 +17,7 @@ use crate::shm_route::{ShmRoute, RECV_BATCH};
 use ibdyn_pmi::PmiClient;
 use ibdyn_shm::{BellArm, RecvQueue};
 use ibdyn_verbs::{AddressCard, Fabric};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest block in the fabric's poll of a process without a shared-memory bell (see
 /// `RecvQueue::arm_bell`): its shared-memory packets wait at most this long then.
@@ -42,6 +44,8 @@ pub(crate) struct Engine {
     patient: bool,
     /// Handlers of messages run as they arrive (`crate::service`).
     services: Vec<Served>,
+    /// When `block_outside` last checked the peers' liveness.
+    outside_checked: Option<Instant>,
 }
 
 impl Engine {
@@ -72,6 +76,7 @@ impl Engine {
             guests_here: Default::default(),
             patient: false,
             services: Vec::new(),
+            outside_checked: None,
             shm: ShmRoute::new(rx, cma),
             net: NetRoute::new(fabric),
             proto: Protocol::new(pmi, me, card, eager_limit.min(shm_limit)),
@@ -460,6 +465,19 @@ impl Engine {
         } = self;
         if let Err(e) = proto.progress_fabric(shm, net) {
             tracing::debug!("fabric progress: {e}");
+        }
+    }
+
+    /// A block of a wait that runs outside the engine, testing its requests between blocks
+    /// (`process::idle_for`): the peers pending requests depend on are checked at least every
+    /// `LIVENESS_PERIOD`, as in the engine's own waits, so a dead peer fails them.
+    pub(crate) fn block_outside(&mut self, t: Duration) {
+        self.block(t);
+        let now = Instant::now();
+        if now.duration_since(*self.outside_checked.get_or_insert(now)) >= LIVENESS_PERIOD {
+            self.outside_checked = Some(now);
+            let (proto, mut r) = self.split();
+            proto.check_liveness(&mut r);
         }
     }
 

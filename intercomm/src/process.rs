@@ -120,7 +120,7 @@ pub(crate) fn engine() -> Option<Rc<RefCell<Engine>>> {
 pub fn idle_for(t: Duration) {
     if let Some(eng) = engine() {
         if let Ok(mut e) = eng.try_borrow_mut() {
-            e.block(t);
+            e.block_outside(t);
         }
     }
 }
