@@ -134,23 +134,28 @@ impl Objects {
 
     /// An attribute of key `k` was deleted; a freed key goes with its last attribute.
     pub fn detach(&mut self, k: c_int) {
-        let Some(e) = self.entry_mut(k) else { return };
-        e.uses = e.uses.saturating_sub(1);
-        if e.freed && e.uses == 0 {
-            self.keyvals.remove(k.wrapping_sub(KEYVAL_BASE) as usize);
+        if let Some(e) = self.entry_mut(k) {
+            e.uses = e.uses.saturating_sub(1);
         }
+        self.remove_if_done(k);
     }
 
     /// MPI_*_free_keyval: the key goes now, or with its last attribute.
     pub fn free_keyval(&mut self, k: c_int) -> MpiResult<()> {
         self.live_keyval(k)?;
-        let in_use = self.entry_mut(k).map(|e| {
+        if let Some(e) = self.entry_mut(k) {
             e.freed = true;
-            e.uses > 0
-        });
-        if in_use == Some(false) {
-            self.keyvals.remove(k.wrapping_sub(KEYVAL_BASE) as usize);
         }
+        self.remove_if_done(k);
         Ok(())
+    }
+
+    /// Removes key `k` once it is freed and no attribute uses it.
+    fn remove_if_done(&mut self, k: c_int) {
+        if let Some(i) = key_index(k) {
+            if self.keyvals.get(i).is_some_and(|e| e.freed && e.uses == 0) {
+                self.keyvals.remove(i);
+            }
+        }
     }
 }

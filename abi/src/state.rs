@@ -105,14 +105,21 @@ impl CommEntry {
     }
 }
 
+/// The parent communicator's handle (MPI_Comm_get_parent).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Parent {
+    /// Not asked for yet: made at the first MPI_Comm_get_parent.
+    Unmade,
+    Made(Handle),
+    /// Freed or disconnected: MPI_COMM_NULL from then on (MPI 4.1 section 11.8.2).
+    Gone,
+}
+
 pub struct State {
     pub comms: Table<CommEntry>,
     pub reqs: Table<ReqEntry>,
-    /// The handle MPI_Comm_get_parent returns, once made.
-    pub parent: Option<Handle>,
-    /// The parent's handle was freed or disconnected: MPI_Comm_get_parent gives
-    /// MPI_COMM_NULL from then on (MPI 4.1 section 11.8.2).
-    pub parent_gone: bool,
+    /// The handle MPI_Comm_get_parent returns.
+    pub parent: Parent,
     pub thread_level: std::os::raw::c_int,
     /// The buffers of buffered sends and the sends in flight.
     pub bsend: crate::bsend::Buffers,
@@ -210,8 +217,7 @@ fn empty_state(thread_level: std::os::raw::c_int) -> State {
     State {
         comms,
         reqs: Table::new(),
-        parent: None,
-        parent_gone: false,
+        parent: Parent::Unmade,
         thread_level,
         bsend: Default::default(),
         messages: Table::new(),
@@ -433,9 +439,8 @@ impl State {
             );
         }
         let i = self.comm_index(h)?;
-        if self.parent == Some(h) {
-            self.parent = None;
-            self.parent_gone = true;
+        if self.parent == Parent::Made(h) {
+            self.parent = Parent::Gone;
         }
         Ok(self.comms.remove(i).expect("comm_index checked the slot"))
     }

@@ -8,7 +8,7 @@ use super::info::{entries, text};
 use super::{out, read};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
-use crate::state::{with_state, Comm, State};
+use crate::state::{with_state, Comm, Parent, State};
 use crate::{call, export};
 use ibdyn::traits::*;
 use ibdyn::{CommError, SpawnOptions};
@@ -313,18 +313,17 @@ unsafe fn comm_spawn_multiple(
 unsafe fn comm_get_parent(parent: *mut Handle) -> c_int {
     call("MPI_Comm_get_parent", MPI_COMM_SELF, || {
         let h = with_state(|s| {
-            if let Some(h) = s.parent {
-                return Ok(h);
-            }
-            if s.parent_gone {
-                return Ok(MPI_COMM_NULL);
+            match s.parent {
+                Parent::Made(h) => return Ok(h),
+                Parent::Gone => return Ok(MPI_COMM_NULL),
+                Parent::Unmade => {}
             }
             let Some(p) = s.universe()?.parent() else {
                 return Ok(MPI_COMM_NULL);
             };
             let h = s.add_comm(Comm::Inter(p), s.errhandler_for(MPI_COMM_WORLD));
             s.comm_mut(h)?.name = "MPI_COMM_PARENT".into();
-            s.parent = Some(h);
+            s.parent = Parent::Made(h);
             Ok(h)
         })?;
         // SAFETY: the caller's output argument.
@@ -438,13 +437,15 @@ fn connect_accept(
             } else {
                 String::new()
             };
-            let ic = if accept {
-                let port = if at_root {
-                    s.objects.ports[port_index(s, &pname)?].clone()
-                } else {
-                    ibdyn::open_port(intra)
-                };
+            let ic = if accept && at_root {
+                let port = s.objects.ports[port_index(s, &pname)?].clone();
                 intra.process_at_rank(root).accept(&port)
+            } else if accept {
+                // Only the root's port counts: the others pass a stand-in, closed at once.
+                let stand_in = ibdyn::open_port(intra);
+                let r = intra.process_at_rank(root).accept(&stand_in);
+                ibdyn::close_port(stand_in);
+                r
             } else {
                 intra.process_at_rank(root).connect(&pname)
             }

@@ -26,7 +26,8 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
         return Ok(Step::Null);
     }
     let i = s.req_index(h).map_err(|e| (e, 1))?;
-    if block && is_coll(s, i) && s.reqs.iter_mut().any(|(j, e)| j != i && e.is_coll()) {
+    let waits_on_coll = s.reqs.get(i).is_some_and(crate::request::ReqEntry::is_coll);
+    if block && waits_on_coll && s.reqs.iter_mut().any(|(j, e)| j != i && e.is_coll()) {
         return wait_moving_the_others(s, h, i);
     }
     let e = s.reqs.get_mut(i).expect("req_index checked the slot");
@@ -52,10 +53,6 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
             Err((err, comm))
         }
     }
-}
-
-fn is_coll(s: &mut State, i: usize) -> bool {
-    s.reqs.get_mut(i).is_some_and(|e| e.is_coll())
 }
 
 /// A blocking wait for collective `h` (at index `i`) while other non-blocking collectives are

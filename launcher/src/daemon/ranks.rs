@@ -246,13 +246,14 @@ impl Daemon {
         let mut ready = Vec::new();
         let here = spec.ranks_on(self.me);
         let local_size = here.len() as u32;
-        let live: usize = self
-            .jobs
-            .values()
-            .flat_map(|j| j.ranks.values())
-            .filter(|rs| rs.pid.is_some() && rs.reaped_at.is_none())
-            .count();
-        if let Some(w) = self.shm_room.check(live + here.len()) {
+        let live = || {
+            let running = self.jobs.values().flat_map(|j| j.ranks.values());
+            running
+                .filter(|rs| rs.pid.is_some() && rs.reaped_at.is_none())
+                .count()
+                + here.len()
+        };
+        if let Some(w) = self.shm_room.check(live) {
             say!("ibdyn daemon {}: {w}", self.me);
         }
         let bound = spec

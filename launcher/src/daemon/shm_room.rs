@@ -6,6 +6,11 @@
 
 use ibdyn_shm::{dev_shm_room as room, mib};
 
+/// What a user can do about it.
+const REMEDY: &str = "give /dev/shm more room (`docker run --shm-size=1g`, or remount it \
+                      larger), place fewer ranks per node, or make the queues smaller \
+                      (IBDYN_SHM_CELLS=16)";
+
 #[derive(Default)]
 pub(crate) struct ShmRoom {
     warned: bool,
@@ -13,11 +18,13 @@ pub(crate) struct ShmRoom {
 }
 
 impl ShmRoom {
-    /// A warning, the first time `ranks` ranks' queues could need more than /dev/shm has.
-    pub(crate) fn check(&mut self, ranks: usize) -> Option<String> {
+    /// A warning, the first time the queues of `ranks()` ranks could need more than /dev/shm
+    /// has (counted only until then).
+    pub(crate) fn check(&mut self, ranks: impl FnOnce() -> usize) -> Option<String> {
         if self.warned {
             return None;
         }
+        let ranks = ranks();
         let need = ranks as u64 * ibdyn_shm::ShmConfig::default().queue_bytes() as u64;
         let (free, size) = room()?;
         if need <= free {
@@ -26,9 +33,7 @@ impl ShmRoom {
         self.warned = true;
         Some(format!(
             "the receive queues of {ranks} rank(s) here may take {} of /dev/shm, which has {} \
-             free of {}: a rank that finds it full dies of SIGBUS. Give /dev/shm more room \
-             (`docker run --shm-size=1g`, or remount it larger), place fewer ranks per node, \
-             or make the queues smaller (IBDYN_SHM_CELLS=16)",
+             free of {}: a rank that finds it full dies of SIGBUS. To avoid it, {REMEDY}",
             mib(need),
             mib(free),
             mib(size)
@@ -43,9 +48,8 @@ impl ShmRoom {
         self.explained = true;
         let (free, size) = room()?;
         Some(format!(
-            "SIGBUS in an MPI process is most often a full /dev/shm ({} free of {} now): give \
-             it more room (`docker run --shm-size=1g`, or remount it larger), place fewer ranks \
-             per node, or make the queues smaller (IBDYN_SHM_CELLS=16)",
+            "SIGBUS in an MPI process is most often a full /dev/shm ({} free of {} now): \
+             {REMEDY}",
             mib(free),
             mib(size)
         ))
@@ -60,16 +64,16 @@ mod tests {
     fn warns_once_when_the_queues_could_outgrow_dev_shm() {
         let mut r = ShmRoom::default();
         assert_eq!(
-            r.check(1),
+            r.check(|| 1),
             None,
             "one queue fits in any /dev/shm this runs on"
         );
-        let w = r.check(1 << 30).expect("a billion queues do not fit");
+        let w = r.check(|| 1 << 30).expect("a billion queues do not fit");
         assert!(
             w.contains("IBDYN_SHM_CELLS") && w.contains("free of"),
             "{w}"
         );
-        assert_eq!(r.check(1 << 30), None, "said once");
+        assert_eq!(r.check(|| 1 << 30), None, "said once");
         assert!(r.explain_sigbus().unwrap().contains("/dev/shm"));
         assert_eq!(r.explain_sigbus(), None);
     }

@@ -5,8 +5,8 @@ use super::wire::{gpids, hex, random_id, unhex, ConnectEnd, Refusal, Rendezvous}
 use super::{env_secs, share_outcome};
 use ibdyn_intercomm::{AddressCard, CommError, Communicator, Group, ProcCard, Result, Runtime};
 use ibdyn_pmi::PmiClient;
-use std::collections::HashSet;
-use std::sync::Mutex;
+use std::collections::{BTreeSet, HashSet};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const PORT_PREFIX: &str = "ibdyn-port:";
@@ -26,23 +26,21 @@ impl Port {
 
 /// The ids of the ports this process has open. A connect on any other is refused as it
 /// arrives (by the runtime's control responder, set at the first open).
-static OPEN: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
+static OPEN: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
+
+fn open_ports() -> MutexGuard<'static, BTreeSet<u64>> {
+    OPEN.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn is_open(id: u64) -> bool {
-    OPEN.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .is_some_and(|s| s.contains(&id))
+    open_ports().contains(&id)
 }
 
 /// Opens a port on this process (the root that will accept on it).
 pub fn open_port(comm: &Communicator) -> Port {
     let id = random_id();
     let rt = comm.runtime();
-    OPEN.lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get_or_insert_with(HashSet::new)
-        .insert(id);
+    open_ports().insert(id);
     rt.set_control_responder(Box::new(|d| {
         Refusal::of_request(d, is_open).map(|r| r.encode())
     }));
@@ -57,9 +55,7 @@ pub fn open_port(comm: &Communicator) -> Port {
 /// Closes a port; connections made through it stay, and a connect on it from now on is refused
 /// (`MPI_ERR_PORT` at the connecting side).
 pub fn close_port(port: Port) {
-    if let Some(s) = OPEN.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        s.remove(&port.id);
-    }
+    open_ports().remove(&port.id);
 }
 
 fn parse_port(name: &str) -> Result<(u64, ProcCard)> {
