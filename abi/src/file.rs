@@ -340,6 +340,7 @@ fn index(h: Handle) -> MpiResult<usize> {
 /// Runs `f` on file `h`. `f` must not call MPI functions that touch files.
 pub fn with<R>(h: Handle, f: impl FnOnce(&mut FileObj) -> MpiResult<R>) -> MpiResult<R> {
     let i = index(h)?;
+    let f = |x: &mut FileObj| ibdyn_owner::borrowed(|| f(x));
     crate::state::owned(&FILES, |t| match t.borrow_mut().get_mut(i) {
         Some(x) => f(x),
         None => err(

@@ -48,6 +48,7 @@ fn set_phase(p: Phase) {
 }
 
 /// A communicator of either kind.
+#[derive(Clone)]
 pub enum Comm {
     Intra(IntraCommunicator),
     Inter(InterCommunicator),
@@ -144,14 +145,17 @@ fn cell<R>(f: impl FnOnce(&RefCell<Option<State>>) -> MpiResult<R>) -> MpiResult
 /// Runs `f` on the state of this process; an error if MPI is not running or this thread may
 /// not call it now. A job `f` leaves with `after_state` runs once the state is released.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R> {
-    let r = cell(|cell| {
-        let Ok(mut guard) = cell.try_borrow_mut() else {
-            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
-        };
-        match guard.as_mut() {
-            Some(s) => f(s),
-            None => Err(not_running()),
-        }
+    // No wait inside takes turns with other threads, which would find the state borrowed.
+    let r = ibdyn_owner::borrowed(|| {
+        cell(|cell| {
+            let Ok(mut guard) = cell.try_borrow_mut() else {
+                return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+            };
+            match guard.as_mut() {
+                Some(s) => f(s),
+                None => Err(not_running()),
+            }
+        })
     });
     let later = LATER.with(Cell::take);
     let r = r?;
@@ -159,6 +163,21 @@ pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R>
         crate::threads::yielding(job)?;
     }
     Ok(r)
+}
+
+/// A call that communicates to make an object (a communicator, a window, a file): `pick`
+/// takes what it needs from the state, `work` exchanges with the state released, and `store`
+/// records the outcome. At MPI_THREAD_MULTIPLE the waits of `work` let other threads' calls
+/// in (`threads::yielding`): two threads making objects on different communicators must not
+/// hold each other up across processes that run the two calls in different orders.
+pub fn staged<A, B, R>(
+    pick: impl FnOnce(&mut State) -> MpiResult<A>,
+    work: impl FnOnce(A) -> MpiResult<B>,
+    store: impl FnOnce(&mut State, B) -> MpiResult<R>,
+) -> MpiResult<R> {
+    let a = with_state(pick)?;
+    let b = crate::threads::yielding(|| work(a))?;
+    with_state(|s| store(s, b))
 }
 
 type Job = Box<dyn FnOnce() -> MpiResult<()>>;

@@ -5,9 +5,11 @@
 //! point-to-point calls, probes and waits run as their non-blocking form and a wait
 //! (`Turns`) that lets other threads' calls in between its tests. Blocking collectives run
 //! their own algorithms (every process of a communicator must run the same, whatever its
-//! thread level) once the state's tables are released, and their waits let other threads in
-//! too (`yielding`, the collectives' wait hook). The others keep the state while they wait:
-//! making communicators, windows and files, spawn, one-sided synchronisation, file I/O.
+//! thread level) once the state's tables are released, and so do the exchanges of the calls
+//! that make communicators, windows and files (`state::staged`), accept and connect, fences
+//! and file I/O; their waits let other threads in too (`yielding`, the runtime's wait hook,
+//! `ibdyn_intercomm::turns`). The others keep the state while they wait: spawn, join,
+//! passive-target locks.
 
 use crate::consts::*;
 use std::os::raw::c_int;
@@ -37,7 +39,7 @@ pub fn provide(required: c_int) {
     if required >= MPI_THREAD_SERIALIZED {
         if required >= MPI_THREAD_MULTIPLE {
             MULTIPLE.store(true, Ordering::Release);
-            ibdyn_collectives::set_wait_hook(collective_wait);
+            ibdyn_intercomm::turns::set_wait_hook(turns);
         }
         SERIALIZED.store(true, Ordering::Release);
         ibdyn_owner::release_claim();
@@ -76,29 +78,18 @@ impl Turns {
     }
 }
 
-thread_local! {
-    /// This thread runs a blocking collective whose waits may let other threads in.
-    static YIELDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+/// Runs `job` with the state released: a blocking collective at MPI_THREAD_MULTIPLE
+/// (`state::after_state`), or the exchange of a call that makes an object (`state::staged`).
+/// At MPI_THREAD_MULTIPLE its waits let a thread that waits for the state make its calls
+/// (`turns`), so threads may run such calls on different communicators at once, in any order.
+pub fn yielding<R>(job: impl FnOnce() -> R) -> R {
+    ibdyn_owner::unborrowed(job)
 }
 
-/// Runs `job`, a blocking collective started at MPI_THREAD_MULTIPLE with the state released
-/// (`state::after_state`): its waits let a thread that waits for the state make its calls
-/// (`collective_wait`), so threads may run collectives on different communicators at once.
-pub fn yielding(job: impl FnOnce() -> crate::error::MpiResult<()>) -> crate::error::MpiResult<()> {
-    let before = YIELDING.with(|y| y.replace(true));
-    let r = job();
-    YIELDING.with(|y| y.set(before));
-    r
-}
-
-/// The collectives' wait hook at MPI_THREAD_MULTIPLE: inside `yielding`, hands the state to
-/// a waiting thread, and where the wait would block in the engine (holding the state), blocks
-/// in 200 us slices instead, between which other threads get in. Elsewhere (a collective
-/// inside a call that keeps the state, such as making a communicator) it does nothing.
-fn collective_wait(block: bool) -> bool {
-    if !YIELDING.with(|y| y.get()) {
-        return false;
-    }
+/// The wait hook at MPI_THREAD_MULTIPLE, for waits inside `yielding`: hands the state to a
+/// waiting thread, and where the wait would block in the engine (holding the state), blocks
+/// in 200 us slices instead, between which other threads get in.
+fn turns(block: bool) -> bool {
     if ibdyn_owner::pause() {
         return true;
     }

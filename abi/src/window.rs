@@ -507,6 +507,7 @@ fn index(h: Handle) -> MpiResult<usize> {
 /// Runs `f` on window `h`. `f` must not call MPI functions that touch windows.
 pub fn with<R>(h: Handle, f: impl FnOnce(&mut Window) -> MpiResult<R>) -> MpiResult<R> {
     let i = index(h)?;
+    let f = |w: &mut Window| ibdyn_owner::borrowed(|| f(w));
     crate::state::owned(&WINS, |t| match t.borrow_mut().get_mut(i) {
         Some(w) => f(w),
         None => err(

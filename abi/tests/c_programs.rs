@@ -569,6 +569,40 @@ fn blocking_calls_of_one_thread_let_the_others_in_at_mpi_thread_multiple() {
     );
 }
 
+/// MPI_THREAD_MULTIPLE: two threads make objects collectively on two communicators of every
+/// rank (split, split_type, create_group, create_from_group, Cartesian and graph topologies,
+/// an intercommunicator and its merge, windows, a file with collective I/O), in opposite
+/// orders on even and odd ranks, the second once the first sleeps inside MPI; then a server
+/// thread waits in MPI_Comm_accept while its main thread exchanges with the clients, which
+/// connect only afterwards. A call that kept the other threads out while it waited hangs
+/// here every time; on one node and on two.
+#[test]
+fn threads_make_objects_at_once_in_any_order_at_mpi_thread_multiple() {
+    let s = Scratch::new("threads-making");
+    let exe = s.build("threads");
+    let dir = s.0.join("tmp").to_string_lossy().into_owned();
+    assert_ran(
+        "threads making",
+        &s.run_args(4, &exe, &["making", &dir]),
+        "threads: making ok on 4 ranks",
+    );
+    let w = |x: &str| OsString::from(x);
+    let words = [
+        w("--nodes"),
+        w("2"),
+        w("-n"),
+        w("4"),
+        exe.into(),
+        w("making"),
+        w(&dir),
+    ];
+    assert_ran(
+        "threads making on 2 nodes",
+        &s.run_words(&words),
+        "threads: making ok on 4 ranks",
+    );
+}
+
 /// At MPI_THREAD_FUNNELED a call from another thread ends the job with what to ask for.
 #[test]
 fn a_call_from_another_thread_at_funneled_is_refused_by_name() {

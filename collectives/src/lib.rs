@@ -58,5 +58,4 @@ pub use exec::CollRequest;
 pub use inter::{InterCollectives, InterRequest, InterRole};
 pub use op::{BuiltinOp, ElemType, Op};
 pub use p2p::{P2pRequest, PointToPoint, Team};
-pub use patience::set_wait_hook;
 pub use typed::{as_bytes, as_bytes_mut, Element};

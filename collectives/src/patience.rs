@@ -4,28 +4,14 @@
 //! layer's blocking wait (which backs off to sleeping on the doorbell). Sleeping early costs
 //! a wake-up per hop, which dominates small collectives when processes share cores.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// The process's wait hook (`set_wait_hook`), as a function address; 0: none.
-static HOOK: AtomicUsize = AtomicUsize::new(0);
-
-/// Installs `hook`, which every wait of a collective calls between two polls: `hook(false)`
-/// after a poll that found nothing, `hook(true)` where the wait would block. It may let
-/// other threads of the process make their calls meanwhile (MPI_THREAD_MULTIPLE). From
-/// `hook(true)` it returns whether it waited itself (then the collective polls again
+/// The process's wait hook between two polls (`ibdyn_intercomm::turns`): it may let other
+/// threads make their calls meanwhile (MPI_THREAD_MULTIPLE). From `hook(true)`, where the
+/// wait would block, it returns whether it waited itself (then the collective polls again
 /// instead of blocking in the point-to-point layer).
-pub fn set_wait_hook(hook: fn(bool) -> bool) {
-    HOOK.store(hook as usize, Ordering::Release);
-}
-
-/// Calls the wait hook, if one is installed; what it returned (false without one).
 pub(crate) fn hook(block: bool) -> bool {
-    match HOOK.load(Ordering::Acquire) {
-        0 => false,
-        // SAFETY: only `set_wait_hook` stores, and only a `fn(bool) -> bool`'s address.
-        f => unsafe { std::mem::transmute::<usize, fn(bool) -> bool>(f)(block) },
-    }
+    ibdyn_intercomm::turns::wait_hook(block)
 }
 
 /// Polls spent spinning before the first yield.

@@ -295,6 +295,9 @@ impl Communicator {
         if dest == PROC_NULL {
             return Ok(());
         }
+        if crate::turns::taken() {
+            return self.isend(buf, dest, tag)?.wait().map(drop);
+        }
         let to = self.gpid_of(dest)?;
         let ctx = self.send_ctx(dest)?;
         // Blocking, so no request object (the engine makes one only for a rendezvous).
@@ -312,6 +315,9 @@ impl Communicator {
                 tag: ANY_TAG,
                 count: 0,
             });
+        }
+        if crate::turns::taken() {
+            return self.irecv(buf, src, tag)?.wait();
         }
         let posted = self.posted_recv(buf, src, tag)?;
         // Blocking: an eager message can go straight into `buf` (see Engine::recv).
@@ -378,21 +384,8 @@ impl Communicator {
     pub fn probe(&self, src: i32, tag: i32) -> Result<Status> {
         self.check()?;
         let peer = self.check_recv(src, tag)?;
-        let mut found = None;
         let ctx = self.recv_ctx();
-        let mut eng = self.inner.eng.borrow_mut();
-        let mut checks = 0u32;
-        eng.wait_until(|e| {
-            found = e.iprobe(ctx, src, tag).map(Ok);
-            if found.is_none() {
-                checks += 1;
-                if let Some(g) = peer.filter(|_| checks.is_multiple_of(4096)) {
-                    found = e.peer_failure(g, "probe").map(Err);
-                }
-            }
-            found.is_some()
-        })?;
-        found.expect("wait_until returns when found")
+        self.wait_for_message(peer, "probe", |e| e.iprobe(ctx, src, tag))
     }
 
     /// Takes a matching message out of matching if one has arrived (MPI_Improbe): a
@@ -412,23 +405,47 @@ impl Communicator {
     pub fn mprobe(&self, src: i32, tag: i32) -> Result<(Status, Message)> {
         self.check()?;
         let peer = self.check_matched_probe(src, tag)?;
-        let mut found = None;
         let ctx = self.recv_ctx();
-        let mut eng = self.inner.eng.borrow_mut();
+        self.wait_for_message(peer, "matched probe", |e| {
+            e.improbe(ctx, src, tag)
+                .map(|(st, id)| (st, Message::new(id, &st)))
+        })
+    }
+
+    /// Waits until `look` finds a message, failing if `peer` (the source, when one process)
+    /// is found dead meanwhile; `what` names the wait in that error.
+    fn wait_for_message<T>(
+        &self,
+        peer: Option<Gpid>,
+        what: &str,
+        mut look: impl FnMut(&mut Engine) -> Option<T>,
+    ) -> Result<T> {
+        let mut found = None;
         let mut checks = 0u32;
-        eng.wait_until(|e| {
-            found = e
-                .improbe(ctx, src, tag)
-                .map(|(st, id)| Ok((st, Message::new(id, &st))));
+        let mut step = |e: &mut Engine| {
+            found = look(e).map(Ok);
             if found.is_none() {
                 checks += 1;
                 if let Some(g) = peer.filter(|_| checks.is_multiple_of(4096)) {
-                    found = e.peer_failure(g, "matched probe").map(Err);
+                    found = e.peer_failure(g, what).map(Err);
                 }
             }
-            found.is_some()
+            found.take()
+        };
+        if crate::turns::taken() {
+            return crate::turns::wait_taking_turns(|| {
+                let mut e = self.inner.eng.borrow_mut();
+                e.progress()?;
+                step(&mut e).transpose()
+            });
+        }
+        let mut eng = self.inner.eng.borrow_mut();
+        let mut result = None;
+        eng.wait_until(|e| {
+            result = step(e);
+            result.is_some()
         })?;
-        found.expect("wait_until returns when found")
+        result.expect("wait_until returns when found")
     }
 
     /// Starts receiving the message a matched probe took (MPI_Imrecv).

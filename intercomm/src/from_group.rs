@@ -284,7 +284,9 @@ fn exchange(
                 ),
             });
         }
-        std::thread::yield_now();
+        if !crate::turns::wait_hook(false) {
+            std::thread::yield_now();
+        }
     }
     // A withdrawal that came with (or right after) a member's part counts too.
     for &(_, g) in others {

@@ -26,6 +26,7 @@ mod runtime;
 mod service;
 mod shm_route;
 mod topology;
+pub mod turns;
 mod universe;
 
 pub use comm::{Communicator, Message};

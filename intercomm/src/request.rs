@@ -44,8 +44,16 @@ impl<'a> Request<'a> {
     }
 
     fn wait_mut(&mut self) -> Result<Status> {
-        match self.id.take() {
-            Some(id) => self.eng.borrow_mut().wait(id),
+        match self.id {
+            Some(_) if crate::turns::taken() => {
+                let st = crate::turns::wait_taking_turns(|| self.test())?;
+                self.ready = None;
+                Ok(st)
+            }
+            Some(id) => {
+                self.id = None;
+                self.eng.borrow_mut().wait(id)
+            }
             None => self.ready.take().ok_or_else(already_collected),
         }
     }
@@ -118,14 +126,21 @@ pub fn wait_any(reqs: &mut Vec<Request<'_>>) -> Result<(usize, Status)> {
         return Err(CommError::InvalidArgument("wait_any on no requests".into()));
     }
     let eng = reqs[0].eng.clone();
-    let mut found = None;
-    eng.borrow_mut().wait_until(|e| {
-        found = reqs
-            .iter()
-            .position(|r| r.id.is_none_or(|id| e.is_done(id)));
-        found.is_some()
-    })?;
-    let i = found.expect("wait_until returns when one is done");
+    let i = if crate::turns::taken() {
+        crate::turns::wait_taking_turns(|| {
+            eng.borrow_mut().progress()?;
+            Ok(reqs.iter().position(Request::is_done))
+        })?
+    } else {
+        let mut found = None;
+        eng.borrow_mut().wait_until(|e| {
+            found = reqs
+                .iter()
+                .position(|r| r.id.is_none_or(|id| e.is_done(id)));
+            found.is_some()
+        })?;
+        found.expect("wait_until returns when one is done")
+    };
     debug_assert!(reqs[i].is_done());
     let mut r = reqs.remove(i);
     Ok((i, r.wait_mut()?))

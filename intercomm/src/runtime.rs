@@ -91,7 +91,7 @@ impl Runtime {
             return Err(no_fabric());
         }
         eng.expect_control(true);
-        let r = eng.wait_blocking_until(|e| {
+        let mut done = |e: &mut Engine| {
             if let Some(m) = e.take_control(&mut want) {
                 found = Some(m);
                 return true;
@@ -122,7 +122,23 @@ impl Runtime {
                 return true;
             }
             false
-        });
+        };
+        let r = if crate::turns::taken() {
+            // Other threads' calls go on while this one waits (a server thread in accept).
+            drop(eng);
+            let r = crate::turns::wait_taking_turns(|| {
+                let mut e = self.eng.borrow_mut();
+                if done(&mut e) {
+                    return Ok(Some(()));
+                }
+                e.progress()?;
+                Ok(done(&mut e).then_some(()))
+            });
+            eng = self.eng.borrow_mut();
+            r
+        } else {
+            eng.wait_blocking_until(done)
+        };
         eng.expect_control(false);
         r?;
         match (found, failed) {

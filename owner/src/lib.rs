@@ -17,5 +17,6 @@ mod lock;
 
 pub use local::{Foreign, ProcessLocal};
 pub use lock::{
-    claim, enter, enter_within, holds, others_waiting, pause, release_claim, thread_token, Entry,
+    borrowed, claim, enter, enter_within, holds, others_waiting, pause, release_claim,
+    thread_token, turns_allowed, unborrowed, Entry,
 };

@@ -25,6 +25,10 @@ thread_local! {
     /// This thread claimed the state and keeps it past its entries, until it gives the claim
     /// up or ends.
     static CLAIMED: Claim = const { Claim(Cell::new(false)) };
+    /// Entries 1 to this depth borrow nothing of the state now (`unborrowed`).
+    static FREE: Cell<u32> = const { Cell::new(0) };
+    /// An entry of this thread borrows the state now (`borrowed`).
+    static BORROWING: Cell<bool> = const { Cell::new(false) };
 }
 
 struct Claim(Cell<bool>);
@@ -163,13 +167,68 @@ pub fn others_waiting() -> bool {
     WAITERS.load(Ordering::Relaxed) > 0
 }
 
+/// Sets `FREE` for the length of a region, then puts it back (also on unwinding).
+struct FreeUpTo(u32);
+
+impl FreeUpTo {
+    fn set(depth: u32) -> FreeUpTo {
+        FreeUpTo(FREE.with(|f| f.replace(depth)))
+    }
+}
+
+impl Drop for FreeUpTo {
+    fn drop(&mut self) {
+        FREE.with(|f| f.set(self.0));
+    }
+}
+
+/// Runs `job`, during which this thread's entry borrows nothing of the state (a library
+/// call that exchanges with other processes, calling the library again for it): its waits
+/// may take turns with other threads (`turns_allowed`), and a call nested in `job` may
+/// `pause` as if it were the outermost, provided every entry below is such a region too.
+pub fn unborrowed<R>(job: impl FnOnce() -> R) -> R {
+    let depth = DEPTH.with(Cell::get);
+    let free = FREE.with(Cell::get);
+    let _back = FreeUpTo::set(if depth >= 1 && free + 1 >= depth {
+        depth
+    } else {
+        free
+    });
+    job()
+}
+
+/// Runs `job`, during which this thread's entry borrows the state: no wait inside it takes
+/// turns, even within an `unborrowed` region, nor does a call nested in it.
+pub fn borrowed<R>(job: impl FnOnce() -> R) -> R {
+    struct Back(bool);
+    impl Drop for Back {
+        fn drop(&mut self) {
+            BORROWING.with(|b| b.set(self.0));
+        }
+    }
+    let _back = Back(BORROWING.with(|b| b.replace(true)));
+    job()
+}
+
+/// Whether this thread's waits may take turns with other threads now: it holds an entry,
+/// it and every entry below it are in `unborrowed` regions, and none borrows the state.
+pub fn turns_allowed() -> bool {
+    let depth = DEPTH.with(Cell::get);
+    depth >= 1 && FREE.with(Cell::get) >= depth && !BORROWING.with(Cell::get)
+}
+
 /// Lets a waiting thread have the state for a while, then takes it back: for a blocking
 /// call that waits on other threads' calls (MPI_THREAD_MULTIPLE). Only from the outermost
-/// entry of a thread without a claim, and only while nothing of the state is borrowed;
+/// entry of a thread without a claim (or one whose entries below are `unborrowed`), and only
+/// while nothing of the state is borrowed;
 /// otherwise (or with nobody waiting) it does nothing and returns false.
 pub fn pause() -> bool {
     let me = thread_token();
-    let outermost = DEPTH.with(Cell::get) == 1 && !CLAIMED.try_with(Claim::get).unwrap_or(true);
+    let depth = DEPTH.with(Cell::get);
+    let outermost = depth >= 1
+        && depth <= FREE.with(Cell::get) + 1
+        && !BORROWING.with(Cell::get)
+        && !CLAIMED.try_with(Claim::get).unwrap_or(true);
     if !outermost || HOLDER.load(Ordering::Relaxed) != me || !others_waiting() {
         return false;
     }

@@ -2,7 +2,8 @@
 //! order.
 
 use ibdyn_owner::{
-    claim, enter, enter_within, holds, others_waiting, pause, process_local, release_claim, Foreign,
+    borrowed, claim, enter, enter_within, holds, others_waiting, pause, process_local,
+    release_claim, turns_allowed, unborrowed, Foreign,
 };
 use std::cell::RefCell;
 use std::sync::mpsc::channel;
@@ -95,6 +96,44 @@ fn the_state_has_one_owner_at_a_time_and_entries_hand_it_over() {
         assert_eq!(COUNT.with(|c| *c.borrow()), 3);
     }
 
+    // Turns: a nested entry (a library calling itself) may pause only where every entry
+    // below it borrows nothing (`unborrowed`); nothing pauses inside a `borrowed` region.
+    {
+        let _outer = enter();
+        assert!(!turns_allowed());
+        let waiter = || {
+            let t = thread::spawn(|| {
+                let _e = enter();
+                COUNT.with(|c| *c.borrow_mut() += 1);
+            });
+            while !others_waiting() {
+                thread::yield_now();
+            }
+            t
+        };
+        let t = waiter();
+        {
+            let _nested = enter();
+            assert!(!pause(), "the outer entry did not say it borrows nothing");
+        }
+        unborrowed(|| {
+            assert!(turns_allowed());
+            borrowed(|| {
+                assert!(!turns_allowed());
+                assert!(!pause(), "inside a borrow");
+            });
+            let _nested = enter();
+            assert!(!turns_allowed(), "the nested entry has not said so itself");
+            unborrowed(|| {
+                assert!(turns_allowed());
+                assert!(pause());
+            });
+        });
+        t.join().unwrap();
+        assert_eq!(COUNT.with(|c| *c.borrow()), 4);
+        assert!(!turns_allowed(), "the regions end with their calls");
+    }
+
     // Threads taking turns through entries never overlap: a RefCell borrowed twice at once
     // would panic, and every increment is kept.
     let workers: Vec<_> = (0..4)
@@ -116,5 +155,5 @@ fn the_state_has_one_owner_at_a_time_and_entries_hand_it_over() {
         w.join().unwrap();
     }
     let _e = enter();
-    assert_eq!(COUNT.with(|c| *c.borrow()), 3 + 4 * 5000);
+    assert_eq!(COUNT.with(|c| *c.borrow()), 4 + 4 * 5000);
 }

@@ -17,7 +17,13 @@
    MPI call (/proc/self/task/TID/stat), so a library that keeps other threads out while a call
    waits hangs here every time. Then two threads run blocking collectives (allreduce, bcast,
    allgather, barrier) on two communicators of every rank, in opposite orders on even and
-   odd ranks, the second again once the first sleeps inside MPI. */
+   odd ranks, the second again once the first sleeps inside MPI.
+
+   With the arguments "making DIR" (MPI_THREAD_MULTIPLE, 2 ranks or more) two threads make
+   objects collectively on two communicators of every rank the same way (communicators of
+   every kind, topologies, windows, a file in DIR), and a server thread waits in
+   MPI_Comm_accept while its main thread exchanges with the clients, which connect only
+   after that exchange. */
 #include <mpi.h>
 #include <pthread.h>
 #include <string.h>
@@ -230,6 +236,166 @@ static int multiple_mode(void) {
   return 0;
 }
 
+/* "making": two threads make objects collectively on two communicators of every rank, in
+   opposite orders on even and odd ranks, the second once the first sleeps inside MPI: a call
+   that kept the process's other threads out while it waited hangs here every time. */
+static char file_dir[200];
+
+static void check_ring(MPI_Comm n, int salt) {
+  int nsize, nrank, sum = -1;
+  MPI_Comm_size(n, &nsize);
+  MPI_Comm_rank(n, &nrank);
+  CHECK(MPI_Allreduce(&salt, &sum, 1, MPI_INT, MPI_SUM, n) == MPI_SUCCESS && sum == salt * nsize);
+}
+
+static void make_split(MPI_Comm c, int salt) {
+  MPI_Comm n;
+  int nsize, nrank;
+  CHECK(MPI_Comm_split(c, rank % 2, size - rank, &n) == MPI_SUCCESS);
+  MPI_Comm_size(n, &nsize);
+  MPI_Comm_rank(n, &nrank);
+  CHECK(nsize == (size + 1 - rank % 2) / 2 && nrank == nsize - 1 - rank / 2);
+  check_ring(n, salt);
+  CHECK(MPI_Comm_free(&n) == MPI_SUCCESS);
+  CHECK(MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &n) == MPI_SUCCESS);
+  check_ring(n, salt);
+  CHECK(MPI_Comm_free(&n) == MPI_SUCCESS);
+  MPI_Group g;
+  char tag[32];
+  CHECK(MPI_Comm_group(c, &g) == MPI_SUCCESS);
+  CHECK(MPI_Comm_create_group(c, g, salt, &n) == MPI_SUCCESS);
+  check_ring(n, salt);
+  CHECK(MPI_Comm_free(&n) == MPI_SUCCESS);
+  snprintf(tag, sizeof tag, "threads-%d", salt);
+  CHECK(MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &n) == MPI_SUCCESS);
+  check_ring(n, salt);
+  CHECK(MPI_Comm_free(&n) == MPI_SUCCESS);
+  MPI_Group_free(&g);
+}
+
+static void make_topologies(MPI_Comm c, int salt) {
+  MPI_Comm cart, sub, graph;
+  int dims[1] = {size}, periods[1] = {1}, keep[1] = {1}, src, dst;
+  CHECK(MPI_Cart_create(c, 1, dims, periods, 1, &cart) == MPI_SUCCESS);
+  CHECK(MPI_Cart_shift(cart, 0, 1, &src, &dst) == MPI_SUCCESS);
+  CHECK(MPI_Cart_sub(cart, keep, &sub) == MPI_SUCCESS);
+  check_ring(sub, salt);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
+  CHECK(MPI_Dist_graph_create_adjacent(c, 1, &left, MPI_UNWEIGHTED, 1, &right, MPI_UNWEIGHTED,
+                                       MPI_INFO_NULL, 0, &graph) == MPI_SUCCESS);
+  int mine = salt + rank;
+  CHECK(MPI_Neighbor_allgather(&mine, 1, MPI_INT, &got, 1, MPI_INT, graph) == MPI_SUCCESS);
+  CHECK(got == salt + left);
+  MPI_Comm_free(&graph);
+  MPI_Comm_free(&sub);
+  MPI_Comm_free(&cart);
+}
+
+static void make_intercomm(MPI_Comm c, int salt) {
+  MPI_Comm half, inter, merged;
+  int low = rank < size / 2, msize;
+  CHECK(MPI_Comm_split(c, low, rank, &half) == MPI_SUCCESS);
+  CHECK(MPI_Intercomm_create(half, 0, c, low ? size / 2 : 0, salt, &inter) == MPI_SUCCESS);
+  CHECK(MPI_Intercomm_merge(inter, !low, &merged) == MPI_SUCCESS);
+  MPI_Comm_size(merged, &msize);
+  CHECK(msize == size);
+  check_ring(merged, salt);
+  MPI_Comm_free(&merged);
+  MPI_Comm_free(&inter);
+  MPI_Comm_free(&half);
+}
+
+static void make_windows(MPI_Comm c, int salt) {
+  MPI_Win w;
+  int *base, v = salt + rank;
+  CHECK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, c, &base, &w) == MPI_SUCCESS);
+  *base = -1;
+  CHECK(MPI_Win_fence(0, w) == MPI_SUCCESS);
+  CHECK(MPI_Put(&v, 1, MPI_INT, (rank + 1) % size, 0, 1, MPI_INT, w) == MPI_SUCCESS);
+  CHECK(MPI_Win_fence(0, w) == MPI_SUCCESS);
+  CHECK(*base == salt + (rank + size - 1) % size);
+  CHECK(MPI_Win_free(&w) == MPI_SUCCESS);
+  int local = 0;
+  CHECK(MPI_Win_create(&local, sizeof local, sizeof local, MPI_INFO_NULL, c, &w) == MPI_SUCCESS);
+  CHECK(MPI_Win_free(&w) == MPI_SUCCESS);
+}
+
+static void make_file(MPI_Comm c, int salt) {
+  char path[300];
+  MPI_File f;
+  int v = salt + rank, back = -1;
+  snprintf(path, sizeof path, "%s/threads-%d", file_dir, salt);
+  CHECK(MPI_File_open(c, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                      MPI_INFO_NULL, &f) == MPI_SUCCESS);
+  CHECK(MPI_File_write_at_all(f, rank * sizeof v, &v, 1, MPI_INT, MPI_STATUS_IGNORE) ==
+        MPI_SUCCESS);
+  CHECK(MPI_File_read_at_all(f, rank * sizeof v, &back, 1, MPI_INT, MPI_STATUS_IGNORE) ==
+        MPI_SUCCESS);
+  CHECK(back == v);
+  CHECK(MPI_File_close(&f) == MPI_SUCCESS);
+}
+
+/* A server thread waits in accept while the main thread exchanges with the clients, which
+   connect only after that exchange. */
+static char port[MPI_MAX_PORT_NAME];
+static MPI_Comm half, accepted;
+static void accept_on_half(void) {
+  CHECK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, half, &accepted) == MPI_SUCCESS);
+}
+static void exchange_world(void) {
+  int one = 1, sum = -1;
+  CHECK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(sum == size);
+}
+static void accept_beside_exchange(void) {
+  int server = rank < size / 2, remote = -1;
+  CHECK(MPI_Comm_split(MPI_COMM_WORLD, server, rank, &half) == MPI_SUCCESS);
+  if (rank == 0) CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS);
+  CHECK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+  if (server) {
+    first_then(accept_on_half, exchange_world);
+  } else {
+    exchange_world();
+    CHECK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, half, &accepted) == MPI_SUCCESS);
+  }
+  CHECK(MPI_Comm_remote_size(accepted, &remote) == MPI_SUCCESS);
+  CHECK(remote == (server ? size - size / 2 : size / 2));
+  CHECK(MPI_Barrier(accepted) == MPI_SUCCESS);
+  CHECK(MPI_Comm_disconnect(&accepted) == MPI_SUCCESS);
+  CHECK(MPI_Comm_free(&half) == MPI_SUCCESS);
+  if (rank == 0) CHECK(MPI_Close_port(port) == MPI_SUCCESS);
+}
+
+static void (*making)(MPI_Comm, int);
+static void making_c(void) { making(comm_c, 500); }
+static void making_d(void) { making(comm_d, 600); }
+
+static int making_mode(const char *dir) {
+  void (*kinds[])(MPI_Comm, int) = {make_split, make_topologies, make_intercomm, make_windows,
+                                    make_file};
+  const char *names[] = {"split", "topologies", "intercomm", "windows", "file"};
+  int provided_now;
+  CHECK(MPI_Query_thread(&provided_now) == MPI_SUCCESS && provided_now == MPI_THREAD_MULTIPLE);
+  CHECK(size >= 2 && strlen(dir) < 150);
+  strcpy(file_dir, dir);
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_c) == MPI_SUCCESS);
+  CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &comm_d) == MPI_SUCCESS);
+  for (unsigned k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    making = kinds[k];
+    if (rank % 2 == 0) first_then(making_c, making_d);
+    else first_then(making_d, making_c);
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    if (rank == 0) printf("threads: making %s ok\n", names[k]), fflush(stdout);
+  }
+  MPI_Comm_free(&comm_c);
+  MPI_Comm_free(&comm_d);
+  accept_beside_exchange();
+  if (rank == 0) printf("threads: making port ok\n"), fflush(stdout);
+  if (rank == 0) printf("threads: making ok on %d ranks\n", size);
+  MPI_Finalize();
+  return 0;
+}
+
 int main(int argc, char **argv) {
   int provided, flag;
   int funneled = argc > 1 && strcmp(argv[1], "funneled") == 0;
@@ -240,6 +406,10 @@ int main(int argc, char **argv) {
   if (multiple) {
     CHECK(provided == MPI_THREAD_MULTIPLE);
     return multiple_mode();
+  }
+  if (argc > 2 && strcmp(argv[1], "making") == 0) {
+    CHECK(provided == MPI_THREAD_MULTIPLE);
+    return making_mode(argv[2]);
   }
   if (funneled) {
     CHECK(provided == MPI_THREAD_FUNNELED);

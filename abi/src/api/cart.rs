@@ -6,10 +6,11 @@ use super::out;
 use crate::cart::{Cart, CartError};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
-use crate::state::{with_state, Comm, State};
+use crate::state::{with_state, State};
 use crate::topology::Topology;
 use crate::{call, export};
 use ibdyn::traits::*;
+use ibdyn::IntraCommunicator;
 use std::os::raw::c_int;
 
 impl From<CartError> for MpiError {
@@ -90,10 +91,7 @@ unsafe fn cart_create(
         // SAFETY: the caller's arrays of ndims entries.
         let (d, p) = unsafe { (ints(dims, ndims, "dims")?, ints(periods, ndims, "periods")?) };
         let cart = Cart::new(d, p.iter().map(|&x| x != 0).collect())?;
-        let h = with_state(|s| {
-            let e = s.comm(comm_old)?;
-            let eh = e.errhandler;
-            let intra = e.comm.intra("MPI_Cart_create")?;
+        let fits = |intra: &IntraCommunicator| {
             if cart.size() > intra.size() {
                 return err(
                     MPI_ERR_DIMS,
@@ -104,16 +102,10 @@ unsafe fn cart_create(
                     ),
                 );
             }
-            let colour = (intra.rank() < cart.size()).then_some(0);
-            Ok(match intra.split(colour, intra.rank())? {
-                Some(c) => {
-                    let h = s.add_comm(Comm::Intra(c), eh);
-                    s.comm_mut(h)?.topo = Some(Topology::Cart(cart));
-                    h
-                }
-                None => MPI_COMM_NULL,
-            })
-        })?;
+            Ok(cart.size())
+        };
+        let topo = Topology::Cart(cart.clone());
+        let h = super::graph::attach(comm_old, "MPI_Cart_create", fits, topo)?;
         // SAFETY: the caller's output argument.
         unsafe { out(comm_cart, h, "comm_cart") }
     })
@@ -203,21 +195,21 @@ unsafe fn cart_shift(
 
 unsafe fn cart_sub(comm: Handle, remain_dims: *const c_int, newcomm: *mut Handle) -> c_int {
     call("MPI_Cart_sub", comm, || {
-        let h = with_state(|s| {
-            let g = grid(s, comm)?;
-            // SAFETY: the caller's array of one flag per dimension.
-            let keep = unsafe { ints(remain_dims, g.dims().len() as c_int, "remain_dims") }?;
-            let keep: Vec<bool> = keep.iter().map(|&k| k != 0).collect();
+        let (g, me) = with_state(|s| {
             let e = s.comm(comm)?;
-            let eh = e.errhandler;
-            let intra = e.comm.intra("MPI_Cart_sub")?;
-            let (colour, key, sub) = g.sub(intra.rank(), &keep);
-            let c = intra.split(Some(colour as u32), key)?.ok_or_else(|| {
-                MpiError::new(MPI_ERR_INTERN, "a Cartesian sub-grid came back empty")
-            })?;
-            let h = s.add_comm(Comm::Intra(c), eh);
+            Ok((grid(s, comm)?, e.comm.intra("MPI_Cart_sub")?.rank()))
+        })?;
+        // SAFETY: the caller's array of one flag per dimension.
+        let keep = unsafe { ints(remain_dims, g.dims().len() as c_int, "remain_dims") }?;
+        let keep: Vec<bool> = keep.iter().map(|&k| k != 0).collect();
+        let (colour, key, sub) = g.sub(me, &keep);
+        let h = super::comm::split_staged(comm, |_| Ok((Some(colour as u32), key)))?;
+        if h == MPI_COMM_NULL {
+            return err(MPI_ERR_INTERN, "a Cartesian sub-grid came back empty");
+        }
+        with_state(|s| {
             s.comm_mut(h)?.topo = Some(Topology::Cart(sub));
-            Ok(h)
+            Ok(())
         })?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }

@@ -2,8 +2,8 @@
 
 use super::{out, read};
 use crate::consts::*;
-use crate::error::err;
-use crate::state::{with_state, Comm};
+use crate::error::{err, MpiResult};
+use crate::state::{staged, with_state, Comm};
 use crate::{call, export};
 use ibdyn::traits::*;
 use std::os::raw::c_int;
@@ -76,22 +76,33 @@ unsafe fn comm_split(comm: Handle, color: c_int, key: c_int, newcomm: *mut Handl
                 )
             }
         };
-        let h = with_state(|s| {
-            let e = s.comm(comm)?;
-            if let Comm::Inter(ic) = &e.comm {
-                let ic = ic.clone();
-                return super::inter_split::split(s, comm, &ic, colour, key);
-            }
-            let intra = e.comm.intra("MPI_Comm_split")?;
-            let eh = e.errhandler;
-            Ok(match intra.split(colour, key)? {
-                Some(c) => s.add_comm(Comm::Intra(c), eh),
-                None => MPI_COMM_NULL,
-            })
-        })?;
+        let h = split_staged(comm, |_| Ok((colour, key)))?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })
+}
+
+/// Splits `comm`, of either kind, by the colour and key `pick` chooses from it (colour None:
+/// MPI_UNDEFINED), with the state released while the members exchange (`state::staged`):
+/// the new communicator's handle, or MPI_COMM_NULL.
+pub(super) fn split_staged(
+    comm: Handle,
+    pick: impl FnOnce(&Comm) -> MpiResult<(Option<u32>, c_int)>,
+) -> MpiResult<Handle> {
+    staged(
+        |s| {
+            let e = s.comm(comm)?;
+            Ok((e.comm.clone(), e.errhandler, pick(&e.comm)?))
+        },
+        |(c, eh, (colour, key))| {
+            let new = match &c {
+                Comm::Intra(c) => c.split(colour, key)?.map(Comm::Intra),
+                Comm::Inter(c) => super::inter_split::split(c, colour, key)?.map(Comm::Inter),
+            };
+            Ok((new, eh))
+        },
+        |s, (new, eh)| Ok(new.map_or(MPI_COMM_NULL, |c| s.add_comm(c, eh))),
+    )
 }
 
 unsafe fn comm_free(comm: *mut Handle) -> c_int {
@@ -187,29 +198,33 @@ unsafe fn intercomm_create(
     newcomm: *mut Handle,
 ) -> c_int {
     call("MPI_Intercomm_create", local, || {
-        let h = with_state(|s| {
-            let e = s.comm(local)?;
-            let eh = e.errhandler;
-            let intra = e
-                .comm
-                .intra("MPI_Intercomm_create (its local communicator)")?;
-            let me_leader = intra.rank() == local_leader;
-            // Only the local leader uses the peer communicator.
-            let ic = if me_leader {
-                let p = &s.comm(peer)?.comm;
-                match p {
-                    Comm::Intra(c) => {
+        let h = staged(
+            |s| {
+                let e = s.comm(local)?;
+                let intra = e
+                    .comm
+                    .intra("MPI_Intercomm_create (its local communicator)")?
+                    .clone();
+                // Only the local leader uses the peer communicator.
+                let p = (intra.rank() == local_leader)
+                    .then(|| s.comm(peer).map(|p| p.comm.clone()))
+                    .transpose()?;
+                Ok((intra, p, e.errhandler))
+            },
+            |(intra, p, eh)| {
+                let ic = match &p {
+                    Some(Comm::Intra(c)) => {
                         intra.intercomm_create(local_leader, c, remote_leader, tag)?
                     }
-                    Comm::Inter(c) => {
+                    Some(Comm::Inter(c)) => {
                         intra.intercomm_create(local_leader, c, remote_leader, tag)?
                     }
-                }
-            } else {
-                intra.intercomm_create(local_leader, intra, remote_leader, tag)?
-            };
-            Ok(s.add_comm(Comm::Inter(ic), eh))
-        })?;
+                    None => intra.intercomm_create(local_leader, &intra, remote_leader, tag)?,
+                };
+                Ok((ic, eh))
+            },
+            |s, (ic, eh)| Ok(s.add_comm(Comm::Inter(ic), eh)),
+        )?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newintercomm") }
     })

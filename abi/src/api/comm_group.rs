@@ -6,7 +6,7 @@
 use super::out;
 use crate::consts::*;
 use crate::error::err;
-use crate::state::{with_state, Comm};
+use crate::state::{staged, Comm};
 use crate::{call, export};
 use ibdyn::traits::*;
 use std::os::raw::c_int;
@@ -21,28 +21,31 @@ unsafe fn comm_create_group(
         if tag < 0 {
             return err(MPI_ERR_TAG, format!("tag {tag} is negative"));
         }
-        let h = with_state(|s| {
-            let e = s.comm(comm)?;
-            let eh = e.errhandler;
-            let intra = e.comm.intra("MPI_Comm_create_group")?;
-            let g = s.objects.group(group)?;
-            let parent = intra.as_raw().group();
-            if let Some(p) = g.members().iter().find(|p| parent.rank_of(**p).is_none()) {
-                return err(
-                    MPI_ERR_GROUP,
-                    format!("{p} is in the group but not in the communicator: the group must be a subset of the communicator's"),
+        let h = staged(
+            |s| {
+                let e = s.comm(comm)?;
+                let intra = e.comm.intra("MPI_Comm_create_group")?;
+                let g = s.objects.group(group)?;
+                let parent = intra.as_raw().group();
+                if let Some(p) = g.members().iter().find(|p| parent.rank_of(**p).is_none()) {
+                    return err(
+                        MPI_ERR_GROUP,
+                        format!("{p} is in the group but not in the communicator: the group must be a subset of the communicator's"),
+                    );
+                }
+                let member = g.rank_of(parent.get(intra.rank() as i64)?).is_some();
+                let stringtag = format!(
+                    "mpi-comm-create-group:{:x}:{tag}",
+                    intra.as_raw().context_id()
                 );
-            }
-            if g.rank_of(parent.get(intra.rank() as i64)?).is_none() {
-                return Ok(MPI_COMM_NULL);
-            }
-            let stringtag = format!(
-                "mpi-comm-create-group:{:x}:{tag}",
-                intra.as_raw().context_id()
-            );
-            let c = g.create_comm(&stringtag)?;
-            Ok(s.add_comm(Comm::Intra(c), eh))
-        })?;
+                Ok((member.then_some((g, stringtag)), e.errhandler))
+            },
+            |(made, eh)| match made {
+                Some((g, stringtag)) => Ok((Some(g.create_comm(&stringtag)?), eh)),
+                None => Ok((None, eh)),
+            },
+            |s, (c, eh)| Ok(c.map_or(MPI_COMM_NULL, |c| s.add_comm(Comm::Intra(c), eh))),
+        )?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })

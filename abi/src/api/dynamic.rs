@@ -8,7 +8,7 @@ use super::info::{entries, text};
 use super::{out, read};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
-use crate::state::{with_state, Comm, Parent, State};
+use crate::state::{staged, with_state, Comm, Parent, State};
 use crate::{call, export};
 use ibdyn::traits::*;
 use ibdyn::{CommError, SpawnOptions};
@@ -333,12 +333,14 @@ unsafe fn comm_get_parent(parent: *mut Handle) -> c_int {
 
 unsafe fn intercomm_merge(intercomm: Handle, high: c_int, newcomm: *mut Handle) -> c_int {
     call("MPI_Intercomm_merge", intercomm, || {
-        let h = with_state(|s| {
-            let e = s.comm(intercomm)?;
-            let eh = e.errhandler;
-            let merged = e.comm.inter("MPI_Intercomm_merge")?.merge(high != 0)?;
-            Ok(s.add_comm(Comm::Intra(merged), eh))
-        })?;
+        let h = staged(
+            |s| {
+                let e = s.comm(intercomm)?;
+                Ok((e.comm.inter("MPI_Intercomm_merge")?.clone(), e.errhandler))
+            },
+            |(ic, eh)| Ok((ic.merge(high != 0)?, eh)),
+            |s, (merged, eh)| Ok(s.add_comm(Comm::Intra(merged), eh)),
+        )?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newintracomm") }
     })
@@ -351,15 +353,14 @@ unsafe fn comm_disconnect(comm: *mut Handle) -> c_int {
         // SAFETY: as above.
         let h = unsafe { read(comm, "comm") }?;
         super::attr::delete_all(h)?;
-        with_state(|s| {
-            let e = s.comm(h)?;
-            match &e.comm {
-                Comm::Intra(c) => c.disconnect()?,
-                Comm::Inter(c) => c.disconnect()?,
-            }
-            s.remove_comm(h)?;
-            Ok(())
-        })?;
+        staged(
+            |s| Ok(s.comm(h)?.comm.clone()),
+            |c| match &c {
+                Comm::Intra(c) => Ok(c.disconnect()?),
+                Comm::Inter(c) => Ok(c.disconnect()?),
+            },
+            |s, ()| s.remove_comm(h).map(drop),
+        )?;
         // SAFETY: checked above.
         unsafe { out(comm, MPI_COMM_NULL, "comm") }
     })
@@ -417,44 +418,52 @@ fn connect_accept(
     newcomm: *mut Handle,
 ) -> c_int {
     call(name, comm, || {
-        let h = with_state(|s| {
-            let e = s.comm(comm)?;
-            let eh = e.errhandler;
-            let intra = e.comm.intra(name)?;
-            if !(0..intra.size()).contains(&root) {
-                return err(
-                    MPI_ERR_ROOT,
-                    format!(
-                        "root {root} is out of range for a communicator of {}",
-                        intra.size()
-                    ),
-                );
-            }
-            let at_root = intra.rank() == root;
-            // SAFETY: the caller's C string, significant at the root.
-            let pname = if at_root {
-                unsafe { text(port_name, "port_name") }?
-            } else {
-                String::new()
-            };
-            let ic = if accept && at_root {
-                let port = s.objects.ports[port_index(s, &pname)?].clone();
-                intra.process_at_rank(root).accept(&port)
-            } else if accept {
-                // Only the root's port counts: the others pass a stand-in, closed at once.
-                let stand_in = ibdyn::open_port(intra);
-                let r = intra.process_at_rank(root).accept(&stand_in);
-                ibdyn::close_port(stand_in);
-                r
-            } else {
-                intra.process_at_rank(root).connect(&pname)
-            }
-            .map_err(|e| match e {
-                e @ CommError::InvalidArgument(_) => MpiError::new(MPI_ERR_PORT, e.to_string()),
-                e => MpiError::from(e),
-            })?;
-            Ok(s.add_comm(Comm::Inter(ic), eh))
-        })?;
+        let h = staged(
+            |s| {
+                let e = s.comm(comm)?;
+                let intra = e.comm.intra(name)?;
+                if !(0..intra.size()).contains(&root) {
+                    return err(
+                        MPI_ERR_ROOT,
+                        format!(
+                            "root {root} is out of range for a communicator of {}",
+                            intra.size()
+                        ),
+                    );
+                }
+                let at_root = intra.rank() == root;
+                // SAFETY: the caller's C string, significant at the root.
+                let pname = if at_root {
+                    unsafe { text(port_name, "port_name") }?
+                } else {
+                    String::new()
+                };
+                let port = (accept && at_root)
+                    .then(|| port_index(s, &pname).map(|i| s.objects.ports[i].clone()))
+                    .transpose()?;
+                Ok((intra.clone(), e.errhandler, pname, port))
+            },
+            |(intra, eh, pname, port)| {
+                let ic = match port {
+                    Some(port) => intra.process_at_rank(root).accept(&port),
+                    None if accept => {
+                        // Only the root's port counts: the others pass a stand-in, closed at
+                        // once.
+                        let stand_in = ibdyn::open_port(&intra);
+                        let r = intra.process_at_rank(root).accept(&stand_in);
+                        ibdyn::close_port(stand_in);
+                        r
+                    }
+                    None => intra.process_at_rank(root).connect(&pname),
+                }
+                .map_err(|e| match e {
+                    e @ CommError::InvalidArgument(_) => MpiError::new(MPI_ERR_PORT, e.to_string()),
+                    e => MpiError::from(e),
+                })?;
+                Ok((ic, eh))
+            },
+            |s, (ic, eh)| Ok(s.add_comm(Comm::Inter(ic), eh)),
+        )?;
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })

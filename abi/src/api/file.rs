@@ -16,9 +16,15 @@ use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Runs the body of file function `name` on file `fh`, with the file's error handler.
+/// Runs the body of file function `name` on file `fh`, with the file's error handler. The
+/// bodies borrow nothing of the state across the calls they make to exchange with the
+/// file's other processes, so those let other threads in (`threads::yielding`).
 pub(super) fn file_call(name: &str, fh: Handle, f: impl FnOnce() -> MpiResult<()>) -> c_int {
-    call_with(name, || file::handler_of(fh), f)
+    call_with(
+        name,
+        || file::handler_of(fh),
+        || crate::threads::yielding(f),
+    )
 }
 
 fn amode_ok(amode: c_int) -> MpiResult<c_int> {
@@ -231,7 +237,7 @@ unsafe fn file_open(
             .split_once(':')
             .filter(|(p, _)| p.len() > 1 && !p.contains('/'))
             .map_or(name.as_str(), |(_, r)| r);
-        let h = open(comm, path, amode)?;
+        let h = crate::threads::yielding(|| open(comm, path, amode))?;
         // SAFETY: the caller's output argument (checked non-null).
         unsafe { out(fh, h, "fh") }
     })

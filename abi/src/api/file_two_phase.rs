@@ -4,7 +4,7 @@
 //! the pieces allow. Many small interleaved pieces (a strided view) become one large write
 //! per process, and the processes no longer take turns on the file's lock for each piece.
 
-use super::selfcall::{check, PMPI_Allgather, PMPI_Alltoall, PMPI_Alltoallv};
+use super::selfcall::{check, reduce_int, PMPI_Allgather, PMPI_Alltoall, PMPI_Alltoallv};
 use crate::consts::*;
 use crate::error::{err, MpiResult};
 use crate::file::write_ranges;
@@ -171,7 +171,18 @@ pub(super) fn write_all(
     let r = exchange(send, &sizes, &mut recv_buf)
         .and_then(|gn| write_domain(fd, &hdr[..hn], &recv_buf[..gn]));
     BUFFERS.with(|b| *b.borrow_mut() = (send_buf, recv_buf));
-    r
+    // A process's data is in the file, written by the owners of its domains, before its
+    // call returns (it may read it back at once), and an owner's failure is everyone's.
+    let class = r.as_ref().err().map_or(MPI_SUCCESS, |e| e.class);
+    let agreed = reduce_int(class, MPI_MAX, fc)?;
+    r?;
+    if agreed != MPI_SUCCESS {
+        return err(
+            agreed,
+            "another process of the file could not write its domain of this collective write",
+        );
+    }
+    Ok(())
 }
 
 /// Writes the pieces of this process's domain: their headers (offset, length pairs) and

@@ -6,10 +6,11 @@
 use super::{out, read_array as ints};
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
-use crate::state::{with_state, Comm, State};
+use crate::state::{with_state, State};
 use crate::topology::{DistGraph, Graph, Topology};
 use crate::{call, export};
 use ibdyn::traits::*;
+use ibdyn::IntraCommunicator;
 use std::os::raw::c_int;
 
 const MPI_UNWEIGHTED: usize = 10;
@@ -42,20 +43,27 @@ fn check_ranks(v: &[c_int], size: c_int, what: &str) -> MpiResult<()> {
     }
 }
 
-/// Splits `comm` to its first `n` ranks (the rest get MPI_COMM_NULL) and attaches `topo`.
-fn attach(s: &mut State, comm: Handle, n: c_int, name: &str, topo: Topology) -> MpiResult<Handle> {
-    let e = s.comm(comm)?;
-    let eh = e.errhandler;
-    let intra = e.comm.intra(name)?;
-    let colour = (intra.rank() < n).then_some(0);
-    Ok(match intra.split(colour, intra.rank())? {
-        Some(c) => {
-            let h = s.add_comm(Comm::Intra(c), eh);
+/// Splits `comm` to the first ranks, as many as `n` says after its checks of the
+/// intracommunicator (the rest get MPI_COMM_NULL), and attaches `topo`. The members exchange
+/// with the state released (`state::staged`).
+pub(super) fn attach(
+    comm: Handle,
+    name: &str,
+    n: impl FnOnce(&IntraCommunicator) -> MpiResult<c_int>,
+    topo: Topology,
+) -> MpiResult<Handle> {
+    let h = super::comm::split_staged(comm, |c| {
+        let intra = c.intra(name)?;
+        let n = n(intra)?;
+        Ok(((intra.rank() < n).then_some(0), intra.rank()))
+    })?;
+    if h != MPI_COMM_NULL {
+        with_state(|s| {
             s.comm_mut(h)?.topo = Some(topo);
-            h
-        }
-        None => MPI_COMM_NULL,
-    })
+            Ok(())
+        })?;
+    }
+    Ok(h)
 }
 
 fn topology(s: &State, comm: Handle) -> MpiResult<Topology> {
@@ -108,16 +116,17 @@ unsafe fn graph_create(
         let ne = index.last().map_or(0, |&i| i.max(0) as usize);
         // SAFETY: as above.
         let g = graph(nnodes, index, unsafe { ints(edges, ne, "edges") }?)?;
-        let h = with_state(|s| {
-            let size = s.comm(comm_old)?.comm.raw().size();
+        let fits = |c: &IntraCommunicator| {
+            let size = c.size();
             if nnodes > size {
                 return err(
                     MPI_ERR_ARG,
                     format!("nnodes {nnodes} exceeds the communicator's {size} processes"),
                 );
             }
-            attach(s, comm_old, nnodes, "MPI_Graph_create", Topology::Graph(g))
-        })?;
+            Ok(nnodes)
+        };
+        let h = attach(comm_old, "MPI_Graph_create", fits, Topology::Graph(g))?;
         // SAFETY: the caller's output argument.
         unsafe { out(comm_graph, h, "comm_graph") }
     })
@@ -230,18 +239,15 @@ unsafe fn dist_graph_create_adjacent(
                 destination_weights: weights(destweights, no)?,
             }
         };
-        let h = with_state(|s| {
-            let size = s.comm(comm_old)?.comm.raw().size();
-            check_ranks(&d.sources, size, "sources")?;
-            check_ranks(&d.destinations, size, "destinations")?;
-            attach(
-                s,
-                comm_old,
-                size,
-                "MPI_Dist_graph_create_adjacent",
-                Topology::DistGraph(d),
-            )
-        })?;
+        let (sources, destinations) = (d.sources.clone(), d.destinations.clone());
+        let fits = |c: &IntraCommunicator| {
+            let size = c.size();
+            check_ranks(&sources, size, "sources")?;
+            check_ranks(&destinations, size, "destinations")?;
+            Ok(size)
+        };
+        let name = "MPI_Dist_graph_create_adjacent";
+        let h = attach(comm_old, name, fits, Topology::DistGraph(d))?;
         // SAFETY: the caller's output argument.
         unsafe { out(comm_dist_graph, h, "comm_dist_graph") }
     })
@@ -288,9 +294,9 @@ unsafe fn dist_graph_create(
                 k += 1;
             }
         }
-        let h = with_state(|s| {
-            let e = s.comm(comm_old)?;
-            let intra = e.comm.intra("MPI_Dist_graph_create")?;
+        let name = "MPI_Dist_graph_create";
+        let intra = with_state(|s| Ok(s.comm(comm_old)?.comm.intra(name)?.clone()))?;
+        let d = crate::threads::yielding(|| {
             let size = intra.size();
             check_ranks(&src, size, "sources")?;
             check_ranks(&dst, size, "destinations")?;
@@ -327,14 +333,9 @@ unsafe fn dist_graph_create(
                     }
                 }
             }
-            attach(
-                s,
-                comm_old,
-                size,
-                "MPI_Dist_graph_create",
-                Topology::DistGraph(d),
-            )
+            Ok::<_, crate::error::MpiError>(d)
         })?;
+        let h = attach(comm_old, name, |c| Ok(c.size()), Topology::DistGraph(d))?;
         // SAFETY: the caller's output argument.
         unsafe { out(comm_dist_graph, h, "comm_dist_graph") }
     })

@@ -4,9 +4,7 @@
 //! communicator (one allgather of colour and key) and the group construction of the Sessions
 //! model, with a tag naming the parent's context and the colour.
 
-use crate::consts::*;
 use crate::error::MpiResult;
-use crate::state::{Comm, State};
 use ibdyn::traits::*;
 use ibdyn::{Group, InterCommunicator};
 use std::os::raw::c_int;
@@ -23,14 +21,13 @@ fn members(rows: &[[i32; 4]], colour: i32, side: i32, group: &Group) -> MpiResul
     Ok(group.incl(&ranks)?)
 }
 
-/// Splits intercommunicator `ic` (table entry `comm`) by `colour` (None: MPI_UNDEFINED).
+/// Splits intercommunicator `ic` by `colour` (None: MPI_UNDEFINED); None where the colour
+/// has processes on this side only.
 pub fn split(
-    s: &mut State,
-    comm: Handle,
     ic: &InterCommunicator,
     colour: Option<u32>,
     key: c_int,
-) -> MpiResult<Handle> {
+) -> MpiResult<Option<InterCommunicator>> {
     let (local, remote) = (ic.group().clone(), ic.remote_group().clone());
     let low = local.members().iter().min() < remote.members().iter().min();
     let side = i32::from(!low);
@@ -40,16 +37,16 @@ pub fn split(
     let mut rows = vec![[0i32; 4]; merged.size() as usize];
     merged.all_gather_into(&me[..], rows.as_flattened_mut())?;
     let Some(colour) = colour else {
-        return Ok(MPI_COMM_NULL);
+        return Ok(None);
     };
     let c = colour as i32;
     let mine = members(&rows, c, side, &local)?;
     let theirs = members(&rows, c, 1 - side, &remote)?;
     if theirs.size() == 0 {
-        return Ok(MPI_COMM_NULL);
+        return Ok(None);
     }
     let tag = format!("mpi-intercomm-split:{:x}:{c}", ic.as_raw().context_id());
-    let new = ibdyn::intercomm_from_groups(&mine, 0, &theirs, 0, &tag)?;
-    let eh = s.comm(comm)?.errhandler;
-    Ok(s.add_comm(Comm::Inter(new), eh))
+    Ok(Some(ibdyn::intercomm_from_groups(
+        &mine, 0, &theirs, 0, &tag,
+    )?))
 }

@@ -326,7 +326,7 @@ pub(super) fn wait_serving(
         if done()? {
             return Ok(());
         }
-        turns.idle();
+        turns.next();
         idle = idle.wrapping_add(1);
         if idle % 512 == 511 {
             for t in watch() {

@@ -6,7 +6,7 @@ use super::info::text;
 use super::{out, read};
 use crate::consts::*;
 use crate::error::{err, ErrHandler, MpiError, MpiResult};
-use crate::state::{self, with_state, Comm};
+use crate::state::{self, staged, with_state, Comm};
 use crate::user_errhandler::{self, Kind};
 use crate::{call_with, export};
 use ibdyn::traits::*;
@@ -176,11 +176,11 @@ unsafe fn comm_create_from_group(
             handler(errhandler, Kind::Comm)?;
             // SAFETY: the caller's C string.
             let tag = unsafe { text(tag, "stringtag") }?;
-            let h = with_state(|s| {
-                let g = s.objects.group(group)?;
-                let c = g.create_comm(&tag)?;
-                Ok(s.add_comm(Comm::Intra(c), eh))
-            })?;
+            let h = staged(
+                |s| s.objects.group(group),
+                |g| Ok(g.create_comm(&tag)?),
+                |s, c| Ok(s.add_comm(Comm::Intra(c), eh)),
+            )?;
             // SAFETY: the caller's output argument.
             unsafe { out(newcomm, h, "newcomm") }
         },
@@ -206,14 +206,25 @@ unsafe fn intercomm_create_from_groups(
             handler(errhandler, Kind::Comm)?;
             // SAFETY: the caller's C string.
             let tag = unsafe { text(tag, "stringtag") }?;
-            let h = with_state(|s| {
-                let (l, r) = (s.objects.group(local)?, s.objects.group(remote)?);
-                if l.size() == 0 || r.size() == 0 {
-                    return err(MPI_ERR_GROUP, "both groups must be non-empty");
-                }
-                let c = ibdyn::intercomm_from_groups(&l, local_leader, &r, remote_leader, &tag)?;
-                Ok(s.add_comm(Comm::Inter(c), eh))
-            })?;
+            let h = staged(
+                |s| {
+                    let (l, r) = (s.objects.group(local)?, s.objects.group(remote)?);
+                    if l.size() == 0 || r.size() == 0 {
+                        return err(MPI_ERR_GROUP, "both groups must be non-empty");
+                    }
+                    Ok((l, r))
+                },
+                |(l, r)| {
+                    Ok(ibdyn::intercomm_from_groups(
+                        &l,
+                        local_leader,
+                        &r,
+                        remote_leader,
+                        &tag,
+                    )?)
+                },
+                |s, c| Ok(s.add_comm(Comm::Inter(c), eh)),
+            )?;
             // SAFETY: the caller's output argument.
             unsafe { out(newcomm, h, "newintercomm") }
         },

@@ -16,7 +16,6 @@ use crate::consts::*;
 use crate::error::{err, MpiResult};
 use crate::state::{with_state, Comm};
 use crate::{call, export};
-use ibdyn::traits::*;
 use std::os::raw::c_int;
 
 const RESOURCE_TYPE: &str = "mpi_hw_resource_type";
@@ -44,25 +43,20 @@ unsafe fn comm_split_type(
             }
             _ => false,
         };
-        let (h, unguided_by_node) = with_state(|s| {
-            let e = s.comm(comm)?;
-            if let Comm::Inter(ic) = &e.comm {
+        let h = super::comm::split_staged(comm, |c| {
+            let nodes = c.raw().node_ids()?;
+            let mine = nodes[c.raw().rank() as usize];
+            if let Comm::Inter(_) = c {
                 // Each group by node: one intercommunicator per node that has both sides.
-                let ic = ic.clone();
-                let node = ic.as_raw().node_ids()?[ic.rank() as usize];
                 let colour = match split_type {
-                    MPI_COMM_TYPE_SHARED => Some(node),
+                    MPI_COMM_TYPE_SHARED => Some(mine),
                     MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => {
-                        guided_to_node.then_some(node)
+                        guided_to_node.then_some(mine)
                     }
                     _ => None,
                 };
-                return Ok((super::inter_split::split(s, comm, &ic, colour, key)?, false));
+                return Ok((colour, key));
             }
-            let eh = e.errhandler;
-            let intra = e.comm.intra("MPI_Comm_split_type")?;
-            let nodes = intra.as_raw().node_ids()?;
-            let mine = nodes[intra.rank() as usize];
             let several_nodes = nodes.iter().any(|&n| n != mine);
             let colour = match split_type {
                 MPI_UNDEFINED => None,
@@ -81,15 +75,11 @@ unsafe fn comm_split_type(
                     )
                 }
             };
-            let h = match intra.split(colour, key)? {
-                Some(c) => s.add_comm(Comm::Intra(c), eh),
-                None => MPI_COMM_NULL,
-            };
-            Ok((
-                h,
-                split_type == MPI_COMM_TYPE_HW_UNGUIDED && h != MPI_COMM_NULL,
-            ))
+            Ok((colour, key))
         })?;
+        let unguided_by_node = split_type == MPI_COMM_TYPE_HW_UNGUIDED
+            && h != MPI_COMM_NULL
+            && with_state(|s| Ok(matches!(s.comm(h)?.comm, Comm::Intra(_))))?;
         if unguided_by_node {
             record_level(info);
         }

@@ -242,7 +242,9 @@ unsafe fn make(
         if win.is_null() {
             return err(MPI_ERR_ARG, "the output argument win is NULL");
         }
-        let (h, base) = create(comm, size, disp_unit, mem)?;
+        // Its exchanges let other threads in (MPI_THREAD_MULTIPLE): `create` borrows nothing
+        // of the state across its calls.
+        let (h, base) = crate::threads::yielding(|| create(comm, size, disp_unit, mem))?;
         // SAFETY: the caller's output arguments.
         unsafe {
             if !baseptr.is_null() {
@@ -400,7 +402,7 @@ unsafe fn win_free(win: *mut Handle) -> c_int {
         })?;
         super::win_attr::delete_all(h)?;
         // Nobody may still be reading or writing this process's memory.
-        super::rma_remote::quiesce(h)?;
+        crate::threads::yielding(|| super::rma_remote::quiesce(h))?;
         let w = window::remove(h)?;
         let mut c = w.comm;
         if w.remote.spans_nodes() {

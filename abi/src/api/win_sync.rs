@@ -64,7 +64,7 @@ unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
             Ok(())
         })?;
         fence(Ordering::SeqCst);
-        remote::quiesce(win)?;
+        crate::threads::yielding(|| remote::quiesce(win))?;
         window::with(win, |w| {
             w.epochs.fence = assert & MPI_MODE_NOSUCCEED == 0;
             Ok(())

@@ -70,8 +70,9 @@ fn exchange(
         .iter()
         .map(|&(p, n, t)| unsafe { recv_buf(p as *mut c_void, n, t) })
         .collect::<MpiResult<Vec<_>>>()?;
-    let got = with_state(|s| {
-        let raw = s.comm(call.comm)?.comm.raw().collective_view();
+    let raw = with_state(|s| Ok(s.comm(call.comm)?.comm.raw().collective_view()))?;
+    // With the state released, the waits let other threads in (MPI_THREAD_MULTIPLE).
+    let got = crate::threads::yielding(|| {
         let mut reqs = Vec::with_capacity(ins.len() + outs.len());
         for (e, b) in ins.iter().zip(rb.iter_mut()) {
             reqs.push(raw.irecv(b.bytes(), e.rank, TAG - e.slot)?);
@@ -81,11 +82,12 @@ fn exchange(
             reqs.push(raw.isend(b, e.rank, TAG - e.slot)?);
         }
         let st = ibdyn_intercomm::wait_all(reqs).map_err(MpiError::from)?;
-        Ok(st
-            .into_iter()
-            .take(nrecv)
-            .map(|s| s.count)
-            .collect::<Vec<_>>())
+        Ok::<_, MpiError>(
+            st.into_iter()
+                .take(nrecv)
+                .map(|s| s.count)
+                .collect::<Vec<_>>(),
+        )
     })?;
     for ((b, n), e) in rb.into_iter().zip(got).zip(ins) {
         if e.rank != MPI_PROC_NULL {
