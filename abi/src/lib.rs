@@ -16,6 +16,7 @@ mod derived;
 mod error;
 mod file;
 mod grequest;
+mod in_flight;
 mod infos;
 mod objects;
 mod ops;

@@ -119,6 +119,8 @@ pub enum Parent {
 pub struct State {
     pub comms: Table<CommEntry>,
     pub reqs: Table<ReqEntry>,
+    /// The non-blocking collectives in flight among `reqs`.
+    pub colls: crate::in_flight::InFlight,
     /// The handle MPI_Comm_get_parent returns.
     pub parent: Parent,
     pub thread_level: std::os::raw::c_int,
@@ -236,6 +238,7 @@ fn empty_state(thread_level: std::os::raw::c_int) -> State {
     State {
         comms,
         reqs: Table::new(),
+        colls: Default::default(),
         parent: Parent::Unmade,
         thread_level,
         bsend: Default::default(),
@@ -465,7 +468,12 @@ impl State {
     }
 
     pub fn add_req(&mut self, req: ReqEntry) -> Handle {
-        REQ_BASE + self.reqs.insert(req)
+        let coll = req.is_coll();
+        let i = self.reqs.insert(req);
+        if coll {
+            self.colls.note(i);
+        }
+        REQ_BASE + i
     }
 
     pub fn add_message(&mut self, comm: usize, msg: ibdyn_intercomm::Message) -> Handle {

@@ -64,14 +64,6 @@ impl<T> Table<T> {
         self.slots.get_mut(i).and_then(Option::as_mut)
     }
 
-    /// Every live object with its index, in index order.
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut T)> {
-        self.slots
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_mut().map(|v| (i, v)))
-    }
-
     /// Takes the object out; its index is reused by a later insert.
     pub fn remove(&mut self, i: usize) -> Option<T> {
         let v = self.slots.get_mut(i).and_then(Option::take);

@@ -434,6 +434,14 @@ fn nonblocking_collectives_complete_in_any_order() {
     run_ok_on_1_and_2_nodes("nbc_order", 3, "nbc_order: ok");
 }
 
+/// A process blocked in a receive (MPI_Recv, Wait, Probe, Sendrecv, Waitany, Waitsome)
+/// moves its non-blocking collectives on, which its peers wait in before they send what it
+/// waits for; on one node and on two.
+#[test]
+fn blocking_receives_move_nonblocking_collectives_on() {
+    run_ok_on_1_and_2_nodes("nbc_p2p", 4, "nbc_p2p: ok on 4 ranks");
+}
+
 /// A wait for a collective while another is in flight fails when a process of the
 /// communicator has died, on one node and on two, instead of waiting for ever.
 #[test]
@@ -456,6 +464,22 @@ fn a_wait_among_collectives_in_flight_fails_on_a_dead_peer() {
             assert!(stdout.contains(&line), "{nodes} node(s): {stdout}");
         }
     }
+}
+
+/// A first message to a process of this node that has ended fails with
+/// MPI_ERR_PROC_ABORTED, not with a missing shared-memory file.
+#[test]
+fn a_first_send_to_an_ended_process_of_the_node_names_it_dead() {
+    let s = Scratch::new("send_to_ended");
+    let exe = s.build("send_to_ended");
+    let w = |x: &str| OsString::from(x);
+    let out = s.run_words(&[w("--keep-going"), w("-n"), w("3"), exe.into()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("send_to_ended: proc aborted"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

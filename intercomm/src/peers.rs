@@ -18,7 +18,24 @@ pub(crate) struct Peer {
 impl Peer {
     pub fn open(card: ProcCard, my_node: &str) -> Result<Peer> {
         let link = if card.node_uid == my_node && !card.shm_name.is_empty() {
-            Link::Shm(ShmLink::open(&card.shm_name)?)
+            // A first message to a process that has ended fails as a dead peer's, whether or
+            // not its node daemon has removed its queue yet.
+            let ended = || CommError::PeerDead {
+                peer: format!("{} (pid {})", card.gpid, card.pid),
+                detail: "the process has exited".into(),
+            };
+            if !ibdyn_shm::pid_exists(card.pid as u32) {
+                return Err(ended());
+            }
+            match ShmLink::open(&card.shm_name) {
+                Ok(l) => Link::Shm(l),
+                Err(CommError::Shm(ibdyn_shm::ShmError::Missing { .. }))
+                    if !ibdyn_shm::process_alive_since(card.pid as u32, card.start) =>
+                {
+                    return Err(ended());
+                }
+                Err(e) => return Err(e),
+            }
         } else {
             if card.fabric.is_empty() {
                 return Err(CommError::PeerDead {

@@ -43,7 +43,7 @@ pub use copy::copy_bytes;
 pub use cores::usable_cores;
 pub use error::ShmError;
 pub use owned::remove_own_segments;
-pub use pid::{my_start_time, process_alive_since};
+pub use pid::{my_start_time, pid_exists, process_alive_since};
 pub use recv::{BellArm, RecvQueue};
 pub use room::{check_room, dev_shm_room, mib};
 pub use send::SendQueue;

@@ -8,6 +8,18 @@ pub(crate) fn process_alive(pid: u32) -> bool {
     process_alive_since(pid, 0)
 }
 
+/// False once no process has `pid` any more (exited and reaped): one system call, for a check
+/// on a path that must stay cheap. A zombie, or a later process given the same pid, still
+/// counts; `process_alive_since` tells those apart.
+pub fn pid_exists(pid: u32) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks existence and permission.
+    let found = unsafe { libc::kill(pid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+}
+
 /// Whether `pid` is a live process that started at `start` (clock ticks after boot, as in
 /// [`my_start_time`]; 0: any start). False once it has exited, while it is a zombie, and once
 /// the pid belongs to a later process: pids are reused, and a wait for a peer that died long

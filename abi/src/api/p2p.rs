@@ -165,7 +165,7 @@ unsafe fn send_mode(
     tag: c_int,
     comm: Handle,
 ) -> c_int {
-    if crate::threads::multiple() {
+    if crate::threads::multiple() || crate::in_flight::maybe() {
         // SAFETY: passed through; `blocking` waits for the send before it returns.
         return unsafe {
             blocking(name, comm, null_mut(), || {
@@ -233,7 +233,7 @@ unsafe fn recv_impl(
     comm: Handle,
     st: *mut MpiStatus,
 ) -> c_int {
-    if crate::threads::multiple() {
+    if crate::threads::multiple() || crate::in_flight::maybe() {
         // SAFETY: passed through; `blocking` waits for the receive before it returns.
         return unsafe {
             blocking(name, comm, st, || {
@@ -425,7 +425,7 @@ unsafe fn sendrecv_of(
     st: *mut MpiStatus,
     bufs: impl FnOnce() -> MpiResult<(SendBuf<'static>, RecvBuf<'static>)>,
 ) -> c_int {
-    if crate::threads::multiple() {
+    if crate::threads::multiple() || crate::in_flight::maybe() {
         // SAFETY: the caller's contract; `blocking` waits for both before it returns.
         return unsafe {
             blocking(name, comm, st, || {
@@ -457,12 +457,13 @@ unsafe fn sendrecv_of(
 
 unsafe fn probe(source: c_int, tag: c_int, comm: Handle, st: *mut MpiStatus) -> c_int {
     call("MPI_Probe", comm, || {
-        let multiple = crate::threads::multiple();
+        let polling = crate::threads::multiple() || crate::in_flight::maybe();
         let mut turns = crate::threads::Turns::default();
         let got = loop {
-            if let Some(got) = with_state(|s| probe_on(s, comm, source, tag, !multiple))? {
+            if let Some(got) = with_state(|s| probe_on(s, comm, source, tag, !polling))? {
                 break got;
             }
+            crate::in_flight::progress()?;
             turns.next();
         };
         // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
@@ -541,12 +542,13 @@ unsafe fn mprobe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Mprobe", comm, || {
-        let multiple = crate::threads::multiple();
+        let polling = crate::threads::multiple() || crate::in_flight::maybe();
         let mut turns = crate::threads::Turns::default();
         let (h, got) = loop {
-            if let Some(found) = with_state(|s| matched_probe(s, comm, source, tag, !multiple))? {
+            if let Some(found) = with_state(|s| matched_probe(s, comm, source, tag, !polling))? {
                 break found;
             }
+            crate::in_flight::progress()?;
             turns.next();
         };
         // SAFETY: the caller's output arguments.
@@ -613,7 +615,7 @@ pub(super) unsafe fn mrecv(
     message: *mut Handle,
     st: *mut MpiStatus,
 ) -> c_int {
-    if crate::threads::multiple() {
+    if crate::threads::multiple() || crate::in_flight::maybe() {
         // SAFETY: passed through; the request is waited for right here.
         return unsafe {
             blocking("MPI_Mrecv", MPI_COMM_SELF, st, || {

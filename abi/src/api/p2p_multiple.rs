@@ -1,4 +1,5 @@
-//! Blocking point-to-point calls at MPI_THREAD_MULTIPLE. They run as their non-blocking
+//! Blocking point-to-point calls at MPI_THREAD_MULTIPLE, or while non-blocking collectives
+//! are in flight (which their waits move on: `in_flight`). They run as their non-blocking
 //! operations, which the call tests itself, outside the request table, for as long as no
 //! other thread waits for the state: a program that makes its calls from one thread at a
 //! time pays for no handle and no table. Once another thread waits, what is still in flight
@@ -47,6 +48,7 @@ pub(super) unsafe fn blocking<const N: usize>(
             if ibdyn_owner::others_waiting() {
                 break;
             }
+            crate::in_flight::progress()?;
             turns.idle();
         }
         crate::state::with_state(|s| {

@@ -26,8 +26,7 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
         return Ok(Step::Null);
     }
     let i = s.req_index(h).map_err(|e| (e, 1))?;
-    let waits_on_coll = s.reqs.get(i).is_some_and(crate::request::ReqEntry::is_coll);
-    if block && waits_on_coll && s.reqs.iter_mut().any(|(j, e)| j != i && e.is_coll()) {
+    if block && s.colls.any_other(&s.reqs, Some(i)) {
         return wait_moving_the_others(s, h, i);
     }
     let e = s.reqs.get_mut(i).expect("req_index checked the slot");
@@ -55,10 +54,10 @@ fn step(s: &mut State, h: Handle, block: bool) -> Result<Step, (MpiError, usize)
     }
 }
 
-/// A blocking wait for collective `h` (at index `i`) while other non-blocking collectives are
-/// in flight: MPI's progress rule wants them moved on too. A process may complete them in
-/// another order than its peers, who wait for their messages: blocking in `h` alone left
-/// both sides waiting for ever (between nodes, where a round needs the peer's next one).
+/// A blocking wait for request `h` (at index `i`) while non-blocking collectives are in
+/// flight: MPI's progress rule wants them moved on too. A process may complete them in
+/// another order than its peers, or wait for a message that a peer sends only once a
+/// collective is done: blocking in `h` alone left both sides waiting for ever.
 fn wait_moving_the_others(s: &mut State, h: Handle, i: usize) -> Result<Step, (MpiError, usize)> {
     let mut turns = crate::threads::Turns::default();
     loop {
@@ -66,10 +65,7 @@ fn wait_moving_the_others(s: &mut State, h: Handle, i: usize) -> Result<Step, (M
             Step::Pending => {}
             done => return Ok(done),
         }
-        for (_, e) in s.reqs.iter_mut().filter(|(j, e)| *j != i && e.is_coll()) {
-            // A failure is kept by the collective and reported by its own completion.
-            let _ = e.poll();
-        }
+        s.colls.poll(&mut s.reqs, Some(i));
         turns.idle();
     }
 }
@@ -280,8 +276,12 @@ unsafe fn any(
     flag: *mut c_int,
 ) -> c_int {
     let mut turns = crate::threads::Turns::default();
+    let mut first = true;
     with_requests(name, count, requests, |n, comm| loop {
-        if crate::threads::multiple() {
+        if !std::mem::take(&mut first) {
+            // Between two passes: the collectives in flight, then a turn (other threads'
+            // calls, else backing off to a block in the engine that a packet ends).
+            crate::in_flight::progress()?;
             turns.next();
         }
         let mut active = false;
@@ -353,8 +353,10 @@ unsafe fn some(
     block: bool,
 ) -> c_int {
     let mut turns = crate::threads::Turns::default();
+    let mut first = true;
     with_requests(name, incount, requests, |n, comm| loop {
-        if block && crate::threads::multiple() {
+        if !std::mem::take(&mut first) {
+            crate::in_flight::progress()?;
             turns.next();
         }
         let mut active = false;

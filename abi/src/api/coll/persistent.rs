@@ -68,6 +68,7 @@ pub fn start(h: Handle, restart: &Restart) -> MpiResult<()> {
         let e = s.reqs.get_mut(i).expect("req_index checked the slot");
         e.active = op;
         e.cancelled = false;
+        s.colls.note(i);
         Ok(())
     })
 }
