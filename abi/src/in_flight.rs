@@ -55,6 +55,26 @@ impl InFlight {
     }
 }
 
+thread_local! {
+    /// This thread is stepping the collectives in flight (`step_from_a_wait`).
+    static STEPPING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// From the wait of a blocking call (the runtime's wait hook): one step of every collective
+/// in flight where the state is free to take (inside a call that borrows it, nothing), and
+/// whether any may be in flight.
+pub fn step_from_a_wait() -> bool {
+    if !maybe() {
+        return false;
+    }
+    if !STEPPING.with(|s| s.replace(true)) {
+        // Refused where the state is borrowed (a wait inside a call that keeps it).
+        let _ = progress();
+        STEPPING.with(|s| s.set(false));
+    }
+    maybe()
+}
+
 /// One step of every collective in flight, from a blocking call's wait outside the state.
 pub fn progress() -> crate::error::MpiResult<()> {
     if !maybe() {

@@ -36,10 +36,10 @@ pub fn enter() -> Option<ibdyn_owner::Entry> {
 /// take the state through entries from now on. Call once the runtime is up, from the call
 /// that asked.
 pub fn provide(required: c_int) {
+    ibdyn_intercomm::turns::set_wait_hook(waiting);
     if required >= MPI_THREAD_SERIALIZED {
         if required >= MPI_THREAD_MULTIPLE {
             MULTIPLE.store(true, Ordering::Release);
-            ibdyn_intercomm::turns::set_wait_hook(turns);
         }
         SERIALIZED.store(true, Ordering::Release);
         ibdyn_owner::release_claim();
@@ -86,12 +86,20 @@ pub fn yielding<R>(job: impl FnOnce() -> R) -> R {
     ibdyn_owner::unborrowed(job)
 }
 
-/// The wait hook at MPI_THREAD_MULTIPLE, for waits inside `yielding`: hands the state to a
-/// waiting thread, and where the wait would block in the engine (holding the state), blocks
-/// in 200 us slices instead, between which other threads get in.
-fn turns(block: bool) -> bool {
-    if ibdyn_owner::pause() {
-        return true;
+/// The runtime's wait hook (`ibdyn_intercomm::turns`), called between two polls of a wait
+/// outside the engine: it moves the non-blocking collectives in flight on (MPI's progress
+/// rule: a blocking collective must not stall them, since peers may wait in them first), and
+/// inside `yielding` hands the state to a waiting thread. Where the wait would block in the
+/// engine, it blocks in 200 us slices instead while either applies, between which both get
+/// their turn; otherwise it leaves the block to the engine.
+fn waiting(block: bool) -> bool {
+    let collectives = crate::in_flight::step_from_a_wait();
+    if ibdyn_owner::turns_allowed() {
+        if ibdyn_owner::pause() {
+            return true;
+        }
+    } else if !collectives {
+        return false;
     }
     if block {
         ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200));

@@ -434,12 +434,12 @@ fn nonblocking_collectives_complete_in_any_order() {
     run_ok_on_1_and_2_nodes("nbc_order", 3, "nbc_order: ok");
 }
 
-/// A process blocked in a receive (MPI_Recv, Wait, Probe, Sendrecv, Waitany, Waitsome)
-/// moves its non-blocking collectives on, which its peers wait in before they send what it
-/// waits for; on one node and on two.
+/// A process blocked in a receive (MPI_Recv, Wait, Probe, Sendrecv, Waitany, Waitsome) or
+/// in a blocking collective moves its non-blocking collectives on, which its peers wait in
+/// before they send what it waits for or join the collective; on one node and on two.
 #[test]
-fn blocking_receives_move_nonblocking_collectives_on() {
-    run_ok_on_1_and_2_nodes("nbc_p2p", 4, "nbc_p2p: ok on 4 ranks");
+fn blocking_calls_move_nonblocking_collectives_on() {
+    run_ok_on_1_and_2_nodes("nbc_progress", 4, "nbc_progress: ok on 4 ranks");
 }
 
 /// A wait for a collective while another is in flight fails when a process of the

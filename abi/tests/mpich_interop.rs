@@ -23,7 +23,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("mprobe_order", 2),
     ("truncate_status", 2),
     ("nbc_order", 3),
-    ("nbc_p2p", 4),
+    ("nbc_progress", 4),
     ("errhandler_user", 2),
     ("large_inter", 4),
     ("pack", 2),

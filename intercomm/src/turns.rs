@@ -16,10 +16,11 @@ static HOOK: AtomicUsize = AtomicUsize::new(0);
 /// Polls of a wait, spinning, before its turns may block.
 const SPINS: u32 = 64;
 
-/// Installs `hook`, which a wait where turns are allowed calls between two tests of its
-/// requests: `hook(false)` after a test that found nothing, `hook(true)` where the wait would
-/// block. It may let other threads make their calls meanwhile; from `hook(true)` it returns
-/// whether it waited itself (else the wait blocks in the engine).
+/// Installs `hook`, which a wait outside the engine calls between two tests of its requests
+/// (the collectives' waits, and the waits of this crate where turns are allowed):
+/// `hook(false)` after a test that found nothing, `hook(true)` where the wait would block.
+/// It may let other threads make their calls meanwhile, or move other work on; from
+/// `hook(true)` it returns whether it waited itself (else the wait blocks in the engine).
 pub fn set_wait_hook(hook: fn(bool) -> bool) {
     HOOK.store(hook as usize, Ordering::Release);
 }
@@ -30,12 +31,11 @@ pub(crate) fn taken() -> bool {
     HOOK.load(Ordering::Relaxed) != 0 && ibdyn_owner::turns_allowed()
 }
 
-/// Calls the wait hook where turns are allowed; what it returned (false elsewhere or
-/// without one).
+/// Calls the wait hook, if one is installed; what it returned (false without one). The hook
+/// decides what it may do where it is called (`ibdyn_owner::turns_allowed`).
 pub fn wait_hook(block: bool) -> bool {
     match HOOK.load(Ordering::Acquire) {
         0 => false,
-        _ if !ibdyn_owner::turns_allowed() => false,
         // SAFETY: only `set_wait_hook` stores, and only a `fn(bool) -> bool`'s address.
         f => unsafe { std::mem::transmute::<usize, fn(bool) -> bool>(f)(block) },
     }

@@ -14,7 +14,11 @@ const LIBRARY_VERSION: &str = concat!(
 );
 
 unsafe fn init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> c_int {
-    call("MPI_Init", MPI_COMM_SELF, || state::init(MPI_THREAD_SINGLE))
+    call("MPI_Init", MPI_COMM_SELF, || {
+        state::init(MPI_THREAD_SINGLE)?;
+        crate::threads::provide(MPI_THREAD_SINGLE);
+        Ok(())
+    })
 }
 
 unsafe fn init_thread(

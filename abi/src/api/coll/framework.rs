@@ -154,12 +154,13 @@ fn store(s: &mut State, call: &Call, a: Active) -> MpiResult<()> {
 }
 
 /// Runs a collective: blocking → `$cl.$blocking(args)` then delivers `$recv` (at
-/// MPI_THREAD_MULTIPLE once the state is released, keeping `$keep`: `state::after_state`);
+/// MPI_THREAD_MULTIPLE, or while non-blocking collectives are in flight, which its waits move
+/// on, once the state is released, keeping `$keep`: `state::after_state`);
 /// otherwise `$cl.$start(args)` stored as a request keeping `$keep`.
 macro_rules! run {
     ($s:expr, $call:expr, $colls:ident, $kind:ident, $keep:expr, $recv:expr,
      $blocking:ident / $start:ident ($($arg:expr),* $(,)?)) => {{
-        if $call.blocking() && $crate::threads::multiple() {
+        if $call.blocking() && ($crate::threads::multiple() || $crate::in_flight::maybe()) {
             let job = move || {
                 let _keep = $keep;
                 $colls.$blocking($($arg),*)?;
