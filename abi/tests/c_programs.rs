@@ -442,6 +442,14 @@ fn blocking_calls_move_nonblocking_collectives_on() {
     run_ok_on_1_and_2_nodes("nbc_progress", 4, "nbc_progress: ok on 4 ranks");
 }
 
+/// MPI's non-overtaking rule between two processes of one node, with the race forced (every
+/// message waits in the queue before the first receive looks): a later small message never
+/// overtakes a large or synchronous one sent before it.
+#[test]
+fn messages_of_one_sender_on_the_node_arrive_in_order() {
+    run_ok("overtake", 2, "overtake: ok");
+}
+
 /// A wait for a collective while another is in flight fails when a process of the
 /// communicator has died, on one node and on two, instead of waiting for ever.
 #[test]

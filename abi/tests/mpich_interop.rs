@@ -24,6 +24,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("truncate_status", 2),
     ("nbc_order", 3),
     ("nbc_progress", 4),
+    ("overtake", 2),
     ("errhandler_user", 2),
     ("large_inter", 4),
     ("pack", 2),

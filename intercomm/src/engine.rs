@@ -333,7 +333,10 @@ impl Engine {
                         }
                     }
                     proto.handle_logged(&mut Routes { shm, net }, p);
-                    None
+                    // A message kept unmatched (a request to send, or an eager one of another
+                    // receive) comes before any later one of its sender: from here on the
+                    // receive must match in order, posted.
+                    proto.has_unexpected().then_some(Direct::Post)
                 });
                 match step {
                     None => break,
