@@ -579,26 +579,17 @@ fn threads_take_turns_calling_mpi() {
 #[test]
 fn blocking_calls_of_one_thread_let_the_others_in_at_mpi_thread_multiple() {
     let s = Scratch::new("threads-multiple");
+    threads_on_1_and_2_nodes(&s, &["multiple"], "threads: multiple ok on 4 ranks");
+}
+
+/// `threads ARGS` on 4 ranks, on one node and on two.
+fn threads_on_1_and_2_nodes(s: &Scratch, args: &[&str], expect: &str) {
     let exe = s.build("threads");
-    assert_ran(
-        "threads multiple",
-        &s.run_args(4, &exe, &["multiple"]),
-        "threads: multiple ok on 4 ranks",
-    );
-    let w = |x: &str| OsString::from(x);
-    let words = [
-        w("--nodes"),
-        w("2"),
-        w("-n"),
-        w("4"),
-        exe.into(),
-        w("multiple"),
-    ];
-    assert_ran(
-        "threads multiple on 2 nodes",
-        &s.run_words(&words),
-        "threads: multiple ok on 4 ranks",
-    );
+    assert_ran("threads", &s.run_args(4, &exe, args), expect);
+    let mut words: Vec<OsString> = ["--nodes", "2", "-n", "4"].map(OsString::from).into();
+    words.push(exe.into());
+    words.extend(args.iter().map(OsString::from));
+    assert_ran("threads on 2 nodes", &s.run_words(&words), expect);
 }
 
 /// MPI_THREAD_MULTIPLE: two threads make objects collectively on two communicators of every
@@ -611,28 +602,8 @@ fn blocking_calls_of_one_thread_let_the_others_in_at_mpi_thread_multiple() {
 #[test]
 fn threads_make_objects_at_once_in_any_order_at_mpi_thread_multiple() {
     let s = Scratch::new("threads-making");
-    let exe = s.build("threads");
     let dir = s.0.join("tmp").to_string_lossy().into_owned();
-    assert_ran(
-        "threads making",
-        &s.run_args(4, &exe, &["making", &dir]),
-        "threads: making ok on 4 ranks",
-    );
-    let w = |x: &str| OsString::from(x);
-    let words = [
-        w("--nodes"),
-        w("2"),
-        w("-n"),
-        w("4"),
-        exe.into(),
-        w("making"),
-        w(&dir),
-    ];
-    assert_ran(
-        "threads making on 2 nodes",
-        &s.run_words(&words),
-        "threads: making ok on 4 ranks",
-    );
+    threads_on_1_and_2_nodes(&s, &["making", &dir], "threads: making ok on 4 ranks");
 }
 
 /// At MPI_THREAD_FUNNELED a call from another thread ends the job with what to ask for.

@@ -106,15 +106,7 @@ fn spawn_apps(
     call(name, comm, || {
         let at_root = with_state(|s| {
             let intra = s.comm(comm)?.comm.intra(name)?;
-            if !(0..intra.size()).contains(&root) {
-                return err(
-                    MPI_ERR_ROOT,
-                    format!(
-                        "root {root} is out of range for a communicator of {}",
-                        intra.size()
-                    ),
-                );
-            }
+            check_root(intra, root)?;
             Ok(intra.rank() == root)
         })?;
         // Only the root's commands matter (MPI); the others pass anything. Read before the
@@ -408,6 +400,20 @@ unsafe fn close_port(port_name: *const c_char) -> c_int {
     })
 }
 
+/// `root` is a rank of `intra`.
+fn check_root(intra: &ibdyn::IntraCommunicator, root: c_int) -> MpiResult<()> {
+    if (0..intra.size()).contains(&root) {
+        return Ok(());
+    }
+    err(
+        MPI_ERR_ROOT,
+        format!(
+            "root {root} is out of range for a communicator of {}",
+            intra.size()
+        ),
+    )
+}
+
 /// Accept (or connect) on `comm` with `root`; the port name matters at the root only.
 fn connect_accept(
     name: &'static str,
@@ -422,15 +428,7 @@ fn connect_accept(
             |s| {
                 let e = s.comm(comm)?;
                 let intra = e.comm.intra(name)?;
-                if !(0..intra.size()).contains(&root) {
-                    return err(
-                        MPI_ERR_ROOT,
-                        format!(
-                            "root {root} is out of range for a communicator of {}",
-                            intra.size()
-                        ),
-                    );
-                }
+                check_root(intra, root)?;
                 let at_root = intra.rank() == root;
                 // SAFETY: the caller's C string, significant at the root.
                 let pname = if at_root {
