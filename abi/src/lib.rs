@@ -19,6 +19,7 @@ mod grequest;
 mod in_flight;
 mod infos;
 mod objects;
+mod op_layout;
 mod ops;
 mod partitioned;
 mod request;

@@ -4,6 +4,7 @@
 use crate::consts::*;
 use crate::derived::Ty;
 use crate::error::{err, MpiError, MpiResult};
+use crate::op_layout::Layout;
 use crate::table::Table;
 use ibdyn_collectives::{BuiltinOp, ElemType, Op};
 use std::cell::RefCell;
@@ -132,16 +133,24 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
         u if u >= OP_BASE => {
             let UserOp { f, commute } = user(u)?;
             let size = ty.size;
+            let layout = Layout::of(ty);
             let g = move |a: &[u8], b: &mut [u8]| {
                 let n = b.len() / size.max(1);
-                let mut dt = h;
-                let (x, y) = (a.as_ptr().cast_mut(), b.as_mut_ptr());
-                // SAFETY: the user's function gets `len` elements of the datatype in each
-                // buffer, as MPI specifies; `a` is only read by a correct function.
-                match f {
-                    UserFunc::Int(f) => unsafe { f(x, y, &mut (n as c_int), &mut dt) },
-                    UserFunc::Count(f) => unsafe { f(x, y, &mut (n as i64), &mut dt) },
-                    UserFunc::X { f, extra } => unsafe { f(x, y, n as i64, dt, extra as _) },
+                let call = |x: *mut u8, y: *mut u8| {
+                    let mut dt = h;
+                    // SAFETY: the user's function gets `len` elements of the datatype in
+                    // each buffer, laid out as the type describes (MPI's rule); `x` is only
+                    // read by a correct function.
+                    match f {
+                        UserFunc::Int(f) => unsafe { f(x, y, &mut (n as c_int), &mut dt) },
+                        UserFunc::Count(f) => unsafe { f(x, y, &mut (n as i64), &mut dt) },
+                        UserFunc::X { f, extra } => unsafe { f(x, y, n as i64, dt, extra as _) },
+                    }
+                };
+                match &layout {
+                    // Packed elements of a contiguous type are its layout already.
+                    None => call(a.as_ptr().cast_mut(), b.as_mut_ptr()),
+                    Some(l) => l.call(a, b, n, call),
                 }
             };
             Ok(Op::user_bytes(size, commute, g)?)

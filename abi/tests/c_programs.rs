@@ -790,6 +790,13 @@ fn a_freed_key_lives_on_in_the_attributes_that_use_it() {
     run_ok("keyval_free", 2, "keyval_free: ok");
 }
 
+/// A user reduction function gets its buffers laid out as the datatype describes (elements
+/// one extent apart, with the type's gaps), on every reduction path, intra and inter.
+#[test]
+fn user_ops_get_buffers_in_the_datatype_layout() {
+    run_ok_on_1_and_2_nodes("userop_layout", 4, "userop_layout: ok");
+}
+
 #[test]
 fn attribute_calls_with_a_bad_key_fail_with_err_keyval() {
     run_ok("keyval_bad", 2, "keyval_bad: ok");

@@ -39,6 +39,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("inter_nonblocking", 1),
     ("dims", 1),
     ("keyval_free", 2),
+    ("userop_layout", 4),
 ];
 
 fn venv() -> Option<PathBuf> {
