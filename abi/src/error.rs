@@ -183,7 +183,11 @@ pub fn raise(name: &str, e: MpiError, handler: ErrHandler) -> c_int {
             e.class
         }
         ErrHandler::Fatal | ErrHandler::Abort => {
-            eprintln!("ibdyn MPI: {text}; ending the job (the error handler is MPI_ERRORS_ARE_FATAL; set MPI_ERRORS_RETURN to handle errors)");
+            let which = match handler {
+                ErrHandler::Abort => "MPI_ERRORS_ABORT",
+                _ => "MPI_ERRORS_ARE_FATAL",
+            };
+            eprintln!("ibdyn MPI: {text}; ending the job (the error handler is {which}; set MPI_ERRORS_RETURN to handle errors)");
             std::process::exit(e.class.clamp(1, 255));
         }
     }

@@ -183,15 +183,24 @@ fn errors_return_their_classes() {
 fn errors_are_fatal_by_default() {
     let s = Scratch::new("fatal");
     let exe = s.build("fatal");
-    let out = s.run(2, &exe);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the job succeeded:\n{stdout}");
-    assert!(!stdout.contains("not reached"), "{stdout}");
-    assert!(
-        stderr.contains("MPI_Send") && stderr.contains("MPI_ERR_RANK"),
-        "the message names neither the function nor the class:\n{stderr}"
-    );
+    for (args, handler) in [
+        (&[][..], "MPI_ERRORS_ARE_FATAL"),
+        (&["abort"][..], "MPI_ERRORS_ABORT"),
+    ] {
+        let out = s.run_args(2, &exe, args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "the job succeeded:\n{stdout}");
+        assert!(!stdout.contains("not reached"), "{stdout}");
+        assert!(
+            stderr.contains("MPI_Send") && stderr.contains("MPI_ERR_RANK"),
+            "the message names neither the function nor the class:\n{stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("the error handler is {handler}")),
+            "the message does not name {handler}:\n{stderr}"
+        );
+    }
 }
 
 #[test]
