@@ -2,7 +2,7 @@
  * non-blocking collectives on, since its peers may wait in them before they send what it
  * waits for. Every rank starts a barrier, a large broadcast from the last rank, an allgather
  * and a large allreduce; rank 0 then receives from rank 1 (MPI_Recv, MPI_Wait on MPI_Irecv, MPI_Probe,
- * MPI_Sendrecv, MPI_Waitany, MPI_Waitsome in turn) while the others complete the
+ * MPI_Sendrecv, MPI_Waitany, MPI_Waitsome, a loop of MPI_Test, a loop of MPI_Iprobe in turn) while the others complete the
  * collectives first and only then does rank 1 send; or rank 0 runs a blocking MPI_Allreduce
  * that the others join only once their collectives are complete. A call that only waited
  * for its own message hung here. 3 ranks or more. */
@@ -21,8 +21,8 @@ int main(int argc, char **argv) {
   CHECK(size >= 3);
   char *big = malloc(BIG), *parts = malloc((size_t)PART * size), mine[PART];
   int *ints = malloc(BIG), *sums = malloc(BIG), nints = BIG / (int)sizeof(int);
-  for (int round = 0; round < 14; round++) {
-    int root = size - 1, kind = round % 7, v = -1;
+  for (int round = 0; round < 18; round++) {
+    int root = size - 1, kind = round % 9, v = -1;
     for (int i = 0; i < BIG; i++) big[i] = rank == root ? (char)(i + round) : 0;
     for (int i = 0; i < PART; i++) mine[i] = (char)(rank + i + round);
     for (int i = 0; i < nints; i++) ints[i] = rank + i + round;
@@ -63,9 +63,21 @@ int main(int argc, char **argv) {
           CHECK(MPI_Waitsome(1, &r, &n, &at, &st) == MPI_SUCCESS && n == 1 && at == 0);
           break;
         }
-        default:
+        case 6:
           CHECK(MPI_Allreduce(&out, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS);
           v += 100 + round;
+          break;
+        case 7: {
+          int done = 0;
+          CHECK(MPI_Irecv(&v, 1, MPI_INT, 1, round, MPI_COMM_WORLD, &r) == MPI_SUCCESS);
+          while (!done) CHECK(MPI_Test(&r, &done, &st) == MPI_SUCCESS);
+          break;
+        }
+        default: {
+          int found = 0;
+          while (!found) CHECK(MPI_Iprobe(1, round, MPI_COMM_WORLD, &found, &st) == MPI_SUCCESS);
+          CHECK(MPI_Recv(&v, 1, MPI_INT, 1, round, MPI_COMM_WORLD, &st) == MPI_SUCCESS);
+        }
       }
       CHECK(v == 100 + round);
       CHECK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS);

@@ -480,6 +480,7 @@ unsafe fn iprobe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Iprobe", comm, || {
+        crate::in_flight::progress()?;
         let got = with_state(|s| probe_on(s, comm, source, tag, false))?;
         if let Some(got) = &got {
             // SAFETY: the caller's status (or MPI_STATUS_IGNORE).
@@ -568,6 +569,7 @@ unsafe fn improbe(
     st: *mut MpiStatus,
 ) -> c_int {
     call("MPI_Improbe", comm, || {
+        crate::in_flight::progress()?;
         let found = with_state(|s| matched_probe(s, comm, source, tag, false))?;
         // SAFETY: the caller's output arguments.
         unsafe {

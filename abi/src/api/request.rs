@@ -217,6 +217,10 @@ unsafe fn completion(
         }
     }
     with_requests(name, count, requests, |n, comm| {
+        if !block {
+            // A test loop must move the collectives in flight on too.
+            crate::in_flight::progress()?;
+        }
         with_state(|s| {
             if !block {
                 // All or nothing: first look whether every request has completed.
@@ -278,10 +282,10 @@ unsafe fn any(
     let mut turns = crate::threads::Turns::default();
     let mut first = true;
     with_requests(name, count, requests, |n, comm| loop {
+        // The collectives in flight move on, and between two passes a turn (other threads'
+        // calls, else backing off to a block in the engine that a packet ends).
+        crate::in_flight::progress()?;
         if !std::mem::take(&mut first) {
-            // Between two passes: the collectives in flight, then a turn (other threads'
-            // calls, else backing off to a block in the engine that a packet ends).
-            crate::in_flight::progress()?;
             turns.next();
         }
         let mut active = false;
@@ -355,8 +359,8 @@ unsafe fn some(
     let mut turns = crate::threads::Turns::default();
     let mut first = true;
     with_requests(name, incount, requests, |n, comm| loop {
+        crate::in_flight::progress()?;
         if !std::mem::take(&mut first) {
-            crate::in_flight::progress()?;
             turns.next();
         }
         let mut active = false;
