@@ -10,6 +10,7 @@
 mod api;
 mod bsend;
 mod cart;
+mod complex_ops;
 mod consts;
 mod datatype;
 mod derived;
@@ -33,6 +34,8 @@ mod topology;
 mod user_errhandler;
 mod user_errors;
 mod window;
+#[cfg(target_arch = "x86_64")]
+mod x87;
 
 use consts::Handle;
 use error::{raise, ErrHandler, MpiError, MpiResult};

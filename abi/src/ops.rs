@@ -155,7 +155,10 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
             };
             Ok(Op::user_bytes(size, commute, g)?)
         }
-        op => elementwise(op, h, ty.elem),
+        op => match crate::complex_ops::reduction(op, ty) {
+            Some(complex) => complex,
+            None => elementwise(op, h, ty.elem),
+        },
     }
 }
 

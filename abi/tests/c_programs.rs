@@ -806,6 +806,12 @@ fn user_ops_get_buffers_in_the_datatype_layout() {
     run_ok_on_1_and_2_nodes("userop_layout", 4, "userop_layout: ok");
 }
 
+/// MPI_SUM and MPI_PROD on every complex datatype, long double complex in x87 precision.
+#[test]
+fn sum_and_product_on_the_complex_types() {
+    run_ok_on_1_and_2_nodes("complex_ops", 3, "complex_ops: ok");
+}
+
 #[test]
 fn attribute_calls_with_a_bad_key_fail_with_err_keyval() {
     run_ok("keyval_bad", 2, "keyval_bad: ok");

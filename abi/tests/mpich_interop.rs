@@ -40,6 +40,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("dims", 1),
     ("keyval_free", 2),
     ("userop_layout", 4),
+    ("complex_ops", 3),
 ];
 
 fn venv() -> Option<PathBuf> {
