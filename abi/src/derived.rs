@@ -130,6 +130,34 @@ impl Ty {
         n
     }
 
+    /// MPI_Status_set_elements: the bytes of packed copies of this type that hold its first
+    /// `n` basic elements (so `elements_in` of them is `n`).
+    pub fn bytes_of_elements(&self, n: u64) -> u64 {
+        if self.basics == 0 {
+            return 0;
+        }
+        let whole = (n / self.basics).saturating_mul(self.size as u64);
+        whole.saturating_add(self.bytes_of_elements_in_one(n % self.basics))
+    }
+
+    /// `bytes_of_elements` for fewer basic elements than one copy holds.
+    fn bytes_of_elements_in_one(&self, mut rest: u64) -> u64 {
+        let Some(d) = self.derived.as_ref() else {
+            // A pair type's first member.
+            return if rest == 0 { 0 } else { self.size as u64 / 2 };
+        };
+        let mut bytes = 0u64;
+        for (count, t) in &d.runs {
+            let run = *count as u64 * t.basics;
+            if rest < run {
+                return bytes + t.bytes_of_elements(rest);
+            }
+            bytes += *count as u64 * t.size as u64;
+            rest -= run;
+        }
+        bytes
+    }
+
     /// Whether `self` and `other` are the same type (so their runs merge).
     fn same(&self, other: &Ty) -> bool {
         match (&self.derived, &other.derived) {

@@ -812,6 +812,13 @@ fn sum_and_product_on_the_complex_types() {
     run_ok_on_1_and_2_nodes("complex_ops", 3, "complex_ops: ok");
 }
 
+/// MPI_Status_set_elements sets basic elements of derived types too (Get_elements gives them
+/// back, Get_count the whole copies).
+#[test]
+fn status_set_elements_counts_basic_elements_of_derived_types() {
+    run_ok("set_elements", 1, "set_elements: ok");
+}
+
 #[test]
 fn attribute_calls_with_a_bad_key_fail_with_err_keyval() {
     run_ok("keyval_bad", 2, "keyval_bad: ok");

@@ -41,6 +41,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("keyval_free", 2),
     ("userop_layout", 4),
     ("complex_ops", 3),
+    ("set_elements", 1),
 ];
 
 fn venv() -> Option<PathBuf> {

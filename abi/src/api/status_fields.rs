@@ -1,5 +1,6 @@
 //! MPI_Status accessors: Status_get/set_source, tag, error, set_cancelled,
-//! set_elements(_c/_x) (the byte count of `count` elements of the datatype).
+//! set_elements(_c/_x) (the byte count of the first `count` basic elements of packed
+//! copies of the datatype).
 
 use super::out;
 use crate::consts::*;
@@ -72,12 +73,12 @@ unsafe fn status_set_cancelled(st: *mut MpiStatus, flag: c_int) -> c_int {
 
 unsafe fn set_elements(name: &'static str, st: *mut MpiStatus, ty: Handle, count: i64) -> c_int {
     call(name, MPI_COMM_SELF, || {
-        let size = derived::resolve(ty, false)?.size as u64;
+        let ty = derived::resolve(ty, false)?;
         let Ok(n) = u64::try_from(count) else {
             return err(MPI_ERR_COUNT, format!("count {count} is negative"));
         };
         with_status(name, st, |s| {
-            s.set_count((n * size) as usize);
+            s.set_count(ty.bytes_of_elements(n) as usize);
             Ok(())
         })
     })
