@@ -147,17 +147,15 @@ fn cell<R>(f: impl FnOnce(&RefCell<Option<State>>) -> MpiResult<R>) -> MpiResult
 /// Runs `f` on the state of this process; an error if MPI is not running or this thread may
 /// not call it now. A job `f` leaves with `after_state` runs once the state is released.
 pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R> {
-    // No wait inside takes turns with other threads, which would find the state borrowed.
-    let r = ibdyn_owner::borrowed(|| {
-        cell(|cell| {
-            let Ok(mut guard) = cell.try_borrow_mut() else {
-                return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
-            };
-            match guard.as_mut() {
-                Some(s) => f(s),
-                None => Err(not_running()),
-            }
-        })
+    let r = cell(|cell| {
+        let Ok(mut guard) = cell.try_borrow_mut() else {
+            return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
+        };
+        match guard.as_mut() {
+            // No wait inside takes turns with other threads, which would find it borrowed.
+            Some(s) => ibdyn_owner::borrowed(|| f(s)),
+            None => Err(not_running()),
+        }
     });
     let later = LATER.with(Cell::take);
     let r = r?;

@@ -27,9 +27,13 @@ thread_local! {
     static CLAIMED: Claim = const { Claim(Cell::new(false)) };
     /// Entries 1 to this depth borrow nothing of the state now (`unborrowed`).
     static FREE: Cell<u32> = const { Cell::new(0) };
-    /// An entry of this thread borrows the state now (`borrowed`).
-    static BORROWING: Cell<bool> = const { Cell::new(false) };
 }
+
+/// The state's holder borrows it now (`borrowed`). Only the holder sets it, and the state is
+/// handed over only while it is clear (`pause`), so one flag serves every thread; a static,
+/// not a thread-local, because a thread-local of a shared library (the MPI library) costs a
+/// call on every access, and every MPI call borrows the state.
+static BORROWING: AtomicBool = AtomicBool::new(false);
 
 struct Claim(Cell<bool>);
 
@@ -199,14 +203,16 @@ pub fn unborrowed<R>(job: impl FnOnce() -> R) -> R {
 
 /// Runs `job`, during which this thread's entry borrows the state: no wait inside it takes
 /// turns, even within an `unborrowed` region, nor does a call nested in it.
+#[inline]
 pub fn borrowed<R>(job: impl FnOnce() -> R) -> R {
     struct Back(bool);
     impl Drop for Back {
+        #[inline]
         fn drop(&mut self) {
-            BORROWING.with(|b| b.set(self.0));
+            BORROWING.store(self.0, Ordering::Relaxed);
         }
     }
-    let _back = Back(BORROWING.with(|b| b.replace(true)));
+    let _back = Back(BORROWING.swap(true, Ordering::Relaxed));
     job()
 }
 
@@ -214,7 +220,7 @@ pub fn borrowed<R>(job: impl FnOnce() -> R) -> R {
 /// it and every entry below it are in `unborrowed` regions, and none borrows the state.
 pub fn turns_allowed() -> bool {
     let depth = DEPTH.with(Cell::get);
-    depth >= 1 && FREE.with(Cell::get) >= depth && !BORROWING.with(Cell::get)
+    depth >= 1 && FREE.with(Cell::get) >= depth && !BORROWING.load(Ordering::Relaxed)
 }
 
 /// Lets a waiting thread have the state for a while, then takes it back: for a blocking
@@ -227,7 +233,7 @@ pub fn pause() -> bool {
     let depth = DEPTH.with(Cell::get);
     let outermost = depth >= 1
         && depth <= FREE.with(Cell::get) + 1
-        && !BORROWING.with(Cell::get)
+        && !BORROWING.load(Ordering::Relaxed)
         && !CLAIMED.try_with(Claim::get).unwrap_or(true);
     if !outermost || HOLDER.load(Ordering::Relaxed) != me || !others_waiting() {
         return false;
