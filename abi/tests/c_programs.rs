@@ -819,6 +819,25 @@ fn status_set_elements_counts_basic_elements_of_derived_types() {
     run_ok("set_elements", 1, "set_elements: ok");
 }
 
+/// Persistent init calls check their arguments at the init call, with the error classes and
+/// messages of the non-persistent forms (MPI_Isend's "rank 4 is out of range ...").
+#[test]
+fn persistent_inits_check_their_arguments() {
+    let s = Scratch::new("init_badargs");
+    let exe = s.build("init_badargs");
+    let out = s.run(4, &exe);
+    assert_ran("init_badargs", &out, "init_badargs: ok");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "invalid rank: MPI_Send_init: rank 4 is out of range for a group of 4 (MPI_ERR_RANK)",
+        "invalid tag: MPI_Recv_init: tag -7 is invalid (tags are 0..=MPI_TAG_UB",
+        "invalid reduction operation: MPI_Allreduce_init: MPI_OP_NULL is not an operation",
+        "invalid root: MPI_Bcast_init: root -3 is out of range for a communicator of 4",
+    ] {
+        assert!(stdout.contains(want), "no {want:?} in:\n{stdout}");
+    }
+}
+
 #[test]
 fn attribute_calls_with_a_bad_key_fail_with_err_keyval() {
     run_ok("keyval_bad", 2, "keyval_bad: ok");

@@ -42,6 +42,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("userop_layout", 4),
     ("complex_ops", 3),
     ("set_elements", 1),
+    ("init_badargs", 4),
 ];
 
 fn venv() -> Option<PathBuf> {

@@ -23,6 +23,20 @@ pub fn byte_len(count: i64, ty: &Ty) -> MpiResult<usize> {
     }
 }
 
+/// The byte length of `count` elements of `ty` at `buf`, checked as a send or a receive
+/// checks its buffer: the count, and no MPI_IN_PLACE or (for a contiguous type) NULL where
+/// there are bytes to move.
+pub fn checked_len<T>(buf: *const T, count: i64, ty: &Ty) -> MpiResult<usize> {
+    let len = byte_len(count, ty)?;
+    if len > 0 && buf as usize == MPI_IN_PLACE {
+        return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer here");
+    }
+    if len > 0 && ty.contiguous() && buf.is_null() {
+        return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
+    }
+    Ok(len)
+}
+
 /// Data to send.
 pub enum SendBuf<'a> {
     Direct(&'a [u8]),
@@ -54,17 +68,11 @@ pub unsafe fn send_buf<'a>(buf: *const c_void, count: i64, h: Handle) -> MpiResu
 /// # Safety
 /// As `send_buf`.
 pub unsafe fn send_buf_of<'a>(buf: *const c_void, count: i64, ty: &Ty) -> MpiResult<SendBuf<'a>> {
-    let len = byte_len(count, ty)?;
+    let len = checked_len(buf, count, ty)?;
     if len == 0 {
         return Ok(SendBuf::Direct(&[]));
     }
-    if buf as usize == MPI_IN_PLACE {
-        return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer here");
-    }
     if ty.contiguous() {
-        if buf.is_null() {
-            return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
-        }
         // SAFETY: the caller's contract: `len` readable bytes at `buf` for 'a.
         return Ok(SendBuf::Direct(unsafe {
             std::slice::from_raw_parts(buf.cast::<u8>(), len)
@@ -152,17 +160,11 @@ pub unsafe fn recv_buf_of<'a>(
     ty: Ty,
     load: bool,
 ) -> MpiResult<RecvBuf<'a>> {
-    let len = byte_len(count, &ty)?;
+    let len = checked_len(buf, count, &ty)?;
     if len == 0 {
         return Ok(RecvBuf::Direct(&mut []));
     }
-    if buf as usize == MPI_IN_PLACE {
-        return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not a buffer here");
-    }
     if ty.contiguous() {
-        if buf.is_null() {
-            return err(MPI_ERR_BUFFER, format!("buffer is NULL for {len} bytes"));
-        }
         // SAFETY: the caller's contract: `len` writable bytes at `buf`, not aliased, for 'a.
         return Ok(RecvBuf::Direct(unsafe {
             std::slice::from_raw_parts_mut(buf.cast::<u8>(), len)

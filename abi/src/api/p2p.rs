@@ -1,7 +1,7 @@
 //! Point-to-point: the send modes (standard, synchronous, ready, buffered) blocking,
 //! non-blocking and persistent, receives, Sendrecv(_replace), probes (also matched), counts.
 
-use super::buffers::{recv_buf, send_buf, RecvBuf, SendBuf};
+use super::buffers::{checked_len, recv_buf, send_buf, RecvBuf, SendBuf};
 use super::out;
 use super::p2p_multiple::blocking;
 use crate::consts::*;
@@ -11,6 +11,7 @@ use crate::request::{Active, Mode, Persistent, ReqEntry};
 use crate::state::{with_state, State};
 use crate::status::{self, MpiStatus};
 use crate::{call, export};
+use ibdyn_intercomm::CommError;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::ptr::null_mut;
@@ -736,10 +737,35 @@ unsafe fn get_elements(st: *const MpiStatus, ty: Handle, count: *mut c_int) -> c
     })
 }
 
+/// Checks the arguments of persistent request `p` as its non-blocking call checks them
+/// (the buffer and count, the peer's rank in the group ranks name, the tag), so a bad one
+/// fails at the init call with that call's error.
+fn check_persistent(p: &Persistent) -> MpiResult<()> {
+    let ty = derived::resolve(p.ty, true)?;
+    checked_len(p.buf as *const c_void, p.count, &ty)?;
+    if matches!(p.mode, Mode::Recv) {
+        status::source(p.peer)?;
+        status::recv_tag(p.tag)?;
+    } else {
+        status::dest(p.peer)?;
+        status::send_tag(p.tag)?;
+    }
+    // Ranks name processes of the remote group of an intercommunicator.
+    let size = with_state(|s| Ok(s.comm(p.comm)?.comm.raw().remote_size()))?;
+    if p.peer >= size {
+        return Err(CommError::InvalidRank {
+            rank: p.peer.into(),
+            size: size as usize,
+        }
+        .into());
+    }
+    Ok(())
+}
+
 /// Creates an inactive persistent request.
 fn persistent_init(p: Persistent, request: *mut Handle, name: &'static str) -> c_int {
     call(name, p.comm, || {
-        derived::resolve(p.ty, true)?;
+        check_persistent(&p)?;
         let h = with_state(|s| {
             let ci = s.comm_index(p.comm)?;
             Ok(s.add_req(ReqEntry {

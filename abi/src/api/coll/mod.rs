@@ -5,6 +5,7 @@
 
 mod framework;
 mod gather;
+mod init_checks;
 mod inter_v;
 mod neighbor;
 pub(crate) mod persistent;

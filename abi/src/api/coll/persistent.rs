@@ -5,6 +5,7 @@
 //! arrays are copied at the init call (programs and mpi4py free them once it returns).
 
 use super::super::out;
+use super::init_checks;
 use crate::consts::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::request::{ReqEntry, Restart};
@@ -14,16 +15,19 @@ use std::ffi::c_void;
 use std::os::raw::c_int;
 use std::rc::Rc;
 
-/// Stores an inactive persistent collective on `comm`.
+/// Stores an inactive persistent collective on `comm`, once `check` has found its arguments
+/// right.
 fn init(
     name: &str,
     comm: Handle,
     info: Handle,
     request: *mut Handle,
     restart: Rc<Restart>,
+    check: impl FnOnce() -> MpiResult<()>,
 ) -> c_int {
     call(name, comm, || {
         super::super::info::entries(info)?;
+        check()?;
         let h = with_state(|s| {
             let ci = s.comm_index(comm)?;
             Ok(s.add_req(ReqEntry::restartable(ci, restart)))
@@ -100,10 +104,13 @@ fn all(comm: Handle) -> MpiResult<usize> {
 use super::neighbor::{in_degree as ins, out_degree as outs};
 
 /// `MPI_<op>_init` over `MPI_I<op>`: `$f` keeps the arguments for `$nb`, with copies of the
-/// arrays named in brackets (`[len => arrays]`: their length comes from `len(comm)`).
+/// arrays named in brackets (`[len => arrays]`: their length comes from `len(comm)`), after
+/// the checks of `init_checks` named in `check { .. }` (each gets the name, the communicator
+/// and the arguments listed).
 macro_rules! persistent {
     ($($export:ident $pexport:ident $f:ident => $nb:path, $name:literal
-       ($($arg:ident : $ty:ty),*) $([$len:ident => $($arr:ident),*])*;)*) => {$(
+       ($($arg:ident : $ty:ty),*) $([$len:ident => $($arr:ident),*])*
+       $(check { $($check:ident($($carg:ident),*)),* })?;)*) => {$(
         #[allow(clippy::too_many_arguments)]
         unsafe fn $f($($arg: $ty,)* comm: Handle, info: Handle, request: *mut Handle) -> c_int {
             $(
@@ -121,7 +128,11 @@ macro_rules! persistent {
                 // request is freed; the arrays are this closure's copies.
                 unsafe { $nb($($arg,)* comm, req) }
             });
-            init($name, comm, info, request, restart)
+            let check = || -> MpiResult<()> {
+                $($(init_checks::$check($name, comm $(, $carg)*)?;)*)?
+                Ok(())
+            };
+            init($name, comm, info, request, restart, check)
         }
         export!($export, $pexport, $f,
             ($($arg: $ty,)* comm: Handle, info: Handle, request: *mut Handle) -> c_int);
@@ -151,45 +162,45 @@ use super::reduce::{iallreduce_c, ibarrier, ibcast_c};
 persistent! {
     MPI_Barrier_init PMPI_Barrier_init barrier_init => ibarrier, "MPI_Barrier_init" ();
     MPI_Bcast_init PMPI_Bcast_init bcast_init => ibcast, "MPI_Bcast_init"
-        (buffer: *mut c_void, count: c_int, datatype: Handle, root: c_int);
+        (buffer: *mut c_void, count: c_int, datatype: Handle, root: c_int) check { ty(datatype), root(root) };
     MPI_Bcast_init_c PMPI_Bcast_init_c bcast_init_c => ibcast_c, "MPI_Bcast_init_c"
-        (buffer: *mut c_void, count: i64, datatype: Handle, root: c_int);
+        (buffer: *mut c_void, count: i64, datatype: Handle, root: c_int) check { ty(datatype), root(root) };
     MPI_Reduce_init PMPI_Reduce_init reduce_init => ireduce, "MPI_Reduce_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle, root: c_int);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle, root: c_int) check { op(op, datatype), root(root) };
     MPI_Reduce_init_c PMPI_Reduce_init_c reduce_init_c => ireduce_c, "MPI_Reduce_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, root: c_int);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, root: c_int) check { op(op, datatype), root(root) };
     MPI_Allreduce_init PMPI_Allreduce_init allreduce_init => iallreduce, "MPI_Allreduce_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { op(op, datatype) };
     MPI_Allreduce_init_c PMPI_Allreduce_init_c allreduce_init_c => iallreduce_c, "MPI_Allreduce_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { op(op, datatype) };
     MPI_Scan_init PMPI_Scan_init scan_init => iscan, "MPI_Scan_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
     MPI_Scan_init_c PMPI_Scan_init_c scan_init_c => iscan_c, "MPI_Scan_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
     MPI_Exscan_init PMPI_Exscan_init exscan_init => iexscan, "MPI_Exscan_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
     MPI_Exscan_init_c PMPI_Exscan_init_c exscan_init_c => iexscan_c, "MPI_Exscan_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
     MPI_Reduce_scatter_block_init PMPI_Reduce_scatter_block_init reduce_scatter_block_init
         => ireduce_scatter_block, "MPI_Reduce_scatter_block_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Handle, op: Handle) check { op(op, datatype) };
     MPI_Reduce_scatter_block_init_c PMPI_Reduce_scatter_block_init_c reduce_scatter_block_init_c
         => ireduce_scatter_block_c, "MPI_Reduce_scatter_block_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle);
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle) check { op(op, datatype) };
     MPI_Reduce_scatter_init PMPI_Reduce_scatter_init reduce_scatter_init
         => ireduce_scatter, "MPI_Reduce_scatter_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle) [all => recvcounts];
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle) [all => recvcounts] check { op(op, datatype) };
     MPI_Reduce_scatter_init_c PMPI_Reduce_scatter_init_c reduce_scatter_init_c
         => ireduce_scatter_c, "MPI_Reduce_scatter_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle, op: Handle) [all => recvcounts];
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: Handle, op: Handle) [all => recvcounts] check { op(op, datatype) };
     MPI_Gather_init PMPI_Gather_init gather_init => igather, "MPI_Gather_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) check { root(root) };
     MPI_Gather_init_c PMPI_Gather_init_c gather_init_c => igather_c, "MPI_Gather_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) check { root(root) };
     MPI_Scatter_init PMPI_Scatter_init scatter_init => iscatter, "MPI_Scatter_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) check { root(root) };
     MPI_Scatter_init_c PMPI_Scatter_init_c scatter_init_c => iscatter_c, "MPI_Scatter_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int);
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) check { root(root) };
     MPI_Allgather_init PMPI_Allgather_init allgather_init => iallgather, "MPI_Allgather_init"
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle);
     MPI_Allgather_init_c PMPI_Allgather_init_c allgather_init_c => iallgather_c, "MPI_Allgather_init_c"
@@ -199,13 +210,13 @@ persistent! {
     MPI_Alltoall_init_c PMPI_Alltoall_init_c alltoall_init_c => ialltoall_c, "MPI_Alltoall_init_c"
         (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle);
     MPI_Gatherv_init PMPI_Gatherv_init gatherv_init => igatherv, "MPI_Gatherv_init"
-        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int) [all => recvcounts, displs];
+        (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle, root: c_int) [all => recvcounts, displs] check { root(root) };
     MPI_Gatherv_init_c PMPI_Gatherv_init_c gatherv_init_c => igatherv_c, "MPI_Gatherv_init_c"
-        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int) [all => recvcounts, displs];
+        (sendbuf: *const c_void, sendcount: i64, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: Handle, root: c_int) [all => recvcounts, displs] check { root(root) };
     MPI_Scatterv_init PMPI_Scatterv_init scatterv_init => iscatterv, "MPI_Scatterv_init"
-        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) [all => sendcounts, displs];
+        (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: Handle, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, root: c_int) [all => sendcounts, displs] check { root(root) };
     MPI_Scatterv_init_c PMPI_Scatterv_init_c scatterv_init_c => iscatterv_c, "MPI_Scatterv_init_c"
-        (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) [all => sendcounts, displs];
+        (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: Handle, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, root: c_int) [all => sendcounts, displs] check { root(root) };
     MPI_Allgatherv_init PMPI_Allgatherv_init allgatherv_init => iallgatherv, "MPI_Allgatherv_init"
         (sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: Handle) [all => recvcounts, displs];
     MPI_Allgatherv_init_c PMPI_Allgatherv_init_c allgatherv_init_c => iallgatherv_c, "MPI_Allgatherv_init_c"
