@@ -23,7 +23,8 @@
    objects collectively on two communicators of every rank the same way (communicators of
    every kind, topologies, windows, a file in DIR), and a server thread waits in
    MPI_Comm_accept while its main thread exchanges with the clients, which connect only
-   after that exchange. */
+   after that exchange; the same for a spawn whose root starts only after such an exchange.
+   The argument "child" makes the spawned process. */
 #include <mpi.h>
 #include <pthread.h>
 #include <string.h>
@@ -366,6 +367,44 @@ static void accept_beside_exchange(void) {
   if (rank == 0) CHECK(MPI_Close_port(port) == MPI_SUCCESS);
 }
 
+/* A spawn whose root (rank 1) starts only after an exchange that needs rank 0's main
+   thread, while rank 0's other thread waits inside the same spawn. */
+static char self_path[4096];
+static MPI_Comm two, spawned;
+static void spawn_on_two(void) {
+  char *child_argv[] = {"child", NULL};
+  CHECK(MPI_Comm_spawn(self_path, child_argv, 1, MPI_INFO_NULL, 1, two, &spawned,
+                       MPI_ERRCODES_IGNORE) == MPI_SUCCESS);
+}
+static void spawn_beside_exchange(void) {
+  CHECK(realpath("/proc/self/exe", self_path) != NULL);
+  CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &two) ==
+        MPI_SUCCESS);
+  if (rank == 0) {
+    first_then(spawn_on_two, exchange_world);
+  } else {
+    exchange_world();
+    if (rank == 1) spawn_on_two();
+  }
+  if (rank < 2) {
+    int v = 42;
+    CHECK(MPI_Bcast(&v, 1, MPI_INT, rank == 1 ? MPI_ROOT : MPI_PROC_NULL, spawned) == MPI_SUCCESS);
+    CHECK(MPI_Comm_disconnect(&spawned) == MPI_SUCCESS);
+    CHECK(MPI_Comm_free(&two) == MPI_SUCCESS);
+  }
+}
+
+/* The child of spawn_beside_exchange. */
+static int spawned_child(void) {
+  MPI_Comm parent;
+  int v = 0;
+  CHECK(MPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent != MPI_COMM_NULL);
+  CHECK(MPI_Bcast(&v, 1, MPI_INT, 1, parent) == MPI_SUCCESS && v == 42);
+  CHECK(MPI_Comm_disconnect(&parent) == MPI_SUCCESS);
+  MPI_Finalize();
+  return 0;
+}
+
 static void (*making)(MPI_Comm, int);
 static void making_c(void) { making(comm_c, 500); }
 static void making_d(void) { making(comm_d, 600); }
@@ -391,6 +430,8 @@ static int making_mode(const char *dir) {
   MPI_Comm_free(&comm_d);
   accept_beside_exchange();
   if (rank == 0) printf("threads: making port ok\n"), fflush(stdout);
+  spawn_beside_exchange();
+  if (rank == 0) printf("threads: making spawn ok\n"), fflush(stdout);
   if (rank == 0) printf("threads: making ok on %d ranks\n", size);
   MPI_Finalize();
   return 0;
@@ -407,6 +448,7 @@ int main(int argc, char **argv) {
     CHECK(provided == MPI_THREAD_MULTIPLE);
     return multiple_mode();
   }
+  if (argc > 1 && strcmp(argv[1], "child") == 0) return spawned_child();
   if (argc > 2 && strcmp(argv[1], "making") == 0) {
     CHECK(provided == MPI_THREAD_MULTIPLE);
     return making_mode(argv[2]);

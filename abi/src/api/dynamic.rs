@@ -124,21 +124,22 @@ fn spawn_apps(
             }
             None => (vec![(Command::new(""), 1)], SpawnOptions::default(), None),
         };
-        let spawned = with_state(|s| {
-            let e = s.comm(comm)?;
-            let intra = e.comm.intra(name)?;
-            let eh = e.errhandler;
-            let refs: Vec<(&Command, u32)> = cmds.iter().map(|(c, n)| (c, *n)).collect();
-            Ok(
-                match intra.process_at_rank(root).spawn_multiple(&refs, &opts) {
-                    Ok(ic) => {
-                        let size = ic.remote_size();
-                        Ok((s.add_comm(Comm::Inter(ic), eh), size))
-                    }
-                    Err(e) => Err(e),
-                },
-            )
-        })?;
+        let spawned = staged(
+            |s| {
+                let e = s.comm(comm)?;
+                Ok((e.comm.intra(name)?.clone(), e.errhandler))
+            },
+            |(intra, eh)| {
+                let refs: Vec<(&Command, u32)> = cmds.iter().map(|(c, n)| (c, *n)).collect();
+                Ok((intra.process_at_rank(root).spawn_multiple(&refs, &opts), eh))
+            },
+            |s, (spawned, eh)| {
+                Ok(spawned.map(|ic| {
+                    let size = ic.remote_size();
+                    (s.add_comm(Comm::Inter(ic), eh), size)
+                }))
+            },
+        )?;
         if let Some(e) = root_err {
             for i in 0..if errcodes.is_null() { 0 } else { total } {
                 // SAFETY: the caller's array of one code per child.
