@@ -94,7 +94,9 @@ pub fn yielding<R>(job: impl FnOnce() -> R) -> R {
 /// their turn; otherwise it leaves the block to the engine.
 fn waiting(block: bool) -> bool {
     let collectives = crate::in_flight::step_from_a_wait();
-    if ibdyn_owner::turns_allowed() {
+    // Below MPI_THREAD_SERIALIZED no other thread calls MPI (and no entry is held).
+    let entries = SERIALIZED.load(Ordering::Relaxed);
+    if entries && ibdyn_owner::turns_allowed() {
         if ibdyn_owner::pause() {
             return true;
         }
