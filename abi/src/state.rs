@@ -152,8 +152,10 @@ pub fn with_state<R>(f: impl FnOnce(&mut State) -> MpiResult<R>) -> MpiResult<R>
             return err(MPI_ERR_INTERN, "MPI re-entered from inside an MPI call");
         };
         match guard.as_mut() {
-            // No wait inside takes turns with other threads, which would find it borrowed.
-            Some(s) => ibdyn_owner::borrowed(|| f(s)),
+            // No wait inside takes turns with other threads, which would find it borrowed
+            // (below MPI_THREAD_SERIALIZED no other thread calls MPI).
+            Some(s) if crate::threads::entries() => ibdyn_owner::borrowed(|| f(s)),
+            Some(s) => f(s),
             None => Err(not_running()),
         }
     });

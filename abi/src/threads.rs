@@ -46,6 +46,13 @@ pub fn provide(required: c_int) {
     }
 }
 
+/// Whether calls take the state through entries (MPI_THREAD_SERIALIZED and above), so that
+/// other threads may call MPI.
+#[inline]
+pub fn entries() -> bool {
+    SERIALIZED.load(Ordering::Relaxed)
+}
+
 /// Whether blocking calls must let other threads in while they wait.
 pub fn multiple() -> bool {
     MULTIPLE.load(Ordering::Relaxed)
@@ -95,8 +102,7 @@ pub fn yielding<R>(job: impl FnOnce() -> R) -> R {
 fn waiting(block: bool) -> bool {
     let collectives = crate::in_flight::step_from_a_wait();
     // Below MPI_THREAD_SERIALIZED no other thread calls MPI (and no entry is held).
-    let entries = SERIALIZED.load(Ordering::Relaxed);
-    if entries && ibdyn_owner::turns_allowed() {
+    if entries() && ibdyn_owner::turns_allowed() {
         if ibdyn_owner::pause() {
             return true;
         }

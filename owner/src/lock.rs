@@ -172,10 +172,16 @@ pub fn others_waiting() -> bool {
 }
 
 /// Sets `FREE` for the length of a region, then puts it back (also on unwinding).
+/// Also counts the regions open in the process, so that `turns_allowed` answers without a
+/// thread-local where none is (every point-to-point call of the MPI library asks).
 struct FreeUpTo(u32);
+
+/// `unborrowed` regions open now, in every thread.
+static REGIONS: AtomicUsize = AtomicUsize::new(0);
 
 impl FreeUpTo {
     fn set(depth: u32) -> FreeUpTo {
+        REGIONS.fetch_add(1, Ordering::Relaxed);
         FreeUpTo(FREE.with(|f| f.replace(depth)))
     }
 }
@@ -183,6 +189,7 @@ impl FreeUpTo {
 impl Drop for FreeUpTo {
     fn drop(&mut self) {
         FREE.with(|f| f.set(self.0));
+        REGIONS.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -212,13 +219,19 @@ pub fn borrowed<R>(job: impl FnOnce() -> R) -> R {
             BORROWING.store(self.0, Ordering::Relaxed);
         }
     }
-    let _back = Back(BORROWING.swap(true, Ordering::Relaxed));
+    // Only the holder writes the flag: a load and a store, not a locked exchange.
+    let _back = Back(BORROWING.load(Ordering::Relaxed));
+    BORROWING.store(true, Ordering::Relaxed);
     job()
 }
 
 /// Whether this thread's waits may take turns with other threads now: it holds an entry,
 /// it and every entry below it are in `unborrowed` regions, and none borrows the state.
+#[inline]
 pub fn turns_allowed() -> bool {
+    if REGIONS.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
     let depth = DEPTH.with(Cell::get);
     depth >= 1 && FREE.with(Cell::get) >= depth && !BORROWING.load(Ordering::Relaxed)
 }
