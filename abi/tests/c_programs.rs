@@ -201,6 +201,13 @@ fn errors_are_fatal_by_default() {
             "the message does not name {handler}:\n{stderr}"
         );
     }
+    let out = s.run_args(2, &exe, &["call"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(
+        stderr.contains("MPI_Abort called on communicator MPI_COMM_WORLD"),
+        "the message does not name the communicator:\n{stderr}"
+    );
 }
 
 #[test]

@@ -86,7 +86,12 @@ unsafe fn pcontrol(_level: c_int) -> c_int {
 }
 
 unsafe fn abort(comm: Handle, errorcode: c_int) -> c_int {
-    eprintln!("ibdyn MPI: MPI_Abort called on communicator {comm:#x} with error code {errorcode}; ending the job");
+    // The communicator by its name where it has one (MPI_COMM_WORLD, or the program's).
+    let named = state::with_state(|s| Ok(s.comm(comm)?.name.clone()))
+        .ok()
+        .filter(|n| !n.is_empty())
+        .map_or_else(|| format!("{comm:#x}"), |n| format!("{n} ({comm:#x})"));
+    eprintln!("ibdyn MPI: MPI_Abort called on communicator {named} with error code {errorcode}; ending the job");
     // A non-zero exit ends the job under `ibdyn run`; MPI leaves the code's use to the
     // implementation, and 0 would read as success.
     std::process::exit(if errorcode == 0 { 1 } else { errorcode })
