@@ -19,6 +19,7 @@ mod file;
 mod grequest;
 mod in_flight;
 mod infos;
+mod long_double_ops;
 mod objects;
 mod op_layout;
 mod ops;

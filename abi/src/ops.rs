@@ -157,7 +157,10 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
         }
         op => match crate::complex_ops::reduction(op, ty) {
             Some(complex) => complex,
-            None => elementwise(op, h, ty.elem),
+            None => match crate::long_double_ops::reduction(op, ty) {
+                Some(long_double) => long_double,
+                None => elementwise(op, h, ty.elem),
+            },
         },
     }
 }

@@ -1,6 +1,6 @@
-//! C's `long double complex` arithmetic on x86-64, where `long double` is the x87 unit's
-//! 80-bit extended format in the first 10 of 16 bytes: done on the x87 unit as C does it,
-//! each step rounded to the extended format's 64-bit mantissa.
+//! C's `long double` and `long double complex` arithmetic on x86-64, where `long double` is
+//! the x87 unit's 80-bit extended format in the first 10 of 16 bytes: done on the x87 unit as
+//! C does it, each step rounded to the extended format's 64-bit mantissa.
 
 use std::arch::asm;
 
@@ -65,6 +65,71 @@ pub fn complex_mul(x: &[u8; COMPLEX], y: &mut [u8; COMPLEX]) {
     }
 }
 
+/// Bytes of one `long double`.
+pub const REAL: usize = 16;
+
+/// `y = x + y` (`mul`: `y = x * y`) for one `long double` each.
+pub fn add(x: &[u8; REAL], y: &mut [u8; REAL]) {
+    // SAFETY: 10-byte loads and a store at the start of the two 16-byte arrays; the x87
+    // register stack is empty before and after, and the registers used are declared clobbered.
+    unsafe {
+        asm!(
+            "fld tbyte ptr [{x}]",
+            "fld tbyte ptr [{y}]",
+            "faddp",
+            "fstp tbyte ptr [{y}]",
+            x = in(reg) x.as_ptr(),
+            y = in(reg) y.as_mut_ptr(),
+            out("st(0)") _,
+            out("st(1)") _,
+            options(nostack),
+        );
+    }
+}
+
+/// `y = x * y` for one `long double` each.
+pub fn mul(x: &[u8; REAL], y: &mut [u8; REAL]) {
+    // SAFETY: as in `add`.
+    unsafe {
+        asm!(
+            "fld tbyte ptr [{x}]",
+            "fld tbyte ptr [{y}]",
+            "fmulp",
+            "fstp tbyte ptr [{y}]",
+            x = in(reg) x.as_ptr(),
+            y = in(reg) y.as_mut_ptr(),
+            out("st(0)") _,
+            out("st(1)") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Whether `x < y` for one `long double` each (false when either is a NaN).
+pub fn less(x: &[u8; REAL], y: &[u8; REAL]) -> bool {
+    let (below, ordered): (u8, u8);
+    // SAFETY: 10-byte loads from the two 16-byte arrays; both values are popped again
+    // (`fcomip` pops one, `fstp st(0)` the other), so the stack is empty afterwards.
+    unsafe {
+        asm!(
+            "fld tbyte ptr [{y}]",
+            "fld tbyte ptr [{x}]",
+            "fcomip st, st(1)",
+            "fstp st(0)",
+            "setb {below}",
+            "setnp {ordered}",
+            x = in(reg) x.as_ptr(),
+            y = in(reg) y.as_ptr(),
+            below = out(reg_byte) below,
+            ordered = out(reg_byte) ordered,
+            out("st(0)") _,
+            out("st(1)") _,
+            options(nostack),
+        );
+    }
+    below != 0 && ordered != 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,5 +175,24 @@ mod tests {
         complex_add(&complex(2f64.powi(-60), 0.0), &mut want);
         assert_eq!(y, want);
         assert_ne!(y, complex(1.0 + 2f64.powi(-29), 0.0));
+    }
+
+    #[test]
+    fn real_arithmetic_and_order_in_extended_precision() {
+        let a = ext(1.0 + 2f64.powi(-30));
+        let mut y = a;
+        mul(&a, &mut y);
+        let mut want = ext(1.0 + 2f64.powi(-29));
+        add(&ext(2f64.powi(-60)), &mut want);
+        assert_eq!(y, want);
+        assert!(less(&ext(1.0), &ext(2.0)) && !less(&ext(2.0), &ext(1.0)));
+        assert!(!less(&ext(1.0), &ext(1.0)));
+        assert!(!less(&ext(f64::NAN), &ext(1.0)) && !less(&ext(1.0), &ext(f64::NAN)));
+        let mut big = ext(1.0);
+        add(&ext(2f64.powi(-60)), &mut big);
+        assert!(
+            less(&ext(1.0), &big),
+            "a difference only the extended format holds"
+        );
     }
 }

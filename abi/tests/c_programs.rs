@@ -466,6 +466,13 @@ fn messages_of_one_sender_on_the_node_arrive_in_order() {
     run_ok("overtake", 2, "overtake: ok");
 }
 
+/// MPI_SUM, MPI_PROD, MPI_MIN and MPI_MAX on MPI_LONG_DOUBLE in long double precision; on
+/// one node and on two.
+#[test]
+fn reductions_on_long_double_keep_its_precision() {
+    run_ok_on_1_and_2_nodes("long_double_ops", 3, "long_double_ops: ok on 3 ranks");
+}
+
 /// A wait for a collective while another is in flight fails when a process of the
 /// communicator has died, on one node and on two, instead of waiting for ever.
 #[test]

@@ -25,6 +25,7 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("nbc_order", 3),
     ("nbc_progress", 4),
     ("overtake", 2),
+    ("long_double_ops", 3),
     ("errhandler_user", 2),
     ("large_inter", 4),
     ("pack", 2),
