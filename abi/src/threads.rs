@@ -6,10 +6,9 @@
 //! (`Turns`) that lets other threads' calls in between its tests. Blocking collectives run
 //! their own algorithms (every process of a communicator must run the same, whatever its
 //! thread level) once the state's tables are released, and so do the exchanges of the calls
-//! that make communicators, windows and files (`state::staged`), spawn, accept and connect,
-//! fences and file I/O; their waits let other threads in too (`yielding`, the runtime's wait
-//! hook, `ibdyn_intercomm::turns`). The others keep the state while they wait: join,
-//! passive-target locks.
+//! that make communicators, windows and files (`state::staged`), spawn, accept, connect and
+//! join, fences and file I/O; their waits let other threads in too (`yielding`, the runtime's
+//! wait hook, `ibdyn_intercomm::turns`). Passive-target locks keep the state while they wait.
 
 use crate::consts::*;
 use std::os::raw::c_int;

@@ -620,9 +620,9 @@ fn threads_on_1_and_2_nodes(s: &Scratch, args: &[&str], expect: &str) {
 /// an intercommunicator and its merge, windows, a file with collective I/O), in opposite
 /// orders on even and odd ranks, the second once the first sleeps inside MPI; then a server
 /// thread waits in MPI_Comm_accept while its main thread exchanges with the clients, which
-/// connect only afterwards, and a thread waits in a spawn whose root starts only after such
-/// an exchange. A call that kept the other threads out while it waited hangs here every
-/// time; on one node and on two.
+/// connect only afterwards, and a thread waits in a spawn (or a join) whose other side starts
+/// only after such an exchange. A call that kept the other threads out while it waited hangs
+/// here every time; on one node and on two.
 #[test]
 fn threads_make_objects_at_once_in_any_order_at_mpi_thread_multiple() {
     let s = Scratch::new("threads-making");

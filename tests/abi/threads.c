@@ -23,10 +23,14 @@
    objects collectively on two communicators of every rank the same way (communicators of
    every kind, topologies, windows, a file in DIR), and a server thread waits in
    MPI_Comm_accept while its main thread exchanges with the clients, which connect only
-   after that exchange; the same for a spawn whose root starts only after such an exchange.
+   after that exchange; the same for a spawn whose root starts only after such an exchange,
+   and for MPI_Comm_join.
    The argument "child" makes the spawned process. */
 #include <mpi.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -394,6 +398,46 @@ static void spawn_beside_exchange(void) {
   }
 }
 
+/* A join over a loopback connection of ranks 0 and 1, where rank 1 joins only after an
+   exchange that needs rank 0's main thread, while rank 0's other thread waits in the join. */
+static int join_fd = -1;
+static MPI_Comm joined;
+static void join_now(void) { CHECK(MPI_Comm_join(join_fd, &joined) == MPI_SUCCESS); }
+static void join_beside_exchange(void) {
+  struct sockaddr_in a = {0};
+  socklen_t alen = sizeof a;
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (rank == 0) {
+    int l = socket(AF_INET, SOCK_STREAM, 0), port;
+    CHECK(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof a) == 0 && listen(l, 1) == 0);
+    CHECK(getsockname(l, (struct sockaddr *)&a, &alen) == 0);
+    port = ntohs(a.sin_port);
+    CHECK(MPI_Send(&port, 1, MPI_INT, 1, 9, MPI_COMM_WORLD) == MPI_SUCCESS);
+    join_fd = accept(l, NULL, NULL);
+    close(l);
+  } else if (rank == 1) {
+    int port;
+    CHECK(MPI_Recv(&port, 1, MPI_INT, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    a.sin_port = htons(port);
+    join_fd = socket(AF_INET, SOCK_STREAM, 0);
+    CHECK(connect(join_fd, (struct sockaddr *)&a, sizeof a) == 0);
+  }
+  if (rank == 0) {
+    CHECK(join_fd >= 0);
+    first_then(join_now, exchange_world);
+  } else {
+    exchange_world();
+    if (rank == 1) join_now();
+  }
+  if (rank < 2) {
+    int remote = 0;
+    CHECK(MPI_Comm_remote_size(joined, &remote) == MPI_SUCCESS && remote == 1);
+    CHECK(MPI_Comm_disconnect(&joined) == MPI_SUCCESS);
+    close(join_fd);
+  }
+}
+
 /* The child of spawn_beside_exchange. */
 static int spawned_child(void) {
   MPI_Comm parent;
@@ -432,6 +476,8 @@ static int making_mode(const char *dir) {
   if (rank == 0) printf("threads: making port ok\n"), fflush(stdout);
   spawn_beside_exchange();
   if (rank == 0) printf("threads: making spawn ok\n"), fflush(stdout);
+  join_beside_exchange();
+  if (rank == 0) printf("threads: making join ok\n"), fflush(stdout);
   if (rank == 0) printf("threads: making ok on %d ranks\n", size);
   MPI_Finalize();
   return 0;

@@ -546,31 +546,47 @@ unsafe fn unpublish_name(
     })
 }
 
-/// Waits (bounded) until `fd` is ready for `events`.
+/// Waits (bounded) until `fd` is ready for `events`. Between looks the runtime's wait hook
+/// takes its turn (other threads' calls at MPI_THREAD_MULTIPLE, collectives in flight), or
+/// the wait blocks on the descriptor in 10 ms slices.
 fn ready(fd: c_int, events: i16) -> MpiResult<()> {
-    let mut p = libc::pollfd {
-        fd,
-        events,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd.
-    let n = unsafe { libc::poll(&mut p, 1, JOIN_TIMEOUT_MS) };
-    match n {
-        1 => Ok(()),
-        0 => err(
-            MPI_ERR_OTHER,
-            format!(
-                "MPI_Comm_join: the peer did not answer on descriptor {fd} within {} s",
-                JOIN_TIMEOUT_MS / 1000
-            ),
-        ),
-        _ => err(
-            MPI_ERR_ARG,
-            format!(
-                "MPI_Comm_join: descriptor {fd}: {}",
-                std::io::Error::last_os_error()
-            ),
-        ),
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_millis(JOIN_TIMEOUT_MS as u64);
+    loop {
+        let mut p = libc::pollfd {
+            fd,
+            events,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, 0) };
+        match n {
+            1 => return Ok(()),
+            0 if std::time::Instant::now() > deadline => {
+                return err(
+                    MPI_ERR_OTHER,
+                    format!(
+                        "MPI_Comm_join: the peer did not answer on descriptor {fd} within {} s",
+                        JOIN_TIMEOUT_MS / 1000
+                    ),
+                )
+            }
+            0 => {
+                if !ibdyn_intercomm::turns::wait_hook(true) {
+                    // SAFETY: as above.
+                    unsafe { libc::poll(&mut p, 1, 10) };
+                }
+            }
+            _ => {
+                return err(
+                    MPI_ERR_ARG,
+                    format!(
+                        "MPI_Comm_join: descriptor {fd}: {}",
+                        std::io::Error::last_os_error()
+                    ),
+                )
+            }
+        }
     }
 }
 
@@ -614,38 +630,49 @@ fn read_exact(fd: c_int, buf: &mut [u8]) -> MpiResult<()> {
     Ok(())
 }
 
-/// MPI_Comm_join: both sides open a port and swap its name over the socket; the smaller name
-/// accepts, the other connects.
+/// Both sides open a port and swap its name over socket `fd`; the smaller name accepts, the
+/// other connects.
+fn join_over(fd: c_int, me: &ibdyn::IntraCommunicator) -> MpiResult<ibdyn::InterCommunicator> {
+    let port = ibdyn::open_port(me);
+    let swapped = (|| {
+        let mine = port.name().as_bytes();
+        write_all(fd, &(mine.len() as u32).to_le_bytes())?;
+        write_all(fd, mine)?;
+        let mut len = [0u8; 4];
+        read_exact(fd, &mut len)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len >= MPI_MAX_PORT_NAME {
+            return err(
+                MPI_ERR_ARG,
+                "MPI_Comm_join: the peer sent no port name (is it in MPI_Comm_join?)",
+            );
+        }
+        let mut theirs = vec![0u8; len];
+        read_exact(fd, &mut theirs)?;
+        Ok(String::from_utf8_lossy(&theirs).into_owned())
+    })();
+    let joined = swapped.and_then(|theirs| {
+        Ok(if port.name() < theirs.as_str() {
+            me.process_at_rank(0).accept(&port)?
+        } else {
+            me.process_at_rank(0).connect(&theirs)?
+        })
+    });
+    ibdyn::close_port(port);
+    joined
+}
+
+/// MPI_Comm_join (`join_over`), with the state released while it waits.
 unsafe fn comm_join(fd: c_int, intercomm: *mut Handle) -> c_int {
     call("MPI_Comm_join", MPI_COMM_SELF, || {
-        let h = with_state(|s| {
-            let e = s.comm(MPI_COMM_SELF)?;
-            let eh = e.errhandler;
-            let me = e.comm.intra("MPI_Comm_join")?;
-            let port = ibdyn::open_port(me);
-            let mine = port.name().as_bytes();
-            write_all(fd, &(mine.len() as u32).to_le_bytes())?;
-            write_all(fd, mine)?;
-            let mut len = [0u8; 4];
-            read_exact(fd, &mut len)?;
-            let len = u32::from_le_bytes(len) as usize;
-            if len >= MPI_MAX_PORT_NAME {
-                return err(
-                    MPI_ERR_ARG,
-                    "MPI_Comm_join: the peer sent no port name (is it in MPI_Comm_join?)",
-                );
-            }
-            let mut theirs = vec![0u8; len];
-            read_exact(fd, &mut theirs)?;
-            let theirs = String::from_utf8_lossy(&theirs).into_owned();
-            let ic = if port.name() < theirs.as_str() {
-                me.process_at_rank(0).accept(&port)?
-            } else {
-                me.process_at_rank(0).connect(&theirs)?
-            };
-            ibdyn::close_port(port);
-            Ok(s.add_comm(Comm::Inter(ic), eh))
-        })?;
+        let h = staged(
+            |s| {
+                let e = s.comm(MPI_COMM_SELF)?;
+                Ok((e.comm.intra("MPI_Comm_join")?.clone(), e.errhandler))
+            },
+            |(me, eh)| Ok((join_over(fd, &me)?, eh)),
+            |s, (ic, eh)| Ok(s.add_comm(Comm::Inter(ic), eh)),
+        )?;
         // SAFETY: the caller's output argument.
         unsafe { out(intercomm, h, "intercomm") }
     })
