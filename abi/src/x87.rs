@@ -4,38 +4,33 @@
 
 use std::arch::asm;
 
-/// Bytes of one `long double complex`: the real part's 16, then the imaginary part's.
-pub const COMPLEX: usize = 32;
+/// Bytes of one `long double`.
+pub const REAL: usize = 16;
 
-/// `y = x + y` for one `long double complex` each.
+/// Bytes of one `long double complex`: the real part's 16, then the imaginary part's.
+pub const COMPLEX: usize = 2 * REAL;
+
+/// `y = x + y` for one `long double complex` each: part by part.
 pub fn complex_add(x: &[u8; COMPLEX], y: &mut [u8; COMPLEX]) {
-    // SAFETY: 10-byte loads and stores at offsets 0 and 16 of the two 32-byte arrays; the
-    // x87 register stack is empty before and after (every push is popped), as the ABI
-    // wants, and every register it uses is declared clobbered.
-    unsafe {
-        asm!(
-            "fld tbyte ptr [{x}]",
-            "fld tbyte ptr [{y}]",
-            "faddp",
-            "fstp tbyte ptr [{y}]",
-            "fld tbyte ptr [{x} + 16]",
-            "fld tbyte ptr [{y} + 16]",
-            "faddp",
-            "fstp tbyte ptr [{y} + 16]",
-            x = in(reg) x.as_ptr(),
-            y = in(reg) y.as_mut_ptr(),
-            out("st(0)") _,
-            out("st(1)") _,
-            options(nostack),
-        );
-    }
+    let (xr, xi) = x.split_at(REAL);
+    let (yr, yi) = y.split_at_mut(REAL);
+    add(
+        xr.try_into().expect("one part"),
+        yr.try_into().expect("one part"),
+    );
+    add(
+        xi.try_into().expect("one part"),
+        yi.try_into().expect("one part"),
+    );
 }
 
 /// `y = x * y` for one `long double complex` each: (xr yr - xi yi) + (xr yi + xi yr) i, as
 /// C's `*` computes it for finite values (the subtraction as the addition of the negated
 /// product, which IEEE arithmetic rounds the same).
 pub fn complex_mul(x: &[u8; COMPLEX], y: &mut [u8; COMPLEX]) {
-    // SAFETY: as in `complex_add`; at most three registers are in use at once.
+    // SAFETY: 10-byte loads and stores at offsets 0 and 16 of the two 32-byte arrays; the
+    // x87 register stack is empty before and after (every push is popped), as the ABI
+    // wants, and every register it uses (at most three at once) is declared clobbered.
     unsafe {
         asm!(
             "fld tbyte ptr [{x}]",
@@ -65,45 +60,41 @@ pub fn complex_mul(x: &[u8; COMPLEX], y: &mut [u8; COMPLEX]) {
     }
 }
 
-/// Bytes of one `long double`.
-pub const REAL: usize = 16;
-
-/// `y = x + y` (`mul`: `y = x * y`) for one `long double` each.
-pub fn add(x: &[u8; REAL], y: &mut [u8; REAL]) {
-    // SAFETY: 10-byte loads and a store at the start of the two 16-byte arrays; the x87
-    // register stack is empty before and after, and the registers used are declared clobbered.
-    unsafe {
-        asm!(
-            "fld tbyte ptr [{x}]",
-            "fld tbyte ptr [{y}]",
-            "faddp",
-            "fstp tbyte ptr [{y}]",
-            x = in(reg) x.as_ptr(),
-            y = in(reg) y.as_mut_ptr(),
-            out("st(0)") _,
-            out("st(1)") _,
-            options(nostack),
-        );
-    }
+/// `y = x OP y` for one `long double` each, OP the x87 instruction that pops.
+macro_rules! binary {
+    ($(#[$doc:meta])* $name:ident, $op:literal) => {
+        $(#[$doc])*
+        pub fn $name(x: &[u8; REAL], y: &mut [u8; REAL]) {
+            // SAFETY: 10-byte loads and a store at the start of the two 16-byte arrays; the
+            // x87 register stack is empty before and after (every push is popped), as the
+            // ABI wants, and the registers used are declared clobbered.
+            unsafe {
+                asm!(
+                    "fld tbyte ptr [{x}]",
+                    "fld tbyte ptr [{y}]",
+                    $op,
+                    "fstp tbyte ptr [{y}]",
+                    x = in(reg) x.as_ptr(),
+                    y = in(reg) y.as_mut_ptr(),
+                    out("st(0)") _,
+                    out("st(1)") _,
+                    options(nostack),
+                );
+            }
+        }
+    };
 }
 
-/// `y = x * y` for one `long double` each.
-pub fn mul(x: &[u8; REAL], y: &mut [u8; REAL]) {
-    // SAFETY: as in `add`.
-    unsafe {
-        asm!(
-            "fld tbyte ptr [{x}]",
-            "fld tbyte ptr [{y}]",
-            "fmulp",
-            "fstp tbyte ptr [{y}]",
-            x = in(reg) x.as_ptr(),
-            y = in(reg) y.as_mut_ptr(),
-            out("st(0)") _,
-            out("st(1)") _,
-            options(nostack),
-        );
-    }
-}
+binary!(
+    /// `y = x + y` for one `long double` each.
+    add,
+    "faddp"
+);
+binary!(
+    /// `y = x * y` for one `long double` each.
+    mul,
+    "fmulp"
+);
 
 /// Whether `x < y` for one `long double` each (false when either is a NaN).
 pub fn less(x: &[u8; REAL], y: &[u8; REAL]) -> bool {
