@@ -127,17 +127,8 @@ fn float_op<T: Part>(prod: bool, elem: ElemType) -> MpiResult<Op> {
 
 #[cfg(target_arch = "x86_64")]
 fn x87_op(prod: bool) -> MpiResult<Op> {
-    use crate::x87::{complex_add, complex_mul, COMPLEX};
-    let each = if prod { complex_mul } else { complex_add };
-    let f = move |a: &[u8], b: &mut [u8]| {
-        for (x, y) in a.chunks_exact(COMPLEX).zip(b.chunks_exact_mut(COMPLEX)) {
-            each(
-                x.try_into().expect("one element"),
-                y.try_into().expect("one element"),
-            );
-        }
-    };
-    Ok(Op::user_bytes(COMPLEX, true, f)?)
+    use crate::x87::{complex_add, complex_mul};
+    crate::ops::per_element(if prod { complex_mul } else { complex_add })
 }
 
 #[cfg(not(target_arch = "x86_64"))]

@@ -57,15 +57,7 @@ fn long_double_op(op: Handle) -> MpiResult<Op> {
             )
         }
     };
-    let f = move |a: &[u8], b: &mut [u8]| {
-        for (x, y) in a.chunks_exact(REAL).zip(b.chunks_exact_mut(REAL)) {
-            each(
-                x.try_into().expect("one element"),
-                y.try_into().expect("one element"),
-            );
-        }
-    };
-    Ok(Op::user_bytes(REAL, true, f)?)
+    crate::ops::per_element(each)
 }
 
 #[cfg(not(target_arch = "x86_64"))]

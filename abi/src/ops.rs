@@ -165,6 +165,19 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
     }
 }
 
+/// A commutative operation that applies `each` to every `N`-byte element (`y = x op y`).
+pub fn per_element<const N: usize>(each: fn(&[u8; N], &mut [u8; N])) -> MpiResult<Op> {
+    let f = move |a: &[u8], b: &mut [u8]| {
+        for (x, y) in a.chunks_exact(N).zip(b.chunks_exact_mut(N)) {
+            each(
+                x.try_into().expect("one element"),
+                y.try_into().expect("one element"),
+            );
+        }
+    };
+    Ok(Op::user_bytes(N, true, f)?)
+}
+
 /// A predefined operation that works element by element (not MINLOC/MAXLOC) on elements
 /// of kind `elem` of datatype `h`.
 pub fn elementwise(op: Handle, h: Handle, elem: Option<ElemType>) -> MpiResult<Op> {
