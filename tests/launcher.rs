@@ -91,15 +91,43 @@ fn exit_code_of_a_failing_rank_is_reported_and_returned() {
 /// helper too (it is in the rank's process group), on the rank's node and on another.
 #[test]
 fn a_teardown_ends_the_helpers_a_failed_rank_left_running() {
-    let s = Scratch::new("helpers");
+    teardown_ends_helpers("helpers", None, "sleep 300");
+}
+
+/// Helpers that ignore SIGTERM: the job's end does not wait the grace period for the SIGKILL,
+/// and the daemons give it to them before they leave.
+#[test]
+fn a_teardown_ends_helpers_that_ignore_sigterm() {
+    teardown_ends_helpers(
+        "helpers-term",
+        None,
+        "sh -c 'trap \"\" TERM; exec sleep 300'",
+    );
+}
+
+/// The same, when the root's word that the job is done reaches the helpers' node before the
+/// launcher's kill does (its commands held back 500 ms): the node has dropped the job's
+/// record by then and still ends the helpers.
+#[test]
+fn a_teardown_ends_helpers_of_a_job_their_node_already_dropped() {
+    teardown_ends_helpers(
+        "helpers-late",
+        Some(("IBDYN_TEST_SLOW_LAUNCHER_COMMANDS", "1:500")),
+        "sleep 300",
+    );
+}
+
+fn teardown_ends_helpers(name: &str, knob: Option<(&str, &str)>, helper: &str) {
+    let s = Scratch::new(name);
     let pids = s.dir.join("helpers");
     std::fs::create_dir_all(&pids).unwrap();
     let script = format!(
-        "if [ $IBDYN_RANK -ge 2 ]; then sleep 300 </dev/null >/dev/null 2>&1 & \
+        "if [ $IBDYN_RANK -ge 2 ]; then {helper} </dev/null >/dev/null 2>&1 & \
          echo $! > {}/$IBDYN_RANK; exit 7; fi; exec sleep 300",
         pids.display()
     );
-    let run = s.ibdyn(&["run", "-n", "4", "--nodes", "2", "sh", "-c", &script]);
+    let mut run = s.ibdyn(&["run", "-n", "4", "--nodes", "2", "sh", "-c", &script]);
+    run.envs(knob);
     let out = run_bounded(run, None, Duration::from_secs(120));
     assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
     let helpers: Vec<u32> = std::fs::read_dir(&pids)

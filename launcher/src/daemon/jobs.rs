@@ -689,6 +689,10 @@ impl Daemon {
     /// (`FINISHED_KEPT` jobs): a parent may read its children's keys after they have exited.
     pub(crate) fn on_job_done(&mut self, job: u32) {
         if let Some(j) = self.jobs.remove(&job) {
+            let helped = j.ranks.values().filter(|rs| rs.helpers_left);
+            for pid in helped.filter_map(|rs| rs.pid) {
+                self.left_groups.keep(job, pid);
+            }
             if !self.is_root() {
                 self.dir.kvs.remove(&j.spec.kvsname);
             }

@@ -17,6 +17,7 @@ pub(crate) mod jobs;
 mod kept_fds;
 pub(crate) mod kvs;
 mod launch;
+mod left_groups;
 mod pmi;
 mod prestart;
 mod ranks;
@@ -143,6 +144,7 @@ pub(crate) struct Daemon {
     pub(crate) abandon_deadline: Option<Instant>,
     pub(crate) shm_left: shm_left::ShmLeft,
     pub(crate) shm_room: shm_room::ShmRoom,
+    pub(crate) left_groups: left_groups::LeftGroups,
     pub(crate) stop: bool,
 }
 
@@ -424,8 +426,12 @@ fn accept_children(
 /// other daemons, or of the launcher's other peers, overtake them.
 const SLOW_LAUNCHER_LINK: &str = "IBDYN_TEST_SLOW_LAUNCHER_LINK";
 
-fn launcher_link_delay(me: u32) -> Duration {
-    let Ok(v) = std::env::var(SLOW_LAUNCHER_LINK) else {
+/// Test knob `IBDYN_TEST_SLOW_LAUNCHER_COMMANDS=<daemon index|all>:<ms>`: that daemon holds
+/// each line from the launcher back, so that what the other daemons say overtakes it.
+const SLOW_LAUNCHER_COMMANDS: &str = "IBDYN_TEST_SLOW_LAUNCHER_COMMANDS";
+
+fn link_delay(knob: &str, me: u32) -> Duration {
+    let Ok(v) = std::env::var(knob) else {
         return Duration::ZERO;
     };
     let parsed = v.split_once(':').and_then(|(who, ms)| {
@@ -436,28 +442,34 @@ fn launcher_link_delay(me: u32) -> Duration {
     match parsed {
         Some(ms) => Duration::from_millis(ms),
         None => {
-            tracing::warn!("{SLOW_LAUNCHER_LINK}={v:?} is not <daemon index|all>:<milliseconds>");
+            tracing::warn!("{knob}={v:?} is not <daemon index|all>:<milliseconds>");
             Duration::ZERO
         }
     }
 }
 
+/// Delays of a link: (each line sent, each line received).
+type Delays = (Duration, Duration);
+
 fn start_peer(
     stream: TcpStream,
     peer: Peer,
     tx: &inbox::EventTx,
-    delay: Duration,
+    (out_delay, in_delay): Delays,
 ) -> Result<Outbox> {
     let _ = stream.set_nodelay(true);
     let w = stream
         .try_clone()
         .map_err(|e| LaunchError::io("clone a TCP stream", e))?;
-    let out = link::start_writer_slowed(w, format!("{peer:?}"), delay);
+    let out = link::start_writer_slowed(w, format!("{peer:?}"), out_delay);
     let (t1, t2) = (tx.clone(), tx.clone());
     link::start_reader(
         stream,
         format!("{peer:?}"),
         move |f| {
+            if !in_delay.is_zero() {
+                std::thread::sleep(in_delay);
+            }
             t1.send(Event::Peer(peer, f));
         },
         move || {
@@ -573,13 +585,17 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         let child_streams = accept_children(&tcp, &secret_hex, me, &kids)?;
         link::refuse_late_connections(tcp, secret_hex.clone(), format!("daemon {me}"));
 
-        let launcher = start_peer(lstream, Peer::Launcher, &tx, launcher_link_delay(me))?;
+        let delays = (
+            link_delay(SLOW_LAUNCHER_LINK, me),
+            link_delay(SLOW_LAUNCHER_COMMANDS, me),
+        );
+        let launcher = start_peer(lstream, Peer::Launcher, &tx, delays)?;
         let parent = parent_stream
-            .map(|s| start_peer(s, Peer::Parent, &tx, Duration::ZERO))
+            .map(|s| start_peer(s, Peer::Parent, &tx, Default::default()))
             .transpose()?;
         let mut children = HashMap::new();
         for (i, s) in child_streams {
-            children.insert(i, start_peer(s, Peer::Child(i), &tx, Duration::ZERO)?);
+            children.insert(i, start_peer(s, Peer::Child(i), &tx, Default::default())?);
         }
         let pmi_tcp = TcpListener::bind("127.0.0.1:0")
             .map_err(|e| LaunchError::io("bind the PMI_PORT listener", e))?;
@@ -625,11 +641,17 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
             abandon_deadline: None,
             shm_left: Default::default(),
             shm_room: Default::default(),
+            left_groups: Default::default(),
             stop: false,
         };
         drop(tx);
         d.run(inbox);
         d.end_copies();
+        if d.killing_since.is_some() {
+            // A teardown was under way: helpers that outlived its SIGTERM go before the
+            // daemon does, as its SIGKILL a grace period later would have ended them.
+            d.left_groups.signal(me, libc::SIGKILL, None);
+        }
         // A node daemon killed on this host (now or in an earlier job) left its ranks'
         // objects, which nobody else on the host would remove: the next daemon out does.
         crate::run::remove_objects_of_exited(&format!("daemon {me}"));

@@ -509,6 +509,7 @@ impl Daemon {
         if !watched && !self.reactor.watch_child(pid, job, rank) {
             wait_for(pid, job, rank, self.events.clone());
         }
+        self.left_groups.forget(pid);
         if let Some(j) = self.jobs.get_mut(&job) {
             let rs = j.ranks.entry(rank).or_default();
             rs.pid = Some(pid);
@@ -550,6 +551,9 @@ impl Daemon {
     }
 
     fn signal_groups(&mut self, sig: i32, only: Option<u32>, reaped_too: bool) {
+        if reaped_too {
+            self.left_groups.signal(self.me, sig, only);
+        }
         for (j, job) in &self.jobs {
             if only.is_some_and(|o| o != *j) {
                 continue;
