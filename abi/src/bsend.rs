@@ -62,6 +62,28 @@ impl Buffers {
         Ok(())
     }
 
+    /// Tests the sends through `owner`'s buffer and drops those that have left; whether none
+    /// is left (`flush` for a caller that lets other threads in between its tests).
+    pub fn settled(&mut self, owner: Owner) -> MpiResult<bool> {
+        let mut failed = None;
+        self.in_flight.retain_mut(|(o, a, _)| match a {
+            _ if *o != owner => true,
+            Active::P2p { req, .. } => match req.test() {
+                Ok(None) => true,
+                Ok(Some(_)) => false,
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    false
+                }
+            },
+            _ => false,
+        });
+        match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(!self.in_flight.iter().any(|e| e.0 == owner)),
+        }
+    }
+
     /// The buffer a buffered send on communicator `comm` (table index) uses, if `need` bytes
     /// (with MPI_BSEND_OVERHEAD) fit in it.
     pub fn room(&mut self, comm: usize, need: usize) -> MpiResult<Owner> {

@@ -8,7 +8,8 @@
 //! thread level) once the state's tables are released, and so do the exchanges of the calls
 //! that make communicators, windows and files (`state::staged`), spawn, accept, connect and
 //! join, fences and file I/O; their waits let other threads in too (`yielding`, the runtime's
-//! wait hook, `ibdyn_intercomm::turns`). Passive-target locks keep the state while they wait.
+//! wait hook, `ibdyn_intercomm::turns`), and so do the waits of passive-target locks
+//! (`Exposed::lock` with turns). `MPI_Buffer_detach` keeps the state while it waits.
 
 use crate::consts::*;
 use std::os::raw::c_int;

@@ -206,21 +206,11 @@ impl Window {
     /// node may hold it, which only the target's own progress gives back, so the wait keeps
     /// this process's engine going.
     pub fn lock(&self, t: usize, exclusive: bool) -> MpiResult<()> {
-        wait_for(
-            || format!("the lock of window rank {t}"),
-            || self.exposed.try_lock_waiting(t, exclusive),
-        )?;
-        if !exclusive {
-            self.exposed.mark_shared(t, true);
-        }
-        Ok(())
+        self.exposed.lock(t, exclusive, false)
     }
 
     pub fn unlock(&self, t: usize, exclusive: bool) {
-        if !exclusive {
-            self.exposed.mark_shared(t, false);
-        }
-        self.exposed.unlock(t, exclusive)
+        self.exposed.release(t, exclusive)
     }
 
     /// Runs `f` holding target `t`'s accumulate mutex (one read-modify-write at a time).
@@ -288,6 +278,29 @@ impl Exposed {
         } else {
             inside(self.base, self.size)
         }
+    }
+
+    /// `Window::lock`; with `turns`, for a caller outside the window table at
+    /// MPI_THREAD_MULTIPLE, the wait lets other threads make their calls between its looks
+    /// (the holder may be waiting for one of them).
+    pub fn lock(&self, t: usize, exclusive: bool, turns: bool) -> MpiResult<()> {
+        wait_for(
+            || format!("the lock of window rank {t}"),
+            || self.try_lock_waiting(t, exclusive),
+            turns,
+        )?;
+        if !exclusive {
+            self.mark_shared(t, true);
+        }
+        Ok(())
+    }
+
+    /// Gives back a lock `lock` took.
+    pub fn release(&self, t: usize, exclusive: bool) {
+        if !exclusive {
+            self.mark_shared(t, false);
+        }
+        self.unlock(t, exclusive)
     }
 
     /// Takes target `t`'s lock if it is free for this kind of holder. An exclusive holder
@@ -424,6 +437,7 @@ impl Exposed {
                 }
                 false
             },
+            false,
         )?;
         let r = f();
         m.store(0, Ordering::Release);
@@ -444,19 +458,28 @@ impl Exposed {
 /// Spins, yields, then sleeps until `ready()`, for at most LOCK_BOUND, progressing the
 /// engine between yields and sleeps (for the services, see `Window::lock`); `what` names the
 /// lock in the error (made only then: an uncontended lock costs one atomic operation).
-fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiResult<()> {
+/// With `turns`, a thread waiting for the state gets it instead of a yield or a sleep.
+fn wait_for(
+    what: impl Fn() -> String,
+    mut ready: impl FnMut() -> bool,
+    turns: bool,
+) -> MpiResult<()> {
     let mut since: Option<Instant> = None;
     let mut idle = 0u32;
     while !ready() {
         idle += 1;
+        let paused = idle > 64 && turns && ibdyn_owner::pause();
         match idle {
             0..=64 => std::hint::spin_loop(),
+            65..=256 if paused => {}
             65..=256 => {
                 ibdyn_intercomm::process::poll();
                 std::thread::yield_now()
             }
             _ => {
-                ibdyn_intercomm::process::poll();
+                if !paused {
+                    ibdyn_intercomm::process::poll();
+                }
                 if since.get_or_insert_with(Instant::now).elapsed() > LOCK_BOUND {
                     return err(
                         MPI_ERR_RMA_SYNC,
@@ -468,8 +491,10 @@ fn wait_for(what: impl Fn() -> String, mut ready: impl FnMut() -> bool) -> MpiRe
                         ),
                     );
                 }
-                // A packet (a far holder's unlock) ends the block early.
-                ibdyn_intercomm::process::idle_for(Duration::from_micros(100));
+                if !paused {
+                    // A packet (a far holder's unlock) ends the block early.
+                    ibdyn_intercomm::process::idle_for(Duration::from_micros(100));
+                }
             }
         }
     }

@@ -24,7 +24,10 @@
    every kind, topologies, windows, a file in DIR), and a server thread waits in
    MPI_Comm_accept while its main thread exchanges with the clients, which connect only
    after that exchange; the same for a spawn whose root starts only after such an exchange,
-   and for MPI_Comm_join.
+   and for MPI_Comm_join. Last, a thread waits in MPI_Win_lock and in MPI_Win_lock_all for a
+   lock that another process holds until this process's main thread sends it a message, and
+   in MPI_Buffer_detach for a buffered send that its receiver takes only after such a
+   message.
    The argument "child" makes the spawned process. */
 #include <mpi.h>
 #include <arpa/inet.h>
@@ -449,6 +452,95 @@ static int spawned_child(void) {
   return 0;
 }
 
+/* Passive-target locks: the odd rank of a pair holds the even rank's lock (it puts the round
+   number there) until a message from the even rank comes, which the even rank's main thread
+   sends only once its other thread waits in MPI_Win_lock (then MPI_Win_lock_all) for that
+   lock. */
+static MPI_Win lock_win;
+static int *lock_base;
+static int lock_round;
+
+static void lock_own(void) {
+  if (lock_round == 0) {
+    CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, lock_win) == MPI_SUCCESS);
+    CHECK(*lock_base == 1);
+    CHECK(MPI_Win_unlock(rank, lock_win) == MPI_SUCCESS);
+  } else {
+    CHECK(MPI_Win_lock_all(0, lock_win) == MPI_SUCCESS);
+    CHECK(*lock_base == 2);
+    CHECK(MPI_Win_unlock_all(lock_win) == MPI_SUCCESS);
+  }
+}
+
+static void release_peer_lock(void) {
+  int go = 1;
+  CHECK(MPI_Send(&go, 1, MPI_INT, rank + 1, 77, MPI_COMM_WORLD) == MPI_SUCCESS);
+}
+
+static void locks_beside_exchange(void) {
+  CHECK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &lock_base,
+                         &lock_win) == MPI_SUCCESS);
+  *lock_base = 0;
+  for (lock_round = 0; lock_round < 2; lock_round++) {
+    int value = lock_round + 1, go;
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    if (rank % 2 == 1) {
+      CHECK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank - 1, 0, lock_win) == MPI_SUCCESS);
+      CHECK(MPI_Put(&value, 1, MPI_INT, rank - 1, 0, 1, MPI_INT, lock_win) == MPI_SUCCESS);
+    }
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+    if (rank % 2 == 1) {
+      CHECK(MPI_Recv(&go, 1, MPI_INT, rank - 1, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+            MPI_SUCCESS);
+      CHECK(MPI_Win_unlock(rank - 1, lock_win) == MPI_SUCCESS);
+    } else if (rank + 1 < size) {
+      first_then(lock_own, release_peer_lock);
+    } else {
+      *lock_base = value; /* an odd size: the last rank has no pair */
+    }
+  }
+  CHECK(MPI_Win_free(&lock_win) == MPI_SUCCESS);
+}
+
+/* A buffered send too large to go eagerly: the even rank's thread waits in MPI_Buffer_detach
+   for it to leave, which its receiver lets happen only after a message from the even rank's
+   main thread, sent once that thread waits. */
+#define BSEND_INTS (1 << 18)
+static int *bsend_data;
+
+static void bsend_then_detach(void) {
+  int size_bytes = BSEND_INTS * (int)sizeof(int) + MPI_BSEND_OVERHEAD;
+  char *buf = malloc(size_bytes), *back;
+  int back_size;
+  CHECK(MPI_Buffer_attach(buf, size_bytes) == MPI_SUCCESS);
+  CHECK(MPI_Bsend(bsend_data, BSEND_INTS, MPI_INT, rank + 1, 79, MPI_COMM_WORLD) == MPI_SUCCESS);
+  CHECK(MPI_Buffer_detach(&back, &back_size) == MPI_SUCCESS);
+  CHECK(back == buf && back_size == size_bytes);
+  free(buf);
+}
+
+static void release_peer_receive(void) {
+  int go = 1;
+  CHECK(MPI_Send(&go, 1, MPI_INT, rank + 1, 78, MPI_COMM_WORLD) == MPI_SUCCESS);
+}
+
+static void detach_beside_exchange(void) {
+  bsend_data = malloc(BSEND_INTS * sizeof(int));
+  if (rank % 2 == 1) {
+    int go;
+    CHECK(MPI_Recv(&go, 1, MPI_INT, rank - 1, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE) ==
+          MPI_SUCCESS);
+    CHECK(MPI_Recv(bsend_data, BSEND_INTS, MPI_INT, rank - 1, 79, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    for (int i = 0; i < BSEND_INTS; i++) CHECK(bsend_data[i] == (i ^ (rank - 1)));
+  } else if (rank + 1 < size) {
+    for (int i = 0; i < BSEND_INTS; i++) bsend_data[i] = i ^ rank;
+    first_then(bsend_then_detach, release_peer_receive);
+  }
+  free(bsend_data);
+  CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS);
+}
+
 static void (*making)(MPI_Comm, int);
 static void making_c(void) { making(comm_c, 500); }
 static void making_d(void) { making(comm_d, 600); }
@@ -478,6 +570,10 @@ static int making_mode(const char *dir) {
   if (rank == 0) printf("threads: making spawn ok\n"), fflush(stdout);
   join_beside_exchange();
   if (rank == 0) printf("threads: making join ok\n"), fflush(stdout);
+  locks_beside_exchange();
+  if (rank == 0) printf("threads: making locks ok\n"), fflush(stdout);
+  detach_beside_exchange();
+  if (rank == 0) printf("threads: making detach ok\n"), fflush(stdout);
   if (rank == 0) printf("threads: making ok on %d ranks\n", size);
   MPI_Finalize();
   return 0;

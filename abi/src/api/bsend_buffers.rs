@@ -68,6 +68,7 @@ fn detach<T>(
     conv: impl Fn(usize) -> MpiResult<T>,
 ) -> c_int {
     whose.call(name, || {
+        settle(whose)?;
         let (addr, n) = with_state(|s| {
             let o = whose.owner(s)?;
             s.bsend.detach(o)
@@ -82,6 +83,7 @@ fn detach<T>(
 
 fn flush(name: &'static str, whose: Whose, request: Option<*mut Handle>) -> c_int {
     whose.call(name, || {
+        settle(whose)?;
         let h = with_state(|s| {
             let o = whose.owner(s)?;
             s.bsend.flush(o)?;
@@ -94,6 +96,23 @@ fn flush(name: &'static str, whose: Whose, request: Option<*mut Handle>) -> c_in
             _ => Ok(()),
         }
     })
+}
+
+/// At MPI_THREAD_MULTIPLE, waits for the buffer's sends to leave between other threads'
+/// turns (a receiver may wait for a message from one of them first); then the flush of the
+/// detach has nothing left to wait for.
+fn settle(whose: Whose) -> MpiResult<()> {
+    if !crate::threads::multiple() {
+        return Ok(());
+    }
+    let mut turns = crate::threads::Turns::default();
+    while !with_state(|s| {
+        let o = whose.owner(s)?;
+        s.bsend.settled(o)
+    })? {
+        turns.next();
+    }
+    Ok(())
 }
 
 fn int_size(n: usize) -> MpiResult<c_int> {

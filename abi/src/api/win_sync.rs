@@ -15,6 +15,7 @@ use crate::error::{err, MpiResult};
 use crate::export;
 use crate::window::{self, Window};
 use std::os::raw::c_int;
+use std::rc::Rc;
 use std::sync::atomic::{fence, Ordering};
 
 const TAG_POST: c_int = 1;
@@ -84,32 +85,87 @@ unsafe fn win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) ->
                 )
             }
         };
-        let far = window::with(win, |w| {
+        let step = window::with(win, |w| {
             let t = rank_of(w, rank)?;
-            if w.epochs.lock_all || w.epochs.locked.contains_key(&t) {
-                return err(
-                    MPI_ERR_RMA_SYNC,
-                    format!("window rank {t} is locked already by this process"),
-                );
-            }
-            let far = w.remote.is_far(t);
-            if far {
+            not_locked(w, Some(t))?;
+            if w.remote.is_far(t) {
                 // MPI_MODE_NOCHECK: the program vouches that nobody competes for this lock,
                 // so no lock travels.
                 if assert & MPI_MODE_NOCHECK == 0 {
                     remote::lock(w, t, exclusive);
                 }
-            } else {
-                w.lock(t, exclusive)?;
+                w.epochs.locked.insert(t, lock_type);
+                return Ok(LockStep::Far);
             }
+            if crate::threads::multiple() {
+                return Ok(LockStep::Wait(t, w.exposed.clone()));
+            }
+            w.lock(t, exclusive)?;
             w.epochs.locked.insert(t, lock_type);
-            Ok(far)
+            Ok(LockStep::Held)
         })?;
-        if !far {
-            serve_far();
+        match step {
+            LockStep::Far => return Ok(()),
+            LockStep::Held => {}
+            LockStep::Wait(t, exposed) => {
+                exposed.lock(t, exclusive, true)?;
+                opened(win, &exposed, Some(t), &[t], exclusive, |w| {
+                    w.epochs.locked.insert(t, lock_type);
+                })?;
+            }
         }
+        serve_far();
         Ok(())
     })
+}
+
+/// Where MPI_Win_lock's target is: of another node (its lock travels with the operations), of
+/// this node and taken, or of this node to wait for outside the window table (at
+/// MPI_THREAD_MULTIPLE, where its holder may wait for another thread of this process).
+enum LockStep {
+    Far,
+    Held,
+    Wait(usize, Rc<window::Exposed>),
+}
+
+/// Refuses a lock when this process holds the window's lock of `t` already (of every rank
+/// for `None`: MPI_Win_lock_all).
+fn not_locked(w: &Window, t: Option<usize>) -> MpiResult<()> {
+    let e = &w.epochs;
+    match t {
+        Some(t) if e.lock_all || e.locked.contains_key(&t) => err(
+            MPI_ERR_RMA_SYNC,
+            format!("window rank {t} is locked already by this process"),
+        ),
+        None if e.lock_all || !e.locked.is_empty() => err(
+            MPI_ERR_RMA_SYNC,
+            "this process holds a lock of the window already",
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// At MPI_THREAD_MULTIPLE the locks were taken outside the window table, where other threads
+/// had their turns: records the epoch (of target `t`; of every rank for `None`) with `open`,
+/// unless one of them opened one meanwhile (then the locks of `ts` go back and the call fails
+/// as it would have).
+fn opened(
+    win: Handle,
+    exposed: &window::Exposed,
+    t: Option<usize>,
+    ts: &[usize],
+    exclusive: bool,
+    open: impl FnOnce(&mut Window),
+) -> MpiResult<()> {
+    let recorded = window::with(win, |w| {
+        not_locked(w, t)?;
+        open(w);
+        Ok(())
+    });
+    if recorded.is_err() {
+        ts.iter().for_each(|&u| exposed.release(u, exclusive));
+    }
+    recorded
 }
 
 unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
@@ -141,28 +197,41 @@ unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
 
 unsafe fn win_lock_all(assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_lock_all", win, |_| {
-        window::with(win, |w| {
-            if w.epochs.lock_all || !w.epochs.locked.is_empty() {
-                return err(
-                    MPI_ERR_RMA_SYNC,
-                    "this process holds a lock of the window already",
-                );
-            }
+        let nocheck = assert & MPI_MODE_NOCHECK != 0;
+        let waits = window::with(win, |w| {
+            not_locked(w, None)?;
             // The lock of a rank of another node travels with the first operation on it.
             let here: Vec<usize> = (0..w.peers.len())
                 .filter(|&t| !w.remote.is_far(t))
                 .collect();
-            for (i, &t) in here.iter().enumerate() {
-                if let Err(e) = w.lock(t, false) {
-                    here[..i].iter().for_each(|&u| w.unlock(u, false));
-                    return Err(e);
-                }
+            if crate::threads::multiple() {
+                return Ok(Some((here, w.exposed.clone())));
             }
-            w.remote.lock_all(assert & MPI_MODE_NOCHECK != 0);
+            lock_shared(&w.exposed, &here, false)?;
+            w.remote.lock_all(nocheck);
             w.epochs.lock_all = true;
-            Ok(())
-        })
+            Ok(None)
+        })?;
+        if let Some((here, exposed)) = waits {
+            lock_shared(&exposed, &here, true)?;
+            opened(win, &exposed, None, &here, false, |w| {
+                w.remote.lock_all(nocheck);
+                w.epochs.lock_all = true;
+            })?;
+        }
+        Ok(())
     })
+}
+
+/// Takes the shared locks of `ts` in order; on a failure gives back those taken.
+fn lock_shared(exposed: &window::Exposed, ts: &[usize], turns: bool) -> MpiResult<()> {
+    for (i, &t) in ts.iter().enumerate() {
+        if let Err(e) = exposed.lock(t, false, turns) {
+            ts[..i].iter().for_each(|&u| exposed.release(u, false));
+            return Err(e);
+        }
+    }
+    Ok(())
 }
 
 unsafe fn win_unlock_all(win: Handle) -> c_int {
