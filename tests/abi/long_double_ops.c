@@ -2,7 +2,8 @@
  * each rank's value differs from 1 by a multiple of 2^-60, which a double cannot hold, so a
  * reduction done in double precision gives other answers. Also MPI_Reduce_local, a derived
  * type of long doubles (MPICH refuses predefined operations on derived types with
- * MPI_ERR_OP, which counts as an answer), and MPI_BAND refused with MPI_ERR_OP. 2 ranks or
+ * MPI_ERR_OP, which counts as an answer), MPI_BAND refused with MPI_ERR_OP, and MPI_MINLOC
+ * and MPI_MAXLOC on MPI_LONG_DOUBLE_INT, whose values tie in double precision. 2 ranks or
  * more. */
 #include <mpi.h>
 #include "check.h"
@@ -47,6 +48,18 @@ int main(int argc, char **argv) {
   rc = MPI_Allreduce(&mine, &got, 1, MPI_LONG_DOUBLE, MPI_BAND, MPI_COMM_WORLD);
   MPI_Error_class(rc, &cls);
   CHECK(cls == MPI_ERR_OP);
+
+  /* Rank 1 holds the smallest value; the others tie at the largest, so the smaller index
+     wins; in double precision every value is 1. */
+  struct { long double value; int index; } loc_in, loc_out;
+  loc_in.value = rank == 1 ? 1.0L : 1.0L + 2 * tiny;
+  loc_in.index = 10 + rank;
+  CHECK(MPI_Allreduce(&loc_in, &loc_out, 1, MPI_LONG_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD) ==
+        MPI_SUCCESS);
+  CHECK(loc_out.value == 1.0L && loc_out.index == 11);
+  CHECK(MPI_Allreduce(&loc_in, &loc_out, 1, MPI_LONG_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD) ==
+        MPI_SUCCESS);
+  CHECK(loc_out.value == 1.0L + 2 * tiny && loc_out.index == 10);
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("long_double_ops: ok on %d ranks\n", size);
