@@ -2,7 +2,8 @@
    epochs (passive-target ones: rma_passive_nodes.c). Operations on a target of the other
    node travel as messages and complete at the end of the epoch (MPI_Win_fence,
    MPI_Win_complete); the target serves them in whatever MPI call it is in. Checked: put,
-   get, accumulate (also with a derived target datatype), get_accumulate, fetch_and_op tickets and compare_and_swap against the same counter from both nodes
+   get, accumulate (also with a derived target datatype, and with derived types of double
+   complex and long double), get_accumulate, fetch_and_op tickets and compare_and_swap against the same counter from both nodes
    (atomic together with this node's direct accesses), Rget, MPI_Win_create,
    MPI_Win_allocate and dynamic windows, post/start/complete/wait, an epoch whose target
    blocks in MPI_Recv for a message the origin sends after its operations (the operations
@@ -10,11 +11,42 @@
    (MPI_ERR_RMA_RANGE, reported at the fence), a shared window across nodes (refused by
    name), and the usual remedy, a window per node. Run on 2 nodes. */
 #include <mpi.h>
+#include <complex.h>
+#include <stddef.h>
 #include <string.h>
 #include "check.h"
 #include "nodes.h"
 
 static int rank, size;
+
+/* Accumulates with derived datatypes of types that have no integer or real element kind (a
+   pair of double complex, a pair of long double) into the next rank, which may be on the
+   other node: the sum of every rank's contribution arrives. */
+static void accumulate_derived_complex(void) {
+  MPI_Datatype two_z, two_ld;
+  MPI_Type_contiguous(2, MPI_C_DOUBLE_COMPLEX, &two_z);
+  MPI_Type_commit(&two_z);
+  MPI_Type_contiguous(2, MPI_LONG_DOUBLE, &two_ld);
+  MPI_Type_commit(&two_ld);
+  struct { double complex z[2]; long double ld[2]; } *mem;
+  MPI_Win win;
+  CHECK(MPI_Win_allocate(sizeof *mem, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win) ==
+        MPI_SUCCESS);
+  mem->z[0] = 1, mem->z[1] = 2 * I, mem->ld[0] = 1, mem->ld[1] = 2;
+  double complex z[2] = {rank + 1 + I, 3 - rank * I};
+  long double ld[2] = {0.5L * rank, 1.0L / (1ULL << 60)};
+  int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  MPI_Win_fence(0, win);
+  CHECK(MPI_Accumulate(z, 1, two_z, next, 0, 1, two_z, MPI_SUM, win) == MPI_SUCCESS);
+  CHECK(MPI_Accumulate(ld, 1, two_ld, next, offsetof(__typeof__(*mem), ld), 1, two_ld, MPI_SUM,
+                       win) == MPI_SUCCESS);
+  MPI_Win_fence(0, win);
+  CHECK(mem->z[0] == 2 + prev + I && mem->z[1] == 3 + (2 - prev) * I);
+  CHECK(mem->ld[0] == 1 + 0.5L * prev && mem->ld[1] == 2 + 1.0L / (1ULL << 60));
+  CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
+  MPI_Type_free(&two_z);
+  MPI_Type_free(&two_ld);
+}
 
 static void put_get_acc(MPI_Win win, int *mem, int n) {
   /* mem[0..n): each rank puts its rank into slot `rank` of the next rank. */
@@ -232,6 +264,7 @@ int main(int argc, char **argv) {
   CHECK(*mem == (nrank + nsize - 1) % nsize);
   CHECK(MPI_Win_free(&win) == MPI_SUCCESS);
   MPI_Comm_free(&node);
+  accumulate_derived_complex();
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("rma_nodes: ok on %d ranks\n", size);
   MPI_Finalize();
