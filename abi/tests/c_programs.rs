@@ -410,6 +410,17 @@ fn a_spawn_the_root_refuses_fails_everywhere_with_its_reason() {
     run_ok_on_1_and_2_nodes("spawn_refused", 2, "spawn_refused: ok");
 }
 
+/// On 2 nodes, each command of a spawn_multiple goes to the host its info names; a host that
+/// is not one of the job's is refused by name on every rank.
+#[test]
+fn spawn_multiple_places_each_command_on_its_own_host() {
+    let s = Scratch::new("spawn_hosts");
+    let exe = s.build("spawn_hosts");
+    let w = |x: &str| OsString::from(x);
+    let out = s.run_words(&[w("--nodes"), w("2"), w("-n"), w("2"), exe.into()]);
+    assert_ran("spawn_hosts", &out, "spawn_hosts: ok");
+}
+
 /// A connect to a name that is not a port fails with MPI_ERR_PORT on every rank.
 #[test]
 fn a_connect_to_a_malformed_port_name_fails_with_err_port() {

@@ -1,6 +1,6 @@
-/* A spawn the root refuses while reading its arguments (two commands naming different
- * hosts) fails on every rank with the root's reason, and nothing starts; the next spawn
- * works. The other ranks used to be told "spawn needs at least one command". */
+/* A spawn the root refuses while reading its arguments (a command's info key env that is
+ * not NAME=VALUE) fails on every rank with the root's reason, and nothing starts; the next
+ * spawn works. The other ranks used to be told "spawn needs at least one command". */
 #include <mpi.h>
 #include <string.h>
 #include "check.h"
@@ -22,8 +22,8 @@ int main(int argc, char **argv) {
   MPI_Info infos[2];
   MPI_Info_create(&infos[0]);
   MPI_Info_create(&infos[1]);
-  MPI_Info_set(infos[0], "host", "0");
-  MPI_Info_set(infos[1], "host", "1");
+  MPI_Info_set(infos[0], "env", "GOOD=1");
+  MPI_Info_set(infos[1], "env", "NO_VALUE_HERE");
   MPI_Comm ic = MPI_COMM_WORLD;
   int rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, np, infos, 0, MPI_COMM_WORLD, &ic,
                                    errs);
@@ -31,10 +31,10 @@ int main(int argc, char **argv) {
   char msg[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(rc, msg, &len);
-  CHECK(strstr(msg, "host") != NULL);
+  CHECK(strstr(msg, "NO_VALUE_HERE") != NULL);
   CHECK(strstr(msg, "at least one command") == NULL);
-  /* The same two commands on one host start. */
-  MPI_Info_set(infos[1], "host", "0");
+  /* The same two commands with a good env start. */
+  MPI_Info_set(infos[1], "env", "GOOD=2");
   rc = MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, np, infos, 0, MPI_COMM_WORLD, &ic, errs);
   CHECK(rc == MPI_SUCCESS && errs[0] == MPI_SUCCESS && errs[1] == MPI_SUCCESS);
   MPI_Comm_disconnect(&ic);

@@ -26,7 +26,6 @@ unsafe fn command_of(
     command: *const c_char,
     argv: *const *const c_char,
     info: &[(String, String)],
-    host: &mut Option<String>,
 ) -> MpiResult<Command> {
     if command.is_null() {
         return err(MPI_ERR_SPAWN, "command is NULL at the root");
@@ -65,14 +64,6 @@ unsafe fn command_of(
                     )
                 }
             }
-        }
-    }
-    if let Some(h) = get("host") {
-        match host {
-            Some(prev) if *prev != h => {
-                return err(MPI_ERR_SPAWN, format!("commands of one spawn name different hosts ({prev} and {h}); ibdyn starts one spawn's processes on one host"))
-            }
-            _ => *host = Some(h),
         }
     }
     if !argv.is_null() {
@@ -186,19 +177,20 @@ fn count(maxprocs: c_int) -> MpiResult<u32> {
         .ok_or_else(|| MpiError::new(MPI_ERR_SPAWN, format!("maxprocs {maxprocs} must be > 0")))
 }
 
-/// The spawn's options: the `host` the commands agreed on, and ibdyn's own info keys
-/// (`ibdyn_prestart`, `ibdyn_node`) as given (the wire-up has its own option).
-fn options(host: Option<String>, infos: &[Vec<(String, String)>]) -> SpawnOptions {
-    let mut opts = SpawnOptions::default();
-    if let Some(h) = host {
-        opts.info.push(("host".into(), h));
+/// The spawn's options: each command's `host` and ibdyn's own info keys (`ibdyn_prestart`,
+/// `ibdyn_node`) as given (the wire-up has its own option), for the process manager to place
+/// and start that command by.
+fn options(infos: &[Vec<(String, String)>]) -> SpawnOptions {
+    let placement = |info: &Vec<(String, String)>| {
+        info.iter()
+            .filter(|(k, _)| k == "host" || (k.starts_with("ibdyn_") && k != "ibdyn_wireup"))
+            .cloned()
+            .collect()
+    };
+    SpawnOptions {
+        per_command: infos.iter().map(placement).collect(),
+        ..SpawnOptions::default()
     }
-    for (k, v) in infos.iter().flatten() {
-        if k.starts_with("ibdyn_") && k != "ibdyn_wireup" {
-            opts.info.push((k.clone(), v.clone()));
-        }
-    }
-    opts
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -214,11 +206,10 @@ unsafe fn comm_spawn(
 ) -> c_int {
     let total = usize::try_from(maxprocs).unwrap_or(0);
     let apps = || {
-        let mut host = None;
         let info = entries(info)?;
         // SAFETY: the root's C strings.
-        let cmd = unsafe { command_of(command, argv, &info, &mut host) }?;
-        Ok((vec![(cmd, count(maxprocs)?)], options(host, &[info])))
+        let cmd = unsafe { command_of(command, argv, &info) }?;
+        Ok((vec![(cmd, count(maxprocs)?)], options(&[info])))
     };
     spawn_apps(
         "MPI_Comm_spawn",
@@ -261,7 +252,6 @@ unsafe fn comm_spawn_multiple(
                 "array_of_commands or array_of_maxprocs is NULL at the root",
             );
         }
-        let mut host = None;
         let mut cmds = Vec::with_capacity(k);
         let mut all_info = Vec::with_capacity(k);
         for i in 0..k {
@@ -284,13 +274,13 @@ unsafe fn comm_spawn_multiple(
             };
             let info = entries(inf)?;
             // SAFETY: as above.
-            let mut cmd = unsafe { command_of(c, a, &info, &mut host) }?;
+            let mut cmd = unsafe { command_of(c, a, &info) }?;
             all_info.push(info);
             // Each command is its own application: MPI_APPNUM is its index.
             cmd.env(ibdyn::pmi::env::APPNUM, i.to_string());
             cmds.push((cmd, count(m)?));
         }
-        Ok((cmds, options(host, &all_info)))
+        Ok((cmds, options(&all_info)))
     };
     spawn_apps(
         "MPI_Comm_spawn_multiple",

@@ -14,6 +14,9 @@ pub struct SpawnOptions {
     /// PMI info keys passed to the process manager: `host` (daemon index), `wdir`, `env`,
     /// `ibdyn_prestart` (copies of the command the daemon keeps started ahead; README).
     pub info: Vec<(String, String)>,
+    /// Info keys of each command of `spawn_multiple`, by its index, after `info` (a command's
+    /// own `host`, say); commands beyond its end take `info` alone.
+    pub per_command: Vec<Vec<(String, String)>>,
     pub wireup: Wireup,
     /// Bound on the children connecting back.
     pub timeout: Duration,
@@ -26,6 +29,7 @@ impl Default for SpawnOptions {
     fn default() -> Self {
         SpawnOptions {
             info: Vec::new(),
+            per_command: Vec::new(),
             wireup: Wireup::Ud,
             timeout: env_secs("IBDYN_SPAWN_TIMEOUT", DEFAULT_SPAWN_TIMEOUT),
             refused: None,
@@ -57,6 +61,7 @@ fn to_spawn_command(
     cmd: &std::process::Command,
     n: u32,
     opts: &SpawnOptions,
+    own: &[(String, String)],
 ) -> Result<SpawnCommand> {
     let text = |s: &std::ffi::OsStr, what: &str| {
         s.to_str()
@@ -64,6 +69,7 @@ fn to_spawn_command(
             .ok_or_else(|| CommError::InvalidArgument(format!("{what} {s:?} is not UTF-8")))
     };
     let mut info = opts.info.clone();
+    info.extend_from_slice(own);
     if !info.iter().any(|(k, _)| k == PRESTART_KEY) {
         if let Some(n) = prestart_default()? {
             info.push((PRESTART_KEY.into(), n));
@@ -156,7 +162,11 @@ fn root_spawn(
     let req = SpawnRequest {
         commands: cmds
             .iter()
-            .map(|(c, n)| to_spawn_command(c, *n, opts))
+            .enumerate()
+            .map(|(i, (c, n))| {
+                let own = opts.per_command.get(i).map_or(&[][..], Vec::as_slice);
+                to_spawn_command(c, *n, opts, own)
+            })
             .collect::<Result<_>>()?,
         preput: vec![(PARENT_KEY.to_string(), hex(&info.encode()))],
     };
