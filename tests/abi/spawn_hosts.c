@@ -33,24 +33,28 @@ static int spawn_on(const char *host0, const char *host1, char *self) {
   return sizes[0] * 10 + sizes[1];
 }
 
+/* A child: tells its parent how many of its world share its node. */
+static void report_node(MPI_Comm parent) {
+  MPI_Comm node;
+  int nsize;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &nsize);
+  MPI_Comm_free(&node);
+  CHECK(MPI_Send(&nsize, 1, MPI_INT, 0, 5, parent) == MPI_SUCCESS);
+  MPI_Comm_disconnect(&parent);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm parent;
   MPI_Comm_get_parent(&parent);
+  if (parent != MPI_COMM_NULL) report_node(parent);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (parent != MPI_COMM_NULL) {
-    MPI_Comm node;
-    int rank, nsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-    MPI_Comm_size(node, &nsize);
-    MPI_Comm_free(&node);
-    CHECK(MPI_Send(&nsize, 1, MPI_INT, 0, 5, parent) == MPI_SUCCESS);
-    MPI_Comm_disconnect(&parent);
     MPI_Finalize();
     return 0;
   }
-  int rank;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   /* apart: each child alone on its node; together: both on node 1 */
   CHECK(spawn_on("0", "1", argv[0]) == 11);
