@@ -508,6 +508,31 @@ fn a_wait_among_collectives_in_flight_fails_on_a_dead_peer() {
     }
 }
 
+/// Two threads waiting in MPI_Recv for a process that has ended both get
+/// MPI_ERR_PROC_ABORTED back under MPI_ERRORS_RETURN; on one node and on two.
+#[test]
+fn threads_waiting_for_a_dead_process_get_its_error_back() {
+    let s = Scratch::new("threads_dead");
+    let exe = s.build("threads_dead");
+    let w = |x: &str| OsString::from(x);
+    for nodes in ["1", "2"] {
+        let out = s.run_words(&[
+            w("--keep-going"),
+            w("--nodes"),
+            w(nodes),
+            w("-n"),
+            w("2"),
+            exe.clone().into(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.contains("threads_dead: both waits failed: 1"),
+            "{nodes} node(s): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// A first message to a process of this node that has ended fails with
 /// MPI_ERR_PROC_ABORTED, not with a missing shared-memory file.
 #[test]

@@ -161,6 +161,39 @@ unsafe fn record_failure(
     class
 }
 
+/// A request that failed while `completion` looked whether all had completed (its error,
+/// which a look collects): it completes with that error, which its communicator's handler
+/// takes (not MPI_COMM_SELF's); the others stay as they were.
+///
+/// # Safety
+/// As `record_failure`'s.
+unsafe fn failed_early(
+    s: &mut State,
+    e: MpiError,
+    h: Handle,
+    comm: &Cell<usize>,
+    (slot, st): (*mut Handle, *mut MpiStatus),
+    n: usize,
+) -> MpiResult<()> {
+    let i = s.req_index(h)?;
+    let c = s.reqs.get(i).map_or(1, |r| r.comm);
+    if !is_persistent(s, h) {
+        s.reqs.remove(i);
+    }
+    let mut failed = None;
+    // SAFETY: the caller's contract.
+    let class = unsafe { record_failure(s, (e, c), comm, (slot, st), &mut failed) };
+    let e = failed.expect("record_failure keeps the failure");
+    // SAFETY: as above.
+    match unsafe { st.as_mut() } {
+        Some(st) if n > 1 => {
+            st.error = class;
+            Err(in_status(e))
+        }
+        _ => Err(e),
+    }
+}
+
 /// The error of a multiple-completion call whose statuses tell which request failed.
 fn in_status(e: MpiError) -> MpiError {
     MpiError::new(
@@ -226,10 +259,18 @@ unsafe fn completion(
                 // All or nothing: first look whether every request has completed.
                 for i in 0..n {
                     // SAFETY: the caller's array of `count` requests.
-                    let h = unsafe { requests.add(i).read() };
-                    if h != MPI_REQUEST_NULL && !s.req_done(h)? {
+                    let (slot, st) = unsafe { (requests.add(i), nth(statuses, i)) };
+                    // SAFETY: as above.
+                    let h = unsafe { slot.read() };
+                    if h == MPI_REQUEST_NULL {
+                        continue;
+                    }
+                    match s.req_done(h) {
+                        Ok(true) => {}
                         // SAFETY: the caller's output argument.
-                        return unsafe { out(flag, 0, "flag") };
+                        Ok(false) => return unsafe { out(flag, 0, "flag") },
+                        // SAFETY: as above.
+                        Err(e) => return unsafe { failed_early(s, e, h, comm, (slot, st), n) },
                     }
                 }
             }
