@@ -13,7 +13,7 @@
 
 use crate::consts::*;
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 /// Calls own the state through entries (MPI_THREAD_SERIALIZED was asked for).
 static SERIALIZED: AtomicBool = AtomicBool::new(false);
@@ -61,17 +61,17 @@ pub fn multiple() -> bool {
 /// The turns of a blocking call's wait at MPI_THREAD_MULTIPLE, between two tests of its
 /// requests: a thread waiting for the state gets it (`ibdyn_owner::pause`); with nobody
 /// waiting, a few spins, then a short block in the engine, which a packet ends (so a
-/// single-threaded program keeps its latency).
+/// single-threaded program keeps its latency). Threads that all only wait back off as one
+/// would (`pause_in_loop`).
 #[derive(Default)]
 pub struct Turns(u32);
 
 impl Turns {
     pub fn next(&mut self) {
-        if ibdyn_owner::pause() {
-            self.0 = 0;
-            return;
+        match pause_in_loop() {
+            None | Some(Contenders::OnlyWaits) => self.idle(),
+            Some(Contenders::Calls) => self.0 = 0,
         }
-        self.idle();
     }
 
     /// A turn that keeps the state: spins, then yields, then short blocks in the engine.
@@ -83,6 +83,34 @@ impl Turns {
             _ => ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200)),
         }
     }
+}
+
+/// Who else wanted the state when a wait loop's handover gave it back.
+enum Contenders {
+    /// Threads with calls to make: the loop hands the state over again at once.
+    Calls,
+    /// Only other wait loops: handing the state back and forth would keep every core busy
+    /// for as long as they wait, and none would block in the engine (nor look whether its
+    /// peers live), so the loop backs off as a lone waiter does.
+    OnlyWaits,
+}
+
+/// Threads inside `ibdyn_owner::pause` from a wait loop (`Turns`, `waiting`): handing the
+/// state over, or waiting to take it back.
+static LOOPS_PAUSED: AtomicUsize = AtomicUsize::new(0);
+
+/// `ibdyn_owner::pause` from a wait loop; None when nobody took the state.
+fn pause_in_loop() -> Option<Contenders> {
+    LOOPS_PAUSED.fetch_add(1, Ordering::SeqCst);
+    let paused = ibdyn_owner::pause();
+    LOOPS_PAUSED.fetch_sub(1, Ordering::SeqCst);
+    paused.then(|| {
+        if ibdyn_owner::waiters() <= LOOPS_PAUSED.load(Ordering::SeqCst) {
+            Contenders::OnlyWaits
+        } else {
+            Contenders::Calls
+        }
+    })
 }
 
 /// Runs `job` with the state released: a blocking collective at MPI_THREAD_MULTIPLE
@@ -103,8 +131,15 @@ fn waiting(block: bool) -> bool {
     let collectives = crate::in_flight::step_from_a_wait();
     // Below MPI_THREAD_SERIALIZED no other thread calls MPI (and no entry is held).
     if entries() && ibdyn_owner::turns_allowed() {
-        if ibdyn_owner::pause() {
-            return true;
+        match pause_in_loop() {
+            Some(Contenders::Calls) => return true,
+            // The other threads only wait too: one of them blocks in the engine at a time
+            // (a packet for any of them ends it), also between the polls of a spin.
+            Some(Contenders::OnlyWaits) => {
+                ibdyn_intercomm::process::idle_for(std::time::Duration::from_micros(200));
+                return true;
+            }
+            None => {}
         }
     } else if !collectives {
         return false;

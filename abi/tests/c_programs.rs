@@ -508,6 +508,13 @@ fn a_wait_among_collectives_in_flight_fails_on_a_dead_peer() {
     }
 }
 
+/// Two threads waiting at MPI_THREAD_MULTIPLE for a late peer (in MPI_Recv, then in a
+/// blocking MPI_Allreduce) back off: the process uses well under a core while they wait.
+#[test]
+fn waiting_threads_back_off_at_mpi_thread_multiple() {
+    run_ok("threads_idle", 2, "threads_idle: ok");
+}
+
 /// Two threads waiting in MPI_Recv for a process that has ended both get
 /// MPI_ERR_PROC_ABORTED back under MPI_ERRORS_RETURN; on one node and on two.
 #[test]

@@ -18,5 +18,5 @@ mod lock;
 pub use local::{Foreign, ProcessLocal};
 pub use lock::{
     borrowed, claim, enter, enter_within, holds, others_waiting, pause, release_claim,
-    thread_token, turns_allowed, unborrowed, Entry,
+    thread_token, turns_allowed, unborrowed, waiters, Entry,
 };

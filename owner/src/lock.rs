@@ -171,6 +171,11 @@ pub fn others_waiting() -> bool {
     WAITERS.load(Ordering::Relaxed) > 0
 }
 
+/// How many threads wait for the state (in `enter`, or to take it back in `pause`).
+pub fn waiters() -> usize {
+    WAITERS.load(Ordering::SeqCst)
+}
+
 /// Sets `FREE` for the length of a region, then puts it back (also on unwinding).
 /// Also counts the regions open in the process, so that `turns_allowed` answers without a
 /// thread-local where none is (every point-to-point call of the MPI library asks).
