@@ -1,7 +1,8 @@
 /* external32 packing of derived datatypes and of long double: a vector of shorts packs to
  * its elements big-endian, a struct (int, double, char) to 4 + 8 + 1 bytes a copy, a
  * contiguous type of longs to 4-byte longs, and MPI_LONG_DOUBLE to 16 bytes of IEEE
- * binary128; each unpacks back to the values. */
+ * binary128, and a value-index pair (MPI_DOUBLE_INT, MPI_SHORT_INT) to its two parts
+ * without the padding between them; each unpacks back to the values. */
 #include <mpi.h>
 #include <stddef.h>
 #include <string.h>
@@ -117,6 +118,25 @@ int main(int argc, char **argv) {
   upos = 0;
   CHECK(MPI_Unpack_external(rep, buf, pos, &upos, y, 3, MPI_LONG_DOUBLE) == MPI_SUCCESS);
   CHECK(upos == 48 && y[0] == 1.5L && y[1] == 0.0L && y[2] == 1.0L / 3.0L);
+
+  struct { double v; int i; } di[2] = {{2.5, 7}, {-1.0, -3}}, di_back[2];
+  CHECK(MPI_Pack_external_size(rep, 2, MPI_DOUBLE_INT, &size) == MPI_SUCCESS && size == 24);
+  pos = 0;
+  CHECK(MPI_Pack_external(rep, di, 2, MPI_DOUBLE_INT, buf, sizeof buf, &pos) == MPI_SUCCESS);
+  const unsigned char di_ext[12] = {0x40, 0x04, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7};
+  CHECK(pos == 24 && memcmp(buf, di_ext, 12) == 0);
+  upos = 0;
+  CHECK(MPI_Unpack_external(rep, buf, pos, &upos, di_back, 2, MPI_DOUBLE_INT) == MPI_SUCCESS);
+  CHECK(upos == 24 && di_back[0].v == 2.5 && di_back[0].i == 7);
+  CHECK(di_back[1].v == -1.0 && di_back[1].i == -3);
+  struct { short v; int i; } si = {-2, 5}, si_back;
+  pos = 0;
+  CHECK(MPI_Pack_external(rep, &si, 1, MPI_SHORT_INT, buf, sizeof buf, &pos) == MPI_SUCCESS);
+  const unsigned char si_ext[6] = {0xff, 0xfe, 0, 0, 0, 5};
+  CHECK(pos == 6 && memcmp(buf, si_ext, 6) == 0);
+  upos = 0;
+  CHECK(MPI_Unpack_external(rep, buf, pos, &upos, &si_back, 1, MPI_SHORT_INT) == MPI_SUCCESS);
+  CHECK(si_back.v == -2 && si_back.i == 5);
 
   MPI_Type_free(&cl);
   MPI_Type_free(&s);

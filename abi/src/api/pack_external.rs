@@ -4,8 +4,9 @@
 //! writes them), complex numbers as two big-endian halves and `long double` as IEEE 754
 //! binary128 (16 bytes; converted from the x87 80-bit format on x86). A derived type is packed
 //! through its type signature (`Ty::for_each_basic`): its native packed bytes (`Ty::pack`)
-//! are converted element by element. The value-index pairs, the 2- and 16-byte real kinds
-//! are refused by name (MPI_ERR_TYPE).
+//! are converted element by element; a value-index pair as its value then its index, without
+//! the padding between them. The 2- and 16-byte real kinds are refused by name
+//! (MPI_ERR_TYPE).
 
 use super::{out, read};
 use crate::consts::*;
@@ -59,15 +60,61 @@ fn ext32(h: Handle) -> MpiResult<Ext> {
                 datatype::name(h)
             ),
         ),
-        0x228..=0x22d | 0x230..=0x232 => err(
-            MPI_ERR_TYPE,
-            format!(
-                "{}: pack the value-index pair's two parts separately for external32",
-                datatype::name(h)
-            ),
-        ),
         _ => e(n, n, false),
     }
+}
+
+/// A value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...): its value type, its index type
+/// and the native offset of the index. External32 holds the two parts one after the other,
+/// without the native padding.
+fn pair(h: Handle) -> Option<(Handle, Handle, usize)> {
+    const SHORT: Handle = 0x208;
+    const LONG: Handle = 0x20a;
+    const FLOAT: Handle = 0x210;
+    const DOUBLE: Handle = 0x214;
+    const INTEGER: Handle = 0x219;
+    const REAL: Handle = 0x21a;
+    const DOUBLE_PRECISION: Handle = 0x21c;
+    const LONG_DOUBLE: Handle = 0x220;
+    Some(match h {
+        0x228 => (FLOAT, MPI_INT, 4),
+        0x229 => (DOUBLE, MPI_INT, 8),
+        0x22a => (LONG, MPI_INT, 8),
+        0x22b => (MPI_INT, MPI_INT, 4),
+        0x22c => (SHORT, MPI_INT, 4),
+        0x22d => (LONG_DOUBLE, MPI_INT, 16),
+        0x230 => (REAL, REAL, 4),
+        0x231 => (DOUBLE_PRECISION, DOUBLE_PRECISION, 8),
+        0x232 => (INTEGER, INTEGER, 4),
+        _ => return None,
+    })
+}
+
+/// The external32 elements of `n` consecutive elements of predefined type `b`: runs of
+/// elements converted alike (a pair type's parts alternate, each taking its native padding).
+fn elements(b: Handle, n: usize, runs: &mut Vec<(Ext, usize)>) -> MpiResult<()> {
+    let mut push = |x: Ext, m: usize| match runs.last_mut() {
+        Some((y, k)) if *y == x => *k += m,
+        _ => runs.push((x, m)),
+    };
+    let Some((value, index, at)) = pair(b) else {
+        push(ext32(b)?, n);
+        return Ok(());
+    };
+    let size = datatype::lookup(b)?.size;
+    let value = Ext {
+        native: at,
+        ..ext32(value)?
+    };
+    let index = Ext {
+        native: size - at,
+        ..ext32(index)?
+    };
+    for _ in 0..n {
+        push(value, 1);
+        push(index, 1);
+    }
+    Ok(())
 }
 
 /// A native `long double` (16 bytes) as the bits of an IEEE 754 binary128.
@@ -243,11 +290,8 @@ fn layout(h: Handle, for_comm: bool) -> MpiResult<Layout> {
         if failed.is_some() {
             return;
         }
-        match ext32(b) {
-            Ok(x) => match runs.last_mut() {
-                Some((y, m)) if *y == x => *m += n,
-                _ => runs.push((x, n)),
-            },
+        match elements(b, n, &mut runs) {
+            Ok(()) => {}
             Err(mut e) => {
                 if !derived::is_predefined(h) {
                     e.message = format!("datatype {h:#x} holds {}", e.message);
@@ -546,6 +590,41 @@ mod tests {
         let mut o4 = [0u8; 4];
         to_ext(i, &0x0102_0304i32.to_le_bytes(), &mut o4);
         assert_eq!(o4, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn a_value_index_pair_is_its_two_parts_without_the_padding() {
+        let _owner = ibdyn_owner::enter();
+        // MPI_DOUBLE_INT then MPI_SHORT_INT, each with garbage in its padding.
+        for (ty, value, value_ext) in [
+            (
+                0x229,
+                (-2.5f64).to_le_bytes().to_vec(),
+                (-2.5f64).to_be_bytes().to_vec(),
+            ),
+            (
+                0x22c,
+                (-3i16).to_le_bytes().to_vec(),
+                (-3i16).to_be_bytes().to_vec(),
+            ),
+        ] {
+            let l = layout(ty, false).unwrap();
+            let at = l.ty.size / 2;
+            let mut native = vec![0xaau8; l.ty.size];
+            native[..value.len()].copy_from_slice(&value);
+            native[at..at + 4].copy_from_slice(&(-7i32).to_le_bytes());
+            let mut out = vec![0u8; l.ext];
+            convert(&l, 1, |x, i, o| {
+                to_ext(x, &native[i..i + x.native], &mut out[o..o + x.ext])
+            });
+            assert_eq!(out, [value_ext, (-7i32).to_be_bytes().to_vec()].concat());
+            let mut back = vec![0u8; l.ty.size];
+            convert(&l, 1, |x, i, o| {
+                from_ext(x, &out[o..o + x.ext], &mut back[i..i + x.native])
+            });
+            assert_eq!(back[..value.len()], value[..]);
+            assert_eq!(back[at..at + 4], (-7i32).to_le_bytes());
+        }
     }
 
     #[test]
