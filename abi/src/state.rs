@@ -480,6 +480,14 @@ impl State {
         MESSAGE_BASE + self.messages.insert((comm, msg))
     }
 
+    /// The communicator of matched message `h` (whose error handler takes the errors of
+    /// receiving it); MPI_COMM_SELF for a handle that is not a message.
+    pub fn message_comm(&self, h: Handle) -> Handle {
+        h.checked_sub(MESSAGE_BASE)
+            .and_then(|i| self.messages.get(i))
+            .map_or(MPI_COMM_SELF, |(c, _)| comm_handle(*c))
+    }
+
     /// The communicator handle and the matched message `h`, which is then gone.
     pub fn take_message(&mut self, h: Handle) -> MpiResult<(Handle, ibdyn_intercomm::Message)> {
         match h

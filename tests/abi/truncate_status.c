@@ -1,6 +1,7 @@
 /* A receive that fails with MPI_ERR_TRUNCATE still fills its status: the sender and tag of
  * a wildcard receive, MPI_ERROR in the statuses of Waitall, and a count that says what is in
- * the buffer (the start of an eager message; nothing of a rendezvous one). */
+ * the buffer (the start of an eager message; nothing of a rendezvous one). MPI_Mrecv's
+ * truncation is returned under the communicator's MPI_ERRORS_RETURN. */
 #include <mpi.h>
 #include <stdlib.h>
 #include "check.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
     MPI_Send(four, 4, MPI_INT, 1, 9, MPI_COMM_WORLD);
     MPI_Send(four, 1, MPI_INT, 1, 10, MPI_COMM_WORLD);
     MPI_Send(big, BIG, MPI_INT, 1, 11, MPI_COMM_WORLD);
+    MPI_Send(four, 4, MPI_INT, 1, 12, MPI_COMM_WORLD);
   } else if (rank == 1) {
     int two[2] = {0, 0}, cnt = -1;
     MPI_Status st;
@@ -67,6 +69,13 @@ int main(int argc, char **argv) {
     CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == 11);
     MPI_Get_count(&st, MPI_INT, &cnt);
     CHECK(cnt == 0 || cnt == 2);
+
+    /* A matched message received too small: the error goes to its communicator's handler
+       (MPI_ERRORS_RETURN here), not MPI_COMM_SELF's. */
+    MPI_Message m;
+    CHECK(MPI_Mprobe(0, 12, MPI_COMM_WORLD, &m, &st) == MPI_SUCCESS);
+    rc = MPI_Mrecv(two, 2, MPI_INT, &m, &st);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE && st.MPI_TAG == 12);
   }
   free(big);
   MPI_Barrier(MPI_COMM_WORLD);

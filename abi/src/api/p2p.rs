@@ -600,6 +600,19 @@ unsafe fn take_message(
     Ok(Some(m))
 }
 
+/// The communicator whose error handler takes the errors of receiving message `*message`
+/// (MPI_COMM_SELF when it is not one).
+///
+/// # Safety
+/// `message` is null or the caller's message handle.
+unsafe fn message_comm(message: *const Handle) -> Handle {
+    // SAFETY: the caller's contract.
+    match unsafe { message.as_ref() } {
+        Some(&h) => crate::state::with_state(|s| Ok(s.message_comm(h))).unwrap_or(MPI_COMM_SELF),
+        None => MPI_COMM_SELF,
+    }
+}
+
 /// Starts receiving matched message `msg` of `comm` into `buf`.
 fn start_mrecv(
     s: &mut State,
@@ -618,10 +631,12 @@ pub(super) unsafe fn mrecv(
     message: *mut Handle,
     st: *mut MpiStatus,
 ) -> c_int {
+    // SAFETY: the caller's message handle.
+    let comm_of_message = unsafe { message_comm(message) };
     if crate::threads::multiple() || crate::in_flight::maybe() {
         // SAFETY: passed through; the request is waited for right here.
         return unsafe {
-            blocking("MPI_Mrecv", MPI_COMM_SELF, st, || {
+            blocking("MPI_Mrecv", comm_of_message, st, || {
                 let Some((comm, msg)) = take_message(message)? else {
                     return Ok((1, [Active::Done(status::proc_null())]));
                 };
@@ -630,7 +645,7 @@ pub(super) unsafe fn mrecv(
             })
         };
     }
-    call("MPI_Mrecv", MPI_COMM_SELF, || {
+    call("MPI_Mrecv", comm_of_message, || {
         // SAFETY: the caller's in/out argument.
         let Some((comm, msg)) = (unsafe { take_message(message) })? else {
             // SAFETY: the caller's status.
@@ -657,7 +672,9 @@ pub(super) unsafe fn imrecv(
     message: *mut Handle,
     request: *mut Handle,
 ) -> c_int {
-    call("MPI_Imrecv", MPI_COMM_SELF, || {
+    // SAFETY: the caller's message handle.
+    let comm_of_message = unsafe { message_comm(message) };
+    call("MPI_Imrecv", comm_of_message, || {
         // SAFETY: the caller's in/out argument.
         let m = unsafe { take_message(message) }?;
         // SAFETY: MPI's rule: the buffer is the request's alone until it completes.
