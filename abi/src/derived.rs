@@ -189,6 +189,20 @@ impl Ty {
         }
     }
 
+    /// The one predefined type this type is made of, if it is made of one (one-sided
+    /// accumulates ask it of both their datatypes; a target reduces elements of it).
+    pub fn single_basic(&self) -> Option<Handle> {
+        let mut basic: Option<Option<Handle>> = None;
+        self.for_each_basic(1, &mut |b, _| {
+            basic = match basic {
+                None => Some(Some(b)),
+                Some(Some(a)) if a == b => Some(Some(a)),
+                _ => Some(None),
+            }
+        });
+        basic.flatten()
+    }
+
     /// The type signature of `count` elements, in type-map order (the order `pack` writes
     /// their bytes in): `f(handle, n)` for each run of `n` consecutive elements of the
     /// predefined type `handle` (a run of one type may come in several calls).

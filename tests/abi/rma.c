@@ -2,7 +2,7 @@
    by accumulate, a ticket counter by fetch-and-op and a flag by compare-and-swap under
    passive-target locks, shared memory read by load through MPI_Win_shared_query, a
    post/start/complete/wait epoch, a strided (vector) target type, the request forms and the
-   window's attributes. Needs at least 2 ranks. */
+   window's attributes, and the datatypes the atomics refuse. Needs at least 2 ranks. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -317,6 +317,38 @@ static void small_accumulates(int rank, int size) {
   MPI_Win_free(&win);
 }
 
+/* Datatypes the one-sided atomics do not take are refused with MPI_ERR_TYPE, and the target
+   memory is left alone: a derived type in MPI_Fetch_and_op, a floating type in
+   MPI_Compare_and_swap, an accumulate whose origin and target types differ. */
+static void refused_types(int rank) {
+  long long *mem;
+  MPI_Win win;
+  MPI_Win_allocate(2 * sizeof(long long), 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  mem[0] = mem[1] = 0;
+  MPI_Datatype two;
+  MPI_Type_contiguous(2, MPI_INT, &two);
+  MPI_Type_commit(&two);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) {
+    int in[2] = {1, 2}, got[2], cls = -1;
+    double d = 2.5, dold = 0, dres;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    MPI_Error_class(MPI_Fetch_and_op(in, got, two, 0, 0, MPI_SUM, win), &cls);
+    CHECK(cls == MPI_ERR_TYPE);
+    MPI_Error_class(MPI_Compare_and_swap(&d, &dold, &dres, MPI_DOUBLE, 0, 0, win), &cls);
+    CHECK(cls == MPI_ERR_TYPE);
+    MPI_Error_class(MPI_Accumulate(&d, 1, MPI_DOUBLE, 0, 8, 1, MPI_LONG_LONG, MPI_SUM, win),
+                    &cls);
+    CHECK(cls == MPI_ERR_TYPE);
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) CHECK(mem[0] == 0 && mem[1] == 0);
+  MPI_Type_free(&two);
+  MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   MPI_Init(&argc, &argv);
@@ -331,6 +363,7 @@ int main(int argc, char **argv) {
   general_active_target(rank, size);
   strided_target(rank, size);
   dynamic_window(rank, size);
+  refused_types(rank);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) printf("rma: ok on %d ranks\n", size);
   MPI_Finalize();

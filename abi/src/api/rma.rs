@@ -282,6 +282,8 @@ unsafe fn get_acc_impl(
     win: Handle,
 ) -> c_int {
     win_call(name, win, || {
+        let origin = (op != MPI_NO_OP).then_some(otype);
+        same_basic(origin.into_iter().chain(result.map(|r| r.2)), ttype)?;
         let origin = (obuf, ocount, otype);
         if let Some(r) = accumulate_in_place(origin, result, target, disp, (tcount, ttype), op, win)
         {
@@ -359,6 +361,48 @@ unsafe fn get_acc_impl(
     })
 }
 
+/// The predefined type datatype `h` is made of (MPI's rule for the datatypes of an
+/// accumulate: each made of one).
+fn basic_of(h: Handle) -> MpiResult<Handle> {
+    if derived::is_predefined(h) {
+        return Ok(h);
+    }
+    derived::resolve(h, true)?.single_basic().ok_or_else(|| {
+        MpiError::new(
+            MPI_ERR_TYPE,
+            format!(
+                "datatype {h:#x} mixes predefined types: an accumulate's datatypes are each made \
+                 of one"
+            ),
+        )
+    })
+}
+
+/// MPI's rule for an accumulate: its datatypes (`others`: the origin's and the result's, where
+/// they count) are made of the same predefined type as the target's.
+fn same_basic(others: impl Iterator<Item = Handle>, target: Handle) -> MpiResult<()> {
+    let t = basic_of(target)?;
+    for h in others {
+        let b = basic_of(h)?;
+        if b != t {
+            let name = |h| match crate::datatype::name(h) {
+                "" => format!("{h:#x}"),
+                n => n.to_string(),
+            };
+            return err(
+                MPI_ERR_TYPE,
+                format!(
+                    "the target's datatype is made of {} and another of {}: an accumulate \
+                     combines elements of one predefined type",
+                    name(t),
+                    name(b)
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Tests widen the read-modify-write of an accumulate (`IBDYN_RMA_TEST_DELAY_US`), so that
 /// two unserialized accumulates would surely lose an update.
 pub(super) fn race_window() {
@@ -388,6 +432,16 @@ unsafe fn compare_and_swap(
     win: Handle,
 ) -> c_int {
     win_call("MPI_Compare_and_swap", win, || {
+        use ibdyn_collectives::ElemType::*;
+        let elem = derived::is_predefined(datatype)
+            .then(|| crate::datatype::lookup(datatype).ok()?.elem)
+            .flatten();
+        if !matches!(elem, Some(I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64)) {
+            return err(
+                MPI_ERR_TYPE,
+                "MPI_Compare_and_swap takes a predefined integer, logical or byte datatype",
+            );
+        }
         let fast = (origin, compare, result);
         if let Some(r) = compare_and_swap_in_place(fast, datatype, target, disp, win) {
             return r;
@@ -444,6 +498,11 @@ unsafe fn fetch_and_op(
     op: Handle,
     win: Handle,
 ) -> c_int {
+    if !derived::is_predefined(datatype) {
+        return win_call("MPI_Fetch_and_op", win, || {
+            err(MPI_ERR_TYPE, "MPI_Fetch_and_op takes a predefined datatype")
+        });
+    }
     // SAFETY: passed through.
     unsafe {
         get_acc_impl(

@@ -168,25 +168,10 @@ pub(super) fn reduce(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Reduce> {
         ty: if derived::is_predefined(h) {
             h
         } else {
-            single_basic(ty).unwrap_or(MPI_DATATYPE_NULL)
+            ty.single_basic().unwrap_or(MPI_DATATYPE_NULL)
         },
         elem: ty.elem,
     })
-}
-
-/// The one predefined type a derived type is made of, if it is made of one: the target then
-/// reduces its data as elements of that type (complex and long double ones included, which
-/// have no element kind).
-fn single_basic(ty: &Ty) -> Option<Handle> {
-    let mut basic: Option<Option<Handle>> = None;
-    ty.for_each_basic(1, &mut |b, _| {
-        basic = match basic {
-            None => Some(Some(b)),
-            Some(Some(a)) if a == b => Some(Some(a)),
-            _ => Some(None),
-        }
-    });
-    basic.flatten()
 }
 
 /// Queues operation `kind` on `blocks` of window rank `t`'s memory with `data`; the
