@@ -1,6 +1,7 @@
 /* Intercommunicators made by MPI_Intercomm_create and by MPI_Comm_connect/accept through the
    name service: every collective with MPI_ROOT / MPI_PROC_NULL / remote roots, blocking and
-   non-blocking, merge, disconnect; an unknown service name fails with MPI_ERR_NAME.
+   non-blocking, merge, MPI_Comm_create on subgroups of each side, disconnect; an unknown
+   service name fails with MPI_ERR_NAME.
    Run with an even number of ranks >= 2: the low half is group A, the high half group B. */
 #include <mpi.h>
 #include <stdlib.h>
@@ -131,6 +132,32 @@ int main(int argc, char **argv) {
   MPI_Group_size(rg, &n);
   CHECK(n == size - half);
   MPI_Group_free(&rg);
+  /* MPI_Comm_create on the intercommunicator: on each side a subgroup in reverse order (the
+     whole group in A, all but local rank 0 in B); the new intercommunicator's groups follow
+     the subgroups' order, and B's local rank 0 gets MPI_COMM_NULL. */
+  MPI_Group lg, sub;
+  MPI_Comm_group(ic, &lg);
+  int order[64], keep = in_a ? ls : ls - 1;
+  for (int i = 0; i < keep; i++) order[i] = ls - 1 - i;
+  MPI_Group_incl(lg, keep, order, &sub);
+  MPI_Comm made;
+  CHECK(MPI_Comm_create(ic, sub, &made) == MPI_SUCCESS);
+  if ((!in_a && lr == 0) || half == 1) { /* B's subgroup empty: nobody gets one */
+    CHECK(made == MPI_COMM_NULL);
+  } else {
+    int mrank, mremote, theirs = -1;
+    CHECK(made != MPI_COMM_NULL);
+    MPI_Comm_rank(made, &mrank);
+    MPI_Comm_remote_size(made, &mremote);
+    CHECK(mrank == ls - 1 - lr && mremote == (in_a ? rs - 1 : rs));
+    /* Each side's new rank 0 (its old highest) tells the other side its world rank. */
+    MPI_Bcast(in_a ? (void *)&rank : (void *)&theirs, 1, MPI_INT,
+              in_a ? (mrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, made);
+    if (!in_a) CHECK(theirs == half - 1);
+    MPI_Comm_free(&made);
+  }
+  MPI_Group_free(&sub);
+  MPI_Group_free(&lg);
   MPI_Comm merged;
   MPI_Intercomm_merge(ic, !in_a, &merged);
   int mr;

@@ -147,18 +147,37 @@ pub(super) unsafe fn comm_idup(comm: Handle, newcomm: *mut Handle, request: *mut
 
 unsafe fn comm_create(comm: Handle, group: Handle, newcomm: *mut Handle) -> c_int {
     call("MPI_Comm_create", comm, || {
-        let h = with_state(|s| {
-            let g = s.objects.group(group)?;
-            let e = s.comm(comm)?;
-            let eh = e.errhandler;
-            let intra = e
-                .comm
-                .intra("MPI_Comm_create (on intercommunicators: not supported by ibdyn yet)")?;
-            Ok(match intra.create(&g)? {
-                Some(c) => s.add_comm(Comm::Intra(c), eh),
-                None => MPI_COMM_NULL,
-            })
-        })?;
+        let (inter, g) =
+            with_state(|s| Ok((s.comm(comm)?.comm.raw().is_inter(), s.objects.group(group)?)))?;
+        let h = if inter {
+            // Each side's group, a subgroup of its own: a split by membership, ordered as
+            // the group orders its members.
+            split_staged(comm, |c| {
+                let raw = c.raw();
+                let local = raw.group();
+                if g.members().iter().any(|&p| local.rank_of(p).is_none()) {
+                    return err(
+                        MPI_ERR_GROUP,
+                        "the group of MPI_Comm_create on an intercommunicator must be a \
+                         subgroup of the local group",
+                    );
+                }
+                let me = local.get(i64::from(raw.rank()))?;
+                Ok(match g.rank_of(me) {
+                    Some(r) => (Some(0), r as c_int),
+                    None => (None, 0),
+                })
+            })?
+        } else {
+            with_state(|s| {
+                let e = s.comm(comm)?;
+                let eh = e.errhandler;
+                Ok(match e.comm.intra("MPI_Comm_create")?.create(&g)? {
+                    Some(c) => s.add_comm(Comm::Intra(c), eh),
+                    None => MPI_COMM_NULL,
+                })
+            })?
+        };
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })
