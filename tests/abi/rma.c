@@ -319,7 +319,8 @@ static void small_accumulates(int rank, int size) {
 
 /* Datatypes the one-sided atomics do not take are refused with MPI_ERR_TYPE, and the target
    memory is left alone: a derived type in MPI_Fetch_and_op, a floating type in
-   MPI_Compare_and_swap, an accumulate whose origin and target types differ. */
+   MPI_Compare_and_swap, an accumulate whose origin and target types differ. A fence's assert
+   with a bit that is not one of its modes is refused with MPI_ERR_ARG. */
 static void refused_types(int rank) {
   long long *mem;
   MPI_Win win;
@@ -329,6 +330,9 @@ static void refused_types(int rank) {
   MPI_Datatype two;
   MPI_Type_contiguous(2, MPI_INT, &two);
   MPI_Type_commit(&two);
+  int fence_cls = -1;
+  MPI_Error_class(MPI_Win_fence(1, win), &fence_cls); /* not an MPI_MODE_* bit of a fence */
+  CHECK(fence_cls == MPI_ERR_ARG);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 1) {
     int in[2] = {1, 2}, got[2], cls = -1;

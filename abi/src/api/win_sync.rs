@@ -21,6 +21,24 @@ use std::sync::atomic::{fence, Ordering};
 const TAG_POST: c_int = 1;
 const TAG_DONE: c_int = 2;
 const MPI_MODE_NOCHECK: c_int = 1024;
+const MPI_MODE_NOSTORE: c_int = 2048;
+const MPI_MODE_NOPUT: c_int = 4096;
+const MPI_MODE_NOPRECEDE: c_int = 8192;
+
+/// Refuses assert bits that synchronization call `name` does not take (`allowed`).
+fn asserts(name: &str, assert: c_int, allowed: c_int) -> MpiResult<()> {
+    if assert & !allowed != 0 {
+        return err(
+            MPI_ERR_ARG,
+            format!(
+                "{name}: assert {assert:#x} holds bits {:#x} that are not among its MPI_MODE_* \
+                 values",
+                assert & !allowed
+            ),
+        );
+    }
+    Ok(())
+}
 
 /// Runs synchronization `f` of window `win` with the window's error handler.
 fn sync(name: &str, win: Handle, f: impl FnOnce(Handle) -> MpiResult<()>) -> c_int {
@@ -54,6 +72,11 @@ fn rank_of(w: &Window, rank: c_int) -> MpiResult<usize> {
 
 unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_fence", win, |_| {
+        asserts(
+            "MPI_Win_fence",
+            assert,
+            MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED,
+        )?;
         window::with(win, |w| {
             let e = &w.epochs;
             if e.lock_all || !e.locked.is_empty() || e.started.is_some() || e.posted.is_some() {
@@ -75,6 +98,7 @@ unsafe fn win_fence(assert: c_int, win: Handle) -> c_int {
 
 unsafe fn win_lock(lock_type: c_int, rank: c_int, assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_lock", win, |_| {
+        asserts("MPI_Win_lock", assert, MPI_MODE_NOCHECK)?;
         let exclusive = match lock_type {
             MPI_LOCK_EXCLUSIVE => true,
             MPI_LOCK_SHARED => false,
@@ -197,6 +221,7 @@ unsafe fn win_unlock(rank: c_int, win: Handle) -> c_int {
 
 unsafe fn win_lock_all(assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_lock_all", win, |_| {
+        asserts("MPI_Win_lock_all", assert, MPI_MODE_NOCHECK)?;
         let nocheck = assert & MPI_MODE_NOCHECK != 0;
         let waits = window::with(win, |w| {
             not_locked(w, None)?;
@@ -364,6 +389,11 @@ fn recv_empty(from: usize, tag: c_int, wc: Handle) -> MpiResult<()> {
 
 unsafe fn win_post(group: Handle, assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_post", win, |wc| {
+        asserts(
+            "MPI_Win_post",
+            assert,
+            MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT,
+        )?;
         if window::with(win, |w| Ok(w.epochs.posted.is_some()))? {
             return err(
                 MPI_ERR_RMA_SYNC,
@@ -386,6 +416,7 @@ unsafe fn win_post(group: Handle, assert: c_int, win: Handle) -> c_int {
 
 unsafe fn win_start(group: Handle, assert: c_int, win: Handle) -> c_int {
     sync("MPI_Win_start", win, |wc| {
+        asserts("MPI_Win_start", assert, MPI_MODE_NOCHECK)?;
         if window::with(win, |w| Ok(w.epochs.started.is_some()))? {
             return err(
                 MPI_ERR_RMA_SYNC,
