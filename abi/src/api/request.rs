@@ -482,11 +482,17 @@ forward! {
 
 unsafe fn start(request: *mut Handle) -> c_int {
     // SAFETY: passed through.
-    unsafe { startall(1, request) }
+    unsafe { start_each("MPI_Start", 1, request) }
 }
 
 unsafe fn startall(count: c_int, requests: *mut Handle) -> c_int {
-    with_requests("MPI_Startall", count, requests, |n, comm| {
+    // SAFETY: passed through.
+    unsafe { start_each("MPI_Startall", count, requests) }
+}
+
+/// MPI_Start and MPI_Startall (`name`): starts each of `count` persistent requests.
+unsafe fn start_each(name: &'static str, count: c_int, requests: *mut Handle) -> c_int {
+    with_requests(name, count, requests, |n, comm| {
         for i in 0..n {
             // SAFETY: the caller's array of `count` requests.
             let h = unsafe { requests.add(i).read() };
