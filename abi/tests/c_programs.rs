@@ -488,8 +488,17 @@ fn reductions_on_long_double_keep_its_precision() {
 /// communicator has died, on one node and on two, instead of waiting for ever.
 #[test]
 fn a_wait_among_collectives_in_flight_fails_on_a_dead_peer() {
-    let s = Scratch::new("nbc_dead");
-    let exe = s.build("nbc_dead");
+    let lines: Vec<String> = (0..2)
+        .map(|r| format!("nbc_dead: rank {r} wait failed: 1"))
+        .collect();
+    keep_going_on_1_and_2_nodes("nbc_dead", 3, &lines);
+}
+
+/// `name` on `n` ranks with `--keep-going` (a rank of it dies), on one node and on two:
+/// its output holds every line of `expect`.
+fn keep_going_on_1_and_2_nodes(name: &str, n: u32, expect: &[String]) {
+    let s = Scratch::new(name);
+    let exe = s.build(name);
     let w = |x: &str| OsString::from(x);
     for nodes in ["1", "2"] {
         let out = s.run_words(&[
@@ -497,13 +506,16 @@ fn a_wait_among_collectives_in_flight_fails_on_a_dead_peer() {
             w("--nodes"),
             w(nodes),
             w("-n"),
-            w("3"),
+            w(&n.to_string()),
             exe.clone().into(),
         ]);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        for r in 0..2 {
-            let line = format!("nbc_dead: rank {r} wait failed: 1");
-            assert!(stdout.contains(&line), "{nodes} node(s): {stdout}");
+        for line in expect {
+            assert!(
+                stdout.contains(line.as_str()),
+                "{nodes} node(s): {stdout}\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
         }
     }
 }
@@ -519,25 +531,8 @@ fn waiting_threads_back_off_at_mpi_thread_multiple() {
 /// MPI_ERR_PROC_ABORTED back under MPI_ERRORS_RETURN; on one node and on two.
 #[test]
 fn threads_waiting_for_a_dead_process_get_its_error_back() {
-    let s = Scratch::new("threads_dead");
-    let exe = s.build("threads_dead");
-    let w = |x: &str| OsString::from(x);
-    for nodes in ["1", "2"] {
-        let out = s.run_words(&[
-            w("--keep-going"),
-            w("--nodes"),
-            w(nodes),
-            w("-n"),
-            w("2"),
-            exe.clone().into(),
-        ]);
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            stdout.contains("threads_dead: both waits failed: 1"),
-            "{nodes} node(s): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let line = "threads_dead: both waits failed: 1".to_string();
+    keep_going_on_1_and_2_nodes("threads_dead", 2, &[line]);
 }
 
 /// A first message to a process of this node that has ended fails with
