@@ -282,8 +282,11 @@ unsafe fn get_acc_impl(
     win: Handle,
 ) -> c_int {
     win_call(name, win, || {
-        let origin = (op != MPI_NO_OP).then_some(otype);
-        same_basic(origin.into_iter().chain(result.map(|r| r.2)), ttype)?;
+        // An operation on MPI_PROC_NULL does nothing, whatever its datatypes.
+        if target != MPI_PROC_NULL {
+            let origin = (op != MPI_NO_OP).then_some(otype);
+            same_basic(origin.into_iter().chain(result.map(|r| r.2)), ttype)?;
+        }
         let origin = (obuf, ocount, otype);
         if let Some(r) = accumulate_in_place(origin, result, target, disp, (tcount, ttype), op, win)
         {
@@ -436,7 +439,8 @@ unsafe fn compare_and_swap(
         let elem = derived::is_predefined(datatype)
             .then(|| crate::datatype::lookup(datatype).ok()?.elem)
             .flatten();
-        if !matches!(elem, Some(I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64)) {
+        let integer = matches!(elem, Some(I8 | I16 | I32 | I64 | U8 | U16 | U32 | U64));
+        if !integer && target != MPI_PROC_NULL {
             return err(
                 MPI_ERR_TYPE,
                 "MPI_Compare_and_swap takes a predefined integer, logical or byte datatype",
@@ -498,7 +502,7 @@ unsafe fn fetch_and_op(
     op: Handle,
     win: Handle,
 ) -> c_int {
-    if !derived::is_predefined(datatype) {
+    if !derived::is_predefined(datatype) && target != MPI_PROC_NULL {
         return win_call("MPI_Fetch_and_op", win, || {
             err(MPI_ERR_TYPE, "MPI_Fetch_and_op takes a predefined datatype")
         });
