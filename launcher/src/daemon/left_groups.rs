@@ -10,7 +10,8 @@ pub(crate) struct LeftGroups {
     groups: Vec<(u32, i32)>,
 }
 
-fn has_members(pgid: i32) -> bool {
+/// Whether process group `pgid` has a member (a zombie counts).
+pub(crate) fn has_members(pgid: i32) -> bool {
     // SAFETY: kill(2) with signal 0 only asks whether the group has a member.
     unsafe { libc::kill(-pgid, 0) == 0 }
 }

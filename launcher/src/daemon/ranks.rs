@@ -619,8 +619,7 @@ impl Daemon {
         };
         rs.exit = Some((code, signal));
         rs.reaped_at = Some(now);
-        // SAFETY: kill(2) with signal 0 only asks whether the group has a member.
-        rs.helpers_left = !rs.adopted && unsafe { libc::kill(-pid, 0) } == 0;
+        rs.helpers_left = !rs.adopted && super::left_groups::has_members(pid);
         rs.stdin = None;
         self.output_grace.push((now + EOF_GRACE, job, rank));
         if signal == Some(libc::SIGBUS) {
