@@ -649,8 +649,9 @@ pub fn daemon_main(o: DaemonOptions) -> Result<i32> {
         d.end_copies();
         if d.killing_since.is_some() {
             // A teardown was under way: helpers that outlived its SIGTERM go before the
-            // daemon does, as its SIGKILL a grace period later would have ended them.
-            d.left_groups.signal(me, libc::SIGKILL, None);
+            // daemon does, as its SIGKILL a grace period later would have ended them (their
+            // job's record may still be here, or gone to `left_groups`).
+            d.end_ranks(libc::SIGKILL, None);
         }
         // A node daemon killed on this host (now or in an earlier job) left its ranks'
         // objects, which nobody else on the host would remove: the next daemon out does.
