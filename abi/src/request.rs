@@ -264,6 +264,13 @@ impl ReqEntry {
                     }
                 };
                 drop(packed);
+                let r = match r {
+                    Err(ibdyn::CommError::Cancelled) => {
+                        self.cancelled = true;
+                        Ok(Some(empty()))
+                    }
+                    r => r,
+                };
                 let st = r?.expect("a completed request has a status");
                 if let Some(s) = staged {
                     // SAFETY: MPI keeps the receive memory valid until completion.
@@ -331,7 +338,15 @@ impl ReqEntry {
         Ok(match &mut self.active {
             None => Some(empty()),
             Some(Active::Done(st)) => Some(*st),
-            Some(Active::P2p { req, .. }) => req.test()?,
+            Some(Active::P2p { req, .. }) => match req.test() {
+                Err(ibdyn::CommError::Cancelled) => {
+                    // The send was withdrawn: it stays complete, and cancelled, until collected.
+                    self.active = Some(Active::Done(empty()));
+                    self.cancelled = true;
+                    Some(empty())
+                }
+                r => r?,
+            },
             Some(Active::Coll(c)) => c.step(false)?.then(empty),
             Some(Active::Partitioned(_)) => None,
             Some(Active::Generalized(g)) => match g.is_done() {
@@ -352,11 +367,18 @@ impl ReqEntry {
     }
 
     /// MPI_Cancel: a receive that has not completed is withdrawn (and completes as
-    /// cancelled); sends and collectives run on (MPI 4 deprecates cancelling sends); a
-    /// generalized request's cancel_fn is called.
+    /// cancelled); a send that no receive has matched is withdrawn from its receiver, once it
+    /// answers (an eager send has completed already); collectives run on; a generalized
+    /// request's cancel_fn is called.
     pub fn cancel(&mut self) -> MpiResult<()> {
         if let Some(Active::Generalized(g)) = &self.active {
             return g.cancel();
+        }
+        if let Some(Active::P2p {
+            req, recv: false, ..
+        }) = &mut self.active
+        {
+            return Ok(req.cancel_send()?);
         }
         if let Some(Active::P2p {
             req, recv: true, ..

@@ -277,6 +277,14 @@ fn point_to_point_modes_probes_and_requests() {
     run_ok("p2p_modes", 3, "p2p_modes: ok on 3 ranks");
 }
 
+/// MPI_Cancel of sends: withdrawn when unmatched (a wait on it returns although nobody
+/// receives), left to complete when matched; between nodes too, where the race of a cancel
+/// and a receive has both outcomes.
+#[test]
+fn cancelled_sends_are_withdrawn_or_received_whole() {
+    run_ok_on_1_and_2_nodes("cancel_send", 2, "cancel_send: ok");
+}
+
 #[test]
 fn derived_datatypes() {
     run_ok("datatypes", 3, "datatypes: ok on 3 ranks");

@@ -381,6 +381,12 @@ impl Engine {
         self.proto.cancel(id)
     }
 
+    /// Asks the receiver to withdraw send `id` (see `Protocol::cancel_send`).
+    pub fn cancel_send(&mut self, id: u64) -> Result<()> {
+        let (proto, mut r) = self.split();
+        proto.cancel_send(&mut r, id)
+    }
+
     /// Whether every queued packet has left this process (also those the fabric holds while
     /// a connection is being made).
     pub fn flushed(&self) -> bool {

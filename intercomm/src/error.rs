@@ -83,6 +83,8 @@ pub enum CommError {
     GroupMismatch { tag: String, detail: String },
     #[error("context id {wire:#x} (from {what}) is already used by a communicator of this process; free it, or use another tag")]
     ContextCollision { wire: u64, what: String },
+    #[error("the send was cancelled before a receive matched it; the receiver never sees it")]
+    Cancelled,
 }
 
 pub type Result<T, E = CommError> = std::result::Result<T, E>;

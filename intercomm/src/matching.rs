@@ -97,6 +97,13 @@ impl<P: Copy + PartialEq, U> Matcher<P, U> {
         self.unexpected.remove(i)
     }
 
+    /// The oldest unexpected message for which `which` holds, removed from the queue (a
+    /// withdrawn send).
+    pub fn withdraw(&mut self, which: impl Fn(&Envelope, &U) -> bool) -> Option<(Envelope, U)> {
+        let i = self.unexpected.iter().position(|(e, u)| which(e, u))?;
+        self.unexpected.remove(i)
+    }
+
     /// The oldest unexpected message `p` matches, left in the queue.
     pub fn probe(&self, p: &Pattern) -> Option<(&Envelope, &U)> {
         self.unexpected
@@ -240,6 +247,17 @@ mod tests {
             "collective"
         );
         assert_eq!(m.take_posted(&env(8, 1, 5)), Some(1));
+    }
+
+    #[test]
+    fn a_withdrawn_message_matches_nothing() {
+        let mut m = M::default();
+        m.hold(env(8, 1, 5), "first");
+        m.hold(env(8, 1, 5), "second");
+        assert_eq!(m.withdraw(|_, u| *u == "second").unwrap().1, "second");
+        assert_eq!(m.withdraw(|_, u| *u == "second"), None, "withdrawn once");
+        assert_eq!(m.take_unexpected(&pat(8, 1, 5)).unwrap().1, "first");
+        assert_eq!(m.take_unexpected(&pat(8, 1, 5)), None);
     }
 
     #[test]

@@ -19,6 +19,11 @@ pub enum Kind {
     Frag = 5,
     /// Carries nothing; makes a connection at start-up (eager wire-up).
     Hello = 6,
+    /// The sender of a rendezvous asks to withdraw it (MPI_Cancel); `word` is its request.
+    CancelSend = 7,
+    /// The receiver's answer to `CancelSend`: the body's one byte is 1 if the request to send
+    /// was withdrawn unmatched, 0 if a receive had matched it (the send then completes).
+    CancelReply = 8,
 }
 
 impl Kind {
@@ -30,6 +35,8 @@ impl Kind {
             4 => Kind::Cts,
             5 => Kind::Frag,
             6 => Kind::Hello,
+            7 => Kind::CancelSend,
+            8 => Kind::CancelReply,
             _ => return Err(CommError::Malformed(format!("unknown packet kind {v}"))),
         })
     }
@@ -272,6 +279,10 @@ mod tests {
         assert_eq!(back, h);
         assert_eq!(rest, &[1, 2, 3]);
         assert!(Header::decode(&p[..10]).is_err());
+        for kind in [Kind::CancelSend, Kind::CancelReply] {
+            let c = Header { kind, ..h };
+            assert_eq!(Header::decode(&c.encode()).unwrap().0, c);
+        }
         p[0] = 99;
         assert!(Header::decode(&p).is_err());
         let body = RtsBody {

@@ -77,6 +77,8 @@ pub(crate) struct RndvSend {
     pub status: Status,
     /// Fabric registration to release when done.
     pub exposed: Option<(u64, u64, u32)>,
+    /// A cancel was asked of the receiver (MPI_Cancel); its answer has not come yet.
+    pub cancelling: bool,
 }
 
 /// A slab of request states; ids carry a generation so a stale id never aliases a new request.

@@ -3,6 +3,7 @@
 //! request table; peers, their address cards and their failures. Every route-specific step
 //! goes through `Routes`.
 
+mod cancel;
 mod failure;
 mod held;
 mod recv;

@@ -234,6 +234,8 @@ impl Protocol {
             }
             Kind::Frag => self.handle_fragment(h.word, body)?,
             Kind::Hello => {}
+            Kind::CancelSend => self.handle_cancel_send(r, Gpid::from_u64(h.from), h.word)?,
+            Kind::CancelReply => self.handle_cancel_reply(r, h.word, body)?,
         }
         Ok(())
     }

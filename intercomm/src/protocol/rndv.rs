@@ -30,6 +30,7 @@ impl Protocol {
             to,
             status,
             exposed: exposed.as_ref().map(|e| (e.addr, e.len, e.rkey)),
+            cancelling: false,
         };
         let id = self.reqs.insert(ReqState::SendRndv(send));
         let rts = RtsBody {

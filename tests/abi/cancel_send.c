@@ -1,0 +1,144 @@
+/* MPI_Cancel of sends. A wait on a send marked for cancellation returns whatever the receiver
+   does; Test_cancelled then says whether the message was withdrawn (the receiver never sees it)
+   or had been matched (the receiver gets all of it). Two ranks: 0 sends, 1 receives. */
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+
+#define BIG (1 << 20)
+
+int main(int argc, char **argv) {
+  int rank, size, flag;
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CHECK(size == 2);
+  MPI_Status st;
+  int x = 5;
+  char *big = malloc(BIG);
+  CHECK(big != NULL);
+  memset(big, 7, BIG);
+
+  /* 1. Nobody receives: a synchronous send and a rendezvous-size send are withdrawn. */
+  if (rank == 0) {
+    MPI_Request r[2];
+    MPI_Issend(&x, 1, MPI_INT, 1, 10, MPI_COMM_WORLD, &r[0]);
+    MPI_Isend(big, BIG, MPI_CHAR, 1, 11, MPI_COMM_WORLD, &r[1]);
+    for (int i = 0; i < 2; i++) {
+      MPI_Cancel(&r[i]);
+      MPI_Wait(&r[i], &st);
+      MPI_Test_cancelled(&st, &flag);
+      CHECK(flag);
+      CHECK(r[i] == MPI_REQUEST_NULL);
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 1) {
+    MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+    CHECK(!flag); /* both messages were withdrawn */
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+
+  /* 2. The receive completed before the cancel: the send is not cancelled. */
+  if (rank == 0) {
+    MPI_Request r;
+    MPI_Issend(&x, 1, MPI_INT, 1, 20, MPI_COMM_WORLD, &r);
+    int ack;
+    MPI_Recv(&ack, 1, MPI_INT, 1, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(!flag);
+  } else {
+    int got = 0, ack = 1;
+    MPI_Recv(&got, 1, MPI_INT, 0, 20, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(got == 5);
+    MPI_Send(&ack, 1, MPI_INT, 0, 21, MPI_COMM_WORLD);
+  }
+
+  /* 3. A cancelled persistent send can be started again, and then it is received. */
+  if (rank == 0) {
+    MPI_Request p;
+    MPI_Ssend_init(&x, 1, MPI_INT, 1, 30, MPI_COMM_WORLD, &p);
+    MPI_Start(&p);
+    MPI_Cancel(&p);
+    MPI_Wait(&p, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(flag);
+    CHECK(p != MPI_REQUEST_NULL);
+    MPI_Send(&flag, 1, MPI_INT, 1, 31, MPI_COMM_WORLD);
+    x = 6;
+    MPI_Start(&p);
+    MPI_Wait(&p, &st);
+    MPI_Test_cancelled(&st, &flag);
+    CHECK(!flag);
+    MPI_Request_free(&p);
+  } else {
+    int got = 0, go;
+    /* receives only once the first start was cancelled */
+    MPI_Recv(&go, 1, MPI_INT, 0, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(&got, 1, MPI_INT, 0, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(got == 6); /* the first start's message never arrives */
+  }
+
+  /* 4. A receive posted while the cancel is on its way: either outcome, but one only. */
+  for (int i = 0; i < 20; i++) {
+    if (rank == 0) {
+      MPI_Request r;
+      MPI_Isend(big, BIG, MPI_CHAR, 1, 100 + i, MPI_COMM_WORLD, &r);
+      MPI_Cancel(&r);
+      MPI_Wait(&r, &st);
+      MPI_Test_cancelled(&st, &flag);
+      MPI_Send(&flag, 1, MPI_INT, 1, 41, MPI_COMM_WORLD);
+    } else {
+      MPI_Request r;
+      char *in = calloc(BIG, 1);
+      CHECK(in != NULL);
+      MPI_Irecv(in, BIG, MPI_CHAR, 0, 100 + i, MPI_COMM_WORLD, &r);
+      int cancelled;
+      MPI_Recv(&cancelled, 1, MPI_INT, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (cancelled) {
+        MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+        CHECK(!flag); /* the withdrawn message must not arrive */
+        MPI_Cancel(&r);
+        MPI_Wait(&r, &st);
+        MPI_Test_cancelled(&st, &flag);
+        CHECK(flag);
+      } else {
+        MPI_Wait(&r, &st);
+        int n;
+        MPI_Get_count(&st, MPI_CHAR, &n);
+        CHECK(n == BIG && in[0] == 7 && in[BIG - 1] == 7);
+      }
+      free(in);
+    }
+  }
+
+  /* 5. Cancelling an eager send that has completed leaves it sent. */
+  if (rank == 0) {
+    MPI_Request r;
+    MPI_Isend(&x, 1, MPI_INT, 1, 50, MPI_COMM_WORLD, &r);
+    MPI_Cancel(&r);
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &flag);
+    int cancelled = flag;
+    MPI_Send(&cancelled, 1, MPI_INT, 1, 51, MPI_COMM_WORLD);
+  } else {
+    int cancelled, got = 0;
+    MPI_Recv(&cancelled, 1, MPI_INT, 0, 51, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Iprobe(0, 50, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag == !cancelled);
+    if (flag) {
+      MPI_Recv(&got, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      CHECK(got == 6);
+    }
+  }
+
+  free(big);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("cancel_send: ok\n");
+  MPI_Finalize();
+  return 0;
+}
