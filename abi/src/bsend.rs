@@ -40,10 +40,12 @@ impl Buffers {
         Ok(())
     }
 
-    /// Waits for the buffer's sends, removes it and gives back (address, size).
+    /// Waits for the buffer's sends, removes it and gives back (address, size); (0, 0) when
+    /// none is attached, as MPICH does, so that a library can save and restore the caller's
+    /// buffer whether there is one or not.
     pub fn detach(&mut self, owner: Owner) -> MpiResult<(usize, usize)> {
         let Some(i) = self.attached.iter().position(|a| a.0 == owner) else {
-            return err(MPI_ERR_BUFFER, "no buffer is attached");
+            return Ok((0, 0));
         };
         self.flush(owner)?;
         let (_, addr, size) = self.attached.remove(i);

@@ -61,6 +61,14 @@ int main(int argc, char **argv) {
     int back_size;
     MPI_Buffer_detach(&back, &back_size);
     CHECK(back == (void *)buf && back_size == (int)sizeof buf);
+    /* A library's idiom: take whatever buffer is attached (none here: NULL and 0, with
+       success), attach its own, and restore the caller's at the end. */
+    back = buf;
+    back_size = 1;
+    CHECK(MPI_Buffer_detach(&back, &back_size) == MPI_SUCCESS);
+    CHECK(back == NULL && back_size == 0);
+    CHECK(MPI_Comm_detach_buffer(MPI_COMM_WORLD, &back, &back_size) == MPI_SUCCESS);
+    CHECK(back == NULL && back_size == 0);
 
     /* Sendrecv_replace */
     x = rank * 100;
