@@ -9,14 +9,30 @@ use std::os::raw::{c_int, c_long, c_longlong, c_short};
 
 #[derive(Copy, Clone, Debug)]
 pub struct TypeInfo {
-    /// Size (and extent: every predefined type here is contiguous) in bytes.
+    /// Size in bytes: the data of one element, without padding.
     pub size: usize,
+    /// Extent in bytes: the size, except for the value-index pairs whose C struct has
+    /// padding (MPI_DOUBLE_INT is 12 bytes of data in 16).
+    pub extent: usize,
     /// The element type of built-in reductions, for the numeric C types.
     pub elem: Option<ElemType>,
 }
 
 const fn t(size: usize, elem: Option<ElemType>) -> MpiResult<TypeInfo> {
-    Ok(TypeInfo { size, elem })
+    Ok(TypeInfo {
+        size,
+        extent: size,
+        elem,
+    })
+}
+
+/// A value-index pair with padding: `size` bytes of data in a struct of `extent`.
+const fn padded(size: usize, extent: usize) -> MpiResult<TypeInfo> {
+    Ok(TypeInfo {
+        size,
+        extent,
+        elem: None,
+    })
 }
 
 const fn signed(size: usize) -> Option<ElemType> {
@@ -70,11 +86,11 @@ pub fn lookup(h: Handle) -> MpiResult<TypeInfo> {
         0x220 => t(LONG_DOUBLE, None),                  // MPI_LONG_DOUBLE
         0x224 | 0x225 => t(2 * LONG_DOUBLE, None),      // long double complex
         0x228 => t(8, None),                            // MPI_FLOAT_INT
-        0x229 => t(16, None),                           // MPI_DOUBLE_INT
-        0x22a => t(16, None),                           // MPI_LONG_INT
+        0x229 => padded(12, 16),                        // MPI_DOUBLE_INT
+        0x22a => padded(LONG + 4, 2 * LONG),            // MPI_LONG_INT
         0x22b => t(8, None),                            // MPI_2INT
-        0x22c => t(8, None),                            // MPI_SHORT_INT
-        0x22d => t(32, None),                           // MPI_LONG_DOUBLE_INT
+        0x22c => padded(6, 8),                          // MPI_SHORT_INT
+        0x22d => padded(LONG_DOUBLE + 4, 32),           // MPI_LONG_DOUBLE_INT
         0x230 => t(8, None),                            // MPI_2REAL
         0x231 => t(16, None),                           // MPI_2DOUBLE_PRECISION
         0x232 => t(8, None),                            // MPI_2INTEGER
@@ -114,6 +130,28 @@ pub fn basic_elements(h: Handle) -> u64 {
         0x228..=0x22d | 0x230..=0x232 => 2,
         _ => 1,
     }
+}
+
+/// The data of one element of predefined type `h` as (offset, length) blocks, when they
+/// are not one block at its start: MPI_SHORT_INT's index follows two bytes of padding.
+pub fn split_blocks(h: Handle) -> Option<&'static [(isize, usize)]> {
+    match h {
+        0x22c => Some(&[(0, 2), (4, 4)]),
+        _ => None,
+    }
+}
+
+/// The packed bytes of the value of a value-index pair type (MPI_Get_elements counts a pair
+/// cut after its value as one element).
+pub fn pair_value_len(h: Handle) -> Option<usize> {
+    Some(match h {
+        0x228 | 0x22b | 0x230 | 0x232 => 4,
+        0x229 | 0x231 => 8,
+        0x22a => size_of::<c_long>(),
+        0x22c => 2,
+        0x22d => 16,
+        _ => return None,
+    })
 }
 
 /// The alignment of predefined type `h` of `size` bytes (for the extent of struct types).

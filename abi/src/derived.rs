@@ -72,7 +72,7 @@ impl Ty {
         Ok(Ty {
             size: t.size,
             lb: 0,
-            extent: t.size as isize,
+            extent: t.extent as isize,
             elem: t.elem,
             align: datatype::alignment(h, t.size),
             basics: datatype::basic_elements(h),
@@ -84,7 +84,7 @@ impl Ty {
     /// Whether `count` elements are `count * size` bytes at the buffer's start.
     pub fn contiguous(&self) -> bool {
         match &self.derived {
-            None => true,
+            None => self.extent == self.size as isize,
             Some(d) => {
                 d.extent as usize == d.size
                     && d.lb == 0
@@ -96,7 +96,10 @@ impl Ty {
 
     pub fn true_bounds(&self) -> (isize, isize) {
         match &self.derived {
-            None => (0, self.size as isize),
+            None => match datatype::split_blocks(self.handle) {
+                Some(&[.., (o, l)]) => (0, o + l as isize),
+                _ => (0, self.size as isize),
+            },
             Some(d) => (d.true_lb, d.true_ub - d.true_lb),
         }
     }
@@ -116,7 +119,8 @@ impl Ty {
     fn elements_in_one(&self, mut rest: u64) -> u64 {
         let Some(d) = self.derived.as_ref() else {
             // A pair type cut after its first member.
-            return u64::from(self.basics == 2 && rest >= self.size as u64 / 2);
+            let value = datatype::pair_value_len(self.handle);
+            return u64::from(value.is_some_and(|v| rest >= v as u64));
         };
         let mut n = 0u64;
         for (count, t) in &d.runs {
@@ -144,7 +148,8 @@ impl Ty {
     fn bytes_of_elements_in_one(&self, mut rest: u64) -> u64 {
         let Some(d) = self.derived.as_ref() else {
             // A pair type's first member.
-            return if rest == 0 { 0 } else { self.size as u64 / 2 };
+            let value = datatype::pair_value_len(self.handle).unwrap_or(0);
+            return if rest == 0 { 0 } else { value as u64 };
         };
         let mut bytes = 0u64;
         for (count, t) in &d.runs {
@@ -172,11 +177,11 @@ impl Ty {
 
     fn for_each_block(&self, mut f: impl FnMut(isize, usize)) {
         match &self.derived {
-            None => {
-                if self.size > 0 {
-                    f(0, self.size)
-                }
-            }
+            None => match datatype::split_blocks(self.handle) {
+                Some(blocks) => blocks.iter().for_each(|&(o, l)| f(o, l)),
+                None if self.size > 0 => f(0, self.size),
+                None => {}
+            },
             Some(d) => d.blocks.iter().for_each(|&(o, l)| f(o, l)),
         }
     }
@@ -406,13 +411,12 @@ fn insert(d: Derived) -> Handle {
 pub fn resized(old: &Ty, lb: isize, extent: isize) -> Handle {
     let (blocks, true_bounds) = match &old.derived {
         Some(d) => (d.blocks.clone(), (d.true_lb, d.true_ub)),
-        None => (
-            vec![(0, old.size)]
-                .into_iter()
-                .filter(|b| b.1 > 0)
-                .collect(),
-            (0, old.size as isize),
-        ),
+        None => {
+            let mut blocks = Vec::new();
+            old.for_each_block(|o, l| blocks.push((o, l)));
+            let (lb, extent) = old.true_bounds();
+            (blocks, (lb, lb + extent))
+        }
     };
     insert(Derived {
         size: old.size,

@@ -61,8 +61,8 @@ fn long_double_op(op: Handle) -> MpiResult<Op> {
     crate::ops::per_element(each)
 }
 
-/// MPI_LONG_DOUBLE_INT: the value in the first 16 bytes, the index at 16, 32 bytes in all.
-const PAIR: usize = 32;
+/// MPI_LONG_DOUBLE_INT, packed: the value in the first 16 bytes, the index at 16.
+const PAIR: usize = 20;
 
 /// MPI_MINLOC (MPI_MAXLOC with `max`) on MPI_LONG_DOUBLE_INT: keeps the smaller (larger)
 /// value, and of equal values the smaller index.

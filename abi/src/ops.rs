@@ -114,12 +114,13 @@ fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
             Ok(Op::user_bytes($size, true, f)?)
         }};
     }
+    // Reductions see packed elements: the value, then the index, without padding.
     match ty {
         0x228 => pair!(f32, 4, 8),   // MPI_FLOAT_INT
-        0x229 => pair!(f64, 8, 16),  // MPI_DOUBLE_INT
-        0x22a => pair!(i64, 8, 16),  // MPI_LONG_INT
+        0x229 => pair!(f64, 8, 12),  // MPI_DOUBLE_INT
+        0x22a => pair!(i64, 8, 12),  // MPI_LONG_INT
         0x22b => pair!(i32, 4, 8),   // MPI_2INT
-        0x22c => pair!(i16, 4, 8),   // MPI_SHORT_INT
+        0x22c => pair!(i16, 2, 6),   // MPI_SHORT_INT
         0x22d => crate::long_double_ops::loc(max), // MPI_LONG_DOUBLE_INT
         _ => err(MPI_ERR_OP, format!("MPI_MINLOC/MPI_MAXLOC need a value-index pair type (MPI_2INT, MPI_DOUBLE_INT, ...), not {ty:#x}")),
     }

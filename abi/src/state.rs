@@ -507,13 +507,12 @@ impl State {
         Ok(self.req_status(h)?.is_some())
     }
 
-    /// The status of request `h` once it has completed, without collecting it.
-    pub fn req_status(&mut self, h: Handle) -> MpiResult<Option<ibdyn::Status>> {
+    /// The status of request `h` once it has completed, and whether it was cancelled,
+    /// without collecting it.
+    pub fn req_status(&mut self, h: Handle) -> MpiResult<Option<(ibdyn::Status, bool)>> {
         let i = self.req_index(h)?;
-        self.reqs
-            .get_mut(i)
-            .expect("req_index checked the slot")
-            .peek()
+        let e = self.reqs.get_mut(i).expect("req_index checked the slot");
+        Ok(e.peek()?.map(|st| (st, e.cancelled)))
     }
 
     /// The table index of request handle `h`.

@@ -277,6 +277,22 @@ fn point_to_point_modes_probes_and_requests() {
     run_ok("p2p_modes", 3, "p2p_modes: ok on 3 ranks");
 }
 
+/// The value-index pair types: the size of their data, the extent of their C struct;
+/// received as a struct of the same type map and the other way round, reduced with
+/// MINLOC/MAXLOC and a user operation, packed.
+#[test]
+fn pair_types_match_structs_of_their_type_map() {
+    run_ok_on_1_and_2_nodes("pair_types", 2, "pair_types: ok");
+}
+
+/// Gather, Scatter and their v, non-blocking and persistent forms, on intra- and
+/// intercommunicators, and Alltoallw, with NULL, 0 and MPI_DATATYPE_NULL where MPI says the
+/// arguments are not significant.
+#[test]
+fn arguments_a_collective_ignores_may_be_null() {
+    run_ok_on_1_and_2_nodes("coll_ignored", 4, "coll_ignored: ok");
+}
+
 /// MPI_Cancel of sends: withdrawn when unmatched (a wait on it returns although nobody
 /// receives), left to complete when matched; between nodes too, where the race of a cancel
 /// and a receive has both outcomes.

@@ -11,6 +11,12 @@ static void expect_keyval_error(int rc) {
   CHECK(cls == MPI_ERR_KEYVAL);
 }
 
+static int copy_fails(MPI_Comm c, int key, void *extra, void *in, void *out, int *flag) {
+  (void)c, (void)key, (void)extra, (void)in, (void)out;
+  *flag = 0;
+  return MPI_ERR_OTHER;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -41,6 +47,16 @@ int main(int argc, char **argv) {
   flag = 0;
   CHECK(MPI_Win_get_attr(w, MPI_WIN_BASE, &v, &flag) == MPI_SUCCESS && flag && v == &buf);
   MPI_Win_free(&w);
+  /* A copy function that fails fails the dup, which gives MPI_COMM_NULL (as MPICH). */
+  int k;
+  MPI_Comm_create_keyval(copy_fails, MPI_COMM_NULL_DELETE_FN, &k, NULL);
+  MPI_Comm_set_attr(MPI_COMM_WORLD, k, &buf);
+  MPI_Comm d = MPI_COMM_SELF;
+  int cls = -1;
+  CHECK(MPI_Error_class(MPI_Comm_dup(MPI_COMM_WORLD, &d), &cls) == MPI_SUCCESS);
+  CHECK(cls == MPI_ERR_OTHER && d == MPI_COMM_NULL);
+  MPI_Comm_delete_attr(MPI_COMM_WORLD, k);
+  MPI_Comm_free_keyval(&k);
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) printf("keyval_bad: ok\n");

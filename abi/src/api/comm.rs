@@ -58,7 +58,19 @@ pub(super) unsafe fn comm_dup(comm: Handle, newcomm: *mut Handle) -> c_int {
             s.comm_mut(h)?.topo = topo;
             Ok(h)
         })?;
-        super::attr::copy_all(comm, h)?;
+        if let Err(e) = super::attr::copy_all(comm, h) {
+            // A copy function failed: no new communicator (as MPICH, MPI_COMM_NULL).
+            with_state(|s| {
+                match s.remove_comm(h)?.comm {
+                    Comm::Intra(c) => c.free(),
+                    Comm::Inter(c) => c.free(),
+                }
+                Ok(())
+            })?;
+            // SAFETY: the caller's output argument.
+            unsafe { out(newcomm, MPI_COMM_NULL, "newcomm") }?;
+            return Err(e);
+        }
         // SAFETY: the caller's output argument.
         unsafe { out(newcomm, h, "newcomm") }
     })

@@ -65,8 +65,7 @@ fn ext32(h: Handle) -> MpiResult<Ext> {
 }
 
 /// A value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...): its value type, its index type
-/// and the native offset of the index. External32 holds the two parts one after the other,
-/// without the native padding.
+/// and the packed length of the value (packing took the native padding out already).
 fn pair(h: Handle) -> Option<(Handle, Handle, usize)> {
     const SHORT: Handle = 0x208;
     const LONG: Handle = 0x20a;
@@ -81,7 +80,7 @@ fn pair(h: Handle) -> Option<(Handle, Handle, usize)> {
         0x229 => (DOUBLE, MPI_INT, 8),
         0x22a => (LONG, MPI_INT, 8),
         0x22b => (MPI_INT, MPI_INT, 4),
-        0x22c => (SHORT, MPI_INT, 4),
+        0x22c => (SHORT, MPI_INT, 2),
         0x22d => (LONG_DOUBLE, MPI_INT, 16),
         0x230 => (REAL, REAL, 4),
         0x231 => (DOUBLE_PRECISION, DOUBLE_PRECISION, 8),
@@ -595,7 +594,8 @@ mod tests {
     #[test]
     fn a_value_index_pair_is_its_two_parts_without_the_padding() {
         let _owner = ibdyn_owner::enter();
-        // MPI_DOUBLE_INT then MPI_SHORT_INT, each with garbage in its padding.
+        // MPI_DOUBLE_INT then MPI_SHORT_INT, packed: the value then the index (packing left
+        // the native padding out).
         for (ty, value, value_ext) in [
             (
                 0x229,
@@ -609,7 +609,8 @@ mod tests {
             ),
         ] {
             let l = layout(ty, false).unwrap();
-            let at = l.ty.size / 2;
+            let at = value.len();
+            assert_eq!(l.ty.size, at + 4);
             let mut native = vec![0xaau8; l.ty.size];
             native[..value.len()].copy_from_slice(&value);
             native[at..at + 4].copy_from_slice(&(-7i32).to_le_bytes());

@@ -574,9 +574,12 @@ unsafe fn request_get_status(request: Handle, flag: *mut c_int, st: *mut MpiStat
                 return unsafe { out(flag, 1, "flag") };
             }
             let done = with_state(|s| s.req_status(request))?;
-            if let Some(got) = &done {
+            if let Some((got, cancelled)) = &done {
                 // SAFETY: the caller's status; the request stays (MPI: it is not freed).
-                unsafe { status::store(st, got) };
+                unsafe {
+                    status::store(st, got);
+                    status::set_cancelled(st, *cancelled);
+                }
             }
             // SAFETY: the caller's output argument.
             unsafe { out(flag, c_int::from(done.is_some()), "flag") }

@@ -10,14 +10,17 @@ use crate::{call_with, export};
 use ibdyn::Status;
 use std::os::raw::c_int;
 
-/// The requests' states: None for MPI_REQUEST_NULL, else the status once complete.
+/// A completed request's status and whether its operation was cancelled.
+type Outcome = (Status, bool);
+
+/// The requests' states: None for MPI_REQUEST_NULL, else the outcome once complete.
 ///
 /// # Safety
 /// `requests` holds `count` handles.
 unsafe fn done_flags(
     count: c_int,
     requests: *const Handle,
-) -> MpiResult<Vec<Option<Option<Status>>>> {
+) -> MpiResult<Vec<Option<Option<Outcome>>>> {
     let Ok(n) = usize::try_from(count) else {
         return err(MPI_ERR_COUNT, format!("count {count} is negative"));
     };
@@ -56,11 +59,14 @@ fn nth(statuses: *mut MpiStatus, i: usize) -> *mut MpiStatus {
 ///
 /// # Safety
 /// `out` is null or a writable MPI_Status.
-unsafe fn put(out: *mut MpiStatus, st: Option<Status>) {
+unsafe fn put(out: *mut MpiStatus, st: Option<Outcome>) {
     // SAFETY: the caller's contract.
     unsafe {
         match st {
-            Some(st) => status::store(out, &st),
+            Some((st, cancelled)) => {
+                status::store(out, &st);
+                status::set_cancelled(out, cancelled);
+            }
             None => status::store_empty(out),
         }
     }
@@ -130,7 +136,7 @@ unsafe fn get_status_some(
             // SAFETY: the caller's output argument.
             return unsafe { out(outcount, MPI_UNDEFINED, "outcount") };
         }
-        let done: Vec<(usize, Status)> = (0..d.len())
+        let done: Vec<(usize, Outcome)> = (0..d.len())
             .filter_map(|i| d[i].flatten().map(|st| (i, st)))
             .collect();
         if !done.is_empty() && indices.is_null() {
@@ -140,7 +146,7 @@ unsafe fn get_status_some(
             // SAFETY: the caller's arrays of `incount` entries (checked non-null above).
             unsafe {
                 indices.add(k).write(*i as c_int);
-                status::store(nth(statuses, k), st);
+                put(nth(statuses, k), Some(*st));
             }
         }
         // SAFETY: the caller's output argument.

@@ -87,11 +87,13 @@ pub(super) fn direct(
     .flatten()
 }
 
-/// What a predefined datatype is (None for a derived one or no datatype).
+/// What a predefined datatype is (None for a derived one, no datatype, or a pair type with
+/// padding, whose elements are not their bytes one after the other).
 fn predefined(datatype: Handle) -> Option<crate::datatype::TypeInfo> {
     derived::is_predefined(datatype)
         .then(|| crate::datatype::lookup(datatype).ok())
         .flatten()
+        .filter(|t| t.extent == t.size)
 }
 
 /// A predefined datatype of at most 16 bytes (every type MPI allows in the calls below).

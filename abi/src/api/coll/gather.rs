@@ -151,6 +151,38 @@ fn send_of(side: &Side, ty: &Ty, elems: i64) -> MpiResult<SendBuf<'static>> {
     unsafe { send_buf_of(side.buf, elems, ty) }
 }
 
+/// Whether this process sends and whether it receives in a data mover of `kind`: a rooted
+/// one gathers to (scatters from) the root only; on an intercommunicator the root's group
+/// sends or receives at its root alone (MPI_ROOT), and the others of that group not at all.
+fn sides_used(
+    kind: Kind,
+    c: &Colls,
+    rank: usize,
+    size: usize,
+    rsize: usize,
+    root: c_int,
+) -> MpiResult<(bool, bool)> {
+    let rooted = matches!(kind, Kind::Gather | Kind::Scatter);
+    if !rooted {
+        return Ok((true, true));
+    }
+    let (at_root, other_group) = match c {
+        Colls::Intra(_) => (rank == intra_root(root, size as c_int)?, false),
+        Colls::Inter(_) => match inter_role(root, rsize as c_int)? {
+            InterRole::ProcNull => return Ok((false, false)),
+            InterRole::Root => (true, false),
+            InterRole::Remote(_) => (false, true),
+        },
+    };
+    // Every process of a gather sends (on an intercommunicator: the other group); the root
+    // receives. A scatter the other way round.
+    let contributes = other_group || matches!(c, Colls::Intra(_));
+    Ok(match kind {
+        Kind::Gather => (contributes, at_root),
+        _ => (at_root, contributes),
+    })
+}
+
 /// Runs Gather(v), Allgather(v), Scatter(v) or Alltoall(v) of `kind`.
 fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, root: c_int) -> c_int {
     crate::call(name, call.comm, || {
@@ -162,20 +194,18 @@ fn mover(call: Call, name: &'static str, kind: Kind, send: Side, recv: Side, roo
             } else {
                 send.buf
             });
+            let (sends, gets) = sides_used(kind, &c, rank, size, rsize, root)?;
+            // A side this process does not use is not significant: its datatype may be
+            // anything (MPI_DATATYPE_NULL, say), as its buffer and count may.
+            let ty = |h: Handle, used: bool| match used {
+                true => derived::resolve(h, true),
+                false => derived::resolve(MPI_BYTE, false),
+            };
             let (st, rt) = match (ip, kind) {
                 // The receive side describes the data in place; the send type is ignored.
-                (true, Kind::Scatter) => (
-                    derived::resolve(send.ty, true)?,
-                    derived::resolve(send.ty, true)?,
-                ),
-                (true, _) => (
-                    derived::resolve(recv.ty, true)?,
-                    derived::resolve(recv.ty, true)?,
-                ),
-                _ => (
-                    derived::resolve(send.ty, true)?,
-                    derived::resolve(recv.ty, true)?,
-                ),
+                (true, Kind::Scatter) => (ty(send.ty, sends)?, ty(send.ty, sends)?),
+                (true, _) => (ty(recv.ty, gets)?, ty(recv.ty, gets)?),
+                _ => (ty(send.ty, sends)?, ty(recv.ty, gets)?),
             };
             match c {
                 Colls::Intra(rc) => {
@@ -443,21 +473,28 @@ unsafe fn alltoallw_impl(
                 // SAFETY: MPI's rule: one entry per process.
                 Ok(unsafe { std::slice::from_raw_parts(p, size) })
             };
-            let types = |p: *const Handle| -> MpiResult<Vec<Ty>> {
+            // An empty block's datatype may be MPI_DATATYPE_NULL (as MPICH takes it).
+            let types = |p: *const Handle, counts: &[c_int]| -> MpiResult<Vec<Ty>> {
                 if p.is_null() {
                     return err(MPI_ERR_ARG, "a datatypes array is NULL");
                 }
                 // SAFETY: as above.
                 unsafe { std::slice::from_raw_parts(p, size) }
                     .iter()
-                    .map(|&t| derived::resolve(t, true))
+                    .zip(counts)
+                    .map(|(&t, &n)| match (t, n) {
+                        (MPI_DATATYPE_NULL, 0) => derived::resolve(MPI_BYTE, false),
+                        _ => derived::resolve(t, true),
+                    })
                     .collect()
             };
-            let (rc, rd, rt) = (arr(rcounts)?, arr(rdispls)?, types(rtypes)?);
+            let (rc, rd) = (arr(rcounts)?, arr(rdispls)?);
+            let rt = types(rtypes, rc)?;
             let (sc, sd, stt, sbase) = if ip {
                 (rc, rd, rt.clone(), recvbuf.cast_const())
             } else {
-                (arr(scounts)?, arr(sdispls)?, types(stypes)?, sendbuf)
+                let sc = arr(scounts)?;
+                (sc, arr(sdispls)?, types(stypes, sc)?, sendbuf)
             };
             let mut sbytes = Vec::new();
             let (mut scnt, mut sdsp) = (Vec::with_capacity(size), Vec::with_capacity(size));
