@@ -27,6 +27,10 @@ int main(int argc, char **argv) {
     MPI_Isend(big, BIG, MPI_CHAR, 1, 11, MPI_COMM_WORLD, &r[1]);
     for (int i = 0; i < 2; i++) {
       MPI_Cancel(&r[i]);
+      /* MPI_Request_get_status reports the cancel too, and leaves the request */
+      for (flag = 0; !flag;) MPI_Request_get_status(r[i], &flag, &st);
+      MPI_Test_cancelled(&st, &flag);
+      CHECK(flag && r[i] != MPI_REQUEST_NULL);
       MPI_Wait(&r[i], &st);
       MPI_Test_cancelled(&st, &flag);
       CHECK(flag);
