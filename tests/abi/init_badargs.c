@@ -1,7 +1,7 @@
 /* Persistent init calls check their arguments as the non-persistent forms do, and fail at
    the init call (not at MPI_Start) with the same error class: the peer's rank, the tag, the
-   count, the buffer and the datatype of MPI_Send/Ssend/Bsend/Rsend/Recv_init; the operation
-   and the root of the collective _init calls, on an intra- and an intercommunicator. Good
+   count, the buffer and the datatype of MPI_Send/Ssend/Bsend/Rsend/Recv_init; the count, the
+   operation and the root of the collective _init calls, on an intra- and an intercommunicator. Good
    arguments still work afterwards. Rank 0 prints the error strings of four of them (which
    c_programs.rs compares with ibdyn's messages of the non-persistent forms). Needs an even
    number of processes. */
@@ -20,6 +20,18 @@ static int cls_of(int rc) {
     int rc_ = call;                                                                       \
     if (cls_of(rc_) != (want)) {                                                          \
       fprintf(stderr, "%s: class %d, want %d (%s)\n", #call, cls_of(rc_), want, #want);   \
+      exit(1);                                                                            \
+    }                                                                                     \
+    (void)r_;                                                                             \
+  } while (0)
+
+/* A negative count of a reduction's _init: MPI_ERR_COUNT (MPICH 5 says MPI_ERR_OTHER). */
+#define FAILS_COUNT(call)                                                                 \
+  do {                                                                                    \
+    MPI_Request r_ = MPI_REQUEST_NULL;                                                    \
+    int c_ = cls_of(call);                                                                \
+    if (c_ != MPI_ERR_COUNT && c_ != MPI_ERR_OTHER) {                                     \
+      fprintf(stderr, "%s: class %d, want MPI_ERR_COUNT\n", #call, c_);                   \
       exit(1);                                                                            \
     }                                                                                     \
     (void)r_;                                                                             \
@@ -68,6 +80,11 @@ int main(int argc, char **argv) {
   FAILS(MPI_Scan_init(&x, &y, 1, MPI_INT, MPI_OP_NULL, w, ni, &r_), MPI_ERR_OP);
   FAILS(MPI_Exscan_init(&x, &y, 1, MPI_INT, MPI_OP_NULL, w, ni, &r_), MPI_ERR_OP);
   FAILS(MPI_Reduce_scatter_block_init(v, &y, 1, MPI_INT, MPI_OP_NULL, w, ni, &r_), MPI_ERR_OP);
+  FAILS(MPI_Bcast_init(&x, -1, MPI_INT, 0, w, ni, &r_), MPI_ERR_COUNT);
+  FAILS_COUNT(MPI_Allreduce_init(&x, &y, -2, MPI_INT, MPI_SUM, w, ni, &r_));
+  FAILS_COUNT(MPI_Reduce_init(&x, &y, -1, MPI_INT, MPI_SUM, 0, w, ni, &r_));
+  FAILS_COUNT(MPI_Scan_init(&x, &y, -1, MPI_INT, MPI_SUM, w, ni, &r_));
+  FAILS_COUNT(MPI_Reduce_scatter_block_init(v, &y, -1, MPI_INT, MPI_SUM, w, ni, &r_));
   FAILS(MPI_Bcast_init(&x, 1, MPI_INT, -3, w, ni, &r_), MPI_ERR_ROOT);
   FAILS(MPI_Bcast_init(&x, 1, MPI_INT, np, w, ni, &r_), MPI_ERR_ROOT);
   FAILS(MPI_Reduce_init(&x, &y, 1, MPI_INT, MPI_SUM, np, w, ni, &r_), MPI_ERR_ROOT);

@@ -1,6 +1,6 @@
 //! What a persistent collective's init call (MPI_Bcast_init, MPI_Allreduce_init, ...) checks
-//! of its arguments, as its non-blocking call checks them at every start: the root, the
-//! operation on the datatype, an intracommunicator for the scans. A bad one fails at the
+//! of its arguments, as its non-blocking call checks them at every start: the count, the
+//! root, the operation on the datatype, an intracommunicator for the scans. A bad one fails at the
 //! init call with the non-blocking call's error class and message.
 
 use super::{inter_role, intra_root};
@@ -27,6 +27,14 @@ pub(super) fn root(_name: &str, comm: Handle, root: c_int) -> MpiResult<()> {
         inter_role(root, remote_size).map(drop)
     } else {
         intra_root(root, size).map(drop)
+    }
+}
+
+/// A count of elements: not negative.
+pub(super) fn count(_name: &str, _comm: Handle, n: impl Into<i64>) -> MpiResult<()> {
+    match n.into() {
+        n if n < 0 => err(MPI_ERR_COUNT, format!("count {n} is negative")),
+        _ => Ok(()),
     }
 }
 

@@ -162,31 +162,31 @@ use super::reduce::{iallreduce_c, ibarrier, ibcast_c};
 persistent! {
     MPI_Barrier_init PMPI_Barrier_init barrier_init => ibarrier, "MPI_Barrier_init" ();
     MPI_Bcast_init PMPI_Bcast_init bcast_init => ibcast, "MPI_Bcast_init"
-        (buffer: *mut c_void, count: c_int, datatype: Handle, root: c_int) check { ty(datatype), root(root) };
+        (buffer: *mut c_void, count: c_int, datatype: Handle, root: c_int) check { count(count), ty(datatype), root(root) };
     MPI_Bcast_init_c PMPI_Bcast_init_c bcast_init_c => ibcast_c, "MPI_Bcast_init_c"
-        (buffer: *mut c_void, count: i64, datatype: Handle, root: c_int) check { ty(datatype), root(root) };
+        (buffer: *mut c_void, count: i64, datatype: Handle, root: c_int) check { count(count), ty(datatype), root(root) };
     MPI_Reduce_init PMPI_Reduce_init reduce_init => ireduce, "MPI_Reduce_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle, root: c_int) check { op(op, datatype), root(root) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle, root: c_int) check { count(count), op(op, datatype), root(root) };
     MPI_Reduce_init_c PMPI_Reduce_init_c reduce_init_c => ireduce_c, "MPI_Reduce_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, root: c_int) check { op(op, datatype), root(root) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle, root: c_int) check { count(count), op(op, datatype), root(root) };
     MPI_Allreduce_init PMPI_Allreduce_init allreduce_init => iallreduce, "MPI_Allreduce_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { count(count), op(op, datatype) };
     MPI_Allreduce_init_c PMPI_Allreduce_init_c allreduce_init_c => iallreduce_c, "MPI_Allreduce_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { count(count), op(op, datatype) };
     MPI_Scan_init PMPI_Scan_init scan_init => iscan, "MPI_Scan_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { count(count), intra(), op(op, datatype) };
     MPI_Scan_init_c PMPI_Scan_init_c scan_init_c => iscan_c, "MPI_Scan_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { count(count), intra(), op(op, datatype) };
     MPI_Exscan_init PMPI_Exscan_init exscan_init => iexscan, "MPI_Exscan_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: Handle, op: Handle) check { count(count), intra(), op(op, datatype) };
     MPI_Exscan_init_c PMPI_Exscan_init_c exscan_init_c => iexscan_c, "MPI_Exscan_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { intra(), op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: Handle, op: Handle) check { count(count), intra(), op(op, datatype) };
     MPI_Reduce_scatter_block_init PMPI_Reduce_scatter_block_init reduce_scatter_block_init
         => ireduce_scatter_block, "MPI_Reduce_scatter_block_init"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Handle, op: Handle) check { op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: Handle, op: Handle) check { count(recvcount), op(op, datatype) };
     MPI_Reduce_scatter_block_init_c PMPI_Reduce_scatter_block_init_c reduce_scatter_block_init_c
         => ireduce_scatter_block_c, "MPI_Reduce_scatter_block_init_c"
-        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle) check { op(op, datatype) };
+        (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: Handle, op: Handle) check { count(recvcount), op(op, datatype) };
     MPI_Reduce_scatter_init PMPI_Reduce_scatter_init reduce_scatter_init
         => ireduce_scatter, "MPI_Reduce_scatter_init"
         (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: Handle, op: Handle) [all => recvcounts] check { op(op, datatype) };
