@@ -44,6 +44,8 @@ const PROGRAMS: &[(&str, u32)] = &[
     ("complex_ops", 3),
     ("set_elements", 1),
     ("init_badargs", 4),
+    ("pair_types", 2),
+    ("coll_ignored", 4),
 ];
 
 fn venv() -> Option<PathBuf> {

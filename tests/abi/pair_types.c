@@ -1,6 +1,7 @@
 /* The value-index pair types have the size of their data and the extent of their C struct
    (MPI_DOUBLE_INT: 12 bytes in 16), so they match a struct type of the same type map in
-   either direction, and MINLOC/MAXLOC and user operations see every pair whole. Two ranks. */
+   either direction, and MINLOC/MAXLOC (also one-sided) and user operations see every pair
+   whole. Two ranks. */
 #include <mpi.h>
 #include <stddef.h>
 #include <string.h>
@@ -131,6 +132,19 @@ int main(int argc, char **argv) {
   memset(b, 0, sizeof b);
   MPI_Unpack(packed, sizeof packed, &pos, b, 3, di, MPI_COMM_WORLD);
   CHECK(pos == 36 && b[1].v == 2.5 && b[1].i == 2);
+
+  /* one-sided: MINLOC accumulates pairs into a window of pairs */
+  struct di wbuf[3] = {{10, -1}, {10, -1}, {10, -1}};
+  MPI_Win win;
+  MPI_Win_create(wbuf, sizeof wbuf, sizeof(struct di), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  struct di acc[3] = {{rank + 1.0, rank}, {5.0 - rank, rank}, {10.0, rank}};
+  MPI_Win_fence(0, win);
+  MPI_Accumulate(acc, 3, MPI_DOUBLE_INT, peer, 0, 3, MPI_DOUBLE_INT, MPI_MINLOC, win);
+  MPI_Win_fence(0, win);
+  CHECK(wbuf[0].v == peer + 1.0 && wbuf[0].i == peer);
+  CHECK(wbuf[1].v == 5.0 - peer && wbuf[1].i == peer);
+  CHECK(wbuf[2].v == 10.0 && wbuf[2].i == -1);
+  MPI_Win_free(&win);
 
   (void)peer;
   MPI_Type_free(&di);
