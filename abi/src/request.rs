@@ -378,7 +378,8 @@ impl ReqEntry {
             req, recv: false, ..
         }) = &mut self.active
         {
-            return Ok(req.cancel_send()?);
+            req.cancel_send();
+            return Ok(());
         }
         if let Some(Active::P2p {
             req, recv: true, ..

@@ -382,7 +382,7 @@ impl Engine {
     }
 
     /// Asks the receiver to withdraw send `id` (see `Protocol::cancel_send`).
-    pub fn cancel_send(&mut self, id: u64) -> Result<()> {
+    pub fn cancel_send(&mut self, id: u64) {
         let (proto, mut r) = self.split();
         proto.cancel_send(&mut r, id)
     }

@@ -79,10 +79,9 @@ impl<'a> Request<'a> {
     /// MPI_Cancel of a send: asks the receiver to withdraw it if no receive has matched it.
     /// The request still has to be completed; it then ends with `CommError::Cancelled` if the
     /// message was withdrawn, or as usual. Nothing happens for a receive or a completed send.
-    pub fn cancel_send(&mut self) -> Result<()> {
-        match self.id {
-            Some(id) => self.eng.borrow_mut().cancel_send(id),
-            None => Ok(()),
+    pub fn cancel_send(&mut self) {
+        if let Some(id) = self.id {
+            self.eng.borrow_mut().cancel_send(id);
         }
     }
 

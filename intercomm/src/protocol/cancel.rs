@@ -15,16 +15,19 @@ use crate::route::Routes;
 impl Protocol {
     /// Asks the receiver of send `id` to withdraw it. The request then completes with
     /// `CommError::Cancelled` if it was withdrawn, or as usual once received. Sends that have
-    /// completed, or whose data moves already, are left alone.
-    pub fn cancel_send(&mut self, r: &mut Routes<'_>, id: u64) -> Result<()> {
+    /// completed, or whose data moves already, are left alone. A receiver that cannot be
+    /// reached fails the request itself (its wait says why), not the cancel.
+    pub fn cancel_send(&mut self, r: &mut Routes<'_>, id: u64) {
         let to = match self.reqs.get_mut(id) {
             Some(ReqState::SendRndv(s)) if !s.cancelling => {
                 s.cancelling = true;
                 s.to
             }
-            _ => return Ok(()),
+            _ => return,
         };
-        self.send_ctl(r, to, Kind::CancelSend, id, &[])
+        if let Err(e) = self.send_ctl(r, to, Kind::CancelSend, id, &[]) {
+            tracing::debug!("could not ask {to} to withdraw send {id:#x}: {e}");
+        }
     }
 
     /// A sender asks to withdraw its send `sender_req`.
