@@ -69,6 +69,11 @@ int main(int argc, char **argv) {
     CHECK(back == NULL && back_size == 0);
     CHECK(MPI_Comm_detach_buffer(MPI_COMM_WORLD, &back, &back_size) == MPI_SUCCESS);
     CHECK(back == NULL && back_size == 0);
+    /* A buffered send to MPI_PROC_NULL buffers nothing: no buffer needed. */
+    MPI_Request nr;
+    CHECK(MPI_Bsend(v, 4, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD) == MPI_SUCCESS);
+    CHECK(MPI_Ibsend(v, 4, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &nr) == MPI_SUCCESS);
+    CHECK(MPI_Wait(&nr, MPI_STATUS_IGNORE) == MPI_SUCCESS);
 
     /* Sendrecv_replace */
     x = rank * 100;

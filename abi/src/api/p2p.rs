@@ -145,6 +145,10 @@ fn bsend_start(
     tag: c_int,
     comm: Handle,
 ) -> MpiResult<()> {
+    if dest == MPI_PROC_NULL {
+        // Nothing is sent, so nothing is buffered: no buffer is needed.
+        return start_send(s, Mode::Send, SendBuf::Packed(Vec::new()), dest, tag, comm).map(drop);
+    }
     let ci = s.comm_index(comm)?;
     let owner = s.bsend.room(ci, data.len() + MPI_BSEND_OVERHEAD)?;
     let len = data.len();
