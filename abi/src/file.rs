@@ -203,9 +203,10 @@ pub fn read_ranges(fd: c_int, ranges: &[(u64, usize)], buf: &mut [u8]) -> MpiRes
 }
 
 /// The shared file pointer: an i64 in its own file (unlinked once every process has it
-/// open), read and advanced under a write lock.
+/// open), read and advanced under a write lock. Where that file cannot be made (a read-only
+/// directory), the data file opens all the same and only the shared pointer's calls fail.
 pub struct SharedPointer {
-    fd: c_int,
+    fd: Result<c_int, String>,
 }
 
 impl SharedPointer {
@@ -217,7 +218,25 @@ impl SharedPointer {
         if fd < 0 {
             return Err(os_error(&format!("the shared file pointer's file {path}")));
         }
-        Ok(SharedPointer { fd })
+        Ok(SharedPointer { fd: Ok(fd) })
+    }
+
+    /// A shared pointer whose file could not be made, for `why`.
+    pub fn unavailable(why: String) -> SharedPointer {
+        SharedPointer { fd: Err(why) }
+    }
+
+    fn fd(&self) -> MpiResult<c_int> {
+        self.fd.clone().or_else(|why| {
+            err(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                format!(
+                    "this file has no shared file pointer: {why}; open it from a directory \
+                     the processes may write to, or use explicit offsets or individual \
+                     file pointers"
+                ),
+            )
+        })
     }
 
     fn lock(&self, kind: c_int) -> MpiResult<()> {
@@ -227,7 +246,7 @@ impl SharedPointer {
         fl.l_whence = libc::SEEK_SET as libc::c_short;
         loop {
             // SAFETY: our descriptor and a valid flock.
-            if unsafe { libc::fcntl(self.fd, libc::F_SETLKW, &fl) } == 0 {
+            if unsafe { libc::fcntl(self.fd()?, libc::F_SETLKW, &fl) } == 0 {
                 return Ok(());
             }
             if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
@@ -239,7 +258,7 @@ impl SharedPointer {
     fn load(&self) -> MpiResult<i64> {
         let mut b = [0u8; 8];
         // SAFETY: 8 writable bytes.
-        let n = unsafe { libc::pread(self.fd, b.as_mut_ptr().cast(), 8, 0) };
+        let n = unsafe { libc::pread(self.fd()?, b.as_mut_ptr().cast(), 8, 0) };
         match n {
             8 => Ok(i64::from_ne_bytes(b)),
             0 => Ok(0),
@@ -250,7 +269,7 @@ impl SharedPointer {
     fn store(&self, v: i64) -> MpiResult<()> {
         let b = v.to_ne_bytes();
         // SAFETY: 8 readable bytes.
-        match unsafe { libc::pwrite(self.fd, b.as_ptr().cast(), 8, 0) } {
+        match unsafe { libc::pwrite(self.fd()?, b.as_ptr().cast(), 8, 0) } {
             8 => Ok(()),
             _ => Err(os_error("writing the shared file pointer")),
         }
@@ -274,12 +293,22 @@ impl SharedPointer {
     pub fn get(&self) -> MpiResult<i64> {
         self.fetch_add(0)
     }
+
+    /// `set`, where there is a shared pointer (opening for append, a new view).
+    pub fn reset(&self, v: i64) -> MpiResult<()> {
+        match self.fd {
+            Ok(_) => self.set(v),
+            Err(_) => Ok(()),
+        }
+    }
 }
 
 impl Drop for SharedPointer {
     fn drop(&mut self) {
-        // SAFETY: our own descriptor, closed once.
-        unsafe { libc::close(self.fd) };
+        if let Ok(fd) = self.fd {
+            // SAFETY: our own descriptor, closed once.
+            unsafe { libc::close(fd) };
+        }
     }
 }
 

@@ -2,8 +2,8 @@
    neighbour's; an interleaved view (a strided filetype) written collectively and read back
    as plain bytes; the individual file pointer (seek, position, byte offset); the shared one
    (write_shared, write_ordered in rank order, seek_shared); non-blocking and split
-   collective forms; size, preallocate, sync, amode, group, atomicity; delete on close. The
-   file lives in $TMPDIR (or /tmp) and is gone at the end. */
+   collective forms; size, preallocate, sync, amode, group, atomicity; delete on close; a file
+   in a read-only directory. The file lives in $TMPDIR (or /tmp) and is gone at the end. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,6 +162,15 @@ int main(int argc, char **argv) {
   int rc = MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), cls = -1;
   MPI_Error_class(rc, &cls);
   CHECK(cls == MPI_ERR_NO_SUCH_FILE);
+  /* a file in a directory nobody may write to (input data, say) opens and reads; only its
+     shared file pointer, which would need a file beside it, is missing */
+  char head[6] = {0};
+  CHECK(MPI_File_open(MPI_COMM_WORLD, "/proc/version", MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) ==
+        MPI_SUCCESS);
+  CHECK(MPI_File_read_at_all(fh, 0, head, 5, MPI_CHAR, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+  CHECK(strcmp(head, "Linux") == 0);
+  CHECK(MPI_File_read_shared(fh, head, 5, MPI_CHAR, MPI_STATUS_IGNORE) != MPI_SUCCESS);
+  CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
 
   free(all);
   MPI_Type_free(&tile);

@@ -134,14 +134,9 @@ fn open(comm: Handle, path: &str, amode: c_int) -> MpiResult<Handle> {
         }
         let fd = fd?;
         let (rank, n) = (rank as usize, size as usize);
-        let shared = match shared_pointer(fc, rank, n, path) {
-            Ok(s) => s,
-            Err(e) => {
-                // SAFETY: our descriptor.
-                unsafe { libc::close(fd) };
-                return Err(e);
-            }
-        };
+        // Every process gets the same answer (the making is collective).
+        let shared = shared_pointer(fc, rank, n, path)
+            .unwrap_or_else(|e| SharedPointer::unavailable(e.message));
         let mut f = FileObj {
             fd,
             comm: fc,
@@ -158,7 +153,7 @@ fn open(comm: Handle, path: &str, amode: c_int) -> MpiResult<Handle> {
             let end = size_of(fd)?;
             f.pos = end;
             if rank == 0 {
-                f.shared.set(end)?;
+                f.shared.reset(end)?;
             }
         }
         // SAFETY: the file's communicator.
@@ -338,7 +333,7 @@ unsafe fn file_set_view(
         // SAFETY: the file's communicator; the view is collective.
         check(unsafe { PMPI_Barrier(fc) }, "MPI_Barrier")?;
         if rank == 0 {
-            file::with(fh, |f| f.shared.set(0))?;
+            file::with(fh, |f| f.shared.reset(0))?;
         }
         // SAFETY: as above.
         check(unsafe { PMPI_Barrier(fc) }, "MPI_Barrier")
