@@ -170,6 +170,8 @@ int main(int argc, char **argv) {
   CHECK(MPI_File_read_at_all(fh, 0, head, 5, MPI_CHAR, MPI_STATUS_IGNORE) == MPI_SUCCESS);
   CHECK(strcmp(head, "Linux") == 0);
   CHECK(MPI_File_read_shared(fh, head, 5, MPI_CHAR, MPI_STATUS_IGNORE) != MPI_SUCCESS);
+  /* resizing a file open read-only fails on every process (and the next collective works) */
+  CHECK(MPI_File_set_size(fh, 100) != MPI_SUCCESS);
   CHECK(MPI_File_close(&fh) == MPI_SUCCESS);
 
   free(all);

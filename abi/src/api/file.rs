@@ -382,12 +382,15 @@ fn resize(name: &str, fh: Handle, size: i64, grow_only: bool) -> c_int {
         if size < 0 {
             return err(MPI_ERR_ARG, format!("size {size} is negative"));
         }
-        let fc = file::with(fh, |f| Ok(f.comm))?;
+        let (fc, amode) = file::with(fh, |f| Ok((f.comm, f.amode)))?;
+        if amode & MPI_MODE_RDONLY != 0 {
+            return err(MPI_ERR_READ_ONLY, "the file is open MPI_MODE_RDONLY");
+        }
         // Every process has finished its accesses before the size changes, and sees the new
         // size after the call.
         // SAFETY: the file's communicator; the call is collective.
         check(unsafe { PMPI_Barrier(fc) }, "MPI_Barrier")?;
-        if with_state(|s| Ok(s.comm(fc)?.comm.raw().rank()))? == 0 {
+        let resized = if with_state(|s| Ok(s.comm(fc)?.comm.raw().rank()))? == 0 {
             file::with(fh, |f| {
                 if !grow_only || size_of(f.fd)? < size {
                     // SAFETY: our descriptor.
@@ -396,10 +399,19 @@ fn resize(name: &str, fh: Handle, size: i64, grow_only: bool) -> c_int {
                     }
                 }
                 Ok(())
-            })?;
+            })
+        } else {
+            Ok(())
+        };
+        // Every process returns the first one's outcome.
+        if !all_ok(resized.is_ok(), fc)? {
+            resized?;
+            return err(
+                MPI_ERR_IO,
+                "the first process of the file could not resize it",
+            );
         }
-        // SAFETY: as above.
-        check(unsafe { PMPI_Barrier(fc) }, "MPI_Barrier")
+        Ok(())
     })
 }
 
@@ -413,15 +425,18 @@ unsafe fn file_preallocate(fh: Handle, size: i64) -> c_int {
 
 unsafe fn file_sync(fh: Handle) -> c_int {
     file_call("MPI_File_sync", fh, || {
-        let fc = file::with(fh, |f| {
-            // SAFETY: our descriptor.
-            if unsafe { libc::fsync(f.fd) } != 0 {
-                return Err(os_error("fsync"));
-            }
-            Ok(f.comm)
-        })?;
-        // SAFETY: the file's communicator; the call is collective.
-        check(unsafe { PMPI_Barrier(fc) }, "MPI_Barrier")
+        let (fc, fd) = file::with(fh, |f| Ok((f.comm, f.fd)))?;
+        // SAFETY: our descriptor.
+        let synced = match unsafe { libc::fsync(fd) } {
+            0 => Ok(()),
+            _ => Err(os_error("fsync")),
+        };
+        // Every process learns whether all of them synced (the call is collective).
+        if !all_ok(synced.is_ok(), fc)? {
+            synced?;
+            return err(MPI_ERR_IO, "another process of the file could not sync it");
+        }
+        Ok(())
     })
 }
 
