@@ -297,8 +297,9 @@ pub fn session_init(errhandler: ErrHandler) -> MpiResult<Handle> {
     if phase() == Phase::Finalized {
         return err(
             MPI_ERR_OTHER,
-            "this process has ended the world model (MPI_Finalize), and ibdyn (like MPICH) \
-             starts no session after that: start the session before MPI_Finalize",
+            "this process has ended the world model (MPI_Finalize), and ibdyn starts no \
+             session after that (MPI allows it; MPICH 5 does it): start the session before \
+             MPI_Finalize, and it stays usable after MPI_Finalize",
         );
     }
     if !ibdyn_owner::claim() {
