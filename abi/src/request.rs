@@ -366,30 +366,17 @@ impl ReqEntry {
         })
     }
 
-    /// MPI_Cancel: a receive that has not completed is withdrawn (and completes as
-    /// cancelled); a send that no receive has matched is withdrawn from its receiver, once it
-    /// answers (an eager send has completed already); collectives run on; a generalized
-    /// request's cancel_fn is called.
+    /// MPI_Cancel: a receive that no message has matched is withdrawn (and completes as
+    /// cancelled; one matched already receives its message); a send that no receive has
+    /// matched is withdrawn from its receiver, once it answers (an eager send has completed
+    /// already); collectives run on; a generalized request's cancel_fn is called.
     pub fn cancel(&mut self) -> MpiResult<()> {
         if let Some(Active::Generalized(g)) = &self.active {
             return g.cancel();
         }
-        if let Some(Active::P2p {
-            req, recv: false, ..
-        }) = &mut self.active
-        {
-            req.cancel_send();
-            return Ok(());
-        }
-        if let Some(Active::P2p {
-            req, recv: true, ..
-        }) = &mut self.active
-        {
-            if matches!(req.test(), Ok(None)) {
-                // Dropping the request unposts the receive (or waits for data in flight).
-                self.active = Some(Active::Done(empty()));
-                self.cancelled = true;
-            }
+        if let Some(Active::P2p { req, .. }) = &mut self.active {
+            // Completes as cancelled if withdrawn (see `step`), else as usual.
+            req.cancel();
         }
         Ok(())
     }

@@ -381,10 +381,10 @@ impl Engine {
         self.proto.cancel(id)
     }
 
-    /// Asks the receiver to withdraw send `id` (see `Protocol::cancel_send`).
-    pub fn cancel_send(&mut self, id: u64) {
+    /// MPI_Cancel of request `id` (see `Protocol::cancel_op`).
+    pub fn cancel_op(&mut self, id: u64) {
         let (proto, mut r) = self.split();
-        proto.cancel_send(&mut r, id)
+        proto.cancel_op(&mut r, id)
     }
 
     /// Whether every queued packet has left this process (also those the fabric holds while

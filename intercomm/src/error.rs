@@ -83,7 +83,9 @@ pub enum CommError {
     GroupMismatch { tag: String, detail: String },
     #[error("context id {wire:#x} (from {what}) is already used by a communicator of this process; free it, or use another tag")]
     ContextCollision { wire: u64, what: String },
-    #[error("the send was cancelled before a receive matched it; the receiver never sees it")]
+    #[error(
+        "the operation was cancelled (MPI_Cancel) before it matched: nothing was sent or received"
+    )]
     Cancelled,
 }
 

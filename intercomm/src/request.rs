@@ -76,12 +76,13 @@ impl<'a> Request<'a> {
         }
     }
 
-    /// MPI_Cancel of a send: asks the receiver to withdraw it if no receive has matched it.
-    /// The request still has to be completed; it then ends with `CommError::Cancelled` if the
-    /// message was withdrawn, or as usual. Nothing happens for a receive or a completed send.
-    pub fn cancel_send(&mut self) {
+    /// MPI_Cancel: a receive that no message has matched is withdrawn; a send that no
+    /// receive has matched is withdrawn from its receiver, once that one answers. The request
+    /// still has to be completed; it then ends with `CommError::Cancelled` if the operation
+    /// was withdrawn, or as usual (a receive already matched gets its whole message).
+    pub fn cancel(&mut self) {
         if let Some(id) = self.id {
-            self.eng.borrow_mut().cancel_send(id);
+            self.eng.borrow_mut().cancel_op(id);
         }
     }
 

@@ -1,6 +1,7 @@
-/* MPI_Cancel of sends. A wait on a send marked for cancellation returns whatever the receiver
-   does; Test_cancelled then says whether the message was withdrawn (the receiver never sees it)
-   or had been matched (the receiver gets all of it). Two ranks: 0 sends, 1 receives. */
+/* MPI_Cancel of sends, and of receives racing with their message. A wait on a send marked for
+   cancellation returns whatever the receiver does; Test_cancelled then says whether the
+   message was withdrawn (the receiver never sees it) or had been matched (the receiver gets
+   all of it). A cancelled receive got nothing, or all of its message. Two ranks. */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,43 @@ int main(int argc, char **argv) {
     if (flag) {
       MPI_Recv(&got, 1, MPI_INT, 0, 50, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       CHECK(got == 6);
+    }
+  }
+
+  /* 6. A receive cancelled while a synchronous or a rendezvous send to it arrives (between
+     nodes a matched receive pulls its data for a while): either it was withdrawn and the
+     message is still there for the next receive, or it got the whole message. */
+  for (int i = 0; i < 40; i++) {
+    int tag = 200 + i, big_one = i % 2;
+    if (rank == 0) {
+      int v = 42;
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (big_one)
+        MPI_Send(big, BIG, MPI_CHAR, 1, tag, MPI_COMM_WORLD);
+      else
+        MPI_Ssend(&v, 1, MPI_INT, 1, tag, MPI_COMM_WORLD);
+    } else {
+      int v = -1;
+      char *in = calloc(BIG, 1);
+      CHECK(in != NULL);
+      MPI_Request r;
+      if (big_one)
+        MPI_Irecv(in, BIG, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r);
+      else
+        MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &r);
+      MPI_Barrier(MPI_COMM_WORLD);
+      MPI_Cancel(&r);
+      MPI_Wait(&r, &st);
+      MPI_Test_cancelled(&st, &flag);
+      if (flag) {
+        CHECK(v == -1 && in[0] == 0 && in[BIG - 1] == 0); /* nothing written */
+        if (big_one)
+          MPI_Recv(in, BIG, MPI_CHAR, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        else
+          MPI_Recv(&v, 1, MPI_INT, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      CHECK(big_one ? in[0] == 7 && in[BIG - 1] == 7 : v == 42);
+      free(in);
     }
   }
 

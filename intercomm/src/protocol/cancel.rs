@@ -1,5 +1,5 @@
-//! Cancelling a send (MPI_Cancel). An eager send has completed when it starts, so only a
-//! rendezvous can be withdrawn: the sender asks the receiver, which takes the request to send
+//! MPI_Cancel. A posted receive that nothing has matched is withdrawn where it is. An eager
+//! send has completed when it starts, so of sends only a rendezvous can be withdrawn: the sender asks the receiver, which takes the request to send
 //! out of its unexpected queue if no receive has matched it yet and answers either way. A
 //! receive that matched first has already sent its FIN (or CTS) on the same route, so the
 //! sender sees that before a "no" and the send completes as usual.
@@ -13,12 +13,18 @@ use crate::reqs::ReqState;
 use crate::route::Routes;
 
 impl Protocol {
-    /// Asks the receiver of send `id` to withdraw it. The request then completes with
-    /// `CommError::Cancelled` if it was withdrawn, or as usual once received. Sends that have
-    /// completed, or whose data moves already, are left alone. A receiver that cannot be
-    /// reached fails the request itself (its wait says why), not the cancel.
-    pub fn cancel_send(&mut self, r: &mut Routes<'_>, id: u64) {
+    /// MPI_Cancel of request `id`. A receive that no message has matched is withdrawn at
+    /// once; the receiver of a rendezvous send is asked to withdraw it. Such a request then
+    /// completes with `CommError::Cancelled`; any other (matched, data moving, complete) goes
+    /// on as usual. A receiver that cannot be reached fails the send itself (its wait says
+    /// why), not the cancel.
+    pub fn cancel_op(&mut self, r: &mut Routes<'_>, id: u64) {
         let to = match self.reqs.get_mut(id) {
+            Some(ReqState::RecvPosted(_)) => {
+                self.matcher.unpost(id);
+                self.set(id, ReqState::Done(Err(CommError::Cancelled)));
+                return;
+            }
             Some(ReqState::SendRndv(s)) if !s.cancelling => {
                 s.cancelling = true;
                 s.to
