@@ -52,6 +52,11 @@ int main(void) {
   int one = 1, total = 0;
   MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, comm);
   CHECK(total == size);
+  /* the empty group makes MPI_COMM_NULL, locally */
+  MPI_Comm none = MPI_COMM_SELF;
+  CHECK(MPI_Comm_create_from_group(MPI_GROUP_EMPTY, "org.ibdyn.abi.none", MPI_INFO_NULL,
+                                   MPI_ERRORS_RETURN, &none) == MPI_SUCCESS);
+  CHECK(none == MPI_COMM_NULL);
 
   /* evens and odds */
   int range[1][3] = {{0, size - 1, 2}};

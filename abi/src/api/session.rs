@@ -176,10 +176,14 @@ unsafe fn comm_create_from_group(
             handler(errhandler, Kind::Comm)?;
             // SAFETY: the caller's C string.
             let tag = unsafe { text(tag, "stringtag") }?;
+            // MPI: the empty group makes no communicator, locally.
             let h = staged(
                 |s| s.objects.group(group),
-                |g| Ok(g.create_comm(&tag)?),
-                |s, c| Ok(s.add_comm(Comm::Intra(c), eh)),
+                |g| match g.size() {
+                    0 => Ok(None),
+                    _ => Ok(Some(g.create_comm(&tag)?)),
+                },
+                |s, c| Ok(c.map_or(MPI_COMM_NULL, |c| s.add_comm(Comm::Intra(c), eh))),
             )?;
             // SAFETY: the caller's output argument.
             unsafe { out(newcomm, h, "newcomm") }
