@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::os::raw::c_int;
 
 /// An MPI error: the class a C caller sees and a message saying what went wrong.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct MpiError {
     pub class: c_int,
     pub message: String,

@@ -91,7 +91,10 @@ fn user(h: Handle) -> MpiResult<UserOp> {
 /// tie the smaller index.
 fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
     macro_rules! pair {
-        ($v:ty, $idx_at:expr, $size:expr) => {{
+        ($v:ty, $idx_at:expr, $size:expr) => {
+            pair!($v, i32, $idx_at, $size)
+        };
+        ($v:ty, $i:ty, $idx_at:expr, $size:expr) => {{
             let f = move |a: &[u8], b: &mut [u8]| {
                 for (x, y) in a.chunks_exact($size).zip(b.chunks_exact_mut($size)) {
                     let val = |c: &[u8]| {
@@ -102,7 +105,11 @@ fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
                         )
                     };
                     let idx = |c: &[u8]| {
-                        i32::from_ne_bytes(c[$idx_at..$idx_at + 4].try_into().expect("index bytes"))
+                        <$i>::from_ne_bytes(
+                            c[$idx_at..$idx_at + std::mem::size_of::<$i>()]
+                                .try_into()
+                                .expect("index bytes"),
+                        )
                     };
                     let (xv, yv) = (val(x), val(y));
                     let better = if max { xv > yv } else { xv < yv };
@@ -122,6 +129,10 @@ fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
         0x22b => pair!(i32, 4, 8),   // MPI_2INT
         0x22c => pair!(i16, 2, 6),   // MPI_SHORT_INT
         0x22d => crate::long_double_ops::loc(max), // MPI_LONG_DOUBLE_INT
+        // Fortran's pairs: the index has the value's type.
+        0x230 => pair!(f32, f32, 4, 8),  // MPI_2REAL
+        0x231 => pair!(f64, f64, 8, 16), // MPI_2DOUBLE_PRECISION
+        0x232 => pair!(i32, 4, 8),       // MPI_2INTEGER
         _ => err(MPI_ERR_OP, format!("MPI_MINLOC/MPI_MAXLOC need a value-index pair type (MPI_2INT, MPI_DOUBLE_INT, ...), not {ty:#x}")),
     }
 }

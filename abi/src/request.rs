@@ -131,6 +131,8 @@ pub enum Active {
     Generalized(Box<Greq>),
     /// A partitioned send waiting for MPI_Pready of its partitions.
     Partitioned(Box<PartSend<crate::partitioned::Target>>),
+    /// Completed with this error, which a query (MPI_Request_get_status) saw first.
+    Failed(crate::error::MpiError),
 }
 
 /// How a persistent request starts its operation.
@@ -237,6 +239,7 @@ impl ReqEntry {
         };
         let (st, back) = match active {
             Active::Done(st) => (Some(st), None),
+            Active::Failed(e) => return Err(e),
             Active::P2p {
                 mut req,
                 staged,
@@ -345,8 +348,15 @@ impl ReqEntry {
                     self.cancelled = true;
                     Some(empty())
                 }
+                Err(e) => {
+                    // Completed with an error: the wait that collects it gets it too.
+                    let e = crate::error::MpiError::from(e);
+                    self.active = Some(Active::Failed(e.clone()));
+                    return Err(e);
+                }
                 r => r?,
             },
+            Some(Active::Failed(e)) => return Err(e.clone()),
             Some(Active::Coll(c)) => c.step(false)?.then(empty),
             Some(Active::Partitioned(_)) => None,
             Some(Active::Generalized(g)) => match g.is_done() {

@@ -111,6 +111,17 @@ int main(int argc, char **argv) {
   MPI_Allreduce(lloc, lres, 2, MPI_LONG_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
   CHECK(lres[0].v == 0.25L && lres[0].i == 1 && lres[1].v == 3.0L && lres[1].i == 0);
 
+  /* Fortran's pairs: the index has the value's type */
+  int fi[2] = {rank ? 3 : 7, rank}, fir[2];
+  MPI_Allreduce(fi, fir, 1, MPI_2INTEGER, MPI_MINLOC, MPI_COMM_WORLD);
+  CHECK(fir[0] == 3 && fir[1] == 1);
+  double fd[2] = {rank ? 1.5 : 2.5, rank}, fdr[2];
+  MPI_Allreduce(fd, fdr, 1, MPI_2DOUBLE_PRECISION, MPI_MAXLOC, MPI_COMM_WORLD);
+  CHECK(fdr[0] == 2.5 && fdr[1] == 0.0);
+  float ff[2] = {1.0f, (float)rank}, ffr[2];
+  MPI_Allreduce(ff, ffr, 1, MPI_2REAL, MPI_MINLOC, MPI_COMM_WORLD);
+  CHECK(ffr[0] == 1.0f && ffr[1] == 0.0f); /* a tie: the smaller index */
+
   /* a user operation gets the pairs laid out as the C struct */
   MPI_Op op;
   MPI_Op_create(swap_di, 0, &op);

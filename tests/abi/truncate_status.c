@@ -29,6 +29,8 @@ int main(int argc, char **argv) {
     MPI_Send(four, 1, MPI_INT, 1, 10, MPI_COMM_WORLD);
     MPI_Send(big, BIG, MPI_INT, 1, 11, MPI_COMM_WORLD);
     MPI_Send(four, 4, MPI_INT, 1, 12, MPI_COMM_WORLD);
+    MPI_Send(four, 4, MPI_INT, 1, 13, MPI_COMM_WORLD);
+    MPI_Send(four, 4, MPI_INT, 1, 14, MPI_COMM_WORLD);
   } else if (rank == 1) {
     int two[2] = {0, 0}, cnt = -1;
     MPI_Status st;
@@ -76,6 +78,25 @@ int main(int argc, char **argv) {
     CHECK(MPI_Mprobe(0, 12, MPI_COMM_WORLD, &m, &st) == MPI_SUCCESS);
     rc = MPI_Mrecv(two, 2, MPI_INT, &m, &st);
     CHECK(class_of(rc) == MPI_ERR_TRUNCATE && st.MPI_TAG == 12);
+
+    /* MPI_Test of a receive that failed: the request has completed, so flag is true. */
+    int flag = -1;
+    MPI_Irecv(two, 2, MPI_INT, 0, 13, MPI_COMM_WORLD, &q);
+    do {
+      rc = MPI_Test(&q, &flag, &st);
+    } while (rc == MPI_SUCCESS && !flag);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE && flag == 1 && q == MPI_REQUEST_NULL);
+
+    /* MPI_Request_get_status sees the failure under the communicator's handler, and the
+       wait that collects the request gets it too. */
+    MPI_Irecv(two, 2, MPI_INT, 0, 14, MPI_COMM_WORLD, &q);
+    flag = 0;
+    do {
+      rc = MPI_Request_get_status(q, &flag, &st);
+    } while (rc == MPI_SUCCESS && !flag);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE && flag == 1 && q != MPI_REQUEST_NULL);
+    rc = MPI_Wait(&q, &st);
+    CHECK(class_of(rc) == MPI_ERR_TRUNCATE && st.MPI_TAG == 14);
   }
   free(big);
   MPI_Barrier(MPI_COMM_WORLD);

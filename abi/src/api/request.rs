@@ -269,8 +269,22 @@ unsafe fn completion(
                         Ok(true) => {}
                         // SAFETY: the caller's output argument.
                         Ok(false) => return unsafe { out(flag, 0, "flag") },
-                        // SAFETY: as above.
-                        Err(e) => return unsafe { failed_early(s, e, h, comm, (slot, st), n) },
+                        Err(e) => {
+                            if n == 1 && !flag.is_null() {
+                                // MPI_Test: the request has completed, with its error.
+                                // SAFETY: the caller's output argument.
+                                unsafe { out(flag, 1, "flag") }?;
+                            }
+                            // MPI_Testall: the others are left as they are, pending.
+                            for j in (0..n).filter(|&j| n > 1 && j != i) {
+                                // SAFETY: the caller's array of `count` statuses (or ignore).
+                                if let Some(other) = unsafe { nth(statuses, j).as_mut() } {
+                                    other.error = MPI_ERR_PENDING;
+                                }
+                            }
+                            // SAFETY: as above.
+                            return unsafe { failed_early(s, e, h, comm, (slot, st), n) };
+                        }
                     }
                 }
             }
@@ -563,9 +577,11 @@ unsafe fn test_cancelled(st: *const MpiStatus, flag: *mut c_int) -> c_int {
 }
 
 unsafe fn request_get_status(request: Handle, flag: *mut c_int, st: *mut MpiStatus) -> c_int {
+    // An error goes to the handler of the request's communicator (MPI_COMM_SELF's until known).
+    let comm = Cell::new(1);
     call_with(
         "MPI_Request_get_status",
-        || state::errhandler_for(MPI_COMM_SELF),
+        || state::errhandler_of_index(comm.get()),
         || {
             if request == MPI_REQUEST_NULL {
                 // SAFETY: the caller's status and flag.
@@ -573,7 +589,20 @@ unsafe fn request_get_status(request: Handle, flag: *mut c_int, st: *mut MpiStat
                 // SAFETY: as above.
                 return unsafe { out(flag, 1, "flag") };
             }
-            let done = with_state(|s| s.req_status(request))?;
+            let done = with_state(|s| {
+                let i = s.req_index(request)?;
+                comm.set(s.reqs.get(i).map_or(1, |e| e.comm));
+                s.req_status(request)
+            });
+            let done = match done {
+                Err(e) if e.class != MPI_ERR_REQUEST => {
+                    // The operation has completed, with an error.
+                    // SAFETY: the caller's output argument.
+                    unsafe { out(flag, 1, "flag") }?;
+                    return Err(e);
+                }
+                r => r?,
+            };
             if let Some((got, cancelled)) = &done {
                 // SAFETY: the caller's status; the request stays (MPI: it is not freed).
                 unsafe {
