@@ -138,16 +138,11 @@ fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
 }
 
 /// Whether MPI defines predefined operation `op` on predefined datatype `h` (derived types
-/// are left to the element checks). Only the types whose category rules some operations out
-/// are listed: the byte, the logical types, the Fortran integers and wchar_t.
+/// are left to the element checks). Only the types whose category rules them out are
+/// listed: the byte, the logical types, the Fortran integers and wchar_t.
 fn allowed(op: Handle, h: Handle) -> bool {
     let logical = matches!(op, MPI_LAND | MPI_LOR | MPI_LXOR);
     let bitwise = matches!(op, MPI_BAND | MPI_BOR | MPI_BXOR);
-    let arithmetic = matches!(op, MPI_SUM | MPI_PROD | MPI_MIN | MPI_MAX);
-    if !(logical || bitwise || arithmetic) {
-        // The user's operations, MINLOC/MAXLOC: checked elsewhere.
-        return true;
-    }
     match h {
         0x247 => bitwise,                                                 // MPI_BYTE
         0x218 | 0x238 | 0x239 | 0x2c0 | 0x2c8 | 0x2d0 | 0x2d8 => logical, // logical types
@@ -155,24 +150,6 @@ fn allowed(op: Handle, h: Handle) -> bool {
         0x23c => logical || bitwise,                                      // MPI_WCHAR
         _ => true,
     }
-}
-
-/// `reduction` for the collectives and MPI_Reduce_local, which also refuse what MPI rules
-/// out on the datatype's category (MPICH's one-sided calls let a count of 0 through, and so
-/// do ibdyn's).
-pub fn collective_reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
-    if !allowed(op, h) {
-        return err(
-            MPI_ERR_OP,
-            format!(
-                "operation {op:#x} is not defined on datatype {} (MPI: MPI_BYTE takes \
-                 MPI_BAND/BOR/BXOR, the logical types MPI_LAND/LOR/LXOR, Fortran integers \
-                 no logical operation, MPI_WCHAR no arithmetic)",
-                crate::datatype::name(h)
-            ),
-        );
-    }
-    reduction(op, h, ty)
 }
 
 /// The reduction `op` on elements of datatype `h` (resolved as `ty`).
@@ -206,6 +183,15 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
             };
             Ok(Op::user_bytes(size, commute, g)?)
         }
+        op if !allowed(op, h) => err(
+            MPI_ERR_OP,
+            format!(
+                "operation {op:#x} is not defined on datatype {} (MPI: MPI_BYTE takes \
+                 MPI_BAND/BOR/BXOR, the logical types MPI_LAND/LOR/LXOR, Fortran integers \
+                 no logical operation, MPI_WCHAR no arithmetic)",
+                crate::datatype::name(h)
+            ),
+        ),
         op => match crate::complex_ops::reduction(op, ty) {
             Some(complex) => complex,
             None => match crate::long_double_ops::reduction(op, ty) {

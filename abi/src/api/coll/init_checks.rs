@@ -46,7 +46,7 @@ pub(super) fn ty(_name: &str, _comm: Handle, datatype: Handle) -> MpiResult<()> 
 /// A reduction operation defined on the datatype.
 pub(super) fn op(_name: &str, _comm: Handle, op: Handle, datatype: Handle) -> MpiResult<()> {
     let t = derived::resolve(datatype, true)?;
-    ops::collective_reduction(op, datatype, &t).map(drop)
+    ops::reduction(op, datatype, &t).map(drop)
 }
 
 /// An intracommunicator (the scans have no intercommunicator form).

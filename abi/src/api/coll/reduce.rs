@@ -107,7 +107,7 @@ unsafe fn reduce_impl(
 ) -> c_int {
     crate::call(name, call.comm, || {
         let t = derived::resolve(ty, true)?;
-        let op = ops::collective_reduction(op, ty, &t)?;
+        let op = ops::reduction(op, ty, &t)?;
         with_state(|s| {
             let (c, rank, size, rsize) = colls(s, &call)?;
             match c {
@@ -191,7 +191,7 @@ unsafe fn all_impl(
 ) -> c_int {
     crate::call(name, call.comm, || {
         let t = derived::resolve(ty, true)?;
-        let op = ops::collective_reduction(op, ty, &t)?;
+        let op = ops::reduction(op, ty, &t)?;
         with_state(|s| {
             let (c, rank, size, _) = colls(s, &call)?;
             // The counts of reduce_scatter, per local rank, in elements of the datatype.
@@ -328,7 +328,7 @@ pub(crate) unsafe fn reduce_local(
 ) -> c_int {
     call("MPI_Reduce_local", MPI_COMM_SELF, || {
         let t = derived::resolve(ty, true)?;
-        let o = ops::collective_reduction(op, ty, &t)?;
+        let o = ops::reduction(op, ty, &t)?;
         // SAFETY: the caller's buffers of `count` elements.
         let (sb, mut rb) = unsafe {
             (
