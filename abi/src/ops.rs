@@ -137,21 +137,6 @@ fn loc_op(ty: Handle, max: bool) -> MpiResult<Op> {
     }
 }
 
-/// Whether MPI defines predefined operation `op` on predefined datatype `h` (derived types
-/// are left to the element checks). Only the types whose category rules them out are
-/// listed: the byte, the logical types, the Fortran integers and wchar_t.
-fn allowed(op: Handle, h: Handle) -> bool {
-    let logical = matches!(op, MPI_LAND | MPI_LOR | MPI_LXOR);
-    let bitwise = matches!(op, MPI_BAND | MPI_BOR | MPI_BXOR);
-    match h {
-        0x247 => bitwise,                                                 // MPI_BYTE
-        0x218 | 0x238 | 0x239 | 0x2c0 | 0x2c8 | 0x2d0 | 0x2d8 => logical, // logical types
-        0x219 | 0x2c1 | 0x2c9 | 0x2d1 | 0x2d9 => !logical,                // Fortran integers
-        0x23c => logical || bitwise,                                      // MPI_WCHAR
-        _ => true,
-    }
-}
-
 /// The reduction `op` on elements of datatype `h` (resolved as `ty`).
 pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
     match op {
@@ -183,15 +168,6 @@ pub fn reduction(op: Handle, h: Handle, ty: &Ty) -> MpiResult<Op> {
             };
             Ok(Op::user_bytes(size, commute, g)?)
         }
-        op if !allowed(op, h) => err(
-            MPI_ERR_OP,
-            format!(
-                "operation {op:#x} is not defined on datatype {} (MPI: MPI_BYTE takes \
-                 MPI_BAND/BOR/BXOR, the logical types MPI_LAND/LOR/LXOR, Fortran integers \
-                 no logical operation, MPI_WCHAR no arithmetic)",
-                crate::datatype::name(h)
-            ),
-        ),
         op => match crate::complex_ops::reduction(op, ty) {
             Some(complex) => complex,
             None => match crate::long_double_ops::reduction(op, ty) {
