@@ -64,9 +64,9 @@ fn ext32(h: Handle) -> MpiResult<Ext> {
     }
 }
 
-/// A value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...): its value type, its index type
-/// and the packed length of the value (packing took the native padding out already).
-fn pair(h: Handle) -> Option<(Handle, Handle, usize)> {
+/// A value-index pair type (MPI_DOUBLE_INT, MPI_2INT, ...): its value type and its index
+/// type (packing took the native padding out already, so each part is its own size).
+fn pair(h: Handle) -> Option<(Handle, Handle)> {
     const SHORT: Handle = 0x208;
     const LONG: Handle = 0x20a;
     const FLOAT: Handle = 0x210;
@@ -76,39 +76,31 @@ fn pair(h: Handle) -> Option<(Handle, Handle, usize)> {
     const DOUBLE_PRECISION: Handle = 0x21c;
     const LONG_DOUBLE: Handle = 0x220;
     Some(match h {
-        0x228 => (FLOAT, MPI_INT, 4),
-        0x229 => (DOUBLE, MPI_INT, 8),
-        0x22a => (LONG, MPI_INT, 8),
-        0x22b => (MPI_INT, MPI_INT, 4),
-        0x22c => (SHORT, MPI_INT, 2),
-        0x22d => (LONG_DOUBLE, MPI_INT, 16),
-        0x230 => (REAL, REAL, 4),
-        0x231 => (DOUBLE_PRECISION, DOUBLE_PRECISION, 8),
-        0x232 => (INTEGER, INTEGER, 4),
+        0x228 => (FLOAT, MPI_INT),
+        0x229 => (DOUBLE, MPI_INT),
+        0x22a => (LONG, MPI_INT),
+        0x22b => (MPI_INT, MPI_INT),
+        0x22c => (SHORT, MPI_INT),
+        0x22d => (LONG_DOUBLE, MPI_INT),
+        0x230 => (REAL, REAL),
+        0x231 => (DOUBLE_PRECISION, DOUBLE_PRECISION),
+        0x232 => (INTEGER, INTEGER),
         _ => return None,
     })
 }
 
 /// The external32 elements of `n` consecutive elements of predefined type `b`: runs of
-/// elements converted alike (a pair type's parts alternate, each taking its native padding).
+/// elements converted alike (a pair type's parts alternate).
 fn elements(b: Handle, n: usize, runs: &mut Vec<(Ext, usize)>) -> MpiResult<()> {
     let mut push = |x: Ext, m: usize| match runs.last_mut() {
         Some((y, k)) if *y == x => *k += m,
         _ => runs.push((x, m)),
     };
-    let Some((value, index, at)) = pair(b) else {
+    let Some((value, index)) = pair(b) else {
         push(ext32(b)?, n);
         return Ok(());
     };
-    let size = datatype::lookup(b)?.size;
-    let value = Ext {
-        native: at,
-        ..ext32(value)?
-    };
-    let index = Ext {
-        native: size - at,
-        ..ext32(index)?
-    };
+    let (value, index) = (ext32(value)?, ext32(index)?);
     for _ in 0..n {
         push(value, 1);
         push(index, 1);
